@@ -1,0 +1,384 @@
+"""Build the small sample .tflite models in this directory.
+
+Usage (needs TensorFlow, e.g. ``pip install tensorflow-cpu``)::
+
+    python sample_models/make_samples.py            # writes every model next to this script
+    python sample_models/make_samples.py --check    # also load + invoke each file in LiteRT
+    python sample_models/make_samples.py --out DIR  # write somewhere else
+
+Every model is built from fixed seeds (Keras weights, BatchNorm statistics, calibration
+data), so running the script again with the same TensorFlow version gives the same graphs
+and weights. Byte-for-byte identical files are likely but not guaranteed across TensorFlow
+versions, because the converter embeds its version and may order tensors differently.
+
+Files written (see README.md in this directory for shapes and what each one exercises):
+
+  cnn_float.tflite           float CNN, input 1x32x32x3
+  cnn_int8.tflite            same CNN, full-integer quantization (int8 in/out)
+  cnn_dynamic_range.tflite   same CNN, dynamic-range quantization (int8 weights, float activations)
+  cnn_fp16.tflite            same CNN, float16 weights (DEQUANTIZE ops feed float kernels)
+  fcn_dynamic.tflite         fully-convolutional, shape_signature [-1, -1, -1, 3]
+  mlp_dynamic_batch.tflite   Dense stack, shape_signature [-1, 64]
+  transformer_block.tflite   one encoder block, input 1x16x32, 2 heads
+  lstm.tflite                two Keras LSTM layers + Dense, input 1x8x4
+
+About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
+does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
+WHILE op whose cond/body subgraphs hold the per-step FULLY_CONNECTED/LOGISTIC/TANH/MUL ops
+(5 subgraphs in all). ``lstm.tflite`` is therefore already the WHILE-loop model. The script
+checks this after conversion; if a converter ever fuses the layers instead, it additionally
+writes ``lstm_while.tflite`` built from ``keras.layers.RNN(keras.layers.LSTMCell(...))``,
+which is always traced as a generic while loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+CNN_SHAPE = (1, 32, 32, 3)
+FCN_CHANNELS = 3
+MLP_FEATURES = 64
+SEQ_LEN, D_MODEL, HEADS = 16, 32, 2
+LSTM_STEPS, LSTM_FEATURES, LSTM_UNITS = 8, 4, 16
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def _keras():
+    import keras
+
+    return keras
+
+
+# --------------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------------
+
+def _randomize_batchnorm(layer, seed: int) -> None:
+    """Give a BatchNormalization layer non-trivial statistics so that folding it changes the weights."""
+    rng = np.random.default_rng(seed)
+    gamma, beta, mean, var = layer.get_weights()
+    layer.set_weights([
+        rng.uniform(0.5, 1.5, gamma.shape).astype(np.float32),
+        rng.uniform(-0.2, 0.2, beta.shape).astype(np.float32),
+        rng.uniform(-0.2, 0.2, mean.shape).astype(np.float32),
+        rng.uniform(0.5, 1.5, var.shape).astype(np.float32),
+    ])
+
+
+def build_cnn(seed: int = 0):
+    """Small CNN, static 1x32x32x3.
+
+    conv3x3/s2+relu -> depthwise3x3+relu -> conv1x1 -> BatchNorm (folded) -> Add (residual)
+    -> MaxPool 2x2 -> [identity, conv3x3+relu] Concatenate -> Conv2DTranspose 3x3/s2+relu
+    -> GlobalAveragePooling -> Dense(10) -> Softmax.
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input(CNN_SHAPE[1:], batch_size=CNN_SHAPE[0], name="image")
+    x0 = L.Conv2D(16, 3, strides=2, padding="same", activation="relu", name="stem")(inp)     # 16x16x16
+    y = L.DepthwiseConv2D(3, padding="same", activation="relu", name="dw")(x0)              # 16x16x16
+    y = L.Conv2D(16, 1, use_bias=False, name="pw")(y)                                      # 16x16x16
+    bn = L.BatchNormalization(name="bn")
+    y = bn(y)
+    x = L.Add(name="residual")([x0, y])
+    x = L.MaxPooling2D(2, name="pool")(x)                                                  # 8x8x16
+    b = L.Conv2D(8, 3, padding="same", activation="relu", name="branch")(x)                # 8x8x8
+    x = L.Concatenate(name="concat")([x, b])                                               # 8x8x24
+    x = L.Conv2DTranspose(8, 3, strides=2, padding="same", activation="relu", name="up")(x)  # 16x16x8
+    x = L.GlobalAveragePooling2D(name="gap")(x)                                            # 8
+    x = L.Dense(10, name="logits")(x)
+    out = L.Softmax(name="probs")(x)
+    model = keras.Model(inp, out, name="cnn")
+    _randomize_batchnorm(bn, seed + 1)
+    return model
+
+
+def _resize2x_layer():
+    """A layer doubling H and W with bilinear resizing, computed from the runtime shape.
+
+    (keras.layers.UpSampling2D needs static H/W when traced with [None, None, None, C].)
+    """
+    tf, keras = _tf(), _keras()
+
+    class Resize2x(keras.layers.Layer):
+        def call(self, x):
+            size = tf.shape(x)[1:3] * 2
+            return tf.image.resize(x, size, method="bilinear")
+
+        def compute_output_shape(self, input_shape):
+            n, h, w, c = input_shape
+            return (n, None if h is None else 2 * h, None if w is None else 2 * w, c)
+
+    return Resize2x(name="resize")
+
+
+def build_fcn(seed: int = 1):
+    """Fully-convolutional model for any batch / height / width (channels 3), no Dense.
+
+    conv3x3/s2+relu -> depthwise3x3+relu -> conv1x1 -> Add (residual) -> MaxPool 2x2
+    -> conv3x3+relu -> bilinear resize x2 -> conv1x1 head (4 classes).
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input((None, None, FCN_CHANNELS), name="image")
+    x0 = L.Conv2D(8, 3, strides=2, padding="same", activation="relu", name="stem")(inp)
+    y = L.DepthwiseConv2D(3, padding="same", activation="relu", name="dw")(x0)
+    y = L.Conv2D(8, 1, name="pw")(y)
+    x = L.Add(name="residual")([x0, y])
+    x = L.MaxPooling2D(2, padding="same", name="pool")(x)
+    x = L.Conv2D(16, 3, padding="same", activation="relu", name="conv")(x)
+    x = _resize2x_layer()(x)
+    out = L.Conv2D(4, 1, name="head")(x)
+    return keras.Model(inp, out, name="fcn")
+
+
+def build_mlp(seed: int = 2):
+    """Dense 64 -> 128 (relu) -> 64 (relu) -> 10, dynamic batch."""
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input((MLP_FEATURES,), name="features")
+    x = L.Dense(128, activation="relu", name="fc1")(inp)
+    x = L.Dense(64, activation="relu", name="fc2")(x)
+    out = L.Dense(10, name="fc3")(x)
+    return keras.Model(inp, out, name="mlp")
+
+
+def build_transformer(seed: int = 3):
+    """One post-norm transformer encoder block: MHA(2 heads, key_dim 16) + Add + LayerNorm,
+    FFN Dense(64, gelu) -> Dense(32) + Add + LayerNorm. Input 1x16x32."""
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input((SEQ_LEN, D_MODEL), batch_size=1, name="tokens")
+    att = L.MultiHeadAttention(num_heads=HEADS, key_dim=D_MODEL // HEADS, name="mha")(inp, inp)
+    x = L.LayerNormalization(epsilon=1e-6, name="ln1")(L.Add(name="add1")([inp, att]))
+    f = L.Dense(2 * D_MODEL, activation="gelu", name="ffn1")(x)
+    f = L.Dense(D_MODEL, name="ffn2")(f)
+    out = L.LayerNormalization(epsilon=1e-6, name="ln2")(L.Add(name="add2")([x, f]))
+    return keras.Model(inp, out, name="transformer_block")
+
+
+def build_lstm(seed: int = 4, cell_rnn: bool = False):
+    """Two LSTM layers (16 units, first returns sequences) + Dense(3). Input 1x8x4.
+
+    ``cell_rnn=True`` uses ``RNN(LSTMCell)``, which the converter never fuses (WHILE loop).
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input((LSTM_STEPS, LSTM_FEATURES), batch_size=1, name="sequence")
+    if cell_rnn:
+        x = L.RNN(L.LSTMCell(LSTM_UNITS), return_sequences=True, unroll=False, name="lstm1")(inp)
+        x = L.RNN(L.LSTMCell(LSTM_UNITS), unroll=False, name="lstm2")(x)
+    else:
+        x = L.LSTM(LSTM_UNITS, return_sequences=True, name="lstm1")(inp)
+        x = L.LSTM(LSTM_UNITS, name="lstm2")(x)
+    out = L.Dense(3, name="head")(x)
+    return keras.Model(inp, out, name="lstm")
+
+
+# --------------------------------------------------------------------------------------------
+# Conversion
+# --------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _quiet():
+    """Hide the Python-level chatter of Keras' export ("Saved artifact at ...")."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        yield
+
+
+def convert_keras(model, mode: str = "float", calib_shape=None, seed: int = 1234) -> bytes:
+    """Convert a Keras model. mode: float | int8 | dynamic_range | fp16."""
+    tf = _tf()
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if mode == "int8":
+        shape = tuple(calib_shape or model.inputs[0].shape)
+
+        def representative():
+            rng = np.random.default_rng(seed)
+            for _ in range(16):
+                yield [rng.uniform(-1.0, 1.0, shape).astype(np.float32)]
+
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = representative
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    elif mode == "dynamic_range":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif mode == "fp16":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.target_spec.supported_types = [tf.float16]
+    elif mode != "float":
+        raise ValueError(f"unknown conversion mode {mode!r}")
+    with _quiet():
+        return conv.convert()
+
+
+def convert_fcn(model) -> bytes:
+    """Convert through a concrete function with TensorSpec [None, None, None, 3]."""
+    tf = _tf()
+    spec = tf.TensorSpec([None, None, None, FCN_CHANNELS], tf.float32, name="image")
+
+    @tf.function(input_signature=[spec])
+    def serve(image):
+        return model(image, training=False)
+
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+    # Freeze the weights first: converting the concrete function directly keeps them as
+    # resource variables (VAR_HANDLE/READ_VARIABLE ops) that the interpreter cannot read.
+    frozen = convert_variables_to_constants_v2(serve.get_concrete_function())
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([frozen], model)
+    with _quiet():
+        return conv.convert()
+
+
+# --------------------------------------------------------------------------------------------
+# Inspection
+# --------------------------------------------------------------------------------------------
+
+def op_types(model_bytes: bytes) -> list[list[str]]:
+    """Builtin (or custom) op names per subgraph, read with the ``tflite`` flatbuffer package."""
+    import tflite
+
+    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    m = tflite.Model.GetRootAsModel(model_bytes, 0)
+    out = []
+    for s in range(m.SubgraphsLength()):
+        sg = m.Subgraphs(s)
+        ops = []
+        for i in range(sg.OperatorsLength()):
+            oc = m.OperatorCodes(sg.Operators(i).OpcodeIndex())
+            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+            name = names.get(code, str(code))
+            if name == "CUSTOM":
+                name = "CUSTOM:" + oc.CustomCode().decode()
+            ops.append(name)
+        out.append(ops)
+    return out
+
+
+def input_signature(model_bytes: bytes) -> list[tuple[str, list[int], str]]:
+    """(name, shape_signature or shape, dtype) of each input of subgraph 0."""
+    import tflite
+
+    types = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+    m = tflite.Model.GetRootAsModel(model_bytes, 0)
+    sg = m.Subgraphs(0)
+    res = []
+    for i in range(sg.InputsLength()):
+        t = sg.Tensors(sg.Inputs(i))
+        sig = t.ShapeSignatureAsNumpy() if t.ShapeSignatureLength() else t.ShapeAsNumpy()
+        res.append((t.Name().decode(), [int(v) for v in sig], types.get(t.Type(), str(t.Type()))))
+    return res
+
+
+def check_runs(path: Path, concrete_shapes: dict[int, tuple[int, ...]] | None = None) -> list[tuple]:
+    """Load ``path`` in the LiteRT interpreter, optionally resize inputs, invoke once on random data.
+
+    Returns the output shapes. Uses ai_edge_litert when installed, else tf.lite.Interpreter.
+    """
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+        kwargs = {"experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+    except ImportError:  # pragma: no cover - fallback for environments without LiteRT
+        Interpreter = _tf().lite.Interpreter
+        kwargs = {}
+    interp = Interpreter(model_path=str(path), **kwargs)
+    for idx, shape in (concrete_shapes or {}).items():
+        interp.resize_tensor_input(interp.get_input_details()[idx]["index"], list(shape), strict=False)
+    interp.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for d in interp.get_input_details():
+        if np.issubdtype(d["dtype"], np.integer):
+            info = np.iinfo(d["dtype"])
+            data = rng.integers(info.min, info.max, d["shape"], endpoint=True).astype(d["dtype"])
+        else:
+            data = rng.uniform(-1, 1, d["shape"]).astype(d["dtype"])
+        interp.set_tensor(d["index"], data)
+    interp.invoke()
+    return [tuple(int(v) for v in interp.get_tensor(d["index"]).shape) for d in interp.get_output_details()]
+
+
+# --------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------
+
+# Concrete shapes used by --check for models whose signature has -1 dims.
+CHECK_SHAPES = {
+    "fcn_dynamic.tflite": {0: (2, 48, 40, 3)},
+    "mlp_dynamic_batch.tflite": {0: (5, MLP_FEATURES)},
+}
+
+
+def build_all() -> dict[str, bytes]:
+    """Return {file name: .tflite bytes} for every sample model."""
+    files: dict[str, bytes] = {}
+    cnn = build_cnn()
+    for mode, name in [("float", "cnn_float"), ("int8", "cnn_int8"),
+                       ("dynamic_range", "cnn_dynamic_range"), ("fp16", "cnn_fp16")]:
+        files[name + ".tflite"] = convert_keras(cnn, mode, calib_shape=CNN_SHAPE)
+    files["fcn_dynamic.tflite"] = convert_fcn(build_fcn())
+    files["mlp_dynamic_batch.tflite"] = convert_keras(build_mlp())
+    files["transformer_block.tflite"] = convert_keras(build_transformer())
+
+    lstm = convert_keras(build_lstm())
+    files["lstm.tflite"] = lstm
+    if "WHILE" not in {op for sg in op_types(lstm) for op in sg}:
+        # This converter fused the Keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM); also provide a
+        # WHILE-loop version built from the generic RNN(LSTMCell) wrapper.
+        files["lstm_while.tflite"] = convert_keras(build_lstm(cell_rnn=True))
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=HERE, help="output directory (default: next to this script)")
+    parser.add_argument("--check", action="store_true", help="load and invoke every file in the LiteRT interpreter")
+    parser.add_argument("--ops", action="store_true", help="print the op types of every subgraph")
+    args = parser.parse_args(argv)
+
+    start = time.time()
+    files = build_all()
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"{'file':<28} {'bytes':>8}  inputs (shape_signature)")
+    for name, data in files.items():
+        path = args.out / name
+        path.write_bytes(data)
+        sig = ", ".join(f"{n}{s}:{t}" for n, s, t in input_signature(data))
+        print(f"{name:<28} {len(data):>8}  {sig}")
+        if args.ops:
+            for i, ops in enumerate(op_types(data)):
+                print(f"    subgraph {i}: {' '.join(ops)}")
+        if args.check:
+            outs = check_runs(path, CHECK_SHAPES.get(name))
+            print(f"    invoked OK, output shapes {outs}")
+    print(f"done in {time.time() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

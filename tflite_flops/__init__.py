@@ -1,0 +1,27 @@
+"""tflite_flops: FLOPs, MACs, bytes, params and latency of TensorFlow Lite / LiteRT models.
+
+Library use::
+
+    import tflite_flops
+    report = tflite_flops.analyze("model.tflite", input_shapes={"input": (1, 224, 224, 3)})
+    print(report.totals.macs, report.totals.flops)
+    report.to_csv("ops.csv")
+
+Static analysis needs only numpy, flatbuffers and the ``tflite`` schema bindings; it never
+imports TensorFlow or LiteRT.
+"""
+
+__version__ = "0.1.0"
+
+from .analysis import analyze, infer_trip_count  # noqa: E402
+from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError,  # noqa: E402
+                     RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError)
+from .model import Model, load_model  # noqa: E402
+from .ops import Cost, OpContext, register_cost, supported_ops  # noqa: E402
+from .report import OpRecord, Report, Totals  # noqa: E402
+
+__all__ = [
+    "analyze", "infer_trip_count", "load_model", "Model", "Report", "OpRecord", "Totals", "Cost", "OpContext",
+    "register_cost", "supported_ops", "TfliteFlopsError", "ModelLoadError", "ModelFormatError", "ShapeError",
+    "InputSpecError", "UnsupportedOpError", "RuntimeUnavailableError", "OutputFormatError", "__version__",
+]

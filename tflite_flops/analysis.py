@@ -1,0 +1,470 @@
+"""Model + shapes + registry -> Report.
+
+The walk starts at the entry subgraph and follows control flow:
+
+* WHILE: body × trips, cond × (trips + 1). The trip count is inferred when the loop bound is
+  visible (a counter compared with LESS against a known value, stepped by a constant ADD in the
+  body); otherwise ``while_trips`` is used and the op is flagged "per iteration".
+* IF: both branches are costed; the costlier one counts (an upper bound, flagged).
+* CALL_ONCE: its subgraph is init-time work, reported apart from per-inference totals.
+* CALL / STABLEHLO_COMPOSITE: the called (decomposition) subgraph counts once per call.
+
+DEQUANTIZE and DENSIFY of a constant tensor run once at preparation time (TFLite caches
+the result); they are init-time too, and their outputs count as constant weights downstream.
+Subgraphs that nothing reaches are listed with phase ``not_executed``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from . import __version__
+from .errors import ModelFormatError, ShapeError, UnsupportedOpError
+from .model import Model, Subgraph, load_model
+from .ops import lookup
+from .ops.registry import Cost, OpContext, OpSpec
+from .report import ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
+from .shapes import (SubgraphShapes, initial_state, input_display_name, normalize_input_shapes, resolve_inputs,
+                     step)
+from .units import FLOAT_DTYPES
+
+CONTRACTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "TRANSPOSE_CONV",
+                          "CONV_3D", "CONV_3D_TRANSPOSE", "SVDF", "RNN", "UNIDIRECTIONAL_SEQUENCE_RNN",
+                          "BIDIRECTIONAL_SEQUENCE_RNN", "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                          "BIDIRECTIONAL_SEQUENCE_LSTM", "EMBEDDING_LOOKUP"})
+INIT_ON_CONSTANT = frozenset({"DEQUANTIZE", "DENSIFY"})
+_PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
+              "UINT8": "uint8", "INT16": "int16", "INT32": "int32", "INT64": "int64", "BOOL": "bool",
+              "FLOAT64": "float64"}
+_INT_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2", "UINT4"})
+
+CostOverride = Callable[[OpContext], Any]
+
+
+@dataclass
+class _Entry:
+    """One op's single-execution cost and how often it runs, accumulated over the walk."""
+
+    subgraph: int
+    index: int
+    op_type: str
+    name: str
+    inputs: tuple[tuple[int, ...], ...]
+    outputs: tuple[tuple[int, ...], ...]
+    cost: Cost
+    bytes_read: int
+    bytes_written: int
+    params: int
+    status: str
+    formula: str
+    note: str
+    precision: str
+    resolved: bool
+    inference: int = 0
+    init: int = 0
+
+
+@dataclass
+class _Walk:
+    model: Model
+    strict: bool
+    while_trips: int
+    overrides: Mapping[str, CostOverride]
+    trust_stored: bool
+    entries: dict[tuple[int, int], _Entry] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    states: dict[int, SubgraphShapes] = field(default_factory=dict)
+
+
+Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
+
+
+def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
+            batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
+            signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
+            trust_stored_shapes: bool = True) -> Report:
+    """Analyze a TFLite model: per-op MACs, FLOPs, bytes and params, and totals.
+
+    Args:
+        source: a .tflite path, the model's bytes, or an already parsed :class:`Model`.
+        input_shapes: shapes of the entry subgraph's inputs: a mapping ``{name_or_index: shape}``,
+            or spec strings (``"x=1x224x224x3"``, ``"0=1x224x224x3"``, a bare ``"1x224x224x3"``).
+        batch: sets the leading dim of every input whose batch dim is dynamic or 1.
+        strict: raise UnsupportedOpError when a per-inference op has no cost formula.
+        while_trips: trip count of WHILE loops whose bound cannot be inferred.
+        signature: analyze the subgraph of this signature key instead of subgraph 0.
+        cost_overrides: ``{op_type: fn(ctx) -> Cost | int | (macs, flops)}``, used before the registry.
+        trust_stored_shapes: keep the converter's stored shapes where inputs are unchanged and static.
+
+    Returns:
+        The :class:`Report`.
+
+    Raises:
+        ModelLoadError, ModelFormatError: the model cannot be read.
+        ShapeError, InputSpecError: the input shapes do not fit the model.
+        UnsupportedOpError: ``strict`` and an op is not costed.
+    """
+    model = source if isinstance(source, Model) else load_model(source)
+    entry = _entry_subgraph(model, signature)
+    sg = model.subgraphs[entry]
+    spec = normalize_input_shapes(input_shapes)
+    if batch is not None and int(batch) < 1:
+        raise ShapeError(f"--batch must be at least 1 (got {batch})")
+    shapes, resolved, warnings = resolve_inputs(model, sg, spec, batch)
+    walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes)
+    walk.warnings.extend(warnings)
+    inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
+    for key, mult in inference:
+        walk.entries[key].inference += mult
+    for key, mult in init:
+        walk.entries[key].init += mult
+    for other in model.subgraphs:  # subgraphs nothing reached: listed, not counted
+        if other.index not in walk.states:
+            _walk_subgraph(walk, other.index, {}, {}, {}, ())
+    return _build_report(walk, model, sg, entry, spec, batch)
+
+
+def _entry_subgraph(model: Model, signature: str | None) -> int:
+    if signature is None:
+        return 0
+    for sig in model.signatures:
+        if sig.key == signature:
+            return sig.subgraph_index
+    keys = ", ".join(s.key for s in model.signatures) or "none"
+    raise ShapeError(f"no signature {signature!r} (signatures: {keys})")
+
+
+def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int, ...]],
+                   input_resolved: Mapping[int, bool], input_values: Mapping[int, Any],
+                   stack: tuple[int, ...]) -> tuple[Calls, Calls]:
+    """Cost every op of subgraph ``index``; return (per-inference calls, init-time calls)."""
+    if index in stack:
+        raise ModelFormatError(f"subgraph {index} calls itself through {' -> '.join(map(str, stack + (index,)))}")
+    model = walk.model
+    sg = model.subgraphs[index]
+    state = initial_state(model, sg)
+    for tidx, shape in input_shapes.items():
+        state.shapes[tidx] = tuple(shape)
+        state.resolved[tidx] = input_resolved.get(tidx, True)
+    for tidx, value in input_values.items():
+        if value is not None:
+            state.values[tidx] = value
+    walk.states[index] = state
+    inference: Calls = []
+    init: Calls = []
+    for op in sg.operators:
+        ctx, shape_note = step(sg, state, op.index, walk.trust_stored)
+        if shape_note and any(not state.resolved[o] for o in op.outputs if o >= 0):
+            walk.warnings.append(f"op {index}:{op.index} {op.op_type}: {shape_note}; its outputs keep the "
+                                 "stored shapes, and the ops after it are flagged")
+        key = (index, op.index)
+        const_input = op.op_type in INIT_ON_CONSTANT and ctx.has_input(0) and ctx.input(0).is_constant
+        if const_input:
+            for o in op.outputs:
+                state.derived_constant[o] = True
+        entry = _cost_entry(walk, sg, state, ctx, shape_note)
+        walk.entries[key] = entry
+        (init if const_input else inference).append((key, 1))
+        if const_input:
+            entry.note = _join(entry.note, "runs once at init (constant input, result cached)")
+        child_inf, child_init = _control_flow(walk, sg, state, ctx, entry, stack + (index,))
+        inference.extend(child_inf)
+        init.extend(child_init)
+    return inference, init
+
+
+def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext, entry: _Entry,
+                  stack: tuple[int, ...]) -> tuple[Calls, Calls]:
+    op = sg.operators[ctx.index]
+    refs = op.subgraph_refs
+    if not refs:
+        return [], []
+    in_shapes = {pos: state.shapes[t] for pos, t in enumerate(op.inputs) if t >= 0}
+    in_resolved = {pos: state.resolved[t] for pos, t in enumerate(op.inputs) if t >= 0}
+    in_values = {pos: state.values[t] for pos, t in enumerate(op.inputs) if t >= 0}
+
+    def call(sub: int, skip: int = 0) -> tuple[Calls, Calls]:
+        target = walk.model.subgraphs[sub]
+        shapes = {t: in_shapes[p + skip] for p, t in enumerate(target.inputs) if p + skip in in_shapes}
+        resolved = {t: in_resolved[p + skip] for p, t in enumerate(target.inputs) if p + skip in in_resolved}
+        values = {t: in_values[p + skip] for p, t in enumerate(target.inputs) if p + skip in in_values}
+        return _walk_subgraph(walk, sub, shapes, resolved, values, stack)
+
+    def outputs_from(sub: int) -> None:
+        target = walk.model.subgraphs[sub]
+        sub_state = walk.states[sub]
+        for o, t in zip(op.outputs, target.outputs):
+            if o >= 0:
+                state.shapes[o] = sub_state.shapes[t]
+                state.resolved[o] = sub_state.resolved[t]
+
+    kind = op.op_type
+    if kind in ("WHILE", "STABLEHLO_WHILE") and "body_subgraph_index" in refs:
+        cond, body = refs.get("cond_subgraph_index"), refs["body_subgraph_index"]
+        trips = infer_trip_count(walk.model, cond, body, in_values) if cond is not None else None
+        if trips is None:
+            trips = walk.while_trips
+            entry.note = _join(entry.note, f"trip count unknown: body counted {trips}× (--while-trips); "
+                                           "costs are per iteration")
+            walk.warnings.append(f"WHILE op {sg.index}:{op.index}: loop trip count could not be inferred; "
+                                 f"counted {trips} iteration(s) (set --while-trips N)")
+        else:
+            entry.note = _join(entry.note, f"trip count {trips} inferred from the loop condition")
+        inf: Calls = []
+        ini: Calls = []
+        if cond is not None:
+            c_inf, c_init = call(cond)
+            inf += [(k, m * (trips + 1)) for k, m in c_inf]
+            ini += c_init
+        b_inf, b_init = call(body)
+        inf += [(k, m * trips) for k, m in b_inf]
+        ini += b_init
+        for o, i in zip(op.outputs, op.inputs):  # loop-carried shapes are invariant
+            if o >= 0 and i >= 0:
+                state.shapes[o], state.resolved[o] = state.shapes[i], state.resolved[i]
+        return inf, ini
+    if kind == "IF":
+        branches = [refs[k] for k in ("then_subgraph_index", "else_subgraph_index") if k in refs]
+        results = [call(b, skip=1) for b in branches]
+        costs = [sum(walk.entries[k].cost.flops * m for k, m in r[0]) for r in results]
+        pick = max(range(len(results)), key=lambda i: costs[i])
+        outputs_from(branches[pick])
+        entry.note = _join(entry.note, f"upper bound: the costlier branch (subgraph {branches[pick]}) is counted")
+        return results[pick][0], [c for r in results for c in r[1]]
+    if kind == "CALL_ONCE":
+        c_inf, c_init = call(refs["init_subgraph_index"])
+        entry.note = _join(entry.note, "its subgraph runs once, at init")
+        return [], c_inf + c_init
+    if kind in ("CALL", "STABLEHLO_COMPOSITE"):
+        sub = refs.get("subgraph", refs.get("decomposition_subgraph_index"))
+        if sub is None:
+            return [], []
+        result = call(sub)
+        outputs_from(sub)
+        return result
+    return [], []  # bodies of STABLEHLO reduce/sort/scatter: listed as not executed
+
+
+def infer_trip_count(model: Model, cond: int, body: int, values: Mapping[int, Any]) -> int | None:
+    """Trip count of a WHILE loop when its bound is visible, else None.
+
+    Recognises the converter's pattern: in the cond subgraph, ``LESS(x_i, bound)`` where ``x_i``
+    is loop variable i and ``bound`` is a loop variable or constant with a known value; in the
+    body, loop variable i is updated by ``ADD(x_i, step)`` with a constant step. Several such
+    comparisons (joined with LOGICAL_AND) give the smallest trip count.
+    """
+    csg, bsg = model.subgraphs[cond], model.subgraphs[body]
+    cstate = initial_state(model, csg)
+    for pos, t in enumerate(csg.inputs):
+        if values.get(pos) is not None:
+            cstate.values[t] = values[pos]
+    cond_pos = {t: p for p, t in enumerate(csg.inputs)}
+    body_pos = {t: p for p, t in enumerate(bsg.inputs)}
+    trips = []
+    for op in csg.operators:
+        if op.op_type not in ("LESS", "GREATER") or len(op.inputs) != 2:
+            continue
+        a, b = op.inputs if op.op_type == "LESS" else op.inputs[::-1]
+        if a not in cond_pos or cstate.values[b] is None:
+            continue
+        pos = cond_pos[a]
+        start, bound = values.get(pos), cstate.values[b]
+        step = _body_step(model, bsg, body_pos, pos)
+        if start is None or step is None or start.size != 1 or bound.size != 1 or step <= 0:
+            continue
+        trips.append(max(0, math.ceil((int(bound.reshape(-1)[0]) - int(start.reshape(-1)[0])) / step)))
+    return min(trips) if trips else None
+
+
+def _body_step(model: Model, bsg: Subgraph, body_pos: Mapping[int, int], pos: int) -> int | None:
+    if pos >= len(bsg.outputs):
+        return None
+    target = bsg.outputs[pos]
+    for op in bsg.operators:
+        if op.op_type == "ADD" and target in op.outputs and len(op.inputs) == 2:
+            x, c = op.inputs
+            if body_pos.get(c) == pos:
+                x, c = c, x
+            if body_pos.get(x) != pos:
+                return None
+            const = model.constant(bsg.tensors[c]) if c >= 0 else None
+            return int(const.reshape(-1)[0]) if const is not None and const.size == 1 else None
+    return None
+
+
+def _precision(sg: Subgraph, ctx: OpContext) -> str:
+    act = next((t for t in ctx.inputs if t is not None and not t.is_constant), None)
+    if act is None:
+        act = next((t for t in ctx.inputs if t is not None), None) or (ctx.outputs[0] if ctx.outputs else None)
+    if act is None:
+        return "none"
+    dtype = act.dtype
+    weight = None
+    if ctx.op_type in CONTRACTIONS and ctx.has_input(1):
+        weight = sg.tensors[ctx.input(1).index]
+    if weight is not None and dtype in FLOAT_DTYPES and weight.dtype in _INT_WEIGHTS:
+        return "hybrid"
+    if weight is not None and dtype == "INT8" and weight.dtype in ("INT4", "INT2", "UINT4"):
+        return "int4"
+    if dtype == "INT16" and weight is not None and weight.dtype == "INT8":
+        return "int16"
+    return _PRECISION.get(dtype, dtype.lower())
+
+
+def _cost_entry(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext, shape_note: str) -> _Entry:
+    op = sg.operators[ctx.index]
+    spec: OpSpec | None = lookup(op.op_type)
+    override = walk.overrides.get(op.op_type)
+    note = shape_note
+    status, formula = "unsupported", "no formula"
+    cost = Cost()
+    try:
+        if override is not None:
+            cost = _as_cost(override(ctx))
+            status, formula = "ok", "user override"
+        elif spec is None:
+            note = _join(note, f"no cost formula for {op.op_type}: not counted")
+        elif spec.status == "not_costed":
+            formula, note = "not costed", _join(note, spec.note)
+        elif spec.status == "zero":
+            status, formula, note = "zero", "0", _join(note, spec.note)
+        else:
+            cost = spec.cost(ctx) if spec.cost is not None else Cost()
+            status, formula, note = "ok", spec.formula, _join(note, cost.note)
+    except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+        status, cost = "unsupported", Cost()
+        note = _join(note, f"cost unknown: {exc}")
+    bytes_model = spec.bytes_model if spec is not None else "io"
+    read = sum(_stored_or_dense(sg, t) for t in ctx.inputs if t is not None) if bytes_model == "io" else 0
+    written = sum(t.nbytes for t in ctx.outputs) if bytes_model != "alias" else 0
+    if cost.bytes_read is not None:
+        read = cost.bytes_read
+    if cost.bytes_written is not None:
+        written = cost.bytes_written
+    params = 0
+    if status in ("ok", "unsupported"):
+        for t in ctx.inputs:
+            if t is not None and t.is_constant and _is_param(sg, t.index, state):
+                params += t.n
+                if not state.derived_constant[t.index]:
+                    stored = sg.tensors[t.index]
+                    walk.param_tensors[(sg.index, t.index)] = (stored.num_elements, stored.data_size)
+    if op.op_type in INIT_ON_CONSTANT and ctx.has_input(0) and ctx.input(0).is_constant:
+        stored = sg.tensors[ctx.input(0).index]
+        walk.param_tensors[(sg.index, stored.index)] = (stored.num_elements, stored.data_size)
+    resolved = all(state.resolved[i] for i in (*op.inputs, *op.outputs) if i >= 0)
+    if not resolved:
+        note = _join(note, "placeholder shapes (dynamic dims unresolved)")
+    name = sg.tensors[op.outputs[0]].name if op.outputs and op.outputs[0] >= 0 else ""
+    return _Entry(sg.index, op.index, op.op_type, name,
+                  tuple(t.shape for t in ctx.inputs if t is not None), tuple(t.shape for t in ctx.outputs),
+                  cost, read, written, params, status, formula, note, _precision(sg, ctx), resolved)
+
+
+def _as_cost(value: Any) -> Cost:
+    if isinstance(value, Cost):
+        return value
+    if isinstance(value, tuple) and len(value) == 2:
+        return Cost(int(value[0]), int(value[1]))
+    return Cost(0, int(value))
+
+
+def _is_param(sg: Subgraph, index: int, state: SubgraphShapes) -> bool:
+    t = sg.tensors[index]
+    return state.derived_constant[index] or t.dtype in FLOAT_DTYPES or t.quantization is not None
+
+
+def _stored_or_dense(sg: Subgraph, info: Any) -> int:
+    t = sg.tensors[info.index]
+    if t.is_constant and (t.sparsity is not None or t.dtype in ("INT4", "INT2", "UINT4")):
+        return t.data_size
+    return info.nbytes
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _records(walk: _Walk) -> list[OpRecord]:
+    out = []
+    for key in sorted(walk.entries):
+        e = walk.entries[key]
+        if e.inference:
+            phase, mult = "inference", e.inference
+        elif e.init:
+            phase, mult = "init", e.init
+        else:
+            phase, mult = "not_executed", 1
+        out.append(OpRecord(
+            subgraph=e.subgraph, index=e.index, op_type=e.op_type, name=e.name, inputs=e.inputs, outputs=e.outputs,
+            macs=e.cost.macs * mult, flops=e.cost.flops * mult, bytes_read=e.bytes_read * mult,
+            bytes_written=e.bytes_written * mult, params=e.params, status=e.status, formula=e.formula,
+            note=e.note, precision=e.precision, phase=phase,
+            executions=e.inference if phase == "inference" else e.init if phase == "init" else 0,
+            shapes_resolved=e.resolved))
+    return out
+
+
+def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
+    by_precision: dict[str, dict[str, int]] = {}
+    for o in ops:
+        if o.macs or o.flops:
+            slot = by_precision.setdefault(o.precision, {"macs": 0, "flops": 0, "ops": 0})
+            slot["macs"] += o.macs
+            slot["flops"] += o.flops
+            slot["ops"] += 1
+    return Totals(macs=sum(o.macs for o in ops), flops=sum(o.flops for o in ops), params=params,
+                  param_bytes=param_bytes, bytes_read=sum(o.bytes_read for o in ops),
+                  bytes_written=sum(o.bytes_written for o in ops), by_precision=by_precision)
+
+
+def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
+    records = _records(walk)
+    inference = [o for o in records if o.phase == "inference"]
+    init = [o for o in records if o.phase == "init"]
+    params = sum(n for n, _ in walk.param_tensors.values())
+    param_bytes = sum(b for _, b in walk.param_tensors.values())
+    by_type: dict[str, OpTypeSummary] = {}
+    for o in inference:
+        s = by_type.get(o.op_type)
+        by_type[o.op_type] = OpTypeSummary(
+            count=(s.count if s else 0) + 1, macs=(s.macs if s else 0) + o.macs,
+            flops=(s.flops if s else 0) + o.flops, bytes_read=(s.bytes_read if s else 0) + o.bytes_read,
+            bytes_written=(s.bytes_written if s else 0) + o.bytes_written, params=(s.params if s else 0) + o.params)
+    by_type = dict(sorted(by_type.items(), key=lambda kv: (-kv[1].flops, kv[0])))
+    unsupported: dict[str, int] = {}
+    for o in records:
+        if o.status == "unsupported" and o.phase != "not_executed":
+            unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
+    warnings = list(dict.fromkeys(walk.warnings))
+    if unsupported:
+        n_ops = sum(unsupported.values())
+        listing = ", ".join(f"{k} ×{v}" for k, v in sorted(unsupported.items()))
+        warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
+        if walk.strict:
+            raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    state = walk.states[entry]
+
+    def summary(tidx: int) -> TensorSummary:
+        t = sg.tensors[tidx]
+        return TensorSummary(input_display_name(model, sg, tidx), t.dtype, state.shapes[tidx], t.shape_signature,
+                             tidx)
+
+    info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=model.sha256(),
+                     subgraphs=len(model.subgraphs), operators=sum(len(s.operators) for s in model.subgraphs),
+                     description=model.description, signatures=tuple(s.key for s in model.signatures))
+    settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
+                "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry}
+    return Report(
+        tool={"name": "tflite_flops", "version": __version__}, model=info,
+        inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
+        totals=_totals(inference, params, param_bytes), init_totals=_totals(init),
+        by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
+        settings=settings)

@@ -1,0 +1,41 @@
+"""Exception hierarchy: one base class, caught by the CLI and printed as one line."""
+
+from __future__ import annotations
+
+
+class TfliteFlopsError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class ModelLoadError(TfliteFlopsError):
+    """The model cannot be opened: missing file, a directory, unreadable, empty."""
+
+
+class ModelFormatError(TfliteFlopsError):
+    """The bytes are not a valid TFLite flatbuffer (bad identifier, truncated, corrupted)."""
+
+
+class ShapeError(TfliteFlopsError):
+    """Shapes do not fit an op, or a user-given input shape contradicts the model."""
+
+
+class InputSpecError(TfliteFlopsError):
+    """A user-supplied option (input shape spec, budget value, ...) cannot be parsed."""
+
+    exit_code = 2
+
+
+class UnsupportedOpError(TfliteFlopsError):
+    """An op has no cost formula and strict mode is on."""
+
+
+class RuntimeUnavailableError(TfliteFlopsError):
+    """No interpreter runtime is installed, or it cannot load the model."""
+
+
+class OutputFormatError(TfliteFlopsError):
+    """An unknown output format or an output file that cannot be written."""
+
+    exit_code = 2

@@ -1,0 +1,56 @@
+"""The op catalog: every BuiltinOperator code (and registered custom op) with its entry.
+
+Used by ``python -m tflite_flops ops``, the coverage test and docs/conventions.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .. import schema
+from .registry import supported_ops
+
+
+def catalog() -> list[dict[str, str]]:
+    """One row per builtin op code, then per registered custom op: code, op, status, formula, reference, note."""
+    specs = supported_ops()
+    rows = []
+    for code in sorted(schema.BUILTIN_OPS):
+        name = schema.BUILTIN_OPS[code]
+        spec = specs.get(name)
+        rows.append({"code": str(code), "op": name, "status": spec.status if spec else "MISSING",
+                     "formula": spec.formula if spec else "", "reference": spec.reference if spec else "",
+                     "note": spec.note if spec else ""})
+    for name in sorted(k for k in specs if k.startswith("CUSTOM:")):
+        spec = specs[name]
+        rows.append({"code": "32", "op": name, "status": spec.status, "formula": spec.formula,
+                     "reference": spec.reference, "note": spec.note})
+    return rows
+
+
+def render_catalog(fmt: str = "table") -> str:
+    """The catalog as a text table, CSV or a Markdown table."""
+    rows = catalog()
+    cols = ["code", "op", "status", "formula", "reference", "note"]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        return buf.getvalue()
+    if fmt == "md":
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(r[c].replace("|", "\\|") for c in cols) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in ("code", "op", "status")}
+    lines = []
+    for r in [dict(zip(cols, cols))] + rows:
+        lines.append(f"{r['code']:>{widths['code']}}  {r['op']:<{widths['op']}}  {r['status']:<{widths['status']}}  "
+                     f"{r['formula']}" + (f"  ({r['note']})" if r['note'] and r is not rows[0] else ""))
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    lines.append("")
+    lines.append(", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,157 @@
+"""Convolutions: CONV_2D (grouped), DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_3D, CONV_3D_TRANSPOSE.
+
+Layouts (TFLite kernels): input NHWC; CONV_2D filter [C_out, K_h, K_w, C_in/G];
+DEPTHWISE_CONV_2D filter [1, K_h, K_w, C_out]; TRANSPOSE_CONV inputs (output_shape, filter
+[C_out, K_h, K_w, C_in], input, bias); CONV_3D filter [K_d, K_h, K_w, C_in/G, C_out];
+CONV_3D_TRANSPOSE inputs (output_shape, filter [K_d, K_h, K_w, C_out, C_in], input, bias).
+
+Padding and dilation do not change the count: every output element costs the full kernel,
+padded taps included, as in TensorFlow's profiler and the TFLite converter.
+"""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..units import FLOPS_PER_MAC
+from .registry import Cost, OpContext, Shape, fused_activation, join_notes, register, shape_fn
+
+
+def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
+    """Output length of one spatial dim: SAME = ceil(in/stride), VALID = ceil((in-(k-1)·d)/stride)."""
+    stride = max(int(stride or 1), 1)
+    eff = (kernel - 1) * max(int(dilation or 1), 1) + 1
+    if padding == "VALID":
+        return max((size - eff) // stride + 1, 0)
+    return (size + stride - 1) // stride
+
+
+def _bias_and_activation(ctx: OpContext, bias_index: int, n_out: int) -> tuple[int, str]:
+    bias = n_out if ctx.has_input(bias_index) else 0
+    act, act_note = fused_activation(ctx, n_out)
+    return bias + act, join_notes("bias 1/out" if bias else "", act_note)
+
+
+def _check_rank(ctx: OpContext, i: int, rank: int) -> None:
+    t = ctx.input(i)
+    if t.rank != rank:
+        raise ShapeError(f"{ctx.op_type}: input {i} has rank {t.rank} {t.shape}, expected {rank}")
+
+
+# CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w·(C_in/G)  (filter dim 3 is C_in/G, so this is
+# n(out)·K_h·K_w·filter[3]); FLOPs = 2·MACs + n(out) bias + fused activation.
+@register("CONV_2D", "MACs = N·Ho·Wo·Co·Kh·Kw·Ci/G; FLOPs = 2·MACs + bias(1/out) + act",
+          reference="TF profiler Conv2D (MACs exact), TFLite converter (FLOPs)")
+def conv2d(ctx: OpContext) -> Cost:
+    """Cost of a (grouped) 2-D convolution."""
+    _check_rank(ctx, 1, 4)
+    out = ctx.output(0)
+    c_out, kh, kw, c_in_g = ctx.input(1).shape
+    if out.shape and out.shape[-1] != c_out:
+        raise ShapeError(f"CONV_2D: output channels {out.shape[-1]} != filter {c_out}")
+    macs = out.n * kh * kw * c_in_g
+    extra, note = _bias_and_activation(ctx, 2, out.n)
+    groups = ctx.input(0).shape[-1] // c_in_g if c_in_g else 1
+    return Cost(macs, FLOPS_PER_MAC * macs + extra, note=join_notes(f"groups={groups}" if groups > 1 else "", note))
+
+
+@shape_fn("CONV_2D")
+def _conv2d_shape(ctx: OpContext) -> list[Shape]:
+    _check_rank(ctx, 0, 4)
+    n, h, w, _ = ctx.input(0).shape
+    c_out, kh, kw, _ = ctx.input(1).shape
+    pad = ctx.opt("padding", "SAME")
+    return [(n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+
+
+# DEPTHWISE_CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w  (= n(out)·K_h·K_w; C_out = C_in·multiplier)
+# FLOPs = 2·MACs + n(out) bias + fused activation.
+@register("DEPTHWISE_CONV_2D", "MACs = N·Ho·Wo·Co·Kh·Kw; FLOPs = 2·MACs + bias(1/out) + act",
+          reference="TF profiler DepthwiseConv2dNative (MACs exact), TFLite converter")
+def depthwise_conv2d(ctx: OpContext) -> Cost:
+    """Cost of a depthwise 2-D convolution."""
+    _check_rank(ctx, 1, 4)
+    out = ctx.output(0)
+    _, kh, kw, _ = ctx.input(1).shape
+    macs = out.n * kh * kw
+    extra, note = _bias_and_activation(ctx, 2, out.n)
+    return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)
+
+
+@shape_fn("DEPTHWISE_CONV_2D")
+def _dw_shape(ctx: OpContext) -> list[Shape]:
+    _check_rank(ctx, 0, 4)
+    n, h, w, _ = ctx.input(0).shape
+    _, kh, kw, c_out = ctx.input(1).shape
+    pad = ctx.opt("padding", "SAME")
+    return [(n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+
+
+# TRANSPOSE_CONV, counted over the INPUT spatial size (every input pixel scatters a full kernel):
+# MACs = N·H_in·W_in·C_in · K_h·K_w·C_out = n(input)·K_h·K_w·C_out.
+# FLOPs = 2·MACs + n(out) bias (when input 3 is present) + fused activation.
+@register("TRANSPOSE_CONV", "MACs = N·Hi·Wi·Ci·Kh·Kw·Co (input spatial); FLOPs = 2·MACs + bias + act",
+          reference="TFLite converter, TFLite GPU delegate, PyTorch flop_counter")
+def transpose_conv(ctx: OpContext) -> Cost:
+    """Cost of a 2-D transposed convolution."""
+    _check_rank(ctx, 1, 4)
+    c_out, kh, kw, _ = ctx.input(1).shape
+    macs = ctx.input(2).n * kh * kw * c_out
+    extra, note = _bias_and_activation(ctx, 3, ctx.output(0).n)
+    return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)
+
+
+def _shape_from_value(ctx: OpContext, i: int) -> Shape:
+    value = ctx.input(i).value
+    if value is None:
+        raise ShapeError(f"{ctx.op_type}: output_shape input is not a known constant")
+    return tuple(int(v) for v in value.reshape(-1).tolist())
+
+
+@shape_fn(["TRANSPOSE_CONV", "CONV_3D_TRANSPOSE"])
+def _from_output_shape_input(ctx: OpContext) -> list[Shape]:
+    shape = _shape_from_value(ctx, 0)
+    batch = ctx.input(2).shape[:1]
+    if shape[:1] != batch:
+        raise ShapeError(f"{ctx.op_type}: the model hard-codes output_shape {list(shape)}, "
+                         f"which does not follow the input batch {batch[0]}")
+    return [shape]
+
+
+# CONV_3D. MACs = N·D_o·H_o·W_o·C_out · K_d·K_h·K_w·(C_in/G) = n(out)·K_d·K_h·K_w·filter[3];
+# FLOPs = 2·MACs + n(out) bias + fused activation.
+@register("CONV_3D", "MACs = N·Do·Ho·Wo·Co·Kd·Kh·Kw·Ci/G; FLOPs = 2·MACs + bias + act",
+          reference="TF profiler convention (generic conv), PyTorch flop_counter")
+def conv3d(ctx: OpContext) -> Cost:
+    """Cost of a 3-D convolution."""
+    _check_rank(ctx, 1, 5)
+    kd, kh, kw, c_in_g, _ = ctx.input(1).shape
+    out = ctx.output(0)
+    macs = out.n * kd * kh * kw * c_in_g
+    extra, note = _bias_and_activation(ctx, 2, out.n)
+    return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)
+
+
+@shape_fn("CONV_3D")
+def _conv3d_shape(ctx: OpContext) -> list[Shape]:
+    _check_rank(ctx, 0, 5)
+    n, d, h, w, _ = ctx.input(0).shape
+    kd, kh, kw, _, c_out = ctx.input(1).shape
+    pad = ctx.opt("padding", "SAME")
+    return [(n, conv_out_dim(d, kd, ctx.opt("stride_d", 1), ctx.opt("dilation_d_factor", 1), pad),
+             conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+
+
+# CONV_3D_TRANSPOSE over the input volume: MACs = n(input)·K_d·K_h·K_w·C_out (filter dim 3 = C_out);
+# FLOPs = 2·MACs + n(out) bias + fused activation.
+@register("CONV_3D_TRANSPOSE", "MACs = N·Di·Hi·Wi·Ci·Kd·Kh·Kw·Co (input volume); FLOPs = 2·MACs + bias + act",
+          reference="PyTorch flop_counter / fvcore transposed-conv rule")
+def conv3d_transpose(ctx: OpContext) -> Cost:
+    """Cost of a 3-D transposed convolution."""
+    _check_rank(ctx, 1, 5)
+    kd, kh, kw, c_out, _ = ctx.input(1).shape
+    macs = ctx.input(2).n * kd * kh * kw * c_out
+    extra, note = _bias_and_activation(ctx, 3, ctx.output(0).n)
+    return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)

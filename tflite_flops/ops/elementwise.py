@@ -1,0 +1,160 @@
+"""Elementwise ops: binary arithmetic with broadcasting, comparisons, unary math, activations,
+softmax and normalisation, QUANTIZE/DEQUANTIZE.
+
+Each op costs a documented number of operations per output element (see the tables below and
+docs/conventions.md). Binary ops read each input at its own (pre-broadcast) size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
+                       register, same_as_input, shape_fn, value_fn)
+
+# Binary ops: FLOPs per output element. ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM and comparisons are one op
+# (TF profiler, TFLite converter); SQUARED_DIFFERENCE is sub + mul (TF profiler); FLOOR_DIV and
+# FLOOR_MOD are divide + floor; POW is log + exp; ATAN2 one transcendental.
+BINARY_COST: dict[str, int] = {
+    "ADD": 1, "SUB": 1, "MUL": 1, "DIV": 1, "MAXIMUM": 1, "MINIMUM": 1,
+    "SQUARED_DIFFERENCE": 2, "FLOOR_DIV": 2, "FLOOR_MOD": 2, "POW": 2 * EXP_LIKE,
+    "LESS": 1, "LESS_EQUAL": 1, "GREATER": 1, "GREATER_EQUAL": 1, "EQUAL": 1, "NOT_EQUAL": 1,
+    "LOGICAL_AND": 1, "LOGICAL_OR": 1, "BITWISE_XOR": 1, "RIGHT_SHIFT": 1,
+    "ATAN2": TRANSCENDENTAL,
+    "STABLEHLO_ADD": 1, "STABLEHLO_SUBTRACT": 1, "STABLEHLO_MULTIPLY": 1, "STABLEHLO_DIVIDE": 1,
+    "STABLEHLO_MAXIMUM": 1, "STABLEHLO_MINIMUM": 1, "STABLEHLO_REMAINDER": 2,
+    "STABLEHLO_POWER": 2 * EXP_LIKE, "STABLEHLO_AND": 1, "STABLEHLO_OR": 1, "STABLEHLO_SHIFT_LEFT": 1,
+    "STABLEHLO_COMPARE": 1,
+}
+
+# Unary ops and standalone activations: FLOPs per output element.
+#   1: one compare/negate/round/multiply (RELU = max(x, 0); SQUARE = x·x; SQRT one instruction)
+#   2: RELU6 / RELU_N1_TO_1 / RELU_0_TO_1 (two compares); LEAKY_RELU (compare + mul); RSQRT (TF profiler)
+#   5: HARD_SWISH = x·relu6(x+3)/6 (add, 2 compares, 2 mul)
+#   EXP_LIKE (32): EXP, LOG, SIN, COS (one polynomial evaluation); ELU = exp + 3
+#   TRANSCENDENTAL (64): LOGISTIC, TANH (TFLite converter constant)
+#   GELU = TRANSCENDENTAL + 7 (x³: 2 mul, ·c, +x, tanh/erf, +1, ·0.5, ·x)
+#   QUANTIZE / DEQUANTIZE: 2 (scale multiply + zero-point add; onnx-tool's convention)
+UNARY_COST: dict[str, int] = {
+    "ABS": 1, "NEG": 1, "SIGN": 1, "FLOOR": 1, "CEIL": 1, "ROUND": 1, "SQUARE": 1, "SQRT": 1,
+    "RSQRT": 2, "LOGICAL_NOT": 1, "RELU": 1, "RELU6": 2, "RELU_N1_TO_1": 2, "RELU_0_TO_1": 2,
+    "LEAKY_RELU": 2, "HARD_SWISH": 5, "EXP": EXP_LIKE, "LOG": EXP_LIKE, "SIN": EXP_LIKE,
+    "COS": EXP_LIKE, "ELU": EXP_LIKE + 3, "LOGISTIC": TRANSCENDENTAL, "TANH": TRANSCENDENTAL,
+    "GELU": TRANSCENDENTAL + 7, "QUANTIZE": 2, "DEQUANTIZE": 2,
+    "STABLEHLO_ABS": 1, "STABLEHLO_NEGATE": 1, "STABLEHLO_FLOOR": 1, "STABLEHLO_RSQRT": 2,
+    "STABLEHLO_EXPONENTIAL": EXP_LIKE, "STABLEHLO_LOG": EXP_LIKE, "STABLEHLO_COSINE": EXP_LIKE,
+    "STABLEHLO_LOGISTIC": TRANSCENDENTAL, "STABLEHLO_TANH": TRANSCENDENTAL,
+    "STABLEHLO_CBRT": 2 * EXP_LIKE, "STABLEHLO_CLAMP": 2,
+}
+
+_UNARY_REFERENCE = {
+    "LOGISTIC": "TFLite converter (64/elem)", "TANH": "TFLite converter (64/elem)",
+    "RSQRT": "TF profiler (2/elem)", "SQUARE": "TF profiler (1/elem)", "NEG": "TF profiler (1/elem)",
+    "QUANTIZE": "onnx-tool QuantizeLinear (2/elem)", "DEQUANTIZE": "onnx-tool DequantizeLinear (2/elem)",
+    "HARD_SWISH": "onnx-tool (5/elem)", "RELU": "onnx-tool (1/elem)", "RELU6": "onnx-tool Clip (2/elem)",
+    "LEAKY_RELU": "onnx-tool (2/elem)", "ELU": "onnx-tool (35/elem)",
+}
+
+
+def _binary_shape(ctx: OpContext) -> Shape:
+    ins = ctx.present_inputs
+    if len(ins) < 2:
+        raise ShapeError(f"{ctx.op_type}: needs two inputs, has {len(ins)}")
+    return broadcast_shapes(ctx.op_type, *(t.shape for t in ins))
+
+
+def _make_binary(per: int):
+    def cost(ctx: OpContext) -> Cost:
+        n_out = ctx.output(0).n
+        act, act_note = fused_activation(ctx, n_out)
+        return Cost(0, per * n_out + act, note=act_note)
+
+    cost.__doc__ = f"{per} op(s) per output element plus the fused activation."
+    return cost
+
+
+for _name, _per in BINARY_COST.items():
+    register(_name, f"FLOPs = {_per}·n(out) + act",
+             reference="TF profiler / TFLite converter (1/elem)" if _per == 1 else "")(_make_binary(_per))
+shape_fn(list(BINARY_COST))(lambda ctx: [_binary_shape(ctx)])
+
+
+def _make_unary(per: int):
+    def cost(ctx: OpContext) -> Cost:
+        return Cost(0, per * ctx.output(0).n)
+
+    cost.__doc__ = f"{per} op(s) per output element."
+    return cost
+
+
+for _name, _per in UNARY_COST.items():
+    register(_name, f"FLOPs = {_per}·n(out)", reference=_UNARY_REFERENCE.get(_name, ""))(_make_unary(_per))
+shape_fn(list(UNARY_COST))(same_as_input)
+
+
+# ADD_N: (n_inputs − 1) additions per output element (TF profiler, TFLite converter).
+@register("ADD_N", "FLOPs = (k−1)·n(out)", reference="TF profiler AddN, TFLite converter")
+def add_n(ctx: OpContext) -> Cost:
+    """k-way sum: k−1 adds per output element."""
+    return Cost(0, (len(ctx.present_inputs) - 1) * ctx.output(0).n)
+
+
+shape_fn("ADD_N")(same_as_input)
+
+
+# PRELU: compare + multiply by the (broadcast) alpha per output element.
+@register("PRELU", "FLOPs = 2·n(out)", reference="onnx-tool PRelu (2/elem)")
+def prelu(ctx: OpContext) -> Cost:
+    """Parametric ReLU: 2 ops per output element."""
+    return Cost(0, 2 * ctx.output(0).n)
+
+
+shape_fn("PRELU")(lambda ctx: [_binary_shape(ctx)])
+
+
+# SOFTMAX / LOG_SOFTMAX: the TFLite converter's 64 per element (max, subtract, exp, sum, divide).
+@register(["SOFTMAX", "LOG_SOFTMAX"], "FLOPs = 64·n(out)", reference="TFLite converter (64/elem)")
+def softmax(ctx: OpContext) -> Cost:
+    """Softmax over the last axis."""
+    return Cost(0, TRANSCENDENTAL * ctx.output(0).n)
+
+
+shape_fn(["SOFTMAX", "LOG_SOFTMAX"])(same_as_input)
+
+
+# L2_NORMALIZATION: squared norm (2 per element) + one divide per element = 3·n(out).
+@register("L2_NORMALIZATION", "FLOPs = 3·n(out)", reference="TFLite converter")
+def l2_normalization(ctx: OpContext) -> Cost:
+    """L2 normalisation over the last axis."""
+    return Cost(0, 3 * ctx.output(0).n)
+
+
+shape_fn("L2_NORMALIZATION")(same_as_input)
+
+
+# LOCAL_RESPONSE_NORMALIZATION: per element, a sum of squares over 2r+1 channels (2 ops each),
+# one pow (EXP_LIKE·2) and one multiply.
+@register("LOCAL_RESPONSE_NORMALIZATION", "FLOPs = n(out)·(2·(2r+1) + 64 + 1)",
+          reference="reference kernel structure (reference_ops.h)")
+def lrn(ctx: OpContext) -> Cost:
+    """Local response normalisation across channels."""
+    radius = int(ctx.opt("radius", 5))
+    return Cost(0, ctx.output(0).n * (2 * (2 * radius + 1) + 2 * EXP_LIKE + 1))
+
+
+shape_fn("LOCAL_RESPONSE_NORMALIZATION")(same_as_input)
+
+
+# Integer folding for shape arithmetic (dynamic-batch chains compute shapes with these).
+_INT_FOLD = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "FLOOR_DIV": np.floor_divide,
+             "MAXIMUM": np.maximum, "MINIMUM": np.minimum, "FLOOR_MOD": np.mod}
+
+
+@value_fn(list(_INT_FOLD))
+def _fold_int_binary(ctx: OpContext):
+    a, b = ctx.input(0).value, ctx.input(1).value
+    if a is None or b is None or a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return [None]
+    return [_INT_FOLD[ctx.op_type](a, b)]
+

@@ -1,0 +1,342 @@
+"""Data movement and shape bookkeeping: zero arithmetic, but shapes (and small values) to propagate.
+
+Output shapes follow the TFLite kernels. Values are folded for small integer tensors so that the
+converter's SHAPE → STRIDED_SLICE → PACK → RESHAPE chains (dynamic batch) resolve.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..units import num_elements
+from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
+                       same_as_input, shape_fn, value_fn)
+
+MAX_FOLD_ELEMENTS = 1024  # values are only folded for small tensors (shape arithmetic)
+
+register_zero(["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "BITCAST"],
+              "shares the input buffer (in-place): no arithmetic, no copy", bytes_model="alias")
+register_zero(["SHAPE", "RANK"], "reads only tensor metadata", bytes_model="metadata")
+register_zero(["TRANSPOSE", "SLICE", "STRIDED_SLICE", "GATHER", "GATHER_ND", "PACK", "UNPACK", "SPLIT",
+               "SPLIT_V", "PAD", "PADV2", "MIRROR_PAD", "TILE", "BROADCAST_TO", "SPACE_TO_DEPTH",
+               "DEPTH_TO_SPACE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REVERSE_V2", "CAST",
+               "FILL", "ZEROS_LIKE", "SELECT", "SELECT_V2", "BROADCAST_ARGS"],
+              "data movement: no arithmetic")
+
+
+# CONCATENATION: copying is free; only a fused activation costs (rare).
+@register("CONCATENATION", "FLOPs = act (copy only)", reference="every surveyed counter (0)")
+def concatenation(ctx: OpContext) -> Cost:
+    """Concatenation along one axis."""
+    flops, note = fused_activation(ctx, ctx.output(0).n)
+    return Cost(0, flops, note=note)
+
+
+def _ints(ctx: OpContext, i: int, what: str) -> list[int]:
+    value = ctx.input(i).value
+    if value is None:
+        raise ShapeError(f"{ctx.op_type}: {what} (input {i}) is not a known constant")
+    return [int(v) for v in value.reshape(-1).tolist()]
+
+
+def _axis(axis: int, rank: int, op_type: str) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{op_type}: axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _reshape_target(n_in: int, target: list[int], op_type: str) -> Shape:
+    unknown = [i for i, d in enumerate(target) if d == -1]
+    known = num_elements(d for d in target if d != -1)
+    if len(unknown) > 1:
+        raise ShapeError(f"{op_type}: more than one -1 in {target}")
+    if unknown:
+        if known == 0 or n_in % known:
+            raise ShapeError(f"{op_type}: cannot reshape {n_in} elements to {target}")
+        target = list(target)
+        target[unknown[0]] = n_in // known
+    elif num_elements(target) != n_in:
+        raise ShapeError(f"{op_type}: cannot reshape {n_in} elements to {target}")
+    return tuple(target)
+
+
+@shape_fn("RESHAPE")
+def _reshape_shape(ctx: OpContext) -> list[Shape]:
+    if ctx.has_input(1) and ctx.input(1).value is not None:
+        target = _ints(ctx, 1, "shape")
+    elif ctx.opt("new_shape"):
+        target = list(ctx.opt("new_shape"))
+    else:
+        raise ShapeError("RESHAPE: target shape is not known")
+    return [_reshape_target(ctx.input(0).n, target, "RESHAPE")]
+
+
+@shape_fn("SQUEEZE")
+def _squeeze_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    dims = {_axis(d, len(x), "SQUEEZE") for d in ctx.opt("squeeze_dims", ()) or ()}
+    if not dims:
+        return [tuple(d for d in x if d != 1)]
+    return [tuple(d for i, d in enumerate(x) if i not in dims)]
+
+
+@shape_fn("EXPAND_DIMS")
+def _expand_shape(ctx: OpContext) -> list[Shape]:
+    x = list(ctx.input(0).shape)
+    axis = _ints(ctx, 1, "axis")[0]
+    axis = _axis(axis, len(x) + 1, "EXPAND_DIMS")
+    x.insert(axis, 1)
+    return [tuple(x)]
+
+
+@shape_fn("TRANSPOSE")
+def _transpose_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    perm = _ints(ctx, 1, "perm")
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"TRANSPOSE: perm {perm} does not fit rank {len(x)}")
+    return [tuple(x[p] for p in perm)]
+
+
+@shape_fn("SLICE")
+def _slice_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    begin, size = _ints(ctx, 1, "begin"), _ints(ctx, 2, "size")
+    return [tuple(d - b if s == -1 else s for d, b, s in zip(x, begin, size))]
+
+
+def _strided_slices(ctx: OpContext, shape: Shape) -> tuple[list, list[int], list[int]]:
+    """Python slices per input dim, the dims to drop (shrink) and new-axis positions in the output."""
+    begin, end, strides = _ints(ctx, 1, "begin"), _ints(ctx, 2, "end"), _ints(ctx, 3, "strides")
+    bm, em = int(ctx.opt("begin_mask", 0)), int(ctx.opt("end_mask", 0))
+    shrink, new_axis = int(ctx.opt("shrink_axis_mask", 0)), int(ctx.opt("new_axis_mask", 0))
+    ellipsis = int(ctx.opt("ellipsis_mask", 0))
+    offset = bool(ctx.opt("offset", False))
+    if ellipsis or new_axis:
+        raise ShapeError("STRIDED_SLICE: ellipsis/new-axis masks are not propagated")
+    slices, drop = [], []
+    for i, dim in enumerate(shape):
+        if i >= len(begin):
+            slices.append(slice(None))
+            continue
+        b, e, s = begin[i], end[i], strides[i] or 1
+        if offset:
+            e = b + e
+        if shrink >> i & 1:
+            b = b + dim if b < 0 else b
+            slices.append(slice(b, b + 1, 1))
+            drop.append(i)
+            continue
+        slices.append(slice(None if bm >> i & 1 else b, None if em >> i & 1 else e, s))
+    return slices, drop, []
+
+
+@shape_fn("STRIDED_SLICE")
+def _strided_slice_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    slices, drop, _ = _strided_slices(ctx, x)
+    out = [len(range(*sl.indices(d))) for sl, d in zip(slices, x)]
+    return [tuple(d for i, d in enumerate(out) if i not in drop)]
+
+
+@shape_fn("GATHER")
+def _gather_shape(ctx: OpContext) -> list[Shape]:
+    params, indices = ctx.input(0).shape, ctx.input(1).shape
+    axis = _axis(int(ctx.opt("axis", 0)), len(params), "GATHER")
+    batch_dims = int(ctx.opt("batch_dims", 0))
+    if batch_dims < 0:
+        batch_dims += len(indices)
+    return [params[:axis] + indices[batch_dims:] + params[axis + 1:]]
+
+
+@shape_fn("GATHER_ND")
+def _gather_nd_shape(ctx: OpContext) -> list[Shape]:
+    params, indices = ctx.input(0).shape, ctx.input(1).shape
+    return [indices[:-1] + params[indices[-1]:]]
+
+
+@shape_fn("PACK")
+def _pack_shape(ctx: OpContext) -> list[Shape]:
+    ins = ctx.present_inputs
+    x = list(ins[0].shape)
+    x.insert(_axis(int(ctx.opt("axis", 0)), len(x) + 1, "PACK"), len(ins))
+    return [tuple(x)]
+
+
+@shape_fn("UNPACK")
+def _unpack_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    axis = _axis(int(ctx.opt("axis", 0)), len(x), "UNPACK")
+    piece = x[:axis] + x[axis + 1:]
+    return [piece] * len(ctx.outputs)
+
+
+@shape_fn("SPLIT")
+def _split_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(1).shape
+    axis = _axis(_ints(ctx, 0, "axis")[0], len(x), "SPLIT")
+    k = len(ctx.outputs)
+    if x[axis] % k:
+        raise ShapeError(f"SPLIT: dim {x[axis]} does not split into {k}")
+    return [x[:axis] + (x[axis] // k,) + x[axis + 1:]] * k
+
+
+@shape_fn("SPLIT_V")
+def _split_v_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    sizes = _ints(ctx, 1, "size_splits")
+    axis = _axis(_ints(ctx, 2, "axis")[0], len(x), "SPLIT_V")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x[axis] - sum(s for s in sizes if s != -1)
+    return [x[:axis] + (s,) + x[axis + 1:] for s in sizes]
+
+
+@shape_fn("CONCATENATION")
+def _concat_shape(ctx: OpContext) -> list[Shape]:
+    ins = ctx.present_inputs
+    x = list(ins[0].shape)
+    axis = _axis(int(ctx.opt("axis", 0)), len(x), "CONCATENATION")
+    x[axis] = sum(t.shape[axis] for t in ins)
+    return [tuple(x)]
+
+
+@shape_fn(["PAD", "PADV2", "MIRROR_PAD"])
+def _pad_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    pads = _ints(ctx, 1, "paddings")
+    if len(pads) != 2 * len(x):
+        raise ShapeError(f"{ctx.op_type}: paddings {pads} do not fit rank {len(x)}")
+    return [tuple(d + pads[2 * i] + pads[2 * i + 1] for i, d in enumerate(x))]
+
+
+@shape_fn("TILE")
+def _tile_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(d * m for d, m in zip(ctx.input(0).shape, _ints(ctx, 1, "multiples")))]
+
+
+@shape_fn("BROADCAST_TO")
+def _broadcast_to_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(_ints(ctx, 1, "shape"))]
+
+
+@shape_fn(["SELECT", "SELECT_V2"])
+def _select_shape(ctx: OpContext) -> list[Shape]:
+    return [broadcast_shapes(ctx.op_type, *(t.shape for t in ctx.present_inputs))]
+
+
+@shape_fn("SHAPE")
+def _shape_shape(ctx: OpContext) -> list[Shape]:
+    return [(ctx.input(0).rank,)]
+
+
+@shape_fn("RANK")
+def _rank_shape(ctx: OpContext) -> list[Shape]:
+    return [()]
+
+
+@shape_fn("FILL")
+def _fill_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(_ints(ctx, 0, "dims"))]
+
+
+shape_fn(["CAST", "ZEROS_LIKE", "REVERSE_V2", "BITCAST"])(same_as_input)
+
+
+@shape_fn("SPACE_TO_DEPTH")
+def _s2d_shape(ctx: OpContext) -> list[Shape]:
+    n, h, w, c = ctx.input(0).shape
+    b = int(ctx.opt("block_size", 1))
+    return [(n, h // b, w // b, c * b * b)]
+
+
+@shape_fn("DEPTH_TO_SPACE")
+def _d2s_shape(ctx: OpContext) -> list[Shape]:
+    n, h, w, c = ctx.input(0).shape
+    b = int(ctx.opt("block_size", 1))
+    return [(n, h * b, w * b, c // (b * b))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Constant folding of small tensors (shape arithmetic).
+
+
+def _small(ctx: OpContext) -> bool:
+    return all(t.n <= MAX_FOLD_ELEMENTS for t in ctx.outputs)
+
+
+def _values(ctx: OpContext) -> list[np.ndarray] | None:
+    vals = [t.value for t in ctx.present_inputs]
+    return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
+
+
+@value_fn("SHAPE")
+def _fold_shape(ctx: OpContext):
+    dtype = np.int64 if ctx.opt("out_type") == "INT64" else np.int32
+    return [np.asarray(ctx.input(0).shape, dtype=dtype)]
+
+
+@value_fn("RANK")
+def _fold_rank(ctx: OpContext):
+    return [np.asarray(ctx.input(0).rank, dtype=np.int32)]
+
+
+@value_fn(["RESHAPE", "SQUEEZE", "EXPAND_DIMS"])
+def _fold_reshape(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else v.reshape(ctx.output(0).shape)]
+
+
+@value_fn("STRIDED_SLICE")
+def _fold_strided_slice(ctx: OpContext):
+    v = ctx.input(0).value
+    if v is None or not _small(ctx):
+        return [None]
+    slices, drop, _ = _strided_slices(ctx, v.shape)
+    out = v[tuple(slices)]
+    return [out.reshape(ctx.output(0).shape) if drop else out]
+
+
+@value_fn("SLICE")
+def _fold_slice(ctx: OpContext):
+    v = ctx.input(0).value
+    if v is None or not _small(ctx):
+        return [None]
+    begin, size = _ints(ctx, 1, "begin"), _ints(ctx, 2, "size")
+    return [v[tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))]]
+
+
+@value_fn("PACK")
+def _fold_pack(ctx: OpContext):
+    vals = _values(ctx)
+    return [None if vals is None or not _small(ctx) else np.stack(vals, axis=int(ctx.opt("axis", 0)))]
+
+
+@value_fn("CONCATENATION")
+def _fold_concat(ctx: OpContext):
+    vals = _values(ctx)
+    if vals is None or not _small(ctx):
+        return [None]
+    return [np.concatenate([np.atleast_1d(v) for v in vals], axis=int(ctx.opt("axis", 0)))]
+
+
+@value_fn("GATHER")
+def _fold_gather(ctx: OpContext):
+    vals = _values(ctx)
+    if vals is None or not _small(ctx) or int(ctx.opt("batch_dims", 0)):
+        return [None]
+    return [np.take(vals[0], vals[1], axis=int(ctx.opt("axis", 0)))]
+
+
+@value_fn("CAST")
+def _fold_cast(ctx: OpContext):
+    v = ctx.input(0).value
+    kinds = {"INT32": np.int32, "INT64": np.int64, "FLOAT32": np.float32}
+    target = kinds.get(ctx.output(0).dtype)
+    return [None if v is None or target is None or not _small(ctx) else v.astype(target)]
+
+
+@value_fn("FILL")
+def _fold_fill(ctx: OpContext):
+    v = ctx.input(1).value
+    return [None if v is None or not _small(ctx) else np.full(ctx.output(0).shape, v.reshape(-1)[0])]

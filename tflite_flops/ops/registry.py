@@ -1,0 +1,297 @@
+"""The one registry of per-op formulas: cost, output shape and (for small int tensors) values.
+
+A formula is a small pure function of a shape-resolved op (:class:`OpContext`). It returns a
+:class:`Cost` and raises :class:`~tflite_flops.errors.ShapeError` when the shapes do not fit.
+
+Three kinds of entries keep "zero" and "unknown" apart:
+
+* ``ok``: a cost formula;
+* ``zero``: truly zero arithmetic (data movement, shape bookkeeping);
+* ``not_costed``: known op, deliberately not costed, with the reason.
+
+An op type without an entry is *unsupported*: the analysis reports it, never counts it as 0.
+A second registration of the same op type raises and names the first site, except through
+:func:`register_cost`, the public override for users' own formulas.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..units import DTYPE_BITS, FLOAT_DTYPES, num_elements
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorInfo:
+    """A tensor as a formula sees it: resolved shape, dtype, constness, and small values."""
+
+    index: int
+    name: str
+    dtype: str
+    shape: Shape
+    is_constant: bool = False
+    quantized: bool = False
+    value: np.ndarray | None = None  # constant or folded values of small tensors
+
+    @property
+    def n(self) -> int:
+        """Number of elements."""
+        return num_elements(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Dense bytes at this dtype."""
+        return (self.n * DTYPE_BITS.get(self.dtype, 0) + 7) // 8
+
+    @property
+    def rank(self) -> int:
+        """Number of dims."""
+        return len(self.shape)
+
+
+@dataclass(frozen=True, slots=True)
+class OpContext:
+    """A shape-resolved op: what every formula receives."""
+
+    op_type: str
+    options: Mapping[str, Any]
+    inputs: tuple[TensorInfo | None, ...]
+    outputs: tuple[TensorInfo, ...]
+    subgraph: int = 0
+    index: int = 0
+
+    def input(self, i: int) -> TensorInfo:
+        """Input ``i``; raises ShapeError when it is absent (optional input omitted)."""
+        if i >= len(self.inputs) or i < -len(self.inputs) or self.inputs[i] is None:
+            raise ShapeError(f"{self.op_type}: input {i} is missing")
+        return self.inputs[i]  # type: ignore[return-value]
+
+    def has_input(self, i: int) -> bool:
+        """True when input ``i`` exists and is not omitted."""
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def output(self, i: int = 0) -> TensorInfo:
+        """Output ``i``."""
+        if i >= len(self.outputs):
+            raise ShapeError(f"{self.op_type}: output {i} is missing")
+        return self.outputs[i]
+
+    def opt(self, name: str, default: Any = None) -> Any:
+        """An option value by snake_case name."""
+        return self.options.get(name, default)
+
+    @property
+    def present_inputs(self) -> list[TensorInfo]:
+        """The inputs that are not omitted."""
+        return [t for t in self.inputs if t is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What a formula returns. ``None`` bytes mean: the default (all inputs read, outputs written)."""
+
+    macs: int = 0
+    flops: int = 0
+    bytes_read: int | None = None
+    bytes_written: int | None = None
+    note: str = ""
+
+
+CostFn = Callable[[OpContext], Cost]
+ShapeFn = Callable[[OpContext], Sequence[Shape]]
+ValueFn = Callable[[OpContext], Sequence[np.ndarray | None]]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """A registry entry."""
+
+    op_type: str
+    status: str  # "ok" | "zero" | "not_costed"
+    formula: str
+    cost: CostFn | None = None
+    shape: ShapeFn | None = None
+    value: ValueFn | None = None
+    note: str = ""
+    reference: str = ""
+    bytes_model: str = "io"  # "io": inputs read, outputs written | "alias": no copy | "metadata"
+    site: str = ""
+
+
+_REGISTRY: dict[str, OpSpec] = {}
+_SHAPES: dict[str, ShapeFn] = {}
+_VALUES: dict[str, ValueFn] = {}
+
+
+def _site(depth: int = 2) -> str:
+    frame = inspect.stack()[depth]
+    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+
+
+def _add(spec: OpSpec, override: bool = False) -> None:
+    prev = _REGISTRY.get(spec.op_type)
+    if prev is not None and not override:
+        raise ValueError(f"{spec.op_type} is registered twice: at {prev.site} and at {spec.site}")
+    _REGISTRY[spec.op_type] = spec
+
+
+def _names(op_types: str | Iterable[str]) -> list[str]:
+    return [op_types] if isinstance(op_types, str) else list(op_types)
+
+
+def register(op_types: str | Iterable[str], formula: str, *, reference: str = "", note: str = "",
+             bytes_model: str = "io") -> Callable[[CostFn], CostFn]:
+    """Decorator: register a cost formula for one or more op types."""
+
+    def deco(fn: CostFn) -> CostFn:
+        site = _site()
+        for name in _names(op_types):
+            _add(OpSpec(name, "ok", formula, cost=fn, note=note, reference=reference,
+                        bytes_model=bytes_model, site=site))
+        return fn
+
+    return deco
+
+
+def register_zero(op_types: str | Iterable[str], note: str, *, bytes_model: str = "io",
+                  reference: str = "every surveyed counter") -> None:
+    """Register op types whose arithmetic cost is truly zero (data movement, bookkeeping)."""
+    site = _site()
+    for name in _names(op_types):
+        _add(OpSpec(name, "zero", "0", note=note, reference=reference, bytes_model=bytes_model, site=site))
+
+
+def register_not_costed(op_types: str | Iterable[str], reason: str) -> None:
+    """Register op types that are known but deliberately not costed, with the reason."""
+    site = _site()
+    for name in _names(op_types):
+        _add(OpSpec(name, "not_costed", "not costed", note=reason, site=site))
+
+
+def shape_fn(op_types: str | Iterable[str]) -> Callable[[ShapeFn], ShapeFn]:
+    """Decorator: register the output-shape function of op types."""
+
+    def deco(fn: ShapeFn) -> ShapeFn:
+        for name in _names(op_types):
+            if name in _SHAPES:
+                raise ValueError(f"shape function of {name} registered twice")
+            _SHAPES[name] = fn
+        return fn
+
+    return deco
+
+
+def value_fn(op_types: str | Iterable[str]) -> Callable[[ValueFn], ValueFn]:
+    """Decorator: register constant folding of small integer tensors for op types."""
+
+    def deco(fn: ValueFn) -> ValueFn:
+        for name in _names(op_types):
+            if name in _VALUES:
+                raise ValueError(f"value function of {name} registered twice")
+            _VALUES[name] = fn
+        return fn
+
+    return deco
+
+
+def register_cost(op_type: str, formula: str = "user formula") -> Callable[[CostFn], CostFn]:
+    """Public decorator: register (or replace) the cost formula of an op, e.g. ``"CUSTOM:MyOp"``.
+
+    Args:
+        op_type: builtin name (``"CONV_2D"``) or ``"CUSTOM:<custom_code>"``.
+        formula: a short human-readable description shown in reports.
+
+    Returns:
+        A decorator taking ``fn(ctx: OpContext) -> Cost``.
+    """
+
+    def deco(fn: CostFn) -> CostFn:
+        _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True)
+        return fn
+
+    return deco
+
+
+def lookup(op_type: str) -> OpSpec | None:
+    """The registry entry of an op type, or None (unsupported)."""
+    return _REGISTRY.get(op_type)
+
+
+def lookup_shape(op_type: str) -> ShapeFn | None:
+    """The output-shape function of an op type, or None."""
+    return _SHAPES.get(op_type)
+
+
+def lookup_value(op_type: str) -> ValueFn | None:
+    """The constant-folding function of an op type, or None."""
+    return _VALUES.get(op_type)
+
+
+def supported_ops() -> dict[str, OpSpec]:
+    """Every registered op type with its entry (derived from the registrations, never hand-kept)."""
+    return dict(_REGISTRY)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers for the formula families.
+
+# Per-element cost of a fused activation (ActivationFunctionType), on float kernels.
+# RELU is one compare (clamp at 0); RELU6 / RELU_N1_TO_1 two compares; TANH the transcendental
+# constant; SIGN_BIT one op. Integer kernels fold RELU-family clamps into their mandatory
+# output clamp, so they cost nothing extra there.
+FUSED_ACTIVATION_COST = {"NONE": 0, "RELU": 1, "RELU6": 2, "RELU_N1_TO_1": 2, "TANH": 64, "SIGN_BIT": 1}
+
+# Per-element cost of transcendental functions. LOGISTIC, TANH, SOFTMAX and LOG_SOFTMAX use the
+# TFLite converter's constant 64 ("about 32 multiplications, and about as many additions",
+# EstimateArithmeticOpsCount); EXP/LOG/SIN/COS are half of it (one polynomial evaluation).
+TRANSCENDENTAL = 64
+EXP_LIKE = 32
+
+
+def is_integer_kernel(ctx: OpContext) -> bool:
+    """True when the op computes on integer activations (quantized kernels)."""
+    first = next((t for t in ctx.inputs if t is not None and not t.is_constant), None)
+    if first is None:
+        first = next((t for t in ctx.inputs if t is not None), None)
+    return first is not None and first.dtype not in FLOAT_DTYPES
+
+
+def fused_activation(ctx: OpContext, n_out: int) -> tuple[int, str]:
+    """FLOPs of the op's fused activation over ``n_out`` output elements, and a note."""
+    act = ctx.opt("fused_activation_function", "NONE")
+    if not act or act == "NONE":
+        return 0, ""
+    per = FUSED_ACTIVATION_COST.get(str(act), 1)
+    if is_integer_kernel(ctx) and act in ("RELU", "RELU6", "RELU_N1_TO_1"):
+        return 0, f"fused {act} folded into the integer output clamp"
+    return per * n_out, f"fused {act} {per}/elem"
+
+
+def join_notes(*notes: str) -> str:
+    """Join non-empty notes with '; '."""
+    return "; ".join(n for n in notes if n)
+
+
+def broadcast_shapes(op_type: str, *shapes: Shape) -> Shape:
+    """NumPy broadcasting of shapes; raises ShapeError on incompatible dims."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for axis in range(rank):
+        dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ShapeError(f"{op_type}: shapes {' and '.join(map(str, shapes))} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def same_as_input(ctx: OpContext) -> list[Shape]:
+    """Output shape = shape of input 0 (unary elementwise ops)."""
+    return [ctx.input(0).shape]

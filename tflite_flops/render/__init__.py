@@ -1,0 +1,72 @@
+"""Renderers: one function per format (report in, ``str`` out) and the table that picks them.
+
+The format of ``-o FILE`` is chosen from the file's extension through the same table as
+``--format``. Files are written atomically (temporary file + rename): a failure leaves no
+half-written report.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Callable
+
+from ..errors import OutputFormatError
+from ..report import Report
+from .csv import render_csv
+from .json import render_json
+from .table import render_table
+
+Renderer = Callable[[Report], str]
+
+# format name -> (renderer, file extensions)
+RENDERERS: dict[str, tuple[Renderer, tuple[str, ...]]] = {
+    "table": (render_table, (".txt",)),
+    "json": (render_json, (".json",)),
+    "csv": (render_csv, (".csv",)),
+}
+
+
+def formats() -> list[str]:
+    """Names accepted by ``--format``."""
+    return list(RENDERERS)
+
+
+def format_for_path(path: str) -> str:
+    """The format a file extension selects; raises OutputFormatError for an unknown one."""
+    lower = path.lower()
+    for name, (_, exts) in RENDERERS.items():
+        if lower.endswith(exts):
+            return name
+    known = ", ".join(e for _, exts in RENDERERS.values() for e in exts)
+    raise OutputFormatError(f"{path}: unknown output extension (known: {known})")
+
+
+def render(report: Report, fmt: str) -> str:
+    """Render a report in format ``fmt``."""
+    try:
+        renderer = RENDERERS[fmt][0]
+    except KeyError:
+        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(RENDERERS)})") from None
+    return renderer(report)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tflite_flops-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+        raise

@@ -1,0 +1,42 @@
+"""CSV renderer: one row per op, raw integers, written with the csv module.
+
+Text cells that start with ``=``, ``+``, ``-`` or ``@`` are prefixed with ``'`` so that a
+spreadsheet does not run a tensor name as a formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ..report import Report
+
+COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
+           "bytes_read", "bytes_written", "params", "inputs", "outputs", "shapes_resolved", "latency_ms",
+           "formula", "note"]
+_DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: object) -> object:
+    """Neutralise text that a spreadsheet would evaluate; numbers pass unchanged."""
+    if isinstance(value, str) and value.startswith(_DANGEROUS):
+        return "'" + value
+    return value
+
+
+def shapes_cell(shapes: tuple[tuple[int, ...], ...]) -> str:
+    """'1x32x32x3;16x3x3x3' (a scalar is '')."""
+    return ";".join("x".join(str(d) for d in s) for s in shapes)
+
+
+def render_csv(report: Report) -> str:
+    """Every op of every subgraph as one CSV row."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for op in report.ops:
+        row = {**{c: getattr(op, c, "") for c in COLUMNS},
+               "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
+               "latency_ms": "" if op.latency_ms is None else op.latency_ms}
+        writer.writerow([safe_cell(row[c]) for c in COLUMNS])
+    return buf.getvalue()

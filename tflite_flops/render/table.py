@@ -1,0 +1,97 @@
+"""Terminal table: model summary, totals by precision, by-op-type summary, top ops, uncounted ops."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..report import Report
+from ..units import grouped, human, human_bytes
+
+INTEGER_PRECISIONS = frozenset({"int8", "uint8", "int16", "int4", "int32", "int64", "bool", "hybrid"})
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def unit_for(precision: str) -> str:
+    """'FLOPs' for float precisions, 'OPs' for integer and hybrid kernels."""
+    return "OPs" if precision in INTEGER_PRECISIONS else "FLOPs"
+
+
+def render_table(report: Report, top: int = 10) -> str:
+    """A human-readable summary for the terminal."""
+    m, t = report.model, report.totals
+    name = os.path.basename(m.path) if m.path else "<bytes>"
+    out = [f"{report.tool['name']} {report.tool['version']} — {name}",
+           f"  size {human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
+           f"sha256 {m.sha256[:12]}…"]
+    if m.description:
+        out.append(f"  description: {m.description}")
+    for label, tensors in (("input ", report.inputs), ("output", report.outputs)):
+        for ts in tensors:
+            sig = f" (signature {_shape(ts.shape_signature)})" if ts.shape_signature and ts.shape_signature != ts.shape else ""
+            out.append(f"  {label} {ts.name}: {ts.dtype} {_shape(ts.shape)}{sig}")
+
+    out += ["", "Totals per inference"]
+    rows = [["MACs", human(t.macs), grouped(t.macs)], ["FLOPs (all)", human(t.flops), grouped(t.flops)]]
+    for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
+        rows.append([f"  {prec} {unit_for(prec)}", human(v["flops"]), grouped(v["flops"])])
+    rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
+             ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
+             ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
+    out += ["  " + line for line in _table(["", "value", "exact"], rows, [False, True, True])]
+    it = report.init_totals
+    if it.flops or it.bytes_written:
+        out.append(f"  init-time (once, not per inference): {human(it.flops)} FLOPs, "
+                   f"{human_bytes(it.bytes_written)} written")
+
+    if report.by_op_type:
+        out += ["", "By op type (per inference)"]
+        total = t.flops or 1
+        rows = [[k, str(v.count), human(v.macs), human(v.flops), f"{100 * v.flops / total:.1f}%"]
+                for k, v in report.by_op_type.items()]
+        out += ["  " + line for line in _table(["op type", "count", "MACs", "FLOPs", "share"], rows,
+                                               [False, True, True, True, True])]
+
+    tops = [o for o in report.top_ops(top) if o.flops]
+    if tops:
+        out += ["", f"Top {len(tops)} ops by FLOPs"]
+        total = t.flops or 1
+        rows = [[f"{o.subgraph}:{o.index}", o.op_type, _clip(o.name, 40), _shape(o.outputs[0]) if o.outputs else "",
+                 o.precision, human(o.macs), human(o.flops), f"{100 * o.flops / total:.1f}%"] for o in tops]
+        out += ["  " + line for line in _table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
+                                               rows, [False] * 5 + [True] * 3)]
+
+    if report.latency:
+        lat = report.latency
+        out += ["", f"Latency ({lat.get('runtime')} {lat.get('runtime_version', '')}, {lat.get('threads')} thread(s), "
+                    f"XNNPACK {'on' if lat.get('xnnpack') else 'off'}, {lat.get('runs')} runs)"]
+        out.append("  " + "  ".join(f"{k.replace('_ms', '')} {lat[k]:.3f} ms" for k in
+                                     ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms") if lat.get(k) is not None))
+        if report.throughput:
+            tp = report.throughput
+            out.append(f"  {human(tp.get('flops_per_s'))}FLOP/s · {human(tp.get('macs_per_s'))}MAC/s · "
+                       f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
+
+    if report.unsupported:
+        n = sum(report.unsupported.values())
+        listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
+        out += ["", f"Not counted: {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    if report.warnings:
+        out += ["", "Warnings"] + [f"  ! {w}" for w in report.warnings]
+    return "\n".join(out) + "\n"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]

@@ -1,0 +1,243 @@
+"""Shape resolution: user input shapes, propagation through every op, unresolved dims marked.
+
+The stored ``shape`` of a tensor is what the converter saw; where ``shape_signature`` has -1 it
+is a placeholder (often all 1s). Given the shapes of a subgraph's inputs, :func:`propagate`
+recomputes every tensor's shape with the per-op shape functions of the registry, and folds the
+values of small integer tensors so that computed shapes (SHAPE → STRIDED_SLICE → PACK → RESHAPE)
+resolve too. A tensor whose shape could not be derived keeps its stored shape and is marked
+unresolved, and the ops that touch it are flagged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputSpecError, ShapeError
+from .model import Model, Subgraph, Tensor
+from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
+
+MAX_VALUE_ELEMENTS = 1024  # constants up to this size are read as values (shape arithmetic)
+
+ShapeSpec = Mapping["str | int | None", Shape]
+
+_DIMS_RE = re.compile(r"^\d+(?:[xX,]\d+)*$|^$")
+
+
+def parse_dims(text: str) -> Shape:
+    """'1x224x224x3' -> (1, 224, 224, 3); '' -> () (a scalar)."""
+    text = text.strip()
+    if not _DIMS_RE.match(text):
+        raise InputSpecError(f"cannot read {text!r} as a shape (expected e.g. 1x224x224x3)")
+    return tuple(int(d) for d in re.split(r"[xX,]", text)) if text else ()
+
+
+def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None, Shape]:
+    """Parse ``--input-shape`` values: ``NAME=1x224x224x3``, ``0=1x224x224x3`` or a bare ``1x224x224x3``.
+
+    Several inputs may share one string, separated by commas that precede a ``NAME=`` part
+    (``a=1x64,b=1x64``).
+    """
+    if specs is None:
+        return {}
+    if isinstance(specs, str):
+        specs = [specs]
+    out: dict[str | int | None, Shape] = {}
+    for spec in specs:
+        for part in re.split(r",(?=[^,=]+=)", spec.strip()):
+            if not part:
+                continue
+            if "=" in part:
+                key_text, dims = part.rsplit("=", 1)
+                key: str | int | None = int(key_text) if key_text.strip().isdigit() else key_text.strip()
+            else:
+                key, dims = None, part
+            if key in out:
+                raise InputSpecError(f"input {key if key is not None else '(bare)'} is given twice")
+            out[key] = parse_dims(dims)
+    if None in out and len(out) > 1:
+        raise InputSpecError("a bare shape can only be given alone (name the inputs: NAME=1x224x224x3)")
+    return out
+
+
+def normalize_input_shapes(input_shapes: Mapping | str | Sequence[str] | None) -> dict[str | int | None, Shape]:
+    """Accept a mapping ({"x": (1, 224, 224, 3)} or {0: [...]}) or spec strings."""
+    if input_shapes is None:
+        return {}
+    if isinstance(input_shapes, (str, list, tuple)) and not (
+            isinstance(input_shapes, (list, tuple)) and input_shapes and isinstance(input_shapes[0], int)):
+        return parse_shape_spec(input_shapes)  # type: ignore[arg-type]
+    if isinstance(input_shapes, (list, tuple)):  # a bare shape as a sequence of ints
+        return {None: tuple(int(d) for d in input_shapes)}
+    return {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+
+
+@dataclass
+class SubgraphShapes:
+    """Resolved shapes (and small folded values) of every tensor of one subgraph."""
+
+    shapes: list[Shape]
+    values: list[np.ndarray | None]
+    resolved: list[bool]
+    derived_constant: list[bool] = field(default_factory=list)
+
+
+def _signature(t: Tensor) -> Shape:
+    return t.shape_signature if t.shape_signature is not None else t.shape
+
+
+def input_display_name(model: Model, sg: Subgraph, tensor_index: int) -> str:
+    """The name a user should type for an input: its signature name if it has one, else the tensor name."""
+    for sig in model.signatures:
+        if sig.subgraph_index == sg.index:
+            for name, idx in sig.inputs.items():
+                if idx == tensor_index:
+                    return name
+    return sg.tensors[tensor_index].name
+
+
+def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: int | None
+                   ) -> tuple[dict[int, Shape], dict[int, bool], list[str]]:
+    """Shapes of the entry subgraph's inputs from user shapes and ``batch``.
+
+    Returns:
+        (shape per input tensor index, whether it is fully resolved, warnings).
+
+    Raises:
+        ShapeError: a given shape has the wrong rank or contradicts a static dim.
+        InputSpecError: a named input does not exist.
+    """
+    by_key: dict[str | int, int] = {}
+    for pos, tidx in enumerate(sg.inputs):
+        by_key[pos] = tidx
+        by_key[sg.tensors[tidx].name] = tidx
+        by_key[input_display_name(model, sg, tidx)] = tidx
+    given: dict[int, Shape] = {}
+    for key, shape in input_shapes.items():
+        if key is None:
+            if len(sg.inputs) != 1:
+                names = ", ".join(input_display_name(model, sg, t) for t in sg.inputs)
+                raise InputSpecError(f"the model has {len(sg.inputs)} inputs ({names}); name them: NAME=1x224x224x3")
+            given[sg.inputs[0]] = shape
+        elif key in by_key:
+            given[by_key[key]] = shape
+        else:
+            names = ", ".join(input_display_name(model, sg, t) for t in sg.inputs)
+            raise InputSpecError(f"no input named {key!r} (inputs: {names})")
+
+    shapes: dict[int, Shape] = {}
+    resolved: dict[int, bool] = {}
+    warnings: list[str] = []
+    for tidx in sg.inputs:
+        t = sg.tensors[tidx]
+        sig = _signature(t)
+        name = input_display_name(model, sg, tidx)
+        if tidx in given:
+            shape = given[tidx]
+            if len(shape) != len(sig):
+                raise ShapeError(f"input {name!r}: shape {_fmt(shape)} has rank {len(shape)}, the model expects "
+                                 f"rank {len(sig)} ({_fmt(sig)})")
+            for axis, (want, got) in enumerate(zip(sig, shape)):
+                if want >= 0 and want != got and not (axis == 0 and want == 1):
+                    raise ShapeError(f"input {name!r}: dim {axis} is {got}, but the model fixes it at {want} "
+                                     f"(signature {_fmt(sig)})")
+        else:
+            shape = tuple(t.shape)
+            if batch is None and any(d < 0 for d in sig):
+                pass  # warned below, after batch is applied
+        if batch is not None and tidx not in given and shape:
+            if sig[0] < 0 or sig[0] == 1:
+                shape = (int(batch),) + tuple(shape[1:])
+            else:
+                warnings.append(f"--batch {batch} ignored for input {name!r}: its batch dim is fixed at {sig[0]}")
+        dynamic = [axis for axis, d in enumerate(sig) if d < 0
+                   and tidx not in given and not (axis == 0 and batch is not None)]
+        shapes[tidx] = tuple(int(d) for d in shape)
+        resolved[tidx] = not dynamic
+        if dynamic:
+            example = "x".join(str(224 if d < 0 and a else (1 if d < 0 else d)) for a, d in enumerate(sig))
+            warnings.append(
+                f"input {name!r} has dynamic dims {dynamic} (signature {_fmt(sig)}); costs use the stored placeholder "
+                f"shape {_fmt(t.shape)} and are probably far too low. Give the real shape: "
+                f"--input-shape {name}={example}")
+    return shapes, resolved, warnings
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def initial_state(model: Model, sg: Subgraph) -> SubgraphShapes:
+    """Stored shapes, values of small integer constants, and constness."""
+    shapes, values, resolved = [], [], []
+    for t in sg.tensors:
+        shapes.append(tuple(t.shape))
+        value = None
+        if t.is_constant and t.dtype in ("INT32", "INT64") and t.num_elements <= MAX_VALUE_ELEMENTS:
+            value = model.constant(t)
+        values.append(value)
+        resolved.append(not t.is_dynamic)
+    return SubgraphShapes(shapes, values, resolved, [False] * len(sg.tensors))
+
+
+def tensor_info(sg: Subgraph, state: SubgraphShapes, index: int) -> TensorInfo | None:
+    """The TensorInfo a formula sees for tensor ``index`` (None for an omitted input)."""
+    if index < 0:
+        return None
+    t = sg.tensors[index]
+    return TensorInfo(index=index, name=t.name, dtype=t.dtype, shape=state.shapes[index],
+                      is_constant=t.is_constant or state.derived_constant[index],
+                      quantized=t.quantization is not None, value=state.values[index])
+
+
+def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool = True) -> tuple[OpContext, str]:
+    """Propagate shapes through one op, updating ``state``. Returns the op's context and a note.
+
+    With ``trust_stored`` (the default), an op whose inputs all have their stored, static shapes
+    keeps the converter's stored output shapes; otherwise its shape function recomputes them.
+    """
+    op = sg.operators[op_index]
+    inputs = tuple(tensor_info(sg, state, i) for i in op.inputs)
+    stored_outputs = tuple(tensor_info(sg, state, i) for i in op.outputs)
+    ctx = OpContext(op.op_type, op.options, inputs, stored_outputs, sg.index, op_index)  # type: ignore[arg-type]
+    inputs_resolved = all(state.resolved[i] for i in op.inputs if i >= 0)
+    inputs_as_stored = all(state.shapes[i] == sg.tensors[i].shape for i in op.inputs if i >= 0)
+    outputs_static = all(not sg.tensors[i].is_dynamic for i in op.outputs if i >= 0)
+    note = ""
+    new_shapes: Sequence[Shape] | None = None
+    if not (trust_stored and inputs_resolved and inputs_as_stored and outputs_static):
+        fn = lookup_shape(op.op_type)
+        if fn is not None:
+            try:
+                new_shapes = fn(ctx)
+            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+                note = f"output shape not derived ({exc})"
+        else:
+            note = f"no shape function for {op.op_type}"
+    if new_shapes is not None and len(new_shapes) >= len(op.outputs):
+        for i, shape in zip(op.outputs, new_shapes):
+            if i >= 0:
+                state.shapes[i] = tuple(int(d) for d in shape)
+                state.resolved[i] = inputs_resolved
+    else:
+        ok = inputs_resolved and inputs_as_stored
+        for i in op.outputs:
+            if i >= 0:
+                state.resolved[i] = ok and not sg.tensors[i].is_dynamic
+    outputs = tuple(tensor_info(sg, state, i) for i in op.outputs)
+    ctx = OpContext(op.op_type, op.options, inputs, outputs, sg.index, op_index)  # type: ignore[arg-type]
+    fold = lookup_value(op.op_type)
+    if fold is not None and all(o is not None and o.n <= MAX_VALUE_ELEMENTS for o in outputs):
+        try:
+            values = fold(ctx)
+        except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+            values = [None] * len(outputs)
+        for i, value in zip(op.outputs, values):
+            if i >= 0 and value is not None:
+                state.values[i] = np.asarray(value)
+        ctx = OpContext(op.op_type, op.options, inputs,
+                        tuple(tensor_info(sg, state, i) for i in op.outputs), sg.index, op_index)  # type: ignore
+    return ctx, note

@@ -1,0 +1,115 @@
+"""The MAC/FLOP convention, element sizes and the one place where numbers are formatted.
+
+Convention (see docs/conventions.md):
+
+* a MAC is one multiply-accumulate of a contraction (conv, matmul, dot product);
+* one MAC is two FLOPs, as TensorFlow's profiler counts (``flops_registry.py``);
+* every other arithmetic operation is one FLOP (or one integer OP for integer kernels).
+
+Every count is a Python ``int`` until it is rendered here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable
+
+from .errors import InputSpecError
+
+FLOPS_PER_MAC = 2
+
+# Bits per element of each TFLite TensorType name. STRING, RESOURCE and VARIANT have no
+# fixed size; they are counted as 0 bytes (their data is not arithmetic input).
+DTYPE_BITS: dict[str, int] = {
+    "FLOAT32": 32,
+    "FLOAT16": 16,
+    "INT32": 32,
+    "UINT8": 8,
+    "INT64": 64,
+    "STRING": 0,
+    "BOOL": 8,
+    "INT16": 16,
+    "COMPLEX64": 64,
+    "INT8": 8,
+    "FLOAT64": 64,
+    "COMPLEX128": 128,
+    "UINT64": 64,
+    "RESOURCE": 0,
+    "VARIANT": 0,
+    "UINT32": 32,
+    "UINT16": 16,
+    "INT4": 4,
+    "BFLOAT16": 16,
+    "INT2": 2,
+    "UINT4": 4,
+    "FLOAT8_E4M3FN": 8,
+    "FLOAT8_E5M2": 8,
+}
+
+FLOAT_DTYPES = frozenset({"FLOAT32", "FLOAT16", "BFLOAT16", "FLOAT64", "COMPLEX64", "COMPLEX128",
+                          "FLOAT8_E4M3FN", "FLOAT8_E5M2"})
+
+
+def num_elements(shape: Iterable[int]) -> int:
+    """Product of the dims as a Python int (1 for a scalar); negative dims count as 0."""
+    n = 1
+    for d in shape:
+        n *= int(d) if d > 0 else 0
+    return n
+
+
+def tensor_bytes(shape: Iterable[int], dtype: str) -> int:
+    """Bytes of a dense tensor: ceil(elements · bits / 8)."""
+    bits = DTYPE_BITS.get(dtype, 0)
+    return (num_elements(shape) * bits + 7) // 8
+
+
+_SUFFIXES = [(10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K")]
+
+
+def human(n: int | float | None, digits: int = 3) -> str:
+    """Format a count with a K/M/G/T suffix: 300_800_000 -> '300.8 M'."""
+    if n is None:
+        return "-"
+    if isinstance(n, float) and not math.isfinite(n):
+        return str(n)
+    sign = "-" if n < 0 else ""
+    a = abs(n)
+    for scale, suffix in _SUFFIXES:
+        if a >= scale:
+            value = a / scale
+            text = f"{value:.{max(digits - len(str(int(value))), 0)}f}".rstrip("0").rstrip(".")
+            return f"{sign}{text} {suffix}"
+    if isinstance(n, float) and not n.is_integer():
+        return f"{n:.3g}"
+    return f"{sign}{int(a)}"
+
+
+def grouped(n: int) -> str:
+    """Format an int with thousands separators: 10838016 -> '10,838,016'."""
+    return f"{int(n):,}"
+
+
+def human_bytes(n: int | None) -> str:
+    """Format a byte count with binary units: 1536 -> '1.5 KiB'."""
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+_COUNT_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)\s*$")
+_MULT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+
+
+def parse_count(text: str) -> int:
+    """Parse '300M', '1.5G', '4096' or '2e9' into an int (decimal suffixes)."""
+    m = _COUNT_RE.match(str(text))
+    if not m:
+        raise InputSpecError(f"cannot read {text!r} as a count (use e.g. 300M, 1.5G, 4096)")
+    return int(round(float(m.group(1)) * _MULT[m.group(2).lower()]))
