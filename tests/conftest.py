@@ -1,0 +1,52 @@
+"""Shared pytest setup.
+
+* ``TF_CPP_MIN_LOG_LEVEL=2`` before anything can import TensorFlow (hides its C++ INFO/WARNING logs).
+* Tests marked ``tf`` are skipped when TensorFlow cannot be imported, tests marked
+  ``runtime`` when the LiteRT interpreter (``ai_edge_litert``) cannot be imported. The
+  markers are declared in pyproject.toml.
+* ``samples_dir``: the repository's ``sample_models/`` directory.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import importlib  # noqa: E402
+from functools import lru_cache  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_models"
+
+# marker -> (module that must import, reason shown in the skip message)
+_OPTIONAL = {
+    "tf": ("tensorflow", "TensorFlow is not installed (pip install tensorflow-cpu)"),
+    "runtime": ("ai_edge_litert.interpreter", "the LiteRT interpreter is not installed (pip install ai-edge-litert)"),
+}
+
+
+@lru_cache(maxsize=None)
+def _importable(module: str) -> bool:
+    """True when ``module`` imports. A real import (not find_spec), so a broken install also skips."""
+    try:
+        importlib.import_module(module)
+    except Exception:  # ImportError, or a broken binary install raising something else
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker, (module, reason) in _OPTIONAL.items():
+            # Only import the (slow) optional module when a selected test needs it.
+            if item.get_closest_marker(marker) is not None and not _importable(module):
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def samples_dir() -> Path:
+    """Path of ``sample_models/`` (regenerate its files with ``python sample_models/make_samples.py``)."""
+    return SAMPLES_DIR

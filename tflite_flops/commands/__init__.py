@@ -1,0 +1,1 @@
+"""Subcommands of the CLI, one module each (``HELP``, ``add_arguments``, ``run``)."""
