@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
+from flatbuffers import flexbuffers
 
 from . import schema
 from .errors import ModelFormatError, ModelLoadError
@@ -106,7 +107,7 @@ class Operator:
     inputs: tuple[int, ...]  # -1 marks an omitted optional input
     outputs: tuple[int, ...]
     intermediates: tuple[int, ...]
-    options: Mapping[str, Any]
+    options: Mapping[str, Any]  # builtin options, or a custom op's FlexBuffer options map
     custom_code: str | None = None
     custom_options: tuple[int, int] = (0, 0)  # (offset, size) in the file
 
@@ -368,6 +369,19 @@ class _Reader:
             shape_signature=sig if sig else None, buffer=buffer, data_offset=start, data_size=size,
             is_variable=bool(t.IsVariable()), quantization=self.quantization(t), sparsity=self.sparsity(t))
 
+    def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
+        """Decode a custom op's FlexBuffer options map; undecodable options give an empty map."""
+        start, size = span
+        if fmt != 0 or size == 0 or start + size > self.size:
+            return MappingProxyType({})
+        try:
+            value = flexbuffers.Loads(bytes(self.buf[start:start + size]))
+        except Exception:  # noqa: BLE001 - foreign bytes; a custom op's options are optional to us
+            return MappingProxyType({})
+        if not isinstance(value, dict):
+            return MappingProxyType({})
+        return MappingProxyType({str(k): v for k, v in value.items()})
+
     def subgraph(self, index: int, sg: Any, codes: list[tuple[int, str | None, int]]) -> Subgraph:
         n_t = self.length(sg.TensorsLength(), "tensors")
         tensors = tuple(self.tensor(i, sg.Tensors(i)) for i in range(n_t))
@@ -386,14 +400,17 @@ class _Reader:
                 raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {len(codes)}")
             code, custom, version = codes[ci]
             what = f"op {i}"
+            custom_span = schema.vector_span(op, schema.OPERATOR_CUSTOM_OPTIONS_SLOT)
+            options = (schema.decode_options(op, self.size) if code != schema.CUSTOM_CODE
+                       else self.custom_options(custom_span, int(op.CustomOptionsFormat())))
             ops.append(Operator(
                 index=i, op_type=schema.op_name(code, custom), builtin_code=code, version=version,
                 inputs=check(self.ints(op, "Inputs", "op inputs"), what, optional=True),
                 outputs=check(self.ints(op, "Outputs", "op outputs"), what, optional=True),
                 intermediates=check(self.ints(op, "Intermediates", "op intermediates"), what, optional=True),
-                options=schema.decode_options(op, self.size),
+                options=options,
                 custom_code=custom,
-                custom_options=schema.vector_span(op, schema.OPERATOR_CUSTOM_OPTIONS_SLOT)))
+                custom_options=custom_span))
         return Subgraph(
             index=index, name=self.string(sg.Name()), tensors=tensors, operators=tuple(ops),
             inputs=check(self.ints(sg, "Inputs", "subgraph inputs"), "inputs"),

@@ -47,6 +47,8 @@ class OpRecord:
     phase: str = "inference"
     executions: int = 1
     shapes_resolved: bool = True
+    effective_macs: int | None = None  # MACs over non-zero weights only (sparse / mostly-zero weights)
+    weight_density: float | None = None  # non-zero fraction of the op's weights, when measured
     latency_ms: float | None = None
 
 
