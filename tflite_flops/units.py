@@ -68,7 +68,7 @@ def tensor_bytes(shape: Iterable[int], dtype: str) -> int:
 _SUFFIXES = [(10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K")]
 
 
-def human(n: int | float | None, digits: int = 3) -> str:
+def human(n: int | float | None, digits: int = 4) -> str:
     """Format a count with a K/M/G/T suffix: 300_800_000 -> '300.8 M'."""
     if n is None:
         return "-"
@@ -79,7 +79,9 @@ def human(n: int | float | None, digits: int = 3) -> str:
     for scale, suffix in _SUFFIXES:
         if a >= scale:
             value = a / scale
-            text = f"{value:.{max(digits - len(str(int(value))), 0)}f}".rstrip("0").rstrip(".")
+            text = f"{value:.{max(digits - len(str(int(value))), 1)}f}"
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
             return f"{sign}{text} {suffix}"
     if isinstance(n, float) and not n.is_integer():
         return f"{n:.3g}"

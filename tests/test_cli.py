@@ -1,0 +1,99 @@
+"""CLI tests: `python -m tflite_flops` in a subprocess, exit codes, stdout/stderr separation."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CNN = str(ROOT / "sample_models" / "cnn_float.tflite")
+FCN = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_table_default():
+    r = run("analyze", CNN)
+    assert r.returncode == 0, r.stderr
+    assert "Totals per inference" in r.stdout
+    assert "By op type" in r.stdout
+    assert "CONV_2D" in r.stdout
+    assert "397,392" in r.stdout  # total MACs of the float CNN (see test_analysis.py for the derivation)
+
+
+def test_json_stdout_is_clean_and_warnings_go_to_stderr():
+    r = run("analyze", FCN, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)  # nothing but JSON on stdout
+    assert data["schema_version"] == 1
+    assert "warning:" in r.stderr and "--input-shape" in r.stderr
+    assert any("dynamic dims" in w for w in data["warnings"])
+
+
+def test_input_shape_changes_the_count():
+    small = json.loads(run("analyze", FCN, "-f", "json", "--input-shape", "1x64x64x3").stdout)
+    big = json.loads(run("analyze", FCN, "-f", "json", "--input-shape", "image=1x128x128x3").stdout)
+    assert big["totals"]["macs"] == 4 * small["totals"]["macs"] > 0
+    indexed = json.loads(run("analyze", FCN, "-f", "json", "--input-shape", "0=1x128x128x3").stdout)
+    assert indexed["totals"] == big["totals"]
+
+
+def test_output_files_by_extension(tmp_path):
+    j, c, t = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.txt"
+    r = run("analyze", CNN, "-o", str(j), "-o", str(c), "-o", str(t), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(j.read_text())
+    rows = list(csv.DictReader(io.StringIO(c.read_text())))
+    assert len(rows) == len(data["ops"]) == data["model"]["operators"]
+    assert sum(int(row["macs"]) for row in rows if row["phase"] == "inference") == data["totals"]["macs"]
+    assert "Totals per inference" in t.read_text()
+    assert r.stdout == c.read_text()
+
+
+@pytest.mark.parametrize("args, code, text", [
+    (("analyze", "does_not_exist.tflite"), 1, "no such file"),
+    (("analyze", str(ROOT / "pyproject.toml")), 1, "not a TFLite flatbuffer"),
+    (("analyze", str(ROOT / "sample_models")), 1, "is a directory"),
+    (("analyze", CNN, "-o", "report.unknownext"), 2, "unknown output extension"),
+    (("analyze", FCN, "--input-shape", "1x64x64"), 1, "rank"),
+    (("analyze", FCN, "--input-shape", "1x64x64x4"), 1, "fixes it at 3"),
+    (("analyze", FCN, "--input-shape", "nope=1x64x64x3"), 2, "no input named"),
+    (("analyze", FCN, "--input-shape", "1xAx3"), 2, "cannot read"),
+    (("analyze",), 2, ""),
+    (("frobnicate",), 2, ""),
+])
+def test_errors_are_one_line(args, code, text):
+    r = run(*args)
+    assert r.returncode == code, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    if code == 1:
+        assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert text in r.stderr
+
+
+def test_failed_run_writes_nothing(tmp_path):
+    out = tmp_path / "r.json"
+    r = run("analyze", FCN, "--input-shape", "1x64x64", "-o", str(out))
+    assert r.returncode == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_ops_lists_every_builtin():
+    r = run("ops")
+    assert r.returncode == 0
+    for name in ("CONV_2D", "FULLY_CONNECTED", "STABLEHLO_CASE", "WHILE"):
+        assert name in r.stdout
+
+
+def test_console_script_entry_point_is_declared():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'tflite-flops = "tflite_flops.cli:main"' in text

@@ -1,0 +1,87 @@
+"""The JSON/CSV contract and the Report round trip."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import tflite_flops
+from tflite_flops.report import Report
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
+
+
+@pytest.fixture(scope="module", params=[p.name for p in SAMPLES])
+def report(request) -> Report:
+    return tflite_flops.analyze(Path(__file__).resolve().parent.parent / "sample_models" / request.param)
+
+
+def _ints(value, path="") -> None:
+    """Every count in the JSON is a Python int (never a float or a NumPy scalar)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("macs", "flops", "params", "param_bytes", "bytes_read", "bytes_written", "count", "ops",
+                     "size_bytes", "executions", "subgraph", "index", "subgraphs", "operators") \
+                    and not isinstance(v, (list, dict)):
+                assert type(v) is int, f"{path}.{k} = {v!r}"
+            _ints(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _ints(v, f"{path}[{i}]")
+
+
+def test_json_contract(report):
+    d = json.loads(report.to_json())
+    assert d["schema_version"] == 1
+    assert d["tool"]["name"] == "tflite_flops" and d["tool"]["version"] == tflite_flops.__version__
+    assert set(d["model"]) >= {"path", "size_bytes", "sha256", "subgraphs", "operators", "description"}
+    for t in d["inputs"] + d["outputs"]:
+        assert set(t) >= {"name", "dtype", "shape", "shape_signature"}
+    assert set(d["totals"]) >= {"macs", "flops", "params", "param_bytes", "bytes_read", "bytes_written"}
+    for v in d["by_op_type"].values():
+        assert set(v) >= {"count", "macs", "flops"}
+    op_keys = {"subgraph", "index", "op_type", "name", "inputs", "outputs", "macs", "flops", "bytes_read",
+               "bytes_written", "params", "status", "formula", "note"}
+    assert len(d["ops"]) == d["model"]["operators"]  # every op of every subgraph
+    for op in d["ops"]:
+        assert set(op) >= op_keys
+        assert op["status"] in ("ok", "zero", "unsupported")
+    assert isinstance(d["unsupported"], dict) and isinstance(d["warnings"], list)
+    assert "latency" in d and d["latency"] is None
+    _ints(d)
+
+
+def test_totals_are_the_sum_of_per_inference_ops(report):
+    ops = [o for o in report.ops if o.phase == "inference"]
+    assert report.totals.macs == sum(o.macs for o in ops)
+    assert report.totals.flops == sum(o.flops for o in ops)
+    assert report.totals.flops == sum(v["flops"] for v in report.totals.by_precision.values())
+    assert sum(v.count for v in report.by_op_type.values()) == len(ops)
+
+
+def test_round_trip(report):
+    again = Report.from_json(report.to_json())
+    assert again == report
+    assert again.to_json() == report.to_json()
+
+
+def test_csv_one_row_per_op_with_raw_integers(report, tmp_path):
+    path = tmp_path / "ops.csv"
+    text = report.to_csv(str(path))
+    assert path.read_text() == text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(report.ops)
+    for row, op in zip(rows, report.ops):
+        assert int(row["macs"]) == op.macs and int(row["flops"]) == op.flops  # no "1.2M"
+        assert row["op_type"] == op.op_type
+
+
+def test_schema_version_is_checked(report):
+    d = report.to_dict()
+    d["schema_version"] = 99
+    with pytest.raises(ValueError, match="schema_version"):
+        Report.from_dict(d)
