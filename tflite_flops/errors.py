@@ -39,3 +39,7 @@ class OutputFormatError(TfliteFlopsError):
     """An unknown output format or an output file that cannot be written."""
 
     exit_code = 2
+
+
+class RuntimeMissingError(RuntimeUnavailableError):
+    """The requested interpreter package is not installed."""

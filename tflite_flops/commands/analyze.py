@@ -1,13 +1,13 @@
-"""``analyze MODEL``: cost every op and print (and write) a report."""
+"""``analyze MODEL``: cost every op, optionally time the model, print (and write) a report."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .common import add_shape_options, print_warnings
+from .common import add_latency_options, add_shape_options, latency_settings, print_warnings
 
-HELP = "cost every op of a model and print a report"
+HELP = "cost every op of a model (and optionally time it) and print a report"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,25 +17,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="path to a .tflite file")
     p.add_argument("--format", "-f", choices=formats(), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write a report file; the format follows the extension (.json, .csv, .txt); repeatable")
+                   help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
     p.add_argument("--top", type=int, default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    add_latency_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyze, render, write files atomically, print."""
+    """Analyze, measure if asked, render, write files atomically, print."""
     from ..analysis import analyze
+    from ..errors import RuntimeMissingError
     from ..render import format_for_path, render, write_atomic
     from ..render.table import render_table
 
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
     report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
                      while_trips=args.while_trips, signature=args.signature)
+    exit_code = 0
+    missing = None
+    if args.latency or args.per_op:
+        from ..latency import add_latency
+
+        runtime, bench, inputs = latency_settings(args)
+        try:
+            report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
+        except RuntimeMissingError as exc:
+            missing, exit_code = exc, 1
     print_warnings(report.warnings)
     texts = {fmt: (render_table(report, top=args.top) if fmt == "table" else render(report, fmt))
              for fmt in {args.format, *(f for _, f in targets)}}
     for path, fmt in targets:
         write_atomic(path, texts[fmt])
     sys.stdout.write(texts[args.format])
-    return 0
+    if missing is not None:
+        print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
+    return exit_code

@@ -22,3 +22,33 @@ def print_warnings(warnings) -> None:
     """Warnings go to stderr so that stdout stays clean JSON/CSV."""
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+
+
+def add_latency_options(p: argparse.ArgumentParser) -> None:
+    """--latency and the runtime/timing options."""
+    g = p.add_argument_group("latency (needs a runtime: pip install 'tflite_flops[runtime]')")
+    g.add_argument("--latency", action="store_true", help="time invoke() with the interpreter")
+    g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
+    g.add_argument("--runtime", choices=["litert", "tflite_runtime", "tensorflow"], default="litert",
+                   help="interpreter to use (default litert = ai_edge_litert)")
+    g.add_argument("--threads", type=int, default=1, metavar="N", help="interpreter threads (default 1)")
+    g.add_argument("--no-xnnpack", action="store_true",
+                   help="builtin kernels without the default XNNPACK delegate")
+    g.add_argument("--runs", type=int, default=50, metavar="N", help="timed runs (default 50)")
+    g.add_argument("--warmup", type=int, default=5, metavar="N", help="warm-up runs (default 5)")
+    g.add_argument("--min-time", type=float, default=0.0, metavar="SECONDS",
+                   help="keep running until both --runs and this time are reached")
+    g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
+
+
+def latency_settings(args: argparse.Namespace):
+    """(RuntimeSettings, BenchSettings, input arrays or None) from the parsed options."""
+    from ..bench import BenchSettings
+    from ..errors import InputSpecError
+    from ..runtime import RuntimeSettings, load_npz
+
+    if args.runs < 1 or args.warmup < 1 or args.threads < 1 or args.min_time < 0:
+        raise InputSpecError("--runs, --warmup and --threads must be at least 1, --min-time at least 0")
+    inputs = load_npz(args.inputs) if args.inputs else None
+    return (RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack),
+            BenchSettings(args.runs, args.warmup, args.min_time), inputs)

@@ -84,6 +84,22 @@ def render_table(report: Report, top: int = 10) -> str:
             out.append(f"  {human(tp.get('flops_per_s'))}FLOP/s · {human(tp.get('macs_per_s'))}MAC/s · "
                        f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
 
+    timed = [o for o in report.ops if o.latency_ms]
+    if timed:
+        lat = report.latency or {}
+        out += ["", f"Per-op latency (each op isolated): sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
+                    f"{len(timed)} op(s) vs whole model {lat.get('median_ms', 0):.3f} ms"]
+        if lat.get("per_op_note"):
+            out.append(f"  ({lat['per_op_note']})")
+        for title, ranked in (("slowest", sorted(timed, key=lambda o: -(o.latency_ms or 0))),
+                              ("least efficient (FLOPs per ms)",
+                               sorted([o for o in timed if o.flops], key=lambda o: o.flops / (o.latency_ms or 1)))):
+            rows = [[f"{o.subgraph}:{o.index}", o.op_type, _clip(o.name, 36), f"{o.latency_ms:.4f}",
+                     human(o.flops), f"{human(o.flops / (o.latency_ms / 1e3))}FLOP/s"] for o in ranked[:5]]
+            if rows:
+                out += [f"  {title}:"] + ["    " + line for line in _table(
+                    ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
+
     if report.unsupported:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))

@@ -1,0 +1,63 @@
+"""Join measured latency with a static Report: whole-model timing, throughput, per-op timing.
+
+The harness never parses flatbuffers; per-op models are built by :mod:`tflite_flops.single_op`
+from the runtime package's own schema module.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from .bench import BenchSettings, measure_model, throughput
+from .errors import RuntimeMissingError, RuntimeUnavailableError
+from .report import Report
+from .runtime import RuntimeSettings
+
+
+def progress_bar(label: str) -> Callable[[int, int], None] | None:
+    """A one-line progress bar on stderr when stderr is a TTY; None otherwise."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if done % max(total // 50, 1) and done < total:
+            return
+        width = 30
+        filled = min(width, width * done // max(total, 1))
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\r" + " " * (len(label) + width + 20) + "\r")
+        sys.stderr.flush()
+
+    return show
+
+
+def input_positions(report: Report) -> dict[int, tuple[int, ...]]:
+    """Shapes to run, by input position, from the report's resolved inputs."""
+    return {pos: tuple(t.shape) for pos, t in enumerate(report.inputs)}
+
+
+def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
+                inputs: Mapping[str, Any] | None = None, per_op: bool = False,
+                progress: bool = True) -> Report:
+    """Measure the model at the report's input shapes and return the report with latency merged in.
+
+    A missing runtime raises RuntimeMissingError. A runtime that cannot load or run the model
+    gives ``latency = {"skipped": reason}`` and a warning; the static numbers stay.
+    """
+    try:
+        latency = measure_model(model, input_positions(report), runtime, bench, inputs,
+                                progress=progress_bar("timing") if progress else None)
+    except RuntimeMissingError:
+        raise
+    except RuntimeUnavailableError as exc:
+        return replace(report, latency={"skipped": str(exc), "runtime": runtime.runtime},
+                       warnings=report.warnings + (f"latency skipped: {exc}",))
+    out = report.with_latency(latency, throughput(report.totals, latency))
+    if per_op:
+        from .single_op import add_per_op_latency
+
+        out = add_per_op_latency(out, model, runtime, bench, progress=progress)
+    return out

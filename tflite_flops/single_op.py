@@ -1,0 +1,178 @@
+"""Per-op latency: every op of the entry subgraph is cut out into a single-op model and timed.
+
+A single-op model keeps the op's options, tensor shapes (as resolved for this run), dtypes,
+quantization and constant buffers. Its inputs get the real activations of one run of the whole
+model (captured with ``experimental_preserve_all_tensors`` on the builtin kernels), so ops such as
+GATHER see valid indices. The models are built with the runtime package's own generated schema
+module (``ai_edge_litert.schema_py_generated``), since timing needs that package anyway.
+
+The sum of isolated times differs from the whole-model time: XNNPACK fuses and repacks across
+ops, and an isolated op loses the cache reuse of its neighbours (while paying its own call
+overhead). The report prints both and this explanation.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .bench import BenchSettings, summarize_ms, time_invokes
+from .errors import RuntimeMissingError, RuntimeUnavailableError
+from .latency import input_positions, progress_bar
+from .report import OpRecord, Report
+from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate
+
+NOT_ISOLATED = {
+    "WHILE": "control flow: runs other subgraphs", "IF": "control flow: runs other subgraphs",
+    "CALL_ONCE": "control flow: runs other subgraphs", "CALL": "control flow: runs other subgraphs",
+    "STABLEHLO_WHILE": "control flow", "STABLEHLO_CASE": "control flow", "STABLEHLO_COMPOSITE": "control flow",
+    "VAR_HANDLE": "stateful (resource variables)", "READ_VARIABLE": "stateful (resource variables)",
+    "ASSIGN_VARIABLE": "stateful (resource variables)", "HASHTABLE": "stateful (hash table)",
+    "HASHTABLE_FIND": "stateful (hash table)", "HASHTABLE_IMPORT": "stateful (hash table)",
+    "HASHTABLE_SIZE": "stateful (hash table)",
+}
+
+GAP_EXPLANATION = ("isolated op times do not add up to the whole model: XNNPACK fuses and repacks across ops, "
+                   "an isolated op loses the cache reuse of its neighbours, and each isolated invoke pays its own "
+                   "call overhead")
+
+
+def _schema() -> Any:
+    try:
+        from ai_edge_litert import schema_py_generated as fb
+    except ImportError as exc:
+        raise RuntimeMissingError("per-op timing needs ai_edge_litert: pip install 'tflite_flops[runtime]'") from exc
+    return fb
+
+
+def capture_activations(model: str | bytes, shapes: dict[int, tuple[int, ...]], runtime: RuntimeSettings
+                        ) -> dict[int, np.ndarray]:
+    """Run the whole model once on the builtin kernels and keep every tensor of subgraph 0."""
+    interpreter_settings = replace(runtime, xnnpack=False)
+    interp = make_interpreter(model, interpreter_settings) if runtime.runtime != "litert" else None
+    if interp is None:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        kwargs: dict[str, Any] = {"num_threads": runtime.threads, "experimental_preserve_all_tensors": True,
+                                  "experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
+        kwargs["model_content" if isinstance(model, (bytes, bytearray)) else "model_path"] = (
+            bytes(model) if isinstance(model, (bytes, bytearray)) else str(model))
+        interp = Interpreter(**kwargs)
+    resize_and_allocate(interp, shapes)
+    fill_inputs(interp)
+    interp.invoke()
+    values = {}
+    for detail in interp.get_tensor_details():
+        try:
+            values[int(detail["index"])] = np.array(interp.get_tensor(detail["index"]))
+        except ValueError:
+            continue  # tensors without data (e.g. released or not allocated)
+    return values
+
+
+def build_single_op_model(fb: Any, model_obj: Any, op_index: int, record: OpRecord) -> tuple[bytes, list[int]]:
+    """A model holding only op ``op_index`` of subgraph 0. Returns (bytes, original indices of its inputs)."""
+    sg = model_obj.subgraphs[0]
+    op = sg.operators[op_index]
+    used = [i for i in list(op.inputs) + list(op.outputs) if i >= 0]
+    order = list(dict.fromkeys(used))
+    remap = {old: new for new, old in enumerate(order)}
+    shapes = {}
+    present_inputs = [i for i in op.inputs if i >= 0]
+    for i, shape in zip(present_inputs, record.inputs):
+        shapes[i] = shape
+    for i, shape in zip([o for o in op.outputs if o >= 0], record.outputs):
+        shapes[i] = shape
+    new = fb.ModelT()
+    new.version = 3
+    new.description = "tflite_flops single-op model"
+    new.operatorCodes = [copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex])]
+    new.buffers = [fb.BufferT()]
+    tensors = []
+    graph_inputs = []
+    for old in order:
+        t = copy.deepcopy(sg.tensors[old])
+        t.shape = list(shapes.get(old, t.shape if t.shape is not None else []))
+        t.shapeSignature = None
+        buf = model_obj.buffers[t.buffer] if t.buffer and t.buffer < len(model_obj.buffers) else None
+        if buf is not None and buf.data is not None and len(buf.data):
+            new.buffers.append(copy.deepcopy(buf))
+            t.buffer = len(new.buffers) - 1
+        else:
+            new.buffers.append(fb.BufferT())
+            t.buffer = len(new.buffers) - 1
+            if old in present_inputs and not t.isVariable:
+                graph_inputs.append(old)
+        tensors.append(t)
+    new_op = copy.deepcopy(op)
+    new_op.opcodeIndex = 0
+    new_op.inputs = [remap[i] if i >= 0 else -1 for i in op.inputs]
+    new_op.outputs = [remap[i] if i >= 0 else -1 for i in op.outputs]
+    new_op.intermediates = [remap[i] for i in (op.intermediates if op.intermediates is not None else [])
+                            if i in remap] or None
+    sub = fb.SubGraphT()
+    sub.tensors = tensors
+    sub.inputs = [remap[i] for i in graph_inputs]
+    sub.outputs = [remap[i] for i in op.outputs if i >= 0]
+    sub.operators = [new_op]
+    sub.name = "single_op"
+    new.subgraphs = [sub]
+    import flatbuffers
+
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(new.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output()), graph_inputs
+
+
+def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
+                       progress: bool = True) -> Report:
+    """Time every op of the entry subgraph in isolation; fill ``OpRecord.latency_ms`` and a summary."""
+    fb = _schema()
+    data = bytes(model) if isinstance(model, (bytes, bytearray)) else open(model, "rb").read()
+    model_obj = fb.ModelT.InitFromObj(fb.Model.GetRootAs(data, 0))
+    entry = int(report.settings.get("entry_subgraph", 0))
+    if entry != 0:
+        raise RuntimeUnavailableError("per-op timing supports the primary subgraph only")
+    activations = capture_activations(data, input_positions(report), runtime)
+    records = list(report.ops)
+    reasons: dict[int, str] = {}
+    targets = [i for i, r in enumerate(records) if r.subgraph == 0]
+    show = progress_bar("per-op") if progress else None
+    for done, pos in enumerate(targets, 1):
+        rec = records[pos]
+        reason = NOT_ISOLATED.get(rec.op_type)
+        if reason is None and any(sg_t.isVariable for sg_t in (model_obj.subgraphs[0].tensors[i]
+                                                               for i in model_obj.subgraphs[0].operators[rec.index].inputs
+                                                               if i >= 0)):
+            reason = "stateful (variable input)"
+        if reason is None:
+            try:
+                blob, graph_inputs = build_single_op_model(fb, model_obj, rec.index, rec)
+                interp = make_interpreter(blob, runtime)
+                interp.allocate_tensors()
+                for detail, old in zip(interp.get_input_details(), graph_inputs):
+                    value = activations.get(old)
+                    if value is None or tuple(value.shape) != tuple(detail["shape"]):
+                        value = np.zeros(detail["shape"], dtype=detail["dtype"])
+                    interp.set_tensor(detail["index"], value.astype(detail["dtype"], copy=False))
+                _, samples = time_invokes(interp.invoke, bench)
+                records[pos] = replace(rec, latency_ms=summarize_ms(samples)["median_ms"])
+            except (RuntimeUnavailableError, ValueError, RuntimeError) as exc:
+                reason = f"could not be isolated: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        if reason is not None:
+            reasons[pos] = reason
+            records[pos] = replace(rec, note="; ".join(n for n in (rec.note, f"not timed: {reason}") if n))
+        if show is not None:
+            show(done, len(targets))
+    timed = [r for r in records if r.latency_ms is not None]
+    per_op_sum = sum(r.latency_ms for r in timed)  # type: ignore[misc]
+    latency = dict(report.latency or {})
+    latency.update({
+        "per_op_sum_ms": per_op_sum, "per_op_timed": len(timed), "per_op_not_timed": len(reasons),
+        "per_op_vs_whole": (per_op_sum / latency["median_ms"]) if latency.get("median_ms") else None,
+        "per_op_note": GAP_EXPLANATION,
+    })
+    return replace(report, ops=tuple(records), latency=latency)
