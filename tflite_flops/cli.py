@@ -25,6 +25,7 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 COMMANDS = {
     "analyze": "analyze",
     "ops": "ops",
+    "import-profile": "import_profile",
 }
 
 

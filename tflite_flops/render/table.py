@@ -73,7 +73,9 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["  " + line for line in _table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
                                                rows, [False] * 5 + [True] * 3)]
 
-    if report.latency:
+    if report.latency and report.latency.get("skipped"):
+        out += ["", f"Latency skipped: {report.latency['skipped']}"]
+    if report.latency and report.latency.get("median_ms") is not None:
         lat = report.latency
         out += ["", f"Latency ({lat.get('runtime')} {lat.get('runtime_version', '')}, {lat.get('threads')} thread(s), "
                     f"XNNPACK {'on' if lat.get('xnnpack') else 'off'}, {lat.get('runs')} runs)"]
@@ -87,8 +89,12 @@ def render_table(report: Report, top: int = 10) -> str:
     timed = [o for o in report.ops if o.latency_ms]
     if timed:
         lat = report.latency or {}
-        out += ["", f"Per-op latency (each op isolated): sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
-                    f"{len(timed)} op(s) vs whole model {lat.get('median_ms', 0):.3f} ms"]
+        if lat.get("source"):
+            out += ["", f"Per-op latency from {lat['source']}: sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
+                        f"{len(timed)} joined op(s) ({lat.get('profile_rows', 0)} profile rows)"]
+        else:
+            out += ["", f"Per-op latency (each op isolated): sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
+                        f"{len(timed)} op(s) vs whole model {lat.get('median_ms', 0):.3f} ms"]
         if lat.get("per_op_note"):
             out.append(f"  ({lat['per_op_note']})")
         for title, ranked in (("slowest", sorted(timed, key=lambda o: -(o.latency_ms or 0))),

@@ -1,0 +1,83 @@
+"""End-to-end latency with the real LiteRT interpreter (small runs; no timing assertions)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CNN = str(ROOT / "sample_models" / "cnn_float.tflite")
+KEYS = {"runtime", "runtime_version", "threads", "xnnpack", "runs", "init_ms", "first_ms", "mean_ms", "std_ms",
+        "min_ms", "median_ms", "p90_ms", "p99_ms", "max_ms", "cv"}
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+@pytest.mark.runtime
+def test_analyze_latency_json():
+    r = run("analyze", CNN, "--latency", "--runs", "20", "--warmup", "2", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    lat, tp = d["latency"], d["throughput"]
+    assert KEYS <= set(lat)
+    assert lat["runtime"] == "litert" and lat["runs"] == 20 and lat["threads"] == 1 and lat["xnnpack"] is True
+    assert lat["min_ms"] <= lat["median_ms"] <= lat["p90_ms"] <= lat["p99_ms"] <= lat["max_ms"]
+    assert tp["inferences_per_s"] == pytest.approx(1e3 / lat["median_ms"])
+    assert tp["flops_per_s"] == pytest.approx(d["totals"]["flops"] / (lat["median_ms"] / 1e3))
+    assert tp["macs_per_s"] == pytest.approx(d["totals"]["macs"] / (lat["median_ms"] / 1e3))
+
+
+@pytest.mark.runtime
+def test_no_xnnpack_and_shapes_follow_input(tmp_path):
+    fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
+    r = run("analyze", fcn, "--input-shape", "2x48x40x3", "--latency", "--no-xnnpack", "--runs", "5", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    lat = json.loads(r.stdout)["latency"]
+    assert lat["xnnpack"] is False and lat["input_shapes"] == [[2, 48, 40, 3]]
+
+
+@pytest.mark.runtime
+def test_per_op_latency_sums_and_explains():
+    r = run("analyze", CNN, "--per-op", "--runs", "5", "--warmup", "1", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    timed = [o for o in d["ops"] if o["latency_ms"] is not None]
+    assert len(timed) == len(d["ops"]) == 12  # every op of this model can be isolated
+    assert d["latency"]["per_op_sum_ms"] == pytest.approx(sum(o["latency_ms"] for o in timed))
+    assert "XNNPACK" in d["latency"]["per_op_note"]
+    table = run("analyze", CNN, "--per-op", "--runs", "3", "--warmup", "1").stdout
+    assert "Per-op latency" in table and "least efficient" in table
+
+
+@pytest.mark.runtime
+def test_inputs_npz(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "in.npz"
+    np.savez(path, image=np.zeros((1, 32, 32, 3), np.float32))
+    r = run("analyze", CNN, "--latency", "--runs", "3", "--inputs", str(path), "-f", "json")
+    assert r.returncode == 0, r.stderr
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, other=np.zeros((1,), np.float32))
+    r = run("analyze", CNN, "--latency", "--runs", "3", "--inputs", str(bad), "-f", "json")
+    assert json.loads(r.stdout)["latency"]["skipped"].count("no array for input") == 1
+
+
+def test_missing_runtime_still_prints_the_static_report():
+    pytest.importorskip("numpy")
+    try:
+        import tflite_runtime  # noqa: F401
+        pytest.skip("tflite_runtime is installed here")
+    except ImportError:
+        pass
+    r = run("analyze", CNN, "--latency", "--runtime", "tflite_runtime", "-f", "json")
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["totals"]["macs"] == 397_392
+    assert "pip install" in r.stderr and "Traceback" not in r.stderr
