@@ -139,13 +139,18 @@ def tf_mac_stats(keras_model_or_fn: Callable, input_shape, op_types: Iterable[st
     # are registered by TensorFlow itself either way; importing twice is harmless.
     from tensorflow.python.profiler.internal import flops_registry  # noqa: F401
 
+    from tensorflow.python.util import deprecation
+
     wanted = tuple(op_types)
     frozen = frozen_graph(keras_model_or_fn, input_shape, dtype=dtype)
     graph_def = frozen.graph.as_graph_def()
     library = {f.signature.name: f for f in graph_def.library.function}
     stats = TFMacStats()
     by_type: Counter = Counter()
-    _accumulate(frozen.graph, library, wanted, strict, stats, by_type, depth=0)
+    # The registered stats functions call graph_util.tensor_shape_from_node_def_name, which
+    # logs a (v1 API) deprecation warning on first use.
+    with deprecation.silence():
+        _accumulate(frozen.graph, library, wanted, strict, stats, by_type, depth=0)
     stats.by_type = dict(by_type)
     stats.total = sum(by_type.values())
     return stats
@@ -248,9 +253,13 @@ def convert(keras_model, mode: str = "float", input_shape: Sequence[int] | None 
 
     import contextlib
     import io
+    import warnings
 
-    # Keras 3's export prints "Saved artifact at ..." and the endpoint list; keep tests quiet.
-    with contextlib.redirect_stdout(io.StringIO()):
+    # Keras 3's export prints "Saved artifact at ..." and the endpoint list, and int8
+    # conversion warns that no input statistics were given (they come from the
+    # representative dataset); keep tests quiet.
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Statistics for quantized inputs")
         return conv.convert()
 
 
@@ -258,16 +267,23 @@ def convert(keras_model, mode: str = "float", input_shape: Sequence[int] | None 
 # LiteRT interpreter
 # --------------------------------------------------------------------------------------------
 
-def interpreter_shapes(model_bytes: bytes, input_shapes: Mapping[int | str, Sequence[int]] | None = None
-                       ) -> dict[int, tuple[int, ...]]:
+def interpreter_shapes(model_bytes: bytes, input_shapes: Mapping[int | str, Sequence[int]] | None = None,
+                       invoke: bool = True) -> dict[int, tuple[int, ...]]:
     """Shapes of all tensors of subgraph 0 after resizing inputs, as computed by LiteRT.
 
     ``input_shapes`` maps an input's position (0, 1, ... in the order of
     ``get_input_details()``, the same convention ``tflite_flops`` uses for int keys) or its
     tensor name to the new shape. The interpreter uses the builtin op resolver without the
-    default XNNPACK delegate, so tensors are not rewritten by a delegate. Returns
-    ``{tensor_index: shape}`` from ``get_tensor_details()`` (shapes after
-    ``allocate_tensors()``; tensors of other subgraphs are not listed).
+    default XNNPACK delegate, so tensors are not rewritten by a delegate.
+
+    ``allocate_tensors()`` propagates shapes statically, but an op whose output shape depends
+    on a tensor VALUE computed at run time (RESIZE_BILINEAR fed by SHAPE -> SLICE -> MUL,
+    RESHAPE with a computed shape, ...) gets a *dynamic* output that keeps its stored
+    placeholder shape until the op runs. With ``invoke=True`` (default) the model is
+    therefore run once on all-zero inputs before the shapes are read.
+
+    Returns ``{tensor_index: shape}`` from ``get_tensor_details(0)`` (tensors of other
+    subgraphs, e.g. WHILE bodies, are not listed).
     """
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -284,4 +300,8 @@ def interpreter_shapes(model_bytes: bytes, input_shapes: Mapping[int | str, Sequ
             index = details[int(key)]["index"]
         interp.resize_tensor_input(index, [int(d) for d in shape], strict=False)
     interp.allocate_tensors()
+    if invoke:
+        for d in interp.get_input_details():
+            interp.set_tensor(d["index"], np.zeros(d["shape"], dtype=d["dtype"]))
+        interp.invoke()
     return {int(d["index"]): tuple(int(v) for v in d["shape"]) for d in interp.get_tensor_details(0)}

@@ -459,7 +459,9 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
 
     info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=model.sha256(),
                      subgraphs=len(model.subgraphs), operators=sum(len(s.operators) for s in model.subgraphs),
-                     description=model.description, signatures=tuple(s.key for s in model.signatures))
+                     description=model.description, signatures=tuple(s.key for s in model.signatures),
+                     subgraph_names=tuple(s.name or next((g.key for g in model.signatures if g.subgraph_index == s.index),
+                                                         f"subgraph_{s.index}") for s in model.subgraphs))
     settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry}
     return Report(

@@ -109,7 +109,7 @@ def _row(line: str, header: list[str], csv_mode: bool, subgraph: int) -> Profile
     if avg is None:
         return None
     return ProfileRow(subgraph, cells.get("node type", "").strip(), avg, _num(cells.get("first", "")),
-                      _num(cells.get("times called", "")), cells.get("name", "").strip().strip("[]"))
+                      _num(cells.get("times called", "")), cells.get("name", "").strip())
 
 
 def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benchmark_model op profile") -> Report:

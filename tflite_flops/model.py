@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 from flatbuffers import flexbuffers
 
-from . import schema
+from . import schema, verify
 from .errors import ModelFormatError, ModelLoadError
 from .units import DTYPE_BITS, num_elements
 
@@ -32,6 +32,9 @@ _NP_DTYPES = {
     "FLOAT64": np.float64, "UINT64": np.uint64, "UINT32": np.uint32, "UINT16": np.uint16,
     "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
 }
+
+_F32 = struct.Struct("<f")
+_I64 = struct.Struct("<q")
 
 # Errors the generated bindings raise when offsets point outside the buffer or at garbage.
 _FB_ERRORS = (struct.error, IndexError, ValueError, OverflowError, TypeError, AttributeError,
@@ -218,6 +221,11 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
 def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
     """Parse a .tflite file or its bytes.
 
+    The whole flatbuffer is verified first (:mod:`tflite_flops.verify`): every offset, vector
+    length, string and union is checked against the file before it is used. Then every index
+    (tensor, buffer, opcode, subgraph) is checked against what it indexes, and the subgraph
+    call graph (WHILE/IF/CALL_ONCE/CALL/... references) is checked for cycles.
+
     Args:
         source: a path (memory-mapped) or the model's bytes.
 
@@ -231,53 +239,97 @@ def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Mo
     buf, path = _open(source)
     name = path or "<bytes>"
     try:
-        return _Reader(buf, path).read()
+        model = _Reader(buf, path).read()
+        check_call_graph(model)
+        return model
     except ModelFormatError as exc:
         raise ModelFormatError(f"{name}: {exc}") from exc
     except RecursionError as exc:
         raise ModelFormatError(f"{name}: corrupted flatbuffer (nested offsets loop)") from exc
-    except _FB_ERRORS as exc:
+    except MemoryError as exc:
+        raise ModelFormatError(f"{name}: corrupted flatbuffer (a size field is absurdly large)") from exc
+    except _FB_ERRORS as exc:  # belt and braces: the verifier should have refused these bytes
         raise ModelFormatError(f"{name}: corrupted or truncated flatbuffer ({type(exc).__name__}: {exc})") from exc
 
 
+# The analysis walks a called subgraph once per call site. A file whose subgraphs call each
+# other in a diamond chain (IF then=s+1 else=s+1, ...) would make that walk exponential; it is
+# refused when the walk would visit more ops than this (plus 16 per op of the model).
+MAX_WALK_VISITS = 2_000_000
+
+
+def check_call_graph(model: Model) -> None:
+    """Refuse subgraph references that form a cycle or that expand into an absurd walk.
+
+    Args:
+        model: a parsed model whose subgraph references are already range-checked.
+
+    Raises:
+        ModelFormatError: a cycle (``0 -> 1 -> 0``) or a call graph whose fully expanded walk
+            visits more than ``MAX_WALK_VISITS + 16 * ops`` operators.
+    """
+    n = len(model.subgraphs)
+    callees = [[ref for op in sg.operators for ref in op.subgraph_refs.values()] for sg in model.subgraphs]
+    if not any(callees):
+        return
+    # Iterative depth-first search with colours: 0 new, 1 on the stack, 2 done.
+    colour = [0] * n
+    visits = [0] * n  # ops visited by a walk that starts at this subgraph
+    for start in range(n):
+        if colour[start]:
+            continue
+        stack = [(start, 0)]
+        colour[start] = 1
+        while stack:
+            node, i = stack[-1]
+            if i < len(callees[node]):
+                stack[-1] = (node, i + 1)
+                child = callees[node][i]
+                if colour[child] == 1:
+                    path = [s for s, _ in stack]
+                    loop = path[path.index(child):] + [child]
+                    raise ModelFormatError("subgraph references form a cycle: "
+                                           + " -> ".join(map(str, loop)))
+                if colour[child] == 0:
+                    colour[child] = 1
+                    stack.append((child, 0))
+                continue
+            stack.pop()
+            colour[node] = 2
+            visits[node] = len(model.subgraphs[node].operators) + sum(visits[c] for c in callees[node])
+    total_ops = sum(len(sg.operators) for sg in model.subgraphs)
+    limit = MAX_WALK_VISITS + 16 * total_ops
+    if sum(visits) > limit:
+        raise ModelFormatError(f"subgraph references expand into a walk over {sum(visits):,} operators "
+                               f"(limit {limit:,}); refusing a call graph this deep")
+
+
 class _Reader:
-    """Walks the flatbuffer once, checking every length and index against what it indexes."""
+    """Builds the Model from the verified, decoded table tree, checking every index."""
 
     def __init__(self, buf: Any, path: str | None) -> None:
         self.buf = buf
         self.path = path
         self.size = len(buf)
-        self.fb = schema.root(buf)
+        self.fb = verify.verify(buf, schema.MODEL_SCHEMA)
         self.buffer_cache: dict[int, tuple[int, int]] = {}
 
-    def length(self, n: int, what: str, elem_bytes: int = 4) -> int:
-        if n < 0 or n * elem_bytes > self.size:
-            raise ModelFormatError(f"{what} claims {n} elements, more than the file can hold")
-        return n
-
-    def ints(self, obj: Any, name: str, what: str) -> tuple[int, ...]:
-        if getattr(obj, f"{name}IsNone")():
-            return ()
-        self.length(getattr(obj, f"{name}Length")(), what)
-        return tuple(int(x) for x in getattr(obj, f"{name}AsNumpy")().tolist())
-
-    def string(self, value: bytes | None) -> str:
-        return value.decode("utf-8", "replace") if value else ""
+    def string(self, value: str | None) -> str:
+        return value or ""
 
     def read(self) -> Model:
         fb = self.fb
-        n_codes = self.length(fb.OperatorCodesLength(), "operator_codes")
         codes = []
-        for i in range(n_codes):
-            oc = fb.OperatorCodes(i)
-            code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
-            custom = self.string(oc.CustomCode()) if code == schema.CUSTOM_CODE else None
-            codes.append((code, custom, int(oc.Version())))
-        self.n_buffers = self.length(fb.BuffersLength(), "buffers")
-        n_sub = self.length(fb.SubgraphsLength(), "subgraphs")
+        for oc in fb["operator_codes"] or ():
+            code = max(oc["builtin_code"], oc["deprecated_builtin_code"])
+            custom = self.string(oc["custom_code"]) if code == schema.CUSTOM_CODE else None
+            codes.append((code, custom, oc["version"]))
+        self.buffers = fb["buffers"] or ()
+        raw_subgraphs = fb["subgraphs"] or ()
+        n_sub = len(raw_subgraphs)
         if n_sub == 0:
             raise ModelFormatError("model has no subgraphs")
-        subgraphs = tuple(self.subgraph(i, fb.Subgraphs(i), codes) for i in range(n_sub))
+        subgraphs = tuple(self.subgraph(i, sg, codes) for i, sg in enumerate(raw_subgraphs))
         for sg in subgraphs:
             for op in sg.operators:
                 for key, ref in op.subgraph_refs.items():
@@ -286,88 +338,79 @@ class _Reader:
                             f"subgraph {sg.index} op {op.index} ({op.op_type}) {key}={ref} "
                             f"is out of range (model has {n_sub} subgraphs)")
         signatures = []
-        for i in range(self.length(fb.SignatureDefsLength(), "signature_defs")):
-            sd = fb.SignatureDefs(i)
-            sub = int(sd.SubgraphIndex())
+        for i, sd in enumerate(fb["signature_defs"] or ()):
+            sub = sd["subgraph_index"]
             if not 0 <= sub < n_sub:
                 raise ModelFormatError(f"signature {i} refers to subgraph {sub} of {n_sub}")
             n_t = len(subgraphs[sub].tensors)
             maps = []
-            for getter, length in ((sd.Inputs, sd.InputsLength), (sd.Outputs, sd.OutputsLength)):
+            for key in ("inputs", "outputs"):
                 entries = {}
-                for j in range(self.length(length(), "signature tensors")):
-                    tm = getter(j)
-                    idx = int(tm.TensorIndex())
+                for tm in sd[key] or ():
+                    idx = tm["tensor_index"]
                     if not 0 <= idx < n_t:
                         raise ModelFormatError(f"signature {i} names tensor {idx} of {n_t}")
-                    entries[self.string(tm.Name())] = idx
+                    entries[self.string(tm["name"])] = idx
                 maps.append(MappingProxyType(entries))
-            signatures.append(Signature(self.string(sd.SignatureKey()), sub, maps[0], maps[1]))
-        metadata = {}
-        for i in range(self.length(fb.MetadataLength(), "metadata")):
-            md = fb.Metadata(i)
-            metadata[self.string(md.Name())] = int(md.Buffer())
+            signatures.append(Signature(self.string(sd["signature_key"]), sub, maps[0], maps[1]))
+        metadata = {self.string(md["name"]): md["buffer"] for md in fb["metadata"] or ()}
         return Model(
-            path=self.path, size_bytes=self.size, version=int(fb.Version()),
-            description=self.string(fb.Description()), subgraphs=subgraphs,
+            path=self.path, size_bytes=self.size, version=fb["version"],
+            description=self.string(fb["description"]), subgraphs=subgraphs,
             signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
 
     def buffer_span(self, index: int) -> tuple[int, int]:
         span = self.buffer_cache.get(index)
         if span is None:
-            if not 0 <= index < self.n_buffers:
-                raise ModelFormatError(f"buffer index {index} is out of range ({self.n_buffers} buffers)")
-            b = self.fb.Buffers(index)
-            start, size = schema.vector_span(b, schema.BUFFER_DATA_SLOT)
+            if not 0 <= index < len(self.buffers):
+                raise ModelFormatError(f"buffer index {index} is out of range ({len(self.buffers)} buffers)")
+            b = self.buffers[index]
+            data = b["data"]
+            start, size = (data.start, data.count) if data is not None else (0, 0)
             if size == 0:
-                off, big = int(b.Offset()), int(b.Size())
+                off, big = b["offset"], b["size"]
                 if off > 1:  # data stored outside the flatbuffer (models over 2 GB)
                     start, size = off, big
             if start < 0 or start + size > self.size:
-                raise ModelFormatError(f"buffer {index} data ({start}+{size}) lies outside the file")
+                raise ModelFormatError(f"buffer {index} data ({start}+{size}) lies outside the {self.size}-byte file")
             span = self.buffer_cache[index] = (start, size)
         return span
 
-    def quantization(self, t: Any) -> Quantization | None:
-        q = t.Quantization()
+    def quantization(self, q: Mapping[str, Any] | None) -> Quantization | None:
         if q is None:
             return None
-        details = int(q.DetailsType())
-        n_scales = self.length(q.ScaleLength(), "quantization scales")
+        details = q["details_type"]
+        scale, zero_point = q["scale"], q["zero_point"]
+        n_scales = scale.count if scale is not None else 0
         if details:
             kind = {1: "custom", 2: "blockwise", 3: "multi_axis"}.get(details, "custom")
         elif n_scales == 0:
             return None
         else:
             kind = "per_axis" if n_scales > 1 else "per_tensor"
-        n_zp = self.length(q.ZeroPointLength(), "quantization zero points", 8)
+        n_zp = zero_point.count if zero_point is not None else 0
         return Quantization(
-            kind=kind, axis=int(q.QuantizedDimension()), num_scales=n_scales,
-            scale=float(q.Scale(0)) if n_scales else None,
-            zero_point=int(q.ZeroPoint(0)) if n_zp else None)
+            kind=kind, axis=q["quantized_dimension"], num_scales=n_scales,
+            scale=_F32.unpack_from(self.buf, scale.start)[0] if n_scales else None,
+            zero_point=_I64.unpack_from(self.buf, zero_point.start)[0] if n_zp else None)
 
-    def sparsity(self, t: Any) -> Sparsity | None:
-        s = t.Sparsity()
+    def sparsity(self, s: Mapping[str, Any] | None) -> Sparsity | None:
         if s is None:
             return None
-        formats, sizes = [], []
-        for i in range(self.length(s.DimMetadataLength(), "sparsity dim_metadata")):
-            dm = s.DimMetadata(i)
-            formats.append("SPARSE_CSR" if dm.Format() == 1 else "DENSE")
-            sizes.append(int(dm.DenseSize()))
-        return Sparsity(self.ints(s, "TraversalOrder", "traversal_order"),
-                        self.ints(s, "BlockMap", "block_map"), tuple(formats), tuple(sizes))
+        dims = s["dim_metadata"] or ()
+        return Sparsity(tuple(s["traversal_order"] or ()), tuple(s["block_map"] or ()),
+                        tuple("SPARSE_CSR" if dm["format"] == 1 else "DENSE" for dm in dims),
+                        tuple(dm["dense_size"] for dm in dims))
 
-    def tensor(self, index: int, t: Any) -> Tensor:
-        shape = self.ints(t, "Shape", "tensor shape")
-        sig = self.ints(t, "ShapeSignature", "shape_signature") if not t.ShapeSignatureIsNone() else None
-        dtype = schema.dtype_name(int(t.Type()))
-        buffer = int(t.Buffer())
+    def tensor(self, index: int, t: Mapping[str, Any]) -> Tensor:
+        sig = t["shape_signature"]
+        buffer = t["buffer"]
         start, size = self.buffer_span(buffer) if buffer else (0, 0)
         return Tensor(
-            index=index, name=self.string(t.Name()), dtype=dtype, shape=shape,
+            index=index, name=self.string(t["name"]), dtype=schema.dtype_name(t["type"]), shape=t["shape"] or (),
             shape_signature=sig if sig else None, buffer=buffer, data_offset=start, data_size=size,
-            is_variable=bool(t.IsVariable()), quantization=self.quantization(t), sparsity=self.sparsity(t))
+            is_variable=bool(t["is_variable"]), quantization=self.quantization(t["quantization"]),
+            sparsity=self.sparsity(t["sparsity"]))
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
         """Decode a custom op's FlexBuffer options map; undecodable options give an empty map."""
@@ -382,36 +425,48 @@ class _Reader:
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 
-    def subgraph(self, index: int, sg: Any, codes: list[tuple[int, str | None, int]]) -> Subgraph:
-        n_t = self.length(sg.TensorsLength(), "tensors")
-        tensors = tuple(self.tensor(i, sg.Tensors(i)) for i in range(n_t))
+    def op_custom_span(self, op: Mapping[str, Any]) -> tuple[int, int]:
+        data = op["custom_options"]
+        if data is not None and data.count:
+            return data.start, data.count
+        off, size = op["large_custom_options_offset"], op["large_custom_options_size"]
+        if size:  # custom options stored outside the flatbuffer (models over 2 GB)
+            if off + size > self.size:
+                raise ModelFormatError(f"custom options ({off}+{size}) lie outside the {self.size}-byte file")
+            return off, size
+        return 0, 0
 
-        def check(ids: tuple[int, ...], what: str, optional: bool = False) -> tuple[int, ...]:
+    def subgraph(self, index: int, sg: Mapping[str, Any], codes: list[tuple[int, str | None, int]]) -> Subgraph:
+        tensors = tuple(self.tensor(i, t) for i, t in enumerate(sg["tensors"] or ()))
+        n_t = len(tensors)
+
+        def check(ids: tuple[int, ...] | None, what: str, optional: bool = False) -> tuple[int, ...]:
+            if not ids:
+                return ()
             for i in ids:
                 if not (0 <= i < n_t or (optional and i == -1)):
                     raise ModelFormatError(f"subgraph {index}: {what} refers to tensor {i} of {n_t}")
             return ids
 
         ops = []
-        for i in range(self.length(sg.OperatorsLength(), "operators")):
-            op = sg.Operators(i)
-            ci = int(op.OpcodeIndex())
-            if not 0 <= ci < len(codes):
-                raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {len(codes)}")
+        n_codes = len(codes)
+        for i, op in enumerate(sg["operators"] or ()):
+            ci = op["opcode_index"]
+            if not 0 <= ci < n_codes:
+                raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {n_codes}")
             code, custom, version = codes[ci]
             what = f"op {i}"
-            custom_span = schema.vector_span(op, schema.OPERATOR_CUSTOM_OPTIONS_SLOT)
-            options = (schema.decode_options(op, self.size) if code != schema.CUSTOM_CODE
-                       else self.custom_options(custom_span, int(op.CustomOptionsFormat())))
+            custom_span = self.op_custom_span(op)
+            options = (schema.options_from(op, self.buf) if code != schema.CUSTOM_CODE
+                       else self.custom_options(custom_span, op["custom_options_format"]))
             ops.append(Operator(
                 index=i, op_type=schema.op_name(code, custom), builtin_code=code, version=version,
-                inputs=check(self.ints(op, "Inputs", "op inputs"), what, optional=True),
-                outputs=check(self.ints(op, "Outputs", "op outputs"), what, optional=True),
-                intermediates=check(self.ints(op, "Intermediates", "op intermediates"), what, optional=True),
+                inputs=check(op["inputs"], what, optional=True),
+                outputs=check(op["outputs"], what, optional=True),
+                intermediates=check(op["intermediates"], what, optional=True),
                 options=options,
                 custom_code=custom,
                 custom_options=custom_span))
         return Subgraph(
-            index=index, name=self.string(sg.Name()), tensors=tensors, operators=tuple(ops),
-            inputs=check(self.ints(sg, "Inputs", "subgraph inputs"), "inputs"),
-            outputs=check(self.ints(sg, "Outputs", "subgraph outputs"), "outputs"))
+            index=index, name=self.string(sg["name"]), tensors=tensors, operators=tuple(ops),
+            inputs=check(sg["inputs"], "inputs"), outputs=check(sg["outputs"], "outputs"))

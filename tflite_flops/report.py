@@ -88,6 +88,7 @@ class ModelInfo:
     operators: int
     description: str
     signatures: tuple[str, ...] = ()
+    subgraph_names: tuple[str, ...] = ()  # name, else its signature key, else "subgraph_<i>" (Model Explorer's ids)
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ class Report:
             for o in d["ops"])
         model = dict(d["model"])
         model["signatures"] = tuple(model.get("signatures", ()))
+        model["subgraph_names"] = tuple(model.get("subgraph_names", ()))
         return cls(
             tool=dict(d["tool"]), model=ModelInfo(**model),
             inputs=tuple(summary(t) for t in d["inputs"]), outputs=tuple(summary(t) for t in d["outputs"]),
@@ -178,6 +180,18 @@ class Report:
     def with_latency(self, latency: Mapping[str, Any] | None, throughput: Mapping[str, Any] | None) -> "Report":
         """A copy with measured latency and throughput merged in."""
         return replace(self, latency=latency, throughput=throughput)
+
+    def check_budget(self, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
+                     max_params: int | str | None = None, max_latency_ms: float | str | None = None) -> list[str]:
+        """Violated limits, one message each (``["macs 300.8 M > 200 M"]``); empty within budget.
+
+        Counts accept ints or strings with K/M/G suffixes; ``max_latency_ms`` is checked against the
+        median latency (a violation when latency was not measured). See :mod:`tflite_flops.budget`.
+        """
+        from .budget import check_budget
+
+        return check_budget(self, max_macs=max_macs, max_flops=max_flops, max_params=max_params,
+                            max_latency_ms=max_latency_ms)
 
 
 def _jsonable(value: Any) -> Any:

@@ -10,6 +10,7 @@ filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tens
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from types import MappingProxyType
@@ -28,6 +29,7 @@ from tflite.Model import Model as FbModel
 from tflite.Padding import Padding
 from tflite.TensorType import TensorType
 
+from . import verify
 from .errors import ModelFormatError
 
 FILE_IDENTIFIER = b"TFL3"
@@ -191,3 +193,171 @@ def vector_span(table_obj: Any, slot_offset: int) -> tuple[int, int]:
 
 BUFFER_DATA_SLOT = 4  # Buffer.data is field 0 -> vtable slot 4
 OPERATOR_CUSTOM_OPTIONS_SLOT = 14  # Operator.custom_options is field 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Table layouts for the verifier (verify.py), read off the generated bindings.
+#
+# Each accessor of a generated class is run once against a probe that stands in for
+# ``flatbuffers.table.Table`` and records what the accessor reads: its vtable slot, whether it
+# follows an offset (table, string, vector, union) and the scalar type it unpacks. Run once
+# more with the field absent, it returns the field's default. The layouts therefore follow
+# the installed bindings exactly, for all ~200 options tables, without a hand-kept copy of
+# schema.fbs. Nothing here ever touches a model's bytes.
+
+# union accessor name -> the bindings' enum of its member types
+_UNION_ENUMS = {"BuiltinOptions": "BuiltinOptions", "BuiltinOptions2": "BuiltinOptions2",
+                "Details": "QuantizationDetails", "ArraySegments": "SparseIndexVector",
+                "ArrayIndices": "SparseIndexVector"}
+# (table, field) vectors returned as (start, count) spans and never read: weights and
+# per-channel data that nothing needs element by element.
+_SPAN_FIELDS = {("Buffer", "data"), ("Operator", "custom_options"), ("QuantizationParameters", "min"),
+                ("QuantizationParameters", "max"), ("QuantizationParameters", "scale"),
+                ("QuantizationParameters", "zero_point"), ("Int32Vector", "values"),
+                ("Uint16Vector", "values"), ("Uint8Vector", "values")}
+
+
+class _Probe:
+    """Stands in for ``flatbuffers.table.Table`` and records what one accessor reads."""
+
+    __slots__ = ("Bytes", "Pos", "slot", "kind", "flags", "absent")
+
+    def __init__(self, absent: bool = False) -> None:
+        self.Bytes = b""
+        self.Pos = 0
+        self.slot: int | None = None
+        self.kind: str | None = None
+        self.flags: Any = None
+        self.absent = absent
+
+    def Offset(self, slot: int) -> int:  # noqa: N802 - the bindings' API
+        if self.slot is None:
+            self.slot = slot
+        return 0 if self.absent else 4
+
+    def Get(self, flags: Any, off: int) -> Any:  # noqa: N802
+        if self.flags is None:
+            self.flags = flags
+        if self.kind is None:
+            self.kind = verify.SCALAR
+        return flags.py_type(0)
+
+    def Vector(self, off: int) -> int:  # noqa: N802
+        self.kind = verify.VECTOR
+        return 8
+
+    def VectorLen(self, off: int) -> int:  # noqa: N802
+        return 1
+
+    def String(self, off: int) -> bytes:  # noqa: N802
+        self.kind = verify.STRING if self.kind is None else verify.VEC_STRING
+        return b""
+
+    def Indirect(self, off: int) -> int:  # noqa: N802
+        self.kind = verify.TABLE if self.kind is None else verify.VEC_TABLE
+        return 8
+
+    def Union(self, table: Any, off: int) -> Any:  # noqa: N802
+        self.kind = verify.UNION
+        return table
+
+
+def _call(cls: type, method: str, probe: _Probe, is_vector: bool) -> Any:
+    obj = cls.__new__(cls)
+    obj._tab = probe
+    fn = getattr(obj, method)
+    return fn(0) if is_vector else fn()
+
+
+def _union_members(method: str) -> dict[int, str]:
+    enum = getattr(tflite, _UNION_ENUMS.get(method, method), None)
+    enum_cls = getattr(enum, _UNION_ENUMS.get(method, method), enum) if enum is not None else None
+    if not isinstance(enum_cls, type):
+        return {}
+    return {code: cls.__name__ for code, cls in _union_classes(enum_cls).items()}
+
+
+@functools.lru_cache(maxsize=None)
+def table_layout(name: str) -> tuple[verify.Field, ...]:
+    """The verifier's field list of table ``name`` (a class of the bindings, e.g. ``"Tensor"``).
+
+    Raises:
+        ModelFormatError: no such table in the bindings.
+    """
+    module = getattr(tflite, name, None)
+    cls = getattr(module, name, module)
+    if not isinstance(cls, type):
+        raise ModelFormatError(f"no table {name!r} in the schema bindings")
+    members = {k for k, v in vars(cls).items() if callable(v)}
+    fields = []
+    for method in sorted(members):
+        if (method[0].islower() or method.startswith(("GetRootAs", "Init")) or method.endswith(_SKIP_SUFFIXES)):
+            continue
+        is_vector = f"{method}Length" in members
+        probe = _Probe()
+        try:
+            result = _call(cls, method, probe, is_vector)
+            default = _call(cls, method, _Probe(absent=True), is_vector)
+        except Exception:  # noqa: BLE001 - an accessor shape we do not know: checked as opaque
+            result, default = None, None
+            probe.kind = verify.UNKNOWN if probe.slot is not None else None
+        if probe.slot is None or probe.kind is None:
+            continue
+        key = _snake(method)
+        kind = probe.kind
+        fmt = probe.flags.packer_type.format.lstrip("<") if probe.flags is not None else ""
+        size = probe.flags.bytewidth if probe.flags is not None else 4
+        table = type(result).__name__ if kind in (verify.TABLE, verify.VEC_TABLE) else ""
+        if kind == verify.UNION:
+            fields.append(verify.Field(key, probe.slot, kind, union=_union_members(method),
+                                       type_field=f"{key}_type"))
+        elif kind == verify.VECTOR:
+            span = (name, key) in _SPAN_FIELDS or fmt in ("B", "b")
+            fields.append(verify.Field(key, probe.slot, kind, fmt=fmt, size=size, span=span))
+        elif kind == verify.SCALAR:
+            fields.append(verify.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
+        else:
+            fields.append(verify.Field(key, probe.slot, kind, table=table))
+    return tuple(fields)
+
+
+MODEL_SCHEMA = verify.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
+
+
+def options_from(op: Mapping[str, Any], buf: Any) -> Mapping[str, Any]:
+    """Options of a verified, decoded Operator: both unions merged, enums named.
+
+    Args:
+        op: the Operator table as decoded by :func:`verify.verify` with :data:`MODEL_SCHEMA`.
+        buf: the model's bytes (for byte vectors, which the verifier returns as spans).
+
+    Returns:
+        snake_case option name -> value; ``{}`` for ops without options or with an options
+        table newer than the bindings.
+    """
+    out: dict[str, Any] = {}
+    for key, classes in (("builtin_options", _OPTIONS_1), ("builtin_options2", _OPTIONS_2)):
+        table = op.get(key)
+        if not table:
+            continue
+        cls = classes.get(op.get(f"{key}_type") or 0)
+        vectors = _vector_keys(cls.__name__) if cls is not None else frozenset()
+        for name, value in table.items():
+            if isinstance(value, dict):
+                continue  # nested tables are not needed by any formula
+            if value is None and name in vectors:
+                value = ()
+            if name in _ENUM_FIELDS and isinstance(value, int):
+                value = _ENUM_FIELDS[name].get(value, value)
+            elif name in _DTYPE_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+                value = dtype_name(value)
+            elif isinstance(value, verify.Span):
+                value = tuple(bytes(buf[value.start:value.start + value.count]))
+            out[name] = value
+    return MappingProxyType(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _vector_keys(name: str) -> frozenset[str]:
+    """Names of the vector fields of options table ``name`` (absent vectors decode to ``()``)."""
+    return frozenset(f.name for f in table_layout(name) if f.kind in (verify.VECTOR, verify.VEC_STRING))

@@ -18,9 +18,10 @@ import numpy as np
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
+from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value, same_as_input
 
-MAX_VALUE_ELEMENTS = 1024  # constants up to this size are read as values (shape arithmetic)
+MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
+MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
 
 ShapeSpec = Mapping["str | int | None", Shape]
 
@@ -176,7 +177,8 @@ def initial_state(model: Model, sg: Subgraph) -> SubgraphShapes:
     for t in sg.tensors:
         shapes.append(tuple(t.shape))
         value = None
-        if t.is_constant and t.dtype in ("INT32", "INT64") and t.num_elements <= MAX_VALUE_ELEMENTS:
+        if t.is_constant and ((t.dtype in ("INT32", "INT64", "BOOL") and t.num_elements <= MAX_VALUE_ELEMENTS)
+                              or (t.dtype in ("FLOAT32", "FLOAT16") and t.num_elements <= MAX_FLOAT_VALUES)):
             value = model.constant(t)
         values.append(value)
         resolved.append(not t.is_dynamic)
@@ -191,6 +193,97 @@ def tensor_info(sg: Subgraph, state: SubgraphShapes, index: int) -> TensorInfo |
     return TensorInfo(index=index, name=t.name, dtype=t.dtype, shape=state.shapes[index],
                       is_constant=t.is_constant or state.derived_constant[index],
                       quantized=t.quantization is not None, value=state.values[index])
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape functions of ops that no formula family registers (yet). The registry always wins: these
+# are consulted only when ``lookup_shape``/``lookup_value`` find nothing, so a family module that
+# later registers its own function for one of these ops simply takes over.
+
+
+def _scalar(ctx: OpContext, i: int, what: str) -> int | float:
+    value = ctx.input(i).value
+    if value is None or value.size != 1:
+        raise ShapeError(f"{ctx.op_type}: {what} (input {i}) is not a known scalar")
+    item = value.reshape(-1)[0]
+    return int(item) if value.dtype.kind in "iu" else float(item)
+
+
+def _range_size(start: float, limit: float, delta: float, is_int: bool) -> int:
+    """Elements of RANGE: ceil(|limit − start| / |delta|) (the kernel's formula)."""
+    if delta == 0 or (limit > start and delta < 0) or (limit < start and delta > 0):
+        raise ShapeError(f"RANGE: delta {delta} does not go from {start} to {limit}")
+    if is_int:
+        return int((abs(limit - start) + abs(delta) - 1) // abs(delta))
+    return int(np.ceil(abs((limit - start) / delta)))
+
+
+def _range_shape(ctx: OpContext) -> list[Shape]:
+    start, limit, delta = (_scalar(ctx, i, w) for i, w in enumerate(("start", "limit", "delta")))
+    return [(_range_size(start, limit, delta, ctx.input(0).dtype in ("INT32", "INT64")),)]
+
+
+def _range_value(ctx: OpContext) -> list[np.ndarray | None]:
+    start, limit, delta = (_scalar(ctx, i, w) for i, w in enumerate(("start", "limit", "delta")))
+    return [np.arange(start, limit, delta).astype(ctx.input(0).value.dtype)]  # type: ignore[union-attr]
+
+
+def _one_hot_shape(ctx: OpContext) -> list[Shape]:
+    indices = list(ctx.input(0).shape)
+    depth = int(_scalar(ctx, 1, "depth"))
+    axis = int(ctx.opt("axis", -1))
+    indices.insert(axis if axis >= 0 else len(indices) + 1 + axis, depth)
+    return [tuple(indices)]
+
+
+def _topk_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    k = int(_scalar(ctx, 1, "k"))
+    return [x[:-1] + (k,)] * 2
+
+
+def _embedding_lookup_shape(ctx: OpContext) -> list[Shape]:
+    return [ctx.input(0).shape + ctx.input(1).shape[1:]]
+
+
+def _segments_shape(ctx: OpContext) -> list[Shape]:
+    data, ids = ctx.input(0).shape, ctx.input(1).shape
+    return [(int(_scalar(ctx, 2, "num_segments")),) + data[len(ids):]]
+
+
+def _scatter_nd_shape(ctx: OpContext) -> list[Shape]:
+    value = ctx.input(2).value
+    if value is None:
+        raise ShapeError("SCATTER_ND: shape (input 2) is not a known constant")
+    return [tuple(int(v) for v in value.reshape(-1))]
+
+
+FALLBACK_SHAPES = {
+    "RANGE": _range_shape, "ONE_HOT": _one_hot_shape, "TOPK_V2": _topk_shape,
+    "EMBEDDING_LOOKUP": _embedding_lookup_shape, "SCATTER_ND": _scatter_nd_shape,
+    "UNSORTED_SEGMENT_SUM": _segments_shape, "UNSORTED_SEGMENT_MAX": _segments_shape,
+    "UNSORTED_SEGMENT_MIN": _segments_shape, "UNSORTED_SEGMENT_PROD": _segments_shape,
+    **{op: same_as_input for op in ("CUMSUM", "DYNAMIC_UPDATE_SLICE", "REVERSE_SEQUENCE", "BUCKETIZE",
+                                    "MATRIX_SET_DIAG", "FAKE_QUANT")},
+}
+def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
+    data, ids = ctx.input(0).value, ctx.input(1).value
+    if data is None or ids is None:
+        return [None]
+    ufunc = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
+             "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}[ctx.op_type]
+    shape = _segments_shape(ctx)[0]
+    if ufunc is np.add or ufunc is np.multiply:
+        out = np.full(shape, 0 if ufunc is np.add else 1, dtype=data.dtype)
+    else:  # empty segments get the lowest / highest value of the dtype
+        info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else np.finfo(data.dtype)
+        out = np.full(shape, info.min if ufunc is np.maximum else info.max, dtype=data.dtype)
+    ufunc.at(out, ids, data)
+    return [out]
+
+
+FALLBACK_VALUES = {"RANGE": _range_value, **{op: _segments_value for op in (
+    "UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN")}}
 
 
 def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool = True) -> tuple[OpContext, str]:
@@ -209,7 +302,7 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     note = ""
     new_shapes: Sequence[Shape] | None = None
     if not (trust_stored and inputs_resolved and inputs_as_stored and outputs_static):
-        fn = lookup_shape(op.op_type)
+        fn = lookup_shape(op.op_type) or FALLBACK_SHAPES.get(op.op_type)
         if fn is not None:
             try:
                 new_shapes = fn(ctx)
@@ -229,7 +322,7 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
                 state.resolved[i] = ok and not sg.tensors[i].is_dynamic
     outputs = tuple(tensor_info(sg, state, i) for i in op.outputs)
     ctx = OpContext(op.op_type, op.options, inputs, outputs, sg.index, op_index)  # type: ignore[arg-type]
-    fold = lookup_value(op.op_type)
+    fold = lookup_value(op.op_type) or FALLBACK_VALUES.get(op.op_type)
     if fold is not None and all(o is not None and o.n <= MAX_VALUE_ELEMENTS for o in outputs):
         try:
             values = fold(ctx)

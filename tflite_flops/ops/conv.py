@@ -25,6 +25,14 @@ def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: st
     return (size + stride - 1) // stride
 
 
+def nonempty(ctx: OpContext, shape: Shape) -> Shape:
+    """``shape`` unchanged, or ShapeError when a spatial dim came out empty (input smaller than the window)."""
+    if any(d <= 0 for d in shape[1:-1]):
+        raise ShapeError(f"{ctx.op_type}: input {list(ctx.input(0).shape)} is too small for the window "
+                         f"(output {list(shape)} would be empty)")
+    return shape
+
+
 def _bias_and_activation(ctx: OpContext, bias_index: int, n_out: int) -> tuple[int, str]:
     bias = n_out if ctx.has_input(bias_index) else 0
     act, act_note = fused_activation(ctx, n_out)
@@ -60,8 +68,8 @@ def _conv2d_shape(ctx: OpContext) -> list[Shape]:
     n, h, w, _ = ctx.input(0).shape
     c_out, kh, kw, _ = ctx.input(1).shape
     pad = ctx.opt("padding", "SAME")
-    return [(n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
-             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+    return [nonempty(ctx, (n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+                           conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out))]
 
 
 # DEPTHWISE_CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w  (= n(out)·K_h·K_w; C_out = C_in·multiplier)
@@ -84,8 +92,8 @@ def _dw_shape(ctx: OpContext) -> list[Shape]:
     n, h, w, _ = ctx.input(0).shape
     _, kh, kw, c_out = ctx.input(1).shape
     pad = ctx.opt("padding", "SAME")
-    return [(n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
-             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+    return [nonempty(ctx, (n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+                           conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out))]
 
 
 # TRANSPOSE_CONV, counted over the INPUT spatial size (every input pixel scatters a full kernel):
@@ -139,9 +147,10 @@ def _conv3d_shape(ctx: OpContext) -> list[Shape]:
     n, d, h, w, _ = ctx.input(0).shape
     kd, kh, kw, _, c_out = ctx.input(1).shape
     pad = ctx.opt("padding", "SAME")
-    return [(n, conv_out_dim(d, kd, ctx.opt("stride_d", 1), ctx.opt("dilation_d_factor", 1), pad),
-             conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
-             conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out)]
+    return [nonempty(ctx, (n, conv_out_dim(d, kd, ctx.opt("stride_d", 1), ctx.opt("dilation_d_factor", 1), pad),
+                           conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+                           conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad),
+                           c_out))]
 
 
 # CONV_3D_TRANSPOSE over the input volume: MACs = n(input)·K_d·K_h·K_w·C_out (filter dim 3 = C_out);

@@ -146,15 +146,39 @@ def lrn(ctx: OpContext) -> Cost:
 shape_fn("LOCAL_RESPONSE_NORMALIZATION")(same_as_input)
 
 
-# Integer folding for shape arithmetic (dynamic-batch chains compute shapes with these).
-_INT_FOLD = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "FLOOR_DIV": np.floor_divide,
-             "MAXIMUM": np.maximum, "MINIMUM": np.minimum, "FLOOR_MOD": np.mod}
+# Folding of small known values for shape arithmetic (dynamic-batch and resize chains compute
+# shapes with these). DIV on integers truncates toward zero, as the TFLite kernel does.
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        return np.trunc(a / b).astype(np.result_type(a, b))
+    return a / b
 
 
-@value_fn(list(_INT_FOLD))
-def _fold_int_binary(ctx: OpContext):
+_FOLD_BINARY = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": _div, "FLOOR_DIV": np.floor_divide,
+                "MAXIMUM": np.maximum, "MINIMUM": np.minimum, "FLOOR_MOD": np.mod,
+                "LESS": np.less, "LESS_EQUAL": np.less_equal, "GREATER": np.greater,
+                "GREATER_EQUAL": np.greater_equal, "EQUAL": np.equal, "NOT_EQUAL": np.not_equal,
+                "LOGICAL_AND": np.logical_and, "LOGICAL_OR": np.logical_or}
+_FOLD_UNARY = {"NEG": np.negative, "ABS": np.abs, "SQUARE": np.square, "FLOOR": np.floor, "CEIL": np.ceil,
+               "ROUND": np.round, "SIGN": np.sign, "LOGICAL_NOT": np.logical_not, "SQRT": np.sqrt}
+_NP_OUT = {"INT32": np.int32, "INT64": np.int64, "FLOAT32": np.float32, "FLOAT16": np.float16, "BOOL": np.bool_}
+
+
+def _as_output(ctx: OpContext, value: np.ndarray) -> np.ndarray | None:
+    target = _NP_OUT.get(ctx.output(0).dtype)
+    return None if target is None else np.asarray(value).astype(target)
+
+
+@value_fn(list(_FOLD_BINARY))
+def _fold_binary(ctx: OpContext):
     a, b = ctx.input(0).value, ctx.input(1).value
-    if a is None or b is None or a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+    if a is None or b is None or ctx.opt("fused_activation_function", "NONE") not in (None, "NONE"):
         return [None]
-    return [_INT_FOLD[ctx.op_type](a, b)]
+    with np.errstate(all="ignore"):
+        return [_as_output(ctx, _FOLD_BINARY[ctx.op_type](a, b))]
 
+
+@value_fn(list(_FOLD_UNARY))
+def _fold_unary(ctx: OpContext):
+    a = ctx.input(0).value
+    return [None if a is None else _as_output(ctx, _FOLD_UNARY[ctx.op_type](a))]

@@ -63,10 +63,16 @@ def _reshape_target(n_in: int, target: list[int], op_type: str) -> Shape:
 
 @shape_fn("RESHAPE")
 def _reshape_shape(ctx: OpContext) -> list[Shape]:
-    if ctx.has_input(1) and ctx.input(1).value is not None:
+    # The kernel reads the shape tensor when it is a 1-D int vector; otherwise the new_shape
+    # option, where the legacy [0] means a scalar.
+    if ctx.has_input(1) and ctx.input(1).rank == 1:
         target = _ints(ctx, 1, "shape")
-    elif ctx.opt("new_shape"):
+    elif ctx.opt("new_shape") is not None:
         target = list(ctx.opt("new_shape"))
+        if target == [0]:
+            target = []
+    elif ctx.has_input(1) and ctx.input(1).value is not None:
+        target = _ints(ctx, 1, "shape")
     else:
         raise ShapeError("RESHAPE: target shape is not known")
     return [_reshape_target(ctx.input(0).n, target, "RESHAPE")]
@@ -106,54 +112,155 @@ def _slice_shape(ctx: OpContext) -> list[Shape]:
     return [tuple(d - b if s == -1 else s for d, b, s in zip(x, begin, size))]
 
 
-def _strided_slices(ctx: OpContext, shape: Shape) -> tuple[list, list[int], list[int]]:
-    """Python slices per input dim, the dims to drop (shrink) and new-axis positions in the output."""
+def _strided_spec(ctx: OpContext, shape: Shape) -> list[tuple[str, int, int, int]]:
+    """Dense strided-slice spec over the input dims, following TensorFlow's canonicalisation.
+
+    Returns one entry per output position in order: ``("new", 0, 0, 0)`` for a new axis of
+    size 1, ``("shrink", i, b, 0)`` for input dim i reduced to index b (dropped from the
+    output), ``("range", i, b, e, s)``-like ``("range", i, start, stop, step)`` with ``stop``
+    already clamped so that ``range(start, stop, step)`` lists the kept indices (``stop = -1``
+    means "down to index 0" for negative strides).
+    """
     begin, end, strides = _ints(ctx, 1, "begin"), _ints(ctx, 2, "end"), _ints(ctx, 3, "strides")
+    if not len(begin) == len(end) == len(strides):
+        raise ShapeError(f"STRIDED_SLICE: begin/end/strides lengths differ ({len(begin)}, {len(end)}, {len(strides)})")
     bm, em = int(ctx.opt("begin_mask", 0)), int(ctx.opt("end_mask", 0))
     shrink, new_axis = int(ctx.opt("shrink_axis_mask", 0)), int(ctx.opt("new_axis_mask", 0))
     ellipsis = int(ctx.opt("ellipsis_mask", 0))
     offset = bool(ctx.opt("offset", False))
-    if ellipsis or new_axis:
-        raise ShapeError("STRIDED_SLICE: ellipsis/new-axis masks are not propagated")
-    slices, drop = [], []
-    for i, dim in enumerate(shape):
-        if i >= len(begin):
-            slices.append(slice(None))
+    rank = len(shape)
+    k = len(begin)
+    if ellipsis & (ellipsis - 1):
+        raise ShapeError("STRIDED_SLICE: more than one ellipsis")
+    # Sparse entries that consume an input dim (neither ellipsis nor new axis).
+    consuming = sum(1 for i in range(k) if not (ellipsis >> i & 1) and not (new_axis >> i & 1))
+    if not ellipsis:  # an implicit ellipsis at the end covers the remaining dims
+        k_entries = list(range(k)) + ["..."]
+    else:
+        k_entries = ["..." if ellipsis >> i & 1 else i for i in range(k)]
+    spec: list[tuple[str, int, int, int]] = []
+    dim = 0
+    for entry in k_entries:
+        if entry == "...":
+            for _ in range(max(rank - consuming, 0)):
+                spec.append(("range", dim, 0, shape[dim], 1))  # type: ignore[arg-type]
+                dim += 1
             continue
-        b, e, s = begin[i], end[i], strides[i] or 1
+        i = int(entry)
+        if new_axis >> i & 1:
+            spec.append(("new", 0, 0, 0))
+            continue
+        if dim >= rank:
+            raise ShapeError(f"STRIDED_SLICE: slice spec of length {k} does not fit rank {rank}")
+        size = shape[dim]
+        b, e, s = begin[i], end[i], strides[i]
+        if s == 0:
+            raise ShapeError("STRIDED_SLICE: stride 0")
         if offset:
             e = b + e
         if shrink >> i & 1:
-            b = b + dim if b < 0 else b
-            slices.append(slice(b, b + 1, 1))
-            drop.append(i)
+            b = b + size if b < 0 else b
+            if not 0 <= b < size:
+                raise ShapeError(f"STRIDED_SLICE: index {begin[i]} out of range for dim {dim} of size {size}")
+            spec.append(("shrink", dim, b, 0))
+            dim += 1
             continue
-        slices.append(slice(None if bm >> i & 1 else b, None if em >> i & 1 else e, s))
-    return slices, drop, []
+        if s > 0:
+            b = 0 if bm >> i & 1 else min(max(b + size if b < 0 else b, 0), size)
+            e = size if em >> i & 1 else min(max(e + size if e < 0 else e, 0), size)
+        else:
+            b = size - 1 if bm >> i & 1 else min(max(b + size if b < 0 else b, -1), size - 1)
+            e = -1 if em >> i & 1 else min(max(e + size if e < 0 else e, -1), size - 1)
+        spec.append(("range", dim, b, e, s))  # type: ignore[arg-type]
+        dim += 1
+    return spec
 
 
 @shape_fn("STRIDED_SLICE")
 def _strided_slice_shape(ctx: OpContext) -> list[Shape]:
-    x = ctx.input(0).shape
-    slices, drop, _ = _strided_slices(ctx, x)
-    out = [len(range(*sl.indices(d))) for sl, d in zip(slices, x)]
-    return [tuple(d for i, d in enumerate(out) if i not in drop)]
+    out = []
+    for kind, _, *rest in _strided_spec(ctx, ctx.input(0).shape):
+        if kind == "new":
+            out.append(1)
+        elif kind == "range":
+            out.append(len(range(*rest)))
+    return [tuple(out)]
 
 
 @shape_fn("GATHER")
 def _gather_shape(ctx: OpContext) -> list[Shape]:
     params, indices = ctx.input(0).shape, ctx.input(1).shape
+    axis, batch_dims = _gather_axes(ctx, params, indices)
+    return [params[:axis] + indices[batch_dims:] + params[axis + 1:]]
+
+
+def _gather_axes(ctx: OpContext, params: Shape, indices: Shape) -> tuple[int, int]:
+    """(axis, batch_dims), both made non-negative; output = params[:axis] + indices[batch_dims:] + params[axis+1:]."""
     axis = _axis(int(ctx.opt("axis", 0)), len(params), "GATHER")
     batch_dims = int(ctx.opt("batch_dims", 0))
     if batch_dims < 0:
         batch_dims += len(indices)
-    return [params[:axis] + indices[batch_dims:] + params[axis + 1:]]
+    if not 0 <= batch_dims <= min(axis, len(indices)):
+        raise ShapeError(f"GATHER: batch_dims {ctx.opt('batch_dims')} does not fit axis {axis} and indices {indices}")
+    if params[:batch_dims] != indices[:batch_dims]:
+        raise ShapeError(f"GATHER: batch dims of params {params} and indices {indices} differ")
+    return axis, batch_dims
 
 
 @shape_fn("GATHER_ND")
 def _gather_nd_shape(ctx: OpContext) -> list[Shape]:
     params, indices = ctx.input(0).shape, ctx.input(1).shape
     return [indices[:-1] + params[indices[-1]:]]
+
+
+@value_fn("GATHER_ND")
+def _fold_gather_nd(ctx: OpContext):
+    vals = _values(ctx)
+    if vals is None or not _small(ctx):
+        return [None]
+    params, indices = vals
+    flat = indices.reshape(-1, indices.shape[-1])
+    return [np.stack([params[tuple(ix)] for ix in flat]).reshape(ctx.output(0).shape) if len(flat) else None]
+
+
+@shape_fn("SPACE_TO_BATCH_ND")
+def _s2b_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    block, pads = _ints(ctx, 1, "block_shape"), _ints(ctx, 2, "paddings")
+    m = len(block)
+    if len(pads) != 2 * m or len(x) < m + 1:
+        raise ShapeError(f"SPACE_TO_BATCH_ND: block {block} / paddings {pads} do not fit {x}")
+    spatial = []
+    for i, b in enumerate(block):
+        padded = x[1 + i] + pads[2 * i] + pads[2 * i + 1]
+        if b <= 0 or padded % b:
+            raise ShapeError(f"SPACE_TO_BATCH_ND: padded dim {padded} is not a multiple of block {b}")
+        spatial.append(padded // b)
+    return [(x[0] * num_elements(block),) + tuple(spatial) + x[1 + m:]]
+
+
+@shape_fn("BATCH_TO_SPACE_ND")
+def _b2s_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    block, crops = _ints(ctx, 1, "block_shape"), _ints(ctx, 2, "crops")
+    m = len(block)
+    prod = num_elements(block)
+    if len(crops) != 2 * m or len(x) < m + 1 or prod <= 0 or x[0] % prod:
+        raise ShapeError(f"BATCH_TO_SPACE_ND: block {block} / crops {crops} do not fit {x}")
+    spatial = tuple(x[1 + i] * b - crops[2 * i] - crops[2 * i + 1] for i, b in enumerate(block))
+    return [(x[0] // prod,) + spatial + x[1 + m:]]
+
+
+@shape_fn("BROADCAST_ARGS")
+def _broadcast_args_shape(ctx: OpContext) -> list[Shape]:
+    return [(max(ctx.input(0).n, ctx.input(1).n),)]
+
+
+@value_fn("BROADCAST_ARGS")
+def _fold_broadcast_args(ctx: OpContext):
+    a, b = _ints(ctx, 0, "shape"), _ints(ctx, 1, "shape")
+    dtype = ctx.input(0).value.dtype  # type: ignore[union-attr]
+    return [np.asarray(broadcast_shapes("BROADCAST_ARGS", tuple(a), tuple(b)), dtype=dtype)]
 
 
 @shape_fn("PACK")
@@ -292,9 +399,27 @@ def _fold_strided_slice(ctx: OpContext):
     v = ctx.input(0).value
     if v is None or not _small(ctx):
         return [None]
-    slices, drop, _ = _strided_slices(ctx, v.shape)
-    out = v[tuple(slices)]
-    return [out.reshape(ctx.output(0).shape) if drop else out]
+    index: list = []
+    for kind, _, *rest in _strided_spec(ctx, v.shape):
+        if kind == "new":
+            index.append(None)
+        elif kind == "shrink":
+            index.append(rest[0])
+        else:
+            index.append(list(range(*rest)))
+    out = v
+    # Apply one axis at a time (fancy indexing on several axes at once would pair the indices).
+    axis = 0
+    for item in index:
+        if item is None:
+            out = np.expand_dims(out, axis)
+            axis += 1
+        elif isinstance(item, int):
+            out = np.take(out, item, axis=axis)
+        else:
+            out = np.take(out, item, axis=axis)
+            axis += 1
+    return [out]
 
 
 @value_fn("SLICE")
@@ -323,9 +448,17 @@ def _fold_concat(ctx: OpContext):
 @value_fn("GATHER")
 def _fold_gather(ctx: OpContext):
     vals = _values(ctx)
-    if vals is None or not _small(ctx) or int(ctx.opt("batch_dims", 0)):
+    if vals is None or not _small(ctx):
         return [None]
-    return [np.take(vals[0], vals[1], axis=int(ctx.opt("axis", 0)))]
+    params, indices = vals
+    axis, batch_dims = _gather_axes(ctx, params.shape, indices.shape)
+    if not batch_dims:
+        return [np.take(params, indices, axis=axis)]
+    lead = params.shape[:batch_dims]
+    flat_p = params.reshape((-1,) + params.shape[batch_dims:])
+    flat_i = indices.reshape((-1,) + indices.shape[batch_dims:])
+    parts = [np.take(p, i, axis=axis - batch_dims) for p, i in zip(flat_p, flat_i)]
+    return [np.stack(parts).reshape(ctx.output(0).shape) if parts else None]
 
 
 @value_fn("CAST")
@@ -340,3 +473,58 @@ def _fold_cast(ctx: OpContext):
 def _fold_fill(ctx: OpContext):
     v = ctx.input(1).value
     return [None if v is None or not _small(ctx) else np.full(ctx.output(0).shape, v.reshape(-1)[0])]
+
+
+@value_fn("TRANSPOSE")
+def _fold_transpose(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else np.transpose(v, _ints(ctx, 1, "perm"))]
+
+
+@value_fn("TILE")
+def _fold_tile(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else np.tile(v, _ints(ctx, 1, "multiples"))]
+
+
+@value_fn("BROADCAST_TO")
+def _fold_broadcast_to(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else np.broadcast_to(v, ctx.output(0).shape).copy()]
+
+
+@value_fn("UNPACK")
+def _fold_unpack(ctx: OpContext):
+    v = ctx.input(0).value
+    if v is None or not _small(ctx):
+        return [None] * len(ctx.outputs)
+    axis = _axis(int(ctx.opt("axis", 0)), v.ndim, "UNPACK")
+    return [np.take(v, i, axis=axis) for i in range(v.shape[axis])]
+
+
+@value_fn(["SPLIT", "SPLIT_V"])
+def _fold_split(ctx: OpContext):
+    data = ctx.input(1 if ctx.op_type == "SPLIT" else 0).value
+    if data is None or not _small(ctx):
+        return [None] * len(ctx.outputs)
+    axis = _axis(_ints(ctx, 0 if ctx.op_type == "SPLIT" else 2, "axis")[0], data.ndim, ctx.op_type)
+    sizes = [o.shape[axis] for o in ctx.outputs]
+    return np.split(data, np.cumsum(sizes)[:-1].tolist(), axis=axis)
+
+
+@value_fn(["SELECT", "SELECT_V2"])
+def _fold_select(ctx: OpContext):
+    vals = _values(ctx)
+    return [None if vals is None or not _small(ctx) else np.where(vals[0].astype(bool), vals[1], vals[2])]
+
+
+@value_fn("ZEROS_LIKE")
+def _fold_zeros_like(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else np.zeros_like(v)]
+
+
+@value_fn("REVERSE_V2")
+def _fold_reverse(ctx: OpContext):
+    v = ctx.input(0).value
+    return [None if v is None or not _small(ctx) else np.flip(v, axis=tuple(_ints(ctx, 1, "axis")))]

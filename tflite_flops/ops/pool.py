@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import ShapeError
-from .conv import conv_out_dim
+from .conv import conv_out_dim, nonempty
 from .registry import Cost, OpContext, Shape, fused_activation, register, register_zero, shape_fn
 
 
@@ -38,8 +38,8 @@ def _pool_shape(ctx: OpContext) -> list[Shape]:
         raise ShapeError(f"{ctx.op_type}: input rank {x.rank}, expected 4")
     n, h, w, c = x.shape
     pad = ctx.opt("padding", "SAME")
-    return [(n, conv_out_dim(h, int(ctx.opt("filter_height", 1)), ctx.opt("stride_h", 1), 1, pad),
-             conv_out_dim(w, int(ctx.opt("filter_width", 1)), ctx.opt("stride_w", 1), 1, pad), c)]
+    return [nonempty(ctx, (n, conv_out_dim(h, int(ctx.opt("filter_height", 1)), ctx.opt("stride_h", 1), 1, pad),
+                           conv_out_dim(w, int(ctx.opt("filter_width", 1)), ctx.opt("stride_w", 1), 1, pad), c))]
 
 
 # RESIZE_BILINEAR: each output is a weighted sum of 4 neighbours: 4 mul + 3 add = 7 per output

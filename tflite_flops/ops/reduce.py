@@ -6,8 +6,10 @@ MEAN adds one divide per output: n(in) − n(out) + n(out) = n(in) (TF profiler:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ShapeError
-from .registry import Cost, OpContext, Shape, register, shape_fn
+from .registry import Cost, OpContext, Shape, register, shape_fn, value_fn
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
 
@@ -60,3 +62,29 @@ def _arg_shape(ctx: OpContext) -> list[Shape]:
     x = ctx.input(0).shape
     (axis,) = _axes(ctx, len(x))[:1] or [0]
     return [tuple(d for i, d in enumerate(x) if i != axis)]
+
+
+_FOLD_REDUCE = {"SUM": np.sum, "REDUCE_PROD": np.prod, "REDUCE_MAX": np.max, "REDUCE_MIN": np.min,
+                "REDUCE_ANY": np.any, "REDUCE_ALL": np.all, "MEAN": np.mean}
+
+
+@value_fn(list(_FOLD_REDUCE))
+def _fold_reduce(ctx: OpContext):
+    x = ctx.input(0).value
+    if x is None:
+        return [None]
+    axes = tuple(_axes(ctx, x.ndim))
+    out = _FOLD_REDUCE[ctx.op_type](x, axis=axes, keepdims=bool(ctx.opt("keep_dims", False)))
+    if ctx.op_type == "MEAN" and x.dtype.kind in "iu":
+        out = np.trunc(out)
+    return [np.asarray(out).astype(x.dtype)]
+
+
+@value_fn(["ARG_MAX", "ARG_MIN"])
+def _fold_arg(ctx: OpContext):
+    x = ctx.input(0).value
+    if x is None:
+        return [None]
+    (axis,) = _axes(ctx, x.ndim)[:1] or [0]
+    out = (np.argmax if ctx.op_type == "ARG_MAX" else np.argmin)(x, axis=axis)
+    return [out.astype(np.int64 if ctx.opt("output_type") == "INT64" else np.int32)]

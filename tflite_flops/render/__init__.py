@@ -14,7 +14,10 @@ from typing import Callable
 from ..errors import OutputFormatError
 from ..report import Report
 from .csv import render_csv
+from .html import render_html
 from .json import render_json
+from .markdown import render_markdown
+from .model_explorer import render_model_explorer
 from .table import render_table
 
 Renderer = Callable[[Report], str]
@@ -24,6 +27,9 @@ RENDERERS: dict[str, tuple[Renderer, tuple[str, ...]]] = {
     "table": (render_table, (".txt",)),
     "json": (render_json, (".json",)),
     "csv": (render_csv, (".csv",)),
+    "md": (render_markdown, (".md", ".markdown")),
+    "html": (render_html, (".html", ".htm")),
+    "model-explorer": (render_model_explorer, (".me.json",)),
 }
 
 
@@ -35,9 +41,9 @@ def formats() -> list[str]:
 def format_for_path(path: str) -> str:
     """The format a file extension selects; raises OutputFormatError for an unknown one."""
     lower = path.lower()
-    for name, (_, exts) in RENDERERS.items():
-        if lower.endswith(exts):
-            return name
+    matches = [(len(ext), name) for name, (_, exts) in RENDERERS.items() for ext in exts if lower.endswith(ext)]
+    if matches:
+        return max(matches)[1]  # the longest extension wins: ".me.json" before ".json"
     known = ", ".join(e for _, exts in RENDERERS.values() for e in exts)
     raise OutputFormatError(f"{path}: unknown output extension (known: {known})")
 
