@@ -25,7 +25,10 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 COMMANDS = {
     "analyze": "analyze",
     "ops": "ops",
+    "compare": "compare",
+    "batch": "batch",
     "import-profile": "import_profile",
+    "roofline": "roofline",
 }
 
 

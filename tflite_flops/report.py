@@ -108,6 +108,7 @@ class Report:
     settings: Mapping[str, Any] = field(default_factory=dict)
     latency: Mapping[str, Any] | None = None
     throughput: Mapping[str, Any] | None = None
+    roofline: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
 
     # ---- serialisation --------------------------------------------------------------------
@@ -116,7 +117,7 @@ class Report:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals",
-                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput"]
+                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline"]
         return {k: _jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -163,6 +164,7 @@ class Report:
             by_op_type={k: OpTypeSummary(**v) for k, v in d["by_op_type"].items()},
             ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
             settings=dict(d.get("settings") or {}), latency=d.get("latency"), throughput=d.get("throughput"),
+            roofline=d.get("roofline"),
             schema_version=version)
 
     @classmethod

@@ -36,12 +36,17 @@ def run(args: argparse.Namespace) -> int:
                      while_trips=args.while_trips, signature=args.signature)
     exit_code = 0
     missing = None
-    if args.latency or args.per_op:
+    if args.latency or args.per_op or args.roofline:
         from ..latency import add_latency
 
         runtime, bench, inputs = latency_settings(args)
         try:
-            report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
+            if args.latency or args.per_op:
+                report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
+            if args.roofline:
+                from ..roofline import classify, measure_peaks
+
+                report = classify(report, measure_peaks(runtime))
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
     print_warnings(report.warnings)

@@ -39,6 +39,8 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-time", type=float, default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
     g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
+    g.add_argument("--roofline", action="store_true",
+                   help="measure this machine's peak FLOP/s and bandwidth, classify ops as compute/memory bound")
 
 
 def latency_settings(args: argparse.Namespace):

@@ -106,6 +106,21 @@ def render_table(report: Report, top: int = 10) -> str:
                 out += [f"  {title}:"] + ["    " + line for line in _table(
                     ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
 
+    if report.roofline:
+        rl = report.roofline
+        out += ["", f"Roofline ({rl.get('runtime')}, {rl.get('threads')} thread(s)): peak "
+                    f"{human(rl['peak_flops_per_s'])}FLOP/s, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
+                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte",
+                f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} memory-bound"]
+        ranked = sorted(rl["ops"], key=lambda r: -(r["roof_flops_per_s"] if r["achieved_flops_per_s"] is None
+                                                   else r["achieved_flops_per_s"]))[:top]
+        rows = [[f"{r['subgraph']}:{r['index']}", r["op_type"], f"{r['intensity']:.2f}", r["bound"],
+                 f"{human(r['roof_flops_per_s'])}FLOP/s",
+                 "-" if r["achieved_flops_per_s"] is None else f"{human(r['achieved_flops_per_s'])}FLOP/s",
+                 "-" if r["fraction_of_roof"] is None else f"{100 * r['fraction_of_roof']:.1f}%"] for r in ranked]
+        out += ["  " + line for line in _table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
+                                               rows, [False, False, True, False, True, True, True])]
+
     if report.unsupported:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
