@@ -97,3 +97,20 @@ def test_ops_lists_every_builtin():
 def test_console_script_entry_point_is_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'tflite-flops = "tflite_flops.cli:main"' in text
+
+
+@pytest.mark.parametrize("limit, code", [("200K", 3), ("397392", 0), ("400K", 0)])
+def test_budget_gate_exit_codes(limit, code):
+    r = run("analyze", CNN, "--max-macs", limit, "-f", "json")
+    assert r.returncode == code, r.stderr
+    assert json.loads(r.stdout)["totals"]["macs"] == 397_392  # the report is printed either way
+    if code == 3:
+        assert "budget exceeded: macs" in r.stderr and r.stderr.count("budget exceeded") == 1
+
+
+def test_budget_file(tmp_path):
+    path = tmp_path / "budget.toml"
+    path.write_text('max_macs = "300K"\nmax_params = 1000\n')
+    r = run("analyze", CNN, "--budget", str(path))
+    assert r.returncode == 3
+    assert r.stderr.count("budget exceeded") == 2  # one line per violated limit

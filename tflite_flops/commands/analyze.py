@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
     add_latency_options(p)
+    from ..budget import add_budget_arguments
+
+    add_budget_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +34,11 @@ def run(args: argparse.Namespace) -> int:
     from ..render import format_for_path, render, write_atomic
     from ..render.table import render_table
 
+    from ..budget import budget_exit_code, budget_limits
+
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
+    if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
+        args.latency = True
     report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
                      while_trips=args.while_trips, signature=args.signature)
     exit_code = 0
@@ -57,4 +64,5 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(texts[args.format])
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
-    return exit_code
+        return exit_code
+    return budget_exit_code(report, args)
