@@ -65,3 +65,17 @@ def test_throughput_from_the_median():
     assert tp["flops_per_s"] == 2_100_000 / 0.002
     assert tp["macs_per_s"] == 1_000_000 / 0.002
     assert tp["int_ops_per_s"] == 2_000_000 / 0.002 and tp["float_flops_per_s"] == 100_000 / 0.002
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [(np.float32, -0.5, 0.5), (np.int8, -127, 127), (np.uint8, 0, 254),
+                                           (np.int32, 0, 99)])
+def test_random_inputs_use_benchmark_model_ranges(dtype, lo, hi):
+    from tflite_flops.runtime import random_input
+
+    x = random_input({"shape": [4096], "dtype": dtype, "name": "x"}, np.random.default_rng(0))
+    assert x.dtype == dtype and x.shape == (4096,)
+    assert x.min() >= lo and x.max() <= hi
+    if dtype != np.float32:
+        assert x.min() == lo and x.max() == hi  # the whole range is used
+    else:
+        assert x.max() < hi
