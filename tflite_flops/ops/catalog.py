@@ -12,8 +12,13 @@ from .. import schema
 from .registry import supported_ops
 
 
+# What each bytes model of the registry counts (a formula may override it, e.g. gathers).
+BYTES_MODELS = {"io": "R = Σ inputs, W = Σ outputs", "alias": "0 (shares its input buffer)",
+                "metadata": "R = 0 (metadata), W = outputs"}
+
+
 def catalog() -> list[dict[str, str]]:
-    """One row per builtin op code, then per registered custom op: code, op, status, formula, reference, note."""
+    """One row per builtin op code, then per registered custom op: code, op, status, formula, bytes, reference, note."""
     specs = supported_ops()
     rows = []
     for code in sorted(schema.BUILTIN_OPS):
@@ -21,18 +26,26 @@ def catalog() -> list[dict[str, str]]:
         spec = specs.get(name)
         rows.append({"code": str(code), "op": name, "status": spec.status if spec else "MISSING",
                      "formula": spec.formula if spec else "", "reference": spec.reference if spec else "",
-                     "note": spec.note if spec else ""})
+                     "note": spec.note if spec else "", "bytes": _bytes(spec)})
     for name in sorted(k for k in specs if k.startswith("CUSTOM:")):
         spec = specs[name]
         rows.append({"code": "32", "op": name, "status": spec.status, "formula": spec.formula,
-                     "reference": spec.reference, "note": spec.note})
+                     "reference": spec.reference, "note": spec.note, "bytes": _bytes(spec)})
     return rows
+
+
+def _bytes(spec) -> str:
+    if spec is None or spec.status == "not_costed":
+        return ""
+    return BYTES_MODELS.get(spec.bytes_model, spec.bytes_model)
 
 
 def render_catalog(fmt: str = "table") -> str:
     """The catalog as a text table, CSV or a Markdown table."""
     rows = catalog()
     cols = ["code", "op", "status", "formula", "reference", "note"]
+    if fmt in ("csv", "md"):
+        cols.insert(4, "bytes")
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")

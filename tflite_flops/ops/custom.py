@@ -1,0 +1,273 @@
+"""Custom ops found in published production models, registered as ``CUSTOM:<custom_code>``.
+
+* ``TFLite_Detection_PostProcess`` (SSD box decoding + NMS; ``detection_postprocess.cc``);
+* MediaPipe: ``Convolution2DTransposeBias``, ``MaxPoolingWithArgmax2D``, ``MaxUnpooling2D``,
+  ``TransformTensorBilinear``, ``TransformLandmarks``, ``Landmarks2TransformMatrix``;
+* ``UNIDIRECTIONAL_SEQUENCE_GRU`` (``unidirectional_sequence_gru.cc`` / ``gru_cell.cc``).
+
+MediaPipe's ops store a raw C struct instead of a FlexBuffer map; the reader then exposes the
+int32 words as ``raw_int32`` (TfLiteTransposeConvParams: padding, stride_w, stride_h;
+TfLitePoolParams: padding, stride_w, stride_h, filter_w, filter_h, activation), padding
+1 = SAME, 2 = VALID. Unknown custom ops stay unsupported; users add theirs with
+``register_cost("CUSTOM:MyOp")``.
+"""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..units import FLOPS_PER_MAC
+from .conv import conv_out_dim
+from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_zero, shape_fn)
+
+DETECTION = "CUSTOM:TFLite_Detection_PostProcess"
+CONV_T_BIAS = "CUSTOM:Convolution2DTransposeBias"
+MAXPOOL_ARGMAX = "CUSTOM:MaxPoolingWithArgmax2D"
+MAX_UNPOOL = "CUSTOM:MaxUnpooling2D"
+TRANSFORM_BILINEAR = "CUSTOM:TransformTensorBilinear"
+TRANSFORM_LANDMARKS = "CUSTOM:TransformLandmarks"
+LANDMARKS_TO_MATRIX = "CUSTOM:Landmarks2TransformMatrix"
+GRU = "CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU"
+
+_PADDING = {1: "SAME", 2: "VALID"}
+
+
+def _raw(ctx: OpContext, i: int) -> int | None:
+    raw = ctx.opt("raw_int32")
+    return int(raw[i]) if raw is not None and len(raw) > i else None
+
+
+def _log2(n: int) -> int:
+    """⌈log2 n⌉ for n ≥ 1 (comparisons of a binary search / sort level count)."""
+    return max(int(n) - 1, 0).bit_length()
+
+
+# ---------------------------------------------------------------------------------------------
+# TFLite_Detection_PostProcess. Inputs: 0 box encodings [1, A, 4+], 1 class scores [1, A, C(+1)],
+# 2 anchors [A, 4]. An ESTIMATE: decoding is exact, the NMS part is data-dependent.
+#   decode (DecodeCenterSizeBoxes), per anchor: y/x centre = enc/scale·anchor_size + anchor_centre
+#     (div, mul, add) ×2 = 6; half h/w = 0.5·exp(enc/scale)·anchor_size (div, exp, 2 mul) ×2
+#     = 6 + 2·EXP(32); corners 4 add/sub → 16 + 64 = 80 per anchor;
+#   scores dequantized 2/elem when the inputs are quantized (boxes too);
+#   fast NMS (default): per anchor, top-k class among C (C compares) + score threshold (1),
+#     a sort of the A candidates (A·⌈log2 A⌉ compares), then at most A·D IoU tests (D =
+#     max_detections), 19 FLOPs each: intersection 9 (4 min/max, 2 sub, 2 clamp, 1 mul),
+#     two areas 6, union 2, divide 1, threshold compare 1;
+#   regular NMS (use_regular_nms): per class, threshold A + sort A·⌈log2 A⌉ + A·d·19 IoU (d =
+#     detections_per_class), then a merge sort of the C·d survivors.
+IOU_FLOPS = 19
+DECODE_FLOPS = 16 + 2 * EXP_LIKE
+
+
+@register(DETECTION, "FLOPs ≈ 80·A decode + class max A·C + sort A·log2A + IoU 19·A·D (upper bound); estimate",
+          reference="estimate from the kernel structure (detection_postprocess.cc)")
+def detection_postprocess(ctx: OpContext) -> Cost:
+    """SSD post-processing: box decoding and (fast or regular) non-max suppression."""
+    boxes, scores = ctx.input(0), ctx.input(1)
+    if boxes.rank < 2 or scores.rank < 2:
+        raise ShapeError(f"{DETECTION}: boxes {boxes.shape} / scores {scores.shape} need rank >= 2")
+    anchors = boxes.shape[-2]
+    classes = int(ctx.opt("num_classes", 0) or 0) or max(scores.shape[-1] - 1, 1)
+    max_det = int(ctx.opt("max_detections", 0) or 0) or (ctx.output(0).shape[1] if ctx.output(0).rank > 1 else 10)
+    flops = DECODE_FLOPS * anchors
+    if scores.dtype not in ("FLOAT32", "FLOAT16"):
+        flops += 2 * (scores.n + boxes.n)
+    if ctx.opt("use_regular_nms", False):
+        per_class = int(ctx.opt("detections_per_class", 0) or 0) or 100
+        survivors = classes * per_class
+        flops += classes * (anchors + anchors * _log2(anchors) + IOU_FLOPS * anchors * per_class)
+        flops += survivors * _log2(survivors)
+        kind = "regular NMS"
+    else:
+        flops += anchors * classes + anchors + anchors * _log2(anchors) + IOU_FLOPS * anchors * max_det
+        kind = "fast NMS"
+    return Cost(0, flops, note=f"ESTIMATE: {kind} is data-dependent; IoU tests counted as an upper bound "
+                               f"({anchors} anchors, {classes} classes, {max_det} detections)")
+
+
+@shape_fn(DETECTION)
+def _detection_shape(ctx: OpContext) -> list[Shape]:
+    d = int(ctx.opt("max_detections", 0) or 0)
+    if not d:
+        raise ShapeError(f"{DETECTION}: max_detections is not in the options")
+    k = int(ctx.opt("max_classes_per_detection", 1) or 1)
+    if ctx.opt("use_regular_nms", False):
+        k = 1
+    return [(1, d * k, 4), (1, d * k), (1, d * k), (1,)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolution2DTransposeBias (MediaPipe): inputs 0 x [N, H, W, C_in], 1 weights [C_out, K_h, K_w,
+# C_in] (as TRANSPOSE_CONV), 2 bias [C_out]. Every input pixel scatters a full kernel:
+#   MACs = n(input)·K_h·K_w·C_out; FLOPs = 2·MACs + n(out) (bias).
+@register(CONV_T_BIAS, "MACs = N·Hi·Wi·Ci·Kh·Kw·Co (input spatial); FLOPs = 2·MACs + n(out) bias",
+          reference="as TRANSPOSE_CONV (TFLite converter, GPU delegate)")
+def conv2d_transpose_bias(ctx: OpContext) -> Cost:
+    """MediaPipe's transposed convolution with bias."""
+    w = ctx.input(1)
+    if w.rank != 4:
+        raise ShapeError(f"{CONV_T_BIAS}: weights {w.shape}, expected [C_out, K_h, K_w, C_in]")
+    c_out, kh, kw, _ = w.shape
+    macs = ctx.input(0).n * kh * kw * c_out
+    bias = ctx.output(0).n if ctx.has_input(2) else 0
+    return Cost(macs, FLOPS_PER_MAC * macs + bias, note="bias 1/out" if bias else "")
+
+
+@shape_fn(CONV_T_BIAS)
+def _conv_t_bias_shape(ctx: OpContext) -> list[Shape]:
+    pad, sw, sh = _raw(ctx, 0), _raw(ctx, 1), _raw(ctx, 2)
+    if pad not in _PADDING or not sw or not sh:
+        raise ShapeError(f"{CONV_T_BIAS}: stride/padding options are not readable")
+    n, h, w, _ = ctx.input(0).shape
+    c_out, kh, kw, _ = ctx.input(1).shape
+    if _PADDING[pad] == "SAME":
+        return [(n, h * sh, w * sw, c_out)]
+    return [(n, (h - 1) * sh + kh, (w - 1) * sw + kw, c_out)]
+
+
+def _pool_params(ctx: OpContext) -> tuple[str, int, int, int, int]:
+    """(padding, stride_h, stride_w, filter_h, filter_w) from the raw TfLitePoolParams."""
+    pad, sw, sh, fw, fh = (_raw(ctx, i) for i in range(5))
+    if pad not in _PADDING or not all((sw, sh, fw, fh)):
+        raise ShapeError(f"{ctx.op_type}: pooling options are not readable")
+    return _PADDING[pad], sh, sw, fh, fw  # type: ignore[return-value]
+
+
+# MaxPoolingWithArgmax2D (MediaPipe): outputs 0 max values, 1 argmax indices [N, Ho, Wo, C].
+# One compare per window tap (as MAX_POOL_2D): FLOPs = K_h·K_w·n(out). When the options cannot
+# be read the window is taken as the stride implied by the shapes (H / Ho), flagged.
+@register(MAXPOOL_ARGMAX, "FLOPs = Kh·Kw·n(out)", reference="as MAX_POOL_2D (TF profiler, TFLite converter)")
+def max_pool_argmax(ctx: OpContext) -> Cost:
+    """Max pooling that also returns the argmax positions."""
+    out = ctx.output(0)
+    note = ""
+    try:
+        _, _, _, fh, fw = _pool_params(ctx)
+    except ShapeError:
+        x = ctx.input(0).shape
+        if len(x) != 4 or out.rank != 4 or not out.shape[1] or not out.shape[2]:
+            raise
+        fh, fw = max(x[1] // out.shape[1], 1), max(x[2] // out.shape[2], 1)
+        note = f"options unreadable: window assumed {fh}x{fw} from the shapes"
+    return Cost(0, fh * fw * out.n, note=note)
+
+
+@shape_fn(MAXPOOL_ARGMAX)
+def _pool_argmax_shape(ctx: OpContext) -> list[Shape]:
+    pad, sh, sw, fh, fw = _pool_params(ctx)
+    n, h, w, c = ctx.input(0).shape
+    out = (n, conv_out_dim(h, fh, sh, 1, pad), conv_out_dim(w, fw, sw, 1, pad), c)
+    return [out, out]
+
+
+# MaxUnpooling2D (MediaPipe): inputs 0 values, 1 argmax indices; the output is zero-filled and
+# each value is written at its index: data movement only.
+register_zero(MAX_UNPOOL, "scatters each value to its argmax position (no arithmetic)",
+              reference="onnx-tool MaxUnpool/ScatterND (0)")
+
+
+@shape_fn(MAX_UNPOOL)
+def _unpool_shape(ctx: OpContext) -> list[Shape]:
+    pad, sh, sw, fh, fw = _pool_params(ctx)
+    n, h, w, c = ctx.input(0).shape
+    if pad == "SAME":
+        return [(n, h * sh, w * sw, c)]
+    return [(n, (h - 1) * sh + fh, (w - 1) * sw + fw, c)]
+
+
+# TransformTensorBilinear (MediaPipe): inputs 0 x [N, H, W, C], 1 matrix [1, 1, 4, 4]; output
+# [N, Ho, Wo, C]. Per output pixel: source coordinates from the affine matrix (2 × (2 mul + 2 add)
+# = 8) and the bilinear weights (2 floor, 2 sub, 4 products/complements = 8); per output element:
+# 4 mul + 3 add = 7 (as RESIZE_BILINEAR).
+@register(TRANSFORM_BILINEAR, "FLOPs = 7·n(out) + 16·N·Ho·Wo",
+          reference="as RESIZE_BILINEAR (fvcore/onnx-tool 4 mul + 3 add) + coordinate transform")
+def transform_tensor_bilinear(ctx: OpContext) -> Cost:
+    """Affine warp of an image with bilinear sampling."""
+    out = ctx.output(0)
+    if out.rank != 4:
+        raise ShapeError(f"{TRANSFORM_BILINEAR}: output {out.shape}, expected rank 4")
+    pixels = out.n // max(out.shape[3], 1)
+    return Cost(0, 7 * out.n + 16 * pixels)
+
+
+@shape_fn(TRANSFORM_BILINEAR)
+def _transform_bilinear_shape(ctx: OpContext) -> list[Shape]:
+    size = ctx.opt("output_size")
+    x = ctx.input(0).shape
+    if not size or len(size) != 2 or len(x) != 4:
+        raise ShapeError(f"{TRANSFORM_BILINEAR}: output_size is not in the options")
+    return [(x[0], int(size[0]), int(size[1]), x[3])]
+
+
+# TransformLandmarks (MediaPipe): inputs 0 landmarks [1, 1, L, D], 1 matrix [1, 1, 4, 4]. Per
+# landmark x' = m00·x + m01·y + m03 and y' likewise: 4 MACs + 2 adds; z (D ≥ 3) is scaled:
+# 1 mul; the other components are copied.
+@register(TRANSFORM_LANDMARKS, "MACs = 4·L; FLOPs = 2·MACs + 2·L + L·[D≥3]",
+          reference="kernel structure (2-D affine transform per landmark)")
+def transform_landmarks(ctx: OpContext) -> Cost:
+    """Apply a 2-D affine matrix to every landmark."""
+    x = ctx.input(0)
+    if x.rank < 1 or not x.shape[-1]:
+        raise ShapeError(f"{TRANSFORM_LANDMARKS}: landmarks {x.shape} need a last dim")
+    dim = x.shape[-1]
+    n = x.n // dim
+    macs = 4 * n
+    return Cost(macs, FLOPS_PER_MAC * macs + 2 * n + (n if dim >= 3 else 0), note=f"{n} landmarks")
+
+
+shape_fn(TRANSFORM_LANDMARKS)(lambda ctx: [ctx.input(0).shape])
+
+
+# Landmarks2TransformMatrix (MediaPipe): input 0 landmarks [1, L·D] or [1, 1, L, D]; output the
+# 4×4 matrix. An ESTIMATE from the kernel's steps over the P landmarks it uses (subset_idxs pairs
+# averaged, else all L): midpoint 4, running mean 2, rotation 6 (4 mul, 2 add), bounding box 4
+# compares = 16 per point; plus a constant: atan2, sin, cos (3·32) + building and multiplying
+# the 4×4 matrices (48).
+@register(LANDMARKS_TO_MATRIX, "FLOPs ≈ 16·P + 3·32 + 48; estimate",
+          reference="estimate from the kernel structure")
+def landmarks_to_matrix(ctx: OpContext) -> Cost:
+    """Affine matrix that aligns a face/hand crop from landmarks."""
+    subset = ctx.opt("subset_idxs")
+    if subset:
+        points = len(subset) // 2 or len(subset)
+    else:
+        x = ctx.input(0)
+        dim = 3 if x.rank < 3 else (x.shape[-1] or 3)
+        points = x.n // dim
+    return Cost(0, 16 * points + 3 * EXP_LIKE + 48, note=f"ESTIMATE over {points} landmark(s)")
+
+
+shape_fn(LANDMARKS_TO_MATRIX)(lambda ctx: [(1, 1, 4, 4)])
+
+
+# UNIDIRECTIONAL_SEQUENCE_GRU (custom): inputs 0 x [T, B, I], 1 h [B, O], 2 gate_weight
+# [2·O, I+O], 3 gate_bias [2·O], 4 candidate_weight [O, I+O], 5 candidate_bias [O]. Per step and
+# batch row (gru_cell.cc):
+#   gates = σ([x, h]·Wgᵀ + bg): 2·O·(I+O) MACs, 2·O bias, 2·O sigmoid (64);
+#   r⊙h: O mul; c = tanh([x, r⊙h]·Wcᵀ + bc): O·(I+O) MACs, O bias, O tanh (64);
+#   h' = u⊙(h − c) + c: 3·O.
+#   MACs = T·B·3·O·(I+O); FLOPs = 2·MACs + T·B·O·(3 + 3·64 + 1 + 3).
+@register(GRU, "MACs = T·B·3·O·(I+O); FLOPs = 2·MACs + T·B·O·(3 bias + 2σ + tanh (64 each) + 4)",
+          reference="onnx-tool GRU (GEMM term); kernel structure (gru_cell.cc)")
+def gru(ctx: OpContext) -> Cost:
+    """Sequence GRU (TFLite custom op)."""
+    gate_w, cand_w = ctx.input(2), ctx.input(4)
+    if gate_w.rank != 2 or cand_w.rank != 2 or gate_w.shape[0] != 2 * cand_w.shape[0]:
+        raise ShapeError(f"{GRU}: gate weights {gate_w.shape} / candidate weights {cand_w.shape} do not fit")
+    n_out = cand_w.shape[0]
+    n_in = cand_w.shape[1] - n_out
+    x = ctx.input(0)
+    if n_in <= 0 or x.n % n_in:
+        raise ShapeError(f"{GRU}: input {x.shape} does not fit n_input {n_in}")
+    rows = x.n // n_in
+    macs = rows * (gate_w.n + cand_w.n)
+    elem = n_out * (3 + 3 * TRANSCENDENTAL + 1 + 3)
+    return Cost(macs, FLOPS_PER_MAC * macs + rows * elem, note=f"{rows} step·batch rows")
+
+
+@shape_fn(GRU)
+def _gru_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    n_out = ctx.input(4).shape[0]
+    if len(x) != 3:
+        raise ShapeError(f"{GRU}: input {x}, expected [T, B, I]")
+    return [(x[0], x[1], n_out), (x[1], n_out)][:max(len(ctx.outputs), 1)]

@@ -1,0 +1,245 @@
+"""The remaining builtins: selection and sorting, segment ops and scans, FFT and complex numbers,
+random numbers, resource variables and hash tables, hashing/string ops, data movement.
+
+Data-dependent ops (TOPK_V2, UNIQUE, NON_MAX_SUPPRESSION_V4/V5) are ESTIMATES and say so in
+their note: what they cost depends on the values, not only on the shapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .custom import IOU_FLOPS
+from .registry import (Cost, OpContext, Shape, register, register_not_costed, register_zero, same_as_input,
+                       shape_fn, value_fn)
+
+
+def _log2(n: int) -> int:
+    """⌈log2 n⌉ for n ≥ 1."""
+    return max(int(n) - 1, 0).bit_length()
+
+
+def _scalar(ctx: OpContext, i: int) -> int | None:
+    if not ctx.has_input(i) or ctx.input(i).value is None or ctx.input(i).value.size != 1:
+        return None
+    return int(ctx.input(i).value.reshape(-1)[0])
+
+
+def _ints(ctx: OpContext, i: int, what: str) -> list[int]:
+    value = ctx.input(i).value if ctx.has_input(i) else None
+    if value is None:
+        raise ShapeError(f"{ctx.op_type}: {what} (input {i}) is not a known constant")
+    return [int(v) for v in value.reshape(-1).tolist()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Zero arithmetic: data movement, bookkeeping, state, hashing of strings.
+
+register_zero(["SPARSE_TO_DENSE", "ONE_HOT", "RANGE", "WHERE", "REVERSE_SEQUENCE", "MATRIX_DIAG",
+               "MATRIX_SET_DIAG", "SCATTER_ND", "DYNAMIC_UPDATE_SLICE", "REAL", "IMAG", "DILATE"],
+              "data movement: no arithmetic")
+register_zero("DENSIFY", "decodes a sparse tensor into a dense one (a copy); for a constant input it runs "
+                         "once at init", reference="TFLite kernel (densify.cc) caches its result")
+register_zero(["VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"], "resource variable bookkeeping / copy")
+register_zero(["HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "HASHTABLE_LOOKUP"],
+              "hash table bookkeeping and lookups (no arithmetic on values)")
+register_zero(["LSH_PROJECTION", "SKIP_GRAM"], "hashing / string processing, not arithmetic on values",
+              reference="flop_conventions §3.9 proposal (0)")
+register_zero(["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL", "MULTINOMIAL"],
+              "random number generation is not counted as arithmetic (as onnx-tool)", reference="onnx-tool (0)")
+register_not_costed("CONCAT_EMBEDDINGS", "the TFLite runtime has no kernel for this op")
+register_not_costed("CUSTOM", "custom ops are costed by name (CUSTOM:<custom_code>); unknown ones are "
+                              "reported as unsupported with their name")
+register_not_costed("DELEGATE", "a delegate node's work is opaque (its subgraph is not in the file)")
+
+shape_fn(["REVERSE_SEQUENCE", "MATRIX_SET_DIAG", "DYNAMIC_UPDATE_SLICE", "REAL", "IMAG", "DENSIFY",
+          ])(same_as_input)
+
+
+@shape_fn("MATRIX_DIAG")
+def _matrix_diag_shape(ctx: OpContext) -> list[Shape]:
+    x = ctx.input(0).shape
+    if not x:
+        raise ShapeError("MATRIX_DIAG: input needs rank >= 1")
+    return [x + (x[-1],)]
+
+
+@shape_fn("ONE_HOT")
+def _one_hot_shape(ctx: OpContext) -> list[Shape]:
+    x = list(ctx.input(0).shape)
+    depth = _scalar(ctx, 1)
+    if depth is None:
+        raise ShapeError("ONE_HOT: depth is not a known constant")
+    axis = int(ctx.opt("axis", -1))
+    x.insert(len(x) if axis == -1 else axis, depth)
+    return [tuple(x)]
+
+
+@shape_fn("RANGE")
+def _range_shape(ctx: OpContext) -> list[Shape]:
+    start, limit, delta = (ctx.input(i).value for i in range(3))
+    if start is None or limit is None or delta is None:
+        raise ShapeError("RANGE: start/limit/delta are not known constants")
+    return [(len(np.arange(start.reshape(-1)[0], limit.reshape(-1)[0], delta.reshape(-1)[0])),)]
+
+
+@value_fn("RANGE")
+def _fold_range(ctx: OpContext):
+    vals = [ctx.input(i).value for i in range(3)]
+    if any(v is None or v.dtype.kind not in "iu" for v in vals):
+        return [None]
+    return [np.arange(*(int(v.reshape(-1)[0]) for v in vals), dtype=vals[0].dtype)]
+
+
+@shape_fn(["SCATTER_ND"])
+def _scatter_nd_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(_ints(ctx, 2, "shape"))]
+
+
+@shape_fn("SPARSE_TO_DENSE")
+def _sparse_to_dense_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(_ints(ctx, 1, "output_shape"))]
+
+
+@shape_fn(["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"])
+def _random_shape(ctx: OpContext) -> list[Shape]:
+    return [tuple(_ints(ctx, 0, "shape"))]
+
+
+@shape_fn("MULTINOMIAL")
+def _multinomial_shape(ctx: OpContext) -> list[Shape]:
+    n = _scalar(ctx, 1)
+    if n is None:
+        raise ShapeError("MULTINOMIAL: num_samples is not a known constant")
+    return [(ctx.input(0).shape[0], n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise-like ops without an existing family.
+
+# FAKE_QUANT: per element clamp to [min, max] (2 compares), subtract min, divide by the scale
+# (1 mul), round, multiply back and add min: 6 ops.
+@register("FAKE_QUANT", "FLOPs = 6·n(out)", reference="flop_conventions §3.3 proposal (6/elem)")
+def fake_quant(ctx: OpContext) -> Cost:
+    """Quantize-dequantize round trip."""
+    return Cost(0, 6 * ctx.output(0).n)
+
+
+# COMPLEX_ABS: |a + bi| = sqrt(a² + b²): 2 mul + 1 add + 1 sqrt (SQRT is 1/elem) = 4.
+@register("COMPLEX_ABS", "FLOPs = 4·n(out)", reference="flop_conventions §3.10 proposal (2 mul + add + sqrt)")
+def complex_abs(ctx: OpContext) -> Cost:
+    """Magnitude of complex numbers."""
+    return Cost(0, 4 * ctx.output(0).n)
+
+
+shape_fn(["FAKE_QUANT", "COMPLEX_ABS", "CUMSUM"])(same_as_input)
+
+
+# CUMSUM: one add per output element (onnx-tool CumSum).
+@register("CUMSUM", "FLOPs = n(out)", reference="onnx-tool CumSum (1/elem)")
+def cumsum(ctx: OpContext) -> Cost:
+    """Cumulative sum along one axis."""
+    return Cost(0, ctx.output(0).n)
+
+
+# BUCKETIZE: a binary search over the sorted boundaries per element: ⌈log2(b + 1)⌉ compares.
+@register("BUCKETIZE", "FLOPs = n(in)·⌈log2(boundaries + 1)⌉", reference="flop_conventions §3.10 proposal")
+def bucketize(ctx: OpContext) -> Cost:
+    """Bucket index of each element."""
+    boundaries = len(ctx.opt("boundaries", ()) or ())
+    return Cost(0, ctx.input(0).n * _log2(boundaries + 1))
+
+
+shape_fn("BUCKETIZE")(same_as_input)
+
+
+# SEGMENT_SUM and UNSORTED_SEGMENT_SUM/PROD/MAX/MIN: one binary op per data element.
+SEGMENT_OPS = ["SEGMENT_SUM", "UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+               "UNSORTED_SEGMENT_MIN"]
+
+
+@register(SEGMENT_OPS, "FLOPs = n(data)", reference="flop_conventions §3.6 proposal (n(data))")
+def segment_reduce(ctx: OpContext) -> Cost:
+    """Reduce data rows into segments."""
+    return Cost(0, ctx.input(0).n)
+
+
+@shape_fn(SEGMENT_OPS[1:])
+def _unsorted_segment_shape(ctx: OpContext) -> list[Shape]:
+    n = _scalar(ctx, 2)
+    if n is None:
+        raise ShapeError(f"{ctx.op_type}: num_segments is not a known constant")
+    return [(n,) + ctx.input(0).shape[ctx.input(1).rank:]]
+
+
+@shape_fn("SEGMENT_SUM")
+def _segment_sum_shape(ctx: OpContext) -> list[Shape]:
+    ids = _ints(ctx, 1, "segment_ids")
+    return [((max(ids) + 1) if ids else 0,) + ctx.input(0).shape[1:]]
+
+
+# RFFT2D: inputs 0 x [..., H, W] real, 1 fft_length [fft_h, fft_w]; output complex64
+# [..., fft_h, fft_w/2 + 1]. FFTW's convention for a real transform of N = fft_h·fft_w points:
+# 2.5·N·log2(N) flops, per 2-D transform; batches = n(in)/(H·W).
+@register("RFFT2D", "FLOPs = batches · 2.5·N·log2(N), N = fft_h·fft_w",
+          reference="FFTW convention for real transforms (flop_conventions §3.10)")
+def rfft2d(ctx: OpContext) -> Cost:
+    """2-D real FFT over the last two dims."""
+    x = ctx.input(0)
+    if x.rank < 2:
+        raise ShapeError(f"RFFT2D: input {x.shape} needs rank >= 2")
+    fft = _ints(ctx, 1, "fft_length") if ctx.input(1).value is not None else list(x.shape[-2:])
+    n = fft[0] * fft[1]
+    batches = x.n // max(x.shape[-2] * x.shape[-1], 1)
+    return Cost(0, batches * (5 * n * _log2(n)) // 2)
+
+
+@shape_fn("RFFT2D")
+def _rfft2d_shape(ctx: OpContext) -> list[Shape]:
+    fh, fw = _ints(ctx, 1, "fft_length")
+    return [ctx.input(0).shape[:-2] + (fh, fw // 2 + 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Data-dependent selection (estimates).
+
+# TOPK_V2: per row of n values a size-k heap: 1 compare per value, and ⌈log2 k⌉ more when it
+# enters the heap; upper bound n(in)·(1 + ⌈log2 k⌉).
+@register("TOPK_V2", "FLOPs ≤ n(in)·(1 + ⌈log2 k⌉); estimate", reference="estimate (heap selection)")
+def topk(ctx: OpContext) -> Cost:
+    """Top-k values and indices along the last axis."""
+    k = _scalar(ctx, 1) or (ctx.output(0).shape[-1] if ctx.output(0).shape else 1)
+    return Cost(0, ctx.input(0).n * (1 + _log2(k)), note="ESTIMATE: upper bound of heap selection")
+
+
+@shape_fn("TOPK_V2")
+def _topk_shape(ctx: OpContext) -> list[Shape]:
+    k = _scalar(ctx, 1)
+    if k is None:
+        raise ShapeError("TOPK_V2: k is not a known constant")
+    out = ctx.input(0).shape[:-1] + (k,)
+    return [out, out]
+
+
+# UNIQUE: one hash-map lookup per element.
+@register("UNIQUE", "FLOPs ≈ n(in); estimate", reference="estimate (hash map per element)")
+def unique(ctx: OpContext) -> Cost:
+    """Unique values of a 1-D tensor."""
+    return Cost(0, ctx.input(0).n, note="ESTIMATE: one hash lookup per element")
+
+
+# NON_MAX_SUPPRESSION_V4/V5: inputs 0 boxes [N, 4], 1 scores [N], 2 max_output_size M, ...
+# score threshold N compares, sort N·⌈log2 N⌉, then at most N·M IoU tests of 19 FLOPs each
+# (as TFLite_Detection_PostProcess). V5's soft-NMS adds an exp per IoU test when sigma > 0.
+@register(["NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"],
+          "FLOPs ≤ N + N·⌈log2 N⌉ + 19·N·M; estimate", reference="estimate (greedy NMS)")
+def non_max_suppression(ctx: OpContext) -> Cost:
+    """Greedy non-max suppression over N boxes, keeping at most M."""
+    n = ctx.input(0).shape[0] if ctx.input(0).rank else 0
+    m = _scalar(ctx, 2)
+    if m is None:
+        m = ctx.output(0).shape[0] if ctx.output(0).shape else n
+    m = min(m, n)
+    return Cost(0, n + n * _log2(n) + IOU_FLOPS * n * m,
+                note=f"ESTIMATE: data-dependent; IoU tests counted as an upper bound ({n} boxes, keep {m})")
