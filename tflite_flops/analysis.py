@@ -21,15 +21,17 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from . import __version__
-from .errors import ModelFormatError, ShapeError, UnsupportedOpError
+from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
 from .model import Model, Subgraph, load_model
 from .ops import lookup
 from .ops.registry import Cost, OpContext, OpSpec
 from .report import ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, initial_state, input_display_name, normalize_input_shapes, resolve_inputs,
                      step)
-from .units import FLOAT_DTYPES
+from .units import DTYPE_BITS, FLOAT_DTYPES
 
 CONTRACTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "TRANSPOSE_CONV",
                           "CONV_3D", "CONV_3D_TRANSPOSE", "SVDF", "RNN", "UNIDIRECTIONAL_SEQUENCE_RNN",
@@ -65,6 +67,8 @@ class _Entry:
     resolved: bool
     inference: int = 0
     init: int = 0
+    weight_nnz: int = 0  # non-zero weight elements, when the weights are sparse or mostly zero
+    weight_numel: int = 0
 
 
 @dataclass
@@ -78,6 +82,7 @@ class _Walk:
     warnings: list[str] = field(default_factory=list)
     param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
+    nonzeros: dict[tuple[int, int], tuple[int, int, bool] | None] = field(default_factory=dict)
 
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -86,11 +91,12 @@ Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution o
 def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
             batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
             signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
-            trust_stored_shapes: bool = True) -> Report:
+            trust_stored_shapes: bool = True, quantization: str | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes and params, and totals.
 
     Args:
-        source: a .tflite path, the model's bytes, or an already parsed :class:`Model`.
+        source: a .tflite path, the model's bytes, or an already parsed :class:`Model`; also a Keras
+            model, a SavedModel directory or a concrete function, converted first (needs TensorFlow).
         input_shapes: shapes of the entry subgraph's inputs: a mapping ``{name_or_index: shape}``,
             or spec strings (``"x=1x224x224x3"``, ``"0=1x224x224x3"``, a bare ``"1x224x224x3"``).
         batch: sets the leading dim of every input whose batch dim is dynamic or 1.
@@ -99,6 +105,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         signature: analyze the subgraph of this signature key instead of subgraph 0.
         cost_overrides: ``{op_type: fn(ctx) -> Cost | int | (macs, flops)}``, used before the registry.
         trust_stored_shapes: keep the converter's stored shapes where inputs are unchanged and static.
+        quantization: conversion mode for such sources: float (default), int8, dynamic_range, fp16.
 
     Returns:
         The :class:`Report`.
@@ -108,6 +115,12 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         ShapeError, InputSpecError: the input shapes do not fit the model.
         UnsupportedOpError: ``strict`` and an op is not costed.
     """
+    from .convert import needs_conversion, to_tflite  # TensorFlow is imported only to convert
+
+    if needs_conversion(source):
+        source = to_tflite(source, quantization or "float")
+    elif quantization is not None:
+        raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
     entry = _entry_subgraph(model, signature)
     sg = model.subgraphs[entry]
@@ -167,6 +180,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             for o in op.outputs:
                 state.derived_constant[o] = True
         entry = _cost_entry(walk, sg, state, ctx, shape_note)
+        _fill_sparsity(walk, sg, ctx, entry)
         walk.entries[key] = entry
         (init if const_input else inference).append((key, 1))
         if const_input:
@@ -229,13 +243,15 @@ def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpConte
         return inf, ini
     if kind == "IF":
         branches = [refs[k] for k in ("then_subgraph_index", "else_subgraph_index") if k in refs]
+        if not branches:  # options of another op type (a corrupted file): nothing to walk
+            return [], []
         results = [call(b, skip=1) for b in branches]
         costs = [sum(walk.entries[k].cost.flops * m for k, m in r[0]) for r in results]
         pick = max(range(len(results)), key=lambda i: costs[i])
         outputs_from(branches[pick])
         entry.note = _join(entry.note, f"upper bound: the costlier branch (subgraph {branches[pick]}) is counted")
         return results[pick][0], [c for r in results for c in r[1]]
-    if kind == "CALL_ONCE":
+    if kind == "CALL_ONCE" and "init_subgraph_index" in refs:
         c_inf, c_init = call(refs["init_subgraph_index"])
         entry.note = _join(entry.note, "its subgraph runs once, at init")
         return [], c_inf + c_init
@@ -304,8 +320,12 @@ def _precision(sg: Subgraph, ctx: OpContext) -> str:
         return "none"
     dtype = act.dtype
     weight = None
-    if ctx.op_type in CONTRACTIONS and ctx.has_input(1):
-        weight = sg.tensors[ctx.input(1).index]
+    if ctx.op_type in CONTRACTIONS or ctx.op_type.startswith("CUSTOM:"):
+        # the first constant operand after the activation: conv/FC weights, an LSTM's first present
+        # gate weights (CIFG models omit input 1), a GRU's gate weights
+        weight = next((sg.tensors[t.index] for t in ctx.inputs[1:] if t is not None and t.is_constant), None)
+    if ctx.op_type == "EMBEDDING_LOOKUP" and weight is not None:
+        return _PRECISION.get(weight.dtype, weight.dtype.lower())  # the table, not the int32 ids
     if weight is not None and dtype in FLOAT_DTYPES and weight.dtype in _INT_WEIGHTS:
         return "hybrid"
     if weight is not None and dtype == "INT8" and weight.dtype in ("INT4", "INT2", "UINT4"):
@@ -340,7 +360,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext
         note = _join(note, f"cost unknown: {exc}")
     bytes_model = spec.bytes_model if spec is not None else "io"
     read = sum(_stored_or_dense(sg, t) for t in ctx.inputs if t is not None) if bytes_model == "io" else 0
-    written = sum(t.nbytes for t in ctx.outputs) if bytes_model != "alias" else 0
+    written = sum(t.nbytes for t in ctx.outputs if t is not None) if bytes_model != "alias" else 0
     if cost.bytes_read is not None:
         read = cost.bytes_read
     if cost.bytes_written is not None:
@@ -361,7 +381,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext
         note = _join(note, "placeholder shapes (dynamic dims unresolved)")
     name = sg.tensors[op.outputs[0]].name if op.outputs and op.outputs[0] >= 0 else ""
     return _Entry(sg.index, op.index, op.op_type, name,
-                  tuple(t.shape for t in ctx.inputs if t is not None), tuple(t.shape for t in ctx.outputs),
+                  tuple(t.shape for t in ctx.inputs if t is not None), tuple(t.shape for t in ctx.outputs if t is not None),
                   cost, read, written, params, status, formula, note, _precision(sg, ctx), resolved)
 
 
@@ -390,6 +410,71 @@ def _join(*notes: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Sparsity: effective MACs over the non-zero weights of contractions.
+
+SPARSE_WEIGHT_OPS = CONTRACTIONS | {"CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU", "CUSTOM:Convolution2DTransposeBias",
+                                    "STABLEHLO_CONVOLUTION", "STABLEHLO_DOT_GENERAL"}
+MOSTLY_ZERO = 0.5  # dense weights with more than this fraction of zeros are reported as sparse
+
+
+def _weight_nonzeros(walk: _Walk, sg: Subgraph, index: int, depth: int = 0) -> tuple[int, int, bool] | None:
+    """(non-zeros, elements, stored sparse) of a constant weight tensor, or None when unknown.
+
+    A tensor with SparsityParameters stores only its non-zero values (and the zeros inside dense
+    blocks, which the kernel multiplies too): non-zeros = stored values. A dense constant is
+    counted from its values (zero = the zero point of per-tensor asymmetric weights). Weights
+    made at init by DENSIFY / DEQUANTIZE of a constant are traced back to their source.
+    """
+    key = (sg.index, index)
+    if key in walk.nonzeros:
+        return walk.nonzeros[key]
+    t = sg.tensors[index]
+    result = None
+    if t.sparsity is not None and t.is_constant:
+        bits = DTYPE_BITS.get(t.dtype, 0)
+        if bits:
+            result = (min(t.data_size * 8 // bits, t.num_elements), t.num_elements, True)
+    elif t.is_constant:
+        values = walk.model.constant(t)
+        if values is not None and values.size:
+            q = t.quantization
+            zero = q.zero_point if q is not None and q.kind == "per_tensor" and q.zero_point else 0
+            nnz = walk.model.count_nonzero(t, zero)  # chunked; releases weight pages as it goes
+            result = (nnz, int(values.size), False)
+    elif depth < 3:
+        producer = next((op for op in sg.operators if index in op.outputs
+                         and op.op_type in INIT_ON_CONSTANT and op.inputs and op.inputs[0] >= 0), None)
+        if producer is not None:
+            result = _weight_nonzeros(walk, sg, producer.inputs[0], depth + 1)
+    walk.nonzeros[key] = result
+    return result
+
+
+def _fill_sparsity(walk: _Walk, sg: Subgraph, ctx: OpContext, entry: _Entry) -> None:
+    """Weight density and effective MACs of a contraction with sparse or mostly-zero constant weights.
+
+    The weights are the op's constant inputs of rank >= 2 (biases and peepholes excluded).
+    Reported when a weight is stored sparse, or when more than half of the weights are zeros.
+    """
+    if ctx.op_type not in SPARSE_WEIGHT_OPS or not entry.cost.macs:
+        return
+    nnz = numel = 0
+    stored_sparse = False
+    for info in ctx.inputs:
+        if info is None or not info.is_constant or info.rank < 2:
+            continue
+        counted = _weight_nonzeros(walk, sg, info.index)
+        if counted is None:
+            return
+        nnz, numel, stored_sparse = nnz + counted[0], numel + counted[1], stored_sparse or counted[2]
+    if not numel or not (stored_sparse or nnz < (1 - MOSTLY_ZERO) * numel):
+        return
+    entry.weight_nnz, entry.weight_numel = nnz, numel
+    kind = "sparse-encoded weights" if stored_sparse else "mostly-zero weights"
+    entry.note = _join(entry.note, f"{kind}: density {nnz / numel:.1%}, effective MACs = MACs × density")
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def _records(walk: _Walk) -> list[OpRecord]:
@@ -408,21 +493,29 @@ def _records(walk: _Walk) -> list[OpRecord]:
             bytes_written=e.bytes_written * mult, params=e.params, status=e.status, formula=e.formula,
             note=e.note, precision=e.precision, phase=phase,
             executions=e.inference if phase == "inference" else e.init if phase == "init" else 0,
-            shapes_resolved=e.resolved))
+            shapes_resolved=e.resolved,
+            effective_macs=e.cost.macs * mult * e.weight_nnz // e.weight_numel if e.weight_numel else None,
+            weight_density=round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None))
     return out
 
 
-def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
-    by_precision: dict[str, dict[str, int]] = {}
+def _precision_split(ops: list[OpRecord]) -> dict[str, dict[str, int]]:
+    """{precision: {"macs", "flops", "ops"}} over the ops that do arithmetic."""
+    split: dict[str, dict[str, int]] = {}
     for o in ops:
         if o.macs or o.flops:
-            slot = by_precision.setdefault(o.precision, {"macs": 0, "flops": 0, "ops": 0})
+            slot = split.setdefault(o.precision, {"macs": 0, "flops": 0, "ops": 0})
             slot["macs"] += o.macs
             slot["flops"] += o.flops
             slot["ops"] += 1
+    return split
+
+
+def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
     return Totals(macs=sum(o.macs for o in ops), flops=sum(o.flops for o in ops), params=params,
                   param_bytes=param_bytes, bytes_read=sum(o.bytes_read for o in ops),
-                  bytes_written=sum(o.bytes_written for o in ops), by_precision=by_precision)
+                  bytes_written=sum(o.bytes_written for o in ops), by_precision=_precision_split(ops),
+                  effective_macs=sum(o.macs if o.effective_macs is None else o.effective_macs for o in ops))
 
 
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
@@ -431,13 +524,13 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     init = [o for o in records if o.phase == "init"]
     params = sum(n for n, _ in walk.param_tensors.values())
     param_bytes = sum(b for _, b in walk.param_tensors.values())
-    by_type: dict[str, OpTypeSummary] = {}
+    groups: dict[str, list[OpRecord]] = {}
     for o in inference:
-        s = by_type.get(o.op_type)
-        by_type[o.op_type] = OpTypeSummary(
-            count=(s.count if s else 0) + 1, macs=(s.macs if s else 0) + o.macs,
-            flops=(s.flops if s else 0) + o.flops, bytes_read=(s.bytes_read if s else 0) + o.bytes_read,
-            bytes_written=(s.bytes_written if s else 0) + o.bytes_written, params=(s.params if s else 0) + o.params)
+        groups.setdefault(o.op_type, []).append(o)
+    by_type = {k: OpTypeSummary(count=len(g), macs=sum(o.macs for o in g), flops=sum(o.flops for o in g),
+                                bytes_read=sum(o.bytes_read for o in g), bytes_written=sum(o.bytes_written for o in g),
+                                params=sum(o.params for o in g), by_precision=_precision_split(g))
+               for k, g in groups.items()}
     by_type = dict(sorted(by_type.items(), key=lambda kv: (-kv[1].flops, kv[0])))
     unsupported: dict[str, int] = {}
     for o in records:

@@ -63,11 +63,12 @@ class Totals:
     bytes_read: int = 0
     bytes_written: int = 0
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
 
 
 @dataclass(frozen=True)
 class OpTypeSummary:
-    """Per op type: count (ops that run per inference) and summed costs."""
+    """Per op type: count (ops that run per inference), summed costs, and the precision split."""
 
     count: int
     macs: int
@@ -75,6 +76,7 @@ class OpTypeSummary:
     bytes_read: int = 0
     bytes_written: int = 0
     params: int = 0
+    by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

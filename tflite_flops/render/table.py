@@ -44,7 +44,10 @@ def render_table(report: Report, top: int = 10) -> str:
             out.append(f"  {label} {ts.name}: {ts.dtype} {_shape(ts.shape)}{sig}")
 
     out += ["", "Totals per inference"]
-    rows = [["MACs", human(t.macs), grouped(t.macs)], ["FLOPs (all)", human(t.flops), grouped(t.flops)]]
+    rows = [["MACs", human(t.macs), grouped(t.macs)]]
+    if t.effective_macs and t.effective_macs != t.macs:
+        rows.append(["  effective (non-zero weights)", human(t.effective_macs), grouped(t.effective_macs)])
+    rows.append(["FLOPs (all)", human(t.flops), grouped(t.flops)])
     for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
         rows.append([f"  {prec} {unit_for(prec)}", human(v["flops"]), grouped(v["flops"])])
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
@@ -59,10 +62,10 @@ def render_table(report: Report, top: int = 10) -> str:
     if report.by_op_type:
         out += ["", "By op type (per inference)"]
         total = t.flops or 1
-        rows = [[k, str(v.count), human(v.macs), human(v.flops), f"{100 * v.flops / total:.1f}%"]
-                for k, v in report.by_op_type.items()]
-        out += ["  " + line for line in _table(["op type", "count", "MACs", "FLOPs", "share"], rows,
-                                               [False, True, True, True, True])]
+        rows = [[k, str(v.count), "+".join(v.by_precision) or "-", human(v.macs), human(v.flops),
+                 f"{100 * v.flops / total:.1f}%"] for k, v in report.by_op_type.items()]
+        out += ["  " + line for line in _table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
+                                               [False, True, False, True, True, True])]
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
