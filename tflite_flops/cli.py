@@ -29,6 +29,7 @@ COMMANDS = {
     "batch": "batch",
     "import-profile": "import_profile",
     "roofline": "roofline",
+    "sweep": "sweep",
 }
 
 

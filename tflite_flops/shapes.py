@@ -1,24 +1,29 @@
 """Shape resolution: user input shapes, propagation through every op, unresolved dims marked.
 
 The stored ``shape`` of a tensor is what the converter saw; where ``shape_signature`` has -1 it
-is a placeholder (often all 1s). Given the shapes of a subgraph's inputs, :func:`propagate`
-recomputes every tensor's shape with the per-op shape functions of the registry, and folds the
-values of small integer tensors so that computed shapes (SHAPE → STRIDED_SLICE → PACK → RESHAPE)
-resolve too. A tensor whose shape could not be derived keeps its stored shape and is marked
-unresolved, and the ops that touch it are flagged.
+is a placeholder (often all 1s). Given the shapes of a subgraph's inputs, :func:`step` (one op)
+and :func:`propagate` (a whole subgraph, with IF/CALL subgraphs) recompute every tensor's shape
+with the per-op shape functions of the registry, and fold the values of small integer (and tiny
+float) tensors so that computed shapes (SHAPE → STRIDED_SLICE → PACK → RESHAPE, a resize size
+scaled by 1.5) resolve too. A tensor whose shape could not be derived keeps its stored shape and
+is marked unresolved, and the ops that touch it are flagged.
+
+:func:`resolve_inputs` turns ``--input-shape`` / ``--batch`` into input shapes (with the loud
+warning for dims left dynamic); :func:`propagated_shapes` gives every tensor's shape, the view the
+interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value, same_as_input
+from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 
 MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
@@ -33,7 +38,10 @@ def parse_dims(text: str) -> Shape:
     text = text.strip()
     if not _DIMS_RE.match(text):
         raise InputSpecError(f"cannot read {text!r} as a shape (expected e.g. 1x224x224x3)")
-    return tuple(int(d) for d in re.split(r"[xX,]", text)) if text else ()
+    dims = tuple(int(d) for d in re.split(r"[xX,]", text)) if text else ()
+    if any(d < 1 for d in dims):
+        raise InputSpecError(f"shape {text!r} has a dim below 1 (every dim must be at least 1)")
+    return dims
 
 
 def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None, Shape]:
@@ -64,16 +72,32 @@ def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None
     return out
 
 
-def normalize_input_shapes(input_shapes: Mapping | str | Sequence[str] | None) -> dict[str | int | None, Shape]:
-    """Accept a mapping ({"x": (1, 224, 224, 3)} or {0: [...]}) or spec strings."""
+def normalize_input_shapes(input_shapes: Mapping | str | Sequence | None) -> dict[str | int | None, Shape]:
+    """Accept a mapping (``{"x": (1, 224, 224, 3)}`` or ``{0: [...]}``), spec strings, a bare shape
+    (a sequence of ints), or a list of shapes (one per input, by position).
+
+    Raises:
+        InputSpecError: something else.
+    """
     if input_shapes is None:
         return {}
-    if isinstance(input_shapes, (str, list, tuple)) and not (
-            isinstance(input_shapes, (list, tuple)) and input_shapes and isinstance(input_shapes[0], int)):
-        return parse_shape_spec(input_shapes)  # type: ignore[arg-type]
-    if isinstance(input_shapes, (list, tuple)):  # a bare shape as a sequence of ints
-        return {None: tuple(int(d) for d in input_shapes)}
-    return {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+    if isinstance(input_shapes, str):
+        return parse_shape_spec(input_shapes)
+    if isinstance(input_shapes, Mapping):
+        try:
+            return {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+        except (TypeError, ValueError):
+            raise InputSpecError(f"input shapes must map names/indices to sequences of ints, "
+                                 f"got {input_shapes!r}") from None
+    if isinstance(input_shapes, (list, tuple)):
+        items = list(input_shapes)
+        if all(isinstance(d, (int, np.integer)) for d in items):
+            return {None: tuple(int(d) for d in items)}  # a bare shape
+        if all(isinstance(d, str) for d in items):
+            return parse_shape_spec(items)
+        if all(isinstance(d, (list, tuple)) for d in items):
+            return {pos: tuple(int(d) for d in shape) for pos, shape in enumerate(items)}
+    raise InputSpecError(f"cannot read input shapes from {input_shapes!r}")
 
 
 @dataclass
@@ -138,6 +162,11 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
         name = input_display_name(model, sg, tidx)
         if tidx in given:
             shape = given[tidx]
+            if any(d < 1 for d in shape):
+                raise InputSpecError(f"input {name!r}: shape {_dims(shape)} has a dim below 1")
+            if batch is not None and shape and shape[0] != batch:
+                raise InputSpecError(f"input {name!r}: --batch {batch} contradicts the given shape {_dims(shape)} "
+                                     f"(give the batch in the shape, or leave it out of one of them)")
             if len(shape) != len(sig):
                 raise ShapeError(f"input {name!r}: shape {_fmt(shape)} has rank {len(shape)}, the model expects "
                                  f"rank {len(sig)} ({_fmt(sig)})")
@@ -159,12 +188,20 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
         shapes[tidx] = tuple(int(d) for d in shape)
         resolved[tidx] = not dynamic
         if dynamic:
-            example = "x".join(str(224 if d < 0 and a else (1 if d < 0 else d)) for a, d in enumerate(sig))
+            guess = 224 if len(sig) == 4 else 128  # an image side / a sequence length, for the example
+            example = "x".join(str(d if d >= 0 else (1 if a == 0 else guess)) for a, d in enumerate(sig))
+            fix = "--batch N" if dynamic == [0] else f"--input-shape {name}={example}"
             warnings.append(
                 f"input {name!r} has dynamic dims {dynamic} (signature {_fmt(sig)}); costs use the stored placeholder "
-                f"shape {_fmt(t.shape)} and are probably far too low. Give the real shape: "
-                f"--input-shape {name}={example}")
+                f"shape {_fmt(t.shape)}"
+                + (f" (batch {t.shape[0] if t.shape else 1})" if dynamic == [0] else " and are probably far too low")
+                + f". Give the real shape: {fix}"
+                + (f" (or --input-shape {name}={example})" if dynamic == [0] else ""))
     return shapes, resolved, warnings
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
 
 
 def _fmt(shape: Sequence[int]) -> str:
@@ -196,83 +233,21 @@ def tensor_info(sg: Subgraph, state: SubgraphShapes, index: int) -> TensorInfo |
 
 
 # ---------------------------------------------------------------------------------------------
-# Shape functions of ops that no formula family registers (yet). The registry always wins: these
-# are consulted only when ``lookup_shape``/``lookup_value`` find nothing, so a family module that
-# later registers its own function for one of these ops simply takes over.
+# Value folding that no formula family registers. The registry always wins: these are consulted
+# only when ``lookup_value`` finds nothing for the op type, so a family module that later
+# registers its own folding simply takes over. Shape functions all live in the families.
+
+_SEGMENT_UFUNCS = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
+                   "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}
 
 
-def _scalar(ctx: OpContext, i: int, what: str) -> int | float:
-    value = ctx.input(i).value
-    if value is None or value.size != 1:
-        raise ShapeError(f"{ctx.op_type}: {what} (input {i}) is not a known scalar")
-    item = value.reshape(-1)[0]
-    return int(item) if value.dtype.kind in "iu" else float(item)
-
-
-def _range_size(start: float, limit: float, delta: float, is_int: bool) -> int:
-    """Elements of RANGE: ceil(|limit − start| / |delta|) (the kernel's formula)."""
-    if delta == 0 or (limit > start and delta < 0) or (limit < start and delta > 0):
-        raise ShapeError(f"RANGE: delta {delta} does not go from {start} to {limit}")
-    if is_int:
-        return int((abs(limit - start) + abs(delta) - 1) // abs(delta))
-    return int(np.ceil(abs((limit - start) / delta)))
-
-
-def _range_shape(ctx: OpContext) -> list[Shape]:
-    start, limit, delta = (_scalar(ctx, i, w) for i, w in enumerate(("start", "limit", "delta")))
-    return [(_range_size(start, limit, delta, ctx.input(0).dtype in ("INT32", "INT64")),)]
-
-
-def _range_value(ctx: OpContext) -> list[np.ndarray | None]:
-    start, limit, delta = (_scalar(ctx, i, w) for i, w in enumerate(("start", "limit", "delta")))
-    return [np.arange(start, limit, delta).astype(ctx.input(0).value.dtype)]  # type: ignore[union-attr]
-
-
-def _one_hot_shape(ctx: OpContext) -> list[Shape]:
-    indices = list(ctx.input(0).shape)
-    depth = int(_scalar(ctx, 1, "depth"))
-    axis = int(ctx.opt("axis", -1))
-    indices.insert(axis if axis >= 0 else len(indices) + 1 + axis, depth)
-    return [tuple(indices)]
-
-
-def _topk_shape(ctx: OpContext) -> list[Shape]:
-    x = ctx.input(0).shape
-    k = int(_scalar(ctx, 1, "k"))
-    return [x[:-1] + (k,)] * 2
-
-
-def _embedding_lookup_shape(ctx: OpContext) -> list[Shape]:
-    return [ctx.input(0).shape + ctx.input(1).shape[1:]]
-
-
-def _segments_shape(ctx: OpContext) -> list[Shape]:
-    data, ids = ctx.input(0).shape, ctx.input(1).shape
-    return [(int(_scalar(ctx, 2, "num_segments")),) + data[len(ids):]]
-
-
-def _scatter_nd_shape(ctx: OpContext) -> list[Shape]:
-    value = ctx.input(2).value
-    if value is None:
-        raise ShapeError("SCATTER_ND: shape (input 2) is not a known constant")
-    return [tuple(int(v) for v in value.reshape(-1))]
-
-
-FALLBACK_SHAPES = {
-    "RANGE": _range_shape, "ONE_HOT": _one_hot_shape, "TOPK_V2": _topk_shape,
-    "EMBEDDING_LOOKUP": _embedding_lookup_shape, "SCATTER_ND": _scatter_nd_shape,
-    "UNSORTED_SEGMENT_SUM": _segments_shape, "UNSORTED_SEGMENT_MAX": _segments_shape,
-    "UNSORTED_SEGMENT_MIN": _segments_shape, "UNSORTED_SEGMENT_PROD": _segments_shape,
-    **{op: same_as_input for op in ("CUMSUM", "DYNAMIC_UPDATE_SLICE", "REVERSE_SEQUENCE", "BUCKETIZE",
-                                    "MATRIX_SET_DIAG", "FAKE_QUANT")},
-}
 def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
+    """UNSORTED_SEGMENT_* of known values (Keras' attention reshapes multiply dims with PROD)."""
     data, ids = ctx.input(0).value, ctx.input(1).value
     if data is None or ids is None:
         return [None]
-    ufunc = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
-             "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}[ctx.op_type]
-    shape = _segments_shape(ctx)[0]
+    ufunc = _SEGMENT_UFUNCS[ctx.op_type]
+    shape = ctx.output(0).shape
     if ufunc is np.add or ufunc is np.multiply:
         out = np.full(shape, 0 if ufunc is np.add else 1, dtype=data.dtype)
     else:  # empty segments get the lowest / highest value of the dtype
@@ -282,8 +257,8 @@ def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
     return [out]
 
 
-FALLBACK_VALUES = {"RANGE": _range_value, **{op: _segments_value for op in (
-    "UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN")}}
+FALLBACK_VALUES: dict[str, Callable[[OpContext], Sequence[np.ndarray | None]]] = {
+    op: _segments_value for op in _SEGMENT_UFUNCS}
 
 
 def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool = True) -> tuple[OpContext, str]:
@@ -302,7 +277,7 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     note = ""
     new_shapes: Sequence[Shape] | None = None
     if not (trust_stored and inputs_resolved and inputs_as_stored and outputs_static):
-        fn = lookup_shape(op.op_type) or FALLBACK_SHAPES.get(op.op_type)
+        fn = lookup_shape(op.op_type)
         if fn is not None:
             try:
                 new_shapes = fn(ctx)

@@ -112,14 +112,14 @@ def _slice_shape(ctx: OpContext) -> list[Shape]:
     return [tuple(d - b if s == -1 else s for d, b, s in zip(x, begin, size))]
 
 
-def _strided_spec(ctx: OpContext, shape: Shape) -> list[tuple[str, int, int, int]]:
-    """Dense strided-slice spec over the input dims, following TensorFlow's canonicalisation.
+def _strided_spec(ctx: OpContext, shape: Shape) -> list[tuple]:
+    """The slice, canonicalised as TensorFlow does: one entry per output position, in order.
 
-    Returns one entry per output position in order: ``("new", 0, 0, 0)`` for a new axis of
-    size 1, ``("shrink", i, b, 0)`` for input dim i reduced to index b (dropped from the
-    output), ``("range", i, b, e, s)``-like ``("range", i, start, stop, step)`` with ``stop``
-    already clamped so that ``range(start, stop, step)`` lists the kept indices (``stop = -1``
-    means "down to index 0" for negative strides).
+    ``("new", 0, 0, 0)`` is a new axis of size 1; ``("shrink", dim, index, 0)`` keeps one index of
+    input dim ``dim`` and drops the dim; ``("range", dim, start, stop, step)`` keeps
+    ``range(start, stop, step)`` of input dim ``dim``, with start and stop already clamped the way
+    the kernel clamps them (``stop = -1`` runs down to index 0 for a negative step). Dims after
+    the spec (or covered by the ellipsis) are kept whole.
     """
     begin, end, strides = _ints(ctx, 1, "begin"), _ints(ctx, 2, "end"), _ints(ctx, 3, "strides")
     if not len(begin) == len(end) == len(strides):
@@ -138,12 +138,12 @@ def _strided_spec(ctx: OpContext, shape: Shape) -> list[tuple[str, int, int, int
         k_entries = list(range(k)) + ["..."]
     else:
         k_entries = ["..." if ellipsis >> i & 1 else i for i in range(k)]
-    spec: list[tuple[str, int, int, int]] = []
+    spec: list[tuple] = []
     dim = 0
     for entry in k_entries:
         if entry == "...":
             for _ in range(max(rank - consuming, 0)):
-                spec.append(("range", dim, 0, shape[dim], 1))  # type: ignore[arg-type]
+                spec.append(("range", dim, 0, shape[dim], 1))
                 dim += 1
             continue
         i = int(entry)
@@ -171,7 +171,7 @@ def _strided_spec(ctx: OpContext, shape: Shape) -> list[tuple[str, int, int, int
         else:
             b = size - 1 if bm >> i & 1 else min(max(b + size if b < 0 else b, -1), size - 1)
             e = -1 if em >> i & 1 else min(max(e + size if e < 0 else e, -1), size - 1)
-        spec.append(("range", dim, b, e, s))  # type: ignore[arg-type]
+        spec.append(("range", dim, b, e, s))
         dim += 1
     return spec
 

@@ -79,7 +79,7 @@ class OpContext:
 
     def output(self, i: int = 0) -> TensorInfo:
         """Output ``i``."""
-        if i >= len(self.outputs):
+        if i >= len(self.outputs) or self.outputs[i] is None:
             raise ShapeError(f"{self.op_type}: output {i} is missing")
         return self.outputs[i]
 
@@ -131,8 +131,12 @@ _VALUES: dict[str, ValueFn] = {}
 
 
 def _site(depth: int = 2) -> str:
-    frame = inspect.stack()[depth]
-    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+    frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source (~1 s at import)
+    for _ in range(depth):
+        frame = frame.f_back if frame is not None else None
+    if frame is None:
+        return "?"
+    return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"
 
 
 def _add(spec: OpSpec, override: bool = False) -> None:

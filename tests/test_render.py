@@ -1,0 +1,259 @@
+"""Renderers: every format in RENDERERS, escaping of hostile names, HTML sections, Model Explorer overlay."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import html
+import io
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
+from tflite_flops.errors import OutputFormatError
+from tflite_flops.render import RENDERERS, format_for_path, formats, render
+from tflite_flops.render.html import render_html, render_sweep_html, script_json
+from tflite_flops.render.markdown import render_markdown
+from tflite_flops.render.model_explorer import node_data, render_model_explorer
+from tflite_flops.units import grouped
+
+REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report}
+
+
+@pytest.fixture(scope="module", params=list(REPORTS))
+def report(request):
+    return REPORTS[request.param]()
+
+
+@pytest.mark.parametrize("fmt", list(RENDERERS))
+def test_every_format_renders_deterministic_text(report, fmt):
+    text = render(report, fmt)
+    assert isinstance(text, str) and text.strip() and text.endswith("\n")
+    assert render(report, fmt) == text
+
+
+@pytest.mark.parametrize("fmt", list(RENDERERS))
+def test_every_format_is_well_formed(report, fmt):
+    text = render(report, fmt)
+    if fmt == "json":
+        assert json.loads(text) == json.loads(report.to_json())
+    elif fmt == "csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        assert len(rows) == len(report.ops) + 1
+    elif fmt == "model-explorer":
+        data = json.loads(text)
+        assert data and all("results" in g for g in data.values())
+    elif fmt == "html":
+        assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+        assert text.count('data-op="') == len(report.ops)  # one table row per op
+    elif fmt == "md":
+        assert "| MACs |" in text and grouped(report.totals.macs) in text
+    elif fmt == "table":
+        assert "Totals per inference" in text
+
+
+@pytest.mark.parametrize("fmt", list(RENDERERS))
+def test_each_extension_selects_its_format(fmt):
+    for ext in RENDERERS[fmt][1]:
+        assert format_for_path(f"out/report{ext}") == fmt
+        assert format_for_path(f"REPORT{ext.upper()}") == fmt
+
+
+def test_model_explorer_extension_wins_over_json():
+    assert format_for_path("model.me.json") == "model-explorer"
+    assert format_for_path("model.json") == "json"
+    assert set(formats()) >= {"table", "json", "csv", "md", "html", "model-explorer"}
+    with pytest.raises(OutputFormatError):
+        format_for_path("report.pdf")
+
+
+def test_cli_writes_every_format_by_extension(tmp_path):
+    model = SAMPLES / "cnn_int8.tflite"
+    outs = {fmt: tmp_path / f"r{RENDERERS[fmt][1][0]}" for fmt in RENDERERS}
+    args = [sys.executable, "-m", "tflite_flops", "analyze", str(model), "-f", "json"]
+    for path in outs.values():
+        args += ["-o", str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    from tflite_flops.report import Report
+
+    report = Report.from_json(proc.stdout)  # stdout stays clean JSON: the same run's report
+    assert report.totals.macs > 0
+    for fmt, path in outs.items():
+        text = path.read_text(encoding="utf-8")
+        assert text.strip(), fmt
+        if fmt != "table":
+            assert text == render(report, fmt), fmt
+    assert not list(tmp_path.glob(".tflite_flops-*"))  # no temporary files left
+
+
+# ---- escaping -----------------------------------------------------------------------------------
+
+
+def test_html_escapes_hostile_names():
+    text = render_html(hostile_report())
+    assert "<script>alert" not in text and "<img" not in text and "<!--" not in text
+    assert html.escape(HOSTILE) in text
+    assert text.count("<script") == 2 and text.count("</script") == 2  # our data block and our JS only
+    m = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)
+    assert m and "<" not in m.group(1) and ">" not in m.group(1) and "&" not in m.group(1)
+    data = json.loads(m.group(1))  # the embedded JSON round-trips the hostile strings exactly
+    assert data["model"]["description"] == HOSTILE
+    assert data["ops"][0]["name"] == f"{HOSTILE}0{HOSTILE_ALT}"
+
+
+def test_script_json_escapes_markup_and_line_separators():
+    text = script_json({"a": "</script><b>&\u2028"})
+    assert not set("<>&") & set(text) and "\u2028" not in text
+    assert json.loads(text) == {"a": "</script><b>&\u2028"}
+
+
+def test_markdown_escapes_hostile_names():
+    text = render_markdown(hostile_report())
+    assert "<script>" not in text and "<img" not in text
+    assert "&lt;script&gt;" in text
+    r = sample_report()
+    pipe = dataclasses.replace(r, ops=tuple(dataclasses.replace(o, name="a|b") for o in r.ops))
+    row = next(line for line in render_markdown(pipe).splitlines() if "a\\|b" in line)
+    assert row.count(" | ") == 7  # the name did not add a column
+
+
+def test_model_explorer_keeps_hostile_names_as_data():
+    data = json.loads(render_model_explorer(hostile_report()))
+    (graph,) = data.values()
+    assert all(k.startswith(HOSTILE) for k in graph["results"])
+
+
+# ---- HTML contents ------------------------------------------------------------------------------
+
+
+def test_html_is_self_contained():
+    text = render_html(measured_report(), sweep=sweep_data())
+    lower = text.lower()
+    for needle in ("<link", " src=", "url(", "@import", "<iframe", "<object", "<embed"):
+        assert needle not in lower, needle
+    assert set(re.findall(r"https?://[^\s\"'<>]+", text)) <= {"http://www.w3.org/2000/svg"}
+
+
+def test_html_sections_follow_the_data():
+    static = render_html(sample_report())
+    for sec in ("summary", "precision", "charts", "ops"):
+        assert f'id="{sec}"' in static
+    for sec in ("latency", "sweep", "roofline"):
+        assert f'id="{sec}"' not in static
+    assert static.count("<svg") == 2  # cost by op type + per-op FLOPs along the execution order
+    rich = render_html(measured_report(), sweep=sweep_data())
+    for sec in ("latency", "sweep", "roofline"):
+        assert f'id="{sec}"' in rich
+    assert "Per-op latency versus FLOPs" in rich and "Achieved GFLOP/s" in rich
+    assert rich.count("<svg") == 2 + 1 + 3 + 1  # + latency scatter, 3 sweep charts, roofline
+    skipped = dataclasses.replace(sample_report(), latency={"skipped": "model needs Flex ops", "runtime": "litert"})
+    assert "model needs Flex ops" in render_html(skipped)
+
+
+def test_sweep_page_alone():
+    text = render_sweep_html(sweep_data())
+    assert 'id="sweep"' in text and "1×64×64×3" in text and text.count("<svg") == 3
+    assert "no points" in render_sweep_html({"points": []})
+
+
+# ---- Model Explorer overlay ---------------------------------------------------------------------
+
+
+def test_model_explorer_overlay_structure():
+    r = sample_report("lstm.tflite")
+    data = node_data(r)
+    expected: dict[str, dict[str, int]] = {}
+    for o in r.ops:
+        if o.status != "unsupported":
+            expected.setdefault(r.model.subgraph_names[o.subgraph], {})[o.name] = o.flops
+    assert {g: {k: v["value"] for k, v in d["results"].items()} for g, d in data.items()} == expected
+    assert "main" in data and "lstm_1/lstm1_1/while_body" in data
+    for graph in data.values():
+        assert graph["gradient"][0]["stop"] == 0 and graph["gradient"][-1]["stop"] == 1
+        assert all(isinstance(v["value"], int) for v in graph["results"].values())
+
+
+def test_model_explorer_metrics_and_styles():
+    r = measured_report()
+    lat = node_data(r, "latency_ms")["main"]["results"]
+    assert {k: v["value"] for k, v in lat.items()} == {o.name: o.latency_ms for o in r.ops if o.latency_ms}
+    th = node_data(r, "macs", style="thresholds")["main"]["thresholds"]
+    assert [t["value"] for t in th] == sorted(t["value"] for t in th) and len({t["value"] for t in th}) == len(th)
+    with pytest.raises(OutputFormatError):
+        node_data(sample_report(), "latency_ms")
+    with pytest.raises(OutputFormatError):
+        node_data(r, "watts")
+    unsupported = dataclasses.replace(r, ops=(dataclasses.replace(r.ops[0], status="unsupported"),) + r.ops[1:])
+    assert r.ops[0].name not in node_data(unsupported)["main"]["results"]  # unknown is not shown as 0
+
+
+def test_model_explorer_file_loads_in_the_packages_dataclasses():
+    nd = pytest.importorskip("model_explorer.node_data_builder", reason="ai-edge-model-explorer is not installed")
+    ours = json.loads(render_model_explorer(sample_report("lstm.tflite")))
+    graphs = {gid: nd.GraphNodeData(**{**g, "results": {k: nd.NodeDataResult(**v) for k, v in g["results"].items()},
+                                       "gradient": [nd.GradientItem(**x) for x in g["gradient"]]})
+              for gid, g in ours.items()}
+    written = json.loads(nd.ModelNodeData(graphsData=graphs).to_json_string())
+    assert set(written) == set(ours)
+    for gid, g in ours.items():  # the package writes our fields unchanged (plus its own defaults)
+        assert {k: written[gid][k] for k in g} == g
+    dacite = pytest.importorskip("dacite")
+    strict = dacite.from_dict(nd.ModelNodeData, {"graphsData": ours}, config=dacite.Config(strict=True))
+    assert json.loads(strict.to_json_string()) == written
+    th = json.loads(render_model_explorer(sample_report(), style="thresholds"))
+    for g in th.values():
+        nd.GraphNodeData(**{**g, "results": {k: nd.NodeDataResult(**v) for k, v in g["results"].items()},
+                            "thresholds": [nd.ThresholdItem(**x) for x in g["thresholds"]]})
+
+
+@pytest.mark.parametrize("name", ["cnn_int8.tflite", "lstm.tflite", "transformer_block.tflite"])
+def test_model_explorer_keys_match_the_adapters_graph(name):
+    adapter = pytest.importorskip("ai_edge_model_explorer_adapter",
+                                  reason="Model Explorer's TFLite adapter is not installed")
+    graphs = json.loads(adapter.ConvertFlatbufferDirectlyToJson(adapter.VisualizeConfig(), str(SAMPLES / name)))
+    tensor_names: dict[str, set[str]] = {}
+    for collection in graphs:
+        for g in collection["subgraphs"]:
+            names = tensor_names.setdefault(g["id"], set())
+            for node in g["nodes"]:
+                for out in node.get("outputsMetadata") or []:
+                    names.update(a["value"] for a in out["attrs"] if a["key"] == "tensor_name")
+    ours = node_data(sample_report(name))
+    assert set(ours) <= set(tensor_names)
+    for gid, g in ours.items():
+        missing = set(g["results"]) - tensor_names[gid]
+        assert not missing, f"{gid}: keys not found in Model Explorer's graph: {sorted(missing)[:5]}"
+
+
+def test_hostile_tensor_name_in_a_real_model(tmp_path):
+    # Patch a 25-byte slice of a tensor name in the flatbuffer with the 25-byte hostile name:
+    # string lengths and offsets stay the same, so the file stays valid.
+    data = (SAMPLES / "cnn_float.tflite").read_bytes()
+    old = b"cnn_1/stem_1/Relu;cnn_1/stem_1/convolution"
+    assert len(HOSTILE) == 25 and data.count(old) == 1
+    model = tmp_path / "hostile.tflite"
+    model.write_bytes(data.replace(old, HOSTILE.encode() + old[25:]))
+    out = tmp_path / "hostile.html"
+    proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(model), "-o", str(out),
+                           "-f", "md"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text(encoding="utf-8")
+    assert html.escape(HOSTILE) in page and "<script>alert" not in page
+    assert page.count("<script") == 2
+    assert "<script>" not in proc.stdout and "&lt;script&gt;alert(1)&lt;/script&gt;" in proc.stdout
+
+
+def test_sweep_section_reads_the_sweep_commands_output():
+    sweep_mod = pytest.importorskip("tflite_flops.sweep")
+    result = sweep_mod.sweep(SAMPLES / "fcn_dynamic.tflite", ["1x32x32x3", "1x64x64x3", "1x96x96x3"]).to_dict()
+    text = render_sweep_html(result)
+    for shape in ("1×32×32×3", "1×64×64×3", "1×96×96×3"):
+        assert shape in text
+    assert "Scaling laws" in text and text.count("<svg") == 1  # FLOPs/MACs only: nothing was timed
+    page = render_html(sample_report("fcn_dynamic.tflite"), sweep=result)
+    assert 'id="sweep"' in page

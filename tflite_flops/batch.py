@@ -1,0 +1,236 @@
+"""Analyze a model zoo at once: one summary row per model, in parallel worker processes.
+
+A failure on one model (an unreadable file, a shape problem, a crash of a worker) is written
+in that model's row (``status = error``, ``error`` = the message) and does not stop the rest.
+Rows come back in the order of the input paths, whatever order the workers finish in.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import os
+import sys
+import time
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .errors import InputSpecError, OutputFormatError
+
+# Precision groups of the split columns (see units/analysis for the precision names).
+PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
+COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
+           + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
+                                                          "bytes_written", "unsupported_ops", "warnings",
+                                                          "latency_median_ms", "inferences_per_s", "seconds"])
+MODEL_SUFFIXES = (".tflite", ".lite")
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What every worker applies to its model (picklable)."""
+
+    input_shapes: tuple[str, ...] | None = None
+    batch: int | None = None
+    while_trips: int = 1
+    latency: Mapping[str, Any] | None = None  # {"runtime", "threads", "xnnpack", "runs", "warmup", "min_time"}
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def expand_sources(sources: Sequence[str]) -> list[str]:
+    """Model paths from files, directories (every ``*.tflite`` below, recursively) and globs.
+
+    A file named explicitly is kept even when it does not exist or is not a model, so that its
+    row reports the problem. Duplicates are dropped; order follows the arguments.
+
+    Raises:
+        InputSpecError: a directory or glob that matches no model.
+    """
+    paths: list[str] = []
+    for src in sources:
+        if os.path.isdir(src):
+            found = sorted(os.path.join(root, f) for root, _, files in os.walk(src) for f in files
+                           if f.lower().endswith(MODEL_SUFFIXES))
+            if not found:
+                raise InputSpecError(f"{src}: no .tflite files in this directory")
+            paths += found
+        elif any(c in src for c in "*?["):  # a glob pattern
+            found = sorted(p for p in glob.glob(src, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise InputSpecError(f"{src}: no file matches this pattern")
+            paths += found
+        else:
+            paths.append(src)
+    return list(dict.fromkeys(paths))
+
+
+def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+    row: dict[str, Any] = {c: "" for c in COLUMNS}
+    row.update(model=path, status="error", error=message, seconds=round(seconds, 3))
+    return row
+
+
+def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
+    """Analyze one model into a summary row; errors become the row's message (never raised)."""
+    from .errors import TfliteFlopsError
+
+    start = time.perf_counter()
+    try:
+        from .analysis import analyze
+
+        report = analyze(path, input_shapes=list(options.input_shapes) if options.input_shapes else None,
+                         batch=options.batch, while_trips=options.while_trips)
+        if options.latency:
+            from .bench import BenchSettings
+            from .latency import add_latency
+            from .runtime import RuntimeSettings
+
+            lat = options.latency
+            report = add_latency(report, path, RuntimeSettings(lat["runtime"], lat["threads"], lat["xnnpack"]),
+                                 BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]), None, progress=False)
+    except TfliteFlopsError as exc:
+        return _error_row(path, str(exc), time.perf_counter() - start)
+    except Exception as exc:  # a bug of ours must not stop the zoo: report it in the row
+        return _error_row(path, f"internal error ({type(exc).__name__}: {exc})", time.perf_counter() - start)
+    t = report.totals
+    by_prec = {p: v.get("flops", 0) for p, v in t.by_precision.items()}
+    row: dict[str, Any] = {
+        "model": path, "status": "ok" if not report.unsupported else "partial", "error": "",
+        "size_bytes": report.model.size_bytes, "sha256": report.model.sha256, "subgraphs": report.model.subgraphs,
+        "operators": report.model.operators, "macs": t.macs, "flops": t.flops,
+        **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},
+        "flops_other": sum(v for p, v in by_prec.items() if p not in PRECISION_COLUMNS),
+        "params": t.params, "param_bytes": t.param_bytes, "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
+        "unsupported_ops": sum(report.unsupported.values()), "warnings": len(report.warnings),
+        "latency_median_ms": (report.latency or {}).get("median_ms", ""),
+        "inferences_per_s": (report.throughput or {}).get("inferences_per_s", ""),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    if row["latency_median_ms"] is None:
+        row["latency_median_ms"] = ""
+    return row
+
+
+def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
+              progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
+    """Analyze every path (``jobs`` worker processes; 1 = in this process) and return rows in input order."""
+    rows: list[dict[str, Any] | None] = [None] * len(paths)
+    done = 0
+    if jobs <= 1 or len(paths) <= 1:
+        for i, path in enumerate(paths):
+            rows[i] = analyze_one(path, options)
+            done += 1
+            if progress:
+                progress(done, len(paths), path)
+        return [r for r in rows if r is not None]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        futures: dict[Future, int] = {pool.submit(analyze_one, p, options): i for i, p in enumerate(paths)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                rows[i] = fut.result()
+            except BrokenProcessPool:
+                rows[i] = _error_row(paths[i], "the worker process died (crash or out of memory)")
+            except Exception as exc:  # e.g. an unpicklable result
+                rows[i] = _error_row(paths[i], f"worker error ({type(exc).__name__}: {exc})")
+            done += 1
+            if progress:
+                progress(done, len(paths), paths[i])
+    return [r if r is not None else _error_row(p, "not analyzed") for r, p in zip(rows, paths)]
+
+
+def progress_bar(stream: Any = None) -> Callable[[int, int, str], None] | None:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int, path: str) -> None:
+        width = 28
+        filled = width * done // max(total, 1)
+        name = os.path.basename(path)[-30:]
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name:<30}")
+        if done >= total:
+            stream.write("\r" + " " * (width + 45) + "\r")
+        stream.flush()
+
+    return show
+
+
+# ---- output ------------------------------------------------------------------------------------
+
+
+def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """CSV with a fixed header (raw integers)."""
+    from .render.csv import safe_cell
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([safe_cell(r.get(c, "")) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def rows_json(rows: Iterable[Mapping[str, Any]]) -> str:
+    """``{"models": [row, ...]}`` as JSON (empty cells become null)."""
+    clean = [{c: (None if r.get(c, "") == "" else r.get(c)) for c in COLUMNS} for r in rows]
+    return json.dumps({"schema_version": 1, "models": clean}, indent=2, ensure_ascii=False) + "\n"
+
+
+def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of the main columns."""
+    from .render.markdown import md_table, md_text
+    from .units import human
+
+    body = []
+    for r in rows:
+        ok = r["status"] != "error"
+        body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
+                     human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
+                     human(r["params"]) if ok else "-", md_text(r["error"])[:120]])
+    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "error"], body,
+                              [False, False, True, True, True, False])) + "\n"
+
+
+def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
+    """A plain-text table for the terminal."""
+    from .units import human
+
+    data = []
+    for r in rows:
+        ok = r["status"] != "error"
+        lat = r.get("latency_median_ms")
+        data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
+                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-",
+                     f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
+    headers = ["model", "status", "MACs", "FLOPs", "params", "median ms", "error"]
+    widths = [max([len(h)] + [len(d[i]) for d in data]) for i, h in enumerate(headers)]
+    right = [False, False, True, True, True, True, False]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(d) for d in data]) + "\n"
+
+
+BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = {
+    "table": (rows_table, (".txt",)),
+    "csv": (rows_csv, (".csv",)),
+    "json": (rows_json, (".json",)),
+    "md": (rows_markdown, (".md", ".markdown")),
+}
+
+
+def batch_format_for_path(path: str) -> str:
+    """The batch output format an extension selects."""
+    lower = path.lower()
+    for name, (_, exts) in BATCH_FORMATS.items():
+        if lower.endswith(exts):
+            return name
+    known = ", ".join(e for _, exts in BATCH_FORMATS.values() for e in exts)
+    raise OutputFormatError(f"{path}: unknown output extension for batch (known: {known})")

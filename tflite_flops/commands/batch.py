@@ -1,0 +1,67 @@
+"""``batch DIR_OR_GLOB... -o zoo.csv``: one summary row per model, analyzed in parallel."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .common import add_latency_options
+
+HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``batch``."""
+    from ..batch import BATCH_FORMATS
+
+    p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
+                   help="a directory (every .tflite below it), a glob such as 'zoo/**/*.tflite', or a file")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="write the rows; format from the extension (.csv .json .md .txt); repeatable")
+    p.add_argument("--format", "-f", choices=list(BATCH_FORMATS), default="table", help="stdout format (default table)")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: number of CPUs; 1 = no workers)")
+    p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
+                   help="input shape applied to every model (see analyze)")
+    p.add_argument("--batch", type=int, metavar="N", help="batch size applied to every model")
+    p.add_argument("--while-trips", type=int, default=1, metavar="N", help="trip count of uninferable WHILE loops")
+    p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
+    add_latency_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Expand the sources, analyze in worker processes, write the rows atomically."""
+    from ..batch import BATCH_FORMATS, BatchOptions, batch_format_for_path, expand_sources, progress_bar, run_batch
+    from ..errors import InputSpecError
+    from ..render import write_atomic
+
+    targets = [(path, batch_format_for_path(path)) for path in args.output]  # fail before any work
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise InputSpecError("--jobs must be at least 1")
+    latency = None
+    if args.latency or args.per_op:
+        from .common import latency_settings
+
+        runtime, bench, _ = latency_settings(args)
+        latency = {"runtime": runtime.runtime, "threads": runtime.threads, "xnnpack": runtime.xnnpack,
+                   "runs": bench.runs, "warmup": bench.warmup, "min_time": bench.min_time}
+        jobs = 1  # timing in parallel workers would measure contention, not the model
+    paths = expand_sources(args.sources)
+    options = BatchOptions(tuple(args.input_shape) if args.input_shape else None, args.batch, args.while_trips,
+                           latency)
+    rows = run_batch(paths, options, jobs=jobs, progress=progress_bar())
+    texts = {fmt: BATCH_FORMATS[fmt][0](rows) for fmt in {args.format, *(f for _, f in targets)}}
+    for path, fmt in targets:
+        write_atomic(path, texts[fmt])
+    if not targets or args.format != "table":
+        sys.stdout.write(texts[args.format])
+    failed = [r for r in rows if r["status"] == "error"]
+    for r in failed:
+        msg = str(r["error"])
+        print(f"warning: {msg if str(r['model']) in msg else str(r['model']) + ': ' + msg}", file=sys.stderr)
+    print(f"{len(rows) - len(failed)} of {len(rows)} model(s) analyzed"
+          + (f"; {len(failed)} failed (see the error column)" if failed else "")
+          + (f"; wrote {', '.join(p for p, _ in targets)}" if targets else ""), file=sys.stderr)
+    return 1 if failed and args.fail_on_error else 0

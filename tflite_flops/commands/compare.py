@@ -1,0 +1,66 @@
+"""``compare A B``: two models (or two saved JSON reports) side by side."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_latency_options, add_shape_options, latency_settings, print_warnings
+
+HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``compare``."""
+    from ..compare import COMPARE_RENDERERS
+
+    p.add_argument("a", metavar="A", help="baseline: a .tflite file or a JSON report (analyze -f json)")
+    p.add_argument("b", metavar="B", help="candidate: a .tflite file or a JSON report")
+    p.add_argument("--format", "-f", choices=list(COMPARE_RENDERERS), default="table",
+                   help="stdout format (default table)")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="also write the comparison; format from the extension (.json .csv .md .html .txt); repeatable")
+    p.add_argument("--top", type=int, default=20, metavar="N", help="op differences listed in the table")
+    add_shape_options(p)
+    add_latency_options(p)
+
+
+def _load(path: str, args: argparse.Namespace):
+    """A Report from a saved JSON report, or by analyzing (and timing, with --latency) a model."""
+    from ..analysis import analyze
+    from ..errors import ModelLoadError
+    from ..report import Report
+
+    if path.lower().endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                return Report.from_json(f.read())
+        except OSError as exc:
+            raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelLoadError(f"{path}: not a tflite_flops JSON report ({exc})") from None
+    report = analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
+                     signature=args.signature)
+    if args.latency or args.per_op:
+        from ..latency import add_latency
+
+        runtime, bench, inputs = latency_settings(args)
+        report = add_latency(report, path, runtime, bench, inputs, per_op=args.per_op)
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyze both sides, compare, render, write files atomically, print."""
+    from ..compare import compare_format_for_path, compare_reports, render_compare_table, render_comparison
+    from ..render import write_atomic
+
+    targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
+    a, b = _load(args.a, args), _load(args.b, args)
+    print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
+    c = compare_reports(a, b)
+    texts = {fmt: (render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt))
+             for fmt in {args.format, *(f for _, f in targets)}}
+    for path, fmt in targets:
+        write_atomic(path, texts[fmt])
+    sys.stdout.write(texts[args.format])
+    return 0

@@ -1,0 +1,57 @@
+"""``sweep MODEL --input-shape SPEC --input-shape SPEC ...``: totals at several input shapes and the scaling law."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import print_warnings
+
+HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
+
+_EXTENSIONS = {".json": "json", ".csv": "csv", ".txt": "table"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``sweep``."""
+    from ..sweep import SWEEP_FORMATS
+
+    p.add_argument("model", help="path to a .tflite file")
+    p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
+                   help="one sweep point: NAME=1x224x224x3, INDEX=..., or a bare shape; several inputs of one "
+                        "point comma-separated (a=1x64,b=1x64); repeat for every point")
+    p.add_argument("--batch", metavar="N[,N...]",
+                   help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
+    p.add_argument("--format", "-f", choices=list(SWEEP_FORMATS), default="table", help="stdout format (default table)")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="also write the sweep; the format follows the extension (.json, .csv, .txt); repeatable")
+    p.add_argument("--while-trips", type=int, default=1, metavar="N",
+                   help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
+    p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
+    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+
+
+def _format_for(path: str) -> str:
+    from ..errors import OutputFormatError
+
+    for ext, fmt in _EXTENSIONS.items():
+        if path.lower().endswith(ext):
+            return fmt
+    raise OutputFormatError(f"{path}: unknown output extension for a sweep (known: {', '.join(_EXTENSIONS)})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyze every point, fit, render, write files atomically."""
+    from ..render import write_atomic
+    from ..sweep import make_points, parse_batches, render_sweep, sweep
+
+    targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
+    batches = parse_batches(args.batch) if args.batch is not None else None
+    points = make_points(args.input_shape, batches)
+    result = sweep(args.model, points, strict=args.strict, while_trips=args.while_trips, signature=args.signature)
+    print_warnings(result.warnings)
+    texts = {fmt: render_sweep(result, fmt) for fmt in {args.format, *(f for _, f in targets)}}
+    for path, fmt in targets:
+        write_atomic(path, texts[fmt])
+    sys.stdout.write(texts[args.format])
+    return 0

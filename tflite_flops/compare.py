@@ -1,0 +1,422 @@
+"""Compare two reports: totals, by-op-type deltas and ops matched by type and position.
+
+Typical pairs: a float model against its int8 conversion, or a model before and after a
+change. Ops are matched with :class:`difflib.SequenceMatcher` over the op-type sequences of
+the per-inference ops: runs of equal types pair up one to one ("same"); a replaced run pairs
+ops by position ("changed"); the rest is "only_a" / "only_b" (an int8 model's QUANTIZE at the
+input, for example). Deltas are B − A; ratios are B / A.
+
+Renderers (table, json, csv, md, html) live here too; they only read the :class:`Comparison`.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from .errors import OutputFormatError
+from .report import OpRecord, Report
+from .units import human, human_bytes
+
+MATCHES = ("same", "changed", "only_a", "only_b")
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One total in A and B."""
+
+    key: str
+    label: str
+    a: int | float | None
+    b: int | float | None
+    kind: str = "count"  # count | bytes | ms | rate
+
+    @property
+    def delta(self) -> int | float | None:
+        """B − A (None when either side is missing)."""
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def ratio(self) -> float | None:
+        """B / A (None when A is 0 or missing)."""
+        return None if not self.a or self.b is None else self.b / self.a
+
+
+@dataclass(frozen=True)
+class TypeDelta:
+    """One op type in A and B (per-inference ops)."""
+
+    op_type: str
+    count_a: int
+    count_b: int
+    macs_a: int
+    macs_b: int
+    flops_a: int
+    flops_b: int
+
+
+@dataclass(frozen=True)
+class OpPair:
+    """Two matched ops, or an op present on one side only."""
+
+    match: str  # same | changed | only_a | only_b
+    a: OpRecord | None
+    b: OpRecord | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``compare`` shows."""
+
+    label_a: str
+    label_b: str
+    a: Report
+    b: Report
+    totals: tuple[MetricDelta, ...]
+    by_type: tuple[TypeDelta, ...]
+    ops: tuple[OpPair, ...]
+
+    def match_counts(self) -> dict[str, int]:
+        """How many pairs of each kind."""
+        return {m: sum(1 for p in self.ops if p.match == m) for m in MATCHES}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (counts stay ints)."""
+        def op(o: OpRecord | None) -> dict[str, Any] | None:
+            if o is None:
+                return None
+            return {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "name": o.name,
+                    "outputs": [list(s) for s in o.outputs], "precision": o.precision, "macs": o.macs,
+                    "flops": o.flops, "latency_ms": o.latency_ms}
+
+        return {
+            "a": {"label": self.label_a, "path": self.a.model.path, "sha256": self.a.model.sha256},
+            "b": {"label": self.label_b, "path": self.b.model.path, "sha256": self.b.model.sha256},
+            "totals": {m.key: {"a": m.a, "b": m.b, "delta": m.delta, "ratio": m.ratio} for m in self.totals},
+            "by_op_type": {t.op_type: {"count": [t.count_a, t.count_b], "macs": [t.macs_a, t.macs_b],
+                                       "flops": [t.flops_a, t.flops_b], "flops_delta": t.flops_b - t.flops_a}
+                           for t in self.by_type},
+            "matches": self.match_counts(),
+            "ops": [{"match": p.match, "a": op(p.a), "b": op(p.b)} for p in self.ops],
+        }
+
+
+def _label(report: Report, fallback: str) -> str:
+    return os.path.basename(report.model.path) if report.model.path else fallback
+
+
+def _inference(report: Report) -> list[OpRecord]:
+    return [o for o in report.ops if o.phase == "inference"]
+
+
+def _totals(a: Report, b: Report) -> list[MetricDelta]:
+    ta, tb = a.totals, b.totals
+    rows = [MetricDelta("macs", "MACs", ta.macs, tb.macs), MetricDelta("flops", "FLOPs (all)", ta.flops, tb.flops)]
+    precs = list(dict.fromkeys([*ta.by_precision, *tb.by_precision]))
+    precs.sort(key=lambda p: -max(ta.by_precision.get(p, {}).get("flops", 0),
+                                  tb.by_precision.get(p, {}).get("flops", 0)))
+    for p in precs:
+        rows.append(MetricDelta(f"flops.{p}", f"  {p} FLOPs/OPs", ta.by_precision.get(p, {}).get("flops", 0),
+                                tb.by_precision.get(p, {}).get("flops", 0)))
+    rows += [MetricDelta("params", "Params", ta.params, tb.params),
+             MetricDelta("param_bytes", "Param bytes", ta.param_bytes, tb.param_bytes, "bytes"),
+             MetricDelta("bytes_read", "Bytes read", ta.bytes_read, tb.bytes_read, "bytes"),
+             MetricDelta("bytes_written", "Bytes written", ta.bytes_written, tb.bytes_written, "bytes"),
+             MetricDelta("model_size", "Model file size", a.model.size_bytes, b.model.size_bytes, "bytes"),
+             MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
+             MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
+    la, lb = a.latency or {}, b.latency or {}
+    for key, label in (("median_ms", "Latency median"), ("p90_ms", "Latency p90"), ("min_ms", "Latency min")):
+        if la.get(key) is not None or lb.get(key) is not None:
+            rows.append(MetricDelta(f"latency.{key}", label, la.get(key), lb.get(key), "ms"))
+    pa, pb = a.throughput or {}, b.throughput or {}
+    for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
+        if pa.get(key) is not None or pb.get(key) is not None:
+            rows.append(MetricDelta(f"throughput.{key}", label, pa.get(key), pb.get(key), "rate"))
+    return rows
+
+
+def _by_type(a: Report, b: Report) -> list[TypeDelta]:
+    keys = list(dict.fromkeys([*a.by_op_type, *b.by_op_type]))
+    rows = []
+    for k in keys:
+        x, y = a.by_op_type.get(k), b.by_op_type.get(k)
+        rows.append(TypeDelta(k, x.count if x else 0, y.count if y else 0, x.macs if x else 0, y.macs if y else 0,
+                              x.flops if x else 0, y.flops if y else 0))
+    rows.sort(key=lambda t: (-max(t.flops_a, t.flops_b), t.op_type))
+    return rows
+
+
+def match_ops(a: Sequence[OpRecord], b: Sequence[OpRecord]) -> list[OpPair]:
+    """Pair ops by type and position (SequenceMatcher over op types)."""
+    sm = difflib.SequenceMatcher(None, [o.op_type for o in a], [o.op_type for o in b], autojunk=False)
+    pairs: list[OpPair] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            pairs += [OpPair("same", a[i], b[j]) for i, j in zip(range(i1, i2), range(j1, j2))]
+            continue
+        n = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        pairs += [OpPair("changed", a[i1 + k], b[j1 + k]) for k in range(n)]
+        pairs += [OpPair("only_a", a[i], None) for i in range(i1 + n, i2)]
+        pairs += [OpPair("only_b", None, b[j]) for j in range(j1 + n, j2)]
+    return pairs
+
+
+def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: str | None = None) -> Comparison:
+    """Compare report ``b`` against report ``a``."""
+    la, lb = label_a or _label(a, "A"), label_b or _label(b, "B")
+    if la == lb:
+        la, lb = f"A: {la}", f"B: {lb}"
+    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)),
+                      tuple(match_ops(_inference(a), _inference(b))))
+
+
+# ---- formatting helpers -------------------------------------------------------------------------
+
+
+def fmt_value(m: MetricDelta, v: int | float | None) -> str:
+    """A value of metric ``m`` for people."""
+    if v is None:
+        return "-"
+    if m.kind == "bytes":
+        return human_bytes(v)
+    if m.kind == "ms":
+        return f"{v:.3f} ms"
+    return human(v)  # counts and rates: the label carries the unit ("FLOP/s")
+
+
+def fmt_delta(m: MetricDelta) -> str:
+    """B − A with a sign."""
+    d = m.delta
+    if d is None:
+        return "-"
+    if d == 0:
+        return "0"
+    sign = "+" if d > 0 else "-"
+    return sign + fmt_value(m, abs(d))
+
+
+def fmt_ratio(r: float | None) -> str:
+    """'0.25×' (or '-' when undefined)."""
+    return "-" if r is None else (f"{r:.3f}×" if r < 100 else f"{r:.0f}×")
+
+
+def _pct(a: int | float, b: int | float) -> str:
+    if not a:
+        return "new" if b else "-"
+    return f"{100 * (b - a) / a:+.1f}%"
+
+
+def _op_ref(o: OpRecord | None) -> str:
+    return "" if o is None else f"{o.subgraph}:{o.index}"
+
+
+def _lines(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _interesting(c: Comparison, limit: int) -> list[OpPair]:
+    """Pairs that changed type or cost, or are unmatched, biggest FLOPs change first."""
+    def change(p: OpPair) -> int:
+        return abs((p.b.flops if p.b else 0) - (p.a.flops if p.a else 0))
+
+    pairs = [p for p in c.ops if p.match != "same" or p.a.flops != p.b.flops or p.a.macs != p.b.macs]
+    return sorted(pairs, key=lambda p: -change(p))[:limit]
+
+
+# ---- renderers ----------------------------------------------------------------------------------
+
+
+def render_compare_table(c: Comparison, top: int = 20) -> str:
+    """Side-by-side text for the terminal."""
+    out = [f"A: {c.label_a}", f"B: {c.label_b}", "", "Totals per inference"]
+    rows = [[m.label, fmt_value(m, m.a), fmt_value(m, m.b), fmt_delta(m), fmt_ratio(m.ratio)] for m in c.totals]
+    out += ["  " + s for s in _lines(["", "A", "B", "Δ (B−A)", "B/A"], rows, [False, True, True, True, True])]
+    rows = [[t.op_type, str(t.count_a), str(t.count_b), human(t.macs_a), human(t.macs_b), human(t.flops_a),
+             human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
+    out += ["", "By op type (per inference)"]
+    out += ["  " + s for s in _lines(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
+                                     rows, [False] + [True] * 7)]
+    counts = c.match_counts()
+    out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed type, "
+                f"{counts['only_a']} only in A, {counts['only_b']} only in B"]
+    diff = _interesting(c, top)
+    if diff:
+        rows = [[p.match, _op_ref(p.a), _op_ref(p.b), (p.a or p.b).op_type if p.match != "changed"
+                 else f"{p.a.op_type}→{p.b.op_type}", _clip((p.b or p.a).name, 36),
+                 human(p.a.flops) if p.a else "-", human(p.b.flops) if p.b else "-",
+                 _pct(p.a.flops, p.b.flops) if p.a and p.b else ""] for p in diff]
+        out.append(f"  largest differences (up to {top}):")
+        out += ["  " + s for s in _lines(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
+                                         [False] * 5 + [True] * 3)]
+    return "\n".join(out) + "\n"
+
+
+def render_compare_json(c: Comparison) -> str:
+    """The comparison as indented JSON."""
+    return json.dumps(c.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+CSV_COLUMNS = ["section", "key", "metric", "a", "b", "delta", "ratio"]
+
+
+def render_compare_csv(c: Comparison) -> str:
+    """Long-format CSV: one row per (section, key, metric) with raw numbers."""
+    from .render.csv import safe_cell
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+
+    def row(section: str, key: str, metric: str, a: Any, b: Any) -> None:
+        delta = b - a if a is not None and b is not None else ""
+        ratio = b / a if a and b is not None else ""
+        w.writerow([section, safe_cell(key), metric, "" if a is None else a, "" if b is None else b, delta, ratio])
+
+    for m in c.totals:
+        row("totals", m.key, m.key, m.a, m.b)
+    for t in c.by_type:
+        row("op_type", t.op_type, "count", t.count_a, t.count_b)
+        row("op_type", t.op_type, "macs", t.macs_a, t.macs_b)
+        row("op_type", t.op_type, "flops", t.flops_a, t.flops_b)
+    for p in c.ops:
+        key = f"{p.match} {_op_ref(p.a) or '-'} {_op_ref(p.b) or '-'} {(p.a or p.b).op_type}"
+        for metric in ("macs", "flops"):
+            row("op", key, metric, getattr(p.a, metric) if p.a else None, getattr(p.b, metric) if p.b else None)
+    return buf.getvalue()
+
+
+def render_compare_md(c: Comparison, top: int = 15) -> str:
+    """Markdown for a pull-request comment."""
+    from .render.markdown import md_table, md_text
+
+    out = [f"### tflite_flops compare: {md_text(c.label_a)} → {md_text(c.label_b)}", ""]
+    rows = [[md_text(m.label.strip()) if not m.label.startswith("  ") else "&nbsp;&nbsp;" + md_text(m.label.strip()),
+             fmt_value(m, m.a), fmt_value(m, m.b), fmt_delta(m), fmt_ratio(m.ratio)] for m in c.totals]
+    out += md_table(["", "A", "B", "Δ (B−A)", "B/A"], rows, [False, True, True, True, True])
+    rows = [[md_text(t.op_type), f"{t.count_a} → {t.count_b}", human(t.macs_a), human(t.macs_b), human(t.flops_a),
+             human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
+    out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ"],
+                                                 rows, [False] + [True] * 6)
+    counts = c.match_counts()
+    out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed, "
+                f"{counts['only_a']} only in A, {counts['only_b']} only in B."]
+    diff = _interesting(c, top)
+    if diff:
+        rows = [[p.match, _op_ref(p.a) or "-", _op_ref(p.b) or "-",
+                 md_text((p.a or p.b).op_type if p.match != "changed" else f"{p.a.op_type} → {p.b.op_type}"),
+                 md_text(_clip((p.b or p.a).name, 40)), human(p.a.flops) if p.a else "-",
+                 human(p.b.flops) if p.b else "-"] for p in diff]
+        out += ["", "<details><summary>Largest op differences</summary>", ""] + md_table(
+            ["match", "A", "B", "type", "output", "FLOPs A", "FLOPs B"], rows, [False] * 5 + [True] * 2) + \
+            ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def render_compare_html(c: Comparison) -> str:
+    """A self-contained HTML page: cards, totals, a paired chart by op type, matched ops."""
+    from .render.charts import esc, paired_hbar_chart
+    from .render.html import page
+
+    cards = []
+    for m in c.totals:
+        if m.key in ("macs", "flops", "params", "model_size", "latency.median_ms"):
+            cls = "" if not m.delta else (' class="pos"' if m.delta > 0 else ' class="neg"')
+            cards.append(f'<div class="card"><div class="k">{esc(m.label)}</div><div class="v">{esc(fmt_value(m, m.b))}'
+                         f'</div><div class="x">A {esc(fmt_value(m, m.a))} · <span{cls}>{esc(fmt_delta(m))} '
+                         f'({esc(fmt_ratio(m.ratio))})</span></div></div>')
+    totals = "".join(
+        f'<tr><td>{esc(m.label.strip())}</td><td class="n">{esc(fmt_value(m, m.a))}</td>'
+        f'<td class="n">{esc(fmt_value(m, m.b))}</td><td class="n">{esc(fmt_delta(m))}</td>'
+        f'<td class="n">{esc(fmt_ratio(m.ratio))}</td></tr>' for m in c.totals)
+    chart = paired_hbar_chart([(t.op_type, t.flops_a, t.flops_b) for t in c.by_type if t.flops_a or t.flops_b][:20],
+                              title="FLOPs by op type, A versus B", names=(c.label_a, c.label_b))
+    types = "".join(
+        f'<tr><td>{esc(t.op_type)}</td><td class="n" data-v="{t.count_a}">{t.count_a}</td>'
+        f'<td class="n" data-v="{t.count_b}">{t.count_b}</td>'
+        f'<td class="n" data-v="{t.macs_a}">{esc(human(t.macs_a))}</td>'
+        f'<td class="n" data-v="{t.macs_b}">{esc(human(t.macs_b))}</td><td class="n" data-v="{t.flops_a}">'
+        f'{esc(human(t.flops_a))}</td><td class="n" data-v="{t.flops_b}">{esc(human(t.flops_b))}</td>'
+        f'<td class="n" data-v="{t.flops_b - t.flops_a}">{esc(_pct(t.flops_a, t.flops_b))}</td></tr>'
+        for t in c.by_type)
+
+    def th(cols: Sequence[tuple[str, str]]) -> str:
+        return "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}">{esc(h)}</th>'
+                       for h, t in cols)
+
+    op_rows = []
+    for i, p in enumerate(c.ops):
+        o = p.b or p.a
+        kind = o.op_type if p.match != "changed" else f"{p.a.op_type} → {p.b.op_type}"
+        fa, fb = (p.a.flops if p.a else None), (p.b.flops if p.b else None)
+        op_rows.append(
+            f'<tr data-op="{i}"><td class="n" data-v="{i}">{i}</td><td>{esc(p.match)}</td>'
+            f'<td class="mono">{esc(_op_ref(p.a))}</td><td class="mono">{esc(_op_ref(p.b))}</td><td>{esc(kind)}</td>'
+            f'<td class="name">{esc(o.name)}</td>'
+            f'<td class="n" data-v="{"" if fa is None else fa}">{esc(human(fa))}</td>'
+            f'<td class="n" data-v="{"" if fb is None else fb}">{esc(human(fb))}</td>'
+            f'<td class="n" data-v="{(fb or 0) - (fa or 0)}">'
+            f'{esc(_pct(fa, fb) if fa is not None and fb is not None else "")}</td></tr>')
+    counts = c.match_counts()
+    type_heads = th([("op type", "text"), ("count A", "num"), ("count B", "num"), ("MACs A", "num"),
+                     ("MACs B", "num"), ("FLOPs A", "num"), ("FLOPs B", "num"), ("Δ FLOPs", "num")])
+    op_heads = th([("#", "num"), ("match", "text"), ("A op", "text"), ("B op", "text"), ("type", "text"),
+                   ("output (B, else A)", "text"), ("FLOPs A", "num"), ("FLOPs B", "num"), ("Δ", "num")])
+    body = (f'<section style="background:none;border:none;padding:0"><div class="cards">{"".join(cards)}</div>'
+            '</section>'
+            f'<section><h2>Totals per inference</h2><table><thead><tr><th></th><th class="n">A: {esc(c.label_a)}</th>'
+            f'<th class="n">B: {esc(c.label_b)}</th><th class="n">Δ (B−A)</th><th class="n">B/A</th></tr></thead>'
+            f'<tbody>{totals}</tbody></table></section>'
+            f'<section><h2>By op type</h2>{chart}<table class="sortable-table"><thead><tr>'
+            f'{type_heads}'
+            f'</tr></thead><tbody>{types}</tbody></table></section>'
+            f'<section><h2>Ops matched by type and position</h2><p class="muted">{counts["same"]} same type, '
+            f'{counts["changed"]} changed type, {counts["only_a"]} only in A, {counts["only_b"]} only in B. '
+            f'Click a header to sort.</p><div class="scroll"><table class="sortable-table"><thead><tr>'
+            f'{op_heads}'
+            f'</tr></thead><tbody>{"".join(op_rows)}</tbody></table></div></section>')
+    return page(f"{c.label_a} vs {c.label_b} — tflite_flops compare", esc(f"A = {c.label_a} · B = {c.label_b}"),
+                body, c.to_dict())
+
+
+# format -> (renderer, extensions); the same table serves --format and -o FILE.
+COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = {
+    "table": (render_compare_table, (".txt",)),
+    "json": (render_compare_json, (".json",)),
+    "csv": (render_compare_csv, (".csv",)),
+    "md": (render_compare_md, (".md", ".markdown")),
+    "html": (render_compare_html, (".html", ".htm")),
+}
+
+
+def compare_format_for_path(path: str) -> str:
+    """The compare format an output file's extension selects."""
+    lower = path.lower()
+    for name, (_, exts) in COMPARE_RENDERERS.items():
+        if lower.endswith(exts):
+            return name
+    known = ", ".join(e for _, exts in COMPARE_RENDERERS.values() for e in exts)
+    raise OutputFormatError(f"{path}: unknown output extension for compare (known: {known})")
+
+
+def render_comparison(c: Comparison, fmt: str) -> str:
+    """Render a comparison in ``fmt``."""
+    try:
+        return COMPARE_RENDERERS[fmt][0](c)
+    except KeyError:
+        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(COMPARE_RENDERERS)})") from None
+

@@ -1,0 +1,102 @@
+"""Markdown renderer (``--format md``): a compact summary for pull-request comments.
+
+Totals (by precision), the by-op-type table and the top ops, as GitHub-flavoured Markdown.
+Model strings (tensor names, descriptions) are user data: ``|`` is escaped so that a name
+cannot break a table, and ``<``, ``>``, ``&`` become HTML entities because GitHub renders
+inline HTML in Markdown.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..report import Report
+from ..units import grouped, human, human_bytes
+from .table import unit_for
+
+
+def md_text(text: object) -> str:
+    """Escape a model-derived string for a Markdown table cell or line."""
+    s = str(text)
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"),
+                 ("*", "\\*"), ("_", "\\_"), ("[", "\\["), ("]", "\\]")):
+        s = s.replace(a, b)
+    return " ".join(s.split())  # no newlines inside a cell
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    """A GitHub table; cells must already be escaped."""
+    align = ["---:" if r else ":---" for r in right]
+    return ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"] + \
+           ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def render_markdown(report: Report, top: int = 10) -> str:
+    """Totals, by-op-type table and top ops as Markdown."""
+    m, t = report.model, report.totals
+    name = os.path.basename(m.path) if m.path else "model bytes"
+    out = [f"### {report.tool['name']} report: {md_text(name)}", ""]
+    out.append(f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
+               f"sha256 `{m.sha256[:12]}` · {report.tool['name']} {md_text(report.tool['version'])}")
+    ios = [f"input **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.inputs]
+    ios += [f"output **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.outputs]
+    if ios:
+        out += [""] + [f"- {line}" for line in ios]
+
+    rows = [["MACs", human(t.macs), grouped(t.macs)], ["FLOPs (all)", human(t.flops), grouped(t.flops)]]
+    for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
+        rows.append([f"&nbsp;&nbsp;{md_text(prec)} {unit_for(prec)}", human(v["flops"]), grouped(v["flops"])])
+    rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
+             ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
+             ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
+    if report.latency and report.latency.get("median_ms") is not None:
+        lat = report.latency
+        rows.append(["Latency (median)", f"{lat['median_ms']:.3f} ms",
+                     f"p90 {lat.get('p90_ms', float('nan')):.3f} ms · {md_text(lat.get('runtime', ''))}, "
+                     f"{lat.get('threads', '?')} thread(s)"])
+        tp = report.throughput or {}
+        if tp.get("flops_per_s") is not None:
+            rows.append(["Throughput", f"{human(tp['flops_per_s'])}FLOP/s",
+                         f"{tp.get('inferences_per_s', 0):.1f} inferences/s"])
+    out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
+
+    if report.by_op_type:
+        total = t.flops or 1
+        rows = [[md_text(k), str(v.count), human(v.macs), human(v.flops), f"{100 * v.flops / total:.1f}%"]
+                for k, v in report.by_op_type.items()]
+        out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs", "FLOPs", "share"], rows,
+                                                      [False, True, True, True, True])
+
+    tops = [o for o in report.top_ops(top) if o.flops]
+    if tops:
+        total = t.flops or 1
+        has_lat = any(o.latency_ms is not None for o in tops)
+        rows = []
+        for o in tops:
+            row = [f"{o.subgraph}:{o.index}", md_text(o.op_type), md_text(_clip(o.name, 48)),
+                   _shape(o.outputs[0]) if o.outputs else "", md_text(o.precision), human(o.macs), human(o.flops),
+                   f"{100 * o.flops / total:.1f}%"]
+            if has_lat:
+                row.append("-" if o.latency_ms is None else f"{o.latency_ms:.3f}")
+            rows.append(row)
+        headers = ["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"] + (["ms"] if has_lat else [])
+        out += ["", f"**Top {len(tops)} ops by FLOPs**", ""] + md_table(
+            headers, rows, [False] * 5 + [True] * (len(headers) - 5))
+
+    if report.unsupported:
+        n = sum(report.unsupported.values())
+        listing = ", ".join(f"{md_text(k)} ×{v}" for k, v in sorted(report.unsupported.items()))
+        out += ["", f"> **Not counted:** {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    if report.warnings:
+        out += ["", "<details><summary>Warnings</summary>", ""] + [f"- {md_text(w)}" for w in report.warnings] + \
+               ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]

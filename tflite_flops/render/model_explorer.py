@@ -1,0 +1,109 @@
+"""Model Explorer overlay (``--format model-explorer``, ``.me.json``): per-node data for Google's Model Explorer.
+
+The file is the JSON form of ``model_explorer.node_data_builder.ModelNodeData`` as that
+package writes it (``ModelNodeData.to_json_string``): its ``graphsData`` mapping becomes the
+top-level object, keyed by graph id, and each value is a ``GraphNodeData``::
+
+    {"main": {"name": "tflite_flops FLOPs",
+              "results": {"<output tensor name>": {"value": 224256}, ...},
+              "gradient": [{"stop": 0, "bgColor": "#fff5eb"}, ..., {"stop": 1, "bgColor": "#a63603"}]}}
+
+* Graph ids follow Model Explorer's TFLite adapter: the subgraph's name, else the key of the
+  signature that points at it, else ``subgraph_<i>`` (``ModelInfo.subgraph_names``).
+* Node keys are the op's first output tensor name (Model Explorer matches them against the
+  ``tensor_name`` of each node's outputs); an op without one is keyed by its node id, the op index.
+* Ops whose cost is unknown (status ``unsupported``) are left out rather than shown as 0.
+
+Load it in Model Explorer with "Upload node data" next to the model, or from Python with
+``model_explorer.config().add_model_from_path(m).add_node_data_from_path(f)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from ..errors import OutputFormatError
+from ..report import OpRecord, Report
+
+# metric -> (label, value of one op or None)
+METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
+    "flops": ("FLOPs", lambda o: o.flops),
+    "macs": ("MACs", lambda o: o.macs),
+    "bytes": ("bytes moved", lambda o: o.bytes_read + o.bytes_written),
+    "params": ("params", lambda o: o.params),
+    "latency_ms": ("latency (ms)", lambda o: o.latency_ms),
+    "flops_per_s": ("achieved FLOP/s",
+                    lambda o: o.flops / (o.latency_ms / 1e3) if o.latency_ms and o.latency_ms > 0 else None),
+    "intensity": ("FLOPs per byte",
+                  lambda o: o.flops / (o.bytes_read + o.bytes_written) if o.bytes_read + o.bytes_written else None),
+}
+
+GRADIENT = ({"stop": 0, "bgColor": "#fff5eb"}, {"stop": 0.5, "bgColor": "#fd8d3c"}, {"stop": 1, "bgColor": "#a63603"})
+THRESHOLD_COLORS = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
+
+
+def graph_id(report: Report, subgraph: int) -> str:
+    """Model Explorer's id of a subgraph (see the module docstring)."""
+    names = report.model.subgraph_names
+    if subgraph < len(names) and names[subgraph]:
+        return names[subgraph]
+    return "main" if subgraph == 0 and not names else f"subgraph_{subgraph}"
+
+
+def _thresholds(values: list[float]) -> list[dict[str, Any]]:
+    """Upper bounds at the 50th, 75th, 90th percentile and the maximum, each with a colour."""
+    ordered = sorted(values)
+    if not ordered:
+        return []
+    bounds: list[float] = []
+    for q in (0.5, 0.75, 0.9):
+        v = ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        if not bounds or v > bounds[-1]:
+            bounds.append(v)
+    if ordered[-1] > (bounds[-1] if bounds else float("-inf")):
+        bounds.append(ordered[-1])
+    colors = THRESHOLD_COLORS[-len(bounds):] if len(bounds) < len(THRESHOLD_COLORS) else THRESHOLD_COLORS
+    return [{"value": b, "bgColor": c} for b, c in zip(bounds, colors)]
+
+
+def node_data(report: Report, metric: str = "flops", style: str = "gradient") -> dict[str, dict[str, Any]]:
+    """The overlay as a dict ``{graph_id: GraphNodeData}``.
+
+    Args:
+        report: the analysis.
+        metric: one of :data:`METRICS` (``flops``, ``macs``, ``bytes``, ``params``, ``latency_ms``,
+            ``flops_per_s``, ``intensity``). Latency metrics need per-op latency in the report.
+        style: ``gradient`` (colour interpolated from min to max) or ``thresholds`` (four bands by percentile).
+
+    Raises:
+        OutputFormatError: an unknown metric or style, or a latency metric without per-op latency.
+    """
+    if metric not in METRICS:
+        raise OutputFormatError(f"unknown Model Explorer metric {metric!r} (known: {', '.join(METRICS)})")
+    if style not in ("gradient", "thresholds"):
+        raise OutputFormatError(f"unknown Model Explorer style {style!r} (gradient or thresholds)")
+    label, value_of = METRICS[metric]
+    graphs: dict[str, dict[str, Any]] = {}
+    for op in report.ops:
+        if op.status == "unsupported":
+            continue
+        value = value_of(op)
+        if value is None:
+            continue
+        gid = graph_id(report, op.subgraph)
+        results = graphs.setdefault(gid, {"name": f"tflite_flops {label}", "results": {}})["results"]
+        results[op.name or str(op.index)] = {"value": value}
+    if not graphs and metric in ("latency_ms", "flops_per_s"):
+        raise OutputFormatError(f"Model Explorer metric {metric!r} needs per-op latency (analyze --latency --per-op)")
+    for graph in graphs.values():
+        if style == "gradient":
+            graph["gradient"] = [dict(g) for g in GRADIENT]
+        else:
+            graph["thresholds"] = _thresholds([r["value"] for r in graph["results"].values()])
+    return graphs
+
+
+def render_model_explorer(report: Report, metric: str = "flops", style: str = "gradient") -> str:
+    """The overlay JSON text (FLOPs with a colour gradient by default)."""
+    return json.dumps(node_data(report, metric, style), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
