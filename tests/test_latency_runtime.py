@@ -81,3 +81,18 @@ def test_missing_runtime_still_prints_the_static_report():
     assert r.returncode == 1
     assert json.loads(r.stdout)["totals"]["macs"] == 397_392
     assert "pip install" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.runtime
+def test_sweep_latency_per_point():
+    fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
+    r = run("sweep", fcn, "--input-shape", "1x32x32x3", "--input-shape", "1x64x64x3", "--latency", "--runs", "5",
+            "--warmup", "1", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)["points"]
+    assert [p["latency"]["input_shapes"] for p in points] == [[[1, 32, 32, 3]], [[1, 64, 64, 3]]]
+    for p in points:
+        assert KEYS <= set(p["latency"])
+        assert p["throughput"]["flops_per_s"] == pytest.approx(p["totals"]["flops"] / (p["latency"]["median_ms"] / 1e3))
+    table = run("sweep", fcn, "--batch", "1,2", "--input-shape", "1x32x32x3", "--latency", "--runs", "3").stdout
+    assert "median ms" in table and "FLOP/s" in table

@@ -61,3 +61,22 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
 
         out = add_per_op_latency(out, model, runtime, bench, progress=progress)
     return out
+
+
+def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
+                   inputs: Mapping[str, Any] | None = None) -> Callable[[Any], tuple[dict | None, dict | None]]:
+    """``measure(point) -> (latency, throughput)`` for :func:`tflite_flops.sweep`: a fresh interpreter
+    per point (so warm-up follows every resize). A point the runtime cannot run gets ``{"skipped": why}``."""
+
+    def measure(point: Any) -> tuple[dict | None, dict | None]:
+        report = point.report
+        try:
+            latency = measure_model(model, input_positions(report), runtime, bench, inputs,
+                                    progress=progress_bar(f"timing {point.spec.label}"))
+        except RuntimeMissingError:
+            raise
+        except RuntimeUnavailableError as exc:
+            return {"skipped": str(exc), "runtime": runtime.runtime}, None
+        return latency, throughput(report.totals, latency)
+
+    return measure

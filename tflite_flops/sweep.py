@@ -36,7 +36,7 @@ from .report import Report
 from .shapes import Shape, normalize_input_shapes
 from .units import grouped, human
 
-SWEEP_FORMATS = ("table", "json", "csv")
+SWEEP_FORMATS = ("table", "json", "csv", "html")
 
 #: The totals that get a scaling law, with their display names.
 FIT_METRICS: dict[str, str] = {"macs": "MACs", "flops": "FLOPs", "params": "params",
@@ -507,6 +507,10 @@ def render_sweep(result: SweepResult, fmt: str = "table") -> str:
         return result.to_json() + "\n"
     if fmt == "csv":
         return _render_csv(result)
+    if fmt == "html":
+        from .render.html import render_sweep_html
+
+        return render_sweep_html(result.to_dict(), title=f"tflite_flops sweep of {result.model}")
     if fmt != "table":
         raise InputSpecError(f"unknown sweep format {fmt!r} (known: {', '.join(SWEEP_FORMATS)})")
     return _render_table(result)
@@ -520,7 +524,8 @@ def _render_csv(result: SweepResult) -> str:
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
-             "params", "param_bytes", "activation_bytes", "bytes_read", "shapes_resolved"])
+             "params", "param_bytes", "activation_bytes", "bytes_read", "shapes_resolved", "median_ms", "p90_ms",
+             "flops_per_s", "inferences_per_s"])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -528,8 +533,17 @@ def _render_csv(result: SweepResult) -> str:
         t = p.totals
         w.writerow([i + 1, *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], t["macs"], t["flops"],
                     *[t["flops_by_precision"].get(pr, 0) for pr in precisions], t["params"], t["param_bytes"],
-                    t["activation_bytes"], t["bytes_read"], p.shapes_resolved])
+                    t["activation_bytes"], t["bytes_read"], p.shapes_resolved,
+                    *[(p.latency or {}).get(k, "") for k in ("median_ms", "p90_ms")],
+                    *[(p.throughput or {}).get(k, "") for k in ("flops_per_s", "inferences_per_s")]])
     return buf.getvalue()
+
+
+def _latency_cells(p: SweepPoint) -> tuple[str, str]:
+    lat, tp = p.latency or {}, p.throughput or {}
+    if lat.get("median_ms") is None:
+        return ("skipped" if lat.get("skipped") else "-"), "-"
+    return f"{lat['median_ms']:.3f}", f"{human(tp.get('flops_per_s'))}FLOP/s"
 
 
 def _render_table(result: SweepResult) -> str:
@@ -537,12 +551,16 @@ def _render_table(result: SweepResult) -> str:
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{'FLOPs' if p.startswith(('float', 'bfloat')) else 'OPs'} {p}"
                                           for p in precisions], "params", "act. bytes"]
+    timed = any(p.latency and p.latency.get("median_ms") is not None for p in result.points)
+    if timed:
+        head += ["median ms", "FLOP/s"]
     rows = []
     for i, p in enumerate(result.points):
         t = p.totals
         rows.append([str(i + 1), *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], grouped(t["macs"]),
                      grouped(t["flops"]), *[grouped(t["flops_by_precision"].get(pr, 0)) for pr in precisions],
                      grouped(t["params"]), grouped(t["activation_bytes"])]
+                    + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
     widths = [max(len(r[c]) for r in [head] + rows if c < len(r)) for c in range(len(head))]
     lines = [f"sweep of {result.model}: {len(result.points)} point(s)", ""]

@@ -24,11 +24,12 @@ def print_warnings(warnings) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def add_latency_options(p: argparse.ArgumentParser) -> None:
-    """--latency and the runtime/timing options."""
+def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True) -> None:
+    """--latency and the runtime/timing options (with --per-op and --roofline unless ``per_op`` is False)."""
     g = p.add_argument_group("latency (needs a runtime: pip install 'tflite_flops[runtime]')")
     g.add_argument("--latency", action="store_true", help="time invoke() with the interpreter")
-    g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
+    if per_op:
+        g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
     g.add_argument("--runtime", choices=["litert", "tflite_runtime", "tensorflow"], default="litert",
                    help="interpreter to use (default litert = ai_edge_litert)")
     g.add_argument("--threads", type=int, default=1, metavar="N", help="interpreter threads (default 1)")
@@ -39,8 +40,9 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-time", type=float, default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
     g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
-    g.add_argument("--roofline", action="store_true",
-                   help="measure this machine's peak FLOP/s and bandwidth, classify ops as compute/memory bound")
+    if per_op:
+        g.add_argument("--roofline", action="store_true",
+                       help="measure this machine's peak FLOP/s and bandwidth, classify ops as compute/memory bound")
 
 
 def latency_settings(args: argparse.Namespace):

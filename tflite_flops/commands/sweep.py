@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import print_warnings
+from .common import add_latency_options, latency_settings, print_warnings
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
-_EXTENSIONS = {".json": "json", ".csv": "csv", ".txt": "table"}
+_EXTENSIONS = {".json": "json", ".csv": "csv", ".txt": "table", ".html": "html"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    add_latency_options(p, per_op=False)
 
 
 def _format_for(path: str) -> str:
@@ -48,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
     targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
     batches = parse_batches(args.batch) if args.batch is not None else None
     points = make_points(args.input_shape, batches)
-    result = sweep(args.model, points, strict=args.strict, while_trips=args.while_trips, signature=args.signature)
+    measure = None
+    if args.latency:
+        from ..latency import point_measurer
+
+        runtime, bench, inputs = latency_settings(args)
+        measure = point_measurer(args.model, runtime, bench, inputs)
+    result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
+                   signature=args.signature)
     print_warnings(result.warnings)
     texts = {fmt: render_sweep(result, fmt) for fmt in {args.format, *(f for _, f in targets)}}
     for path, fmt in targets:
