@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, metavar="N", help="batch size applied to every model")
     p.add_argument("--while-trips", type=int, default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
-    add_latency_options(p)
+    add_latency_options(p, per_op=False, roofline=False, inputs=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if jobs < 1:
         raise InputSpecError("--jobs must be at least 1")
     latency = None
-    if args.latency or args.per_op:
+    if args.latency:
         from .common import latency_settings
 
         runtime, bench, _ = latency_settings(args)

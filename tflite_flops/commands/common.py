@@ -24,8 +24,9 @@ def print_warnings(warnings) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True) -> None:
-    """--latency and the runtime/timing options (with --per-op and --roofline unless ``per_op`` is False)."""
+def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, roofline: bool = True,
+                        inputs: bool = True) -> None:
+    """--latency and the runtime/timing options, with --per-op and --roofline where they apply."""
     g = p.add_argument_group("latency (needs a runtime: pip install 'tflite_flops[runtime]')")
     g.add_argument("--latency", action="store_true", help="time invoke() with the interpreter")
     if per_op:
@@ -39,8 +40,9 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True) -> None
     g.add_argument("--warmup", type=int, default=5, metavar="N", help="warm-up runs (default 5)")
     g.add_argument("--min-time", type=float, default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
-    g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
-    if per_op:
+    if inputs:
+        g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
+    if roofline:
         g.add_argument("--roofline", action="store_true",
                        help="measure this machine's peak FLOP/s and bandwidth, classify ops as compute/memory bound")
 
@@ -53,6 +55,6 @@ def latency_settings(args: argparse.Namespace):
 
     if args.runs < 1 or args.warmup < 1 or args.threads < 1 or args.min_time < 0:
         raise InputSpecError("--runs, --warmup and --threads must be at least 1, --min-time at least 0")
-    inputs = load_npz(args.inputs) if args.inputs else None
+    inputs = load_npz(args.inputs) if getattr(args, "inputs", None) else None
     return (RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack),
             BenchSettings(args.runs, args.warmup, args.min_time), inputs)

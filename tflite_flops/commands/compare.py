@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the comparison; format from the extension (.json .csv .md .html .txt); repeatable")
     p.add_argument("--top", type=int, default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)
-    add_latency_options(p)
+    add_latency_options(p, roofline=False)
 
 
 def _load(path: str, args: argparse.Namespace):

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
-    add_latency_options(p, per_op=False)
+    add_latency_options(p, per_op=False, roofline=False)
 
 
 def _format_for(path: str) -> str:
