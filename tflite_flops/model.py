@@ -5,8 +5,12 @@ tensor keeps only the (offset, size) of its data in the file, and :meth:`Model.c
 returns a NumPy view over the mapping when a formula or the shape engine asks for values.
 Memory is therefore O(ops + tensors), not O(file size).
 
-Every index read from the file (tensor, buffer, opcode, subgraph) is checked before use,
-and every error of the flatbuffer bindings on corrupted bytes becomes a ModelFormatError.
+Nothing is read through the generated bindings. The whole flatbuffer is first verified and
+decoded by :mod:`tflite_flops.verify` (every offset, vtable, vector length, string and union
+checked against the file, as flatbuffers' C++ Verifier does); weights come back as spans and
+are never touched. Then every index (tensor, buffer, opcode, subgraph, signature) is checked
+against what it indexes, and the subgraph call graph is checked for cycles. Any failure is a
+ModelFormatError; a broken file cannot crash, hang or exhaust memory here.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ _NP_DTYPES = {
     "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
 }
 
+_MAX_RANK = 32  # NumPy's limit is 64; TFLite kernels stop at 6
 _F32 = struct.Struct("<f")
 _I64 = struct.Struct("<q")
 
@@ -183,12 +188,54 @@ class Model:
         np_dtype = _NP_DTYPES.get(tensor.dtype)
         if not tensor.is_constant or np_dtype is None or tensor.sparsity is not None:
             return None
-        count = num_elements(tensor.shape)
+        shape = tensor.shape
+        if len(shape) > _MAX_RANK or any(d < 0 for d in shape):
+            return None  # a corrupted or placeholder shape: the values cannot be laid out
+        count = num_elements(shape)
+        if count == 0 and num_elements(d for d in shape if d) >= 1 << 62:
+            return None  # zero-size, but NumPy would overflow computing the other dims' product
         itemsize = np.dtype(np_dtype).itemsize
         if count * itemsize > tensor.data_size:
             return None
         arr = np.frombuffer(self.raw(tensor.data_offset, count * itemsize), dtype=np_dtype, count=count)
         return arr.reshape(tensor.shape) if tensor.shape else arr.reshape(())
+
+    def count_nonzero(self, tensor: Tensor, zero: int | float = 0, chunk_bytes: int = 8 << 20) -> int | None:
+        """Elements of a constant tensor that differ from ``zero``, or None when it has no readable values.
+
+        The data is read ``chunk_bytes`` at a time, and the pages of a memory-mapped file are
+        released after each chunk, so counting the zeros of a 500 MB model keeps only one
+        chunk of weights resident (RSS stays O(chunk), not O(file)).
+        """
+        whole = self.constant(tensor)
+        if whole is None:
+            return None
+        if whole.nbytes <= chunk_bytes:  # small: one pass, nothing worth releasing
+            return int(np.count_nonzero(whole)) if zero == 0 else int(np.count_nonzero(whole != zero))
+        flat = whole.reshape(-1)
+        itemsize = flat.itemsize
+        step = max(chunk_bytes // itemsize, 1)
+        nnz = 0
+        for first in range(0, flat.size, step):
+            part = flat[first:first + step]
+            nnz += int(np.count_nonzero(part)) if zero == 0 else int(np.count_nonzero(part != zero))
+            self._release(tensor.data_offset + first * itemsize, part.size * itemsize)
+        return nnz
+
+    def _release(self, offset: int, size: int) -> None:
+        """Drop the mapped pages of a file range from this process (they stay in the page cache)."""
+        buf = self._buf
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if not isinstance(buf, mmap.mmap) or advice is None or size <= 0:
+            return
+        page = mmap.PAGESIZE
+        start = offset // page * page
+        end = min(-(-(offset + size) // page) * page, len(buf))
+        if end > start:
+            try:
+                buf.madvise(advice, start, end - start)
+            except (OSError, ValueError):
+                pass  # advice is best effort
 
     @property
     def main(self) -> Subgraph:
@@ -413,15 +460,18 @@ class _Reader:
             sparsity=self.sparsity(t["sparsity"]))
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
-        """Decode a custom op's FlexBuffer options map; undecodable options give an empty map."""
+        """Decode a custom op's FlexBuffer options map; raw int32 words (``raw_int32``) otherwise."""
         start, size = span
         if fmt != 0 or size == 0 or start + size > self.size:
             return MappingProxyType({})
         try:
             value = flexbuffers.Loads(bytes(self.buf[start:start + size]))
         except Exception:  # noqa: BLE001 - foreign bytes; a custom op's options are optional to us
-            return MappingProxyType({})
+            value = None
         if not isinstance(value, dict):
+            # Not a FlexBuffer map: some custom ops (MediaPipe's) store a raw C struct of int32s.
+            if size % 4 == 0 and size <= 256:
+                return MappingProxyType({"raw_int32": struct.unpack_from(f"<{size // 4}i", self.buf, start)})
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 

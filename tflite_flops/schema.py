@@ -4,6 +4,11 @@ Everything else in the package sees plain Python values: op names, dtype names a
 dicts with snake_case keys (``stride_w``, ``fused_activation_function``, ``keep_num_dims``).
 Enum-typed option fields are decoded to their names (``"SAME"``, ``"RELU6"``, ``"INT8"``).
 
+The bindings never read a model's bytes: :data:`MODEL_SCHEMA` describes every table (field
+slots, types, defaults, unions) as read off the bindings, and :mod:`tflite_flops.verify` walks
+the file with it. ``root``, ``decode_options`` and ``vector_span`` read through the bindings
+and are kept for callers that hold binding objects; use them only on verified bytes.
+
 The bindings in use may be older than the schema of a model. Codes they do not know are
 filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tensor types).
 """
@@ -130,7 +135,7 @@ def _reader_plan(cls: type) -> tuple[tuple[str, str], ...]:
         members = {k for k, v in vars(cls).items() if callable(v)}
         items = []
         for name in sorted(members):
-            if name[0].islower() or name.startswith(("GetRootAs", "Init")) or name.endswith(_SKIP_SUFFIXES):
+            if name[0].islower() or name.startswith("GetRootAs") or name == "Init" or name.endswith(_SKIP_SUFFIXES):
                 continue
             kind = "vector" if f"{name}Length" in members else "scalar"
             items.append((name, kind))
@@ -291,7 +296,7 @@ def table_layout(name: str) -> tuple[verify.Field, ...]:
     members = {k for k, v in vars(cls).items() if callable(v)}
     fields = []
     for method in sorted(members):
-        if (method[0].islower() or method.startswith(("GetRootAs", "Init")) or method.endswith(_SKIP_SUFFIXES)):
+        if method[0].islower() or method.startswith("GetRootAs") or method == "Init" or method.endswith(_SKIP_SUFFIXES):
             continue
         is_vector = f"{method}Length" in members
         probe = _Probe()
@@ -341,23 +346,40 @@ def options_from(op: Mapping[str, Any], buf: Any) -> Mapping[str, Any]:
         if not table:
             continue
         cls = classes.get(op.get(f"{key}_type") or 0)
-        vectors = _vector_keys(cls.__name__) if cls is not None else frozenset()
+        plan = _options_plan(cls.__name__) if cls is not None else {}
         for name, value in table.items():
-            if isinstance(value, dict):
-                continue  # nested tables are not needed by any formula
-            if value is None and name in vectors:
-                value = ()
-            if name in _ENUM_FIELDS and isinstance(value, int):
-                value = _ENUM_FIELDS[name].get(value, value)
-            elif name in _DTYPE_FIELDS and isinstance(value, int) and not isinstance(value, bool):
-                value = dtype_name(value)
-            elif isinstance(value, verify.Span):
-                value = tuple(bytes(buf[value.start:value.start + value.count]))
-            out[name] = value
+            how = plan.get(name)
+            if how is None:
+                out[name] = value
+            elif how == "vector":
+                if value is None:
+                    value = ()
+                elif isinstance(value, verify.Span):  # a byte vector
+                    value = tuple(bytes(buf[value.start:value.start + value.count]))
+                out[name] = value
+            elif how == "dtype":
+                out[name] = dtype_name(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            elif how != "skip":  # an enum: value -> name
+                out[name] = how.get(value, value) if isinstance(value, int) else value
     return MappingProxyType(out)
 
 
 @functools.lru_cache(maxsize=None)
-def _vector_keys(name: str) -> frozenset[str]:
-    """Names of the vector fields of options table ``name`` (absent vectors decode to ``()``)."""
-    return frozenset(f.name for f in table_layout(name) if f.kind in (verify.VECTOR, verify.VEC_STRING))
+def _options_plan(name: str) -> dict[str, Any]:
+    """How :func:`options_from` converts each field of options table ``name``.
+
+    field -> "vector" (absent -> ``()``, byte span -> tuple of ints), "dtype" (a TensorType
+    name), "skip" (nested tables: no formula needs them) or an enum's value -> name map.
+    Fields not listed pass through unchanged.
+    """
+    plan: dict[str, Any] = {}
+    for f in table_layout(name):
+        if f.kind in (verify.VECTOR, verify.VEC_STRING):
+            plan[f.name] = "vector"
+        elif f.kind in (verify.TABLE, verify.VEC_TABLE, verify.UNION):
+            plan[f.name] = "skip"
+        elif f.name in _ENUM_FIELDS:
+            plan[f.name] = _ENUM_FIELDS[f.name]
+        elif f.name in _DTYPE_FIELDS:
+            plan[f.name] = "dtype"
+    return plan

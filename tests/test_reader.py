@@ -1,0 +1,591 @@
+"""Parser tests on tiny models built in memory with the flatbuffers Builder and the ``tflite``
+generated builder functions (the approach of TFLite's own ``flatbuffer_utils`` tests).
+
+``build_model`` below is also used by ``test_bad_input.py`` and ``test_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import flatbuffers
+import numpy as np
+import pytest
+import tflite
+from flatbuffers import flexbuffers
+
+import tflite_flops
+from tflite_flops import schema, verify
+from tflite_flops.errors import ModelFormatError
+from tflite_flops.model import load_model
+
+FLOAT32, INT32, INT8 = 0, 2, 9
+FULLY_CONNECTED, ADD, CUSTOM, WHILE, IF, CALL_ONCE = 9, 0, 32, 119, 118, 129
+
+# ---------------------------------------------------------------------------------------------
+# An in-memory model builder.
+
+
+def _ints(b: flatbuffers.Builder, values, dtype=np.int32) -> int:
+    return b.CreateNumpyVector(np.asarray(values, dtype=dtype))
+
+
+def _tables(b: flatbuffers.Builder, offsets: list[int]) -> int:
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()
+
+
+def _quant(b: flatbuffers.Builder, q: dict) -> int:
+    scale = _ints(b, q["scale"], np.float32)
+    zp = _ints(b, q.get("zero_point", [0] * len(q["scale"])), np.int64)
+    tflite.QuantizationParametersStart(b)
+    tflite.QuantizationParametersAddScale(b, scale)
+    tflite.QuantizationParametersAddZeroPoint(b, zp)
+    tflite.QuantizationParametersAddQuantizedDimension(b, q.get("axis", 0))
+    return tflite.QuantizationParametersEnd(b)
+
+
+def _sparsity(b: flatbuffers.Builder, s: dict) -> int:
+    dims = []
+    for fmt, dense, segments, indices in s["dims"]:
+        extra = []
+        for values in (segments, indices):
+            if values is None:
+                extra.append(None)
+                continue
+            vec = _ints(b, values)
+            tflite.Int32VectorStart(b)
+            tflite.Int32VectorAddValues(b, vec)
+            extra.append(tflite.Int32VectorEnd(b))
+        tflite.DimensionMetadataStart(b)
+        tflite.DimensionMetadataAddFormat(b, fmt)
+        tflite.DimensionMetadataAddDenseSize(b, dense)
+        if extra[0] is not None:
+            tflite.DimensionMetadataAddArraySegmentsType(b, 1)
+            tflite.DimensionMetadataAddArraySegments(b, extra[0])
+        if extra[1] is not None:
+            tflite.DimensionMetadataAddArrayIndicesType(b, 1)
+            tflite.DimensionMetadataAddArrayIndices(b, extra[1])
+        dims.append(tflite.DimensionMetadataEnd(b))
+    order = _ints(b, s["traversal_order"])
+    block = _ints(b, s.get("block_map", []))
+    dim_vec = _tables(b, dims)
+    tflite.SparsityParametersStart(b)
+    tflite.SparsityParametersAddTraversalOrder(b, order)
+    tflite.SparsityParametersAddBlockMap(b, block)
+    tflite.SparsityParametersAddDimMetadata(b, dim_vec)
+    return tflite.SparsityParametersEnd(b)
+
+
+def _tensor(b: flatbuffers.Builder, t: dict) -> int:
+    name = b.CreateString(t.get("name", ""))
+    shape = _ints(b, t["shape"])
+    sig = _ints(b, t["shape_signature"]) if t.get("shape_signature") is not None else None
+    quant = _quant(b, t["quant"]) if t.get("quant") else None
+    sparse = _sparsity(b, t["sparsity"]) if t.get("sparsity") else None
+    tflite.TensorStart(b)
+    tflite.TensorAddShape(b, shape)
+    tflite.TensorAddType(b, t.get("type", FLOAT32))
+    tflite.TensorAddBuffer(b, t.get("buffer", 0))
+    tflite.TensorAddName(b, name)
+    if sig is not None:
+        tflite.TensorAddShapeSignature(b, sig)
+    if quant is not None:
+        tflite.TensorAddQuantization(b, quant)
+    if sparse is not None:
+        tflite.TensorAddSparsity(b, sparse)
+    return tflite.TensorEnd(b)
+
+
+def _options(b: flatbuffers.Builder, kind: str, values: dict) -> int:
+    """Build options table ``kind`` (e.g. "WhileOptions") with fields given in snake_case."""
+    getattr(tflite, f"{kind}Start")(b)
+    for key, value in values.items():
+        camel = "".join(part.capitalize() for part in key.split("_"))
+        getattr(tflite, f"{kind}Add{camel}")(b, value)
+    return getattr(tflite, f"{kind}End")(b)
+
+
+def _operator(b: flatbuffers.Builder, op: dict) -> int:
+    inputs = _ints(b, op.get("inputs", []))
+    outputs = _ints(b, op.get("outputs", []))
+    options = None
+    if op.get("options"):
+        kind, values = op["options"]
+        options = (getattr(tflite.BuiltinOptions, kind), _options(b, kind, values))
+    elif op.get("raw_options"):  # (type code, options table offset built by the caller's function)
+        code, fn = op["raw_options"]
+        options = (code, fn(b))
+    custom = b.CreateByteVector(op["custom_options"]) if op.get("custom_options") is not None else None
+    tflite.OperatorStart(b)
+    tflite.OperatorAddOpcodeIndex(b, op.get("opcode", 0))
+    tflite.OperatorAddInputs(b, inputs)
+    tflite.OperatorAddOutputs(b, outputs)
+    if options is not None:
+        tflite.OperatorAddBuiltinOptionsType(b, options[0])
+        tflite.OperatorAddBuiltinOptions(b, options[1])
+    if custom is not None:
+        tflite.OperatorAddCustomOptions(b, custom)
+    if op.get("large_custom_options"):
+        off, size = op["large_custom_options"]
+        tflite.OperatorAddLargeCustomOptionsOffset(b, off)
+        tflite.OperatorAddLargeCustomOptionsSize(b, size)
+    return tflite.OperatorEnd(b)
+
+
+def _subgraph(b: flatbuffers.Builder, sg: dict) -> int:
+    tensors = _tables(b, [_tensor(b, t) for t in sg["tensors"]])
+    ops = _tables(b, [_operator(b, o) for o in sg.get("operators", [])])
+    inputs = _ints(b, sg.get("inputs", []))
+    outputs = _ints(b, sg.get("outputs", []))
+    name = b.CreateString(sg.get("name", ""))
+    tflite.SubGraphStart(b)
+    tflite.SubGraphAddTensors(b, tensors)
+    tflite.SubGraphAddOperators(b, ops)
+    tflite.SubGraphAddInputs(b, inputs)
+    tflite.SubGraphAddOutputs(b, outputs)
+    tflite.SubGraphAddName(b, name)
+    return tflite.SubGraphEnd(b)
+
+
+def _opcode(b: flatbuffers.Builder, oc: dict | int) -> int:
+    oc = {"builtin": oc} if isinstance(oc, int) else oc
+    custom = b.CreateString(oc["custom"]) if oc.get("custom") is not None else None
+    tflite.OperatorCodeStart(b)
+    if oc.get("builtin") is not None:
+        tflite.OperatorCodeAddBuiltinCode(b, oc["builtin"])
+    deprecated = oc.get("deprecated", min(oc.get("builtin") or 0, 127))
+    tflite.OperatorCodeAddDeprecatedBuiltinCode(b, deprecated)
+    if custom is not None:
+        tflite.OperatorCodeAddCustomCode(b, custom)
+    tflite.OperatorCodeAddVersion(b, oc.get("version", 1))
+    return tflite.OperatorCodeEnd(b)
+
+
+def _buffer(b: flatbuffers.Builder, data) -> int:
+    if isinstance(data, tuple):  # (offset, size) of data stored after the flatbuffer
+        tflite.BufferStart(b)
+        tflite.BufferAddOffset(b, data[0])
+        tflite.BufferAddSize(b, data[1])
+        return tflite.BufferEnd(b)
+    vec = b.CreateByteVector(bytes(data)) if data else None
+    tflite.BufferStart(b)
+    if vec is not None:
+        tflite.BufferAddData(b, vec)
+    return tflite.BufferEnd(b)
+
+
+def _signature(b: flatbuffers.Builder, sig: dict) -> int:
+    maps = []
+    for entries in (sig["inputs"], sig["outputs"]):
+        tms = []
+        for name, idx in entries.items():
+            s = b.CreateString(name)
+            tflite.TensorMapStart(b)
+            tflite.TensorMapAddName(b, s)
+            tflite.TensorMapAddTensorIndex(b, idx)
+            tms.append(tflite.TensorMapEnd(b))
+        maps.append(_tables(b, tms))
+    key = b.CreateString(sig["key"])
+    tflite.SignatureDefStart(b)
+    tflite.SignatureDefAddInputs(b, maps[0])
+    tflite.SignatureDefAddOutputs(b, maps[1])
+    tflite.SignatureDefAddSignatureKey(b, key)
+    tflite.SignatureDefAddSubgraphIndex(b, sig.get("subgraph", 0))
+    return tflite.SignatureDefEnd(b)
+
+
+def build_model(subgraphs: list[dict], opcodes: list, buffers: list | None = None, description: str | None = None,
+                signatures: list[dict] | None = None, version: int = 3) -> bytes:
+    """Serialize a TFLite model described with plain dicts (see the tests below for the keys).
+
+    ``buffers`` entries are bytes (inline data), None/b"" (empty) or ``(offset, size)`` for
+    data stored outside the flatbuffer.
+    """
+    b = flatbuffers.Builder(1024)
+    desc = b.CreateString(description) if description is not None else None
+    sgs = _tables(b, [_subgraph(b, sg) for sg in subgraphs])
+    codes = _tables(b, [_opcode(b, oc) for oc in opcodes])
+    bufs = _tables(b, [_buffer(b, d) for d in (buffers if buffers is not None else [None])])
+    sigs = _tables(b, [_signature(b, s) for s in signatures]) if signatures else None
+    tflite.ModelStart(b)
+    tflite.ModelAddVersion(b, version)
+    tflite.ModelAddOperatorCodes(b, codes)
+    tflite.ModelAddSubgraphs(b, sgs)
+    tflite.ModelAddBuffers(b, bufs)
+    if desc is not None:
+        tflite.ModelAddDescription(b, desc)
+    if sigs is not None:
+        tflite.ModelAddSignatureDefs(b, sigs)
+    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def fc_model(opcode: dict | int | None = None, **sg_extra) -> bytes:
+    """x[1,4] · W[3,4]ᵀ + b[3] -> y[1,3]: one FULLY_CONNECTED (or the op named by ``opcode``)."""
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    bias = np.ones(3, dtype=np.float32)
+    sg = {"tensors": [{"name": "x", "shape": [1, 4]}, {"name": "w", "shape": [3, 4], "buffer": 1},
+                      {"name": "b", "shape": [3], "buffer": 2}, {"name": "y", "shape": [1, 3]}],
+          "operators": [{"opcode": 0, "inputs": [0, 1, 2], "outputs": [3],
+                         "options": ("FullyConnectedOptions", {"fused_activation_function": 1})}],
+          "inputs": [0], "outputs": [3], "name": "main", **sg_extra}
+    return build_model([sg], [FULLY_CONNECTED if opcode is None else opcode],
+                       buffers=[None, w.tobytes(), bias.tobytes()], description="fc test model")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fc_model_reads_and_costs():
+    model = load_model(fc_model())
+    sg = model.main
+    assert model.description == "fc test model"
+    assert [t.name for t in sg.tensors] == ["x", "w", "b", "y"]
+    op = sg.operators[0]
+    assert op.op_type == "FULLY_CONNECTED"
+    assert op.options["fused_activation_function"] == "RELU"
+    assert op.options["keep_num_dims"] is False
+    np.testing.assert_array_equal(model.constant(sg.tensors[1]), np.arange(12, dtype=np.float32).reshape(3, 4))
+    report = tflite_flops.analyze(fc_model())
+    assert report.totals.macs == 12  # 1·3 outputs · 4 inputs = 12
+
+
+def test_old_file_with_only_deprecated_builtin_code():
+    # Files written before schema v3a have no builtin_code field: the code is in the int8 field.
+    data = fc_model({"builtin": None, "deprecated": FULLY_CONNECTED})
+    assert load_model(data).main.operators[0].op_type == "FULLY_CONNECTED"
+
+
+def test_builtin_code_above_127_uses_the_int32_field():
+    # Codes >= 127 store the placeholder 127 in deprecated_builtin_code and the real code in builtin_code.
+    code = schema.BUILTIN_CODES["GELU"]
+    assert code >= 127
+    op = load_model(fc_model({"builtin": code, "deprecated": 127})).main.operators[0]
+    assert op.op_type == "GELU" and op.builtin_code == code
+
+
+def test_opcode_beyond_the_enum_is_unsupported_not_an_error():
+    data = fc_model({"builtin": 250, "deprecated": 127})
+    op = load_model(data).main.operators[0]
+    assert op.op_type == "UNKNOWN_250"
+    report = tflite_flops.analyze(data)
+    assert report.ops[0].status == "unsupported"
+    assert report.unsupported == {"UNKNOWN_250": 1}
+
+
+def test_unknown_options_union_type_is_accepted_and_not_decoded():
+    def table(b):
+        tflite.AddOptionsStart(b)
+        return tflite.AddOptionsEnd(b)
+
+    sg = {"tensors": [{"shape": [2]}, {"shape": [2]}], "inputs": [0], "outputs": [1],
+          "operators": [{"opcode": 0, "inputs": [0, 0], "outputs": [1], "raw_options": (250, table)}]}
+    op = load_model(build_model([sg], [ADD])).main.operators[0]
+    assert op.op_type == "ADD" and dict(op.options) == {}
+
+
+def test_custom_op_name_and_flexbuffer_options():
+    fbb = flexbuffers.Builder()
+    with fbb.Map():
+        fbb.Int("k", 7)
+        fbb.String("mode", "fast")
+    sg = {"tensors": [{"name": "x", "shape": [1, 8]}, {"name": "y", "shape": [1, 8]}], "inputs": [0], "outputs": [1],
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1], "custom_options": bytes(fbb.Finish())}]}
+    data = build_model([sg], [{"builtin": CUSTOM, "custom": "MyUnregisteredOp"}])
+    op = load_model(data).main.operators[0]
+    assert op.op_type == "CUSTOM:MyUnregisteredOp"
+    assert op.custom_code == "MyUnregisteredOp"
+    assert dict(op.options) == {"k": 7, "mode": "fast"}
+    # A model the runtime cannot load (unregistered custom op) still gets its static report.
+    report = tflite_flops.analyze(data)
+    assert report.unsupported == {"CUSTOM:MyUnregisteredOp": 1}
+    assert report.ops[0].op_type == "CUSTOM:MyUnregisteredOp"
+
+
+def test_large_custom_options_stored_outside_the_flatbuffer():
+    payload = b"\x01\x02\x03\x04"
+    sg = {"tensors": [{"shape": [1]}, {"shape": [1]}], "inputs": [0], "outputs": [1],
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1], "large_custom_options": (1 << 20, 4)}]}
+    first = build_model([sg], [{"builtin": CUSTOM, "custom": "Big"}])
+    sg["operators"][0]["large_custom_options"] = (len(first), 4)
+    data = build_model([sg], [{"builtin": CUSTOM, "custom": "Big"}])
+    assert len(data) == len(first)
+    op = load_model(data + payload).main.operators[0]
+    assert op.custom_options == (len(data), 4)
+    with pytest.raises(ModelFormatError, match="custom options"):
+        load_model(data)  # the payload is missing: the range lies outside the file
+
+
+def test_buffers_stored_by_offset_and_size_after_the_flatbuffer():
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    bias = np.ones(3, dtype=np.float32)
+
+    def build(offsets):
+        sg = {"tensors": [{"name": "x", "shape": [1, 4]}, {"name": "w", "shape": [3, 4], "buffer": 1},
+                          {"name": "b", "shape": [3], "buffer": 2}, {"name": "y", "shape": [1, 3]}],
+              "operators": [{"opcode": 0, "inputs": [0, 1, 2], "outputs": [3]}], "inputs": [0], "outputs": [3]}
+        return build_model([sg], [FULLY_CONNECTED], buffers=[None, (offsets[0], 48), (offsets[1], 12)])
+
+    head = build((1 << 40, 1 << 40))
+    pad = (-len(head)) % 16
+    data = build((len(head) + pad, len(head) + pad + 48))
+    assert len(data) == len(head)
+    blob = data + b"\0" * pad + w.tobytes() + bias.tobytes()
+    model = load_model(blob)
+    t = model.main.tensors[1]
+    assert (t.data_offset, t.data_size) == (len(head) + pad, 48)
+    np.testing.assert_array_equal(model.constant(t), w)
+    np.testing.assert_array_equal(model.constant(model.main.tensors[2]), bias)
+    assert tflite_flops.analyze(blob).totals.macs == 12
+    with pytest.raises(ModelFormatError, match="outside"):
+        load_model(data)  # the data after the flatbuffer is missing
+
+
+def test_shape_signature_marks_dynamic_dims():
+    sg = {"tensors": [{"name": "x", "shape": [1, 4], "shape_signature": [-1, 4]},
+                      {"name": "y", "shape": [1, 4], "shape_signature": [-1, 4]}],
+          "operators": [{"opcode": 0, "inputs": [0, 0], "outputs": [1]}], "inputs": [0], "outputs": [1]}
+    model = load_model(build_model([sg], [ADD]))
+    x = model.main.tensors[0]
+    assert x.shape == (1, 4) and x.shape_signature == (-1, 4) and x.is_dynamic
+    static = load_model(fc_model()).main.tensors[0]
+    assert static.shape_signature is None and not static.is_dynamic
+
+
+def test_per_axis_and_per_tensor_quantization():
+    w = np.zeros((3, 4), dtype=np.int8)
+    sg = {"tensors": [{"name": "x", "shape": [1, 4], "type": INT8, "quant": {"scale": [0.5], "zero_point": [-3]}},
+                      {"name": "w", "shape": [3, 4], "type": INT8, "buffer": 1,
+                       "quant": {"scale": [0.25, 0.5, 0.75], "zero_point": [0, 0, 0], "axis": 0}},
+                      {"name": "y", "shape": [1, 3], "type": INT8, "quant": {"scale": [1.0], "zero_point": [0]}}],
+          "operators": [{"opcode": 0, "inputs": [0, 1, -1], "outputs": [2]}], "inputs": [0], "outputs": [2]}
+    model = load_model(build_model([sg], [FULLY_CONNECTED], buffers=[None, w.tobytes()]))
+    x, wt, _ = model.main.tensors
+    assert (x.quantization.kind, x.quantization.scale, x.quantization.zero_point) == ("per_tensor", 0.5, -3)
+    q = wt.quantization
+    assert (q.kind, q.axis, q.num_scales, q.scale) == ("per_axis", 0, 3, 0.25)
+    assert model.main.operators[0].inputs == (0, 1, -1)  # -1: the omitted bias
+
+
+def test_sparsity_parameters():
+    sparse = {"traversal_order": [0, 1, 2, 3], "block_map": [0, 1],
+              "dims": [(0, 2, None, None), (1, 0, [0, 1, 2], [0, 1]), (0, 2, None, None), (0, 2, None, None)]}
+    sg = {"tensors": [{"name": "w", "shape": [4, 4], "buffer": 1, "sparsity": sparse}, {"shape": [4, 4]}],
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1]}], "inputs": [], "outputs": [1]}
+    model = load_model(build_model([sg], [schema.BUILTIN_CODES["DENSIFY"]], buffers=[None, b"\0" * 32]))
+    s = model.main.tensors[0].sparsity
+    assert s.traversal_order == (0, 1, 2, 3) and s.block_map == (0, 1)
+    assert s.dim_formats == ("DENSE", "SPARSE_CSR", "DENSE", "DENSE")
+    assert s.dense_sizes == (2, 0, 2, 2)
+
+
+def test_signature_defs_and_description():
+    data = build_model(
+        [{"tensors": [{"name": "x", "shape": [2]}, {"name": "y", "shape": [2]}], "inputs": [0], "outputs": [1],
+          "operators": [{"opcode": 0, "inputs": [0, 0], "outputs": [1]}]}],
+        [ADD], description="signed", signatures=[{"key": "serving_default", "inputs": {"input_x": 0},
+                                                  "outputs": {"output_y": 1}}])
+    model = load_model(data)
+    assert model.description == "signed"
+    (sig,) = model.signatures
+    assert (sig.key, sig.subgraph_index, dict(sig.inputs), dict(sig.outputs)) == (
+        "serving_default", 0, {"input_x": 0}, {"output_y": 1})
+
+
+def _control_flow_model(edges: dict[int, tuple[str, dict]], n: int) -> bytes:
+    """``n`` subgraphs; subgraph i holds one control-flow op given by ``edges[i]`` (or an ADD)."""
+    codes = [ADD, WHILE, IF, CALL_ONCE]
+    which = {"WhileOptions": 1, "IfOptions": 2, "CallOnceOptions": 3}
+    sgs = []
+    for i in range(n):
+        if i in edges:
+            kind, values = edges[i]
+            op = {"opcode": which[kind], "inputs": [0], "outputs": [1], "options": (kind, values)}
+        else:
+            op = {"opcode": 0, "inputs": [0, 0], "outputs": [1]}
+        sgs.append({"tensors": [{"shape": [1], "type": INT32}, {"shape": [1], "type": INT32}],
+                    "operators": [op], "inputs": [0], "outputs": [1]})
+    return build_model(sgs, codes)
+
+
+def test_acyclic_control_flow_loads():
+    data = _control_flow_model({0: ("WhileOptions", {"cond_subgraph_index": 1, "body_subgraph_index": 2}),
+                                2: ("CallOnceOptions", {"init_subgraph_index": 3})}, 4)
+    assert len(load_model(data).subgraphs) == 4
+
+
+@pytest.mark.parametrize("edges", [
+    {0: ("WhileOptions", {"cond_subgraph_index": 1, "body_subgraph_index": 0})},  # direct self-call
+    {0: ("WhileOptions", {"cond_subgraph_index": 1, "body_subgraph_index": 2}),  # 0 -> 2 -> 3 -> 2
+     2: ("IfOptions", {"then_subgraph_index": 3, "else_subgraph_index": 1}),
+     3: ("CallOnceOptions", {"init_subgraph_index": 2})},
+    {1: ("CallOnceOptions", {"init_subgraph_index": 2}), 2: ("CallOnceOptions", {"init_subgraph_index": 1})},
+], ids=["self", "while-if-call_once", "unreached-pair"])
+def test_subgraph_reference_cycles_are_refused_at_load(edges):
+    with pytest.raises(ModelFormatError, match="cycle"):
+        load_model(_control_flow_model(edges, 4))
+
+
+def test_exponential_call_graph_is_refused_quickly():
+    # IF(then=i+1, else=i+1) chained 40 deep: a walk would visit 2**40 subgraphs.
+    n = 40
+    edges = {i: ("IfOptions", {"then_subgraph_index": i + 1, "else_subgraph_index": i + 1}) for i in range(n - 1)}
+    start = time.perf_counter()
+    with pytest.raises(ModelFormatError, match="expand"):
+        load_model(_control_flow_model(edges, n))
+    assert time.perf_counter() - start < 5  # generous: the check is linear in the subgraphs
+
+
+def test_out_of_range_indices_are_refused():
+    bad_tensor = fc_model()
+    sg = {"tensors": [{"shape": [1]}], "operators": [{"opcode": 0, "inputs": [0, 5], "outputs": [0]}],
+          "inputs": [0], "outputs": [0]}
+    with pytest.raises(ModelFormatError, match="tensor 5"):
+        load_model(build_model([sg], [ADD]))
+    sg["operators"][0] = {"opcode": 3, "inputs": [0, 0], "outputs": [0]}
+    with pytest.raises(ModelFormatError, match="opcode index 3"):
+        load_model(build_model([sg], [ADD]))
+    sg["operators"][0] = {"opcode": 0, "inputs": [0, 0], "outputs": [0]}
+    sg["tensors"][0]["buffer"] = 9
+    with pytest.raises(ModelFormatError, match="buffer index 9"):
+        load_model(build_model([sg], [ADD]))
+    assert load_model(bad_tensor)  # the unmodified model is fine
+
+
+# -- the verifier itself ------------------------------------------------------------------------
+
+
+def _find_vector(data: bytes, values: list[int]) -> int:
+    """Byte offset of the length field of the int32 vector holding ``values``."""
+    needle = struct.pack(f"<I{len(values)}i", len(values), *values)
+    pos = data.find(needle)
+    assert pos >= 0
+    return pos
+
+
+def test_absurd_vector_length_is_refused_before_allocation():
+    data = bytearray(fc_model())
+    pos = _find_vector(bytes(data), [3, 4])  # the shape vector of "w"
+    struct.pack_into("<I", data, pos, 2**31)
+    start = time.perf_counter()
+    with pytest.raises(ModelFormatError, match="claims 2147483648 elements"):
+        load_model(bytes(data))
+    assert time.perf_counter() - start < 1
+
+
+@pytest.mark.parametrize("patch, message", [
+    (lambda d: struct.pack_into("<I", d, 0, len(d) + 100), "root table offset"),
+    (lambda d: d.__setitem__(slice(4, 8), b"TFL2"), "file identifier"),
+    (lambda d: struct.pack_into("<I", d, 0, 6), "root table offset"),
+])
+def test_header_corruption(patch, message):
+    data = bytearray(fc_model())
+    patch(data)
+    with pytest.raises(ModelFormatError, match=message):
+        load_model(bytes(data))
+
+
+def test_vtable_and_alignment_checks():
+    data = bytearray(fc_model())
+    (root,) = struct.unpack_from("<I", data, 0)
+    bad = bytearray(data)
+    struct.pack_into("<i", bad, root, -(1 << 30))  # vtable far past the end
+    with pytest.raises(ModelFormatError, match="vtable"):
+        load_model(bytes(bad))
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, 0, root + 1)  # misaligned root table
+    with pytest.raises(ModelFormatError, match="misaligned"):
+        load_model(bytes(bad))
+
+
+def test_string_without_terminator_is_refused():
+    data = bytearray(fc_model())
+    pos = bytes(data).find(b"fc test model\0")
+    data[pos + len("fc test model")] = ord("!")
+    with pytest.raises(ModelFormatError, match="terminating zero"):
+        load_model(bytes(data))
+
+
+def test_table_count_and_depth_limits():
+    data = fc_model()
+    with pytest.raises(ModelFormatError, match="more than 5 tables"):
+        verify.verify(data, schema.MODEL_SCHEMA, max_tables=5)
+    with pytest.raises(ModelFormatError, match="deeper than 2"):
+        verify.verify(data, schema.MODEL_SCHEMA, max_depth=2)
+    assert verify.verify(data, schema.MODEL_SCHEMA)["description"] == "fc test model"
+
+
+def test_weights_are_spans_not_values():
+    root = verify.verify(fc_model(), schema.MODEL_SCHEMA)
+    data = root["buffers"][1]["data"]
+    assert isinstance(data, verify.Span) and data.count == 48
+
+
+def test_layouts_cover_every_options_table():
+    # Every options class of both unions yields a layout; the probe understood every accessor.
+    for union in ("BuiltinOptions", "BuiltinOptions2"):
+        field = next(f for f in schema.table_layout("Operator") if f.kind == verify.UNION and
+                     f.name == ("builtin_options" if union == "BuiltinOptions" else "builtin_options2"))
+        assert len(field.union) > 10
+        for name in field.union.values():
+            assert all(f.kind != verify.UNKNOWN for f in schema.table_layout(name)), name
+
+
+def test_sample_models_match_the_bindings(samples_dir):
+    # Cross-check the verifier's decoding against the generated bindings on real files.
+    from tflite.Model import Model as FbModel
+    for path in sorted(samples_dir.glob("*.tflite")):
+        data = path.read_bytes()
+        model = load_model(path)
+        fb = FbModel.GetRootAs(data, 0)
+        assert len(model.subgraphs) == fb.SubgraphsLength()
+        for i, sg in enumerate(model.subgraphs):
+            fsg = fb.Subgraphs(i)
+            assert len(sg.tensors) == fsg.TensorsLength()
+            for j, t in enumerate(sg.tensors):
+                ft = fsg.Tensors(j)
+                assert t.name == ft.Name().decode()
+                assert t.shape == tuple(ft.ShapeAsNumpy().tolist()) if ft.ShapeLength() else t.shape == ()
+                assert t.buffer == ft.Buffer()
+            for j, op in enumerate(sg.operators):
+                fop = fsg.Operators(j)
+                assert op.inputs == tuple(fop.InputsAsNumpy().tolist())
+                assert dict(op.options) == dict(schema.decode_options(fop, len(data))) or op.op_type.startswith(
+                    "CUSTOM:")
+
+
+def test_decoded_element_budget(monkeypatch):
+    monkeypatch.setattr(verify, "MAX_DECODED", 3)
+    with pytest.raises(ModelFormatError, match="vector elements"):
+        load_model(fc_model())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_memory_does_not_grow_with_weights(tmp_path):
+    # A 64 MiB weight: analysis in a fresh process must stay far below that above its baseline
+    # (the reader never touches weight pages; zero counting releases them chunk by chunk).
+    w = np.full((4096, 4096), 0.5, dtype=np.float32)
+    sg = {"tensors": [{"name": "x", "shape": [1, 4096]}, {"name": "w", "shape": [4096, 4096], "buffer": 1},
+                      {"name": "y", "shape": [1, 4096]}],
+          "operators": [{"opcode": 0, "inputs": [0, 1, -1], "outputs": [2]}], "inputs": [0], "outputs": [2]}
+    path = tmp_path / "big.tflite"
+    path.write_bytes(build_model([sg], [FULLY_CONNECTED], buffers=[None, w.tobytes()]))
+    del w
+    code = ("import sys, tflite_flops\n"
+            "def kb(k):\n    return int(next(l for l in open('/proc/self/status') if l.startswith(k)).split()[1])\n"
+            "base = kb('VmRSS'); r = tflite_flops.analyze(sys.argv[1]); assert r.totals.macs == 4096 * 4096\n"
+            "print((kb('VmHWM') - base) // 1024)\n")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    grown_mb = int(proc.stdout.strip().splitlines()[-1])
+    assert grown_mb < 32, f"analysis grew RSS by {grown_mb} MB on a 64 MB model"
