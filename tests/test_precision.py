@@ -98,6 +98,15 @@ def test_mostly_zero_dense_weights():
     assert "mostly-zero" in op.note
 
 
+def test_zero_counting_can_be_turned_off():
+    w = np.zeros((4, 8), np.float32)
+    w[0, :3] = 1.0
+    report = tflite_flops.analyze(_fc(0, 0, w.tobytes(), (4, 8)), count_zeros=False)
+    assert report.ops[0].effective_macs is None  # weights were not read
+    assert report.settings["count_zeros"] is False
+    assert report.totals.effective_macs == report.totals.macs == 32
+
+
 def test_dense_weights_with_few_zeros_are_not_reported():
     w = np.ones((4, 8), np.float32)
     w[:, :3] = 0.0  # 37.5 % zeros: below the 50 % threshold

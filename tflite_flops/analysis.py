@@ -78,6 +78,7 @@ class _Walk:
     while_trips: int
     overrides: Mapping[str, CostOverride]
     trust_stored: bool
+    count_zeros: bool = True
     entries: dict[tuple[int, int], _Entry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
@@ -91,7 +92,8 @@ Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution o
 def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
             batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
             signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
-            trust_stored_shapes: bool = True, quantization: str | None = None) -> Report:
+            trust_stored_shapes: bool = True, quantization: str | None = None,
+            count_zeros: bool | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes and params, and totals.
 
     Args:
@@ -105,6 +107,9 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         signature: analyze the subgraph of this signature key instead of subgraph 0.
         cost_overrides: ``{op_type: fn(ctx) -> Cost | int | (macs, flops)}``, used before the registry.
         trust_stored_shapes: keep the converter's stored shapes where inputs are unchanged and static.
+        count_zeros: read dense constant weights to find mostly-zero (pruned) ones and report their
+            effective MACs. ``None`` (default) does so for files up to 64 MiB only, so that a big
+            model's weight pages are not touched unless asked; sparse-encoded weights are always seen.
         quantization: conversion mode for such sources: float (default), int8, dynamic_range, fp16.
 
     Returns:
@@ -128,7 +133,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if batch is not None and int(batch) < 1:
         raise ShapeError(f"--batch must be at least 1 (got {batch})")
     shapes, resolved, warnings = resolve_inputs(model, sg, spec, batch)
-    walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes)
+    if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
+        count_zeros = model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT
+    walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
+                 bool(count_zeros))
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
     for key, mult in inference:
@@ -414,6 +422,7 @@ def _join(*notes: str) -> str:
 
 SPARSE_WEIGHT_OPS = CONTRACTIONS | {"CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU", "CUSTOM:Convolution2DTransposeBias",
                                     "STABLEHLO_CONVOLUTION", "STABLEHLO_DOT_GENERAL"}
+COUNT_ZEROS_AUTO_LIMIT = 64 * 1024 * 1024  # bytes: dense weights of bigger files are not read by default
 MOSTLY_ZERO = 0.5  # dense weights with more than this fraction of zeros are reported as sparse
 
 
@@ -434,7 +443,7 @@ def _weight_nonzeros(walk: _Walk, sg: Subgraph, index: int, depth: int = 0) -> t
         bits = DTYPE_BITS.get(t.dtype, 0)
         if bits:
             result = (min(t.data_size * 8 // bits, t.num_elements), t.num_elements, True)
-    elif t.is_constant:
+    elif t.is_constant and walk.count_zeros:
         values = walk.model.constant(t)
         if values is not None and values.size:
             q = t.quantization
@@ -556,7 +565,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
                      subgraph_names=tuple(s.name or next((g.key for g in model.signatures if g.subgraph_index == s.index),
                                                          f"subgraph_{s.index}") for s in model.subgraphs))
     settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
-                "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry}
+                "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
+                "count_zeros": walk.count_zeros}
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),

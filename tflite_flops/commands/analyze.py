@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_shape_options(p)
     p.add_argument("--top", type=int, default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
+                   help="read dense weights to report effective MACs of mostly-zero (pruned) weights "
+                        "(default: only for files up to 64 MiB)")
     add_latency_options(p)
     from ..budget import add_budget_arguments
 
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
         args.latency = True
     report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
-                     while_trips=args.while_trips, signature=args.signature)
+                     while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros)
     exit_code = 0
     missing = None
     if args.latency or args.per_op or args.roofline:
