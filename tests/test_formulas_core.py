@@ -8,25 +8,9 @@ import numpy as np
 import pytest
 
 from tflite_flops.errors import ShapeError
-from tflite_flops.ops import lookup, lookup_shape
-from tflite_flops.ops.registry import OpContext, TensorInfo
+from tflite_flops.ops import lookup
 
-
-def t(shape, dtype="FLOAT32", const=False, value=None) -> TensorInfo:
-    return TensorInfo(0, "", dtype, tuple(shape), is_constant=const or value is not None,
-                      value=None if value is None else np.asarray(value))
-
-
-def ctx(op_type, inputs, outputs=(), **options) -> OpContext:
-    return OpContext(op_type, options, tuple(inputs), tuple(outputs))
-
-
-def cost(c: OpContext):
-    return lookup(c.op_type).cost(c)
-
-
-def shape(c: OpContext):
-    return list(lookup_shape(c.op_type)(c))
+from op_helpers import cost, ctx, shape, t
 
 
 def test_one_by_one_conv_on_one_pixel_is_two_flops():

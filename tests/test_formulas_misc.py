@@ -6,25 +6,9 @@ import numpy as np
 import pytest
 
 from tflite_flops.errors import ShapeError
-from tflite_flops.ops import lookup, lookup_shape, lookup_value
-from tflite_flops.ops.registry import OpContext, TensorInfo
+from tflite_flops.ops import lookup, lookup_value
 
-
-def t(shape, dtype="FLOAT32", value=None) -> TensorInfo:
-    return TensorInfo(0, "", dtype, tuple(shape), is_constant=value is not None,
-                      value=None if value is None else np.asarray(value))
-
-
-def ctx(op_type, inputs, outputs=(), **options) -> OpContext:
-    return OpContext(op_type, options, tuple(inputs), tuple(outputs))
-
-
-def cost(c: OpContext):
-    return lookup(c.op_type).cost(c)
-
-
-def shape(c: OpContext):
-    return list(lookup_shape(c.op_type)(c))
+from op_helpers import cost, ctx, shape, t
 
 
 def test_rfft2d():

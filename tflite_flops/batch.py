@@ -19,7 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .errors import InputSpecError, OutputFormatError
+from .errors import InputSpecError
 
 # Precision groups of the split columns (see units/analysis for the precision names).
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
@@ -228,9 +228,6 @@ BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str,
 
 def batch_format_for_path(path: str) -> str:
     """The batch output format an extension selects."""
-    lower = path.lower()
-    for name, (_, exts) in BATCH_FORMATS.items():
-        if lower.endswith(exts):
-            return name
-    known = ", ".join(e for _, exts in BATCH_FORMATS.values() for e in exts)
-    raise OutputFormatError(f"{path}: unknown output extension for batch (known: {known})")
+    from .render import format_from_extension
+
+    return format_from_extension(path, BATCH_FORMATS, "batch")

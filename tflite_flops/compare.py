@@ -405,12 +405,9 @@ COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]
 
 def compare_format_for_path(path: str) -> str:
     """The compare format an output file's extension selects."""
-    lower = path.lower()
-    for name, (_, exts) in COMPARE_RENDERERS.items():
-        if lower.endswith(exts):
-            return name
-    known = ", ".join(e for _, exts in COMPARE_RENDERERS.values() for e in exts)
-    raise OutputFormatError(f"{path}: unknown output extension for compare (known: {known})")
+    from .render import format_from_extension
+
+    return format_from_extension(path, COMPARE_RENDERERS, "compare")
 
 
 def render_comparison(c: Comparison, fmt: str) -> str:

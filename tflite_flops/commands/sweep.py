@@ -33,12 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _format_for(path: str) -> str:
-    from ..errors import OutputFormatError
+    from ..render import format_from_extension
 
-    for ext, fmt in _EXTENSIONS.items():
-        if path.lower().endswith(ext):
-            return fmt
-    raise OutputFormatError(f"{path}: unknown output extension for a sweep (known: {', '.join(_EXTENSIONS)})")
+    return format_from_extension(path, {fmt: (None, (ext,)) for ext, fmt in _EXTENSIONS.items()}, "a sweep")
 
 
 def run(args: argparse.Namespace) -> int:

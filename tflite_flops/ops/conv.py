@@ -62,14 +62,19 @@ def conv2d(ctx: OpContext) -> Cost:
     return Cost(macs, FLOPS_PER_MAC * macs + extra, note=join_notes(f"groups={groups}" if groups > 1 else "", note))
 
 
-@shape_fn("CONV_2D")
-def _conv2d_shape(ctx: OpContext) -> list[Shape]:
+def _conv2d_out(ctx: OpContext, kh: int, kw: int, c_out: int) -> Shape:
+    """[N, H_o, W_o, C_out] of a 2-D convolution of input 0 with a K_h×K_w kernel."""
     _check_rank(ctx, 0, 4)
     n, h, w, _ = ctx.input(0).shape
-    c_out, kh, kw, _ = ctx.input(1).shape
     pad = ctx.opt("padding", "SAME")
-    return [nonempty(ctx, (n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
-                           conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out))]
+    return nonempty(ctx, (n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
+                          conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out))
+
+
+@shape_fn("CONV_2D")
+def _conv2d_shape(ctx: OpContext) -> list[Shape]:
+    c_out, kh, kw, _ = ctx.input(1).shape
+    return [_conv2d_out(ctx, kh, kw, c_out)]
 
 
 # DEPTHWISE_CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w  (= n(out)·K_h·K_w; C_out = C_in·multiplier)
@@ -88,12 +93,8 @@ def depthwise_conv2d(ctx: OpContext) -> Cost:
 
 @shape_fn("DEPTHWISE_CONV_2D")
 def _dw_shape(ctx: OpContext) -> list[Shape]:
-    _check_rank(ctx, 0, 4)
-    n, h, w, _ = ctx.input(0).shape
     _, kh, kw, c_out = ctx.input(1).shape
-    pad = ctx.opt("padding", "SAME")
-    return [nonempty(ctx, (n, conv_out_dim(h, kh, ctx.opt("stride_h", 1), ctx.opt("dilation_h_factor", 1), pad),
-                           conv_out_dim(w, kw, ctx.opt("stride_w", 1), ctx.opt("dilation_w_factor", 1), pad), c_out))]
+    return [_conv2d_out(ctx, kh, kw, c_out)]
 
 
 # TRANSPOSE_CONV, counted over the INPUT spatial size (every input pixel scatters a full kernel):

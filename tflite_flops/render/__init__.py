@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..errors import OutputFormatError
 from ..report import Report
@@ -38,14 +38,23 @@ def formats() -> list[str]:
     return list(RENDERERS)
 
 
-def format_for_path(path: str) -> str:
-    """The format a file extension selects; raises OutputFormatError for an unknown one."""
+def format_from_extension(path: str, table: Mapping[str, tuple[object, tuple[str, ...]]], what: str = "") -> str:
+    """The format of ``table`` (name -> (renderer, extensions)) that a file's extension selects.
+
+    The longest matching extension wins (``.me.json`` before ``.json``). Raises OutputFormatError
+    for an unknown one; ``what`` names the command in that message.
+    """
     lower = path.lower()
-    matches = [(len(ext), name) for name, (_, exts) in RENDERERS.items() for ext in exts if lower.endswith(ext)]
+    matches = [(len(ext), name) for name, (_, exts) in table.items() for ext in exts if lower.endswith(ext)]
     if matches:
-        return max(matches)[1]  # the longest extension wins: ".me.json" before ".json"
-    known = ", ".join(e for _, exts in RENDERERS.values() for e in exts)
-    raise OutputFormatError(f"{path}: unknown output extension (known: {known})")
+        return max(matches)[1]
+    known = ", ".join(e for _, exts in table.values() for e in exts)
+    raise OutputFormatError(f"{path}: unknown output extension{' for ' + what if what else ''} (known: {known})")
+
+
+def format_for_path(path: str) -> str:
+    """The report format a file extension selects; raises OutputFormatError for an unknown one."""
+    return format_from_extension(path, RENDERERS)
 
 
 def render(report: Report, fmt: str) -> str:
