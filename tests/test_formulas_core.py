@@ -4,7 +4,6 @@ reduce.py, layout.py). Each expected number is worked out in the comment beside 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tflite_flops.errors import ShapeError

@@ -21,7 +21,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-import numpy as np
 
 from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError

@@ -454,7 +454,6 @@ def _fold_gather(ctx: OpContext):
     axis, batch_dims = _gather_axes(ctx, params.shape, indices.shape)
     if not batch_dims:
         return [np.take(params, indices, axis=axis)]
-    lead = params.shape[:batch_dims]
     flat_p = params.reshape((-1,) + params.shape[batch_dims:])
     flat_i = indices.reshape((-1,) + indices.shape[batch_dims:])
     parts = [np.take(p, i, axis=axis - batch_dims) for p, i in zip(flat_p, flat_i)]
