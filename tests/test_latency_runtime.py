@@ -96,3 +96,31 @@ def test_sweep_latency_per_point():
         assert p["throughput"]["flops_per_s"] == pytest.approx(p["totals"]["flops"] / (p["latency"]["median_ms"] / 1e3))
     table = run("sweep", fcn, "--batch", "1,2", "--input-shape", "1x32x32x3", "--latency", "--runs", "3").stdout
     assert "median ms" in table and "FLOP/s" in table
+
+
+@pytest.mark.runtime
+def test_model_the_runtime_cannot_load_keeps_its_static_report(tmp_path):
+    """The first op of the float CNN becomes an unregistered custom op: LiteRT refuses the model."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as fb
+
+    data = (ROOT / "sample_models" / "cnn_float.tflite").read_bytes()
+    model = fb.ModelT.InitFromObj(fb.Model.GetRootAs(data, 0))
+    code = fb.OperatorCodeT()
+    code.builtinCode, code.deprecatedBuiltinCode, code.customCode, code.version = 32, 32, "NoSuchOp", 1
+    model.operatorCodes.append(code)
+    model.subgraphs[0].operators[0].opcodeIndex = len(model.operatorCodes) - 1
+    model.subgraphs[0].operators[0].builtinOptionsType = 0
+    model.subgraphs[0].operators[0].builtinOptions = None
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    path = tmp_path / "custom.tflite"
+    path.write_bytes(bytes(builder.Output()))
+
+    r = run("analyze", str(path), "--latency", "--runs", "3", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["unsupported"] == {"CUSTOM:NoSuchOp": 1}
+    assert d["totals"]["macs"] == 397_392 - 110_592  # everything but the replaced stem conv
+    assert "unresolved custom op: NoSuchOp" in d["latency"]["skipped"] and "Traceback" not in r.stderr
+    assert "latency skipped" in r.stderr
