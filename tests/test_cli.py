@@ -114,3 +114,21 @@ def test_budget_file(tmp_path):
     r = run("analyze", CNN, "--budget", str(path))
     assert r.returncode == 3
     assert r.stderr.count("budget exceeded") == 2  # one line per violated limit
+
+
+def test_report_files_get_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    out = tmp_path / "r.json"
+    assert run("analyze", CNN, "-o", str(out)).returncode == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+
+
+def test_library_rejects_unknown_sources_clearly():
+    import tflite_flops
+
+    with pytest.raises(tflite_flops.ModelLoadError, match="cannot read a model from a object"):
+        tflite_flops.analyze(object())

@@ -249,6 +249,9 @@ class Model:
 def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[Any, str | None]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return (bytes(source) if isinstance(source, memoryview) else source), None
+    if not isinstance(source, (str, os.PathLike)):
+        raise ModelLoadError(f"cannot read a model from a {type(source).__name__}: expected a .tflite path or its "
+                             "bytes (or, with TensorFlow, a Keras model, a SavedModel directory or a concrete function)")
     path = os.fspath(source)
     if not os.path.exists(path):
         raise ModelLoadError(f"{path}: no such file")
