@@ -3,7 +3,7 @@
 import pytest
 
 from tflite_flops.errors import InputSpecError
-from tflite_flops.units import grouped, human, num_elements, parse_count, tensor_bytes
+from tflite_flops.units import grouped, human, human_unit, num_elements, parse_count, tensor_bytes
 
 
 @pytest.mark.parametrize("n, text", [
@@ -31,3 +31,9 @@ def test_parse_count(text, n):
 def test_parse_count_rejects_garbage():
     with pytest.raises(InputSpecError):
         parse_count("lots")
+
+
+def test_human_unit_spacing():
+    assert human_unit(53_890_000_000, "FLOP/s") == "53.89 GFLOP/s"
+    assert human_unit(0, "OP/s") == "0 OP/s"
+    assert human_unit(640, "FLOP/s") == "640 FLOP/s"

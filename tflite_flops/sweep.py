@@ -34,7 +34,7 @@ from .errors import InputSpecError, ShapeError
 from .model import Model, load_model
 from .report import Report
 from .shapes import Shape, normalize_input_shapes
-from .units import grouped, human
+from .units import grouped, human, human_unit
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
 
@@ -543,7 +543,7 @@ def _latency_cells(p: SweepPoint) -> tuple[str, str]:
     lat, tp = p.latency or {}, p.throughput or {}
     if lat.get("median_ms") is None:
         return ("skipped" if lat.get("skipped") else "-"), "-"
-    return f"{lat['median_ms']:.3f}", f"{human(tp.get('flops_per_s'))}FLOP/s"
+    return f"{lat['median_ms']:.3f}", f"{human_unit(tp.get('flops_per_s'), 'FLOP/s')}"
 
 
 def _render_table(result: SweepResult) -> str:

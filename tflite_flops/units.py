@@ -115,3 +115,9 @@ def parse_count(text: str) -> int:
     if not m:
         raise InputSpecError(f"cannot read {text!r} as a count (use e.g. 300M, 1.5G, 4096)")
     return int(round(float(m.group(1)) * _MULT[m.group(2).lower()]))
+
+
+def human_unit(n: int | float | None, unit: str) -> str:
+    """A count with its unit: 53_890_000_000, 'FLOP/s' -> '53.89 GFLOP/s'; 0, 'OP/s' -> '0 OP/s'."""
+    text = human(n)
+    return f"{text}{unit}" if text[-1:].isalpha() else f"{text} {unit}"

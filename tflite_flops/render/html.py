@@ -24,7 +24,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..report import OpRecord, Report
-from ..units import grouped, human, human_bytes
+from ..units import grouped, human, human_bytes, human_unit
 from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from .table import unit_for
 
@@ -269,7 +269,7 @@ def _cards(report: Report) -> str:
                           f"p90 {lat.get('p90_ms', float('nan')):.3f} ms · {lat.get('threads', '?')} thread(s)"))
     tp = report.throughput or {}
     if tp.get("flops_per_s") is not None:
-        cards.append(card("Throughput", f"{human(tp['flops_per_s'])}FLOP/s",
+        cards.append(card("Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
                           f"{tp.get('inferences_per_s', 0):.1f} inferences/s"))
     n_unsup = sum(report.unsupported.values())
     cards.append(card("Ops not counted", str(n_unsup), "every op has a formula" if not n_unsup else
@@ -328,7 +328,7 @@ _THROUGHPUT_LABELS = {"flops_per_s": ("FLOP/s (all)", "FLOP/s"), "macs_per_s": (
 def _rate(key: str, value: float) -> str:
     if key == "inferences_per_s":
         return f"{value:.1f}"
-    return f"{human(value)}{_THROUGHPUT_LABELS.get(key, (key, '/s'))[1]}"
+    return human_unit(value, _THROUGHPUT_LABELS.get(key, (key, '/s'))[1])
 
 
 def _latency(report: Report, colors: Mapping[str, str]) -> str:
@@ -339,7 +339,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
              if isinstance(lat.get(k), (int, float))]
     info = [(k, lat.get(k)) for k in _LATENCY_INFO if lat.get(k) is not None]
     info += [(k, v) for k, v in lat.items() if k not in _LATENCY_KEYS and k not in _LATENCY_INFO
-             and k != "roofline" and not isinstance(v, (dict, list))]
+             and k != "roofline" and not k.startswith("per_op") and not isinstance(v, (dict, list))]
     tp = report.throughput or {}
     tput = [(_THROUGHPUT_LABELS.get(k, (k, ""))[0], _rate(k, v)) for k, v in tp.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -350,7 +350,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
     if timed:
         pts = [(float(o.flops), float(o.latency_ms), colors.get(o.op_type, "#999"),
                 f"{o.subgraph}:{o.index} {o.op_type} {o.name}\n{human(o.flops)} FLOPs, {o.latency_ms:.4f} ms"
-                + (f", {human(o.flops / (o.latency_ms / 1e3))}FLOP/s" if o.flops else ""))
+                + (f", {human_unit(o.flops / (o.latency_ms / 1e3), 'FLOP/s')}" if o.flops else ""))
                for o in timed]
         chart = scatter_chart(pts, title="Per-op latency versus FLOPs", x_label="FLOPs (log)",
                               y_label="latency, ms (log)", y_fmt=lambda v: f"{v:g}")
@@ -364,7 +364,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
         rows = "".join(
             f'<tr><td class="mono">{o.subgraph}:{o.index}</td><td>{esc(o.op_type)}</td><td class="name">{esc(o.name)}'
             f'</td><td class="n">{o.latency_ms:.4f}</td><td class="n">{esc(human(o.flops))}</td><td class="n">'
-            f'{esc(human(o.flops / (o.latency_ms / 1e3)) + "FLOP/s" if o.flops else "-")}</td></tr>' for o in top)
+            f'{esc(human_unit(o.flops / (o.latency_ms / 1e3), "FLOP/s") if o.flops else "-")}</td></tr>' for o in top)
         parts.append('<h3>Slowest ops</h3><table><thead><tr><th>op</th><th>type</th><th>output</th><th class="n">ms'
                      '</th><th class="n">FLOPs</th><th class="n">achieved</th></tr></thead>'
                      f'<tbody>{rows}</tbody></table>')
@@ -508,7 +508,7 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
         ref = f"{o.get('subgraph', '')}:{o.get('index', '')} {kind}"
         if x and y:
             pts.append((float(x), float(y), colors.get(kind, "#4c78a8"),
-                        f"{ref}: {_get(o, 'bound') or ''}-bound, {human(y)}FLOP/s achieved"))
+                        f"{ref}: {_get(o, 'bound') or ''}-bound, {human_unit(y, 'FLOP/s')} achieved"))
         elif x and _get(o, "roof_flops_per_s"):
             placed += 1
             pts.append((float(x), float(_get(o, "roof_flops_per_s")), "#b8bcc4",
@@ -531,7 +531,7 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
                           "FLOPs per byte (log)", y_label="achieved FLOP/s (log)",
                           x_fmt=lambda v: f"{v:g}", lines=[(roof, "#24292f", "roofline")])
     counts = roofline.get("counts") if isinstance(roofline.get("counts"), Mapping) else {}
-    info = kv_table([("peak compute", f"{human(peak)}FLOP/s"), ("memory bandwidth", f"{human(bw)}B/s"),
+    info = kv_table([("peak compute", f"{human_unit(peak, 'FLOP/s')}"), ("memory bandwidth", f"{human_unit(bw, 'B/s')}"),
                      ("ridge point", f"{ridge:.2f} FLOPs/byte"),
                      ("compute-bound ops", counts.get("compute")), ("memory-bound ops", counts.get("memory")),
                      ("compute probe", roofline.get("compute_probe")),

@@ -12,7 +12,7 @@ import os
 from typing import Sequence
 
 from ..report import Report
-from ..units import grouped, human, human_bytes
+from ..units import grouped, human, human_bytes, human_unit
 from .table import unit_for
 
 
@@ -61,7 +61,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
                      f"{lat.get('threads', '?')} thread(s)"])
         tp = report.throughput or {}
         if tp.get("flops_per_s") is not None:
-            rows.append(["Throughput", f"{human(tp['flops_per_s'])}FLOP/s",
+            rows.append(["Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
                          f"{tp.get('inferences_per_s', 0):.1f} inferences/s"])
     out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
 

@@ -6,7 +6,7 @@ import os
 from typing import Sequence
 
 from ..report import Report
-from ..units import grouped, human, human_bytes
+from ..units import grouped, human, human_bytes, human_unit
 
 INTEGER_PRECISIONS = frozenset({"int8", "uint8", "int16", "int4", "int32", "int64", "bool", "hybrid"})
 
@@ -86,7 +86,7 @@ def render_table(report: Report, top: int = 10) -> str:
                                      ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms") if lat.get(k) is not None))
         if report.throughput:
             tp = report.throughput
-            out.append(f"  {human(tp.get('flops_per_s'))}FLOP/s · {human(tp.get('macs_per_s'))}MAC/s · "
+            out.append(f"  {human_unit(tp.get('flops_per_s'), 'FLOP/s')} · {human_unit(tp.get('macs_per_s'), 'MAC/s')} · "
                        f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
 
     timed = [o for o in report.ops if o.latency_ms]
@@ -104,7 +104,7 @@ def render_table(report: Report, top: int = 10) -> str:
                               ("least efficient (FLOPs per ms)",
                                sorted([o for o in timed if o.flops], key=lambda o: o.flops / (o.latency_ms or 1)))):
             rows = [[f"{o.subgraph}:{o.index}", o.op_type, _clip(o.name, 36), f"{o.latency_ms:.4f}",
-                     human(o.flops), f"{human(o.flops / (o.latency_ms / 1e3))}FLOP/s"] for o in ranked[:5]]
+                     human(o.flops), f"{human_unit(o.flops / (o.latency_ms / 1e3), 'FLOP/s')}"] for o in ranked[:5]]
             if rows:
                 out += [f"  {title}:"] + ["    " + line for line in _table(
                     ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
@@ -112,14 +112,14 @@ def render_table(report: Report, top: int = 10) -> str:
     if report.roofline:
         rl = report.roofline
         out += ["", f"Roofline ({rl.get('runtime')}, {rl.get('threads')} thread(s)): peak "
-                    f"{human(rl['peak_flops_per_s'])}FLOP/s, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
+                    f"{human_unit(rl['peak_flops_per_s'], 'FLOP/s')}, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
                     f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte",
                 f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} memory-bound"]
         ranked = sorted(rl["ops"], key=lambda r: -(r["roof_flops_per_s"] if r["achieved_flops_per_s"] is None
                                                    else r["achieved_flops_per_s"]))[:top]
         rows = [[f"{r['subgraph']}:{r['index']}", r["op_type"], f"{r['intensity']:.2f}", r["bound"],
-                 f"{human(r['roof_flops_per_s'])}FLOP/s",
-                 "-" if r["achieved_flops_per_s"] is None else f"{human(r['achieved_flops_per_s'])}FLOP/s",
+                 f"{human_unit(r['roof_flops_per_s'], 'FLOP/s')}",
+                 "-" if r["achieved_flops_per_s"] is None else f"{human_unit(r['achieved_flops_per_s'], 'FLOP/s')}",
                  "-" if r["fraction_of_roof"] is None else f"{100 * r['fraction_of_roof']:.1f}%"] for r in ranked]
         out += ["  " + line for line in _table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
                                                rows, [False, False, True, False, True, True, True])]
