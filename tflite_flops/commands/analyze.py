@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_latency_options, add_shape_options, latency_settings, print_warnings
+from .common import add_latency_options, add_shape_options, emit, latency_settings, print_warnings
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, measure if asked, render, write files atomically, print."""
     from ..analysis import analyze
     from ..errors import RuntimeMissingError
-    from ..render import format_for_path, render, write_atomic
+    from ..render import format_for_path, render
     from ..render.table import render_table
 
     from ..budget import budget_exit_code, budget_limits
@@ -60,11 +60,8 @@ def run(args: argparse.Namespace) -> int:
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
     print_warnings(report.warnings)
-    texts = {fmt: (render_table(report, top=args.top) if fmt == "table" else render(report, fmt))
-             for fmt in {args.format, *(f for _, f in targets)}}
-    for path, fmt in targets:
-        write_atomic(path, texts[fmt])
-    sys.stdout.write(texts[args.format])
+    emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
+         args.format, targets)
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
         return exit_code

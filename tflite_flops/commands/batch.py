@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import add_latency_options
+from .common import add_latency_options, emit
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -34,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
     """Expand the sources, analyze in worker processes, write the rows atomically."""
     from ..batch import BATCH_FORMATS, BatchOptions, batch_format_for_path, expand_sources, progress_bar, run_batch
     from ..errors import InputSpecError
-    from ..render import write_atomic
 
     targets = [(path, batch_format_for_path(path)) for path in args.output]  # fail before any work
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
@@ -52,11 +51,8 @@ def run(args: argparse.Namespace) -> int:
     options = BatchOptions(tuple(args.input_shape) if args.input_shape else None, args.batch, args.while_trips,
                            latency)
     rows = run_batch(paths, options, jobs=jobs, progress=progress_bar())
-    texts = {fmt: BATCH_FORMATS[fmt][0](rows) for fmt in {args.format, *(f for _, f in targets)}}
-    for path, fmt in targets:
-        write_atomic(path, texts[fmt])
-    if not targets or args.format != "table":
-        sys.stdout.write(texts[args.format])
+    emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
+         to_stdout=not targets or args.format != "table")
     failed = [r for r in rows if r["status"] == "error"]
     for r in failed:
         msg = str(r["error"])

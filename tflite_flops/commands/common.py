@@ -58,3 +58,17 @@ def latency_settings(args: argparse.Namespace):
     inputs = load_npz(args.inputs) if getattr(args, "inputs", None) else None
     return (RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack),
             BenchSettings(args.runs, args.warmup, args.min_time), inputs)
+
+
+def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None:
+    """Render each needed format once, write the ``(path, format)`` targets atomically, then print.
+
+    ``render_fn(fmt) -> str``. Files are written before anything reaches stdout.
+    """
+    from ..render import write_atomic
+
+    texts = {fmt: render_fn(fmt) for fmt in {stdout_format, *(f for _, f in targets)}}
+    for path, fmt in targets:
+        write_atomic(path, texts[fmt])
+    if to_stdout:
+        sys.stdout.write(texts[stdout_format])

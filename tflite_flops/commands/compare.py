@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from .common import add_latency_options, add_shape_options, latency_settings, print_warnings
+from .common import add_latency_options, add_shape_options, emit, latency_settings, print_warnings
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -52,15 +51,11 @@ def _load(path: str, args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Analyze both sides, compare, render, write files atomically, print."""
     from ..compare import compare_format_for_path, compare_reports, render_compare_table, render_comparison
-    from ..render import write_atomic
 
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
     a, b = _load(args.a, args), _load(args.b, args)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
     c = compare_reports(a, b)
-    texts = {fmt: (render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt))
-             for fmt in {args.format, *(f for _, f in targets)}}
-    for path, fmt in targets:
-        write_atomic(path, texts[fmt])
-    sys.stdout.write(texts[args.format])
+    emit(lambda fmt: render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt),
+         args.format, targets)
     return 0

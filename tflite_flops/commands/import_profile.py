@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from .common import add_shape_options, print_warnings
+from .common import add_shape_options, emit, print_warnings
 
 HELP = "join a benchmark_model --enable_op_profiling output (text or CSV) to the per-op FLOPs"
 
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, join the profile, render."""
     from ..analysis import analyze
     from ..device_profile import join_profile, read_profile
-    from ..render import format_for_path, render, write_atomic
+    from ..render import format_for_path, render
 
     targets = [(path, format_for_path(path)) for path in args.output]
     rows = read_profile(args.profile)
@@ -33,8 +32,5 @@ def run(args: argparse.Namespace) -> int:
                      signature=args.signature)
     report = join_profile(report, rows, source=f"benchmark_model profile {args.profile}")
     print_warnings(report.warnings)
-    texts = {fmt: render(report, fmt) for fmt in {args.format, *(f for _, f in targets)}}
-    for path, fmt in targets:
-        write_atomic(path, texts[fmt])
-    sys.stdout.write(texts[args.format])
+    emit(lambda fmt: render(report, fmt), args.format, targets)
     return 0

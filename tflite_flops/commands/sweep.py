@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from .common import add_latency_options, latency_settings, print_warnings
+from .common import add_latency_options, emit, latency_settings, print_warnings
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -40,7 +39,6 @@ def _format_for(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
-    from ..render import write_atomic
     from ..sweep import make_points, parse_batches, render_sweep, sweep
 
     targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
@@ -55,8 +53,5 @@ def run(args: argparse.Namespace) -> int:
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
     print_warnings(result.warnings)
-    texts = {fmt: render_sweep(result, fmt) for fmt in {args.format, *(f for _, f in targets)}}
-    for path, fmt in targets:
-        write_atomic(path, texts[fmt])
-    sys.stdout.write(texts[args.format])
+    emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
     return 0
