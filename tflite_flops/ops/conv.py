@@ -104,10 +104,16 @@ def _dw_shape(ctx: OpContext) -> list[Shape]:
           reference="TFLite converter, TFLite GPU delegate, PyTorch flop_counter")
 def transpose_conv(ctx: OpContext) -> Cost:
     """Cost of a 2-D transposed convolution."""
+    return transposed_conv2d_cost(ctx, data=2, bias=3)
+
+
+def transposed_conv2d_cost(ctx: OpContext, data: int, bias: int) -> Cost:
+    """Transposed 2-D conv with weights [C_out, K_h, K_w, C_in] at input 1 and the image at input ``data``:
+    MACs = n(input)·K_h·K_w·C_out; FLOPs = 2·MACs + n(out) bias (input ``bias`` present) + act."""
     _check_rank(ctx, 1, 4)
     c_out, kh, kw, _ = ctx.input(1).shape
-    macs = ctx.input(2).n * kh * kw * c_out
-    extra, note = _bias_and_activation(ctx, 3, ctx.output(0).n)
+    macs = ctx.input(data).n * kh * kw * c_out
+    extra, note = _bias_and_activation(ctx, bias, ctx.output(0).n)
     return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)
 
 

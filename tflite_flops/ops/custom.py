@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
-from .conv import conv_out_dim
+from .conv import conv_out_dim, transposed_conv2d_cost
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_zero, shape_fn)
 
 DETECTION = "CUSTOM:TFLite_Detection_PostProcess"
@@ -103,13 +103,7 @@ def _detection_shape(ctx: OpContext) -> list[Shape]:
           reference="as TRANSPOSE_CONV (TFLite converter, GPU delegate)")
 def conv2d_transpose_bias(ctx: OpContext) -> Cost:
     """MediaPipe's transposed convolution with bias."""
-    w = ctx.input(1)
-    if w.rank != 4:
-        raise ShapeError(f"{CONV_T_BIAS}: weights {w.shape}, expected [C_out, K_h, K_w, C_in]")
-    c_out, kh, kw, _ = w.shape
-    macs = ctx.input(0).n * kh * kw * c_out
-    bias = ctx.output(0).n if ctx.has_input(2) else 0
-    return Cost(macs, FLOPS_PER_MAC * macs + bias, note="bias 1/out" if bias else "")
+    return transposed_conv2d_cost(ctx, data=0, bias=2)
 
 
 @shape_fn(CONV_T_BIAS)
