@@ -170,3 +170,21 @@ def test_call_once_is_init_time_and_call_is_per_inference():
     # per inference: the main FC (12) + the called FC (12); init: the CALL_ONCE subgraph's FC (12)
     assert report.totals.macs == 24
     assert report.init_totals.macs == 12
+
+
+def test_subgraph_also_called_from_an_unreached_subgraph_keeps_its_count():
+    # subgraph 0 CALLs subgraph 1 (FC, 12 MACs); subgraph 2 (another entry, not analyzed) CALLs it too.
+    # Walking the unreached subgraph 2 afterwards must not reset subgraph 1's per-inference count.
+    w = np.ones((3, 4), np.float32).tobytes()
+
+    def caller(name: str) -> dict:
+        return {"tensors": [{"shape": [1, 4]}, {"shape": [1, 3]}],
+                "operators": [{"opcode": 1, "inputs": [0], "outputs": [1], "options": ("CallOptions", {"subgraph": 1})}],
+                "inputs": [0], "outputs": [1], "name": name}
+
+    data = build_model([caller("main"), _fc_subgraph("shared", 1), caller("other")], [FULLY_CONNECTED, CALL],
+                       buffers=[None, w])
+    report = tflite_flops.analyze(data)
+    shared = next(o for o in report.ops if o.subgraph == 1)
+    assert (shared.phase, shared.executions, shared.macs) == ("inference", 1, 12)
+    assert report.totals.macs == 12

@@ -188,6 +188,9 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
                 state.derived_constant[o] = True
         entry = _cost_entry(walk, sg, state, ctx, shape_note)
         _fill_sparsity(walk, sg, ctx, entry)
+        previous = walk.entries.get(key)
+        if previous is not None:  # walked again (e.g. a subgraph also called from an unreached one)
+            entry.inference, entry.init = previous.inference, previous.init
         walk.entries[key] = entry
         (init if const_input else inference).append((key, 1))
         if const_input:
