@@ -6,8 +6,8 @@ Enum-typed option fields are decoded to their names (``"SAME"``, ``"RELU6"``, ``
 
 The bindings never read a model's bytes: :data:`MODEL_SCHEMA` describes every table (field
 slots, types, defaults, unions) as read off the bindings, and :mod:`tflite_flops.verify` walks
-the file with it. ``root``, ``decode_options`` and ``vector_span`` read through the bindings
-and are kept for callers that hold binding objects; use them only on verified bytes.
+the file with it. ``decode_options`` reads an operator through the bindings instead; the tests
+use it as an independent check of the verifier's decoding (on verified bytes only).
 
 The bindings in use may be older than the schema of a model. Codes they do not know are
 filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tensor types).
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import struct
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -30,7 +29,6 @@ from tflite.CombinerType import CombinerType
 from tflite.FullyConnectedOptionsWeightsFormat import FullyConnectedOptionsWeightsFormat
 from tflite.LSTMKernelType import LSTMKernelType
 from tflite.MirrorPadMode import MirrorPadMode
-from tflite.Model import Model as FbModel
 from tflite.Padding import Padding
 from tflite.TensorType import TensorType
 
@@ -85,20 +83,6 @@ def op_name(builtin_code: int, custom_code: str | None) -> str:
 def dtype_name(code: int) -> str:
     """Name a TensorType code (``UNKNOWN_<code>`` for codes beyond the schema)."""
     return TENSOR_TYPES.get(code, f"UNKNOWN_{code}")
-
-
-def root(buf: Any) -> FbModel:
-    """Return the flatbuffer root table of a model after checking its identifier and size."""
-    if len(buf) < 8:
-        raise ModelFormatError(f"file is too small to be a TFLite model ({len(buf)} bytes)")
-    ident = bytes(buf[4:8])
-    if ident != FILE_IDENTIFIER:
-        raise ModelFormatError(
-            f"not a TFLite flatbuffer (file identifier is {ident!r}, expected {FILE_IDENTIFIER!r})")
-    (offset,) = struct.unpack_from("<I", buf, 0)
-    if offset < 8 or offset + 4 > len(buf):
-        raise ModelFormatError(f"root table offset {offset} lies outside the {len(buf)}-byte file")
-    return FbModel.GetRootAs(buf, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,19 +169,6 @@ def decode_options(fb_op: Any, buf_len: int) -> Mapping[str, Any]:
             continue  # an options table newer than the bindings: nothing to decode
         out.update(_decode_table(cls, table, buf_len))
     return MappingProxyType(out)
-
-
-def vector_span(table_obj: Any, slot_offset: int) -> tuple[int, int]:
-    """(start, length) in bytes of a ``[ubyte]`` vector field, or (0, 0) when absent."""
-    tab = table_obj._tab
-    o = tab.Offset(slot_offset)
-    if not o:
-        return 0, 0
-    return tab.Vector(o), tab.VectorLen(o)
-
-
-BUFFER_DATA_SLOT = 4  # Buffer.data is field 0 -> vtable slot 4
-OPERATOR_CUSTOM_OPTIONS_SLOT = 14  # Operator.custom_options is field 5
 
 
 # ---------------------------------------------------------------------------------------------
