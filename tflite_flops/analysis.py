@@ -127,15 +127,35 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
     entry = _entry_subgraph(model, signature)
-    sg = model.subgraphs[entry]
     spec = normalize_input_shapes(input_shapes)
-    if batch is not None and int(batch) < 1:
-        raise ShapeError(f"--batch must be at least 1 (got {batch})")
-    shapes, resolved, warnings = resolve_inputs(model, sg, spec, batch)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
         count_zeros = model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT
     walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
                  bool(count_zeros))
+    _walk_model(walk, entry, spec, batch)
+    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch)
+
+
+def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any = None, batch: int | None = None, *,
+                   trust_stored_shapes: bool = True, while_trips: int = 1,
+                   signature: str | None = None) -> dict[int, SubgraphShapes]:
+    """The shapes (and folded small values) of every tensor, per reached subgraph, as ``analyze()`` sees them.
+
+    Same walk as :func:`analyze` (input resolution, propagation, control flow), without the report;
+    tests compare it with an interpreter's own shapes. Arguments as for :func:`analyze`.
+    """
+    model = source if isinstance(source, Model) else load_model(source)
+    walk = _Walk(model, False, max(int(while_trips), 0), {}, trust_stored_shapes, count_zeros=False)
+    _walk_model(walk, _entry_subgraph(model, signature), normalize_input_shapes(input_shapes), batch)
+    return walk.states
+
+
+def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> None:
+    """Resolve the entry inputs, walk from the entry subgraph, count executions, then list the rest."""
+    model = walk.model
+    if batch is not None and int(batch) < 1:
+        raise ShapeError(f"--batch must be at least 1 (got {batch})")
+    shapes, resolved, warnings = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
     for key, mult in inference:
@@ -145,7 +165,6 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     for other in model.subgraphs:  # subgraphs nothing reached: listed, not counted
         if other.index not in walk.states:
             _walk_subgraph(walk, other.index, {}, {}, {}, ())
-    return _build_report(walk, model, sg, entry, spec, batch)
 
 
 def _entry_subgraph(model: Model, signature: str | None) -> int:
@@ -259,6 +278,10 @@ def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpConte
         costs = [sum(walk.entries[k].cost.flops * m for k, m in r[0]) for r in results]
         pick = max(range(len(results)), key=lambda i: costs[i])
         outputs_from(branches[pick])
+        for pos, o in enumerate(op.outputs):  # branches that disagree on a shape leave it unresolved
+            outs = [walk.model.subgraphs[b].outputs for b in branches]
+            if o >= 0 and len({walk.states[b].shapes[t[pos]] for b, t in zip(branches, outs) if pos < len(t)}) > 1:
+                state.resolved[o] = False
         entry.note = _join(entry.note, f"upper bound: the costlier branch (subgraph {branches[pick]}) is counted")
         return results[pick][0], [c for r in results for c in r[1]]
     if kind == "CALL_ONCE" and "init_subgraph_index" in refs:

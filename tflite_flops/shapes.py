@@ -1,15 +1,15 @@
 """Shape resolution: user input shapes, propagation through every op, unresolved dims marked.
 
 The stored ``shape`` of a tensor is what the converter saw; where ``shape_signature`` has -1 it
-is a placeholder (often all 1s). Given the shapes of a subgraph's inputs, :func:`step` (one op)
-and :func:`propagate` (a whole subgraph, with IF/CALL subgraphs) recompute every tensor's shape
-with the per-op shape functions of the registry, and fold the values of small integer (and tiny
+is a placeholder (often all 1s). Given the shapes of an op's inputs, :func:`step` recomputes its
+outputs with the per-op shape functions of the registry, and fold the values of small integer (and tiny
 float) tensors so that computed shapes (SHAPE → STRIDED_SLICE → PACK → RESHAPE, a resize size
 scaled by 1.5) resolve too. A tensor whose shape could not be derived keeps its stored shape and
 is marked unresolved, and the ops that touch it are flagged.
 
 :func:`resolve_inputs` turns ``--input-shape`` / ``--batch`` into input shapes (with the loud
-warning for dims left dynamic); :func:`propagated_shapes` gives every tensor's shape, the view the
+warning for dims left dynamic). The analysis walks the subgraphs op by op with :func:`step`,
+following control flow; :func:`propagated_shapes` returns the shapes of that very walk, which the
 interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 """
 
@@ -314,68 +314,6 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
 # ---------------------------------------------------------------------------------------------
 # Whole-subgraph propagation (the public view of what the analysis computes op by op).
 
-_CALLS = ("CALL", "STABLEHLO_COMPOSITE")
-
-
-def propagate(model: Model, subgraph: int, input_shapes: Mapping[int, Shape],
-              input_resolved: Mapping[int, bool] | None = None,
-              input_values: Mapping[int, np.ndarray | None] | None = None,
-              trust_stored: bool = True, _stack: tuple[int, ...] = ()) -> SubgraphShapes:
-    """Propagate shapes through every op of one subgraph, in execution order.
-
-    Args:
-        model: the parsed model.
-        subgraph: index of the subgraph.
-        input_shapes: shape per input tensor index (others keep their stored shapes).
-        input_resolved: whether each given input shape is fully known (default: yes).
-        input_values: known values of small integer inputs (control-flow operands).
-        trust_stored: keep the converter's stored shapes where inputs are unchanged and static.
-
-    Returns:
-        The :class:`SubgraphShapes` after the last op. The outputs of IF and CALL ops come
-        from propagating their subgraphs; WHILE keeps its loop-carried shapes.
-
-    Raises:
-        ShapeError: a subgraph calls itself.
-    """
-    if subgraph in _stack:
-        raise ShapeError(f"subgraph {subgraph} calls itself")
-    sg = model.subgraphs[subgraph]
-    state = initial_state(model, sg)
-    for tidx, shape in input_shapes.items():
-        state.shapes[tidx] = tuple(int(d) for d in shape)
-        state.resolved[tidx] = (input_resolved or {}).get(tidx, True)
-    for tidx, value in (input_values or {}).items():
-        if value is not None:
-            state.values[tidx] = np.asarray(value)
-    for op in sg.operators:
-        step(sg, state, op.index, trust_stored)
-        refs = op.subgraph_refs
-        if op.op_type == "IF" or op.op_type in _CALLS:
-            skip = 1 if op.op_type == "IF" else 0
-            keys = (("then_subgraph_index", "else_subgraph_index") if op.op_type == "IF"
-                    else ("subgraph", "decomposition_subgraph_index"))
-            results = []
-            for key in keys:
-                if key not in refs:
-                    continue
-                target = model.subgraphs[refs[key]]
-                operands = [i for i in op.inputs[skip:]]
-                shapes = {t: state.shapes[i] for t, i in zip(target.inputs, operands) if i >= 0}
-                resolved = {t: state.resolved[i] for t, i in zip(target.inputs, operands) if i >= 0}
-                values = {t: state.values[i] for t, i in zip(target.inputs, operands) if i >= 0}
-                sub = propagate(model, target.index, shapes, resolved, values, trust_stored, _stack + (subgraph,))
-                results.append([(sub.shapes[t], sub.resolved[t]) for t in target.outputs])
-            if results:
-                for pos, o in enumerate(op.outputs):
-                    if o < 0 or pos >= len(results[0]):
-                        continue
-                    options = {r[pos][0] for r in results if pos < len(r)}
-                    state.shapes[o] = results[0][pos][0]
-                    state.resolved[o] = len(options) == 1 and all(r[pos][1] for r in results if pos < len(r))
-    return state
-
-
 def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
                       trust_stored: bool = False, subgraph: int = 0) -> dict[int, Shape]:
     """Shape of every tensor of a subgraph after propagating the given input shapes.
@@ -397,24 +335,28 @@ def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None,
     Raises:
         ShapeError, InputSpecError: the input shapes do not fit the model.
     """
-    from .model import load_model
-
-    if not isinstance(model, Model):
-        model = load_model(model)  # type: ignore[arg-type]
-    sg = model.subgraphs[subgraph]
-    shapes, resolved, _ = resolve_inputs(model, sg, normalize_input_shapes(input_shapes), batch)
-    state = propagate(model, subgraph, shapes, resolved, trust_stored=trust_stored)
-    return {i: state.shapes[i] for i in range(len(sg.tensors))}
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return dict(enumerate(state.shapes))
 
 
 def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
                        trust_stored: bool = False, subgraph: int = 0) -> list[int]:
     """Indices of the tensors whose shape could not be derived (they keep their stored placeholder)."""
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return [i for i, ok in enumerate(state.resolved) if not ok]
+
+
+def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
+                 subgraph: int) -> SubgraphShapes:
+    """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
+    from .analysis import resolve_shapes  # the analysis builds on this module, not the reverse at import
+
+    if subgraph == 0:
+        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
     from .model import load_model
 
-    if not isinstance(model, Model):
-        model = load_model(model)  # type: ignore[arg-type]
-    sg = model.subgraphs[subgraph]
-    shapes, resolved, _ = resolve_inputs(model, sg, normalize_input_shapes(input_shapes), batch)
-    state = propagate(model, subgraph, shapes, resolved, trust_stored=trust_stored)
-    return [i for i in range(len(sg.tensors)) if not state.resolved[i]]
+    parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
+    key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
+    if key is None:
+        raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
+    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]
