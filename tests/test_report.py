@@ -85,3 +85,14 @@ def test_schema_version_is_checked(report):
     d["schema_version"] = 99
     with pytest.raises(ValueError, match="schema_version"):
         Report.from_dict(d)
+
+
+def test_sha256_is_the_files_and_computed_once(tmp_path):
+    import hashlib
+
+    path = SAMPLES[0]
+    model = tflite_flops.load_model(path)
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert tflite_flops.analyze(model).model.sha256 == expected
+    assert tflite_flops.analyze(path.read_bytes()).model.sha256 == expected
+    assert model.__dict__["_sha256"] == expected  # a sweep over one parsed model hashes the file once

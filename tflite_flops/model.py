@@ -163,7 +163,10 @@ class Model:
     _buf: Any = field(repr=False, compare=False)
 
     def sha256(self) -> str:
-        """SHA-256 of the file, streamed so that weight pages do not stay resident."""
+        """SHA-256 of the file, streamed so that weight pages do not stay resident; computed once."""
+        cached = self.__dict__.get("_sha256")
+        if cached is not None:
+            return cached
         h = hashlib.sha256()
         if self.path is not None:
             with open(self.path, "rb") as f:
@@ -171,7 +174,8 @@ class Model:
                     h.update(chunk)
         else:
             h.update(self._buf)
-        return h.hexdigest()
+        object.__setattr__(self, "_sha256", h.hexdigest())  # a cache, not state: Model stays frozen
+        return self.__dict__["_sha256"]
 
     def raw(self, offset: int, size: int) -> memoryview:
         """A read-only view of ``size`` bytes at ``offset`` (no copy)."""
