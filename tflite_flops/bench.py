@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
                       runtime_version)
+from .units import FLOAT_PRECISIONS
 
 Clock = Callable[[], int]
 
@@ -101,9 +102,6 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
         "peak_rss_added_mb": max(peak_rss_mb() - rss_before, 0.0),
         "input_shapes": shapes, "cpu": cpu_model(), "python": platform.python_version(),
     }
-
-
-FLOAT_PRECISIONS = frozenset({"float32", "float16", "bfloat16", "float64"})
 
 
 def throughput(totals: Any, latency: Mapping[str, Any]) -> dict[str, float]:

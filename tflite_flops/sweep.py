@@ -34,7 +34,7 @@ from .errors import InputSpecError, ShapeError
 from .model import Model, load_model
 from .report import Report
 from .shapes import Shape, normalize_input_shapes
-from .units import grouped, human, human_unit
+from .units import grouped, human, human_unit, precision_unit
 
 SWEEP_FORMATS = ("table", "json", "csv", "html")
 
@@ -549,7 +549,7 @@ def _latency_cells(p: SweepPoint) -> tuple[str, str]:
 def _render_table(result: SweepResult) -> str:
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
-    head = ["#", *inputs, "MACs", "FLOPs", *[f"{'FLOPs' if p.startswith(('float', 'bfloat')) else 'OPs'} {p}"
+    head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
                                           for p in precisions], "params", "act. bytes"]
     timed = any(p.latency and p.latency.get("median_ms") is not None for p in result.points)
     if timed:

@@ -51,6 +51,15 @@ FLOAT_DTYPES = frozenset({"FLOAT32", "FLOAT16", "BFLOAT16", "FLOAT64", "COMPLEX6
                           "FLOAT8_E4M3FN", "FLOAT8_E5M2"})
 
 
+# Precisions whose arithmetic is floating point; every other (int8, int16, hybrid, …) counts integer OPs.
+FLOAT_PRECISIONS = frozenset({"float32", "float16", "bfloat16", "float64"})
+
+
+def precision_unit(precision: str) -> str:
+    """'FLOPs' for float precisions, 'OPs' for integer and hybrid kernels."""
+    return "FLOPs" if precision in FLOAT_PRECISIONS else "OPs"
+
+
 def num_elements(shape: Iterable[int]) -> int:
     """Product of the dims as a Python int (1 for a scalar); negative dims count as 0."""
     n = 1

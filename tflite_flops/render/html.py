@@ -24,9 +24,9 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..report import OpRecord, Report
-from ..units import grouped, human, human_bytes, human_unit
+from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
-from .table import unit_for
+
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
                  "first_ms")
@@ -284,7 +284,7 @@ def _precision(report: Report) -> str:
     rows = []
     for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
         pct = 100 * v["flops"] / total
-        rows.append(f'<tr><td>{esc(prec)}</td><td>{esc(unit_for(prec))}</td><td class="n" data-v="{v["macs"]}">'
+        rows.append(f'<tr><td>{esc(prec)}</td><td>{esc(precision_unit(prec))}</td><td class="n" data-v="{v["macs"]}">'
                     f'{esc(human(v["macs"]))}</td><td class="n" data-v="{v["flops"]}">{esc(human(v["flops"]))}</td>'
                     f'<td class="n">{esc(grouped(v["flops"]))}</td><td class="n">{v.get("ops", 0)}</td>'
                     f'<td><span class="share" style="width:{pct * 1.6:.1f}px"></span>{pct:.1f}%</td></tr>')

@@ -12,8 +12,7 @@ import os
 from typing import Sequence
 
 from ..report import Report
-from ..units import grouped, human, human_bytes, human_unit
-from .table import unit_for
+from ..units import grouped, human, human_bytes, human_unit, precision_unit
 
 
 def md_text(text: object) -> str:
@@ -50,7 +49,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
 
     rows = [["MACs", human(t.macs), grouped(t.macs)], ["FLOPs (all)", human(t.flops), grouped(t.flops)]]
     for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
-        rows.append([f"&nbsp;&nbsp;{md_text(prec)} {unit_for(prec)}", human(v["flops"]), grouped(v["flops"])])
+        rows.append([f"&nbsp;&nbsp;{md_text(prec)} {precision_unit(prec)}", human(v["flops"]), grouped(v["flops"])])
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]

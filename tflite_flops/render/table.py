@@ -6,9 +6,8 @@ import os
 from typing import Sequence
 
 from ..report import Report
-from ..units import grouped, human, human_bytes, human_unit
+from ..units import grouped, human, human_bytes, human_unit, precision_unit
 
-INTEGER_PRECISIONS = frozenset({"int8", "uint8", "int16", "int4", "int32", "int64", "bool", "hybrid"})
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
@@ -22,11 +21,6 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
 
 def _shape(shape: Sequence[int]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def unit_for(precision: str) -> str:
-    """'FLOPs' for float precisions, 'OPs' for integer and hybrid kernels."""
-    return "OPs" if precision in INTEGER_PRECISIONS else "FLOPs"
 
 
 def render_table(report: Report, top: int = 10) -> str:
@@ -49,7 +43,7 @@ def render_table(report: Report, top: int = 10) -> str:
         rows.append(["  effective (non-zero weights)", human(t.effective_macs), grouped(t.effective_macs)])
     rows.append(["FLOPs (all)", human(t.flops), grouped(t.flops)])
     for prec, v in sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"]):
-        rows.append([f"  {prec} {unit_for(prec)}", human(v["flops"]), grouped(v["flops"])])
+        rows.append([f"  {prec} {precision_unit(prec)}", human(v["flops"]), grouped(v["flops"])])
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
