@@ -6,11 +6,14 @@ returns a NumPy view over the mapping when a formula or the shape engine asks fo
 Memory is therefore O(ops + tensors), not O(file size).
 
 Nothing is read through the generated bindings. The whole flatbuffer is first verified and
-decoded by :mod:`tflite_flops.verify` (every offset, vtable, vector length, string and union
-checked against the file, as flatbuffers' C++ Verifier does); weights come back as spans and
-are never touched. Then every index (tensor, buffer, opcode, subgraph, signature) is checked
-against what it indexes, and the subgraph call graph is checked for cycles. Any failure is a
-ModelFormatError; a broken file cannot crash, hang or exhaust memory here.
+decoded by :mod:`tflite_flops.columnar` (every offset, vtable, vector length, string and union
+checked against the file, as flatbuffers' C++ Verifier does, with the rules written out in
+:mod:`tflite_flops.verify`); weights come back as spans and are never touched. Tables come a
+column at a time (all tensors of a subgraph, all operators), so building the :class:`Tensor`
+and :class:`Operator` tuples is the only per-item Python work. Then every index (tensor,
+buffer, opcode, subgraph, signature) is checked against what it indexes, and the subgraph call
+graph is checked for cycles. Any failure is a ModelFormatError; a broken file cannot crash,
+hang or exhaust memory here.
 """
 
 from __future__ import annotations
@@ -19,23 +22,25 @@ import hashlib
 import mmap
 import os
 import struct
+import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 from flatbuffers import flexbuffers
 
-from . import schema, verify
+from . import columnar, schema
 from .errors import ModelFormatError, ModelLoadError
 from .units import DTYPE_BITS, num_elements
+from .verify import Span
 
-_NP_DTYPES = {
+_NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
     "FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
     "INT64": np.int64, "BOOL": np.bool_, "INT16": np.int16, "INT8": np.int8,
     "FLOAT64": np.float64, "UINT64": np.uint64, "UINT32": np.uint32, "UINT16": np.uint16,
     "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
-}
+}.items()}  # TFLite stores little-endian values
 
 _MAX_RANK = 32  # NumPy's limit is 64; TFLite kernels stop at 6
 _F32 = struct.Struct("<f")
@@ -67,9 +72,16 @@ class Sparsity:
     dense_sizes: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Tensor:
-    """One tensor of a subgraph. ``shape`` is what the file stores; -1 in ``shape_signature`` is dynamic."""
+_NO_REFS: Mapping[str, int] = MappingProxyType({})
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+
+
+class Tensor(NamedTuple):
+    """One tensor of a subgraph. ``shape`` is what the file stores; -1 in ``shape_signature`` is dynamic.
+
+    Immutable. A named tuple rather than a frozen dataclass because a model has thousands of
+    tensors and building one costs a sixth of a frozen dataclass's ``__init__``.
+    """
 
     index: int
     name: str
@@ -104,9 +116,8 @@ class Tensor:
         return (num_elements(self.shape) * DTYPE_BITS.get(self.dtype, 0) + 7) // 8
 
 
-@dataclass(frozen=True, slots=True)
-class Operator:
-    """One operator, in execution order within its subgraph."""
+class Operator(NamedTuple):
+    """One operator, in execution order within its subgraph. Immutable (a named tuple, as :class:`Tensor`)."""
 
     index: int
     op_type: str  # "CONV_2D", "CUSTOM:TFLite_Detection_PostProcess", "UNKNOWN_250"
@@ -118,13 +129,14 @@ class Operator:
     options: Mapping[str, Any]  # builtin options, or a custom op's FlexBuffer options map
     custom_code: str | None = None
     custom_options: tuple[int, int] = (0, 0)  # (offset, size) in the file
+    subgraph_refs: Mapping[str, int] = _NO_REFS  # subgraph indices this op calls, by option name (WHILE, IF, ...)
 
-    @property
-    def subgraph_refs(self) -> dict[str, int]:
-        """Subgraph indices this op calls, by option name (WHILE, IF, CALL_ONCE, ...)."""
-        return {k: v for k, v in self.options.items()
-                if isinstance(v, int) and not isinstance(v, bool)
-                and (k.endswith("subgraph_index") or k == "subgraph")}
+
+def subgraph_refs(options: Mapping[str, Any]) -> Mapping[str, int]:
+    """The subgraph indices named in builtin options (``*subgraph_index`` and ``subgraph`` fields)."""
+    refs = {k: v for k, v in options.items()
+            if isinstance(v, int) and not isinstance(v, bool) and (k.endswith("subgraph_index") or k == "subgraph")}
+    return MappingProxyType(refs) if refs else _NO_REFS
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,20 +174,30 @@ class Model:
     metadata: Mapping[str, int]
     _buf: Any = field(repr=False, compare=False)
 
+    def hash_in_background(self) -> None:
+        """Start computing :meth:`sha256` on a background thread, to overlap other work.
+
+        Reading and hashing release the GIL, so an analysis running meanwhile is not slowed;
+        :meth:`sha256` then only waits for the result. Bytes and small files are hashed when asked.
+        """
+        if (self.path is not None and self.size_bytes >= _BACKGROUND_HASH_BYTES
+                and "_sha256" not in self.__dict__ and "_digest" not in self.__dict__):
+            object.__setattr__(self, "_digest", _Digest(self.path))  # a cache, not state: Model stays frozen
+
     def sha256(self) -> str:
         """SHA-256 of the file, streamed so that weight pages do not stay resident; computed once."""
         cached = self.__dict__.get("_sha256")
         if cached is not None:
             return cached
-        h = hashlib.sha256()
-        if self.path is not None:
-            with open(self.path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
+        job = self.__dict__.get("_digest")
+        if job is not None:
+            digest = job.result()
+        elif self.path is not None:
+            digest = _sha256_file(self.path)
         else:
-            h.update(self._buf)
-        object.__setattr__(self, "_sha256", h.hexdigest())  # a cache, not state: Model stays frozen
-        return self.__dict__["_sha256"]
+            digest = hashlib.sha256(self._buf).hexdigest()
+        object.__setattr__(self, "_sha256", digest)  # a cache, not state: Model stays frozen
+        return digest
 
     def raw(self, offset: int, size: int) -> memoryview:
         """A read-only view of ``size`` bytes at ``offset`` (no copy)."""
@@ -189,20 +211,26 @@ class Model:
         Returns None for activations, sparse-encoded or packed (int4) data, and dtypes
         without a NumPy equivalent.
         """
+        flat = self._flat_values(tensor)
+        if flat is None:
+            return None
+        return flat.reshape(tensor.shape) if tensor.shape else flat.reshape(())
+
+    def _flat_values(self, tensor: Tensor) -> np.ndarray | None:
+        """The values of :meth:`constant`, flat (a view over the file; nothing is copied)."""
         np_dtype = _NP_DTYPES.get(tensor.dtype)
-        if not tensor.is_constant or np_dtype is None or tensor.sparsity is not None:
+        if not tensor.data_size or np_dtype is None or tensor.sparsity is not None:
             return None
         shape = tensor.shape
-        if len(shape) > _MAX_RANK or any(d < 0 for d in shape):
+        if len(shape) > _MAX_RANK or (shape and min(shape) < 0):
             return None  # a corrupted or placeholder shape: the values cannot be laid out
         count = num_elements(shape)
         if count == 0 and num_elements(d for d in shape if d) >= 1 << 62:
             return None  # zero-size, but NumPy would overflow computing the other dims' product
-        itemsize = np.dtype(np_dtype).itemsize
-        if count * itemsize > tensor.data_size:
+        itemsize = np_dtype.itemsize
+        if count * itemsize > tensor.data_size or tensor.data_offset + count * itemsize > self.size_bytes:
             return None
-        arr = np.frombuffer(self.raw(tensor.data_offset, count * itemsize), dtype=np_dtype, count=count)
-        return arr.reshape(tensor.shape) if tensor.shape else arr.reshape(())
+        return np.frombuffer(self._buf, dtype=np_dtype, count=count, offset=tensor.data_offset)
 
     def count_nonzero(self, tensor: Tensor, zero: int | float = 0, chunk_bytes: int = 8 << 20) -> int | None:
         """Elements of a constant tensor that differ from ``zero``, or None when it has no readable values.
@@ -211,12 +239,11 @@ class Model:
         released after each chunk, so counting the zeros of a 500 MB model keeps only one
         chunk of weights resident (RSS stays O(chunk), not O(file)).
         """
-        whole = self.constant(tensor)
-        if whole is None:
+        flat = self._flat_values(tensor)
+        if flat is None:
             return None
-        if whole.nbytes <= chunk_bytes:  # small: one pass, nothing worth releasing
-            return int(np.count_nonzero(whole)) if zero == 0 else int(np.count_nonzero(whole != zero))
-        flat = whole.reshape(-1)
+        if flat.nbytes <= chunk_bytes:  # small: one pass, nothing worth releasing
+            return int(np.count_nonzero(flat)) if zero == 0 else int(np.count_nonzero(flat != zero))
         itemsize = flat.itemsize
         step = max(chunk_bytes // itemsize, 1)
         nnz = 0
@@ -248,6 +275,40 @@ class Model:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _Digest:
+    """The SHA-256 of a file, computed on a daemon thread; :meth:`result` waits for it."""
+
+    def __init__(self, path: str) -> None:
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), name="tflite_flops-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self, path: str) -> None:
+        try:
+            self._value = _sha256_file(path)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+# Below this size hashing takes less time than starting a thread.
+_BACKGROUND_HASH_BYTES = 256 * 1024
 
 
 def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[Any, str | None]:
@@ -359,31 +420,33 @@ def check_call_graph(model: Model) -> None:
 
 
 class _Reader:
-    """Builds the Model from the verified, decoded table tree, checking every index."""
+    """Builds the Model from the verified, decoded tables, checking every index."""
 
     def __init__(self, buf: Any, path: str | None) -> None:
         self.buf = buf
         self.path = path
         self.size = len(buf)
-        self.fb = verify.verify(buf, schema.MODEL_SCHEMA)
-        self.buffer_cache: dict[int, tuple[int, int]] = {}
-
-    def string(self, value: str | None) -> str:
-        return value or ""
+        self.fb = columnar.decode(buf, schema.MODEL_SCHEMA)
+        self.options_cache: dict[Any, Mapping[str, Any]] = {}
 
     def read(self) -> Model:
         fb = self.fb
         codes = []
-        for oc in fb["operator_codes"] or ():
-            code = max(oc["builtin_code"], oc["deprecated_builtin_code"])
-            custom = self.string(oc["custom_code"]) if code == schema.CUSTOM_CODE else None
-            codes.append((code, custom, oc["version"]))
-        self.buffers = fb["buffers"] or ()
-        raw_subgraphs = fb["subgraphs"] or ()
-        n_sub = len(raw_subgraphs)
+        opcodes = fb["operator_codes"]
+        if opcodes is not None:
+            for builtin, deprecated, custom, version in zip(
+                    opcodes["builtin_code"], opcodes["deprecated_builtin_code"], opcodes["custom_code"],
+                    opcodes["version"]):
+                code = max(builtin, deprecated)
+                custom_code = (custom or "") if code == schema.CUSTOM_CODE else None
+                codes.append((code, custom_code, version, schema.op_name(code, custom_code)))
+        self.buffers = fb["buffers"] or columnar.Columns(0, {"data": columnar.SpanList([], []), "offset": [], "size": []})
+        self.spans = self.buffer_spans(self.buffers)
+        raw_subgraphs = fb["subgraphs"]
+        n_sub = len(raw_subgraphs) if raw_subgraphs is not None else 0
         if n_sub == 0:
             raise ModelFormatError("model has no subgraphs")
-        subgraphs = tuple(self.subgraph(i, sg, codes) for i, sg in enumerate(raw_subgraphs))
+        subgraphs = tuple(self.subgraph(i, sg, codes) for i, sg in enumerate(raw_subgraphs.rows()))
         for sg in subgraphs:
             for op in sg.operators:
                 for key, ref in op.subgraph_refs.items():
@@ -392,7 +455,7 @@ class _Reader:
                             f"subgraph {sg.index} op {op.index} ({op.op_type}) {key}={ref} "
                             f"is out of range (model has {n_sub} subgraphs)")
         signatures = []
-        for i, sd in enumerate(fb["signature_defs"] or ()):
+        for i, sd in enumerate(fb["signature_defs"].rows() if fb["signature_defs"] is not None else ()):
             sub = sd["subgraph_index"]
             if not 0 <= sub < n_sub:
                 raise ModelFormatError(f"signature {i} refers to subgraph {sub} of {n_sub}")
@@ -400,34 +463,48 @@ class _Reader:
             maps = []
             for key in ("inputs", "outputs"):
                 entries = {}
-                for tm in sd[key] or ():
+                for tm in sd[key].rows() if sd[key] is not None else ():
                     idx = tm["tensor_index"]
                     if not 0 <= idx < n_t:
                         raise ModelFormatError(f"signature {i} names tensor {idx} of {n_t}")
-                    entries[self.string(tm["name"])] = idx
+                    entries[tm["name"] or ""] = idx
                 maps.append(MappingProxyType(entries))
-            signatures.append(Signature(self.string(sd["signature_key"]), sub, maps[0], maps[1]))
-        metadata = {self.string(md["name"]): md["buffer"] for md in fb["metadata"] or ()}
+            signatures.append(Signature(sd["signature_key"] or "", sub, maps[0], maps[1]))
+        metadata = ({name or "": buffer for name, buffer in zip(fb["metadata"]["name"], fb["metadata"]["buffer"])}
+                    if fb["metadata"] is not None else {})
         return Model(
             path=self.path, size_bytes=self.size, version=fb["version"],
-            description=self.string(fb["description"]), subgraphs=subgraphs,
+            description=fb["description"] or "", subgraphs=subgraphs,
             signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
 
+    def buffer_spans(self, buffers: columnar.Columns) -> list[tuple[int, int] | None]:
+        """(start, size) of every buffer's data in the file; None for a buffer whose range lies outside.
+
+        A bad range is an error only when a tensor uses the buffer (see :meth:`buffer_span`).
+        """
+        spans: list[tuple[int, int] | None] = []
+        data = buffers["data"]
+        file_size = self.size
+        for start, count, off, big in zip(data.starts, data.counts, buffers["offset"], buffers["size"]):
+            start = start or 0
+            if count == 0 and off > 1:  # data stored outside the flatbuffer (models over 2 GB)
+                start, count = off, big
+            spans.append((start, count) if start + count <= file_size else None)
+        return spans
+
     def buffer_span(self, index: int) -> tuple[int, int]:
-        span = self.buffer_cache.get(index)
+        """The data range of buffer ``index``, or ModelFormatError naming what is wrong with it."""
+        spans = self.spans
+        if not 0 <= index < len(spans):
+            raise ModelFormatError(f"buffer index {index} is out of range ({len(spans)} buffers)")
+        span = spans[index]
         if span is None:
-            if not 0 <= index < len(self.buffers):
-                raise ModelFormatError(f"buffer index {index} is out of range ({len(self.buffers)} buffers)")
-            b = self.buffers[index]
-            data = b["data"]
-            start, size = (data.start, data.count) if data is not None else (0, 0)
+            buffers = self.buffers
+            data = buffers["data"]
+            start, size = data.starts[index] or 0, data.counts[index]
             if size == 0:
-                off, big = b["offset"], b["size"]
-                if off > 1:  # data stored outside the flatbuffer (models over 2 GB)
-                    start, size = off, big
-            if start < 0 or start + size > self.size:
-                raise ModelFormatError(f"buffer {index} data ({start}+{size}) lies outside the {self.size}-byte file")
-            span = self.buffer_cache[index] = (start, size)
+                start, size = buffers["offset"][index], buffers["size"][index]
+            raise ModelFormatError(f"buffer {index} data ({start}+{size}) lies outside the {self.size}-byte file")
         return span
 
     def quantization(self, q: Mapping[str, Any] | None) -> Quantization | None:
@@ -451,20 +528,32 @@ class _Reader:
     def sparsity(self, s: Mapping[str, Any] | None) -> Sparsity | None:
         if s is None:
             return None
-        dims = s["dim_metadata"] or ()
+        dims = s["dim_metadata"].rows() if s["dim_metadata"] is not None else ()
         return Sparsity(tuple(s["traversal_order"] or ()), tuple(s["block_map"] or ()),
                         tuple("SPARSE_CSR" if dm["format"] == 1 else "DENSE" for dm in dims),
                         tuple(dm["dense_size"] for dm in dims))
 
-    def tensor(self, index: int, t: Mapping[str, Any]) -> Tensor:
-        sig = t["shape_signature"]
-        buffer = t["buffer"]
-        start, size = self.buffer_span(buffer) if buffer else (0, 0)
-        return Tensor(
-            index=index, name=self.string(t["name"]), dtype=schema.dtype_name(t["type"]), shape=t["shape"] or (),
-            shape_signature=sig if sig else None, buffer=buffer, data_offset=start, data_size=size,
-            is_variable=bool(t["is_variable"]), quantization=self.quantization(t["quantization"]),
-            sparsity=self.sparsity(t["sparsity"]))
+    def tensors(self, cols: columnar.Columns | None) -> tuple[Tensor, ...]:
+        if cols is None:
+            return ()
+        out = []
+        append = out.append
+        make = tuple.__new__  # Tensor's fields in order, without the keyword-argument __new__
+        spans, buffer_span = self.spans, self.buffer_span
+        n_spans = len(spans)
+        quantization, sparsity = self.quantization, self.sparsity
+        dtypes: dict[int, str] = {}
+        for i, (name, code, shape, sig, buffer, variable, q, sp) in enumerate(zip(
+                cols["name"], cols["type"], cols["shape"], cols["shape_signature"], cols["buffer"],
+                cols["is_variable"], cols["quantization"], cols["sparsity"])):
+            dtype = dtypes.get(code)
+            if dtype is None:
+                dtype = dtypes[code] = schema.dtype_name(code)
+            start, size = (spans[buffer] if buffer < n_spans else None) or buffer_span(buffer) if buffer else (0, 0)
+            append(make(Tensor, (i, name or "", dtype, shape or (), sig or None, buffer, start, size, variable,
+                                 quantization(q) if q is not None else None,
+                                 sparsity(sp) if sp is not None else None)))
+        return tuple(out)
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
         """Decode a custom op's FlexBuffer options map; raw int32 words (``raw_int32``) otherwise."""
@@ -482,48 +571,94 @@ class _Reader:
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 
-    def op_custom_span(self, op: Mapping[str, Any]) -> tuple[int, int]:
-        data = op["custom_options"]
+    def builtin_options(self, cols: columnar.Columns) -> list[tuple[Mapping[str, Any], Mapping[str, int]] | None]:
+        """Options of every op of a subgraph and the subgraphs they name (None for ops without options).
+
+        Converted an options type at a time; ops with equal options share one read-only mapping.
+        """
+        out: list[tuple[Mapping[str, Any], Mapping[str, int]] | None] = [None] * len(cols)
+        cache = self.options_cache
+        for second, column in ((False, cols["builtin_options"]), (True, cols["builtin_options2"])):
+            for code, _member, rows, table in column.groups:
+                names, values = schema.options_columns(code, second, table.fields, self.buf)
+                for row, key in zip(rows, zip(*values) if values else [()] * len(rows)):
+                    try:
+                        hit = cache.get((second, code, key))
+                    except TypeError:  # an unhashable value: not shared
+                        hit = None
+                    if hit is None:
+                        options = MappingProxyType(dict(zip(names, key)))
+                        hit = (options, subgraph_refs(options))
+                        try:
+                            cache[(second, code, key)] = hit
+                        except TypeError:
+                            pass
+                    if out[row] is not None:  # both unions set: one merged mapping
+                        merged = MappingProxyType({**out[row][0], **hit[0]})
+                        hit = (merged, subgraph_refs(merged))
+                    out[row] = hit
+        return out
+
+    def custom_span(self, data: Span | None, offset: int, size: int) -> tuple[int, int]:
         if data is not None and data.count:
             return data.start, data.count
-        off, size = op["large_custom_options_offset"], op["large_custom_options_size"]
         if size:  # custom options stored outside the flatbuffer (models over 2 GB)
-            if off + size > self.size:
-                raise ModelFormatError(f"custom options ({off}+{size}) lie outside the {self.size}-byte file")
-            return off, size
+            if offset + size > self.size:
+                raise ModelFormatError(f"custom options ({offset}+{size}) lie outside the {self.size}-byte file")
+            return offset, size
         return 0, 0
 
-    def subgraph(self, index: int, sg: Mapping[str, Any], codes: list[tuple[int, str | None, int]]) -> Subgraph:
-        tensors = tuple(self.tensor(i, t) for i, t in enumerate(sg["tensors"] or ()))
-        n_t = len(tensors)
-
-        def check(ids: tuple[int, ...] | None, what: str, optional: bool = False) -> tuple[int, ...]:
-            if not ids:
-                return ()
-            for i in ids:
-                if not (0 <= i < n_t or (optional and i == -1)):
-                    raise ModelFormatError(f"subgraph {index}: {what} refers to tensor {i} of {n_t}")
-            return ids
-
+    def operators(self, index: int, cols: columnar.Columns | None, n_t: int,
+                  codes: list[tuple[int, str | None, int, str]]) -> tuple[Operator, ...]:
+        if cols is None:
+            return ()
+        for column in (cols["inputs"], cols["outputs"], cols["intermediates"]):  # tensor indices, a column at a time
+            present = [ids for ids in column if ids]
+            if present and (min(map(min, present)) < -1 or max(map(max, present)) >= n_t):
+                for i, ids in enumerate(column):
+                    _check_ids(ids, n_t, f"subgraph {index}: op {i}", optional=True)  # raises at the first bad one
         ops = []
+        append = ops.append
+        make = tuple.__new__  # Operator's fields in order, without the keyword-argument __new__
         n_codes = len(codes)
-        for i, op in enumerate(sg["operators"] or ()):
-            ci = op["opcode_index"]
+        no_span = (0, 0)
+        no_options = (_NO_OPTIONS, _NO_REFS)
+        for i, (ci, inputs, outputs, intermediates, builtin, custom, custom_fmt, large_off, large_size) in enumerate(
+                zip(cols["opcode_index"], cols["inputs"], cols["outputs"], cols["intermediates"],
+                    self.builtin_options(cols), cols["custom_options"], cols["custom_options_format"],
+                    cols["large_custom_options_offset"], cols["large_custom_options_size"])):
             if not 0 <= ci < n_codes:
                 raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {n_codes}")
-            code, custom, version = codes[ci]
-            what = f"op {i}"
-            custom_span = self.op_custom_span(op)
-            options = (schema.options_from(op, self.buf) if code != schema.CUSTOM_CODE
-                       else self.custom_options(custom_span, op["custom_options_format"]))
-            ops.append(Operator(
-                index=i, op_type=schema.op_name(code, custom), builtin_code=code, version=version,
-                inputs=check(op["inputs"], what, optional=True),
-                outputs=check(op["outputs"], what, optional=True),
-                intermediates=check(op["intermediates"], what, optional=True),
-                options=options,
-                custom_code=custom,
-                custom_options=custom_span))
+            code, custom_code, version, op_type = codes[ci]
+            span = no_span if custom is None and not large_size else self.custom_span(custom, large_off, large_size)
+            options, refs = (builtin or no_options if code != schema.CUSTOM_CODE
+                             else (self.custom_options(span, custom_fmt), _NO_REFS))
+            append(make(Operator, (i, op_type, code, version, inputs or (), outputs or (), intermediates or (),
+                                   options, custom_code, span, refs)))
+        return tuple(ops)
+
+    def subgraph(self, index: int, sg: Mapping[str, Any], codes: list[tuple[int, str | None, int, str]]) -> Subgraph:
+        tensors = self.tensors(sg["tensors"])
+        n_t = len(tensors)
+        what = f"subgraph {index}: "
         return Subgraph(
-            index=index, name=self.string(sg["name"]), tensors=tensors, operators=tuple(ops),
-            inputs=check(sg["inputs"], "inputs"), outputs=check(sg["outputs"], "outputs"))
+            index=index, name=sg["name"] or "", tensors=tensors,
+            operators=self.operators(index, sg["operators"], n_t, codes),
+            inputs=_check_ids(sg["inputs"], n_t, what + "inputs"),
+            outputs=_check_ids(sg["outputs"], n_t, what + "outputs"))
+
+
+def _dtype_name(code: int, _names: Mapping[int, str] = schema.TENSOR_TYPES) -> str:
+    name = _names.get(code)
+    return name if name is not None else schema.dtype_name(code)
+
+
+def _check_ids(ids: tuple[int, ...] | None, n_t: int, what: str, optional: bool = False) -> tuple[int, ...]:
+    """``ids`` when every one indexes a tensor (or is -1 for an omitted optional input); () for None."""
+    if not ids:
+        return ()
+    low = -1 if optional else 0
+    if min(ids) < low or max(ids) >= n_t:
+        bad = next(i for i in ids if not low <= i < n_t)
+        raise ModelFormatError(f"{what} refers to tensor {bad} of {n_t}")
+    return ids

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import tflite  # the generated bindings; nothing else in tflite_flops imports them
 from tflite.ActivationFunctionType import ActivationFunctionType
@@ -300,11 +300,14 @@ def table_layout(name: str) -> tuple[verify.Field, ...]:
 MODEL_SCHEMA = verify.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
 
 
-def options_from(op: Mapping[str, Any], buf: Any) -> Mapping[str, Any]:
+def options_from(builtin_type: int, builtin: Mapping[str, Any] | None, builtin2_type: int,
+                 builtin2: Mapping[str, Any] | None, buf: Any) -> dict[str, Any]:
     """Options of a verified, decoded Operator: both unions merged, enums named.
 
     Args:
-        op: the Operator table as decoded by :func:`verify.verify` with :data:`MODEL_SCHEMA`.
+        builtin_type, builtin: the ``builtin_options`` union of the Operator as decoded by the
+            verifier (type code, member table or None).
+        builtin2_type, builtin2: the same for ``builtin_options_2``.
         buf: the model's bytes (for byte vectors, which the verifier returns as spans).
 
     Returns:
@@ -312,27 +315,43 @@ def options_from(op: Mapping[str, Any], buf: Any) -> Mapping[str, Any]:
         table newer than the bindings.
     """
     out: dict[str, Any] = {}
-    for key, classes in (("builtin_options", _OPTIONS_1), ("builtin_options2", _OPTIONS_2)):
-        table = op.get(key)
-        if not table:
+    for second, code, table in ((False, builtin_type, builtin), (True, builtin2_type, builtin2)):
+        if table:
+            names, columns = options_columns(code, second, {k: [v] for k, v in table.items()}, buf)
+            out.update(zip(names, (column[0] for column in columns)))
+    return out
+
+
+def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
+                    buf: Any) -> tuple[list[str], list[Sequence[Any]]]:
+    """Options of many ops holding options table type ``code``, a field (column) at a time.
+
+    Args:
+        code: the member type of the ``builtin_options`` union (``builtin_options_2`` if ``second``).
+        table: field name -> one decoded value per op, as the verifier returns them.
+        buf: the model's bytes (for byte vectors, which the verifier returns as spans).
+
+    Returns:
+        The option names and, for each, one converted value per op: enums named, TensorType
+        codes named, absent vectors ``()``, byte vectors as tuples of ints; nested tables dropped.
+    """
+    cls = (_OPTIONS_2 if second else _OPTIONS_1).get(code or 0)
+    plan = _options_plan(cls.__name__) if cls is not None else {}
+    names, columns = [], []
+    for name, values in table.items():
+        how = plan.get(name)
+        if how == "skip":  # nested tables: no formula needs them
             continue
-        cls = classes.get(op.get(f"{key}_type") or 0)
-        plan = _options_plan(cls.__name__) if cls is not None else {}
-        for name, value in table.items():
-            how = plan.get(name)
-            if how is None:
-                out[name] = value
-            elif how == "vector":
-                if value is None:
-                    value = ()
-                elif isinstance(value, verify.Span):  # a byte vector
-                    value = tuple(bytes(buf[value.start:value.start + value.count]))
-                out[name] = value
-            elif how == "dtype":
-                out[name] = dtype_name(value) if isinstance(value, int) and not isinstance(value, bool) else value
-            elif how != "skip":  # an enum: value -> name
-                out[name] = how.get(value, value) if isinstance(value, int) else value
-    return MappingProxyType(out)
+        if how == "vector":
+            values = [() if v is None else tuple(bytes(buf[v.start:v.start + v.count])) if isinstance(v, verify.Span)
+                      else v for v in values]
+        elif how == "dtype":
+            values = [dtype_name(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+        elif how is not None:  # an enum: value -> name
+            values = [how.get(v, v) if isinstance(v, int) else v for v in values]
+        names.append(name)
+        columns.append(values)
+    return names, columns
 
 
 @functools.lru_cache(maxsize=None)

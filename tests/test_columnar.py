@@ -1,0 +1,145 @@
+"""The columnar verifier (what ``load_model`` uses) against the one-table-at-a-time reference.
+
+``verify.verify`` walks a flatbuffer one table at a time and is simple enough to read rule by
+rule; ``columnar.decode`` checks the same rules a whole vector of tables at a time with NumPy.
+Both must accept and refuse the same files and decode the same values: on the sample models,
+on in-memory models, on crafted schemas, and on thousands of random mutations.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import time
+
+import pytest
+from test_fuzz import mutate, seed_corpus
+
+from tflite_flops import columnar, schema, verify
+from tflite_flops.errors import ModelFormatError
+from tflite_flops.verify import VEC_STRING, Field, Schema
+
+
+def _both(data: bytes, sch: Schema = schema.MODEL_SCHEMA, **limits) -> tuple[object, object]:
+    """(reference result or its error, columnar result or its error), errors as ModelFormatError."""
+    out = []
+    for run in (lambda: verify.verify(data, sch, **limits), lambda: columnar.plain(columnar.decode(data, sch, **limits))):
+        try:
+            out.append(run())
+        except ModelFormatError as exc:
+            out.append(exc)
+    return out[0], out[1]
+
+
+def _agree(data: bytes, **limits) -> bool:
+    ref, col = _both(data, **limits)
+    if isinstance(ref, ModelFormatError) or isinstance(col, ModelFormatError):
+        return isinstance(ref, ModelFormatError) and isinstance(col, ModelFormatError)
+    return ref == col
+
+
+def test_seed_models_decode_identically():
+    corpus = seed_corpus()  # the sample models and in-memory control-flow / custom / unknown-op models
+    assert len(corpus) >= 10
+    for data in corpus:
+        ref, col = _both(data)
+        assert not isinstance(ref, ModelFormatError), ref
+        assert ref == col
+
+
+def test_columns_keep_vectors_of_tables_as_columns(samples_dir):
+    root = columnar.decode((samples_dir / "cnn_int8.tflite").read_bytes(), schema.MODEL_SCHEMA)
+    subgraphs = root["subgraphs"]
+    assert isinstance(subgraphs, columnar.Columns) and len(subgraphs) == 1
+    tensors = subgraphs["tensors"][0]
+    assert isinstance(tensors, columnar.Columns)
+    assert len(tensors["name"]) == len(tensors) > 10
+    data = root["buffers"]["data"]
+    assert isinstance(data, columnar.SpanList)
+    assert any(isinstance(span, verify.Span) and span.count > 100 for span in data)  # weights: spans, not values
+
+
+@pytest.mark.parametrize("limits, message", [
+    ({"max_tables": 5}, "more than 5 tables"),
+    ({"max_depth": 2}, "deeper than 2"),
+])
+def test_limits_refuse_in_both(limits, message, samples_dir):
+    data = (samples_dir / "cnn_float.tflite").read_bytes()
+    ref, col = _both(data, **limits)
+    assert isinstance(ref, ModelFormatError) and message in str(ref)
+    assert isinstance(col, ModelFormatError) and message in str(col)
+
+
+# -- crafted files over a one-table schema: root { names: [string] } --------------------------
+
+_NAMES = Schema(lambda name: (Field("names", 4, VEC_STRING),), root="Root", identifier=b"TEST")
+
+
+def _names_file(strings: list[int], blob: bytes, blob_at: int = 0) -> bytes:
+    """A file whose root holds a vector of offsets to ``strings`` (byte positions inside ``blob``)."""
+    n = len(strings)
+    head = struct.pack("<I4sHHHH", 16, b"TEST", 6, 8, 4, 0)  # root at 16; vtable at 8: 6 bytes, table 8
+    table = struct.pack("<iI", 16 - 8, 4)  # soffset to the vtable; the vector 4 bytes after the field
+    vector_at = 24
+    start = vector_at + 4 + 4 * n
+    offsets = [start + s - (vector_at + 4 + 4 * k) for k, s in enumerate(strings)]
+    return head + table + struct.pack(f"<I{n}I", n, *offsets) + blob
+
+
+def test_shared_strings_decode_once_and_agree():
+    blob = struct.pack("<I", 5) + b"hello\0\0\0"
+    data = _names_file([0] * 1000, blob)
+    ref, col = _both(data, _NAMES)
+    assert ref == col == {"names": ("hello",) * 1000}
+
+
+def test_overlapping_strings_are_refused_quickly():
+    # 20,000 strings that start 4 bytes apart and all run to the same terminating zero: each one
+    # is valid alone, but decoding them all would take ~800 MB. A valid file's distinct strings
+    # never share bytes, so both verifiers refuse more string bytes than the file holds.
+    m = 20_000
+    blob = bytearray(4 * m + 1)
+    for j in range(m):
+        struct.pack_into("<I", blob, 4 * j, 4 * m - 4 * j - 4)  # runs to the zero at the end
+    data = _names_file([4 * j for j in range(m)], bytes(blob))
+    start = time.perf_counter()
+    ref, col = _both(data, _NAMES)
+    assert time.perf_counter() - start < 2
+    assert isinstance(ref, ModelFormatError) and "strings overlap" in str(ref)
+    assert isinstance(col, ModelFormatError) and "strings overlap" in str(col)
+
+
+def test_string_with_an_inner_zero_byte():
+    blob = struct.pack("<I", 3) + b"a\0b\0" + struct.pack("<I", 2) + b"cd\0\0"
+    ref, col = _both(_names_file([0, 8], blob), _NAMES)
+    assert ref == col == {"names": ("a\0b", "cd")}
+
+
+# -- differential fuzzing ------------------------------------------------------------------------
+
+def _differential(budget: float, seed: int) -> tuple[int, int]:
+    rng = random.Random(seed)
+    corpus = seed_corpus()
+    count = accepted = 0
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline:
+        data, what = mutate(rng, rng.choice(corpus), corpus)
+        ref, col = _both(data)
+        same = (isinstance(ref, ModelFormatError) and isinstance(col, ModelFormatError)) or ref == col
+        assert same, f"mutation {count} ({what}): reference {ref!r:.200} vs columnar {col!r:.200}"
+        count += 1
+        accepted += not isinstance(ref, ModelFormatError)
+    return count, accepted
+
+
+def test_differential_fuzz_smoke():
+    count, accepted = _differential(3.0, 20261122)
+    print(f"\ndifferential fuzz: {count} mutations, {accepted} accepted by both, 0 disagreements")
+    assert count > 100 and accepted > 0
+
+
+@pytest.mark.slow
+def test_differential_fuzz_budget():
+    count, accepted = _differential(20.0, 7)
+    print(f"\ndifferential fuzz: {count} mutations, {accepted} accepted by both, 0 disagreements")
+    assert count > 1000 and accepted > 0

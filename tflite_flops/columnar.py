@@ -1,0 +1,473 @@
+"""The verifier of :mod:`tflite_flops.verify`, run a vector of tables at a time with NumPy.
+
+:func:`decode` checks exactly the rules listed in :mod:`tflite_flops.verify` (offsets, vtables,
+field bounds and alignment, vector lengths, string terminators, unions, depth, table and
+element budgets), but instead of walking one table at a time it takes *all* tables of one
+type at one place in the schema (every Tensor of a subgraph, every Operator, every
+Conv2DOptions...) and checks them together with array operations. The number of NumPy
+passes therefore depends on the schema, not on the model: a 20,000-op model costs the same
+number of passes as a 20-op one, and Python only runs per table to build the values the
+reader needs (names, shapes, spans).
+
+The result keeps vectors of tables as :class:`Columns` (field name -> one value per table)
+instead of one dict per table; :func:`plain` turns it into exactly what
+:func:`tflite_flops.verify.verify` returns, which the tests use to check one against the other.
+
+Two limits count differently from ``verify()``: with no memo of decoded tables, the table
+budget and the decoded-element budget count every *visit* (a table reached twice counts
+twice), as flatbuffers' C++ verifier does. Both stay far above what real models need, and
+they bound the work on a file whose offsets all point at one table. A string shared by many
+tables is decoded once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from . import verify
+from .errors import ModelFormatError
+from .verify import SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR, Schema, Span
+
+_MAX_OFFSET = 1 << 31
+
+
+class SpanList(Sequence):
+    """A column of span vectors: ``starts[i]``/``counts[i]``, or ``None`` where the field is absent."""
+
+    __slots__ = ("starts", "counts")
+
+    def __init__(self, starts: list[int | None], counts: list[int]) -> None:
+        self.starts = starts
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return SpanList(self.starts[i], self.counts[i])
+        start = self.starts[i]
+        return None if start is None else Span(start, self.counts[i])
+
+    def __iter__(self) -> Iterator[Span | None]:
+        return (None if s is None else Span(s, c) for s, c in zip(self.starts, self.counts))
+
+
+class Columns:
+    """The decoded fields of ``n`` tables of one type: field name -> a sequence of ``n`` values.
+
+    Values are as in :func:`tflite_flops.verify.verify`'s dicts, except that a vector of tables
+    is a :class:`Columns` (or ``None`` when absent) and span vectors come as a :class:`SpanList`.
+    """
+
+    __slots__ = ("n", "fields")
+
+    def __init__(self, n: int, fields: dict[str, Sequence[Any]]) -> None:
+        self.n = n
+        self.fields = fields
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, name: str) -> Sequence[Any]:
+        return self.fields[name]
+
+    def slice(self, lo: int, hi: int) -> "Columns":
+        """Tables ``lo`` to ``hi`` (exclusive)."""
+        return Columns(hi - lo, {k: v[lo:hi] for k, v in self.fields.items()})
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per table (nested vectors of tables stay :class:`Columns`)."""
+        keys = list(self.fields)
+        return [dict(zip(keys, values)) for values in zip(*(self.fields[k] for k in keys))] if keys else [
+            {} for _ in range(self.n)]
+
+
+class UnionColumn(Sequence):
+    """A column of union values, kept by member type: ``groups`` of (type code, member table name,
+    the indices of the tables that hold it, in ascending order, and the members' :class:`Columns`).
+
+    Indexing gives the member as a dict, or None (no member, type 0, or a type newer than the
+    schema). Readers that convert a whole column (operator options) use ``groups`` directly.
+    """
+
+    __slots__ = ("n", "groups")
+
+    def __init__(self, n: int, groups: list[tuple[int, str, list[int], Columns]]) -> None:
+        self.n = n
+        self.groups = groups
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            lo, hi, _ = i.indices(self.n)
+            groups = []
+            for code, member, rows, cols in self.groups:
+                a, b = bisect.bisect_left(rows, lo), bisect.bisect_left(rows, hi)
+                if b > a:
+                    groups.append((code, member, [r - lo for r in rows[a:b]], cols.slice(a, b)))
+            return UnionColumn(max(hi - lo, 0), groups)
+        return list(self)[i]
+
+    def __iter__(self) -> Iterator[dict[str, Any] | None]:
+        values: list[Any] = [None] * self.n
+        for _code, _member, rows, cols in self.groups:
+            for i, row in zip(rows, cols.rows()):
+                values[i] = row
+        return iter(values)
+
+
+def plain(value: Any) -> Any:
+    """Columns and dicts holding them -> the tuples of dicts :func:`tflite_flops.verify.verify` returns."""
+    if isinstance(value, Columns):
+        return tuple(plain(row) for row in value.rows())
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def decode(buf: Any, schema: Schema, *, max_depth: int = verify.MAX_DEPTH,
+           max_tables: int = verify.MAX_TABLES) -> dict[str, Any]:
+    """Verify ``buf`` against ``schema`` and return the root table as a dict.
+
+    Same checks and errors as :func:`tflite_flops.verify.verify`; vectors of tables come back
+    as :class:`Columns`.
+
+    Raises:
+        ModelFormatError: the bytes break one of the verifier's rules.
+    """
+    verify.check_header(buf, schema)
+    return _ColumnVerifier(buf, schema, max_depth, max_tables).root()
+
+
+def _absent_column(f: verify.Field, n: int) -> Sequence[Any]:
+    """The column of a field that none of ``n`` tables holds."""
+    if f.kind == UNION:
+        return UnionColumn(n, [])
+    if f.span:
+        return SpanList([None] * n, [0] * n)
+    return [f.default if f.kind in (SCALAR, UNKNOWN) else None] * n
+
+
+def _first(bad: np.ndarray) -> int | None:
+    """Index of the first True of a mask, or None."""
+    if not bad.any():
+        return None
+    return int(np.argmax(bad))
+
+
+def _raise_if(bad: np.ndarray, message: Callable[[int], str]) -> None:
+    i = _first(bad)
+    if i is not None:
+        raise ModelFormatError(message(i))
+
+
+def _scatter(n: int, where: np.ndarray, values: list[Any], fill: Any = None) -> list[Any]:
+    """A list of ``n`` values: ``values`` at the indices ``where``, ``fill`` elsewhere."""
+    if len(values) == n:
+        return values
+    out = [fill] * n
+    for i, v in zip(where.tolist(), values):
+        out[i] = v
+    return out
+
+
+def _bounds(counts: np.ndarray) -> tuple[list[int], list[int]]:
+    """Start and end of each run of ``counts`` consecutive elements in their concatenation."""
+    ends = np.cumsum(counts)
+    return (ends - counts).tolist(), ends.tolist()
+
+
+def _runs(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
+    """Concatenated ``starts[i] + step * k`` for k in range(counts[i]): every element's position."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    before = np.cumsum(counts) - counts
+    return np.repeat(starts - before * step, counts) + np.arange(total, dtype=np.int64) * step
+
+
+class _ColumnVerifier:
+    """One verification walk over a whole file, a batch of same-typed tables at a time."""
+
+    def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
+        self.buf = buf
+        self.size = len(buf)
+        self.schema = schema
+        self.max_depth = max_depth
+        self.max_tables = max_tables
+        self.tables_seen = 0
+        self.decoded = 0
+        self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
+        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}  # (vtable, table type) -> field voffsets
+        self._views: dict[str, np.ndarray] = {}
+        self.u8 = self.view("B")
+        self.u16 = self.view("H")
+        self.i32 = self.view("i")
+        self.u32 = self.view("I")
+
+    def view(self, fmt: str) -> np.ndarray:
+        """The whole file as an array of the struct type ``fmt`` (aligned elements only)."""
+        arr = self._views.get(fmt)
+        if arr is None:
+            dtype = np.dtype("<" + ("u1" if fmt == "?" else fmt))
+            arr = self._views[fmt] = np.frombuffer(self.buf, dtype=dtype, count=self.size // dtype.itemsize)
+        return arr
+
+    def gather(self, fmt: str, pos: np.ndarray) -> list[Any]:
+        """Python values of type ``fmt`` at the (aligned, checked) byte positions ``pos``."""
+        arr = self.view(fmt)
+        values = arr[pos // arr.itemsize]
+        return (values != 0).tolist() if fmt == "?" else values.tolist()
+
+    # -- primitives -------------------------------------------------------------------------
+
+    def vector_lengths(self, pos: np.ndarray, elem: int, what: str) -> np.ndarray:
+        """Lengths of the vectors at ``pos``; refuses any that the rest of the file cannot hold."""
+        size = self.size
+        _raise_if(((pos & 3) != 0) | (pos + 4 > size), lambda i: (
+            f"{what}: vector at byte {pos[i]} is misaligned or outside the file"))
+        n = self.u32[pos >> 2].astype(np.int64)
+        room = size - pos - 4
+        _raise_if(n * elem > room, lambda i: (
+            f"{what}: vector at byte {pos[i]} claims {n[i]} elements of {elem} bytes, but only {room[i]} bytes "
+            "follow (truncated or corrupted)"))
+        return n
+
+    def offsets(self, at: np.ndarray, what: Callable[[int], str], detail: str = "") -> np.ndarray:
+        """Targets of the uoffsets stored at the (4-aligned) positions ``at``, each checked."""
+        rel = self.u32[at >> 2].astype(np.int64)
+        target = at + rel
+        _raise_if((rel == 0) | (rel >= _MAX_OFFSET) | (target >= self.size), lambda i: (
+            f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
+        return target
+
+    def elements(self, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """Targets of every element of the offset vectors at ``pos`` (concatenated) and each vector's length."""
+        n = self.vector_lengths(pos, 4, what)
+        at = _runs(pos + 4, n, 4)
+        if not len(at):
+            return at, n
+        before = np.repeat(np.cumsum(n) - n, n)
+        return self.offsets(at, lambda i: f"{what}[{i - int(before[i])}]"), n
+
+    def string_values(self, pos: np.ndarray, what: str) -> list[str]:
+        """The strings at ``pos``, each checked for its length and terminating zero.
+
+        Each distinct string of the batch is decoded once. Distinct strings of a valid file
+        occupy disjoint bytes, so a batch of more string bytes than the file holds means
+        overlapping (crafted) strings: refused, as their decoding would otherwise grow with the
+        square of the file size.
+        """
+        if len(pos) > 1:
+            distinct, which = np.unique(pos, return_inverse=True)
+        else:
+            distinct, which = pos, None
+        n = self.vector_lengths(distinct, 1, what)
+        end = distinct + 4 + n
+        inside = end < self.size
+        bad = ~inside
+        bad[inside] = self.u8[end[inside]] != 0
+        _raise_if(bad, lambda i: f"{what}: string at byte {distinct[i]} has no terminating zero")
+        if int(n.sum()) > self.size:
+            raise ModelFormatError(f"{what}: strings overlap (more string bytes than the file holds; corrupted)")
+        # One decode for all: each string with its terminating zero, split on the zeros. A
+        # string holding a zero byte of its own breaks the count; those files decode one by one.
+        blob = self.u8[_runs(distinct + 4, n + 1, 1)].tobytes()
+        strings = blob.decode("utf-8", "replace").split("\0")
+        if len(strings) == len(distinct) + 1:
+            strings.pop()
+        else:
+            buf = self.buf
+            strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(distinct.tolist(), end.tolist())]
+        return strings if which is None else [strings[k] for k in which.tolist()]
+
+    def scalar_vectors(self, pos: np.ndarray, fmt: str, elem: int, what: str) -> list[tuple[Any, ...]]:
+        """The scalar vectors at ``pos`` as tuples (counted against the decoded-element budget)."""
+        n = self.vector_lengths(pos, elem, what)
+        total = int(n.sum())
+        self.decoded += total
+        if self.decoded > verify.MAX_DECODED:
+            raise ModelFormatError(f"{what}: more than {verify.MAX_DECODED:,} vector elements to decode "
+                                   "(shapes, tensor lists, options): refusing to allocate them")
+        first = pos + 4
+        if elem == 8 and ((first & 7) != 0).any():  # 8-byte elements off their natural alignment
+            return [struct.unpack_from(f"<{c}{fmt}", self.buf, p) if c else ()
+                    for p, c in zip(first.tolist(), n.tolist())]
+        values = self.gather(fmt, _runs(first, n, elem)) if total else []
+        lo, hi = _bounds(n)
+        return [tuple(values[a:b]) for a, b in zip(lo, hi)]
+
+    # -- tables -----------------------------------------------------------------------------
+
+    def root(self) -> dict[str, Any]:
+        (rel,) = struct.unpack_from("<I", self.buf, 0)
+        if rel < 8 or rel >= _MAX_OFFSET or rel + 4 > self.size:
+            raise ModelFormatError(f"root table offset {rel} lies outside the {self.size}-byte file")
+        cols = self.tables(np.array([rel], dtype=np.int64), self.schema.root, 1)
+        return {k: v[0] for k, v in cols.fields.items()}
+
+    def headers(self, t: np.ndarray, name: str, depth: int) -> tuple[list[int], np.ndarray, list[tuple[tuple[int, ...], int]]]:
+        """Check the tables at ``t`` and their vtables.
+
+        Returns the distinct vtable positions, which of them each table uses, and per distinct
+        vtable its field voffsets and the inline size it gives its tables.
+        """
+        if depth > self.max_depth:
+            raise ModelFormatError(f"{name}: tables nested deeper than {self.max_depth} levels")
+        self.tables_seen += len(t)
+        if self.tables_seen > self.max_tables:
+            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
+        size = self.size
+        _raise_if(((t & 3) != 0) | (t + 4 > size), lambda i: (
+            f"{name}: table at byte {t[i]} is misaligned or outside the file"))
+        vt = t - self.i32[t >> 2].astype(np.int64)
+        if len(t) == 1:
+            distinct, first, which = vt.tolist(), [0], np.zeros(1, dtype=np.intp)
+        else:
+            uniq, first_at, which = np.unique(vt, return_index=True, return_inverse=True)
+            distinct, first = uniq.tolist(), first_at.tolist()
+        layouts = []
+        for v, i in zip(distinct, first):  # the vtable checks of verify._Verifier.table_header
+            cached = self.vtables.get(v)
+            if cached is None:
+                if v < 0 or v & 1 or v + 4 > size:
+                    raise ModelFormatError(f"{name}: table at byte {t[i]} has its vtable at {v}, outside the file")
+                vsize, tsize = struct.unpack_from("<HH", self.buf, v)
+                if vsize & 1 or vsize < 4 or v + vsize > size:
+                    raise ModelFormatError(f"{name}: vtable at byte {v} has an invalid size {vsize}")
+                if tsize < 4:
+                    raise ModelFormatError(f"{name}: vtable at byte {v} gives its tables {tsize} bytes")
+                n = (vsize - 4) >> 1
+                cached = self.vtables[v] = (struct.unpack_from(f"<{n}H", self.buf, v + 4) if n else (), tsize)
+            layouts.append(cached)
+        tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
+        _raise_if(t + tsizes > size, lambda i: (
+            f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
+        return distinct, which, layouts
+
+    def field_offsets(self, name: str, vtable: int, voffs: tuple[int, ...], tsize: int) -> tuple[int, ...]:
+        """Voffset of every field of the plan of ``name`` in this vtable (0: absent), checked once per vtable.
+
+        The checks of verify._Verifier.compile: present fields inside the table, aligned to their
+        size, not overlapping; fields our bindings cannot read only inside the table.
+        """
+        key = (vtable, name)
+        cached = self.layouts.get(key)
+        if cached is None:
+            nslots = len(voffs)
+            offsets, spans = [], []
+            for fname, idx, kind, _st, inline, _f in self.schema.plan(name):
+                vo = voffs[idx] if idx < nslots else 0
+                offsets.append(vo)
+                if not vo:
+                    continue
+                if kind == UNKNOWN:
+                    if vo + inline > tsize:
+                        raise ModelFormatError(f"{name}.{fname}: field lies outside its table")
+                    continue
+                if vo < 4 or vo + inline > tsize:
+                    raise ModelFormatError(f"{name}.{fname}: field at {vo} lies outside its {tsize}-byte table")
+                if inline in (2, 4) and vo % inline:
+                    raise ModelFormatError(f"{name}.{fname}: misaligned field (offset {vo} in its table)")
+                spans.append((vo, inline, fname))
+            spans.sort()
+            end = 0
+            for vo, inline, fname in spans:
+                if vo < end:
+                    raise ModelFormatError(f"{name}.{fname}: field overlaps another field of its table")
+                end = vo + inline
+            cached = self.layouts[key] = tuple(offsets)
+        return cached
+
+    def tables(self, t: np.ndarray, name: str, depth: int) -> Columns:
+        """Verify and decode the tables of type ``name`` at the byte positions ``t``."""
+        plan = self.schema.plan(name)
+        n = len(t)
+        if n == 0:
+            return Columns(0, {fname: _absent_column(f, 0) for fname, *_, f in plan})
+        distinct, which, layouts = self.headers(t, name, depth)
+        per_vtable = [self.field_offsets(name, v, voffs, tsize) for v, (voffs, tsize) in zip(distinct, layouts)]
+        out: dict[str, Sequence[Any]] = {}
+        for j, (fname, _idx, kind, _st, inline, f) in enumerate(plan):
+            offsets = [vo[j] for vo in per_vtable]
+            if not any(offsets) or kind == UNKNOWN:
+                absent = f.default if kind in (SCALAR, UNKNOWN) else None
+                out[fname] = _absent_column(f, n) if not any(offsets) else [
+                    None if offsets[w] else absent for w in which.tolist()]
+                continue
+            if len(offsets) == 1:  # one vtable: the field is at the same place in every table
+                rows = None
+                at = t + offsets[0]
+            else:
+                vo = np.array(offsets, dtype=np.int64)[which]
+                rows = np.flatnonzero(vo)
+                at = t[rows] + vo[rows]
+                if len(rows) == n:
+                    rows = None
+            if inline == 8:
+                _raise_if((at & 7) != 0, lambda i: f"{name}: misaligned 8-byte field at byte {at[i]}")
+            if kind == SCALAR:
+                out[fname] = self.gather(f.fmt, at) if rows is None else _scatter(
+                    n, rows, self.gather(f.fmt, at), f.default)
+                continue
+            target = self.offsets(at, lambda i: f"{name}.{fname}",
+                                  f" (the file has {self.size} bytes; truncated or corrupted)")
+            if kind == UNION:
+                codes = out[f.type_field] if f.type_field in out else [0] * n
+                parents = list(range(n)) if rows is None else rows.tolist()
+                out[fname] = self.union(target, [codes[r] for r in parents], parents, n, f, f"{name}.{fname}",
+                                        depth + 1)
+                continue
+            values = self.follow(target, kind, f, name, depth + 1)
+            if rows is None:
+                out[fname] = values
+            elif isinstance(values, SpanList):
+                out[fname] = SpanList(_scatter(n, rows, values.starts), _scatter(n, rows, values.counts, 0))
+            else:
+                out[fname] = _scatter(n, rows, values)
+        return Columns(n, out)
+
+    def follow(self, target: np.ndarray, kind: str, f: verify.Field, name: str, depth: int) -> Any:
+        """The values of an offset field of kind ``kind`` at the checked targets."""
+        if kind == VECTOR:
+            if f.span:
+                n = self.vector_lengths(target, f.size, name)
+                return SpanList((target + 4).tolist(), n.tolist())
+            return self.scalar_vectors(target, f.fmt, f.size, name)
+        if kind == STRING:
+            return self.string_values(target, name)
+        if kind == TABLE:
+            return self.tables(target, f.table, depth).rows()
+        elements, n = self.elements(target, name)
+        lo, hi = _bounds(n)
+        if kind == VEC_TABLE:
+            sub = self.tables(elements, f.table, depth)
+            return [sub.slice(a, b) for a, b in zip(lo, hi)]
+        if kind == VEC_STRING:
+            strings = self.string_values(elements, name)
+            return [tuple(strings[a:b]) for a, b in zip(lo, hi)]
+        raise AssertionError(kind)  # every offset kind is handled above
+
+    def union(self, target: np.ndarray, codes: list[Any], parents: list[int], n: int, f: verify.Field, what: str,
+              depth: int) -> UnionColumn:
+        """The union members at ``target`` (held by the tables ``parents`` of ``n``), grouped by type code."""
+        code_array = np.array(codes, dtype=np.int64)
+        members = f.union or {}
+        groups = []
+        for code in np.unique(code_array).tolist():
+            if not code:
+                continue
+            idx = np.flatnonzero(code_array == code)
+            member = members.get(code)
+            if member is None:  # a type newer than our schema: accepted, not decoded
+                self.headers(target[idx], f"{what} (type {code})", depth)
+                continue
+            groups.append((code, member, [parents[k] for k in idx.tolist()], self.tables(target[idx], member, depth)))
+        return UnionColumn(n, groups)
