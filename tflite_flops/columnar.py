@@ -248,9 +248,17 @@ class _ColumnVerifier:
             f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
         return target
 
+    def count_decoded(self, n: int, what: str) -> None:
+        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED (before allocating)."""
+        self.decoded += n
+        if self.decoded > verify.MAX_DECODED:
+            raise ModelFormatError(f"{what}: more than {verify.MAX_DECODED:,} vector elements to decode "
+                                   "(shapes, tensor lists, options): refusing to allocate them")
+
     def elements(self, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
         """Targets of every element of the offset vectors at ``pos`` (concatenated) and each vector's length."""
         n = self.vector_lengths(pos, 4, what)
+        self.count_decoded(int(n.sum()), what)
         at = _runs(pos + 4, n, 4)
         if not len(at):
             return at, n
@@ -292,10 +300,7 @@ class _ColumnVerifier:
         """The scalar vectors at ``pos`` as tuples (counted against the decoded-element budget)."""
         n = self.vector_lengths(pos, elem, what)
         total = int(n.sum())
-        self.decoded += total
-        if self.decoded > verify.MAX_DECODED:
-            raise ModelFormatError(f"{what}: more than {verify.MAX_DECODED:,} vector elements to decode "
-                                   "(shapes, tensor lists, options): refusing to allocate them")
+        self.count_decoded(total, what)
         first = pos + 4
         if elem == 8 and ((first & 7) != 0).any():  # 8-byte elements off their natural alignment
             return [struct.unpack_from(f"<{c}{fmt}", self.buf, p) if c else ()

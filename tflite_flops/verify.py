@@ -19,8 +19,9 @@ layout) and checks, before each read:
   bindings, get the table-header checks only and decode to ``None``, as the C++ verifier
   accepts them);
 * nesting depth (64), the number of distinct tables (1,000,000, as the C++ verifier) and
-  the number of vector elements decoded into Python values (2**23), so that a crafted file
-  cannot make the walk take unbounded time or memory.
+  the number of vector elements decoded into Python values (2**23; the elements of vectors of
+  tables and strings count at every visit), so that a crafted file cannot make the walk take
+  unbounded time or memory.
 
 Decoded tables are memoised by (position, table type), so a file whose offsets all point at
 one table costs one decode: the work is O(file size) whatever the offsets say. Vectors that
@@ -315,17 +316,25 @@ class _Verifier:
             if f.span:
                 hit = Span(pos + 4, n)
             else:
-                self.decoded += n
-                if self.decoded > MAX_DECODED:
-                    raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
-                                           "(shapes, tensor lists, options): refusing to allocate them")
+                self.count_decoded(n, what)
                 hit = struct.unpack_from(f"<{n}{f.fmt}", self.buf, pos + 4) if n else ()
             self.memo[key] = hit
         return hit
 
+    def count_decoded(self, n: int, what: str) -> None:
+        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED."""
+        self.decoded += n
+        if self.decoded > MAX_DECODED:
+            raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
+                                   "(shapes, tensor lists, options): refusing to allocate them")
+
     def elements(self, pos: int, what: str) -> list[int]:
-        """Targets of a vector of offsets (tables or strings)."""
+        """Targets of a vector of offsets (tables or strings), counted as decoded elements at every visit.
+
+        Counting every visit bounds the work on a file whose many tables share one long vector.
+        """
         n = self.vector_len(pos, 4, what)
+        self.count_decoded(n, what)
         start = pos + 4
         rels = struct.unpack_from(f"<{n}I", self.buf, start) if n else ()
         out = []
