@@ -589,3 +589,42 @@ def test_memory_does_not_grow_with_weights(tmp_path):
     assert proc.returncode == 0, proc.stderr
     grown_mb = int(proc.stdout.strip().splitlines()[-1])
     assert grown_mb < 32, f"analysis grew RSS by {grown_mb} MB on a 64 MB model"
+
+
+def test_batched_zero_counts_match_numpy():
+    # Model.count_nonzeros (one pass over the range holding many weights) against NumPy on the
+    # arrays the file was built from: float32 with -0.0 (a zero) and NaN (not one), int8 with a
+    # zero point, weights too scattered or too big for the batch, and a tensor with no values.
+    rng = np.random.default_rng(7)
+    arrays = []
+    for k in range(12):
+        w = rng.standard_normal((8, 5 + k)).astype(np.float32)
+        w[w < 0.3] = 0.0
+        w[0, 0], w[1, 1] = -0.0, np.nan
+        arrays.append(w)
+    arrays += [rng.integers(-4, 4, size=(6, 7)).astype(np.int8) for _ in range(6)]
+    tensors = [{"name": f"w{i}", "shape": list(a.shape), "buffer": i + 1,
+                "type": INT8 if a.dtype == np.int8 else FLOAT32} for i, a in enumerate(arrays)]
+    tensors.append({"name": "act", "shape": [1, 4]})
+    data = build_model([{"tensors": tensors, "operators": [], "inputs": [], "outputs": []}], [FULLY_CONNECTED],
+                       buffers=[None] + [a.tobytes() for a in arrays])
+    model = load_model(data)
+    ts = model.main.tensors
+    for zero in (0, -2):
+        requests = [(t, zero) for t in ts] * 2  # repeats too
+        expected = [int(np.count_nonzero(a != zero)) for a in arrays] + [None]
+        assert model.count_nonzeros(requests) == expected * 2
+        assert [model.count_nonzero(t, zero) for t in ts] == expected
+        assert model.count_nonzeros(requests, chunk_bytes=64) == expected * 2  # one by one, chunked
+
+
+def test_sha256_in_background_matches(tmp_path, samples_dir):
+    import hashlib
+
+    data = (samples_dir / "cnn_float.tflite").read_bytes()
+    path = tmp_path / "padded.tflite"
+    path.write_bytes(data + bytes(300_000))  # over the size that hashes on a thread
+    model = load_model(path)
+    model.hash_in_background()
+    assert model.sha256() == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load_model(data).sha256() == hashlib.sha256(data).hexdigest()

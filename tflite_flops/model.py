@@ -25,7 +25,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from flatbuffers import flexbuffers
@@ -218,6 +218,13 @@ class Model:
 
     def _flat_values(self, tensor: Tensor) -> np.ndarray | None:
         """The values of :meth:`constant`, flat (a view over the file; nothing is copied)."""
+        layout = self._layout(tensor)
+        if layout is None:
+            return None
+        return np.frombuffer(self._buf, dtype=layout[0], count=layout[1], offset=tensor.data_offset)
+
+    def _layout(self, tensor: Tensor) -> tuple[np.dtype, int] | None:
+        """(NumPy dtype, element count) of a constant tensor's readable values, or None."""
         np_dtype = _NP_DTYPES.get(tensor.dtype)
         if not tensor.data_size or np_dtype is None or tensor.sparsity is not None:
             return None
@@ -227,10 +234,10 @@ class Model:
         count = num_elements(shape)
         if count == 0 and num_elements(d for d in shape if d) >= 1 << 62:
             return None  # zero-size, but NumPy would overflow computing the other dims' product
-        itemsize = np_dtype.itemsize
-        if count * itemsize > tensor.data_size or tensor.data_offset + count * itemsize > self.size_bytes:
+        nbytes = count * np_dtype.itemsize
+        if nbytes > tensor.data_size or tensor.data_offset + nbytes > self.size_bytes:
             return None
-        return np.frombuffer(self._buf, dtype=np_dtype, count=count, offset=tensor.data_offset)
+        return np_dtype, count
 
     def count_nonzero(self, tensor: Tensor, zero: int | float = 0, chunk_bytes: int = 8 << 20) -> int | None:
         """Elements of a constant tensor that differ from ``zero``, or None when it has no readable values.
@@ -252,6 +259,48 @@ class Model:
             nnz += int(np.count_nonzero(part)) if zero == 0 else int(np.count_nonzero(part != zero))
             self._release(tensor.data_offset + first * itemsize, part.size * itemsize)
         return nnz
+
+    def count_nonzeros(self, requests: Sequence[tuple[Tensor, int | float]],
+                       chunk_bytes: int = 8 << 20) -> list[int | None]:
+        """:meth:`count_nonzero` of many ``(tensor, zero)`` at once; same results, fewer NumPy calls.
+
+        Weights of one dtype and zero that lie close together in the file are counted in one
+        pass over the range that holds them (one comparison, then a sum per tensor), instead of
+        one NumPy call per tensor. Tensors above ``chunk_bytes`` and scattered ones are counted
+        one by one, as :meth:`count_nonzero` does.
+        """
+        out: list[int | None] = [None] * len(requests)
+        groups: dict[tuple[Any, int | float], list[tuple[int, Tensor, int]]] = {}
+        layout_of = self._layout
+        for i, (tensor, zero) in enumerate(requests):
+            layout = layout_of(tensor)
+            if layout is None:
+                continue
+            dtype, count = layout
+            if count * dtype.itemsize > chunk_bytes or tensor.data_offset % dtype.itemsize:
+                out[i] = self.count_nonzero(tensor, zero, chunk_bytes)
+            else:
+                groups.setdefault((dtype, zero), []).append((i, tensor, count))
+        for (dtype, zero), members in groups.items():
+            itemsize = dtype.itemsize
+            starts = np.array([t.data_offset for _, t, _ in members], dtype=np.int64)
+            sizes = np.array([count for _, _, count in members], dtype=np.int64)
+            lo, hi = int(starts.min()), int((starts + sizes * itemsize).max())
+            if len(members) < 4 or hi - lo > max(2 * int(sizes.sum()) * itemsize, 1 << 16) or hi - lo > chunk_bytes:
+                for i, tensor, _ in members:  # few or scattered: one by one
+                    out[i] = self.count_nonzero(tensor, zero, chunk_bytes)
+                continue
+            region = np.frombuffer(self._buf, dtype=dtype, count=(hi - lo) // itemsize, offset=lo)
+            nonzero = region != zero  # what np.count_nonzero counts: -0.0 is zero, NaN is not
+            starts = (starts - lo) // itemsize
+            ends = starts + sizes
+            cuts = np.unique(np.concatenate((starts, ends, [0, len(region)])))
+            running = np.zeros(len(cuts), dtype=np.int64)  # non-zeros before each cut
+            np.cumsum(np.add.reduceat(nonzero, cuts[:-1], dtype=np.int64), out=running[1:])
+            counts = running[np.searchsorted(cuts, ends)] - running[np.searchsorted(cuts, starts)]
+            for (i, _, _), nnz in zip(members, counts.tolist()):
+                out[i] = nnz
+        return out
 
     def _release(self, offset: int, size: int) -> None:
         """Drop the mapped pages of a file range from this process (they stay in the page cache)."""

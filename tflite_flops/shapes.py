@@ -22,11 +22,14 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .errors import InputSpecError, ShapeError
-from .model import Model, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
+from .model import Model, Operator, Subgraph, Tensor
+from .ops.registry import OpContext, Shape, TensorInfo, dense_bytes, lookup_shape, lookup_value, new_frozen
+from .units import num_elements
 
 MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
+_VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL": MAX_VALUE_ELEMENTS,
+                 "FLOAT32": MAX_FLOAT_VALUES, "FLOAT16": MAX_FLOAT_VALUES}  # constants read as values, by dtype
 
 ShapeSpec = Mapping["str | int | None", Shape]
 
@@ -108,6 +111,61 @@ class SubgraphShapes:
     values: list[np.ndarray | None]
     resolved: list[bool]
     derived_constant: list[bool] = field(default_factory=list)
+    # The walk's per-tensor facts and TensorInfo cache (see SubgraphTensors); not part of the state's value.
+    tensor_cache: "SubgraphTensors | None" = field(default=None, init=False, repr=False, compare=False)
+
+
+class SubgraphTensors:
+    """The walk's per-tensor bookkeeping for one subgraph, next to its :class:`SubgraphShapes`.
+
+    ``stored``, ``static`` and ``constant`` never change during a walk: they are read from the
+    model's tensors once instead of through their properties at every op. ``infos`` keeps the
+    TensorInfo last built for each tensor, so that an op's outputs are built once and shared with
+    the ops that read them. The analysis also writes the state's lists directly (control flow), so
+    a cached info is reused only while the tensor's shape and value are the very objects it was
+    built from and its constness is unchanged.
+    """
+
+    __slots__ = ("subgraph", "stored", "numel", "static", "constant", "infos")
+
+    def __init__(self, sg: Subgraph) -> None:
+        tensors = sg.tensors
+        self.subgraph = sg
+        self.stored: list[Shape] = [t.shape for t in tensors]
+        self.numel: list[int] = [num_elements(s) for s in self.stored]  # = Tensor.num_elements
+        # = not Tensor.is_dynamic, without a generator per tensor
+        self.static: list[bool] = [not sig or min(sig) >= 0 for sig in [t.shape_signature for t in tensors]]
+        self.constant: list[bool] = [t.is_constant for t in tensors]
+        self.infos: list[TensorInfo | None] = [None] * len(tensors)
+
+    def infos_of(self, state: SubgraphShapes, indices: Sequence[int]) -> tuple[TensorInfo | None, ...]:
+        """The TensorInfo of each index (None for an omitted one, -1), as :func:`tensor_info` builds it."""
+        shapes, values, derived, constant, cache = (state.shapes, state.values, state.derived_constant,
+                                                    self.constant, self.infos)
+        out = []
+        for i in indices:
+            if i < 0:
+                out.append(None)
+                continue
+            info = cache[i]
+            shape, value, is_constant = shapes[i], values[i], constant[i] or derived[i]
+            if info is None or info.shape is not shape or info.value is not value or info.is_constant != is_constant:
+                t = self.subgraph.tensors[i]
+                n = self.numel[i] if shape is self.stored[i] else num_elements(shape)
+                info = cache[i] = new_frozen(TensorInfo, {
+                    "index": i, "name": t.name, "dtype": t.dtype, "shape": shape, "is_constant": is_constant,
+                    "quantized": t.quantization is not None, "value": value,
+                    "n": n, "nbytes": dense_bytes(n, t.dtype)})  # the cached properties, prefilled
+            out.append(info)
+        return tuple(out)
+
+
+def subgraph_tensors(sg: Subgraph, state: SubgraphShapes) -> SubgraphTensors:
+    """The :class:`SubgraphTensors` of ``state`` (made on first use, e.g. for a state built by hand)."""
+    tensors = state.tensor_cache
+    if tensors is None or tensors.subgraph is not sg:
+        tensors = state.tensor_cache = SubgraphTensors(sg)
+    return tensors
 
 
 def _signature(t: Tensor) -> Shape:
@@ -210,26 +268,29 @@ def _fmt(shape: Sequence[int]) -> str:
 
 def initial_state(model: Model, sg: Subgraph) -> SubgraphShapes:
     """Stored shapes, values of small integer constants, and constness."""
-    shapes, values, resolved = [], [], []
-    for t in sg.tensors:
-        shapes.append(tuple(t.shape))
-        value = None
-        if t.is_constant and ((t.dtype in ("INT32", "INT64", "BOOL") and t.num_elements <= MAX_VALUE_ELEMENTS)
-                              or (t.dtype in ("FLOAT32", "FLOAT16") and t.num_elements <= MAX_FLOAT_VALUES)):
-            value = model.constant(t)
-        values.append(value)
-        resolved.append(not t.is_dynamic)
-    return SubgraphShapes(shapes, values, resolved, [False] * len(sg.tensors))
+    facts = SubgraphTensors(sg)
+    values: list[np.ndarray | None] = [None] * len(sg.tensors)
+    for i, const in enumerate(facts.constant):
+        if const:
+            t = sg.tensors[i]
+            limit = _VALUE_LIMITS.get(t.dtype)
+            if limit is not None and facts.numel[i] <= limit:
+                values[i] = model.constant(t)
+    state = SubgraphShapes(list(map(tuple, facts.stored)), values, list(facts.static), [False] * len(values))
+    state.tensor_cache = facts
+    return state
 
 
 def tensor_info(sg: Subgraph, state: SubgraphShapes, index: int) -> TensorInfo | None:
     """The TensorInfo a formula sees for tensor ``index`` (None for an omitted input)."""
-    if index < 0:
-        return None
-    t = sg.tensors[index]
-    return TensorInfo(index=index, name=t.name, dtype=t.dtype, shape=state.shapes[index],
-                      is_constant=t.is_constant or state.derived_constant[index],
-                      quantized=t.quantization is not None, value=state.values[index])
+    return subgraph_tensors(sg, state).infos_of(state, (index,))[0]
+
+
+def _context(op: Operator, inputs: tuple[TensorInfo | None, ...], outputs: tuple[TensorInfo | None, ...],
+             subgraph: int, index: int) -> OpContext:
+    """``OpContext(op.op_type, op.options, inputs, outputs, subgraph, index)``, built in one step."""
+    return new_frozen(OpContext, {"op_type": op.op_type, "options": op.options, "inputs": inputs,
+                                  "outputs": outputs, "subgraph": subgraph, "index": index})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,13 +329,19 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     keeps the converter's stored output shapes; otherwise its shape function recomputes them.
     """
     op = sg.operators[op_index]
-    inputs = tuple(tensor_info(sg, state, i) for i in op.inputs)
-    stored_outputs = tuple(tensor_info(sg, state, i) for i in op.outputs)
-    ctx = OpContext(op.op_type, op.options, inputs, stored_outputs, sg.index, op_index)  # type: ignore[arg-type]
-    inputs_resolved = all(state.resolved[i] for i in op.inputs if i >= 0)
-    inputs_as_stored = all(state.shapes[i] == sg.tensors[i].shape for i in op.inputs if i >= 0)
-    outputs_static = all(not sg.tensors[i].is_dynamic for i in op.outputs if i >= 0)
+    tensors = subgraph_tensors(sg, state)
+    ctx = _context(op, tensors.infos_of(state, op.inputs), tensors.infos_of(state, op.outputs), sg.index, op_index)
+    resolved, shapes, stored, static = state.resolved, state.shapes, tensors.stored, tensors.static
+    inputs_resolved = inputs_as_stored = outputs_static = True
+    for i in op.inputs:
+        if i >= 0:
+            inputs_resolved = inputs_resolved and resolved[i]
+            inputs_as_stored = inputs_as_stored and (shapes[i] is stored[i] or shapes[i] == stored[i])
+    for i in op.outputs:
+        if i >= 0:
+            outputs_static = outputs_static and static[i]
     note = ""
+    reshaped = False  # the outputs' infos change only with their shapes (and below, their values)
     new_shapes: Sequence[Shape] | None = None
     if not (trust_stored and inputs_resolved and inputs_as_stored and outputs_static):
         fn = lookup_shape(op.op_type)
@@ -288,27 +355,45 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     if new_shapes is not None and len(new_shapes) >= len(op.outputs):
         for i, shape in zip(op.outputs, new_shapes):
             if i >= 0:
-                state.shapes[i] = tuple(int(d) for d in shape)
+                shape = tuple(int(d) for d in shape)
+                if shape != state.shapes[i]:  # an equal shape keeps its object, and so its cached info
+                    state.shapes[i] = shape
+                    reshaped = True
                 state.resolved[i] = inputs_resolved
     else:
         ok = inputs_resolved and inputs_as_stored
         for i in op.outputs:
             if i >= 0:
-                state.resolved[i] = ok and not sg.tensors[i].is_dynamic
-    outputs = tuple(tensor_info(sg, state, i) for i in op.outputs)
-    ctx = OpContext(op.op_type, op.options, inputs, outputs, sg.index, op_index)  # type: ignore[arg-type]
+                resolved[i] = ok and static[i]
+    if reshaped:
+        ctx = _with_outputs(ctx, op, tensors, state)
     fold = lookup_value(op.op_type) or FALLBACK_VALUES.get(op.op_type)
-    if fold is not None and all(o is not None and o.n <= MAX_VALUE_ELEMENTS for o in outputs):
+    if fold is not None and _all_small(ctx.outputs):
         try:
             values = fold(ctx)
         except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
-            values = [None] * len(outputs)
+            values = [None] * len(ctx.outputs)
+        folded = False
         for i, value in zip(op.outputs, values):
             if i >= 0 and value is not None:
                 state.values[i] = np.asarray(value)
-        ctx = OpContext(op.op_type, op.options, inputs,
-                        tuple(tensor_info(sg, state, i) for i in op.outputs), sg.index, op_index)  # type: ignore
+                folded = True
+        if folded:
+            ctx = _with_outputs(ctx, op, tensors, state)
     return ctx, note
+
+
+def _with_outputs(ctx: OpContext, op: Operator, tensors: SubgraphTensors, state: SubgraphShapes) -> OpContext:
+    """``ctx`` with the current infos of the op's outputs (after their shapes or values changed)."""
+    return _context(op, ctx.inputs, tensors.infos_of(state, op.outputs), ctx.subgraph, ctx.index)
+
+
+def _all_small(outputs: tuple[TensorInfo | None, ...]) -> bool:
+    """Every output present and small enough for its values to be folded."""
+    for o in outputs:
+        if o is None or o.n > MAX_VALUE_ELEMENTS:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------

@@ -60,8 +60,19 @@ def precision_unit(precision: str) -> str:
     return "FLOPs" if precision in FLOAT_PRECISIONS else "OPs"
 
 
+_prod = math.prod
+
+
 def num_elements(shape: Iterable[int]) -> int:
     """Product of the dims as a Python int (1 for a scalar); negative dims count as 0."""
+    if type(shape) is tuple:  # the analysis' shapes: one C-level product (it is called per tensor, per op)
+        try:
+            if not shape or min(shape) >= 0:
+                n = _prod(shape)
+                if type(n) is int:
+                    return n
+        except TypeError:
+            pass  # dims that are not numbers: the loop below raises as it always did
     n = 1
     for d in shape:
         n *= int(d) if d > 0 else 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
-from .registry import Cost, OpContext, Shape, fused_activation, join_notes, register, shape_fn
+from .registry import Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, shape_fn
 
 
 def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -39,10 +39,12 @@ def _bias_and_activation(ctx: OpContext, bias_index: int, n_out: int) -> tuple[i
     return bias + act, join_notes("bias 1/out" if bias else "", act_note)
 
 
-def _check_rank(ctx: OpContext, i: int, rank: int) -> None:
+def _check_rank(ctx: OpContext, i: int, rank: int) -> TensorInfo:
+    """Input ``i``, which must have rank ``rank``."""
     t = ctx.input(i)
     if t.rank != rank:
         raise ShapeError(f"{ctx.op_type}: input {i} has rank {t.rank} {t.shape}, expected {rank}")
+    return t
 
 
 # CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w·(C_in/G)  (filter dim 3 is C_in/G, so this is
@@ -51,9 +53,8 @@ def _check_rank(ctx: OpContext, i: int, rank: int) -> None:
           reference="TF profiler Conv2D (MACs exact), TFLite converter (FLOPs)")
 def conv2d(ctx: OpContext) -> Cost:
     """Cost of a (grouped) 2-D convolution."""
-    _check_rank(ctx, 1, 4)
+    c_out, kh, kw, c_in_g = _check_rank(ctx, 1, 4).shape
     out = ctx.output(0)
-    c_out, kh, kw, c_in_g = ctx.input(1).shape
     if out.shape and out.shape[-1] != c_out:
         raise ShapeError(f"CONV_2D: output channels {out.shape[-1]} != filter {c_out}")
     macs = out.n * kh * kw * c_in_g
@@ -83,9 +84,8 @@ def _conv2d_shape(ctx: OpContext) -> list[Shape]:
           reference="TF profiler DepthwiseConv2dNative (MACs exact), TFLite converter")
 def depthwise_conv2d(ctx: OpContext) -> Cost:
     """Cost of a depthwise 2-D convolution."""
-    _check_rank(ctx, 1, 4)
+    _, kh, kw, _ = _check_rank(ctx, 1, 4).shape
     out = ctx.output(0)
-    _, kh, kw, _ = ctx.input(1).shape
     macs = out.n * kh * kw
     extra, note = _bias_and_activation(ctx, 2, out.n)
     return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)

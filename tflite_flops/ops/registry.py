@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -28,9 +29,34 @@ from ..units import DTYPE_BITS, FLOAT_DTYPES, num_elements
 Shape = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+_F = TypeVar("_F")
+_new_object, _set_attribute = object.__new__, object.__setattr__
+
+
+def dense_bytes(n: int, dtype: str) -> int:
+    """Bytes of ``n`` dense elements of ``dtype``: ceil(n · bits / 8)."""
+    return (n * DTYPE_BITS.get(dtype, 0) + 7) // 8
+
+
+def new_frozen(cls: type[_F], values: dict[str, Any]) -> _F:
+    """An instance of the frozen, non-slotted dataclass ``cls`` whose ``__dict__`` is ``values``.
+
+    ``values`` must hold every field (and may prefill cached properties). The generated
+    ``__init__`` pays one ``object.__setattr__`` per field; the analysis builds thousands of
+    TensorInfo, OpContext and OpRecord objects per model, so it builds them here in one step.
+    """
+    obj = _new_object(cls)
+    _set_attribute(obj, "__dict__", values)
+    return obj
+
+
+@dataclass(frozen=True)
 class TensorInfo:
-    """A tensor as a formula sees it: resolved shape, dtype, constness, and small values."""
+    """A tensor as a formula sees it: resolved shape, dtype, constness, and small values.
+
+    ``n`` and ``nbytes`` are computed once (formulas read them many times); not slotted, so that
+    they can be kept in the instance dict and so that :func:`new_frozen` can build it.
+    """
 
     index: int
     name: str
@@ -40,15 +66,15 @@ class TensorInfo:
     quantized: bool = False
     value: np.ndarray | None = None  # constant or folded values of small tensors
 
-    @property
+    @cached_property
     def n(self) -> int:
         """Number of elements."""
         return num_elements(self.shape)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         """Dense bytes at this dtype."""
-        return (self.n * DTYPE_BITS.get(self.dtype, 0) + 7) // 8
+        return dense_bytes(self.n, self.dtype)
 
     @property
     def rank(self) -> int:
@@ -56,9 +82,9 @@ class TensorInfo:
         return len(self.shape)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class OpContext:
-    """A shape-resolved op: what every formula receives."""
+    """A shape-resolved op: what every formula receives (not slotted: see :func:`new_frozen`)."""
 
     op_type: str
     options: Mapping[str, Any]
@@ -261,9 +287,13 @@ EXP_LIKE = 32
 
 def is_integer_kernel(ctx: OpContext) -> bool:
     """True when the op computes on integer activations (quantized kernels)."""
-    first = next((t for t in ctx.inputs if t is not None and not t.is_constant), None)
-    if first is None:
-        first = next((t for t in ctx.inputs if t is not None), None)
+    first = None  # the first non-constant input, else the first input
+    for t in ctx.inputs:
+        if t is not None:
+            if not t.is_constant:
+                return t.dtype not in FLOAT_DTYPES
+            if first is None:
+                first = t
     return first is not None and first.dtype not in FLOAT_DTYPES
 
 
@@ -273,14 +303,14 @@ def fused_activation(ctx: OpContext, n_out: int) -> tuple[int, str]:
     if not act or act == "NONE":
         return 0, ""
     per = FUSED_ACTIVATION_COST.get(str(act), 1)
-    if is_integer_kernel(ctx) and act in ("RELU", "RELU6", "RELU_N1_TO_1"):
+    if act in ("RELU", "RELU6", "RELU_N1_TO_1") and is_integer_kernel(ctx):
         return 0, f"fused {act} folded into the integer output clamp"
     return per * n_out, f"fused {act} {per}/elem"
 
 
 def join_notes(*notes: str) -> str:
     """Join non-empty notes with '; '."""
-    return "; ".join(n for n in notes if n)
+    return "; ".join([n for n in notes if n])
 
 
 def broadcast_shapes(op_type: str, *shapes: Shape) -> Shape:
