@@ -178,6 +178,21 @@ def _scatter(n: int, where: np.ndarray, values: list[Any], fill: Any = None) -> 
     return out
 
 
+def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True, return_inverse=True)`` for 1-D integer arrays.
+
+    Written out because ``np.unique`` imports ``numpy.ma`` on first use, which costs more
+    (~18 ms) than reading a whole 600-op model.
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(values), dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], order[new], inverse
+
+
 def _bounds(counts: np.ndarray) -> tuple[list[int], list[int]]:
     """Start and end of each run of ``counts`` consecutive elements in their concatenation."""
     ends = np.cumsum(counts)
@@ -274,26 +289,26 @@ class _ColumnVerifier:
         square of the file size.
         """
         if len(pos) > 1:
-            distinct, which = np.unique(pos, return_inverse=True)
+            places, _, which = unique_ints(pos)
         else:
-            distinct, which = pos, None
-        n = self.vector_lengths(distinct, 1, what)
-        end = distinct + 4 + n
+            places, which = pos, None
+        n = self.vector_lengths(places, 1, what)
+        end = places + 4 + n
         inside = end < self.size
         bad = ~inside
         bad[inside] = self.u8[end[inside]] != 0
-        _raise_if(bad, lambda i: f"{what}: string at byte {distinct[i]} has no terminating zero")
+        _raise_if(bad, lambda i: f"{what}: string at byte {places[i]} has no terminating zero")
         if int(n.sum()) > self.size:
             raise ModelFormatError(f"{what}: strings overlap (more string bytes than the file holds; corrupted)")
         # One decode for all: each string with its terminating zero, split on the zeros. A
         # string holding a zero byte of its own breaks the count; those files decode one by one.
-        blob = self.u8[_runs(distinct + 4, n + 1, 1)].tobytes()
+        blob = self.u8[_runs(places + 4, n + 1, 1)].tobytes()
         strings = blob.decode("utf-8", "replace").split("\0")
-        if len(strings) == len(distinct) + 1:
+        if len(strings) == len(places) + 1:
             strings.pop()
         else:
             buf = self.buf
-            strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(distinct.tolist(), end.tolist())]
+            strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(places.tolist(), end.tolist())]
         return strings if which is None else [strings[k] for k in which.tolist()]
 
     def scalar_vectors(self, pos: np.ndarray, fmt: str, elem: int, what: str) -> list[tuple[Any, ...]]:
@@ -336,7 +351,7 @@ class _ColumnVerifier:
         if len(t) == 1:
             distinct, first, which = vt.tolist(), [0], np.zeros(1, dtype=np.intp)
         else:
-            uniq, first_at, which = np.unique(vt, return_index=True, return_inverse=True)
+            uniq, first_at, which = unique_ints(vt)
             distinct, first = uniq.tolist(), first_at.tolist()
         layouts = []
         for v, i in zip(distinct, first):  # the vtable checks of verify._Verifier.table_header
@@ -466,7 +481,7 @@ class _ColumnVerifier:
         code_array = np.array(codes, dtype=np.int64)
         members = f.union or {}
         groups = []
-        for code in np.unique(code_array).tolist():
+        for code in sorted(set(codes)):
             if not code:
                 continue
             idx = np.flatnonzero(code_array == code)

@@ -294,7 +294,7 @@ class Model:
             nonzero = region != zero  # what np.count_nonzero counts: -0.0 is zero, NaN is not
             starts = (starts - lo) // itemsize
             ends = starts + sizes
-            cuts = np.unique(np.concatenate((starts, ends, [0, len(region)])))
+            cuts = columnar.unique_ints(np.concatenate((starts, ends, [0, len(region)])))[0]
             running = np.zeros(len(cuts), dtype=np.int64)  # non-zeros before each cut
             np.cumsum(np.add.reduceat(nonzero, cuts[:-1], dtype=np.int64), out=running[1:])
             counts = running[np.searchsorted(cuts, ends)] - running[np.searchsorted(cuts, starts)]
