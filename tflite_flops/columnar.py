@@ -208,19 +208,11 @@ def _runs(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
     return np.repeat(starts - before * step, counts) + np.arange(total, dtype=np.int64) * step
 
 
-class _ColumnVerifier:
+class _ColumnVerifier(verify.Walk):
     """One verification walk over a whole file, a batch of same-typed tables at a time."""
 
     def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
-        self.buf = buf
-        self.size = len(buf)
-        self.schema = schema
-        self.max_depth = max_depth
-        self.max_tables = max_tables
-        self.tables_seen = 0
-        self.decoded = 0
-        self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
-        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}  # (vtable, table type) -> field voffsets
+        super().__init__(buf, schema, max_depth, max_tables)
         self._views: dict[str, np.ndarray] = {}
         self.u8 = self.view("B")
         self.u16 = self.view("H")
@@ -262,13 +254,6 @@ class _ColumnVerifier:
         _raise_if((rel == 0) | (rel >= _MAX_OFFSET) | (target >= self.size), lambda i: (
             f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
         return target
-
-    def count_decoded(self, n: int, what: str) -> None:
-        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED (before allocating)."""
-        self.decoded += n
-        if self.decoded > verify.MAX_DECODED:
-            raise ModelFormatError(f"{what}: more than {verify.MAX_DECODED:,} vector elements to decode "
-                                   "(shapes, tensor lists, options): refusing to allocate them")
 
     def elements(self, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
         """Targets of every element of the offset vectors at ``pos`` (concatenated) and each vector's length."""
@@ -327,10 +312,7 @@ class _ColumnVerifier:
     # -- tables -----------------------------------------------------------------------------
 
     def root(self) -> dict[str, Any]:
-        (rel,) = struct.unpack_from("<I", self.buf, 0)
-        if rel < 8 or rel >= _MAX_OFFSET or rel + 4 > self.size:
-            raise ModelFormatError(f"root table offset {rel} lies outside the {self.size}-byte file")
-        cols = self.tables(np.array([rel], dtype=np.int64), self.schema.root, 1)
+        cols = self.tables(np.array([self.root_offset()], dtype=np.int64), self.schema.root, 1)
         return {k: v[0] for k, v in cols.fields.items()}
 
     def headers(self, t: np.ndarray, name: str, depth: int) -> tuple[list[int], np.ndarray, list[tuple[tuple[int, ...], int]]]:
@@ -339,11 +321,7 @@ class _ColumnVerifier:
         Returns the distinct vtable positions, which of them each table uses, and per distinct
         vtable its field voffsets and the inline size it gives its tables.
         """
-        if depth > self.max_depth:
-            raise ModelFormatError(f"{name}: tables nested deeper than {self.max_depth} levels")
-        self.tables_seen += len(t)
-        if self.tables_seen > self.max_tables:
-            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
+        self.enter(len(t), name, depth)
         size = self.size
         _raise_if(((t & 3) != 0) | (t + 4 > size), lambda i: (
             f"{name}: table at byte {t[i]} is misaligned or outside the file"))
@@ -353,58 +331,11 @@ class _ColumnVerifier:
         else:
             uniq, first_at, which = unique_ints(vt)
             distinct, first = uniq.tolist(), first_at.tolist()
-        layouts = []
-        for v, i in zip(distinct, first):  # the vtable checks of verify._Verifier.table_header
-            cached = self.vtables.get(v)
-            if cached is None:
-                if v < 0 or v & 1 or v + 4 > size:
-                    raise ModelFormatError(f"{name}: table at byte {t[i]} has its vtable at {v}, outside the file")
-                vsize, tsize = struct.unpack_from("<HH", self.buf, v)
-                if vsize & 1 or vsize < 4 or v + vsize > size:
-                    raise ModelFormatError(f"{name}: vtable at byte {v} has an invalid size {vsize}")
-                if tsize < 4:
-                    raise ModelFormatError(f"{name}: vtable at byte {v} gives its tables {tsize} bytes")
-                n = (vsize - 4) >> 1
-                cached = self.vtables[v] = (struct.unpack_from(f"<{n}H", self.buf, v + 4) if n else (), tsize)
-            layouts.append(cached)
+        layouts = [self.vtable(v, int(t[i]), name) for v, i in zip(distinct, first)]
         tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
         _raise_if(t + tsizes > size, lambda i: (
             f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
         return distinct, which, layouts
-
-    def field_offsets(self, name: str, vtable: int, voffs: tuple[int, ...], tsize: int) -> tuple[int, ...]:
-        """Voffset of every field of the plan of ``name`` in this vtable (0: absent), checked once per vtable.
-
-        The checks of verify._Verifier.compile: present fields inside the table, aligned to their
-        size, not overlapping; fields our bindings cannot read only inside the table.
-        """
-        key = (vtable, name)
-        cached = self.layouts.get(key)
-        if cached is None:
-            nslots = len(voffs)
-            offsets, spans = [], []
-            for fname, idx, kind, _st, inline, _f in self.schema.plan(name):
-                vo = voffs[idx] if idx < nslots else 0
-                offsets.append(vo)
-                if not vo:
-                    continue
-                if kind == UNKNOWN:
-                    if vo + inline > tsize:
-                        raise ModelFormatError(f"{name}.{fname}: field lies outside its table")
-                    continue
-                if vo < 4 or vo + inline > tsize:
-                    raise ModelFormatError(f"{name}.{fname}: field at {vo} lies outside its {tsize}-byte table")
-                if inline in (2, 4) and vo % inline:
-                    raise ModelFormatError(f"{name}.{fname}: misaligned field (offset {vo} in its table)")
-                spans.append((vo, inline, fname))
-            spans.sort()
-            end = 0
-            for vo, inline, fname in spans:
-                if vo < end:
-                    raise ModelFormatError(f"{name}.{fname}: field overlaps another field of its table")
-                end = vo + inline
-            cached = self.layouts[key] = tuple(offsets)
-        return cached
 
     def tables(self, t: np.ndarray, name: str, depth: int) -> Columns:
         """Verify and decode the tables of type ``name`` at the byte positions ``t``."""

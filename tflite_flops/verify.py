@@ -150,8 +150,8 @@ def check_header(buf: Any, schema: Schema) -> None:
             f"not a TFLite flatbuffer (file identifier is {ident!r}, expected {schema.identifier!r})")
 
 
-class _Verifier:
-    """One verification walk; holds the counters and the memo of decoded tables."""
+class Walk:
+    """What both verifiers share: one walk's limits and counters, and the checks made once per vtable."""
 
     def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
         self.buf = buf
@@ -159,11 +159,90 @@ class _Verifier:
         self.schema = schema
         self.max_depth = max_depth
         self.max_tables = max_tables
-        self.tables = 0
+        self.tables_seen = 0
         self.decoded = 0
+        self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
+        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}  # (vtable, table type) -> field voffsets
+
+    def root_offset(self) -> int:
+        (rel,) = _U32.unpack_from(self.buf, 0)
+        if rel < 8 or rel >= _MAX_OFFSET or rel + 4 > self.size:
+            raise ModelFormatError(f"root table offset {rel} lies outside the {self.size}-byte file")
+        return rel
+
+    def enter(self, count: int, what: str, depth: int) -> None:
+        """Count ``count`` tables at nesting ``depth``; refuse past the depth or table limit."""
+        if depth > self.max_depth:
+            raise ModelFormatError(f"{what}: tables nested deeper than {self.max_depth} levels")
+        self.tables_seen += count
+        if self.tables_seen > self.max_tables:
+            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
+
+    def count_decoded(self, n: int, what: str) -> None:
+        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED (before reading)."""
+        self.decoded += n
+        if self.decoded > MAX_DECODED:
+            raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
+                                   "(shapes, tensor lists, options): refusing to allocate them")
+
+    def vtable(self, vt: int, t: int, what: str) -> tuple[tuple[int, ...], int]:
+        """The field voffsets and table size of the vtable at ``vt`` (used by the table at ``t``), checked once."""
+        cached = self.vtables.get(vt)
+        if cached is None:
+            size = self.size
+            if vt < 0 or vt & 1 or vt + 4 > size:
+                raise ModelFormatError(f"{what}: table at byte {t} has its vtable at {vt}, outside the file")
+            vsize, tsize = _U16x2.unpack_from(self.buf, vt)
+            if vsize & 1 or vsize < 4 or vt + vsize > size:
+                raise ModelFormatError(f"{what}: vtable at byte {vt} has an invalid size {vsize}")
+            if tsize < 4:
+                raise ModelFormatError(f"{what}: vtable at byte {vt} gives its tables {tsize} bytes")
+            n = (vsize - 4) >> 1
+            cached = self.vtables[vt] = ((struct.unpack_from(f"<{n}H", self.buf, vt + 4) if n else ()), tsize)
+        return cached
+
+    def field_offsets(self, name: str, vt: int, voffs: tuple[int, ...], tsize: int) -> tuple[int, ...]:
+        """Voffset of each field of ``schema.plan(name)`` in this vtable (0: absent), checked once per vtable.
+
+        Present fields lie inside the table's inline part, aligned to their size (tables are
+        4-aligned, so this holds for every table of the vtable) and do not overlap; fields the
+        bindings cannot read are only checked to lie inside the table.
+        """
+        key = (vt, name)
+        cached = self.layouts.get(key)
+        if cached is None:
+            nslots = len(voffs)
+            offsets, spans = [], []
+            for fname, idx, kind, _st, inline, _f in self.schema.plan(name):
+                vo = voffs[idx] if idx < nslots else 0
+                offsets.append(vo)
+                if not vo:
+                    continue
+                if kind == UNKNOWN:
+                    if vo + inline > tsize:
+                        raise ModelFormatError(f"{name}.{fname}: field lies outside its table")
+                    continue
+                if vo < 4 or vo + inline > tsize:
+                    raise ModelFormatError(f"{name}.{fname}: field at {vo} lies outside its {tsize}-byte table")
+                if inline in (2, 4) and vo % inline:
+                    raise ModelFormatError(f"{name}.{fname}: misaligned field (offset {vo} in its table)")
+                spans.append((vo, inline, fname))
+            end = 0
+            for vo, inline, fname in sorted(spans):
+                if vo < end:
+                    raise ModelFormatError(f"{name}.{fname}: field overlaps another field of its table")
+                end = vo + inline
+            cached = self.layouts[key] = tuple(offsets)
+        return cached
+
+
+class _Verifier(Walk):
+    """One verification walk, a table at a time; holds the memo of decoded tables."""
+
+    def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
+        super().__init__(buf, schema, max_depth, max_tables)
         self.string_bytes = 0
         self.memo: dict[tuple[int, str], Any] = {}
-        self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
         self.compiled: dict[tuple[int, str], tuple[Any, ...]] = {}  # (vtable, table type) -> reader
 
     # -- primitives -------------------------------------------------------------------------
@@ -195,58 +274,33 @@ class _Verifier:
 
     def table_header(self, t: int, what: str, depth: int) -> tuple[int, tuple[int, ...], int]:
         """Check a table's start and vtable; return (vtable position, field voffsets, inline size)."""
-        if depth > self.max_depth:
-            raise ModelFormatError(f"{what}: tables nested deeper than {self.max_depth} levels")
-        self.tables += 1
-        if self.tables > self.max_tables:
-            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
-        size = self.size
-        if t & 3 or t + 4 > size:
+        self.enter(1, what, depth)
+        if t & 3 or t + 4 > self.size:
             raise ModelFormatError(f"{what}: table at byte {t} is misaligned or outside the file")
         vt = t - _I32.unpack_from(self.buf, t)[0]
-        cached = self.vtables.get(vt)
-        if cached is None:
-            if vt < 0 or vt & 1 or vt + 4 > size:
-                raise ModelFormatError(f"{what}: table at byte {t} has its vtable at {vt}, outside the file")
-            vsize, tsize = _U16x2.unpack_from(self.buf, vt)
-            if vsize & 1 or vsize < 4 or vt + vsize > size:
-                raise ModelFormatError(f"{what}: vtable at byte {vt} has an invalid size {vsize}")
-            if tsize < 4:
-                raise ModelFormatError(f"{what}: vtable at byte {vt} gives its tables {tsize} bytes")
-            n = (vsize - 4) >> 1
-            cached = self.vtables[vt] = ((struct.unpack_from(f"<{n}H", self.buf, vt + 4) if n else ()), tsize)
-        voffs, tsize = cached
-        if t + tsize > size:
+        voffs, tsize = self.vtable(vt, t, what)
+        if t + tsize > self.size:
             raise ModelFormatError(f"{what}: table at byte {t} claims {tsize} bytes, past the end of the file")
         return vt, voffs, tsize
 
-    def compile(self, name: str, voffs: tuple[int, ...], tsize: int) -> tuple[Any, ...]:
-        """How to read every table of type ``name`` that uses this vtable, checked once.
+    def compile(self, name: str, vt: int, voffs: tuple[int, ...], tsize: int) -> tuple[Any, ...]:
+        """How to read every table of type ``name`` that uses this vtable.
 
         Returns (Struct over the present inline fields, their names, defaults of the absent
         fields, offset fields as (name, voffset, kind, Field, memo tag), voffsets of 8-byte scalars whose
         alignment depends on the table's position).
         """
-        nslots = len(voffs)
         present = []
         defaults: dict[str, Any] = {}
-        for fname, idx, kind, _st, inline, f in self.schema.plan(name):
-            vo = voffs[idx] if idx < nslots else 0
+        for (fname, _idx, kind, _st, inline, f), vo in zip(self.schema.plan(name),
+                                                          self.field_offsets(name, vt, voffs, tsize)):
             if not vo or kind == UNKNOWN:
-                if vo and vo + inline > tsize:
-                    raise ModelFormatError(f"{name}.{fname}: field lies outside its table")
                 defaults[fname] = f.default if not vo else None
                 continue
-            if vo < 4 or vo + inline > tsize:
-                raise ModelFormatError(f"{name}.{fname}: field at {vo} lies outside its {tsize}-byte table")
-            if inline in (2, 4) and vo % inline:  # tables are 4-aligned, so this holds for every table
-                raise ModelFormatError(f"{name}.{fname}: misaligned field (offset {vo} in its table)")
             present.append((vo, inline, fname, f.fmt if kind == SCALAR else "I", kind, f))
         present.sort(key=lambda p: p[0])
         fmt, end = ["<"], 0
-        for vo, inline, fname, code, _kind, _f in present:
-            if vo < end:
-                raise ModelFormatError(f"{name}.{fname}: field overlaps another field of its table")
+        for vo, inline, _fname, code, _kind, _f in present:  # checked: in order, no overlaps
             fmt.append(f"{vo - end}x{code}" if vo > end else code)
             end = vo + inline
         names = tuple(p[2] for p in present)
@@ -258,10 +312,7 @@ class _Verifier:
     # -- tables -----------------------------------------------------------------------------
 
     def root(self) -> dict[str, Any]:
-        (rel,) = _U32.unpack_from(self.buf, 0)
-        if rel < 8 or rel >= _MAX_OFFSET or rel + 4 > self.size:
-            raise ModelFormatError(f"root table offset {rel} lies outside the {self.size}-byte file")
-        return self.table(rel, self.schema.root, 1)
+        return self.table(self.root_offset(), self.schema.root, 1)
 
     def table(self, t: int, name: str, depth: int) -> dict[str, Any]:
         key = (t, name)
@@ -273,7 +324,7 @@ class _Verifier:
         ckey = (vt, name)
         compiled = self.compiled.get(ckey)
         if compiled is None:
-            compiled = self.compiled[ckey] = self.compile(name, voffs, tsize)
+            compiled = self.compiled[ckey] = self.compile(name, vt, voffs, tsize)
         st, names, defaults, offsets, align8 = compiled
         out = dict(zip(names, st.unpack_from(self.buf, t)))
         if defaults:
@@ -320,13 +371,6 @@ class _Verifier:
                 hit = struct.unpack_from(f"<{n}{f.fmt}", self.buf, pos + 4) if n else ()
             self.memo[key] = hit
         return hit
-
-    def count_decoded(self, n: int, what: str) -> None:
-        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED."""
-        self.decoded += n
-        if self.decoded > MAX_DECODED:
-            raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
-                                   "(shapes, tensor lists, options): refusing to allocate them")
 
     def elements(self, pos: int, what: str) -> list[int]:
         """Targets of a vector of offsets (tables or strings), counted as decoded elements at every visit.
