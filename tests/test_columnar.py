@@ -179,3 +179,16 @@ def test_a_vector_shared_by_many_tables_is_bounded():
     assert time.perf_counter() - start < 5
     assert isinstance(ref, ModelFormatError) and "vector elements" in str(ref)
     assert isinstance(col, ModelFormatError) and "vector elements" in str(col)
+
+
+def test_union_column_indexing_and_slicing_agree_with_iteration(samples_dir):
+    root = columnar.decode((samples_dir / "transformer_block.tflite").read_bytes(), schema.MODEL_SCHEMA)
+    options = root["subgraphs"]["operators"][0]["builtin_options"]
+    assert isinstance(options, columnar.UnionColumn)
+    rows = list(options)
+    assert sum(r is not None for r in rows) > 10
+    assert [options[i] for i in range(len(options))] == rows
+    assert options[-1] == rows[-1]
+    assert list(options[3:9]) == rows[3:9]
+    with pytest.raises(IndexError):
+        options[len(options)]

@@ -113,7 +113,14 @@ class UnionColumn(Sequence):
                 if b > a:
                     groups.append((code, member, [r - lo for r in rows[a:b]], cols.slice(a, b)))
             return UnionColumn(max(hi - lo, 0), groups)
-        return list(self)[i]
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        i %= self.n
+        for _code, _member, rows, cols in self.groups:
+            j = bisect.bisect_left(rows, i)
+            if j < len(rows) and rows[j] == i:
+                return {k: v[j] for k, v in cols.fields.items()}
+        return None
 
     def __iter__(self) -> Iterator[dict[str, Any] | None]:
         values: list[Any] = [None] * self.n
