@@ -26,7 +26,7 @@ from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
 from .model import Model, Subgraph, Tensor, load_model
 from .ops import lookup
-from .ops.registry import Cost, OpContext, OpSpec, new_frozen
+from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join, new_frozen
 from .report import ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
@@ -214,7 +214,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             walk.warnings.append(f"op {index}:{op.index} {op.op_type}: {shape_note}; its outputs keep the "
                                  "stored shapes, and the ops after it are flagged")
         key = (index, op.index)
-        const_input = op.op_type in INIT_ON_CONSTANT and ctx.has_input(0) and ctx.input(0).is_constant
+        const_input = op.op_type in INIT_ON_CONSTANT and _constant_input0(ctx)
         if const_input:
             for o in op.outputs:
                 state.derived_constant[o] = True
@@ -360,112 +360,124 @@ def _body_step(model: Model, bsg: Subgraph, body_pos: Mapping[int, int], pos: in
     return None
 
 
-def _precision(sg: Subgraph, ctx: OpContext) -> str:
-    act = first = None  # the first non-constant input, else the first input, else output 0
-    for t in ctx.inputs:
-        if t is not None:
-            if not t.is_constant:
-                act = t
-                break
-            if first is None:
-                first = t
-    if act is None:
-        act = first or (ctx.outputs[0] if ctx.outputs else None)
-    if act is None:
+def _precision(op_type: str, dtype: str | None, weight_dtype: str | None) -> str:
+    """An op's precision from the dtype of its activation (``None``: the op has no tensors) and of
+    its weight (the first constant operand after the activation of a contraction or custom op)."""
+    if dtype is None:
         return "none"
-    dtype = act.dtype
-    weight = None
-    if ctx.op_type in CONTRACTIONS or ctx.op_type.startswith("CUSTOM:"):
-        # the first constant operand after the activation: conv/FC weights, an LSTM's first present
-        # gate weights (CIFG models omit input 1), a GRU's gate weights
-        for t in ctx.inputs[1:]:
-            if t is not None and t.is_constant:
-                weight = sg.tensors[t.index]
-                break
-    if ctx.op_type == "EMBEDDING_LOOKUP" and weight is not None:
-        return _PRECISION.get(weight.dtype, weight.dtype.lower())  # the table, not the int32 ids
-    if weight is not None and dtype in FLOAT_DTYPES and weight.dtype in _INT_WEIGHTS:
-        return "hybrid"
-    if weight is not None and dtype == "INT8" and weight.dtype in _PACKED:
-        return "int4"
-    if dtype == "INT16" and weight is not None and weight.dtype == "INT8":
-        return "int16"
+    if weight_dtype is not None:
+        if op_type == "EMBEDDING_LOOKUP":
+            return _PRECISION.get(weight_dtype, weight_dtype.lower())  # the table, not the int32 ids
+        if dtype in FLOAT_DTYPES and weight_dtype in _INT_WEIGHTS:
+            return "hybrid"
+        if dtype == "INT8" and weight_dtype in _PACKED:
+            return "int4"
+        if dtype == "INT16" and weight_dtype == "INT8":
+            return "int16"
     return _PRECISION.get(dtype, dtype.lower())
 
 
-_NO_COST = Cost()  # frozen: one shared instance for ops without a cost
+_NO_COST = Cost()  # immutable: one shared instance for ops without a cost
+
+
+def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpContext,
+                  note: str) -> tuple[Cost, str, str, str]:
+    """(cost, status, formula, note) of one op: the user override, else the registry entry."""
+    try:
+        if override is not None:
+            return _as_cost(override(ctx)), "ok", "user override", note
+        if spec is None:
+            return _NO_COST, "unsupported", "no formula", _join(note, f"no cost formula for {ctx.op_type}: not counted")
+        if spec.status == "not_costed":
+            return _NO_COST, "unsupported", "not costed", _join(note, spec.note)
+        if spec.status == "zero":
+            return _NO_COST, "zero", "0", _join(note, spec.note)
+        cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
+        return cost, "ok", spec.formula, _join(note, cost.note)
+    except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+        return _NO_COST, "unsupported", "no formula", _join(note, f"cost unknown: {exc}")
 
 
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
                 shape_note: str) -> _Entry:
-    op = sg.operators[ctx.index]
-    spec: OpSpec | None = lookup(op.op_type)
-    override = walk.overrides.get(op.op_type) if walk.overrides else None
-    note = shape_note
-    status, formula = "unsupported", "no formula"
-    cost = _NO_COST
-    try:
-        if override is not None:
-            cost = _as_cost(override(ctx))
-            status, formula = "ok", "user override"
-        elif spec is None:
-            note = _join(note, f"no cost formula for {op.op_type}: not counted")
-        elif spec.status == "not_costed":
-            formula, note = "not costed", _join(note, spec.note)
-        elif spec.status == "zero":
-            status, formula, note = "zero", "0", _join(note, spec.note)
-        else:
-            cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
-            status, formula, note = "ok", spec.formula, _join(note, cost.note)
-    except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
-        status, cost = "unsupported", _NO_COST
-        note = _join(note, f"cost unknown: {exc}")
+    """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors.
+
+    Default bytes: every input read (sparse or packed constants as stored), every output written;
+    ``bytes_model`` "alias" writes nothing, "metadata" reads nothing. Params: the float or
+    quantized constant inputs of ops that compute (see :func:`_count_param_tensor`).
+    """
+    op_type = ctx.op_type
+    spec: OpSpec | None = lookup(op_type)
+    override = walk.overrides.get(op_type) if walk.overrides else None
+    cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
     bytes_model = spec.bytes_model if spec is not None else "io"
-    inputs = [t for t in ctx.inputs if t is not None]
-    outputs = [t for t in ctx.outputs if t is not None]
+    count_params = status != "zero"
+    want_weight = op_type in CONTRACTIONS or op_type.startswith("CUSTOM:")
+    resolved, derived, constant, stored_tensors = state.resolved, state.derived_constant, tensors.constant, sg.tensors
     read = written = params = 0
+    all_resolved = True
+    act = first = weight = None  # precision: the first non-constant input, else the first input, else output 0
+    in_shapes = []
+    for pos, t in enumerate(ctx.inputs):
+        if t is None:
+            continue
+        i = t.index
+        in_shapes.append(t.shape)
+        if not resolved[i]:
+            all_resolved = False
+        if not t.is_constant:
+            read += t.nbytes
+            if act is None:
+                act = t
+            continue
+        if first is None:
+            first = t
+        if pos and weight is None and want_weight:
+            # the first constant operand after the activation: conv/FC weights, an LSTM's first present
+            # gate weights (CIFG models omit input 1), a GRU's gate weights
+            weight = t
+        stored = stored_tensors[i]
+        if constant[i] and (stored.sparsity is not None or stored.dtype in _PACKED):
+            read += stored.data_size  # sparse or packed (int4) weights are read as stored
+        else:
+            read += t.nbytes
+        if not count_params:
+            continue
+        if derived[i]:  # made from a constant at init: its stored source is the tensor counted in the totals
+            params += t.n
+        elif stored.dtype in FLOAT_DTYPES or stored.quantization is not None:
+            params += t.n
+            _count_param_tensor(walk, sg, tensors, i)
+    out_shapes = []
+    for t in ctx.outputs:
+        if t is not None:
+            out_shapes.append(t.shape)
+            written += t.nbytes
+            if not resolved[t.index]:
+                all_resolved = False
     if cost.bytes_read is not None:
         read = cost.bytes_read
-    elif bytes_model == "io":
-        for t in inputs:
-            if tensors.constant[t.index]:  # sparse or packed (int4) weights are read as stored
-                stored = sg.tensors[t.index]
-                if stored.sparsity is not None or stored.dtype in _PACKED:
-                    read += stored.data_size
-                    continue
-            read += t.nbytes
+    elif bytes_model != "io":
+        read = 0
     if cost.bytes_written is not None:
         written = cost.bytes_written
-    elif bytes_model != "alias":
-        for t in outputs:
-            written += t.nbytes
-    if status in ("ok", "unsupported"):
-        for t in inputs:  # params: float or quantized constants, and tensors made from them at init
-            if not t.is_constant:
-                continue
-            if state.derived_constant[t.index]:
-                params += t.n  # its stored source is the tensor counted in the totals
-                continue
-            stored = sg.tensors[t.index]
-            if stored.dtype in FLOAT_DTYPES or stored.quantization is not None:
-                params += t.n
-                _count_param_tensor(walk, sg, tensors, t.index)
-    if op.op_type in INIT_ON_CONSTANT and ctx.has_input(0) and ctx.input(0).is_constant:
-        _count_param_tensor(walk, sg, tensors, ctx.input(0).index)
-    resolved = _all_resolved(state.resolved, op.inputs) and _all_resolved(state.resolved, op.outputs)
-    if not resolved:
+    elif bytes_model == "alias":
+        written = 0
+    if op_type in INIT_ON_CONSTANT and _constant_input0(ctx):
+        _count_param_tensor(walk, sg, tensors, ctx.inputs[0].index)
+    if not all_resolved:
         note = _join(note, "placeholder shapes (dynamic dims unresolved)")
-    name = sg.tensors[op.outputs[0]].name if op.outputs and op.outputs[0] >= 0 else ""
-    return _Entry(sg.index, op.index, op.op_type, name, tuple([t.shape for t in inputs]),
-                  tuple([t.shape for t in outputs]), cost, read, written, params, status, formula, note,
-                  _precision(sg, ctx), resolved)
+    out0 = ctx.outputs[0] if ctx.outputs else None
+    if act is None:
+        act = first or out0
+    precision = _precision(op_type, act.dtype if act is not None else None, weight.dtype if weight is not None else None)
+    return _Entry(sg.index, ctx.index, op_type, out0.name if out0 is not None else "", tuple(in_shapes),
+                  tuple(out_shapes), cost, read, written, params, status, formula, note, precision, all_resolved)
 
 
-def _all_resolved(resolved: list[bool], indices: tuple[int, ...]) -> bool:
-    for i in indices:
-        if i >= 0 and not resolved[i]:
-            return False
-    return True
+def _constant_input0(ctx: OpContext) -> bool:
+    """True when input 0 is present and constant (DEQUANTIZE / DENSIFY of a weight: init-time work)."""
+    return bool(ctx.inputs) and ctx.inputs[0] is not None and ctx.inputs[0].is_constant
 
 
 def _count_param_tensor(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int) -> None:
@@ -479,10 +491,6 @@ def _as_cost(value: Any) -> Cost:
     if isinstance(value, tuple) and len(value) == 2:
         return Cost(int(value[0]), int(value[1]))
     return Cost(0, int(value))
-
-
-def _join(*notes: str) -> str:
-    return "; ".join([n for n in notes if n])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,13 +548,13 @@ def _count_weight_zeros(walk: _Walk) -> None:
     if not walk.count_zeros:
         return
     wanted: dict[tuple[int, int], Tensor] = {}
-    for sg, _tensors, ctx, entry in walk.weighted:
+    for sg, tensors, ctx, entry in walk.weighted:
         if not entry.cost.macs:
             continue
         for info in ctx.inputs:
-            if info is not None and info.is_constant and len(info.shape) >= 2:
+            if info is not None and info.is_constant and len(info.shape) >= 2 and tensors.constant[info.index]:
                 t = sg.tensors[info.index]
-                if t.is_constant and t.sparsity is None:
+                if t.sparsity is None:
                     wanted[(sg.index, info.index)] = t
     counts = walk.model.count_nonzeros([(t, _weight_zero(t)) for t in wanted.values()])
     walk.counted.update(zip(wanted, counts))
@@ -656,21 +664,29 @@ def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
 
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     records = _records(walk)
-    inference = [o for o in records if o.phase == "inference"]
-    init = [o for o in records if o.phase == "init"]
+    inference: list[OpRecord] = []
+    init: list[OpRecord] = []
+    groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
+    unsupported: dict[str, int] = {}
+    for o in records:  # one pass: phases, groups and unsupported types
+        if o.phase == "inference":
+            inference.append(o)
+            group = groups.get(o.op_type)
+            if group is None:
+                group = groups[o.op_type] = []
+            group.append(o)
+        elif o.phase == "init":
+            init.append(o)
+        else:
+            continue
+        if o.status == "unsupported":
+            unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
     params = param_bytes = 0
     for n, size in walk.param_tensors.values():
         params += n
         param_bytes += size
-    groups: dict[str, list[OpRecord]] = {}
-    for o in inference:
-        groups.setdefault(o.op_type, []).append(o)
     by_type = {k: _type_summary(g) for k, g in groups.items()}
     by_type = dict(sorted(by_type.items(), key=lambda kv: (-kv[1].flops, kv[0])))
-    unsupported: dict[str, int] = {}
-    for o in records:
-        if o.status == "unsupported" and o.phase != "not_executed":
-            unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
     warnings = list(dict.fromkeys(walk.warnings))
     if unsupported:
         n_ops = sum(unsupported.values())

@@ -23,8 +23,10 @@ import numpy as np
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, Operator, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, dense_bytes, lookup_shape, lookup_value, new_frozen
+from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 from .units import num_elements
+
+_new_tuple = tuple.__new__
 
 MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
@@ -132,10 +134,11 @@ class SubgraphTensors:
         tensors = sg.tensors
         self.subgraph = sg
         self.stored: list[Shape] = [t.shape for t in tensors]
-        self.numel: list[int] = [num_elements(s) for s in self.stored]  # = Tensor.num_elements
+        sizes = {shape: num_elements(shape) for shape in set(self.stored)}  # a model repeats few shapes
+        self.numel: list[int] = list(map(sizes.__getitem__, self.stored))  # = Tensor.num_elements
         # = not Tensor.is_dynamic, without a generator per tensor
         self.static: list[bool] = [not sig or min(sig) >= 0 for sig in [t.shape_signature for t in tensors]]
-        self.constant: list[bool] = [t.is_constant for t in tensors]
+        self.constant: list[bool] = [t.data_size > 0 for t in tensors]  # = Tensor.is_constant, without a call
         self.infos: list[TensorInfo | None] = [None] * len(tensors)
 
     def infos_of(self, state: SubgraphShapes, indices: Sequence[int]) -> tuple[TensorInfo | None, ...]:
@@ -151,11 +154,9 @@ class SubgraphTensors:
             shape, value, is_constant = shapes[i], values[i], constant[i] or derived[i]
             if info is None or info.shape is not shape or info.value is not value or info.is_constant != is_constant:
                 t = self.subgraph.tensors[i]
-                n = self.numel[i] if shape is self.stored[i] else num_elements(shape)
-                info = cache[i] = new_frozen(TensorInfo, {
-                    "index": i, "name": t.name, "dtype": t.dtype, "shape": shape, "is_constant": is_constant,
-                    "quantized": t.quantization is not None, "value": value,
-                    "n": n, "nbytes": dense_bytes(n, t.dtype)})  # the cached properties, prefilled
+                info = cache[i] = TensorInfo.make(
+                    i, t.name, t.dtype, shape, is_constant, t.quantization is not None, value,
+                    self.numel[i] if shape is self.stored[i] else num_elements(shape))
             out.append(info)
         return tuple(out)
 
@@ -288,9 +289,8 @@ def tensor_info(sg: Subgraph, state: SubgraphShapes, index: int) -> TensorInfo |
 
 def _context(op: Operator, inputs: tuple[TensorInfo | None, ...], outputs: tuple[TensorInfo | None, ...],
              subgraph: int, index: int) -> OpContext:
-    """``OpContext(op.op_type, op.options, inputs, outputs, subgraph, index)``, built in one step."""
-    return new_frozen(OpContext, {"op_type": op.op_type, "options": op.options, "inputs": inputs,
-                                  "outputs": outputs, "subgraph": subgraph, "index": index})
+    """``OpContext(op.op_type, op.options, inputs, outputs, subgraph, index)``, without the keyword handling."""
+    return _new_tuple(OpContext, (op.op_type, op.options, inputs, outputs, subgraph, index))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,16 +330,20 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     """
     op = sg.operators[op_index]
     tensors = subgraph_tensors(sg, state)
-    ctx = _context(op, tensors.infos_of(state, op.inputs), tensors.infos_of(state, op.outputs), sg.index, op_index)
-    resolved, shapes, stored, static = state.resolved, state.shapes, tensors.stored, tensors.static
+    inputs = tensors.infos_of(state, op.inputs)
+    ctx = _context(op, inputs, tensors.infos_of(state, op.outputs), sg.index, op_index)
+    resolved, stored, static = state.resolved, tensors.stored, tensors.static
     inputs_resolved = inputs_as_stored = outputs_static = True
-    for i in op.inputs:
-        if i >= 0:
-            inputs_resolved = inputs_resolved and resolved[i]
-            inputs_as_stored = inputs_as_stored and (shapes[i] is stored[i] or shapes[i] == stored[i])
+    for t in inputs:
+        if t is not None:
+            i, shape = t.index, t.shape  # = state.shapes[i]
+            if not resolved[i]:
+                inputs_resolved = False
+            if shape is not stored[i] and shape != stored[i]:
+                inputs_as_stored = False
     for i in op.outputs:
-        if i >= 0:
-            outputs_static = outputs_static and static[i]
+        if i >= 0 and not static[i]:
+            outputs_static = False
     note = ""
     reshaped = False  # the outputs' infos change only with their shapes (and below, their values)
     new_shapes: Sequence[Shape] | None = None

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,7 +29,7 @@ Shape = tuple[int, ...]
 
 
 _F = TypeVar("_F")
-_new_object, _set_attribute = object.__new__, object.__setattr__
+_new_object, _set_attribute, _new_tuple = object.__new__, object.__setattr__, tuple.__new__
 
 
 def dense_bytes(n: int, dtype: str) -> int:
@@ -41,23 +40,16 @@ def dense_bytes(n: int, dtype: str) -> int:
 def new_frozen(cls: type[_F], values: dict[str, Any]) -> _F:
     """An instance of the frozen, non-slotted dataclass ``cls`` whose ``__dict__`` is ``values``.
 
-    ``values`` must hold every field (and may prefill cached properties). The generated
-    ``__init__`` pays one ``object.__setattr__`` per field; the analysis builds thousands of
-    TensorInfo, OpContext and OpRecord objects per model, so it builds them here in one step.
+    ``values`` must hold every field, in order. The generated ``__init__`` pays one
+    ``object.__setattr__`` per field; the analysis builds an OpRecord per op, so it builds them
+    here in one step.
     """
     obj = _new_object(cls)
     _set_attribute(obj, "__dict__", values)
     return obj
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """A tensor as a formula sees it: resolved shape, dtype, constness, and small values.
-
-    ``n`` and ``nbytes`` are computed once (formulas read them many times); not slotted, so that
-    they can be kept in the instance dict and so that :func:`new_frozen` can build it.
-    """
-
+class _TensorInfoFields(NamedTuple):
     index: int
     name: str
     dtype: str
@@ -65,16 +57,36 @@ class TensorInfo:
     is_constant: bool = False
     quantized: bool = False
     value: np.ndarray | None = None  # constant or folded values of small tensors
+    n: int = 0  # number of elements (computed by TensorInfo(), never passed)
+    nbytes: int = 0  # dense bytes at this dtype (computed by TensorInfo(), never passed)
 
-    @cached_property
-    def n(self) -> int:
-        """Number of elements."""
-        return num_elements(self.shape)
 
-    @cached_property
-    def nbytes(self) -> int:
-        """Dense bytes at this dtype."""
-        return dense_bytes(self.n, self.dtype)
+class TensorInfo(_TensorInfoFields):
+    """A tensor as a formula sees it: resolved shape, dtype, constness, and small values.
+
+    Immutable: a named tuple, since the analysis builds one per tensor of every model it walks.
+    ``TensorInfo(index, name, dtype, shape, is_constant=False, quantized=False, value=None)``
+    computes the trailing fields ``n`` (elements) and ``nbytes`` (dense bytes), which formulas
+    read many times. Hot paths build it with :meth:`make`.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, index: int, name: str, dtype: str, shape: Shape, is_constant: bool = False,
+                quantized: bool = False, value: np.ndarray | None = None) -> "TensorInfo":
+        n = num_elements(shape)
+        return _new_tuple(cls, (index, name, dtype, shape, is_constant, quantized, value, n, dense_bytes(n, dtype)))
+
+    @staticmethod  # not a classmethod: no bound method to make at each call
+    def make(index: int, name: str, dtype: str, shape: Shape, is_constant: bool, quantized: bool,
+             value: np.ndarray | None, n: int) -> "TensorInfo":
+        """``TensorInfo(...)`` for a caller that already knows ``n = num_elements(shape)``."""
+        return _new_tuple(TensorInfo, (index, name, dtype, shape, is_constant, quantized, value, n,
+                                       dense_bytes(n, dtype)))
+
+    def _replace(self, **changes: Any) -> "TensorInfo":
+        """A copy with ``changes``; ``n`` and ``nbytes`` follow the new shape and dtype."""
+        return TensorInfo(**{**dict(zip(_INFO_ARGS, self)), **changes})
 
     @property
     def rank(self) -> int:
@@ -82,9 +94,11 @@ class TensorInfo:
         return len(self.shape)
 
 
-@dataclass(frozen=True)
-class OpContext:
-    """A shape-resolved op: what every formula receives (not slotted: see :func:`new_frozen`)."""
+_INFO_ARGS = ("index", "name", "dtype", "shape", "is_constant", "quantized", "value")
+
+
+class OpContext(NamedTuple):
+    """A shape-resolved op: what every formula receives. Immutable (a named tuple: built once per op)."""
 
     op_type: str
     options: Mapping[str, Any]
@@ -95,9 +109,10 @@ class OpContext:
 
     def input(self, i: int) -> TensorInfo:
         """Input ``i``; raises ShapeError when it is absent (optional input omitted)."""
-        if i >= len(self.inputs) or i < -len(self.inputs) or self.inputs[i] is None:
+        inputs = self.inputs
+        if i >= len(inputs) or i < -len(inputs) or inputs[i] is None:
             raise ShapeError(f"{self.op_type}: input {i} is missing")
-        return self.inputs[i]  # type: ignore[return-value]
+        return inputs[i]  # type: ignore[return-value]
 
     def has_input(self, i: int) -> bool:
         """True when input ``i`` exists and is not omitted."""
@@ -105,9 +120,10 @@ class OpContext:
 
     def output(self, i: int = 0) -> TensorInfo:
         """Output ``i``."""
-        if i >= len(self.outputs) or self.outputs[i] is None:
+        outputs = self.outputs
+        if i >= len(outputs) or outputs[i] is None:
             raise ShapeError(f"{self.op_type}: output {i} is missing")
-        return self.outputs[i]
+        return outputs[i]
 
     def opt(self, name: str, default: Any = None) -> Any:
         """An option value by snake_case name."""
@@ -119,8 +135,7 @@ class OpContext:
         return [t for t in self.inputs if t is not None]
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(NamedTuple):
     """What a formula returns. ``None`` bytes mean: the default (all inputs read, outputs written)."""
 
     macs: int = 0
@@ -305,11 +320,17 @@ def fused_activation(ctx: OpContext, n_out: int) -> tuple[int, str]:
     per = FUSED_ACTIVATION_COST.get(str(act), 1)
     if act in ("RELU", "RELU6", "RELU_N1_TO_1") and is_integer_kernel(ctx):
         return 0, f"fused {act} folded into the integer output clamp"
-    return per * n_out, f"fused {act} {per}/elem"
+    return per * n_out, _FUSED_NOTES.get(act) or f"fused {act} {per}/elem"
+
+
+_FUSED_NOTES = {act: f"fused {act} {per}/elem" for act, per in FUSED_ACTIVATION_COST.items()}  # made once
 
 
 def join_notes(*notes: str) -> str:
     """Join non-empty notes with '; '."""
+    if len(notes) == 2:  # the common call (a note and one more part, often empty), without a list
+        first, second = notes
+        return f"{first}; {second}" if first and second else first or second or ""
     return "; ".join([n for n in notes if n])
 
 
