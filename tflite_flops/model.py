@@ -199,12 +199,6 @@ class Model:
         object.__setattr__(self, "_sha256", digest)  # a cache, not state: Model stays frozen
         return digest
 
-    def raw(self, offset: int, size: int) -> memoryview:
-        """A read-only view of ``size`` bytes at ``offset`` (no copy)."""
-        if offset < 0 or size < 0 or offset + size > self.size_bytes:
-            raise ModelFormatError(f"data range {offset}+{size} lies outside the file")
-        return memoryview(self._buf)[offset:offset + size]
-
     def constant(self, tensor: Tensor) -> np.ndarray | None:
         """Values of a constant tensor as a read-only NumPy array view, or None.
 
@@ -476,7 +470,8 @@ class _Reader:
         self.path = path
         self.size = len(buf)
         self.fb = columnar.decode(buf, schema.MODEL_SCHEMA)
-        self.options_cache: dict[Any, Mapping[str, Any]] = {}
+        # (second union?, options type, converted values) -> (options, subgraph refs), shared by equal ops
+        self.options_cache: dict[tuple[bool, int, tuple[Any, ...]], tuple[Mapping[str, Any], Mapping[str, int]]] = {}
 
     def read(self) -> Model:
         fb = self.fb
