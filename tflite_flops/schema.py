@@ -300,28 +300,6 @@ def table_layout(name: str) -> tuple[verify.Field, ...]:
 MODEL_SCHEMA = verify.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
 
 
-def options_from(builtin_type: int, builtin: Mapping[str, Any] | None, builtin2_type: int,
-                 builtin2: Mapping[str, Any] | None, buf: Any) -> dict[str, Any]:
-    """Options of a verified, decoded Operator: both unions merged, enums named.
-
-    Args:
-        builtin_type, builtin: the ``builtin_options`` union of the Operator as decoded by the
-            verifier (type code, member table or None).
-        builtin2_type, builtin2: the same for ``builtin_options_2``.
-        buf: the model's bytes (for byte vectors, which the verifier returns as spans).
-
-    Returns:
-        snake_case option name -> value; ``{}`` for ops without options or with an options
-        table newer than the bindings.
-    """
-    out: dict[str, Any] = {}
-    for second, code, table in ((False, builtin_type, builtin), (True, builtin2_type, builtin2)):
-        if table:
-            names, columns = options_columns(code, second, {k: [v] for k, v in table.items()}, buf)
-            out.update(zip(names, (column[0] for column in columns)))
-    return out
-
-
 def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
                     buf: Any) -> tuple[list[str], list[Sequence[Any]]]:
     """Options of many ops holding options table type ``code``, a field (column) at a time.
@@ -356,7 +334,7 @@ def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
 
 @functools.lru_cache(maxsize=None)
 def _options_plan(name: str) -> dict[str, Any]:
-    """How :func:`options_from` converts each field of options table ``name``.
+    """How :func:`options_columns` converts each field of options table ``name``.
 
     field -> "vector" (absent -> ``()``, byte span -> tuple of ints), "dtype" (a TensorType
     name), "skip" (nested tables: no formula needs them) or an enum's value -> name map.
