@@ -96,3 +96,16 @@ def test_sha256_is_the_files_and_computed_once(tmp_path):
     assert tflite_flops.analyze(model).model.sha256 == expected
     assert tflite_flops.analyze(path.read_bytes()).model.sha256 == expected
     assert model.__dict__["_sha256"] == expected  # a sweep over one parsed model hashes the file once
+
+
+def test_records_built_by_the_analysis_hold_every_field(report):
+    # The analysis fills OpRecord's instance dict directly (report.new_record); a field it
+    # forgot would only surface later. Each record must equal one built by the real __init__.
+    import dataclasses
+
+    from tflite_flops.report import OpRecord
+
+    names = [f.name for f in dataclasses.fields(OpRecord)]
+    for op in report.ops:
+        assert list(vars(op)) == names
+        assert dataclasses.replace(op) == op

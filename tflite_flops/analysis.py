@@ -26,8 +26,8 @@ from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
 from .model import Model, Subgraph, Tensor, load_model
 from .ops import lookup
-from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join, new_frozen
-from .report import ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
+from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join
+from .report import ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
 from .units import DTYPE_BITS, FLOAT_DTYPES
@@ -611,7 +611,7 @@ def _records(walk: _Walk) -> list[OpRecord]:
         else:
             phase, mult = "not_executed", 1
         macs = e.cost.macs * mult
-        out.append(new_frozen(OpRecord, {  # every field, in order: OpRecord(...) costs a setattr per field
+        out.append(new_record({
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,

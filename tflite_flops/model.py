@@ -32,7 +32,7 @@ from flatbuffers import flexbuffers
 
 from . import columnar, schema
 from .errors import ModelFormatError, ModelLoadError
-from .units import DTYPE_BITS, num_elements
+from .units import num_elements, tensor_bytes
 from .verify import Span
 
 _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
@@ -113,7 +113,7 @@ class Tensor(NamedTuple):
     @property
     def nbytes(self) -> int:
         """Bytes of the stored shape at this dtype (dense)."""
-        return (num_elements(self.shape) * DTYPE_BITS.get(self.dtype, 0) + 7) // 8
+        return tensor_bytes(self.shape, self.dtype)
 
 
 class Operator(NamedTuple):

@@ -79,10 +79,14 @@ def num_elements(shape: Iterable[int]) -> int:
     return n
 
 
+def dense_bytes(n: int, dtype: str) -> int:
+    """Bytes of ``n`` dense elements of ``dtype``: ceil(n · bits / 8) (packed int4 rounds up)."""
+    return (n * DTYPE_BITS.get(dtype, 0) + 7) // 8
+
+
 def tensor_bytes(shape: Iterable[int], dtype: str) -> int:
-    """Bytes of a dense tensor: ceil(elements · bits / 8)."""
-    bits = DTYPE_BITS.get(dtype, 0)
-    return (num_elements(shape) * bits + 7) // 8
+    """Bytes of a dense tensor of this shape: :func:`dense_bytes` of its element count."""
+    return dense_bytes(num_elements(shape), dtype)
 
 
 _SUFFIXES = [(10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K")]

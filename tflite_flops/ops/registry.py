@@ -18,35 +18,17 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from ..errors import ShapeError
-from ..units import DTYPE_BITS, FLOAT_DTYPES, num_elements
+from ..units import FLOAT_DTYPES, dense_bytes, num_elements
 
 Shape = tuple[int, ...]
 
 
-_F = TypeVar("_F")
-_new_object, _set_attribute, _new_tuple = object.__new__, object.__setattr__, tuple.__new__
-
-
-def dense_bytes(n: int, dtype: str) -> int:
-    """Bytes of ``n`` dense elements of ``dtype``: ceil(n · bits / 8)."""
-    return (n * DTYPE_BITS.get(dtype, 0) + 7) // 8
-
-
-def new_frozen(cls: type[_F], values: dict[str, Any]) -> _F:
-    """An instance of the frozen, non-slotted dataclass ``cls`` whose ``__dict__`` is ``values``.
-
-    ``values`` must hold every field, in order. The generated ``__init__`` pays one
-    ``object.__setattr__`` per field; the analysis builds an OpRecord per op, so it builds them
-    here in one step.
-    """
-    obj = _new_object(cls)
-    _set_attribute(obj, "__dict__", values)
-    return obj
+_new_tuple = tuple.__new__
 
 
 class _TensorInfoFields(NamedTuple):
