@@ -141,16 +141,16 @@ def test_html_is_self_contained():
 
 def test_html_sections_follow_the_data():
     static = render_html(sample_report())
-    for sec in ("summary", "precision", "charts", "ops"):
+    for sec in ("summary", "precision", "charts", "memory", "ops"):
         assert f'id="{sec}"' in static
     for sec in ("latency", "sweep", "roofline"):
         assert f'id="{sec}"' not in static
-    assert static.count("<svg") == 2  # cost by op type + per-op FLOPs along the execution order
+    assert static.count("<svg") == 3  # cost by op type, per-op FLOPs, live bytes along the execution order
     rich = render_html(measured_report(), sweep=sweep_data())
     for sec in ("latency", "sweep", "roofline"):
         assert f'id="{sec}"' in rich
     assert "Per-op latency versus FLOPs" in rich and "Achieved GFLOP/s" in rich
-    assert rich.count("<svg") == 2 + 1 + 3 + 1  # + latency scatter, 3 sweep charts, roofline
+    assert rich.count("<svg") == 3 + 1 + 3 + 1  # + latency scatter, 3 sweep charts, roofline
     skipped = dataclasses.replace(sample_report(), latency={"skipped": "model needs Flex ops", "runtime": "litert"})
     assert "model needs Flex ops" in render_html(skipped)
 

@@ -24,10 +24,11 @@ from typing import Any, Callable, Mapping
 
 from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
+from .memory import analyze_memory
 from .model import Model, Subgraph, Tensor, load_model
 from .ops import lookup
 from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join
-from .report import ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
+from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
 from .units import DTYPE_BITS, FLOAT_DTYPES
@@ -600,7 +601,25 @@ def _fill_sparsity(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, ctx: OpC
 # ---------------------------------------------------------------------------------------------
 
 
-def _records(walk: _Walk) -> list[OpRecord]:
+def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+    """The memory pass over the walk's resolved shapes: the subgraphs the runtime runs and their calls."""
+    model = walk.model
+    calls: dict[tuple[int, int], tuple[int, ...]] = {}
+    reached = [entry]
+    for index in reached:  # grows while it is read: breadth-first over the control-flow calls
+        for op in model.subgraphs[index].operators:
+            if op.op_type in _CALLERS and op.subgraph_refs:
+                children = tuple(dict.fromkeys(op.subgraph_refs.values()))
+                calls[(index, op.index)] = children
+                reached.extend(c for c in children if c not in reached)
+    states = walk.states
+    constant = {i: subgraph_tensors(model.subgraphs[i], s).constant for i, s in states.items()}
+    resolved = all(all(states[i].resolved) for i in reached)
+    return analyze_memory(model, entry, {i: s.shapes for i, s in states.items()}, constant,
+                          {i: s.derived_constant for i, s in states.items()}, reached, calls, resolved)
+
+
+def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]:
     out = []
     for key in sorted(walk.entries):
         e = walk.entries[key]
@@ -619,7 +638,7 @@ def _records(walk: _Walk) -> list[OpRecord]:
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
-            "latency_ms": None}))
+            "latency_ms": None, "live_bytes": live.get(key)}))
     return out
 
 
@@ -663,7 +682,8 @@ def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
 
 
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
-    records = _records(walk)
+    memory, live = _memory(walk, entry)
+    records = _records(walk, live)
     inference: list[OpRecord] = []
     init: list[OpRecord] = []
     groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
@@ -714,4 +734,4 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
         totals=_totals(inference, params, param_bytes), init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
-        settings=settings)
+        settings=settings, memory=memory)

@@ -6,7 +6,7 @@ Library::
     # ['macs 300.8 M > 200 M']
 
 CLI (wired into ``analyze``): ``--max-macs 200M``, ``--max-flops 1.2G``, ``--max-params 3.5M``,
-``--max-latency-ms 15`` and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
+``--max-latency-ms 15``, ``--max-arena 2MiB`` and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
 The command exits with code 3 and prints one ``budget exceeded: ...`` line per violated limit
 on stderr. A budget file holds the same keys, at the top level or in a ``[budget]`` table::
 
@@ -15,6 +15,7 @@ on stderr. A budget file holds the same keys, at the top level or in a ``[budget
     max_flops = 6.5e8
     max_params = "3.6M"
     max_latency_ms = 25.0
+    max_arena = "2MiB"
 
 Options given on the command line override the file. A latency limit on a report without a
 latency measurement is a violation (an unmeasured latency cannot be shown to be in budget).
@@ -29,7 +30,7 @@ import sys
 from typing import Any, Mapping
 
 from .errors import InputSpecError
-from .units import human, parse_count
+from .units import human, human_bytes, parse_bytes, parse_count
 
 EXIT_BUDGET = 3
 
@@ -39,6 +40,7 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_flops": ("flops", True),
     "max_params": ("params", True),
     "max_latency_ms": ("latency_ms", False),
+    "max_arena": ("arena_bytes", True),  # TFLite's activation arena (report.memory), in bytes
 }
 
 
@@ -52,6 +54,8 @@ def _limit_value(key: str, value: Any) -> int | float:
             raise InputSpecError(f"budget {key}: expected a non-negative number, got {value!r}")
         return int(value) if is_count else float(value)
     if isinstance(value, str):
+        if key == "max_arena":
+            return parse_bytes(value)
         if is_count:
             return parse_count(value)
         try:
@@ -65,13 +69,16 @@ def _limit_value(key: str, value: Any) -> int | float:
 
 
 def check_budget(report: Any, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
-                 max_params: int | str | None = None, max_latency_ms: float | str | None = None) -> list[str]:
+                 max_params: int | str | None = None, max_latency_ms: float | str | None = None,
+                 max_arena: int | str | None = None) -> list[str]:
     """The violated limits of ``report``, one message each (empty when within budget).
 
     Args:
         report: a :class:`~tflite_flops.report.Report`.
         max_macs, max_flops, max_params: count limits (ints, or strings such as ``"300M"``).
         max_latency_ms: limit on the median latency; needs a latency measurement in the report.
+        max_arena: limit on TFLite's activation arena (``report.memory.arena_bytes``): an int, or a
+            string such as ``"2MiB"`` or ``"512K"``.
 
     Returns:
         Messages such as ``"macs 300.8 M > 200 M"``.
@@ -80,7 +87,7 @@ def check_budget(report: Any, *, max_macs: int | str | None = None, max_flops: i
         InputSpecError: a limit that is not a non-negative number.
     """
     given = {"max_macs": max_macs, "max_flops": max_flops, "max_params": max_params,
-             "max_latency_ms": max_latency_ms}
+             "max_latency_ms": max_latency_ms, "max_arena": max_arena}
     out = []
     for key, raw in given.items():
         if raw is None:
@@ -93,6 +100,14 @@ def check_budget(report: Any, *, max_macs: int | str | None = None, max_flops: i
                 out.append(f"latency_ms not measured (limit {limit:g} ms; run with --latency)")
             elif median > limit:
                 out.append(f"latency_ms {median:.3f} > {limit:g}")
+            continue
+        if what == "arena_bytes":
+            memory = report.memory
+            if memory is None:
+                out.append(f"arena not analysed (limit {human_bytes(int(limit))})")
+            elif memory.arena_bytes > limit:
+                out.append(f"arena {human_bytes(memory.arena_bytes)} > {human_bytes(int(limit))} "
+                           f"({memory.arena_bytes:,} > {int(limit):,} bytes)")
             continue
         value = getattr(report.totals, what)
         if value > limit:
@@ -178,6 +193,13 @@ def _count_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _bytes_arg(text: str) -> int:
+    try:
+        return parse_bytes(text)
+    except InputSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _ms_arg(text: str) -> float:
     try:
         return float(_limit_value("max_latency_ms", text))
@@ -192,6 +214,8 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-flops", type=_count_arg, metavar="N", help="limit on FLOPs per inference (e.g. 1.2G)")
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
     g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (needs --latency)")
+    g.add_argument("--max-arena", type=_bytes_arg, metavar="BYTES",
+                   help="limit on TFLite's activation arena (e.g. 512K, 2MiB)")
     g.add_argument("--budget", metavar="FILE.toml", help="read limits from a TOML file (options above override it)")
 
 

@@ -50,6 +50,7 @@ class OpRecord:
     effective_macs: int | None = None  # MACs over non-zero weights only (sparse / mostly-zero weights)
     weight_density: float | None = None  # non-zero fraction of the op's weights, when measured
     latency_ms: float | None = None
+    live_bytes: int | None = None  # activation bytes alive in the op's subgraph arena while it runs
 
 
 def new_record(values: dict[str, Any]) -> OpRecord:
@@ -91,6 +92,40 @@ class OpTypeSummary:
 
 
 @dataclass(frozen=True)
+class SubgraphMemory:
+    """The activation memory of one subgraph: TFLite gives every subgraph it runs an arena of its own."""
+
+    subgraph: int
+    name: str
+    buffers: int  # arena buffers (tensors that do not reuse another tensor's buffer)
+    shared_tensors: int  # outputs written in place into an input's buffer
+    activations_total_bytes: int
+    peak_live_bytes: int
+    peak_op: str | None
+    arena_bytes: int
+    persistent_bytes: int
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
+
+    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. Kernel scratch
+    buffers, delegates' own memory and the interpreter's structures come on top (docs/memory.md).
+    """
+
+    activations_total_bytes: int  # every activation tensor at its own (64-byte aligned) place: no reuse
+    peak_live_bytes: int  # the most activation bytes alive at one op (callers' included): a lower bound
+    peak_op: str | None  # "subgraph:index" of that op
+    arena_bytes: int  # TFLite's ArenaPlanner: the activation arenas of every subgraph it runs
+    persistent_arena_bytes: int  # TFLite's persistent arena: variables, weights dequantized at init
+    tflm_arena_bytes: int  # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
+    weights_bytes: int  # constant buffers as stored in the file (not in any arena)
+    subgraphs: tuple[SubgraphMemory, ...] = ()
+    complete: bool = True  # False: some shapes are placeholders, and so are these figures
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """What the model is."""
 
@@ -123,13 +158,14 @@ class Report:
     throughput: Mapping[str, Any] | None = None
     roofline: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
+    memory: MemorySummary | None = None
 
     # ---- serialisation --------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
-        order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals",
+        order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
                  "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline"]
         return {k: _jsonable(d[k]) for k in order}
 
@@ -177,7 +213,7 @@ class Report:
             by_op_type={k: OpTypeSummary(**v) for k, v in d["by_op_type"].items()},
             ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
             settings=dict(d.get("settings") or {}), latency=d.get("latency"), throughput=d.get("throughput"),
-            roofline=d.get("roofline"),
+            roofline=d.get("roofline"), memory=_memory(d.get("memory")),
             schema_version=version)
 
     @classmethod
@@ -197,7 +233,8 @@ class Report:
         return replace(self, latency=latency, throughput=throughput)
 
     def check_budget(self, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
-                     max_params: int | str | None = None, max_latency_ms: float | str | None = None) -> list[str]:
+                     max_params: int | str | None = None, max_latency_ms: float | str | None = None,
+                     max_arena: int | str | None = None) -> list[str]:
         """Violated limits, one message each (``["macs 300.8 M > 200 M"]``); empty within budget.
 
         Counts accept ints or strings with K/M/G suffixes; ``max_latency_ms`` is checked against the
@@ -206,7 +243,13 @@ class Report:
         from .budget import check_budget
 
         return check_budget(self, max_macs=max_macs, max_flops=max_flops, max_params=max_params,
-                            max_latency_ms=max_latency_ms)
+                            max_latency_ms=max_latency_ms, max_arena=max_arena)
+
+
+def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
+    if d is None:
+        return None
+    return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ()))})
 
 
 def _jsonable(value: Any) -> Any:

@@ -141,6 +141,19 @@ def parse_count(text: str) -> int:
     return int(round(float(m.group(1)) * _MULT[m.group(2).lower()]))
 
 
+_BYTES_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]i?)?[bB]?\s*$")
+_BYTE_MULT = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+              "ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """Parse '2MiB', '512K', '1.5M', '65536' or '64KB' into bytes (K/M/G decimal, KiB/MiB/GiB binary)."""
+    m = _BYTES_RE.match(str(text))
+    if not m:
+        raise InputSpecError(f"cannot read {text!r} as bytes (use e.g. 512K, 2MiB, 65536)")
+    return int(round(float(m.group(1)) * _BYTE_MULT[(m.group(2) or "").lower()]))
+
+
 def human_unit(n: int | float | None, unit: str) -> str:
     """A count with its unit: 53_890_000_000, 'FLOP/s' -> '53.89 GFLOP/s'; 0, 'OP/s' -> '0 OP/s'."""
     text = human(n)

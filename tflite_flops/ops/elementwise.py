@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
-                       register, same_as_input, shape_fn, value_fn)
+                       register, register_memory, same_as_input, shape_fn, value_fn)
 
 # Binary ops: FLOPs per output element. ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM and comparisons are one op
 # (TF profiler, TFLite converter); SQUARED_DIFFERENCE is sub + mul (TF profiler); FLOOR_DIV and
@@ -78,6 +78,10 @@ for _name, _per in BINARY_COST.items():
     register(_name, f"FLOPs = {_per}·n(out) + act",
              reference="TF profiler / TFLite converter (1/elem)" if _per == 1 else "")(_make_binary(_per))
 shape_fn(list(BINARY_COST))(lambda ctx: [_binary_shape(ctx)])
+# Memory (TFLite kernels): ADD, SUB, MUL and DIV may write over either input (kTfLiteInplaceOpInput0Shared
+# | kTfLiteInplaceOpInput1Shared); MUL of two constant-or-Prepare-computed inputs is computed at Prepare.
+register_memory(["ADD", "SUB", "DIV"], inplace=(0, 1))
+register_memory("MUL", inplace=(0, 1), prepare_inputs=(0, 1))
 
 
 def _make_unary(per: int):
@@ -121,6 +125,7 @@ def softmax(ctx: OpContext) -> Cost:
 
 
 shape_fn(["SOFTMAX", "LOG_SOFTMAX"])(same_as_input)
+register_memory("SOFTMAX", inplace=(0,))  # the kernel registers kTfLiteInplaceOpInput0Shared; LOG_SOFTMAX does not
 
 
 # L2_NORMALIZATION: squared norm (2 per element) + one divide per element = 3·n(out).

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..units import num_elements
 from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
-                       same_as_input, shape_fn, value_fn)
+                       register_memory, same_as_input, shape_fn, value_fn)
 
 MAX_FOLD_ELEMENTS = 1024  # values are only folded for small tensors (shape arithmetic)
 
@@ -23,6 +23,17 @@ register_zero(["TRANSPOSE", "SLICE", "STRIDED_SLICE", "GATHER", "GATHER_ND", "PA
                "DEPTH_TO_SPACE", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REVERSE_V2", "CAST",
                "FILL", "ZEROS_LIKE", "SELECT", "SELECT_V2", "BROADCAST_ARGS"],
               "data movement: no arithmetic")
+
+# Memory (TFLite kernels): RESHAPE, SQUEEZE, EXPAND_DIMS and BITCAST relabel their input's buffer
+# (registered kTfLiteInplaceOpInput0Shared | kTfLiteInplaceOpDataUnmodified). SHAPE and RANK are
+# computed at Prepare into a read-only persistent buffer (SetTensorToPersistentRo), and so are
+# RESHAPE, GATHER, STRIDED_SLICE, TILE and BROADCAST_ARGS when their inputs are constant or
+# themselves computed at Prepare: none of these live in the activation arena.
+register_memory(["SQUEEZE", "EXPAND_DIMS", "BITCAST"], inplace=(0,), data_unmodified=True)
+register_memory("RESHAPE", inplace=(0,), data_unmodified=True, prepare_inputs=(0, 1))
+register_memory(["SHAPE", "RANK"], prepare_inputs=())
+register_memory(["GATHER", "TILE", "BROADCAST_ARGS"], prepare_inputs=(0, 1))
+register_memory("STRIDED_SLICE", prepare_inputs=(0, 1, 2, 3))
 
 
 # CONCATENATION: copying is free; only a fused activation costs (rare).

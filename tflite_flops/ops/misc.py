@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
-from .registry import (Cost, OpContext, Shape, register, register_not_costed, register_zero, same_as_input,
-                       shape_fn, value_fn)
+from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_zero,
+                       same_as_input, shape_fn, value_fn)
 
 
 def _log2(n: int) -> int:
@@ -52,6 +52,12 @@ register_not_costed("CONCAT_EMBEDDINGS", "the TFLite runtime has no kernel for t
 register_not_costed("CUSTOM", "custom ops are costed by name (CUSTOM:<custom_code>); unknown ones are "
                               "reported as unsupported with their name")
 register_not_costed("DELEGATE", "a delegate node's work is opaque (its subgraph is not in the file)")
+
+# Memory (TFLite kernels): DYNAMIC_UPDATE_SLICE writes the update into its operand's buffer when it
+# can (kTfLiteInplaceOpInput0Shared: a KV cache updated in place); RANGE of constant or
+# Prepare-computed bounds is computed once at Prepare (SetTensorToPersistentRo).
+register_memory("DYNAMIC_UPDATE_SLICE", inplace=(0,))
+register_memory("RANGE", prepare_inputs=(0, 1, 2))
 
 shape_fn(["REVERSE_SEQUENCE", "MATRIX_SET_DIAG", "DYNAMIC_UPDATE_SLICE", "REAL", "IMAG", "DENSIFY",
           ])(same_as_input)

@@ -153,6 +153,27 @@ _SHAPES: dict[str, ShapeFn] = {}
 _VALUES: dict[str, ValueFn] = {}
 
 
+class MemoryFacts(NamedTuple):
+    """How the TFLite runtime places an op's output in memory (its kernel registration and Prepare).
+
+    ``inplace``: input positions whose buffer the output may reuse (``TfLiteRegistration.inplace_operator``
+    bits ``kTfLiteInplaceOpInputNShared``), tried in order. ``data_unmodified``: the op only
+    relabels its input (``kTfLiteInplaceOpDataUnmodified``: RESHAPE and friends), so sharing
+    needs neither equal sizes nor a single reader. ``prepare_inputs``: the kernel computes the
+    output once at Prepare into a read-only persistent buffer (``SetTensorToPersistentRo``) when
+    these inputs are constant or themselves computed at Prepare (``()``: always, e.g. SHAPE);
+    ``None``: never.
+    """
+
+    inplace: tuple[int, ...] = ()
+    data_unmodified: bool = False
+    prepare_inputs: tuple[int, ...] | None = None
+
+
+_MEMORY: dict[str, MemoryFacts] = {}
+_PLAIN_MEMORY = MemoryFacts()
+
+
 def _site(depth: int = 2) -> str:
     frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source (~1 s at import)
     for _ in range(depth):
@@ -228,6 +249,16 @@ def value_fn(op_types: str | Iterable[str]) -> Callable[[ValueFn], ValueFn]:
     return deco
 
 
+def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (), data_unmodified: bool = False,
+                    prepare_inputs: Sequence[int] | None = None) -> None:
+    """Register the runtime memory behaviour of op types (see :class:`MemoryFacts`); once per op type."""
+    facts = MemoryFacts(tuple(inplace), data_unmodified, None if prepare_inputs is None else tuple(prepare_inputs))
+    for name in _names(op_types):
+        if name in _MEMORY:
+            raise ValueError(f"memory facts of {name} registered twice")
+        _MEMORY[name] = facts
+
+
 def register_cost(op_type: str, formula: str = "user formula") -> Callable[[CostFn], CostFn]:
     """Public decorator: register (or replace) the cost formula of an op, e.g. ``"CUSTOM:MyOp"``.
 
@@ -259,6 +290,11 @@ def lookup_shape(op_type: str) -> ShapeFn | None:
 def lookup_value(op_type: str) -> ValueFn | None:
     """The constant-folding function of an op type, or None."""
     return _VALUES.get(op_type)
+
+
+def lookup_memory(op_type: str) -> MemoryFacts:
+    """The memory facts of an op type; ops without registered facts neither share nor fold."""
+    return _MEMORY.get(op_type, _PLAIN_MEMORY)
 
 
 def supported_ops() -> dict[str, OpSpec]:

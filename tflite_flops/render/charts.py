@@ -121,6 +121,53 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
     return "".join(out)
 
 
+def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str, peak: int | None = None,
+               width: int = 960, height: int = 220, fmt: Fmt = human, color: str = "#4c78a8",
+               x_label: str = "op, in execution order") -> str:
+    """A filled step profile, one step per item: ``values`` = (value, tooltip); ``peak`` is marked."""
+    if not values:
+        return ""
+    left, right, top, bottom = 84, 12, 16, 34
+    pw, ph = width - left - right, height - top - bottom
+    ticks = nice_ticks(0, max(v for v, _ in values) or 1, 4)
+    ymax = ticks[-1] or 1
+    slot = pw / len(values)
+
+    def y(v: float) -> float:
+        return top + ph - ph * v / ymax
+
+    out = [_svg_open(width, height, title)]
+    for t in ticks:
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_num(y(t))}" y2="{_num(y(t))}" stroke="#e6e8eb"/>'
+                   f'<text x="{left - 6}" y="{_num(y(t) + 4)}" text-anchor="end" fill="#666">{esc(fmt(t))}</text>')
+    points = [f"{left},{top + ph}"]
+    for i, (v, _) in enumerate(values):
+        points += [f"{_num(left + i * slot)},{_num(y(v))}", f"{_num(left + (i + 1) * slot)},{_num(y(v))}"]
+    points.append(f"{width - right},{top + ph}")
+    out.append(f'<polygon points="{" ".join(points)}" fill="{esc(color)}" fill-opacity="0.35" stroke="{esc(color)}" '
+               'stroke-width="1.2"/>')
+    for i, (v, tip) in enumerate(values):  # hover targets
+        out.append(f'<rect x="{_num(left + i * slot)}" y="{top}" width="{_num(slot)}" height="{ph}" fill="transparent">'
+                   f'<title>{esc(tip)}</title></rect>')
+    if peak is not None and 0 <= peak < len(values):
+        x = left + (peak + 0.5) * slot
+        anchor = "end" if x > left + pw * 0.7 else "start"
+        dx = -6 if anchor == "end" else 6
+        out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{top}" y2="{top + ph}" stroke="#e45756" '
+                   f'stroke-dasharray="4 3"/><text x="{_num(x + dx)}" y="{top + 10}" text-anchor="{anchor}" '
+                   f'fill="#e45756">peak {esc(fmt(values[peak][0]))} at op {peak}</text>')
+    out.append(f'<line x1="{left}" x2="{width - right}" y1="{top + ph}" y2="{top + ph}" stroke="#999"/>')
+    step = max(1, math.ceil(len(values) / 12))
+    for i in range(0, len(values), step):
+        out.append(f'<text x="{_num(left + (i + 0.5) * slot)}" y="{top + ph + 14}" text-anchor="middle" '
+                   f'fill="#666">{i}</text>')
+    out.append(f'<text x="{left + pw / 2:.0f}" y="{height - 4}" text-anchor="middle" fill="#444">{esc(x_label)}</text>'
+               f'<text x="12" y="{top + ph / 2:.0f}" text-anchor="middle" fill="#444" '
+               f'transform="rotate(-90 12 {top + ph / 2:.0f})">{esc(y_label)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
 def _scale(lo: float, hi: float, log: bool) -> tuple[float, float, list[float]]:
     if log:
         ticks = log_ticks(lo, hi)

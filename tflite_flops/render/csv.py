@@ -12,7 +12,7 @@ import io
 from ..report import Report
 
 COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
-           "bytes_read", "bytes_written", "params", "inputs", "outputs", "shapes_resolved", "latency_ms",
+           "bytes_read", "bytes_written", "params", "live_bytes", "inputs", "outputs", "shapes_resolved", "latency_ms",
            "formula", "note"]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -37,6 +37,7 @@ def render_csv(report: Report) -> str:
     for op in report.ops:
         row = {**{c: getattr(op, c, "") for c in COLUMNS},
                "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
-               "latency_ms": "" if op.latency_ms is None else op.latency_ms}
+               "latency_ms": "" if op.latency_ms is None else op.latency_ms,
+               "live_bytes": "" if op.live_bytes is None else op.live_bytes}
         writer.writerow([safe_cell(row[c]) for c in COLUMNS])
     return buf.getvalue()

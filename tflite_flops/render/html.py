@@ -25,7 +25,8 @@ from typing import Any, Mapping, Sequence
 
 from ..report import OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
-from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
+from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
+from .memory import memory_caveat, memory_rows
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
@@ -316,6 +317,31 @@ def _charts(report: Report, colors: Mapping[str, str]) -> str:
         parts.append(f'<h3>Per-op FLOPs along the execution order</h3>{seq}<div class="legend">{legend}</div>')
     if not by_type and not seq:
         parts.append('<p class="muted">No per-inference arithmetic was counted.</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _memory(report: Report) -> str:
+    """The memory figures and, per subgraph arena, the live bytes along the op sequence with the peak marked."""
+    mem = report.memory
+    if mem is None:
+        return ""
+    rows = "".join(f'<tr><td>{esc(label)}</td><td class="n">{esc(value)}</td><td class="n">{esc(exact)}</td></tr>'
+                   for label, value, exact in memory_rows(mem))
+    parts = [f'<section id="memory"><h2>Memory at run time</h2><table><thead><tr><th></th><th class="n">value</th>'
+             f'<th class="n">exact</th></tr></thead><tbody>{rows}</tbody></table>'
+             f'<p class="muted">{esc(memory_caveat(mem))}.</p>']
+    for sub in mem.subgraphs[:6]:
+        ops = sorted((o for o in report.ops if o.subgraph == sub.subgraph and o.live_bytes is not None),
+                     key=lambda o: o.index)
+        if not ops:
+            continue
+        values = [(o.live_bytes or 0, f"#{o.index} {o.op_type} {o.name}\n{human_bytes(o.live_bytes or 0)} live")
+                  for o in ops]
+        peak = max(range(len(values)), key=lambda i: values[i][0])
+        title = f"Live activation bytes, subgraph {sub.subgraph}" + (f" ({sub.name})" if sub.name else "")
+        parts.append(f'<h3>{esc(title)}: arena {esc(human_bytes(sub.arena_bytes))}</h3>'
+                     + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes))
     parts.append("</section>")
     return "".join(parts)
 
@@ -633,7 +659,7 @@ def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report),
-                                 _charts(report, colors), _latency(report, colors), sweep_section(sweep),
+                                 _charts(report, colors), _memory(report), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
     if sweep:

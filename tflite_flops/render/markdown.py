@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
+from .memory import memory_caveat, memory_rows
 
 
 def md_text(text: object) -> str:
@@ -63,6 +64,11 @@ def render_markdown(report: Report, top: int = 10) -> str:
             rows.append(["Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
                          f"{tp.get('inferences_per_s', 0):.1f} inferences/s"])
     out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
+
+    if report.memory is not None:
+        out += ["", "**Memory at run time**", ""] + md_table(
+            ["", "value", "exact"], [list(r) for r in memory_rows(report.memory)], [False, True, False])
+        out += ["", f"_{md_text(memory_caveat(report.memory))}_"]
 
     if report.by_op_type:
         total = t.flops or 1

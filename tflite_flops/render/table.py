@@ -7,6 +7,7 @@ from typing import Sequence
 
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
+from .memory import memory_caveat, memory_rows
 
 
 
@@ -52,6 +53,12 @@ def render_table(report: Report, top: int = 10) -> str:
     if it.flops or it.bytes_written:
         out.append(f"  init-time (once, not per inference): {human(it.flops)} FLOPs, "
                    f"{human_bytes(it.bytes_written)} written")
+
+    if report.memory is not None:
+        out += ["", "Memory at run time"]
+        out += ["  " + line for line in _table(["", "value", "exact"], memory_rows(report.memory),
+                                               [False, True, False])]
+        out.append(f"  ({memory_caveat(report.memory)})")
 
     if report.by_op_type:
         out += ["", "By op type (per inference)"]

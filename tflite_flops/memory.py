@@ -1,0 +1,387 @@
+"""Activation memory: tensor lifetimes, live bytes per op, and the arenas two real planners would allocate.
+
+A pass over the shapes the analysis resolved (never a second shape walk). For every subgraph the
+runtime holds, it derives, as TFLite's ``ArenaPlanner`` does (tflite/arena_planner.cc):
+
+* where each tensor lives: constants stay in the file (weights, reported apart); variable tensors
+  and the init-time results of DEQUANTIZE / DENSIFY of a constant go to the *persistent* arena;
+  outputs that a kernel computes once at Prepare from constants (SHAPE, shape arithmetic:
+  ``SetTensorToPersistentRo``) are read-only buffers outside the arena; every other tensor with
+  bytes is an activation in the arena;
+* in-place reuse: an op registered as in-place (RESHAPE, ADD, SOFTMAX, … — the registry's
+  :class:`~tflite_flops.ops.registry.MemoryFacts`) writes its output into an input's buffer under
+  the planner's conditions (same size, a single reader unless the data is unmodified, neither a
+  subgraph input nor output);
+* lifetimes by reference counting in op order: subgraph inputs live from the start, outputs to
+  the end, every other buffer from the op that writes it to the last op that reads it;
+* the arena: whole-lifetime buffers first, then the rest by size (largest first), each placed at
+  the best-fitting 64-byte-aligned gap among the buffers whose lifetimes overlap its own
+  (``SimpleMemoryArena::Allocate``).
+
+TensorFlow Lite Micro's ``GreedyMemoryPlanner`` is simulated too, with its own lifetime rules
+(tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs
+its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit).
+
+Not covered: kernel temporaries (im2col and other scratch buffers a kernel asks for in Prepare),
+tensors the runtime sizes only at invoke time (dynamic outputs), and delegates, which keep their
+partitions' tensors in their own memory. See docs/memory.md.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from .model import Model, Subgraph
+from .ops.registry import lookup_memory
+from .report import MemorySummary, SubgraphMemory
+from .units import dense_bytes, num_elements
+
+TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
+TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+_MAX_SHARABLE_INPUTS = 3  # kTfLiteMaxSharableOpInputs
+_SCALAR_BYTES = 4  # kScalarTensorBytes: smaller tensors are never written in place
+_END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
+
+# Where a tensor lives, as TfLiteAllocationType.
+CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
+
+
+def align(n: int, alignment: int) -> int:
+    """``n`` rounded up to a multiple of ``alignment``."""
+    return -(-n // alignment) * alignment
+
+
+@dataclass(frozen=True)
+class SubgraphPlan:
+    """TFLite's plan of one subgraph: every arena buffer's lifetime and offset, and the op-by-op live bytes."""
+
+    index: int
+    sizes: tuple[int, ...]  # bytes of every tensor at the resolved shapes
+    kinds: tuple[str, ...]  # allocation type of every tensor (CONSTANT, ARENA, ...)
+    shared: Mapping[int, int]  # output tensor -> the tensor whose buffer it reuses
+    first: Mapping[int, int]  # arena buffer -> op that allocates it (0 for inputs)
+    last: Mapping[int, int]  # arena buffer -> last op that reads it (_END: never freed)
+    offsets: Mapping[int, int]  # arena buffer -> offset in the arena
+    arena_bytes: int
+    persistent_bytes: int
+    live: tuple[int, ...]  # bytes of arena buffers alive while each op runs
+
+    @property
+    def activations_total_bytes(self) -> int:
+        """Every arena tensor at its own 64-byte-aligned place: the arena with no reuse at all."""
+        return sum(align(self.sizes[t], TFLITE_ALIGNMENT) for t, kind in enumerate(self.kinds) if kind == ARENA)
+
+
+def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0)."""
+    return tuple(dense_bytes(num_elements(shape), t.dtype) for t, shape in zip(sg.tensors, shapes))
+
+
+def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
+                     init_constant: Sequence[bool]) -> list[str]:
+    """Where TFLite puts each tensor of ``sg`` (see the module docstring)."""
+    kinds = [CONSTANT if constant[i] else PERSISTENT if t.is_variable or init_constant[i] else ARENA
+             for i, t in enumerate(sg.tensors)]
+    for op in sg.operators:
+        needs = lookup_memory(op.op_type).prepare_inputs
+        if needs is None:
+            continue
+        ready = all(op.inputs[p] < 0 or kinds[op.inputs[p]] in (CONSTANT, PREPARED)
+                    for p in needs if p < len(op.inputs))
+        if ready:
+            for o in op.outputs:
+                if o >= 0 and kinds[o] == ARENA and o not in sg.inputs:
+                    kinds[o] = PREPARED
+    for i, size in enumerate(sizes):
+        if kinds[i] in (ARENA, PERSISTENT) and size == 0:
+            kinds[i] = NOTHING  # strings, resources and empty tensors: nothing in the arena
+    return kinds
+
+
+def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> SubgraphPlan:
+    """TFLite's ArenaPlanner on one subgraph: in-place sharing, lifetimes, best-fit placement."""
+    ops = sg.operators
+    graph_inputs = {t for t in sg.inputs if t >= 0}
+    graph_outputs = {t for t in sg.outputs if t >= 0}
+    variables = [i for i, t in enumerate(sg.tensors) if t.is_variable]
+    pinned = [0] * len(sizes)  # references that keep a buffer alive to the end (outputs, inputs, variables)
+    for t in [*graph_outputs, *variables, *graph_inputs]:
+        pinned[t] += 1
+    readers = list(pinned)  # refcounts_ of the planner: pinned + every read
+    for op in ops:
+        for t in op.inputs:
+            if t >= 0:
+                readers[t] += 1
+
+    shared: dict[int, int] = {}
+
+    def root(t: int) -> int:
+        return shared.get(t, t)
+
+    for op in ops:  # IdentifyInPlaceTensors
+        facts = lookup_memory(op.op_type)
+        if not facts.inplace or not op.outputs or op.outputs[0] < 0:
+            continue
+        out = op.outputs[0]
+        changed = not facts.data_unmodified
+        source = -1
+        for pos in facts.inplace:
+            if pos >= min(_MAX_SHARABLE_INPUTS, len(op.inputs)) or op.inputs[pos] < 0:
+                continue
+            t = op.inputs[pos]
+            if changed and (sizes[t] != sizes[out] or sizes[t] <= _SCALAR_BYTES or readers[t] > 1):
+                continue
+            if t in graph_inputs or out in graph_outputs:
+                continue
+            if kinds[t] != kinds[out] and kinds[t] != ARENA:
+                continue
+            source = t
+            break
+        if source < 0:
+            continue
+        base = root(source)
+        if changed and readers[base] > 1:
+            continue
+        # CalculateAllocations drops a share whose buffer is not an arena one of the same size.
+        if kinds[base] == ARENA and kinds[out] == ARENA and sizes[base] == sizes[out]:
+            shared[out] = base
+
+    refs = list(pinned)
+    for op in ops:
+        for t in op.inputs:
+            if t >= 0:
+                refs[root(t)] += 1
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    order: list[int] = []  # nodes_to_tensors_: node 0 holds variables and inputs, node i op i's outputs
+    for t in sorted({*variables, *graph_inputs}):
+        first[t] = 0
+    node0 = set(first)
+    for i, op in enumerate(ops):
+        node = node0 if i == 0 else set()
+        for t in op.outputs:
+            if t >= 0:
+                node.add(t)
+                first.setdefault(t, i)
+        order.extend(sorted(node))
+        for t in op.inputs:
+            if t >= 0:
+                r = root(t)
+                refs[r] -= 1
+                if refs[r] == 0 and r in first and r not in last:
+                    last[r] = i
+    if not ops:
+        order.extend(sorted(node0))
+
+    def whole_life(t: int) -> bool:
+        return first.get(t) == 0 and t not in last
+
+    own = [t for t in dict.fromkeys(order) if kinds[t] in (ARENA, PERSISTENT) and t not in shared]
+    own.sort(key=lambda t: (0, t, 0) if whole_life(t) else (1, -sizes[t], first[t]))
+    arena = _BestFitArena(TFLITE_ALIGNMENT)
+    offsets: dict[int, int] = {}
+    persistent = 0
+    for t in own:
+        if kinds[t] == PERSISTENT:
+            persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
+        else:
+            offsets[t] = arena.allocate(sizes[t], first[t], last.get(t, _END))
+    buffers = [t for t in own if kinds[t] == ARENA]
+    live = []
+    for i in range(len(ops)):
+        live.append(sum(sizes[t] for t in buffers if first[t] <= i <= last.get(t, _END)))
+    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in buffers},
+                        {t: last.get(t, _END) for t in buffers}, offsets, arena.high_water_mark, persistent,
+                        tuple(live))
+
+
+class _BestFitArena:
+    """``SimpleMemoryArena::Allocate``: the smallest gap that fits among lifetime-overlapping buffers."""
+
+    def __init__(self, alignment: int) -> None:
+        self.alignment = alignment
+        self.placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last), by offset
+        self.high_water_mark = 0
+
+    def allocate(self, size: int, first: int, last: int) -> int:
+        if size == 0:
+            return 0
+        best = best_fit = None
+        current = 0
+        for offset, other_size, other_first, other_last in self.placed:
+            if other_last < first or other_first > last:
+                continue
+            start = align(current, self.alignment)
+            if start + size <= offset and (best_fit is None or offset - start < best_fit):
+                best, best_fit = start, offset - current
+            current = max(current, offset + other_size)
+            if best_fit == 0:
+                break
+        if best is None:
+            best = align(current, self.alignment)
+        self.high_water_mark = max(self.high_water_mark, best + size)
+        keys = [p[0] for p in self.placed]
+        self.placed.insert(bisect_right(keys, best), (best, size, first, last))
+        return best
+
+
+def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
+               constant: Mapping[int, Sequence[bool]]) -> int:
+    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph.
+
+    Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
+    count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
+    Tensors no op reaches keep TFLM's "uninitialized" lifetime (-1, -1), as TFLM plans them too.
+    """
+    first: dict[tuple[int, int], int] = {}
+    last: dict[tuple[int, int], int] = {}
+    scope = 0
+
+    def mark(index: int, depth: int) -> None:
+        nonlocal scope
+        sg = model.subgraphs[index]
+        for t in sg.inputs:
+            if t >= 0:
+                first.setdefault((index, t), scope)
+                last[(index, t)] = scope
+        for op in sg.operators:
+            scope += 1
+            for t in op.outputs:
+                if t >= 0:
+                    first.setdefault((index, t), scope)
+            if depth < 64:
+                for key in _TFLM_CALLS.get(op.op_type, ()):
+                    if key in op.subgraph_refs:
+                        scope += 1
+                        mark(op.subgraph_refs[key], depth + 1)
+            for t in op.inputs:
+                if t >= 0:
+                    last[(index, t)] = scope
+            for t in op.outputs:
+                if t >= 0:
+                    last[(index, t)] = scope
+        for t in sg.outputs:
+            if t >= 0:
+                first.setdefault((index, t), scope)
+                last[(index, t)] = scope
+
+    mark(entry, 0)
+    buffers = []
+    for sg in model.subgraphs:
+        for t, tensor in enumerate(sg.tensors):
+            size = sizes[sg.index][t]
+            if constant[sg.index][t] or tensor.is_variable or size == 0:
+                continue
+            key = (sg.index, t)
+            buffers.append((align(size, TFLM_ALIGNMENT), first.get(key, -1), last.get(key, -1)))
+    return greedy_plan(buffers)
+
+
+# The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
+_TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
+               "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
+
+
+def greedy_plan(buffers: Sequence[tuple[int, int, int]]) -> int:
+    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
+    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time."""
+    placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last), by offset
+    high = 0
+    for size, first, last in sorted(buffers, key=lambda b: -b[0]):
+        candidate = 0
+        for offset, other_size, other_first, other_last in placed:
+            if other_first > last or first > other_last:
+                continue
+            if offset - candidate >= size:
+                break
+            candidate = max(candidate, offset + other_size)
+        placed.insert(bisect_right([p[0] for p in placed], candidate), (candidate, size, first, last))
+        high = max(high, candidate + size)
+    return high
+
+
+def analyze_memory(model: Model, entry: int, shapes: Mapping[int, Sequence[tuple[int, ...]]],
+                   constant: Mapping[int, Sequence[bool]], init_constant: Mapping[int, Sequence[bool]],
+                   reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
+                   resolved: bool = True) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+    """The memory figures of a model at its resolved shapes, and the live bytes of every op.
+
+    Args:
+        model: the parsed model.
+        entry: the subgraph the analysis started from.
+        shapes: resolved shapes of every tensor, per subgraph (every subgraph of the model).
+        constant: per subgraph, which tensors hold constant data.
+        init_constant: per subgraph, which tensors are made from constants once at init
+            (DEQUANTIZE / DENSIFY of a weight): TFLite keeps them in its persistent arena.
+        reached: the subgraphs the runtime runs (entry first), each with its own arena.
+        calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
+        resolved: False when some shapes are placeholders (the figures are then too).
+
+    Returns:
+        The :class:`MemorySummary` and ``{(subgraph, op): live bytes}`` for the reached subgraphs.
+    """
+    sizes = {sg.index: tensor_sizes(sg, shapes[sg.index]) for sg in model.subgraphs}
+    plans: dict[int, SubgraphPlan] = {}
+    for index in reached:
+        sg = model.subgraphs[index]
+        kinds = allocation_kinds(sg, sizes[index], constant[index], init_constant[index])
+        plans[index] = plan_subgraph(sg, sizes[index], kinds)
+
+    nested: dict[int, tuple[int, str | None]] = {}
+
+    def peak(index: int, stack: tuple[int, ...] = ()) -> tuple[int, str | None]:
+        """(largest bytes alive at once while ``index`` runs, counting what its callers hold, and where)."""
+        if index in nested:
+            return nested[index]
+        plan = plans[index]
+        best, where = _pinned_bytes(plan), None
+        for i, live in enumerate(plan.live):
+            inner, inner_where = 0, None
+            for child in calls.get((index, i), ()):
+                if child in plans and child not in stack:
+                    child_peak = peak(child, stack + (index,))
+                    if child_peak[0] > inner:
+                        inner, inner_where = child_peak
+            if live + inner > best or where is None:
+                best, where = live + inner, inner_where or f"{index}:{i}"
+        nested[index] = (best, where)
+        return nested[index]
+
+    peak_bytes, peak_op = peak(entry)
+    weights = _weights_bytes(model, reached, constant)
+    subgraphs = []
+    for index in reached:
+        plan = plans[index]
+        own_peak = max(plan.live, default=_pinned_bytes(plan))
+        own_op = f"{index}:{plan.live.index(own_peak)}" if plan.live else None
+        subgraphs.append(SubgraphMemory(
+            subgraph=index, name=model.subgraphs[index].name, buffers=len(plan.offsets),
+            shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
+            peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
+            persistent_bytes=plan.persistent_bytes))
+    summary = MemorySummary(
+        activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
+        peak_live_bytes=peak_bytes, peak_op=peak_op,
+        arena_bytes=sum(s.arena_bytes for s in subgraphs),
+        persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
+        tflm_arena_bytes=tflm_arena(model, entry, sizes, constant),
+        weights_bytes=weights, subgraphs=tuple(subgraphs), complete=resolved)
+    live = {(index, i): b for index, plan in plans.items() for i, b in enumerate(plan.live)}
+    return summary, live
+
+
+def _pinned_bytes(plan: SubgraphPlan) -> int:
+    """Bytes of the buffers alive for the whole run (a subgraph with no ops still holds its inputs)."""
+    return sum(plan.sizes[t] for t in plan.offsets if plan.first[t] == 0 and plan.last[t] == _END)
+
+
+def _weights_bytes(model: Model, reached: Sequence[int], constant: Mapping[int, Sequence[bool]]) -> int:
+    """Bytes of the constant buffers the reached subgraphs use, as stored, each buffer once."""
+    seen: dict[int, int] = {}
+    for index in reached:
+        for t, tensor in enumerate(model.subgraphs[index].tensors):
+            if constant[index][t] and tensor.data_size:
+                seen[tensor.buffer] = tensor.data_size
+    return sum(seen.values())
