@@ -3,7 +3,7 @@
 * ``TF_CPP_MIN_LOG_LEVEL=2`` before anything can import TensorFlow (hides its C++ INFO/WARNING logs).
 * Tests marked ``tf`` are skipped when TensorFlow cannot be imported, tests marked
   ``runtime`` when the LiteRT interpreter (``ai_edge_litert``) cannot be imported. The
-  markers are declared in pyproject.toml.
+  markers are declared in pyproject.toml. Tests marked ``micro`` need the ``tflite-micro`` package.
 * ``samples_dir``: the repository's ``sample_models/`` directory.
 """
 
@@ -25,6 +25,7 @@ SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_models"
 _OPTIONAL = {
     "tf": ("tensorflow", "TensorFlow is not installed (pip install tensorflow-cpu)"),
     "runtime": ("ai_edge_litert.interpreter", "the LiteRT interpreter is not installed (pip install ai-edge-litert)"),
+    "micro": ("tflite_micro", "the TensorFlow Lite Micro interpreter is not installed (pip install --pre tflite-micro)"),
 }
 
 

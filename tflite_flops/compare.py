@@ -128,6 +128,7 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              MetricDelta("bytes_read", "Bytes read", ta.bytes_read, tb.bytes_read, "bytes"),
              MetricDelta("bytes_written", "Bytes written", ta.bytes_written, tb.bytes_written, "bytes"),
              MetricDelta("model_size", "Model file size", a.model.size_bytes, b.model.size_bytes, "bytes"),
+             *_memory_rows(a, b),
              MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
     la, lb = a.latency or {}, b.latency or {}
@@ -139,6 +140,17 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
         if pa.get(key) is not None or pb.get(key) is not None:
             rows.append(MetricDelta(f"throughput.{key}", label, pa.get(key), pb.get(key), "rate"))
     return rows
+
+
+def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
+    """The memory figures side by side (only when both reports have them)."""
+    ma, mb = a.memory, b.memory
+    if ma is None or mb is None:
+        return []
+    return [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
+            for key, label in (("arena_bytes", "Arena (TFLite)"), ("peak_live_bytes", "Peak live activations"),
+                               ("persistent_arena_bytes", "Persistent arena"),
+                               ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
 
 
 def _by_type(a: Report, b: Report) -> list[TypeDelta]:

@@ -40,7 +40,8 @@ SWEEP_FORMATS = ("table", "json", "csv", "html")
 
 #: The totals that get a scaling law, with their display names.
 FIT_METRICS: dict[str, str] = {"macs": "MACs", "flops": "FLOPs", "params": "params",
-                               "activation_bytes": "activation bytes"}
+                               "activation_bytes": "activation bytes", "arena_bytes": "arena bytes",
+                               "peak_live_bytes": "peak live bytes"}
 
 # Conventional letters for the dims of an input of a given rank.
 _AXIS_LETTERS = {1: "N", 2: "BD", 3: "BTD", 4: "BHWC", 5: "BDHWC"}
@@ -259,6 +260,10 @@ def _point(spec: PointSpec, report: Report) -> SweepPoint:
         # the ops that run; in-place ops such as RESHAPE write nothing).
         "activation_bytes": t.bytes_written, "bytes_read": t.bytes_read,
     }
+    memory = report.memory
+    if memory is not None:  # the memory analysis at this point's shapes (see tflite_flops.memory)
+        totals.update(arena_bytes=memory.arena_bytes, peak_live_bytes=memory.peak_live_bytes,
+                      tflm_arena_bytes=memory.tflm_arena_bytes)
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
                       tuple(report.warnings), None, None, report)
@@ -307,6 +312,8 @@ def fit_points(points: Sequence[SweepPoint], metrics: Mapping[str, str] = FIT_ME
     variables, notes = find_variables(points)
     laws = {}
     for metric in metrics:
+        if not all(metric in p.totals for p in points):  # e.g. points read from an older JSON
+            continue
         ys = [int(p.totals[metric]) for p in points]
         laws[metric] = fit_law(metric, variables, ys)
     if not all(p.shapes_resolved for p in points):
@@ -524,7 +531,8 @@ def _render_csv(result: SweepResult) -> str:
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
-             "params", "param_bytes", "activation_bytes", "bytes_read", "shapes_resolved", "median_ms", "p90_ms",
+             "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
+             "tflm_arena_bytes", "shapes_resolved", "median_ms", "p90_ms",
              "flops_per_s", "inferences_per_s"])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -533,7 +541,8 @@ def _render_csv(result: SweepResult) -> str:
         t = p.totals
         w.writerow([i + 1, *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], t["macs"], t["flops"],
                     *[t["flops_by_precision"].get(pr, 0) for pr in precisions], t["params"], t["param_bytes"],
-                    t["activation_bytes"], t["bytes_read"], p.shapes_resolved,
+                    t["activation_bytes"], t["bytes_read"],
+                    *[t.get(k, "") for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")], p.shapes_resolved,
                     *[(p.latency or {}).get(k, "") for k in ("median_ms", "p90_ms")],
                     *[(p.throughput or {}).get(k, "") for k in ("flops_per_s", "inferences_per_s")]])
     return buf.getvalue()
@@ -550,7 +559,7 @@ def _render_table(result: SweepResult) -> str:
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
-                                          for p in precisions], "params", "act. bytes"]
+                                          for p in precisions], "params", "act. bytes", "arena"]
     timed = any(p.latency and p.latency.get("median_ms") is not None for p in result.points)
     if timed:
         head += ["median ms", "FLOP/s"]
@@ -559,7 +568,8 @@ def _render_table(result: SweepResult) -> str:
         t = p.totals
         rows.append([str(i + 1), *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], grouped(t["macs"]),
                      grouped(t["flops"]), *[grouped(t["flops_by_precision"].get(pr, 0)) for pr in precisions],
-                     grouped(t["params"]), grouped(t["activation_bytes"])]
+                     grouped(t["params"]), grouped(t["activation_bytes"]),
+                     grouped(t["arena_bytes"]) if "arena_bytes" in t else "-"]
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
     widths = [max(len(r[c]) for r in [head] + rows if c < len(r)) for c in range(len(head))]
