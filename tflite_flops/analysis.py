@@ -612,11 +612,7 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
-    states = walk.states
-    constant = {i: subgraph_tensors(model.subgraphs[i], s).constant for i, s in states.items()}
-    resolved = all(all(states[i].resolved) for i in reached)
-    return analyze_memory(model, entry, {i: s.shapes for i, s in states.items()}, constant,
-                          {i: s.derived_constant for i, s in states.items()}, reached, calls, resolved)
+    return analyze_memory(model, entry, walk.states, reached, calls)
 
 
 def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]:

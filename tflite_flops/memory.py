@@ -29,13 +29,14 @@ partitions' tensors in their own memory. See docs/memory.md.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Mapping, Sequence
 
 from .model import Model, Subgraph
 from .ops.registry import lookup_memory
 from .report import MemorySummary, SubgraphMemory
+from .shapes import SubgraphShapes, subgraph_tensors
 from .units import dense_bytes, num_elements
 
 TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
@@ -74,9 +75,23 @@ class SubgraphPlan:
         return sum(align(self.sizes[t], TFLITE_ALIGNMENT) for t, kind in enumerate(self.kinds) if kind == ARENA)
 
 
-def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
-    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0)."""
-    return tuple(dense_bytes(num_elements(shape), t.dtype) for t, shape in zip(sg.tensors, shapes))
+def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequence[bool] | None = None,
+                 numel: Sequence[int] | None = None, stored: Sequence[tuple[int, ...]] | None = None
+                 ) -> list[int]:
+    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0).
+
+    Constant tensors are 0 when ``constant`` is given (weights are never planned). ``numel`` and
+    ``stored`` (the walk's element counts of the stored shapes) spare recounting unchanged shapes.
+    """
+    out = []
+    for i, (t, shape) in enumerate(zip(sg.tensors, shapes)):
+        if constant is not None and constant[i]:
+            out.append(0)
+        elif numel is not None and stored is not None and shape is stored[i]:
+            out.append(dense_bytes(numel[i], t.dtype))
+        else:
+            out.append(dense_bytes(num_elements(shape), t.dtype))
+    return out
 
 
 def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
@@ -116,10 +131,7 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
                 readers[t] += 1
 
     shared: dict[int, int] = {}
-
-    def root(t: int) -> int:
-        return shared.get(t, t)
-
+    root = list(range(len(sizes)))  # the tensor whose buffer each tensor uses
     for op in ops:  # IdentifyInPlaceTensors
         facts = lookup_memory(op.op_type)
         if not facts.inplace or not op.outputs or op.outputs[0] < 0:
@@ -141,90 +153,107 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
             break
         if source < 0:
             continue
-        base = root(source)
+        base = root[source]
         if changed and readers[base] > 1:
             continue
         # CalculateAllocations drops a share whose buffer is not an arena one of the same size.
         if kinds[base] == ARENA and kinds[out] == ARENA and sizes[base] == sizes[out]:
-            shared[out] = base
+            shared[out] = root[out] = base
 
     refs = list(pinned)
     for op in ops:
         for t in op.inputs:
             if t >= 0:
-                refs[root(t)] += 1
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    order: list[int] = []  # nodes_to_tensors_: node 0 holds variables and inputs, node i op i's outputs
-    for t in sorted({*variables, *graph_inputs}):
+                refs[root[t]] += 1
+    first = [-1] * len(sizes)  # op that allocates each tensor (-1: never)
+    last = [_END] * len(sizes)  # last op that reads it (_END: never freed)
+    node0 = sorted({*variables, *graph_inputs})
+    for t in node0:
         first[t] = 0
-    node0 = set(first)
+    order: list[int] = []  # nodes_to_tensors_: node 0 holds variables and inputs, node i op i's outputs
     for i, op in enumerate(ops):
-        node = node0 if i == 0 else set()
-        for t in op.outputs:
-            if t >= 0:
-                node.add(t)
-                first.setdefault(t, i)
-        order.extend(sorted(node))
+        outs = [t for t in op.outputs if t >= 0]
+        for t in outs:
+            if first[t] < 0:
+                first[t] = i
+        order.extend(sorted({*node0, *outs}) if i == 0 else sorted(outs) if len(outs) > 1 else outs)
         for t in op.inputs:
             if t >= 0:
-                r = root(t)
+                r = root[t]
                 refs[r] -= 1
-                if refs[r] == 0 and r in first and r not in last:
+                if refs[r] == 0 and first[r] >= 0 and last[r] == _END:
                     last[r] = i
     if not ops:
-        order.extend(sorted(node0))
-
-    def whole_life(t: int) -> bool:
-        return first.get(t) == 0 and t not in last
+        order = node0
 
     own = [t for t in dict.fromkeys(order) if kinds[t] in (ARENA, PERSISTENT) and t not in shared]
-    own.sort(key=lambda t: (0, t, 0) if whole_life(t) else (1, -sizes[t], first[t]))
-    arena = _BestFitArena(TFLITE_ALIGNMENT)
+    own.sort(key=lambda t: (0, t, 0) if first[t] == 0 and last[t] == _END else (1, -sizes[t], first[t]))
+    timeline = _Timeline(len(ops))
     offsets: dict[int, int] = {}
     persistent = 0
+    delta = [0] * (len(ops) + 1)  # live bytes per op by differences: +size at first, -size after last
+    n_last = len(ops) - 1
     for t in own:
+        size = sizes[t]
         if kinds[t] == PERSISTENT:
-            persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
-        else:
-            offsets[t] = arena.allocate(sizes[t], first[t], last.get(t, _END))
-    buffers = [t for t in own if kinds[t] == ARENA]
-    live = []
+            persistent = align(persistent, TFLITE_ALIGNMENT) + size
+            continue
+        start, end = first[t], last[t]
+        offsets[t] = best_fit(timeline, size, start, end, t, TFLITE_ALIGNMENT)
+        delta[start] += size
+        delta[(end if end < n_last else n_last) + 1] -= size
+    live, running = [], 0
     for i in range(len(ops)):
-        live.append(sum(sizes[t] for t in buffers if first[t] <= i <= last.get(t, _END)))
-    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in buffers},
-                        {t: last.get(t, _END) for t in buffers}, offsets, arena.high_water_mark, persistent,
+        running += delta[i]
+        live.append(running)
+    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in offsets},
+                        {t: last[t] for t in offsets}, offsets, timeline.high_water_mark, persistent,
                         tuple(live))
 
 
-class _BestFitArena:
-    """``SimpleMemoryArena::Allocate``: the smallest gap that fits among lifetime-overlapping buffers."""
+class _Timeline:
+    """Placed buffers indexed by the time steps they cover, so that a new buffer is compared only
+    with the buffers alive during its own lifetime (the planners' overlap test), not with all."""
 
-    def __init__(self, alignment: int) -> None:
-        self.alignment = alignment
-        self.placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last), by offset
+    def __init__(self, steps: int) -> None:
+        self.steps = max(steps, 1)
+        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(self.steps)]  # (offset, size, id)
         self.high_water_mark = 0
 
-    def allocate(self, size: int, first: int, last: int) -> int:
-        if size == 0:
-            return 0
-        best = best_fit = None
-        current = 0
-        for offset, other_size, other_first, other_last in self.placed:
-            if other_last < first or other_first > last:
-                continue
-            start = align(current, self.alignment)
-            if start + size <= offset and (best_fit is None or offset - start < best_fit):
-                best, best_fit = start, offset - current
-            current = max(current, offset + other_size)
-            if best_fit == 0:
-                break
-        if best is None:
-            best = align(current, self.alignment)
-        self.high_water_mark = max(self.high_water_mark, best + size)
-        keys = [p[0] for p in self.placed]
-        self.placed.insert(bisect_right(keys, best), (best, size, first, last))
-        return best
+    def overlapping(self, first: int, last: int) -> list[tuple[int, int, int]]:
+        """The placed buffers alive at some step of [first, last], by offset (ties: placement order)."""
+        lo, hi = max(first, 0), min(last, self.steps - 1)
+        if lo == hi:
+            return sorted(self.alive[lo])
+        if hi == lo + 1:
+            return sorted({*self.alive[lo], *self.alive[hi]})
+        return sorted({entry for step in range(lo, hi + 1) for entry in self.alive[step]})
+
+    def place(self, offset: int, size: int, first: int, last: int, ident: int) -> None:
+        entry = (offset, size, ident)
+        for step in range(max(first, 0), min(last, self.steps - 1) + 1):
+            self.alive[step].append(entry)
+        self.high_water_mark = max(self.high_water_mark, offset + size)
+
+
+def best_fit(timeline: _Timeline, size: int, first: int, last: int, ident: int, alignment: int) -> int:
+    """``SimpleMemoryArena::Allocate``: the smallest aligned gap that fits among the lifetime-overlapping
+    buffers, else the aligned end of them."""
+    if size == 0:
+        return 0
+    best = best_gap = -1
+    current = 0
+    for offset, other_size, _ in timeline.overlapping(first, last):
+        start = -(-current // alignment) * alignment
+        if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
+            best, best_gap = start, offset - current
+        current = max(current, offset + other_size)
+        if best_gap == 0:
+            break
+    if best < 0:
+        best = -(-current // alignment) * alignment
+    timeline.place(best, size, first, last, ident)
+    return best
 
 
 def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
@@ -235,48 +264,49 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
     count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
     Tensors no op reaches keep TFLM's "uninitialized" lifetime (-1, -1), as TFLM plans them too.
     """
-    first: dict[tuple[int, int], int] = {}
-    last: dict[tuple[int, int], int] = {}
+    first = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}  # -1: TFLM's "uninitialized"
+    last = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}
     scope = 0
 
     def mark(index: int, depth: int) -> None:
         nonlocal scope
-        sg = model.subgraphs[index]
+        sg, firsts, lasts = model.subgraphs[index], first[index], last[index]
         for t in sg.inputs:
             if t >= 0:
-                first.setdefault((index, t), scope)
-                last[(index, t)] = scope
+                if firsts[t] < 0:
+                    firsts[t] = scope
+                lasts[t] = scope
         for op in sg.operators:
             scope += 1
             for t in op.outputs:
-                if t >= 0:
-                    first.setdefault((index, t), scope)
-            if depth < 64:
+                if t >= 0 and firsts[t] < 0:
+                    firsts[t] = scope
+            if op.subgraph_refs and depth < 64:
                 for key in _TFLM_CALLS.get(op.op_type, ()):
                     if key in op.subgraph_refs:
                         scope += 1
                         mark(op.subgraph_refs[key], depth + 1)
             for t in op.inputs:
                 if t >= 0:
-                    last[(index, t)] = scope
+                    lasts[t] = scope
             for t in op.outputs:
                 if t >= 0:
-                    last[(index, t)] = scope
+                    lasts[t] = scope
         for t in sg.outputs:
             if t >= 0:
-                first.setdefault((index, t), scope)
-                last[(index, t)] = scope
+                if firsts[t] < 0:
+                    firsts[t] = scope
+                lasts[t] = scope
 
     mark(entry, 0)
     buffers = []
     for sg in model.subgraphs:
+        sg_sizes, sg_constant, firsts, lasts = sizes[sg.index], constant[sg.index], first[sg.index], last[sg.index]
         for t, tensor in enumerate(sg.tensors):
-            size = sizes[sg.index][t]
-            if constant[sg.index][t] or tensor.is_variable or size == 0:
-                continue
-            key = (sg.index, t)
-            buffers.append((align(size, TFLM_ALIGNMENT), first.get(key, -1), last.get(key, -1)))
-    return greedy_plan(buffers)
+            size = sg_sizes[t]
+            if size and not sg_constant[t] and not tensor.is_variable:
+                buffers.append((-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t], lasts[t]))
+    return greedy_plan(buffers, scope + 2)
 
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
@@ -284,49 +314,53 @@ _TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE"
                "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
 
 
-def greedy_plan(buffers: Sequence[tuple[int, int, int]]) -> int:
+def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
     """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
-    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time."""
-    placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last), by offset
-    high = 0
-    for size, first, last in sorted(buffers, key=lambda b: -b[0]):
+    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time.
+
+    Lifetimes are time steps from -1 (TFLM's "never used") to ``steps - 2``.
+    """
+    if steps is None:
+        steps = max((b[2] for b in buffers), default=0) + 2
+    timeline = _Timeline(steps)
+    for ident, (size, first, last) in enumerate(sorted(buffers, key=itemgetter(0), reverse=True)):
         candidate = 0
-        for offset, other_size, other_first, other_last in placed:
-            if other_first > last or first > other_last:
-                continue
+        for offset, other_size, _ in timeline.overlapping(first + 1, last + 1):
             if offset - candidate >= size:
                 break
             candidate = max(candidate, offset + other_size)
-        placed.insert(bisect_right([p[0] for p in placed], candidate), (candidate, size, first, last))
-        high = max(high, candidate + size)
-    return high
+        timeline.place(candidate, size, first + 1, last + 1, ident)
+    return timeline.high_water_mark
 
 
-def analyze_memory(model: Model, entry: int, shapes: Mapping[int, Sequence[tuple[int, ...]]],
-                   constant: Mapping[int, Sequence[bool]], init_constant: Mapping[int, Sequence[bool]],
-                   reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
-                   resolved: bool = True) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
+                   calls: Mapping[tuple[int, int], Sequence[int]]
+                   ) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
         model: the parsed model.
         entry: the subgraph the analysis started from.
-        shapes: resolved shapes of every tensor, per subgraph (every subgraph of the model).
-        constant: per subgraph, which tensors hold constant data.
-        init_constant: per subgraph, which tensors are made from constants once at init
-            (DEQUANTIZE / DENSIFY of a weight): TFLite keeps them in its persistent arena.
+        states: the analysis' resolved shapes of every subgraph of the model; ``derived_constant``
+            marks tensors made from constants once at init (DEQUANTIZE / DENSIFY of a weight),
+            which TFLite keeps in its persistent arena.
         reached: the subgraphs the runtime runs (entry first), each with its own arena.
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
-        resolved: False when some shapes are placeholders (the figures are then too).
 
     Returns:
         The :class:`MemorySummary` and ``{(subgraph, op): live bytes}`` for the reached subgraphs.
     """
-    sizes = {sg.index: tensor_sizes(sg, shapes[sg.index]) for sg in model.subgraphs}
+    constant: dict[int, Sequence[bool]] = {}
+    sizes: dict[int, list[int]] = {}
+    for sg in model.subgraphs:
+        state = states[sg.index]
+        tensors = subgraph_tensors(sg, state)
+        constant[sg.index] = tensors.constant
+        sizes[sg.index] = tensor_sizes(sg, state.shapes, tensors.constant, tensors.numel, tensors.stored)
     plans: dict[int, SubgraphPlan] = {}
     for index in reached:
         sg = model.subgraphs[index]
-        kinds = allocation_kinds(sg, sizes[index], constant[index], init_constant[index])
+        kinds = allocation_kinds(sg, sizes[index], constant[index], states[index].derived_constant)
         plans[index] = plan_subgraph(sg, sizes[index], kinds)
 
     nested: dict[int, tuple[int, str | None]] = {}
@@ -367,7 +401,8 @@ def analyze_memory(model: Model, entry: int, shapes: Mapping[int, Sequence[tuple
         arena_bytes=sum(s.arena_bytes for s in subgraphs),
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=tflm_arena(model, entry, sizes, constant),
-        weights_bytes=weights, subgraphs=tuple(subgraphs), complete=resolved)
+        weights_bytes=weights, subgraphs=tuple(subgraphs),
+        complete=all(all(states[i].resolved) for i in reached))
     live = {(index, i): b for index, plan in plans.items() for i, b in enumerate(plan.live)}
     return summary, live
 

@@ -1,0 +1,64 @@
+"""The memory pass's share of the static analysis: ``analyze()`` with and without it, in one run.
+
+    python benchmarks/memory_overhead.py            # the 600-op chain (and 5,000 ops)
+    python benchmarks/memory_overhead.py --ops 600 --repeat 30
+
+The chain is the generated MobileNet-like model of ``static_speed.py`` (written with the
+flatbuffers Builder, never committed). "without" replaces the memory pass with a no-op, so the
+difference is what the pass costs; both are the best of ``--repeat`` calls on one parsed model
+file, alternating, so that machine noise hits both alike. Target: under 20% of the analysis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from static_speed import make_chain  # noqa: E402
+
+import tflite_flops  # noqa: E402
+from tflite_flops import analysis  # noqa: E402
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ops", type=int, nargs="+", default=[600, 5000], help="chain sizes (default 600 5000)")
+    p.add_argument("--repeat", type=int, default=20, help="calls per variant and round (best is kept)")
+    args = p.parse_args(argv)
+    real_memory = analysis._memory
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.ops:
+            path = Path(tmp) / f"chain_{n}.tflite"
+            path.write_bytes(make_chain(n))
+            report = tflite_flops.analyze(path)
+            with_pass = without = float("inf")
+            for _ in range(3):  # alternate the variants
+                analysis._memory = real_memory
+                with_pass = min(with_pass, best_of(lambda: tflite_flops.analyze(path), args.repeat))
+                analysis._memory = lambda walk, entry: (None, {})
+                without = min(without, best_of(lambda: tflite_flops.analyze(path), args.repeat))
+            analysis._memory = real_memory
+            extra = with_pass - without
+            print(f"chain_{n} ({report.model.operators} ops): analyze {without * 1e3:.2f} ms without the memory "
+                  f"pass, {with_pass * 1e3:.2f} ms with it: +{extra * 1e3:.2f} ms = {100 * extra / without:.1f}% "
+                  f"(arena {report.memory.arena_bytes:,} B, TFLM {report.memory.tflm_arena_bytes:,} B)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
