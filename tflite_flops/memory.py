@@ -217,23 +217,29 @@ class _Timeline:
 
     def __init__(self, steps: int) -> None:
         self.steps = max(steps, 1)
-        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(self.steps)]  # (offset, size, id)
+        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(self.steps)]  # (offset, end, id)
         self.high_water_mark = 0
 
-    def overlapping(self, first: int, last: int) -> list[tuple[int, int, int]]:
-        """The placed buffers alive at some step of [first, last], by offset (ties: placement order)."""
-        lo, hi = max(first, 0), min(last, self.steps - 1)
+    def overlapping(self, lo: int, hi: int) -> list[tuple[int, int, int]]:
+        """The placed buffers alive at some step of [lo, hi] (clipped to the timeline), by offset."""
+        alive = self.alive
+        if lo < 0:
+            lo = 0
+        if hi >= self.steps:
+            hi = self.steps - 1
         if lo == hi:
-            return sorted(self.alive[lo])
+            return sorted(alive[lo])
         if hi == lo + 1:
-            return sorted({*self.alive[lo], *self.alive[hi]})
-        return sorted({entry for step in range(lo, hi + 1) for entry in self.alive[step]})
+            return sorted({*alive[lo], *alive[hi]})
+        return sorted({entry for step in range(lo, hi + 1) for entry in alive[step]})
 
-    def place(self, offset: int, size: int, first: int, last: int, ident: int) -> None:
-        entry = (offset, size, ident)
-        for step in range(max(first, 0), min(last, self.steps - 1) + 1):
-            self.alive[step].append(entry)
-        self.high_water_mark = max(self.high_water_mark, offset + size)
+    def place(self, offset: int, size: int, lo: int, hi: int, ident: int) -> None:
+        entry = (offset, offset + size, ident)
+        alive = self.alive
+        for step in range(max(lo, 0), min(hi, self.steps - 1) + 1):
+            alive[step].append(entry)
+        if offset + size > self.high_water_mark:
+            self.high_water_mark = offset + size
 
 
 def best_fit(timeline: _Timeline, size: int, first: int, last: int, ident: int, alignment: int) -> int:
@@ -243,13 +249,14 @@ def best_fit(timeline: _Timeline, size: int, first: int, last: int, ident: int, 
         return 0
     best = best_gap = -1
     current = 0
-    for offset, other_size, _ in timeline.overlapping(first, last):
+    for offset, end, _ in timeline.overlapping(first, last):
         start = -(-current // alignment) * alignment
         if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
             best, best_gap = start, offset - current
-        current = max(current, offset + other_size)
-        if best_gap == 0:
-            break
+            if best_gap == 0:
+                break
+        if end > current:
+            current = end
     if best < 0:
         best = -(-current // alignment) * alignment
     timeline.place(best, size, first, last, ident)
@@ -325,10 +332,11 @@ def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = Non
     timeline = _Timeline(steps)
     for ident, (size, first, last) in enumerate(sorted(buffers, key=itemgetter(0), reverse=True)):
         candidate = 0
-        for offset, other_size, _ in timeline.overlapping(first + 1, last + 1):
+        for offset, end, _ in timeline.overlapping(first + 1, last + 1):
             if offset - candidate >= size:
                 break
-            candidate = max(candidate, offset + other_size)
+            if end > candidate:
+                candidate = end
         timeline.place(candidate, size, first + 1, last + 1, ident)
     return timeline.high_water_mark
 
