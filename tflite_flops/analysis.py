@@ -219,6 +219,8 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             for o in op.outputs:
                 state.derived_constant[o] = True
         entry = _cost_entry(walk, sg, tensors, state, ctx, shape_note)
+        if entry.status == "opaque":
+            entry.note = _join(entry.note, _opaque_note(walk.model, sg, op))
         if op.op_type in SPARSE_WEIGHT_OPS:  # see _Walk.weighted; no later note in this loop is for these types
             walk.weighted.append((sg, tensors, ctx, entry))
         previous = walk.entries.get(key)
@@ -392,6 +394,8 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
             return _NO_COST, "unsupported", "not costed", _join(note, spec.note)
         if spec.status == "zero":
             return _NO_COST, "zero", "0", _join(note, spec.note)
+        if spec.status == "opaque":  # the note is completed with what the file tells (_opaque_note)
+            return _NO_COST, "opaque", "opaque: compiled for an accelerator", note
         cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
         return cost, "ok", spec.formula, _join(note, cost.note)
     except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
@@ -473,6 +477,16 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     precision = _precision(op_type, act.dtype if act is not None else None, weight.dtype if weight is not None else None)
     return _Entry(sg.index, ctx.index, op_type, out0.name if out0 is not None else "", tuple(in_shapes),
                   tuple(out_shapes), cost, read, written, params, status, formula, note, precision, all_resolved)
+
+
+def _opaque_note(model: Model, sg: Subgraph, op: Any) -> str:
+    """What the file tells about an accelerator-compiled op (see :mod:`tflite_flops.ops.accelerator`)."""
+    from .ops.accelerator import opaque_note
+
+    spec = lookup(op.op_type)
+    consts = [sg.tensors[i].data_size for i in op.inputs if i >= 0 and sg.tensors[i].data_size]
+    return opaque_note(spec.note if spec is not None else op.op_type, op.custom_options[1], op.options,
+                       (len(consts), sum(consts)))
 
 
 def _constant_input0(ctx: OpContext) -> bool:
@@ -653,7 +667,8 @@ def _sums(ops: list[OpRecord]) -> tuple[int, int, int, int, int, int]:
 def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
     macs, flops, read, written, _, effective = _sums(ops)
     return Totals(macs=macs, flops=flops, params=params, param_bytes=param_bytes, bytes_read=read,
-                  bytes_written=written, by_precision=_precision_split(ops), effective_macs=effective)
+                  bytes_written=written, by_precision=_precision_split(ops), effective_macs=effective,
+                  opaque_ops=sum(1 for o in ops if o.status == "opaque"))
 
 
 def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
@@ -668,6 +683,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     init: list[OpRecord] = []
     groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
+    opaque: list[OpRecord] = []
     for o in records:  # one pass: phases, groups and unsupported types
         if o.phase == "inference":
             inference.append(o)
@@ -681,6 +697,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
             continue
         if o.status == "unsupported":
             unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
+        elif o.status == "opaque" and o.phase == "inference":
+            opaque.append(o)
     params = param_bytes = 0
     for n, size in walk.param_tensors.values():
         params += n
@@ -694,6 +712,11 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
         if walk.strict:
             raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
+        warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
+    if opaque and walk.strict:
+        raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
+                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
     state = walk.states[entry]
 
     def summary(tidx: int) -> TensorSummary:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "zero", "unsupported")
+STATUSES = ("ok", "zero", "unsupported", "opaque")  # opaque: accelerator-compiled, its work not visible
 PHASES = ("inference", "init", "not_executed")
 
 
@@ -75,6 +75,7 @@ class Totals:
     bytes_written: int = 0
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
+    opaque_ops: int = 0  # accelerator-compiled ops whose work is not in these sums (not a 0: unknown)
 
 
 @dataclass(frozen=True)

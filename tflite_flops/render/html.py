@@ -23,9 +23,10 @@ import math
 import os
 from typing import Any, Mapping, Sequence
 
-from ..report import OpRecord, Report
+from ..report import STATUSES, OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
+from .opaque import opaque_line
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
@@ -585,7 +586,7 @@ def _op_table(report: Report) -> str:
     th = "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}" data-key="{k}">{esc(h)}</th>'
                  for h, t, k in heads)
     rows = "".join(_op_row(i, o, report.totals.flops, has_lat) for i, o in enumerate(report.ops))
-    statuses = "".join(f'<option value="{s}">{s}</option>' for s in ("ok", "zero", "unsupported"))
+    statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'
             '<input type="search" id="op-filter" placeholder="filter by type, name, precision…" aria-label="filter">'
@@ -603,6 +604,9 @@ def _notes(report: Report) -> str:
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
         parts.append(f'<div class="alert"><b>Not counted:</b> {n} op(s) of {len(report.unsupported)} type(s): '
                      f'{esc(listing)}. Totals are a lower bound.</div>')
+    opaque = opaque_line(report)
+    if opaque:
+        parts.append(f'<div class="alert"><b>Opaque:</b> {esc(opaque)}.</div>')
     if report.warnings:
         items = "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
         parts.append(f'<h3>Warnings</h3><ul class="warnings">{items}</ul>')

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
+from .opaque import opaque_line
 
 
 def md_text(text: object) -> str:
@@ -91,6 +92,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{md_text(k)} ×{v}" for k, v in sorted(report.unsupported.items()))
         out += ["", f"> **Not counted:** {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    opaque = opaque_line(report)
+    if opaque:
+        out += ["", f"> **Opaque:** {md_text(opaque)}"]
     if report.warnings:
         out += ["", "<details><summary>Warnings</summary>", ""] + [f"- {md_text(w)}" for w in report.warnings] + \
                ["", "</details>"]

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
+from .opaque import opaque_line
 
 
 
@@ -122,6 +123,9 @@ def render_table(report: Report, top: int = 10) -> str:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
         out += ["", f"Not counted: {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    opaque = opaque_line(report)
+    if opaque:
+        out += ["", f"Opaque: {opaque}"]
     if report.warnings:
         out += ["", "Warnings"] + [f"  ! {w}" for w in report.warnings]
     return "\n".join(out) + "\n"
