@@ -134,7 +134,6 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
-    model.hash_in_background()  # the report's sha256, computed while the walk runs
     entry = _entry_subgraph(model, signature)
     spec = normalize_input_shapes(input_shapes)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
@@ -677,6 +676,22 @@ def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
                          params=params, by_precision=_precision_split(ops))
 
 
+class _Sha256:
+    """The model's SHA-256 computed at the first read of ``ModelInfo.sha256`` (a renderer, to_dict),
+    not during the analysis: a 4 GB file takes seconds to hash. Pickling (batch workers) computes it."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    def __call__(self) -> str:
+        return self.model.sha256()
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return str, (self(),)
+
+
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     records = _records(walk)
     inference: list[OpRecord] = []
@@ -724,7 +739,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         return TensorSummary(input_display_name(model, sg, tidx), t.dtype, state.shapes[tidx], t.shape_signature,
                              tidx)
 
-    info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=model.sha256(),
+    info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=_Sha256(model),
                      subgraphs=len(model.subgraphs), operators=sum(len(s.operators) for s in model.subgraphs),
                      description=model.description, signatures=tuple(s.key for s in model.signatures),
                      subgraph_names=tuple(s.name or next((g.key for g in model.signatures if g.subgraph_index == s.index),

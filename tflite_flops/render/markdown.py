@@ -14,6 +14,7 @@ from typing import Sequence
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .opaque import opaque_line
+from .table import file_hash_text
 
 
 def md_text(text: object) -> str:
@@ -42,7 +43,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
     name = os.path.basename(m.path) if m.path else "model bytes"
     out = [f"### {report.tool['name']} report: {md_text(name)}", ""]
     out.append(f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
-               f"sha256 `{m.sha256[:12]}` · {report.tool['name']} {md_text(report.tool['version'])}")
+               f"{file_hash_text(m.size_bytes, m, 12)} · {report.tool['name']} {md_text(report.tool['version'])}")
     ios = [f"input **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.inputs]
     ios += [f"output **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.outputs]
     if ios:
