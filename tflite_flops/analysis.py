@@ -91,6 +91,7 @@ class _Walk:
     # Contractions whose weights are counted after the walk (_fill_sparsity): reading the weights
     # between ops evicts the walk's own objects from the CPU caches (1.5 ms of 15 on a 600-op chain).
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
+    param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
 
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -494,8 +495,15 @@ def _constant_input0(ctx: OpContext) -> bool:
 
 
 def _count_param_tensor(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int) -> None:
-    """Record a stored weight tensor (elements and bytes as stored), once however many ops read it."""
-    walk.param_tensors[(sg.index, index)] = (tensors.numel[index], sg.tensors[index].data_size)
+    """Record a stored weight tensor (elements and bytes as stored), once however many ops read it.
+
+    A buffer that tensors of several subgraphs point at (the weights that the signatures of a
+    generative model share) is counted for the first subgraph that reads it only.
+    """
+    t = sg.tensors[index]
+    if t.data_size and walk.param_buffers.setdefault(t.data_offset, sg.index) != sg.index:
+        return
+    walk.param_tensors[(sg.index, index)] = (tensors.numel[index], t.data_size)
 
 
 def _as_cost(value: Any) -> Cost:
