@@ -101,7 +101,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
             signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
             trust_stored_shapes: bool = True, quantization: str | None = None,
-            count_zeros: bool | None = None) -> Report:
+            count_zeros: bool | None = None, all_signatures: bool = False, prefill: str | None = None,
+            decode: str | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes and params, and totals.
 
     Args:
@@ -119,6 +120,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             effective MACs. ``None`` (default) does so for files up to 64 MiB only, so that a big
             model's weight pages are not touched unless asked; sparse-encoded weights are always seen.
         quantization: conversion mode for such sources: float (default), int8, dynamic_range, fp16.
+        all_signatures: also analyze every signature and put their totals (and, for prefill/decode
+            signatures, the per-token figures) in ``report.signatures``; see :mod:`tflite_flops.generative`.
+        prefill, decode: with ``all_signatures``, the keys of the prefill and decode signatures
+            (default: detected by name and by the token-count input dim).
 
     Returns:
         The :class:`Report`.
@@ -135,6 +140,26 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
+    settings = {"strict": strict, "while_trips": while_trips, "cost_overrides": cost_overrides,
+                "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
+    report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+    if all_signatures:
+        from .generative import add_signatures
+
+        report = add_signatures(report, model, prefill=prefill, decode=decode, **settings)
+    elif prefill is not None or decode is not None:
+        raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+    return report
+
+
+def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *, strict: bool,
+                  while_trips: int, cost_overrides: Mapping[str, CostOverride] | None, trust_stored_shapes: bool,
+                  count_zeros: bool | None) -> tuple[Report, _Walk]:
+    """The report of one entry (subgraph 0 or a signature's subgraph) and the walk that made it.
+
+    :func:`analyze` without the conversion and the signature summaries; the walk tells
+    :mod:`tflite_flops.generative` which weights each signature reads.
+    """
     entry = _entry_subgraph(model, signature)
     spec = normalize_input_shapes(input_shapes)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
@@ -142,7 +167,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
                  bool(count_zeros))
     _walk_model(walk, entry, spec, batch)
-    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch)
+    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch), walk
 
 
 def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any = None, batch: int | None = None, *,

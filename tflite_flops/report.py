@@ -130,6 +130,49 @@ class ModelInfo:
 
 
 @dataclass(frozen=True)
+class TokenFigures:
+    """Per-token figures of a signature that runs a generative model's prefill or decode step.
+
+    Counts per token are the signature's totals divided by ``tokens``, rounded to the nearest
+    int. See :mod:`tflite_flops.generative` for how the role, the tokens and the cache are found.
+    """
+
+    role: str  # "prefill" | "decode"
+    tokens: int  # tokens one call processes: the token input's last dim
+    token_input: str  # the signature input that carries the token ids
+    macs_per_token: int
+    flops_per_token: int
+    weight_bytes_per_token: int  # the weights the signature reads (stored bytes), once per call, ÷ tokens
+    kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
+    kv_cache_inputs: tuple[str, ...] = ()
+    kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
+    latency_ms: float | None = None  # median of timed signature-runner calls
+    tokens_per_s: float | None = None  # tokens / median call time
+    time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
+
+
+@dataclass(frozen=True)
+class SignatureReport:
+    """One signature of a multi-signature model: its totals, and token figures for prefill/decode.
+
+    ``totals.params`` / ``param_bytes`` count the weights this signature's subgraphs read; weights
+    shared with other signatures are in every signature that reads them and once in the report's
+    own ``totals.params``.
+    """
+
+    key: str
+    subgraph: int
+    inputs: tuple[TensorSummary, ...]
+    outputs: tuple[TensorSummary, ...]
+    totals: Totals
+    operators: int  # ops that run per call (WHILE bodies counted once)
+    unsupported: Mapping[str, int] = field(default_factory=dict)
+    tokens: TokenFigures | None = None
+    latency: Mapping[str, Any] | None = None  # the bench statistics of one signature-runner call
+    memory: Any | None = None  # per-signature memory figures, left to the memory analysis to fill
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything an analysis produces. Renderers only read it."""
 
@@ -148,6 +191,7 @@ class Report:
     throughput: Mapping[str, Any] | None = None
     roofline: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
+    signatures: Mapping[str, SignatureReport] = field(default_factory=dict)  # analyze(all_signatures=True)
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -155,7 +199,8 @@ class Report:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals",
-                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline"]
+                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline",
+                 "signatures"]
         return {k: _jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -203,7 +248,8 @@ class Report:
             ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
             settings=dict(d.get("settings") or {}), latency=d.get("latency"), throughput=d.get("throughput"),
             roofline=d.get("roofline"),
-            schema_version=version)
+            schema_version=version,
+            signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
@@ -232,6 +278,17 @@ class Report:
 
         return check_budget(self, max_macs=max_macs, max_flops=max_flops, max_params=max_params,
                             max_latency_ms=max_latency_ms)
+
+
+def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
+    """A :class:`SignatureReport` from its ``to_dict`` form (``summary`` / ``totals`` rebuild the parts)."""
+    tokens = d.get("tokens")
+    if tokens is not None:
+        tokens = TokenFigures(**{**tokens, "kv_cache_inputs": tuple(tokens.get("kv_cache_inputs", ()))})
+    return SignatureReport(key=d["key"], subgraph=d["subgraph"], inputs=tuple(summary(t) for t in d["inputs"]),
+                           outputs=tuple(summary(t) for t in d["outputs"]), totals=totals(d["totals"]),
+                           operators=d["operators"], unsupported=dict(d.get("unsupported") or {}), tokens=tokens,
+                           latency=d.get("latency"), memory=d.get("memory"))
 
 
 def _jsonable(value: Any) -> Any:

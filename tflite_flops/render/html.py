@@ -27,6 +27,7 @@ from ..report import STATUSES, OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from .opaque import opaque_line
+from .signatures import signatures_html
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
@@ -636,7 +637,7 @@ def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
     subtitle = esc(f"{report.tool.get('name', 'tflite_flops')} {report.tool.get('version', '')} · "
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
-    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report),
+    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), signatures_html(report),
                                  _charts(report, colors), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()

@@ -14,6 +14,7 @@ from typing import Sequence
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .opaque import opaque_line
+from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
 
 
@@ -72,6 +73,11 @@ def render_markdown(report: Report, top: int = 10) -> str:
                 for k, v in report.by_op_type.items()]
         out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs", "FLOPs", "share"], rows,
                                                       [False, True, True, True, True])
+
+    if report.signatures:
+        rows = [[md_text(c) for c in row] for row in signature_rows(report)]
+        out += ["", "**Signatures (per call)**", ""] + md_table(SIG_HEADERS, rows, SIG_RIGHT)
+        out += [""] + [f"- {md_text(line)}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .opaque import opaque_line
+from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 
 
 
@@ -76,6 +77,11 @@ def render_table(report: Report, top: int = 10) -> str:
                  f"{100 * v.flops / total:.1f}%"] for k, v in report.by_op_type.items()]
         out += ["  " + line for line in _table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
                                                [False, True, False, True, True, True])]
+
+    if report.signatures:
+        out += ["", "Signatures (per call)"]
+        out += ["  " + line for line in _table(SIG_HEADERS, signature_rows(report), SIG_RIGHT)]
+        out += [f"  {line}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
