@@ -161,3 +161,20 @@ def test_cli_latency_prints_tokens_per_second():
     assert run.returncode == 0, run.stderr
     assert "decode 'decode': " in run.stdout and " tokens/s (" in run.stdout
     assert "prefill 'prefill' (16 tokens): " in run.stdout and "time to first token" in run.stdout
+
+
+def test_bytes_per_token_and_the_memory_bound_limit():
+    from tflite_flops.generative import token_roofline
+
+    report = tflite_flops.analyze(DECODER, all_signatures=True)
+    pre, dec = report.signatures["prefill"].tokens, report.signatures["decode"].tokens
+    # decode: all 327,688 weight bytes + the whole 65,536-byte cache for one token = 393,224 B
+    assert dec.bytes_per_token == 327_688 + 65_536 == 393_224
+    # prefill: round(327,688 / 16) = 20,480 + 65,536 / 16 = 4,096 -> 24,576 B per token
+    assert pre.bytes_per_token == 20_480 + 4_096
+    bounded = token_roofline(report, peak_bytes_per_s=393_224_000.0)  # a made-up 393 MB/s
+    # 393,224,000 B/s ÷ 393,224 B per token = 1,000 tokens/s; prefill ÷ 24,576 = 16,000.3
+    assert bounded.signatures["decode"].tokens.roofline_tokens_per_s == 1_000.0
+    assert round(bounded.signatures["prefill"].tokens.roofline_tokens_per_s, 1) == 16_000.3
+    assert "memory-bound limit 1,000 tokens/s" in render(bounded, "table")
+    assert Report.from_json(bounded.to_json()) == bounded

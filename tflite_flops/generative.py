@@ -159,12 +159,16 @@ def _token_figures(model: Model, sig: Signature, role: str, token: str, count: i
     caches = {name: index for name, index in sig.inputs.items()
               if _is_cache_name(name.lower()) or (name in sig.outputs and name != token)}
     cache_bytes = sum(tensor_bytes(shapes[i], sg.tensors[i].dtype) for i in caches.values())
+    weight_bytes = round(totals.param_bytes / count)
     return TokenFigures(
         role=role, tokens=count, token_input=token,
         # per token = the call's total ÷ tokens per call, rounded to the nearest int
         macs_per_token=round(totals.macs / count), flops_per_token=round(totals.flops / count),
-        weight_bytes_per_token=round(totals.param_bytes / count), kv_cache_bytes=int(cache_bytes),
-        kv_cache_inputs=tuple(sorted(caches)), kv_length=_kv_length(sg, set(caches.values()), shapes))
+        weight_bytes_per_token=weight_bytes, kv_cache_bytes=int(cache_bytes),
+        kv_cache_inputs=tuple(sorted(caches)), kv_length=_kv_length(sg, set(caches.values()), shapes),
+        # bytes a token needs from memory: its share of the weights (all of them for a decode step)
+        # plus its share of the cache, which attention reads once per call
+        bytes_per_token=weight_bytes + round(cache_bytes / count))
 
 
 def _kv_length(sg: Any, cache_tensors: set[int], shapes: Any) -> int | None:
@@ -255,6 +259,22 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
                 time_to_first_token_ms=median if tokens.role == "prefill" else None)
         signatures[key] = dataclasses.replace(sig, latency=latency, tokens=tokens)
     return dataclasses.replace(report, signatures=signatures, warnings=tuple(warnings))
+
+
+def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:
+    """Add the memory-bound limit of every prefill/decode signature: ``peak_bytes_per_s ÷ bytes_per_token``.
+
+    A decode step reads every weight and the whole KV cache for one token, so its speed is bounded
+    by the memory bandwidth long before the FLOPs matter; the limit sits next to the measured
+    tokens/s in the reports. ``peak_bytes_per_s`` comes from :func:`tflite_flops.roofline.measure_peaks`.
+    """
+    signatures = {}
+    for key, sig in report.signatures.items():
+        tok = sig.tokens
+        if tok is not None and tok.bytes_per_token > 0 and peak_bytes_per_s > 0:
+            tok = dataclasses.replace(tok, roofline_tokens_per_s=peak_bytes_per_s / tok.bytes_per_token)
+        signatures[key] = dataclasses.replace(sig, tokens=tok)
+    return dataclasses.replace(report, signatures=signatures)
 
 
 def signature_inputs(details: Mapping[str, Mapping[str, Any]], sig: SignatureReport,

@@ -149,6 +149,8 @@ class TokenFigures:
     latency_ms: float | None = None  # median of timed signature-runner calls
     tokens_per_s: float | None = None  # tokens / median call time
     time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
+    bytes_per_token: int = 0  # weight bytes per token + KV-cache bytes per token (the cache is read once per call)
+    roofline_tokens_per_s: float | None = None  # memory-bound limit: measured bandwidth ÷ bytes_per_token
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
                 from ..roofline import classify, measure_peaks
 
                 report = classify(report, measure_peaks(runtime))
+                if report.signatures:
+                    from ..generative import token_roofline
+
+                    report = token_roofline(report, report.roofline["peak_bytes_per_s"])
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
     print_warnings(report.warnings)

@@ -10,8 +10,9 @@ from ..report import Report
 from ..units import human, human_bytes
 
 HEADERS = ["signature", "role", "tokens", "ops", "MACs", "FLOPs", "by precision", "params", "weights",
-           "MACs/token", "FLOPs/token", "weight B/token", "KV cache", "KV len", "median ms", "tokens/s"]
-RIGHT = [False, False, True, True, True, True, False, True, True, True, True, True, True, True, True, True]
+           "MACs/token", "FLOPs/token", "weight B/token", "KV cache", "KV len", "bytes/token", "median ms", "tokens/s",
+           "memory-bound tokens/s"]
+RIGHT = [False, False] + [True] * 4 + [False] + [True] * 12
 
 
 def signature_rows(report: Report) -> list[list[str]]:
@@ -28,8 +29,10 @@ def signature_rows(report: Report) -> list[list[str]]:
             human(tok.macs_per_token) if tok else "-", human(tok.flops_per_token) if tok else "-",
             human_bytes(tok.weight_bytes_per_token) if tok else "-", human_bytes(tok.kv_cache_bytes) if tok else "-",
             str(tok.kv_length) if tok and tok.kv_length is not None else "-",
+            human_bytes(tok.bytes_per_token) if tok else "-",
             f"{lat['median_ms']:.3f}" if lat.get("median_ms") is not None else "-",
-            f"{tok.tokens_per_s:,.1f}" if tok and tok.tokens_per_s is not None else "-"])
+            f"{tok.tokens_per_s:,.1f}" if tok and tok.tokens_per_s is not None else "-",
+            f"{tok.roofline_tokens_per_s:,.0f}" if tok and tok.roofline_tokens_per_s is not None else "-"])
     return rows
 
 
@@ -42,13 +45,20 @@ def signature_lines(report: Report) -> list[str]:
              f"{human(t.params)} params ({human_bytes(t.param_bytes)})"]
     for key, s in report.signatures.items():
         tok = s.tokens
-        if tok is None or tok.tokens_per_s is None:
+        if tok is None:
             continue
-        if tok.role == "prefill" and tok.time_to_first_token_ms is not None:
+        bound = ""
+        if tok.roofline_tokens_per_s is not None:
+            bound = (f"; memory-bound limit {tok.roofline_tokens_per_s:,.0f} tokens/s "
+                     f"({human_bytes(tok.bytes_per_token)} per token at the measured bandwidth)")
+        if tok.tokens_per_s is None:
+            if bound:
+                lines.append(f"{tok.role} '{key}'{bound[1:]}")
+        elif tok.role == "prefill" and tok.time_to_first_token_ms is not None:
             lines.append(f"prefill '{key}' ({tok.tokens} tokens): {tok.tokens_per_s:,.1f} tokens/s, time to first "
-                         f"token {tok.time_to_first_token_ms:.3f} ms")
+                         f"token {tok.time_to_first_token_ms:.3f} ms{bound}")
         elif tok.role == "decode":
-            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token)")
+            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token){bound}")
     return lines
 
 
