@@ -156,8 +156,7 @@ def _token_figures(model: Model, sig: Signature, role: str, token: str, count: i
                    shapes: Any) -> TokenFigures:
     """Per-token MACs/FLOPs/weight bytes and the KV cache of one prefill or decode signature."""
     sg = model.subgraphs[sig.subgraph_index]
-    caches = {name: index for name, index in sig.inputs.items()
-              if _is_cache_name(name.lower()) or (name in sig.outputs and name != token)}
+    caches = cache_inputs(sig, token)
     cache_bytes = sum(tensor_bytes(shapes[i], sg.tensors[i].dtype) for i in caches.values())
     weight_bytes = round(totals.param_bytes / count)
     return TokenFigures(
@@ -165,13 +164,20 @@ def _token_figures(model: Model, sig: Signature, role: str, token: str, count: i
         # per token = the call's total ÷ tokens per call, rounded to the nearest int
         macs_per_token=round(totals.macs / count), flops_per_token=round(totals.flops / count),
         weight_bytes_per_token=weight_bytes, kv_cache_bytes=int(cache_bytes),
-        kv_cache_inputs=tuple(sorted(caches)), kv_length=_kv_length(sg, set(caches.values()), shapes),
+        kv_cache_inputs=tuple(sorted(caches)), kv_length=kv_length(sg, set(caches.values()), shapes),
         # bytes a token needs from memory: its share of the weights (all of them for a decode step)
         # plus its share of the cache, which attention reads once per call
         bytes_per_token=weight_bytes + round(cache_bytes / count))
 
 
-def _kv_length(sg: Any, cache_tensors: set[int], shapes: Any) -> int | None:
+def cache_inputs(sig: Signature, token: str | None = None) -> dict[str, int]:
+    """{name: tensor index} of the signature's KV-cache inputs: named ``*cache*``, ``kv*``,
+    ``past_key*`` / ``past_value*``, or returned as an output of the same name (state kept by the caller)."""
+    return {name: index for name, index in sig.inputs.items()
+            if _is_cache_name(name.lower()) or (name in sig.outputs and name != token)}
+
+
+def kv_length(sg: Any, cache_tensors: set[int], shapes: Any) -> int | None:
     """The cache length: the dim of a cache input that DYNAMIC_UPDATE_SLICE updates with a shorter slice.
 
     The update of a cache [1, S, H, D] by T tokens is [1, T, H, D] (T < S), so the dim where the
@@ -227,38 +233,59 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
     Raises:
         RuntimeMissingError: the runtime is not installed.
     """
-    import time
-
-    from .bench import summarize_ms, time_invokes
     from .errors import RuntimeUnavailableError
-    from .runtime import make_interpreter, runtime_version
+    from .runtime import make_interpreter
 
-    clock = clock or time.perf_counter_ns
     interpreter = make_interpreter(model, runtime)
-    version = runtime_version(runtime.runtime)
     signatures = dict(report.signatures)
     warnings = list(report.warnings)
     for key, sig in report.signatures.items():
         try:
-            runner = interpreter.get_signature_runner(key)
-            feed = signature_inputs(runner.get_input_details(), sig)
-            first_ms, samples = time_invokes(lambda: runner(**feed), bench, clock)
-        except (ValueError, RuntimeError, KeyError, RuntimeUnavailableError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            warnings.append(f"signature {key}: latency skipped: {first}")
+            latency = time_signature(interpreter, key, runtime, bench, clock=clock)
+        except RuntimeUnavailableError as exc:
+            warnings.append(f"signature {key}: latency skipped: {exc}")
             continue
-        stats = summarize_ms(samples)
-        latency = {"runtime": runtime.runtime, "runtime_version": version, "threads": runtime.threads,
-                   "xnnpack": runtime.xnnpack, "runs": len(samples), "warmup": bench.warmup, "first_ms": first_ms,
-                   **stats, "method": "signature runner call (inputs in, invoke, outputs out)"}
         tokens = sig.tokens
-        if tokens is not None and stats["median_ms"] > 0:
-            median = stats["median_ms"]
+        if tokens is not None and latency["median_ms"] > 0:
+            median = latency["median_ms"]
             tokens = dataclasses.replace(
                 tokens, latency_ms=median, tokens_per_s=tokens.tokens / (median / 1e3),
                 time_to_first_token_ms=median if tokens.role == "prefill" else None)
         signatures[key] = dataclasses.replace(sig, latency=latency, tokens=tokens)
     return dataclasses.replace(report, signatures=signatures, warnings=tuple(warnings))
+
+
+def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes: Mapping[str, Any] | None = None,
+                   clock: Any = None) -> dict[str, Any]:
+    """Time calls of one signature's runner; the latency dict (harness statistics and the environment).
+
+    Args:
+        interpreter: a loaded interpreter (:func:`tflite_flops.runtime.make_interpreter`).
+        key: the signature key.
+        runtime, bench: :class:`~tflite_flops.runtime.RuntimeSettings`, :class:`~tflite_flops.bench.BenchSettings`.
+        shapes: input shapes by name replacing the stored ones (a dynamic cache length).
+        clock: an injectable nanosecond clock (tests).
+
+    Raises:
+        RuntimeUnavailableError: the runtime cannot run the signature.
+    """
+    import time
+
+    from .bench import summarize_ms, time_invokes
+    from .errors import RuntimeUnavailableError
+    from .runtime import runtime_version
+
+    try:
+        runner = interpreter.get_signature_runner(key)
+        feed = signature_inputs(runner.get_input_details(), shapes)
+        first_ms, samples = time_invokes(lambda: runner(**feed), bench, clock or time.perf_counter_ns)
+    except (ValueError, RuntimeError, KeyError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RuntimeUnavailableError(f"the {runtime.runtime} runtime cannot run signature {key!r}: {first}") from exc
+    return {"runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
+            "threads": runtime.threads, "xnnpack": runtime.xnnpack, "runs": len(samples), "warmup": bench.warmup,
+            "first_ms": first_ms, **summarize_ms(samples),
+            "method": "signature runner call (inputs in, invoke, outputs out)"}
 
 
 def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:
@@ -277,10 +304,14 @@ def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:
     return dataclasses.replace(report, signatures=signatures)
 
 
-def signature_inputs(details: Mapping[str, Mapping[str, Any]], sig: SignatureReport,
+def signature_inputs(details: Mapping[str, Mapping[str, Any]], shapes: Mapping[str, Any] | None = None,
                      seed: int = 0) -> dict[str, Any]:
     """Inputs for one signature call: token ids in [0, 100) (as benchmark_model's integers), positions
-    0..n-1 for integer inputs named ``*pos*``, random data (the harness's rules) for the rest."""
+    0..n-1 for integer inputs named ``*pos*``, random data (the harness's rules) for the rest.
+
+    ``shapes`` (by input name) replaces the stored shapes, e.g. a dynamic cache length; the
+    signature runner resizes its inputs to the arrays it is given.
+    """
     import numpy as np
 
     from .runtime import random_input
@@ -289,7 +320,8 @@ def signature_inputs(details: Mapping[str, Mapping[str, Any]], sig: SignatureRep
     feed = {}
     for name, detail in details.items():
         dtype = np.dtype(detail["dtype"])
-        shape = tuple(int(d) for d in detail["shape"])
+        shape = tuple(int(d) for d in (shapes or {}).get(name, detail["shape"]))
+        detail = {**detail, "shape": shape}
         if dtype.kind in "iu" and "pos" in name.lower():
             feed[name] = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
         else:
