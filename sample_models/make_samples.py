@@ -23,6 +23,8 @@ Files written (see README.md in this directory for shapes and what each one exer
   lstm.tflite                two Keras LSTM layers + Dense, input 1x8x4
   tiny_decoder.tflite        generative decoder with a KV cache: signatures prefill (16 tokens) and
                              decode (1 token) sharing one set of weights
+  tiny_decoder_kv.tflite     the same decoder with int8 weights (dynamic range): decode signatures at
+                             KV lengths 32, 64, 128 and one with a dynamic KV length (for sweep --kv-length)
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
@@ -56,6 +58,8 @@ SEQ_LEN, D_MODEL, HEADS = 16, 32, 2
 LSTM_STEPS, LSTM_FEATURES, LSTM_UNITS = 8, 4, 16
 # tiny_decoder: vocabulary, model width, heads, layers, FFN width, KV-cache length, prefill tokens
 DEC_VOCAB, DEC_D, DEC_HEADS, DEC_LAYERS, DEC_FFN, DEC_KV_LEN, DEC_PREFILL = 256, 64, 4, 2, 128, 64, 16
+# tiny_decoder_kv: decode steps compiled at three KV lengths, and one whose KV length is a dynamic dim
+DEC_KV_SIGNATURES = (("decode_kv32", 1, 32), ("decode_kv64", 1, 64), ("decode_kv128", 1, 128), ("decode", 1, None))
 
 
 def _tf():
@@ -201,7 +205,8 @@ def build_lstm(seed: int = 4, cell_rnn: bool = False):
     return keras.Model(inp, out, name="lstm")
 
 
-def build_decoder(seed: int = 5):
+def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], ...] = (
+        ("prefill", DEC_PREFILL, DEC_KV_LEN), ("decode", 1, DEC_KV_LEN))):
     """A tiny decoder-only transformer with an explicit KV cache, as a ``tf.Module``.
 
     Token embedding (GATHER) -> 2 × [RMSNorm, fused QKV projection, K/V written into the cache
@@ -214,11 +219,14 @@ def build_decoder(seed: int = 5):
     [1, KV_LEN, HEADS, D/HEADS] and returns the updated tensors under the same names (what
     LiteRT's generative examples do). Both signatures use the same variables, so the converter
     writes one copy of the weights that both subgraphs read.
+
+    ``signatures``: (key, tokens per call, KV length) of each signature; a KV length of None makes
+    the cache length a dynamic dim (``[1, -1, HEADS, D/HEADS]``; the mask follows the cache's shape).
     """
     tf = _tf()
     from tensorflow.compiler.tf2xla.python import xla  # DynamicUpdateSlice -> DYNAMIC_UPDATE_SLICE
 
-    d, heads, kv_len, layers = DEC_D, DEC_HEADS, DEC_KV_LEN, DEC_LAYERS
+    d, heads, layers = DEC_D, DEC_HEADS, DEC_LAYERS
     dh = d // heads
     rng = np.random.default_rng(seed)
 
@@ -242,6 +250,7 @@ def build_decoder(seed: int = 5):
         def step(self, tokens, input_pos, caches):
             t = tokens.shape[1]
             x = tf.gather(self.embed, tokens)  # [1, T, D]
+            kv_len = caches["kv_cache_k_0"].shape[1] or tf.shape(caches["kv_cache_k_0"])[1]
             mask = tf.where(tf.range(kv_len)[None, :] <= input_pos[:, None], 0.0, -1e9)  # [T, KV_LEN]
             start = tf.stack([0, input_pos[0], 0, 0])
             out = {}
@@ -263,7 +272,7 @@ def build_decoder(seed: int = 5):
     module = Decoder()
     cache_names = [f"kv_cache_{kv}_{i}" for i in range(layers) for kv in "kv"]
 
-    def signature(tokens: int):
+    def signature(tokens: int, kv_len: int | None):
         specs = [tf.TensorSpec([1, tokens], tf.int32, name="tokens"), tf.TensorSpec([tokens], tf.int32, name="input_pos")]
         specs += [tf.TensorSpec([1, kv_len, heads, dh], tf.float32, name=n) for n in cache_names]
 
@@ -273,7 +282,7 @@ def build_decoder(seed: int = 5):
 
         return run.get_concrete_function()
 
-    return module, {"prefill": signature(DEC_PREFILL), "decode": signature(1)}
+    return module, {key: signature(tokens, kv_len) for key, tokens, kv_len in signatures}
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,11 +325,12 @@ def convert_keras(model, mode: str = "float", calib_shape=None, seed: int = 1234
         return conv.convert()
 
 
-def convert_signatures(module, signatures) -> bytes:
+def convert_signatures(module, signatures, mode: str = "float") -> bytes:
     """Save a tf.Module with several signatures as a SavedModel and convert every signature.
 
     Subgraph order follows ``signatures``; weights that several signatures use are stored once
-    (the converter deduplicates identical read-only buffers).
+    (the converter deduplicates identical read-only buffers). ``mode``: float, or dynamic_range
+    (int8 weights, float activations).
     """
     import tempfile
 
@@ -328,6 +338,10 @@ def convert_signatures(module, signatures) -> bytes:
     with tempfile.TemporaryDirectory() as folder, _quiet():
         tf.saved_model.save(module, folder, signatures=signatures)
         conv = tf.lite.TFLiteConverter.from_saved_model(folder, signature_keys=list(signatures))
+        if mode == "dynamic_range":
+            conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        elif mode != "float":
+            raise ValueError(f"unknown conversion mode {mode!r}")
         return conv.convert()
 
 
@@ -470,6 +484,8 @@ def build_all() -> dict[str, bytes]:
         # WHILE-loop version built from the generic RNN(LSTMCell) wrapper.
         files["lstm_while.tflite"] = convert_keras(build_lstm(cell_rnn=True))
     files["tiny_decoder.tflite"] = convert_signatures(*build_decoder())
+    files["tiny_decoder_kv.tflite"] = convert_signatures(*build_decoder(signatures=DEC_KV_SIGNATURES),
+                                                         mode="dynamic_range")
     return files
 
 
@@ -492,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.ops:
             for i, ops in enumerate(op_types(data)):
                 print(f"    subgraph {i}: {' '.join(ops)}")
-        if args.check and name == "tiny_decoder.tflite":
+        if args.check and name.startswith("tiny_decoder"):
             for line in check_signatures(path):
                 print(f"    signature {line}")
         elif args.check:
