@@ -21,6 +21,10 @@ Files written (see README.md in this directory for shapes and what each one exer
   mlp_dynamic_batch.tflite   Dense stack, shape_signature [-1, 64]
   transformer_block.tflite   one encoder block, input 1x16x32, 2 heads
   lstm.tflite                two Keras LSTM layers + Dense, input 1x8x4
+  tiny_decoder.tflite        generative decoder with a KV cache: signatures prefill (16 tokens) and
+                             decode (1 token) sharing one set of weights
+  tiny_decoder_kv.tflite     the same decoder with int8 weights (dynamic range): decode signatures at
+                             KV lengths 32, 64, 128 and one with a dynamic KV length (for sweep --kv-length)
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
@@ -52,6 +56,10 @@ FCN_CHANNELS = 3
 MLP_FEATURES = 64
 SEQ_LEN, D_MODEL, HEADS = 16, 32, 2
 LSTM_STEPS, LSTM_FEATURES, LSTM_UNITS = 8, 4, 16
+# tiny_decoder: vocabulary, model width, heads, layers, FFN width, KV-cache length, prefill tokens
+DEC_VOCAB, DEC_D, DEC_HEADS, DEC_LAYERS, DEC_FFN, DEC_KV_LEN, DEC_PREFILL = 256, 64, 4, 2, 128, 64, 16
+# tiny_decoder_kv: decode steps compiled at three KV lengths, and one whose KV length is a dynamic dim
+DEC_KV_SIGNATURES = (("decode_kv32", 1, 32), ("decode_kv64", 1, 64), ("decode_kv128", 1, 128), ("decode", 1, None))
 
 
 def _tf():
@@ -197,6 +205,86 @@ def build_lstm(seed: int = 4, cell_rnn: bool = False):
     return keras.Model(inp, out, name="lstm")
 
 
+def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], ...] = (
+        ("prefill", DEC_PREFILL, DEC_KV_LEN), ("decode", 1, DEC_KV_LEN))):
+    """A tiny decoder-only transformer with an explicit KV cache, as a ``tf.Module``.
+
+    Token embedding (GATHER) -> 2 × [RMSNorm, fused QKV projection, K/V written into the cache
+    at ``input_pos[0]`` with XLA's DynamicUpdateSlice (the converter emits DYNAMIC_UPDATE_SLICE),
+    attention of every query over the whole cache (KV_LEN = 64 slots; slots after the query's
+    position masked with -1e9), output projection, residual, RMSNorm, ReLU FFN 64 -> 128 -> 64,
+    residual] -> RMSNorm -> logits over the vocabulary for every input token.
+
+    The cache is state kept by the caller: each signature takes ``kv_cache_{k,v}_{layer}``
+    [1, KV_LEN, HEADS, D/HEADS] and returns the updated tensors under the same names (what
+    LiteRT's generative examples do). Both signatures use the same variables, so the converter
+    writes one copy of the weights that both subgraphs read.
+
+    ``signatures``: (key, tokens per call, KV length) of each signature; a KV length of None makes
+    the cache length a dynamic dim (``[1, -1, HEADS, D/HEADS]``; the mask follows the cache's shape).
+    """
+    tf = _tf()
+    from tensorflow.compiler.tf2xla.python import xla  # DynamicUpdateSlice -> DYNAMIC_UPDATE_SLICE
+
+    d, heads, layers = DEC_D, DEC_HEADS, DEC_LAYERS
+    dh = d // heads
+    rng = np.random.default_rng(seed)
+
+    def var(*shape, scale=0.05, offset=0.0):
+        return tf.Variable((offset + rng.normal(0.0, scale, shape)).astype(np.float32))
+
+    class Decoder(tf.Module):
+        def __init__(self):
+            super().__init__(name="tiny_decoder")
+            self.embed = var(DEC_VOCAB, d)
+            self.blocks = [{"norm1": var(d, scale=0.1, offset=1.0), "qkv": var(d, 3 * d), "out": var(d, d),
+                            "norm2": var(d, scale=0.1, offset=1.0), "up": var(d, DEC_FFN), "down": var(DEC_FFN, d)}
+                           for _ in range(layers)]
+            self.norm = var(d, scale=0.1, offset=1.0)
+            self.head = var(d, DEC_VOCAB)
+
+        @staticmethod
+        def rms(x, g):
+            return x * tf.math.rsqrt(tf.reduce_mean(tf.square(x), axis=-1, keepdims=True) + 1e-6) * g
+
+        def step(self, tokens, input_pos, caches):
+            t = tokens.shape[1]
+            x = tf.gather(self.embed, tokens)  # [1, T, D]
+            kv_len = caches["kv_cache_k_0"].shape[1] or tf.shape(caches["kv_cache_k_0"])[1]
+            mask = tf.where(tf.range(kv_len)[None, :] <= input_pos[:, None], 0.0, -1e9)  # [T, KV_LEN]
+            start = tf.stack([0, input_pos[0], 0, 0])
+            out = {}
+            for i, blk in enumerate(self.blocks):
+                q, k, v = tf.split(tf.matmul(self.rms(x, blk["norm1"]), blk["qkv"]), 3, axis=-1)
+                k_cache = xla.dynamic_update_slice(caches[f"kv_cache_k_{i}"], tf.reshape(k, [1, t, heads, dh]), start)
+                v_cache = xla.dynamic_update_slice(caches[f"kv_cache_v_{i}"], tf.reshape(v, [1, t, heads, dh]), start)
+                out[f"kv_cache_k_{i}"], out[f"kv_cache_v_{i}"] = k_cache, v_cache
+                qh = tf.transpose(tf.reshape(q, [1, t, heads, dh]), [0, 2, 1, 3])  # [1, H, T, dh]
+                scores = tf.matmul(qh, tf.transpose(k_cache, [0, 2, 1, 3]), transpose_b=True) * (1.0 / dh ** 0.5)
+                probs = tf.nn.softmax(scores + mask, axis=-1)  # [1, H, T, KV_LEN]
+                att = tf.matmul(probs, tf.transpose(v_cache, [0, 2, 1, 3]))  # [1, H, T, dh]
+                x = x + tf.matmul(tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [1, t, d]), blk["out"])
+                h = self.rms(x, blk["norm2"])
+                x = x + tf.matmul(tf.nn.relu(tf.matmul(h, blk["up"])), blk["down"])
+            out["logits"] = tf.matmul(self.rms(x, self.norm), self.head)  # [1, T, VOCAB]
+            return out
+
+    module = Decoder()
+    cache_names = [f"kv_cache_{kv}_{i}" for i in range(layers) for kv in "kv"]
+
+    def signature(tokens: int, kv_len: int | None):
+        specs = [tf.TensorSpec([1, tokens], tf.int32, name="tokens"), tf.TensorSpec([tokens], tf.int32, name="input_pos")]
+        specs += [tf.TensorSpec([1, kv_len, heads, dh], tf.float32, name=n) for n in cache_names]
+
+        @tf.function(input_signature=specs)
+        def run(tokens, input_pos, *caches):
+            return module.step(tokens, input_pos, dict(zip(cache_names, caches)))
+
+        return run.get_concrete_function()
+
+    return module, {key: signature(tokens, kv_len) for key, tokens, kv_len in signatures}
+
+
 # --------------------------------------------------------------------------------------------
 # Conversion
 # --------------------------------------------------------------------------------------------
@@ -234,6 +322,26 @@ def convert_keras(model, mode: str = "float", calib_shape=None, seed: int = 1234
     elif mode != "float":
         raise ValueError(f"unknown conversion mode {mode!r}")
     with _quiet():
+        return conv.convert()
+
+
+def convert_signatures(module, signatures, mode: str = "float") -> bytes:
+    """Save a tf.Module with several signatures as a SavedModel and convert every signature.
+
+    Subgraph order follows ``signatures``; weights that several signatures use are stored once
+    (the converter deduplicates identical read-only buffers). ``mode``: float, or dynamic_range
+    (int8 weights, float activations).
+    """
+    import tempfile
+
+    tf = _tf()
+    with tempfile.TemporaryDirectory() as folder, _quiet():
+        tf.saved_model.save(module, folder, signatures=signatures)
+        conv = tf.lite.TFLiteConverter.from_saved_model(folder, signature_keys=list(signatures))
+        if mode == "dynamic_range":
+            conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        elif mode != "float":
+            raise ValueError(f"unknown conversion mode {mode!r}")
         return conv.convert()
 
 
@@ -296,6 +404,30 @@ def input_signature(model_bytes: bytes) -> list[tuple[str, list[int], str]]:
     return res
 
 
+def check_signatures(path: Path) -> list[str]:
+    """Run every signature of ``path`` once through LiteRT's signature runner with valid token ids
+    and positions 0..T-1; return "key: output shapes" lines."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interp = Interpreter(model_path=str(path))
+    lines = []
+    rng = np.random.default_rng(0)
+    for key in interp.get_signature_list():
+        runner = interp.get_signature_runner(key)
+        feed = {}
+        for name, d in runner.get_input_details().items():
+            shape = tuple(int(v) for v in d["shape"])
+            if name == "tokens":
+                feed[name] = rng.integers(0, DEC_VOCAB, shape).astype(d["dtype"])
+            elif name == "input_pos":
+                feed[name] = np.arange(shape[0], dtype=d["dtype"])
+            else:
+                feed[name] = np.zeros(shape, d["dtype"])
+        outs = runner(**feed)
+        lines.append(f"{key}: " + ", ".join(f"{k}{list(v.shape)}" for k, v in sorted(outs.items())))
+    return lines
+
+
 def check_runs(path: Path, concrete_shapes: dict[int, tuple[int, ...]] | None = None) -> list[tuple]:
     """Load ``path`` in the LiteRT interpreter, optionally resize inputs, invoke once on random data.
 
@@ -351,6 +483,9 @@ def build_all() -> dict[str, bytes]:
         # This converter fused the Keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM); also provide a
         # WHILE-loop version built from the generic RNN(LSTMCell) wrapper.
         files["lstm_while.tflite"] = convert_keras(build_lstm(cell_rnn=True))
+    files["tiny_decoder.tflite"] = convert_signatures(*build_decoder())
+    files["tiny_decoder_kv.tflite"] = convert_signatures(*build_decoder(signatures=DEC_KV_SIGNATURES),
+                                                         mode="dynamic_range")
     return files
 
 
@@ -373,7 +508,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.ops:
             for i, ops in enumerate(op_types(data)):
                 print(f"    subgraph {i}: {' '.join(ops)}")
-        if args.check:
+        if args.check and name.startswith("tiny_decoder"):
+            for line in check_signatures(path):
+                print(f"    signature {line}")
+        elif args.check:
             outs = check_runs(path, CHECK_SHAPES.get(name))
             print(f"    invoked OK, output shapes {outs}")
     print(f"done in {time.time() - start:.1f} s")

@@ -92,6 +92,7 @@ class _Walk:
     # Contractions whose weights are counted after the walk (_fill_sparsity): reading the weights
     # between ops evicts the walk's own objects from the CPU caches (1.5 ms of 15 on a 600-op chain).
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
+    param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
 
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -101,7 +102,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
             signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
             trust_stored_shapes: bool = True, quantization: str | None = None,
-            count_zeros: bool | None = None) -> Report:
+            count_zeros: bool | None = None, all_signatures: bool = False, prefill: str | None = None,
+            decode: str | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes and params, and totals.
 
     Args:
@@ -119,6 +121,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             effective MACs. ``None`` (default) does so for files up to 64 MiB only, so that a big
             model's weight pages are not touched unless asked; sparse-encoded weights are always seen.
         quantization: conversion mode for such sources: float (default), int8, dynamic_range, fp16.
+        all_signatures: also analyze every signature and put their totals (and, for prefill/decode
+            signatures, the per-token figures) in ``report.signatures``; see :mod:`tflite_flops.generative`.
+        prefill, decode: with ``all_signatures``, the keys of the prefill and decode signatures
+            (default: detected by name and by the token-count input dim).
 
     Returns:
         The :class:`Report`.
@@ -135,7 +141,26 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
-    model.hash_in_background()  # the report's sha256, computed while the walk runs
+    settings = {"strict": strict, "while_trips": while_trips, "cost_overrides": cost_overrides,
+                "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
+    report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+    if all_signatures:
+        from .generative import add_signatures
+
+        report = add_signatures(report, model, prefill=prefill, decode=decode, **settings)
+    elif prefill is not None or decode is not None:
+        raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+    return report
+
+
+def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *, strict: bool,
+                  while_trips: int, cost_overrides: Mapping[str, CostOverride] | None, trust_stored_shapes: bool,
+                  count_zeros: bool | None) -> tuple[Report, _Walk]:
+    """The report of one entry (subgraph 0 or a signature's subgraph) and the walk that made it.
+
+    :func:`analyze` without the conversion and the signature summaries; the walk tells
+    :mod:`tflite_flops.generative` which weights each signature reads.
+    """
     entry = _entry_subgraph(model, signature)
     spec = normalize_input_shapes(input_shapes)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
@@ -143,7 +168,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
                  bool(count_zeros))
     _walk_model(walk, entry, spec, batch)
-    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch)
+    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch), walk
 
 
 def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any = None, batch: int | None = None, *,
@@ -220,6 +245,8 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             for o in op.outputs:
                 state.derived_constant[o] = True
         entry = _cost_entry(walk, sg, tensors, state, ctx, shape_note)
+        if entry.status == "opaque":
+            entry.note = _join(entry.note, _opaque_note(walk.model, sg, op))
         if op.op_type in SPARSE_WEIGHT_OPS:  # see _Walk.weighted; no later note in this loop is for these types
             walk.weighted.append((sg, tensors, ctx, entry))
         previous = walk.entries.get(key)
@@ -393,6 +420,8 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
             return _NO_COST, "unsupported", "not costed", _join(note, spec.note)
         if spec.status == "zero":
             return _NO_COST, "zero", "0", _join(note, spec.note)
+        if spec.status == "opaque":  # the note is completed with what the file tells (_opaque_note)
+            return _NO_COST, "opaque", "opaque: compiled for an accelerator", note
         cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
         return cost, "ok", spec.formula, _join(note, cost.note)
     except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
@@ -476,14 +505,31 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
                   tuple(out_shapes), cost, read, written, params, status, formula, note, precision, all_resolved)
 
 
+def _opaque_note(model: Model, sg: Subgraph, op: Any) -> str:
+    """What the file tells about an accelerator-compiled op (see :mod:`tflite_flops.ops.accelerator`)."""
+    from .ops.accelerator import opaque_note
+
+    spec = lookup(op.op_type)
+    consts = [sg.tensors[i].data_size for i in op.inputs if i >= 0 and sg.tensors[i].data_size]
+    return opaque_note(spec.note if spec is not None else op.op_type, op.custom_options[1], op.options,
+                       (len(consts), sum(consts)))
+
+
 def _constant_input0(ctx: OpContext) -> bool:
     """True when input 0 is present and constant (DEQUANTIZE / DENSIFY of a weight: init-time work)."""
     return bool(ctx.inputs) and ctx.inputs[0] is not None and ctx.inputs[0].is_constant
 
 
 def _count_param_tensor(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int) -> None:
-    """Record a stored weight tensor (elements and bytes as stored), once however many ops read it."""
-    walk.param_tensors[(sg.index, index)] = (tensors.numel[index], sg.tensors[index].data_size)
+    """Record a stored weight tensor (elements and bytes as stored), once however many ops read it.
+
+    A buffer that tensors of several subgraphs point at (the weights that the signatures of a
+    generative model share) is counted for the first subgraph that reads it only.
+    """
+    t = sg.tensors[index]
+    if t.data_size and walk.param_buffers.setdefault(t.data_offset, sg.index) != sg.index:
+        return
+    walk.param_tensors[(sg.index, index)] = (tensors.numel[index], t.data_size)
 
 
 def _as_cost(value: Any) -> Cost:
@@ -668,13 +714,30 @@ def _sums(ops: list[OpRecord]) -> tuple[int, int, int, int, int, int]:
 def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
     macs, flops, read, written, _, effective = _sums(ops)
     return Totals(macs=macs, flops=flops, params=params, param_bytes=param_bytes, bytes_read=read,
-                  bytes_written=written, by_precision=_precision_split(ops), effective_macs=effective)
+                  bytes_written=written, by_precision=_precision_split(ops), effective_macs=effective,
+                  opaque_ops=sum(1 for o in ops if o.status == "opaque"))
 
 
 def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
     macs, flops, read, written, params, _ = _sums(ops)
     return OpTypeSummary(count=len(ops), macs=macs, flops=flops, bytes_read=read, bytes_written=written,
                          params=params, by_precision=_precision_split(ops))
+
+
+class _Sha256:
+    """The model's SHA-256 computed at the first read of ``ModelInfo.sha256`` (a renderer, to_dict),
+    not during the analysis: a 4 GB file takes seconds to hash. Pickling (batch workers) computes it."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    def __call__(self) -> str:
+        return self.model.sha256()
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return str, (self(),)
 
 
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
@@ -684,6 +747,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     init: list[OpRecord] = []
     groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
+    opaque: list[OpRecord] = []
     for o in records:  # one pass: phases, groups and unsupported types
         if o.phase == "inference":
             inference.append(o)
@@ -697,6 +761,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
             continue
         if o.status == "unsupported":
             unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
+        elif o.status == "opaque" and o.phase == "inference":
+            opaque.append(o)
     params = param_bytes = 0
     for n, size in walk.param_tensors.values():
         params += n
@@ -710,6 +776,11 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
         if walk.strict:
             raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
+        warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
+    if opaque and walk.strict:
+        raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
+                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
     state = walk.states[entry]
 
     def summary(tidx: int) -> TensorSummary:
@@ -717,7 +788,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         return TensorSummary(input_display_name(model, sg, tidx), t.dtype, state.shapes[tidx], t.shape_signature,
                              tidx)
 
-    info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=model.sha256(),
+    info = ModelInfo(path=model.path, size_bytes=model.size_bytes, sha256=_Sha256(model),
                      subgraphs=len(model.subgraphs), operators=sum(len(s.operators) for s in model.subgraphs),
                      description=model.description, signatures=tuple(s.key for s in model.signatures),
                      subgraph_names=tuple(s.name or next((g.key for g in model.signatures if g.subgraph_index == s.index),

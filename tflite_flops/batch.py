@@ -99,7 +99,7 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     t = report.totals
     by_prec = {p: v.get("flops", 0) for p, v in t.by_precision.items()}
     row: dict[str, Any] = {
-        "model": path, "status": "ok" if not report.unsupported else "partial", "error": "",
+        "model": path, "status": "ok" if not report.unsupported and not report.totals.opaque_ops else "partial", "error": "",
         "size_bytes": report.model.size_bytes, "sha256": report.model.sha256, "subgraphs": report.model.subgraphs,
         "operators": report.model.operators, "macs": t.macs, "flops": t.flops,
         **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "zero", "unsupported")
+STATUSES = ("ok", "zero", "unsupported", "opaque")  # opaque: accelerator-compiled, its work not visible
 PHASES = ("inference", "init", "not_executed")
 
 
@@ -76,6 +76,7 @@ class Totals:
     bytes_written: int = 0
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
+    opaque_ops: int = 0  # accelerator-compiled ops whose work is not in these sums (not a 0: unknown)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,30 @@ class OpTypeSummary:
     bytes_written: int = 0
     params: int = 0
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+class LazyText:
+    """A dataclass field whose value may be given as a zero-argument callable, called at the first read.
+
+    ``ModelInfo.sha256`` uses it: hashing a multi-GB file costs seconds, so the analysis passes
+    a callable and only a reader of the field (a renderer, ``to_dict``, ``==``) pays for it;
+    the result then replaces the callable. To everything else the field is a plain ``str``.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self._slot[1:])  # no class-level default: the field stays required
+        value = obj.__dict__[self._slot]
+        if callable(value):
+            value = value()
+            obj.__dict__[self._slot] = value  # a cache of the same value: the dataclass stays frozen
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self._slot] = value
 
 
 @dataclass(frozen=True)
@@ -127,16 +152,61 @@ class MemorySummary:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What the model is."""
+    """What the model is. ``sha256`` is computed when first read (see :class:`LazyText`)."""
 
     path: str | None
     size_bytes: int
-    sha256: str
+    sha256: str = LazyText()  # type: ignore[assignment]
     subgraphs: int
     operators: int
     description: str
     signatures: tuple[str, ...] = ()
     subgraph_names: tuple[str, ...] = ()  # name, else its signature key, else "subgraph_<i>" (Model Explorer's ids)
+
+
+@dataclass(frozen=True)
+class TokenFigures:
+    """Per-token figures of a signature that runs a generative model's prefill or decode step.
+
+    Counts per token are the signature's totals divided by ``tokens``, rounded to the nearest
+    int. See :mod:`tflite_flops.generative` for how the role, the tokens and the cache are found.
+    """
+
+    role: str  # "prefill" | "decode"
+    tokens: int  # tokens one call processes: the token input's last dim
+    token_input: str  # the signature input that carries the token ids
+    macs_per_token: int
+    flops_per_token: int
+    weight_bytes_per_token: int  # the weights the signature reads (stored bytes), once per call, ÷ tokens
+    kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
+    kv_cache_inputs: tuple[str, ...] = ()
+    kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
+    latency_ms: float | None = None  # median of timed signature-runner calls
+    tokens_per_s: float | None = None  # tokens / median call time
+    time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
+    bytes_per_token: int = 0  # weight bytes per token + KV-cache bytes per token (the cache is read once per call)
+    roofline_tokens_per_s: float | None = None  # memory-bound limit: measured bandwidth ÷ bytes_per_token
+
+
+@dataclass(frozen=True)
+class SignatureReport:
+    """One signature of a multi-signature model: its totals, and token figures for prefill/decode.
+
+    ``totals.params`` / ``param_bytes`` count the weights this signature's subgraphs read; weights
+    shared with other signatures are in every signature that reads them and once in the report's
+    own ``totals.params``.
+    """
+
+    key: str
+    subgraph: int
+    inputs: tuple[TensorSummary, ...]
+    outputs: tuple[TensorSummary, ...]
+    totals: Totals
+    operators: int  # ops that run per call (WHILE bodies counted once)
+    unsupported: Mapping[str, int] = field(default_factory=dict)
+    tokens: TokenFigures | None = None
+    latency: Mapping[str, Any] | None = None  # the bench statistics of one signature-runner call
+    memory: MemorySummary | None = None  # the signature's own arenas (its subgraphs at its shapes)
 
 
 @dataclass(frozen=True)
@@ -159,6 +229,7 @@ class Report:
     roofline: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
     memory: MemorySummary | None = None
+    signatures: Mapping[str, SignatureReport] = field(default_factory=dict)  # analyze(all_signatures=True)
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -166,7 +237,8 @@ class Report:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
-                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline"]
+                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline",
+                 "signatures"]
         return {k: _jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -214,7 +286,8 @@ class Report:
             ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
             settings=dict(d.get("settings") or {}), latency=d.get("latency"), throughput=d.get("throughput"),
             roofline=d.get("roofline"), memory=_memory(d.get("memory")),
-            schema_version=version)
+            schema_version=version,
+            signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
@@ -250,6 +323,17 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
     if d is None:
         return None
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ()))})
+
+
+def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
+    """A :class:`SignatureReport` from its ``to_dict`` form (``summary`` / ``totals`` rebuild the parts)."""
+    tokens = d.get("tokens")
+    if tokens is not None:
+        tokens = TokenFigures(**{**tokens, "kv_cache_inputs": tuple(tokens.get("kv_cache_inputs", ()))})
+    return SignatureReport(key=d["key"], subgraph=d["subgraph"], inputs=tuple(summary(t) for t in d["inputs"]),
+                           outputs=tuple(summary(t) for t in d["outputs"]), totals=totals(d["totals"]),
+                           operators=d["operators"], unsupported=dict(d.get("unsupported") or {}), tokens=tokens,
+                           latency=d.get("latency"), memory=_memory(d.get("memory")))
 
 
 def _jsonable(value: Any) -> Any:

@@ -533,7 +533,7 @@ def _render_csv(result: SweepResult) -> str:
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
              "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
              "tflm_arena_bytes", "shapes_resolved", "median_ms", "p90_ms",
-             "flops_per_s", "inferences_per_s"])
+             "flops_per_s", "inferences_per_s", "tokens_per_s"])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -544,7 +544,7 @@ def _render_csv(result: SweepResult) -> str:
                     t["activation_bytes"], t["bytes_read"],
                     *[t.get(k, "") for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")], p.shapes_resolved,
                     *[(p.latency or {}).get(k, "") for k in ("median_ms", "p90_ms")],
-                    *[(p.throughput or {}).get(k, "") for k in ("flops_per_s", "inferences_per_s")]])
+                    *[(p.throughput or {}).get(k, "") for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")]])
     return buf.getvalue()
 
 
@@ -555,14 +555,20 @@ def _latency_cells(p: SweepPoint) -> tuple[str, str]:
     return f"{lat['median_ms']:.3f}", f"{human_unit(tp.get('flops_per_s'), 'FLOP/s')}"
 
 
+def _tokens_cell(p: SweepPoint) -> str:
+    value = (p.throughput or {}).get("tokens_per_s")
+    return "-" if value is None else f"{value:,.1f}"
+
+
 def _render_table(result: SweepResult) -> str:
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
                                           for p in precisions], "params", "act. bytes", "arena"]
     timed = any(p.latency and p.latency.get("median_ms") is not None for p in result.points)
+    tokens = any((p.throughput or {}).get("tokens_per_s") is not None for p in result.points)  # kv_sweep
     if timed:
-        head += ["median ms", "FLOP/s"]
+        head += ["median ms", "FLOP/s"] + (["tokens/s"] if tokens else [])
     rows = []
     for i, p in enumerate(result.points):
         t = p.totals
@@ -571,6 +577,7 @@ def _render_table(result: SweepResult) -> str:
                      grouped(t["params"]), grouped(t["activation_bytes"]),
                      grouped(t["arena_bytes"]) if "arena_bytes" in t else "-"]
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
+                    + ([_tokens_cell(p)] if timed and tokens else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
     widths = [max(len(r[c]) for r in [head] + rows if c < len(r)) for c in range(len(head))]
     lines = [f"sweep of {result.model}: {len(result.points)} point(s)", ""]

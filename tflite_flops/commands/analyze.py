@@ -24,6 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
                    help="read dense weights to report effective MACs of mostly-zero (pruned) weights "
                         "(default: only for files up to 64 MiB)")
+    g = p.add_argument_group("signatures and generative models")
+    g.add_argument("--all-signatures", action="store_true",
+                   help="also analyze every signature: per-signature totals, and per-token figures of "
+                        "prefill/decode signatures (with --latency: tokens/s and time to first token)")
+    g.add_argument("--prefill", metavar="SIG", help="the prefill signature (default: detected; implies --all-signatures)")
+    g.add_argument("--decode", metavar="SIG", help="the decode signature (default: detected; implies --all-signatures)")
     add_latency_options(p)
     from ..budget import add_budget_arguments
 
@@ -42,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
     if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
         args.latency = True
+    all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
     report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
-                     while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros)
+                     while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros,
+                     all_signatures=all_signatures, prefill=args.prefill, decode=args.decode)
     exit_code = 0
     missing = None
     if args.latency or args.per_op or args.roofline:
@@ -53,10 +61,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.latency or args.per_op:
                 report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
+            if args.latency and report.signatures:
+                from ..generative import measure_signatures
+
+                report = measure_signatures(report, args.model, runtime, bench)
             if args.roofline:
                 from ..roofline import classify, measure_peaks
 
                 report = classify(report, measure_peaks(runtime))
+                if report.signatures:
+                    from ..generative import token_roofline
+
+                    report = token_roofline(report, report.roofline["peak_bytes_per_s"])
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
     print_warnings(report.warnings)

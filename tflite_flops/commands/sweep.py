@@ -28,6 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--kv-length", metavar="S[,S...]",
+                   help="sweep the KV-cache length of the decode step, e.g. 128,512,2048 (one decode signature "
+                        "per length, or a dynamic cache dim); with --latency: decode tokens/s per length")
+    p.add_argument("--decode", metavar="SIG", help="with --kv-length: the decode signature (default: detected)")
     add_latency_options(p, per_op=False, roofline=False)
 
 
@@ -42,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from ..sweep import make_points, parse_batches, render_sweep, sweep
 
     targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
+    if args.kv_length is not None:
+        return _run_kv(args, targets)
+    if args.decode is not None:
+        from ..errors import InputSpecError
+
+        raise InputSpecError("--decode applies to --kv-length sweeps")
     batches = parse_batches(args.batch) if args.batch is not None else None
     points = make_points(args.input_shape, batches)
     measure = None
@@ -52,6 +62,27 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
+    print_warnings(result.warnings)
+    emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
+    return 0
+
+
+def _run_kv(args: argparse.Namespace, targets) -> int:
+    """``sweep --kv-length``: the decode step at every KV length (see :mod:`tflite_flops.kv_sweep`)."""
+    from ..errors import InputSpecError
+    from ..kv_sweep import decode_measurer, kv_sweep, parse_lengths
+    from ..sweep import render_sweep
+
+    if args.input_shape or args.batch is not None or args.signature is not None:
+        raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "
+                             "(name the decode signature with --decode)")
+    lengths = parse_lengths(args.kv_length)
+    measure = None
+    if args.latency:
+        runtime, bench, _ = latency_settings(args)
+        measure = decode_measurer(args.model, runtime, bench)
+    result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, strict=args.strict,
+                      while_trips=args.while_trips)
     print_warnings(result.warnings)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
     return 0

@@ -7,7 +7,8 @@ Three kinds of entries keep "zero" and "unknown" apart:
 
 * ``ok``: a cost formula;
 * ``zero``: truly zero arithmetic (data movement, shape bookkeeping);
-* ``not_costed``: known op, deliberately not costed, with the reason.
+* ``not_costed``: known op, deliberately not costed, with the reason;
+* ``opaque``: an accelerator-compiled op holding a whole graph that this file does not show.
 
 An op type without an entry is *unsupported*: the analysis reports it, never counts it as 0.
 A second registration of the same op type raises and names the first site, except through
@@ -137,7 +138,7 @@ class OpSpec:
     """A registry entry."""
 
     op_type: str
-    status: str  # "ok" | "zero" | "not_costed"
+    status: str  # "ok" | "zero" | "not_costed" | "opaque"
     formula: str
     cost: CostFn | None = None
     shape: ShapeFn | None = None
@@ -221,6 +222,18 @@ def register_not_costed(op_types: str | Iterable[str], reason: str) -> None:
     site = _site()
     for name in _names(op_types):
         _add(OpSpec(name, "not_costed", "not costed", note=reason, site=site))
+
+
+def register_opaque(op_types: str | Iterable[str], accelerator: str) -> None:
+    """Register custom ops that an accelerator compiler emits in place of the graph it compiled.
+
+    Their work is real but invisible: the analysis reports them with status ``opaque``, flags
+    the totals and never counts them as 0 silently. ``accelerator`` names the target in reports.
+    """
+    site = _site()
+    for name in _names(op_types):
+        _add(OpSpec(name, "opaque", "not visible: compiled for an accelerator", note=accelerator,
+                    reference="accelerator compiler output", site=site))
 
 
 def shape_fn(op_types: str | Iterable[str]) -> Callable[[ShapeFn], ShapeFn]:

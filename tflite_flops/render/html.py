@@ -23,10 +23,12 @@ import math
 import os
 from typing import Any, Mapping, Sequence
 
-from ..report import OpRecord, Report
+from ..report import STATUSES, OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from .memory import memory_caveat, memory_rows
+from .opaque import opaque_line
+from .signatures import signatures_html
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
@@ -611,7 +613,7 @@ def _op_table(report: Report) -> str:
     th = "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}" data-key="{k}">{esc(h)}</th>'
                  for h, t, k in heads)
     rows = "".join(_op_row(i, o, report.totals.flops, has_lat) for i, o in enumerate(report.ops))
-    statuses = "".join(f'<option value="{s}">{s}</option>' for s in ("ok", "zero", "unsupported"))
+    statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'
             '<input type="search" id="op-filter" placeholder="filter by type, name, precision…" aria-label="filter">'
@@ -629,6 +631,9 @@ def _notes(report: Report) -> str:
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
         parts.append(f'<div class="alert"><b>Not counted:</b> {n} op(s) of {len(report.unsupported)} type(s): '
                      f'{esc(listing)}. Totals are a lower bound.</div>')
+    opaque = opaque_line(report)
+    if opaque:
+        parts.append(f'<div class="alert"><b>Opaque:</b> {esc(opaque)}.</div>')
     if report.warnings:
         items = "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
         parts.append(f'<h3>Warnings</h3><ul class="warnings">{items}</ul>')
@@ -658,7 +663,7 @@ def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
     subtitle = esc(f"{report.tool.get('name', 'tflite_flops')} {report.tool.get('version', '')} · "
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
-    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report),
+    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), signatures_html(report),
                                  _charts(report, colors), _memory(report), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()

@@ -14,6 +14,9 @@ from typing import Sequence
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
+from .opaque import opaque_line
+from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from .table import file_hash_text
 
 
 def md_text(text: object) -> str:
@@ -42,7 +45,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
     name = os.path.basename(m.path) if m.path else "model bytes"
     out = [f"### {report.tool['name']} report: {md_text(name)}", ""]
     out.append(f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
-               f"sha256 `{m.sha256[:12]}` · {report.tool['name']} {md_text(report.tool['version'])}")
+               f"{file_hash_text(m.size_bytes, m, 12)} · {report.tool['name']} {md_text(report.tool['version'])}")
     ios = [f"input **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.inputs]
     ios += [f"output **{md_text(ts.name)}** {md_text(ts.dtype)} {_shape(ts.shape)}" for ts in report.outputs]
     if ios:
@@ -77,6 +80,11 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs", "FLOPs", "share"], rows,
                                                       [False, True, True, True, True])
 
+    if report.signatures:
+        rows = [[md_text(c) for c in row] for row in signature_rows(report)]
+        out += ["", "**Signatures (per call)**", ""] + md_table(SIG_HEADERS, rows, SIG_RIGHT)
+        out += [""] + [f"- {md_text(line)}" for line in signature_lines(report)]
+
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
         total = t.flops or 1
@@ -97,6 +105,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{md_text(k)} ×{v}" for k, v in sorted(report.unsupported.items()))
         out += ["", f"> **Not counted:** {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    opaque = opaque_line(report)
+    if opaque:
+        out += ["", f"> **Opaque:** {md_text(opaque)}"]
     if report.warnings:
         out += ["", "<details><summary>Warnings</summary>", ""] + [f"- {md_text(w)}" for w in report.warnings] + \
                ["", "</details>"]

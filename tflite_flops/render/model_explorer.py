@@ -86,7 +86,7 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
     label, value_of = METRICS[metric]
     graphs: dict[str, dict[str, Any]] = {}
     for op in report.ops:
-        if op.status == "unsupported":
+        if op.status in ("unsupported", "opaque"):
             continue
         value = value_of(op)
         if value is None:

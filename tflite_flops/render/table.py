@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
+from .opaque import opaque_line
+from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 
+
+
+# The terminal and Markdown summaries show the sha256 of files up to this size only: hashing a
+# multi-GB file takes seconds (JSON and HTML reports always carry it).
+SUMMARY_HASH_MAX_BYTES = 256 << 20
+
+
+def file_hash_text(size_bytes: int, sha256_of: Any, width: int) -> str:
+    """``sha256 <first width hex digits>`` for a file the summaries hash, else why it is not shown.
+
+    ``sha256_of`` is the ModelInfo (its ``sha256`` is read only when shown).
+    """
+    if size_bytes > SUMMARY_HASH_MAX_BYTES:
+        return "sha256 not computed for a large file (in --format json / html)"
+    return f"sha256 {sha256_of.sha256[:width]}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
@@ -30,7 +47,7 @@ def render_table(report: Report, top: int = 10) -> str:
     name = os.path.basename(m.path) if m.path else "<bytes>"
     out = [f"{report.tool['name']} {report.tool['version']} — {name}",
            f"  size {human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
-           f"sha256 {m.sha256[:12]}…"]
+           f"{file_hash_text(m.size_bytes, m, 12)}…"]
     if m.description:
         out.append(f"  description: {m.description}")
     for label, tensors in (("input ", report.inputs), ("output", report.outputs)):
@@ -67,6 +84,11 @@ def render_table(report: Report, top: int = 10) -> str:
                  f"{100 * v.flops / total:.1f}%"] for k, v in report.by_op_type.items()]
         out += ["  " + line for line in _table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
                                                [False, True, False, True, True, True])]
+
+    if report.signatures:
+        out += ["", "Signatures (per call)"]
+        out += ["  " + line for line in _table(SIG_HEADERS, signature_rows(report), SIG_RIGHT)]
+        out += [f"  {line}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
@@ -129,6 +151,9 @@ def render_table(report: Report, top: int = 10) -> str:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
         out += ["", f"Not counted: {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    opaque = opaque_line(report)
+    if opaque:
+        out += ["", f"Opaque: {opaque}"]
     if report.warnings:
         out += ["", "Warnings"] + [f"  ! {w}" for w in report.warnings]
     return "\n".join(out) + "\n"

@@ -1,0 +1,56 @@
+"""The file's SHA-256 is computed only when a report reader needs it (ModelInfo.sha256 is lazy)."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import pytest
+
+import tflite_flops
+from tflite_flops import model as model_module
+from tflite_flops.render import render
+from tflite_flops.render.table import SUMMARY_HASH_MAX_BYTES
+
+from test_reader import fc_model
+
+
+def _no_hashing(*_args):
+    raise AssertionError("the file was hashed")
+
+
+def test_analysis_does_not_hash_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc_model())
+    monkeypatch.setattr(model_module, "_sha256_file", _no_hashing)
+    report = tflite_flops.analyze(path)
+    assert report.totals.macs == 12
+    assert callable(report.model.__dict__["_sha256"])  # not computed yet
+    monkeypatch.undo()
+    # The first read computes it, once; JSON carries the real digest.
+    assert report.to_dict()["model"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert report.model.__dict__["_sha256"] == report.model.sha256
+
+
+def test_pickling_a_report_resolves_the_hash(tmp_path):
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc_model())
+    copy = pickle.loads(pickle.dumps(tflite_flops.analyze(path)))  # batch workers send reports back
+    assert copy.model.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_summaries_of_a_large_file_do_not_hash_it(tmp_path, monkeypatch):
+    # A sparse file just over the summary limit: its pages are holes, nothing is written to disk.
+    data = fc_model()
+    path = tmp_path / "big.tflite"
+    with open(path, "wb") as f:
+        f.write(data)
+        f.truncate(SUMMARY_HASH_MAX_BYTES + 1)
+    monkeypatch.setattr(model_module, "_sha256_file", _no_hashing)
+    report = tflite_flops.analyze(path)
+    for fmt in ("table", "md", "csv"):
+        text = render(report, fmt)
+        if fmt != "csv":
+            assert "sha256 not computed for a large file" in text
+    with pytest.raises(AssertionError, match="hashed"):
+        render(report, "json")  # the archival formats do need it

@@ -1,0 +1,78 @@
+"""The "Signatures" section shared by the table, Markdown and HTML renderers (all signatures in
+one report; token figures of prefill/decode signatures; measured tokens/s and time to first token).
+
+Cells are plain text; each renderer escapes them for its format.
+"""
+
+from __future__ import annotations
+
+from ..report import Report
+from ..units import human, human_bytes
+
+HEADERS = ["signature", "role", "tokens", "ops", "MACs", "FLOPs", "by precision", "params", "weights", "arena",
+           "MACs/token", "FLOPs/token", "weight B/token", "KV cache", "KV len", "bytes/token", "median ms", "tokens/s",
+           "memory-bound tokens/s"]
+RIGHT = [False, False] + [True] * 4 + [False] + [True] * 13
+
+
+def signature_rows(report: Report) -> list[list[str]]:
+    """One row of cells per signature (``HEADERS``); '-' where a figure does not apply."""
+    rows = []
+    for key, s in report.signatures.items():
+        t, tok = s.totals, s.tokens
+        split = " + ".join(f"{prec} {human(v['flops'])}" for prec, v in
+                           sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"])) or "-"
+        lat = s.latency or {}
+        rows.append([
+            key, tok.role if tok else "-", str(tok.tokens) if tok else "-", str(s.operators), human(t.macs),
+            human(t.flops), split, human(t.params), human_bytes(t.param_bytes),
+            human_bytes(s.memory.arena_bytes) if s.memory is not None else "-",
+            human(tok.macs_per_token) if tok else "-", human(tok.flops_per_token) if tok else "-",
+            human_bytes(tok.weight_bytes_per_token) if tok else "-", human_bytes(tok.kv_cache_bytes) if tok else "-",
+            str(tok.kv_length) if tok and tok.kv_length is not None else "-",
+            human_bytes(tok.bytes_per_token) if tok else "-",
+            f"{lat['median_ms']:.3f}" if lat.get("median_ms") is not None else "-",
+            f"{tok.tokens_per_s:,.1f}" if tok and tok.tokens_per_s is not None else "-",
+            f"{tok.roofline_tokens_per_s:,.0f}" if tok and tok.roofline_tokens_per_s is not None else "-"])
+    return rows
+
+
+def signature_lines(report: Report) -> list[str]:
+    """Sentences under the table: the shared weights, time to first token, the token rates."""
+    if not report.signatures:
+        return []
+    t = report.totals
+    lines = [f"{len(report.signatures)} signature(s); weights over all signatures, each shared weight once: "
+             f"{human(t.params)} params ({human_bytes(t.param_bytes)})"]
+    for key, s in report.signatures.items():
+        tok = s.tokens
+        if tok is None:
+            continue
+        bound = ""
+        if tok.roofline_tokens_per_s is not None:
+            bound = (f"; memory-bound limit {tok.roofline_tokens_per_s:,.0f} tokens/s "
+                     f"({human_bytes(tok.bytes_per_token)} per token at the measured bandwidth)")
+        if tok.tokens_per_s is None:
+            if bound:
+                lines.append(f"{tok.role} '{key}'{bound[1:]}")
+        elif tok.role == "prefill" and tok.time_to_first_token_ms is not None:
+            lines.append(f"prefill '{key}' ({tok.tokens} tokens): {tok.tokens_per_s:,.1f} tokens/s, time to first "
+                         f"token {tok.time_to_first_token_ms:.3f} ms{bound}")
+        elif tok.role == "decode":
+            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token){bound}")
+    return lines
+
+
+def signatures_html(report: Report) -> str:
+    """The HTML section (empty when the report has no signature summaries)."""
+    if not report.signatures:
+        return ""
+    from .charts import esc
+
+    num = ' class="n"'
+    th = "".join(f"<th{num if r else ''}>{esc(h)}</th>" for h, r in zip(HEADERS, RIGHT))
+    body = "".join("<tr>" + "".join(f"<td{num if r else ''}>{esc(c)}</td>" for c, r in zip(row, RIGHT))
+                   + "</tr>" for row in signature_rows(report))
+    notes = "".join(f'<p class="muted">{esc(line)}</p>' for line in signature_lines(report))
+    return (f'<section id="signatures"><h2>Signatures (per call)</h2><div class="scroll"><table>'
+            f'<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>{notes}</section>')
