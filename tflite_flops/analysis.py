@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 
@@ -127,9 +127,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         ShapeError, InputSpecError: the input shapes do not fit the model.
         UnsupportedOpError: ``strict`` and an op is not costed.
     """
-    from .convert import needs_conversion, to_tflite  # TensorFlow is imported only to convert
+    from .convert import needs_conversion, source_name, to_tflite  # TensorFlow is imported only to convert
 
+    name = None
     if needs_conversion(source):
+        name = source_name(source)  # the converted bytes have no path: keep the directory or model name
         source = to_tflite(source, quantization or "float")
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
@@ -142,7 +144,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
                  bool(count_zeros))
     _walk_model(walk, entry, spec, batch)
-    return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch)
+    report = _build_report(walk, model, model.subgraphs[entry], entry, spec, batch)
+    if name is not None and report.model.path is None:
+        report = replace(report, model=replace(report.model, path=name))
+    return report
 
 
 def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any = None, batch: int | None = None, *,
@@ -694,6 +699,11 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
         if walk.strict:
             raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    unresolved = [o for o in inference if not o.shapes_resolved]
+    if unresolved and walk.strict:
+        first = unresolved[0]
+        raise ShapeError(f"--strict: the totals are partial: {len(unresolved)} op(s) have unresolved shapes "
+                         f"(first: op {first.subgraph}:{first.index} {first.op_type})")
     state = walk.states[entry]
 
     def summary(tidx: int) -> TensorSummary:
@@ -712,6 +722,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
-        totals=_totals(inference, params, param_bytes), init_totals=_totals(init),
+        totals=replace(_totals(inference, params, param_bytes), complete=not unresolved and not unsupported,
+                       unresolved_ops=len(unresolved)),
+        init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
         settings=settings)

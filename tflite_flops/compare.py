@@ -251,6 +251,9 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     out += ["", "By op type (per inference)"]
     out += ["  " + s for s in _lines(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
                                      rows, [False] + [True] * 7)]
+    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
+        for note in side_notes(report):
+            out.append(f"  ! {side}: {note}")
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed type, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B"]
@@ -264,6 +267,15 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
         out += ["  " + s for s in _lines(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
     return "\n".join(out) + "\n"
+
+
+def side_notes(report: Report) -> list[str]:
+    """Partial totals, skipped or inconsistent latency of one side, one sentence each."""
+    from .completeness import latency_flag, partial_note
+
+    skipped = (report.latency or {}).get("skipped")
+    return [n for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
+                        latency_flag(report.latency)) if n]
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -312,6 +324,9 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
              human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
     out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ"],
                                                  rows, [False] + [True] * 6)
+    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
+        for note in side_notes(report):
+            out.append(f"  ! {side}: {note}")
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B."]

@@ -75,6 +75,8 @@ class Totals:
     bytes_written: int = 0
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
+    complete: bool = True  # False when some ops are not counted or counted at unresolved (placeholder) shapes
+    unresolved_ops: int = 0  # ops whose shapes propagation could not resolve (counted at stored/placeholder shapes)
 
 
 @dataclass(frozen=True)

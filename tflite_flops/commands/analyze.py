@@ -31,9 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyze, measure if asked, render, write files atomically, print."""
+    """Analyze, measure if asked, render, write files atomically, print.
+
+    A runtime that cannot load, prepare or run the model leaves the static report intact: latency
+    is ``{"skipped": why}``, a warning says why, and the exit code is 0. ``--strict`` is checked
+    after the report is printed: uncounted ops, partial totals or skipped latency then exit 1.
+    """
+    from dataclasses import replace
+
     from ..analysis import analyze
-    from ..errors import RuntimeMissingError
+    from ..completeness import partial_note, strict_problems
+    from ..errors import RuntimeMissingError, RuntimeUnavailableError
     from ..render import format_for_path, render
     from ..render.table import render_table
 
@@ -42,27 +50,42 @@ def run(args: argparse.Namespace) -> int:
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
     if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
         args.latency = True
-    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
+    timed = args.latency or args.per_op or args.roofline
+    settings = latency_settings(args) if timed else None  # bad --runs or --inputs fail before any work
+    # --strict is checked on the finished report (below), so that the report is printed first
+    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch,
                      while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros)
     exit_code = 0
     missing = None
-    if args.latency or args.per_op or args.roofline:
+    if settings is not None:
         from ..latency import add_latency
 
-        runtime, bench, inputs = latency_settings(args)
+        runtime, bench, inputs = settings
         try:
             if args.latency or args.per_op:
                 report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
             if args.roofline:
                 from ..roofline import classify, measure_peaks
 
-                report = classify(report, measure_peaks(runtime))
+                try:
+                    report = classify(report, measure_peaks(runtime))
+                except RuntimeMissingError:
+                    raise
+                except RuntimeUnavailableError as exc:
+                    report = replace(report, warnings=report.warnings + (f"roofline skipped: {exc}",))
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
-    print_warnings(report.warnings)
+    partial = partial_note(report)
+    print_warnings(report.warnings + ((partial,) if partial else ()))
     emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
          args.format, targets)
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
         return exit_code
+    problems = strict_problems(report) if args.strict else []
+    if problems:
+        print(f"error: --strict: {'; '.join(problems)}", file=sys.stderr)
+        return 1
     return budget_exit_code(report, args)

@@ -57,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
     for r in failed:
         msg = str(r["error"])
         print(f"warning: {msg if str(r['model']) in msg else str(r['model']) + ': ' + msg}", file=sys.stderr)
+    noted = [r for r in rows if r.get("note")]
+    for r in noted:  # partial totals (e.g. a dynamic model without a shape) and skipped latency
+        print(f"warning: {r['model']}: {r['note']}", file=sys.stderr)
+    partial = sum(1 for r in rows if r["status"] == "partial")
     print(f"{len(rows) - len(failed)} of {len(rows)} model(s) analyzed"
+          + (f"; {partial} with partial totals (see the warnings)" if partial else "")
           + (f"; {len(failed)} failed (see the error column)" if failed else "")
           + (f"; wrote {', '.join(p for p, _ in targets)}" if targets else ""), file=sys.stderr)
     return 1 if failed and args.fail_on_error else 0

@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from ..compare import compare_format_for_path, compare_reports, render_compare_table, render_comparison
 
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
     a, b = _load(args.a, args), _load(args.b, args)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
     c = compare_reports(a, b)

@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     batches = parse_batches(args.batch) if args.batch is not None else None
     points = make_points(args.input_shape, batches)
     measure = None
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
     if args.latency:
         from ..latency import point_measurer
 
@@ -52,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
-    print_warnings(result.warnings)
+    skipped = [f"point {p.spec.label}: latency skipped: {p.latency['skipped']}" for p in result.points
+               if p.latency and p.latency.get("skipped")]
+    print_warnings(list(result.warnings) + skipped)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
+    if args.strict and skipped:
+        import sys
+
+        print(f"error: --strict: latency skipped at {len(skipped)} point(s)", file=sys.stderr)
+        return 1
     return 0

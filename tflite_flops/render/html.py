@@ -23,6 +23,7 @@ import math
 import os
 from typing import Any, Mapping, Sequence
 
+from ..completeness import latency_flag, partial_note
 from ..report import OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
@@ -343,7 +344,10 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
     tp = report.throughput or {}
     tput = [(_THROUGHPUT_LABELS.get(k, (k, ""))[0], _rate(k, v)) for k, v in tp.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    parts = ['<section id="latency"><h2>Latency</h2><div class="grid2">',
+    flag = latency_flag(lat)
+    parts = ['<section id="latency"><h2>Latency</h2>'
+             + (f'<div class="alert" id="latency-flag"><b>Inconsistent shapes:</b> {esc(flag)}</div>' if flag else "")
+             + '<div class="grid2">',
              f'<div><h3>Timed runs</h3>{kv_table(stats)}</div><div><h3>Setup</h3>{kv_table(info)}',
              f'<h3>Throughput</h3>{kv_table(tput)}</div></div>' if tput else '</div></div>']
     timed = [o for o in report.ops if o.latency_ms is not None and o.latency_ms > 0]
@@ -598,6 +602,12 @@ def _op_table(report: Report) -> str:
 
 def _notes(report: Report) -> str:
     parts = []
+    partial = partial_note(report)
+    if partial:
+        parts.append(f'<div class="alert" id="partial-totals"><b>Partial totals:</b> {esc(partial[16:])}.</div>')
+    skipped = (report.latency or {}).get("skipped")
+    if skipped:
+        parts.append(f'<div class="alert" id="latency-skipped"><b>Latency skipped:</b> {esc(skipped)}</div>')
     if report.unsupported:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))

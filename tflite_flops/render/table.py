@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..completeness import latency_flag, partial_note
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 
@@ -48,6 +49,9 @@ def render_table(report: Report, top: int = 10) -> str:
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
     out += ["  " + line for line in _table(["", "value", "exact"], rows, [False, True, True])]
+    partial = partial_note(report)
+    if partial:
+        out.append(f"  ! {partial.upper()[:14]}{partial[14:]}")
     it = report.init_totals
     if it.flops or it.bytes_written:
         out.append(f"  init-time (once, not per inference): {human(it.flops)} FLOPs, "
@@ -82,6 +86,11 @@ def render_table(report: Report, top: int = 10) -> str:
             tp = report.throughput
             out.append(f"  {human_unit(tp.get('flops_per_s'), 'FLOP/s')} · {human_unit(tp.get('macs_per_s'), 'MAC/s')} · "
                        f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
+        flag = latency_flag(lat)
+        if flag:
+            out.append(f"  ! {flag}")
+    if report.latency and report.latency.get("per_op_skipped"):
+        out.append(f"  Per-op latency skipped: {report.latency['per_op_skipped']}")
 
     timed = [o for o in report.ops if o.latency_ms]
     if timed:
