@@ -168,7 +168,7 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
     """Resolve the entry inputs, walk from the entry subgraph, count executions, list the rest, count weights."""
     model = walk.model
     if batch is not None and int(batch) < 1:
-        raise ShapeError(f"--batch must be at least 1 (got {batch})")
+        raise InputSpecError(f"--batch must be at least 1 (got {batch})")
     shapes, resolved, warnings = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_latency_options, add_shape_options, emit, latency_settings, print_warnings
+from .common import add_latency_options, add_shape_options, at_least, emit, latency_settings, print_warnings
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
-    p.add_argument("--top", type=int, default=10, metavar="N", help="ops listed in the table's top list")
+    p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
     p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
                    help="read dense weights to report effective MACs of mostly-zero (pruned) weights "

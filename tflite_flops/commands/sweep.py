@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_latency_options, emit, latency_settings, print_warnings
+from .common import add_latency_options, at_least, emit, latency_settings, print_warnings
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -19,16 +19,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="one sweep point: NAME=1x224x224x3, INDEX=..., or a bare shape; several inputs of one "
                         "point comma-separated (a=1x64,b=1x64); repeat for every point")
-    p.add_argument("--batch", metavar="N[,N...]",
+    p.add_argument("--batch", metavar="N[,N...]", type=_batches,
                    help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
     p.add_argument("--format", "-f", choices=list(SWEEP_FORMATS), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write the sweep; the format follows the extension (.json, .csv, .txt); repeatable")
-    p.add_argument("--while-trips", type=int, default=1, metavar="N",
+    p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
     p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
     add_latency_options(p, per_op=False, roofline=False)
+
+
+def _batches(text: str) -> list[int]:
+    """``--batch 1,2,4``: a usage error (exit 2, this subcommand's usage) when it cannot be read."""
+    from ..errors import InputSpecError
+    from ..sweep import parse_batches
+
+    try:
+        values = parse_batches(text)
+    except InputSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {text})")
+    return values
 
 
 def _format_for(path: str) -> str:
@@ -39,10 +53,10 @@ def _format_for(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
-    from ..sweep import make_points, parse_batches, render_sweep, sweep
+    from ..sweep import make_points, render_sweep, sweep
 
     targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
-    batches = parse_batches(args.batch) if args.batch is not None else None
+    batches = args.batch  # parsed and checked by _batches
     points = make_points(args.input_shape, batches)
     measure = None
     if args.inputs:  # real input arrays only mean something to a timed run
