@@ -540,7 +540,9 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
                      ("compute-bound ops", counts.get("compute")), ("memory-bound ops", counts.get("memory")),
                      ("compute probe", roofline.get("compute_probe")),
                      ("bandwidth probe", roofline.get("bandwidth_probe")),
-                     ("not timed", f"{placed} op(s), drawn grey on their roof" if placed else None)])
+                     ("not timed", f"{placed} op(s), drawn grey on their roof" if placed else None),
+                     ("above the roof", f"{roofline.get('above_roof')} op(s): {roofline.get('above_roof_note', '')}"
+                      if roofline.get("above_roof") else None)])
     return (f'<section id="roofline"><h2>Roofline</h2><div class="grid2"><div>{chart}</div><div>{info}'
             '<p class="muted">Ops left of the ridge point are memory-bound, ops right of it compute-bound; '
             'the gap between a point and the roof is the headroom.</p></div></div></section>')

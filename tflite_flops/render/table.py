@@ -116,16 +116,25 @@ def render_table(report: Report, top: int = 10) -> str:
         rl = report.roofline
         out += ["", f"Roofline ({rl.get('runtime')}, {rl.get('threads')} thread(s)): peak "
                     f"{human_unit(rl['peak_flops_per_s'], 'FLOP/s')}, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
-                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte",
-                f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} memory-bound"]
+                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte"]
         ranked = sorted(rl["ops"], key=lambda r: -(r["roof_flops_per_s"] if r["achieved_flops_per_s"] is None
                                                    else r["achieved_flops_per_s"]))[:top]
+        n_all, n_shown = len(rl["ops"]), len(ranked)
+        header = (f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} "
+                  f"memory-bound, of {n_all}")
+        if n_shown < n_all:  # say what the shorter table holds, so that its rows add up
+            header += (f"; the {n_shown} fastest below ({sum(r['bound'] == 'compute' for r in ranked)} compute, "
+                       f"{sum(r['bound'] == 'memory' for r in ranked)} memory)")
+        out.append(header)
         rows = [[f"{r['subgraph']}:{r['index']}", r["op_type"], f"{r['intensity']:.2f}", r["bound"],
                  f"{human_unit(r['roof_flops_per_s'], 'FLOP/s')}",
                  "-" if r["achieved_flops_per_s"] is None else f"{human_unit(r['achieved_flops_per_s'], 'FLOP/s')}",
-                 "-" if r["fraction_of_roof"] is None else f"{100 * r['fraction_of_roof']:.1f}%"] for r in ranked]
+                 "-" if r["fraction_of_roof"] is None else
+                 f"{100 * r['fraction_of_roof']:.1f}%{'*' if r.get('above_roof') else ''}"] for r in ranked]
         out += ["  " + line for line in _table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
                                                rows, [False, False, True, False, True, True, True])]
+        if rl.get("above_roof"):
+            out.append(f"  * {rl['above_roof']} op(s) {rl.get('above_roof_note', 'above 100% of roof')}")
 
     if report.unsupported:
         n = sum(report.unsupported.values())
