@@ -187,3 +187,24 @@ def test_sweep_chart_runs_left_to_right_by_size(tmp_path):
         assert xs == sorted(xs) and ys == sorted(ys, reverse=True)  # rising to the right, no zigzag
     rows = re.findall(r'<tr><td class="mono">([^<]+)</td>', part)
     assert rows == labels  # the table follows the same order
+
+
+def test_partial_totals_and_skipped_latency_show_in_the_browser(tmp_path):
+    """Issue 12: the page of a partial report says so at the top, and a skipped latency says why."""
+    import dataclasses
+
+    import tflite_flops
+    from render_helpers import SAMPLES
+
+    report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite", batch=3)
+    report = dataclasses.replace(report, latency={"skipped": "the litert runtime failed in invoke(): Node number 7 "
+                                                              "(TRANSPOSE_CONV) failed to invoke.", "runtime": "litert"})
+    dom = _dom(tmp_path, render_html(report), selftest=True)
+    assert _body_attrs(dom).get("data-selftest") == "pass"
+    notes = _section(dom, "notes")
+    assert 'id="partial-totals"' in notes and "5 op(s) with unresolved shapes" in notes
+    assert 'id="latency-skipped"' in notes and "Node number 7 (TRANSPOSE_CONV) failed to invoke." in notes
+    assert dom.index('id="notes"') < dom.index('id="summary"')  # right under the cards, above everything else
+    c = compare_reports(tflite_flops.analyze(SAMPLES / "cnn_float.tflite"), report)
+    page = _dom(tmp_path, render_compare_html(c), name="compare.html")
+    assert "<b>B:</b> partial totals: 5 op(s)" in page and "<b>B:</b> latency skipped:" in page

@@ -386,6 +386,8 @@ def render_compare_html(c: Comparison) -> str:
             f'<td class="n" data-v="{"" if fb is None else fb}">{esc(human(fb))}</td>'
             f'<td class="n" data-v="{(fb or 0) - (fa or 0)}">'
             f'{esc(_pct(fa, fb) if fa is not None and fb is not None else "")}</td></tr>')
+    notes = "".join(f'<div class="alert"><b>{side}:</b> {esc(note)}</div>'
+                    for side, report in (("A", c.a), ("B", c.b)) for note in side_notes(report))
     counts = c.match_counts()
     type_heads = th([("op type", "text"), ("count A", "num"), ("count B", "num"), ("MACs A", "num"),
                      ("MACs B", "num"), ("FLOPs A", "num"), ("FLOPs B", "num"), ("Δ FLOPs", "num")])
@@ -395,7 +397,7 @@ def render_compare_html(c: Comparison) -> str:
             '</section>'
             f'<section><h2>Totals per inference</h2><table><thead><tr><th></th><th class="n">A: {esc(c.label_a)}</th>'
             f'<th class="n">B: {esc(c.label_b)}</th><th class="n">Δ (B−A)</th><th class="n">B/A</th></tr></thead>'
-            f'<tbody>{totals}</tbody></table></section>'
+            f'<tbody>{totals}</tbody></table>{notes}</section>'
             f'<section><h2>By op type</h2>{chart}<table class="sortable-table"><thead><tr>'
             f'{type_heads}'
             f'</tr></thead><tbody>{types}</tbody></table></section>'

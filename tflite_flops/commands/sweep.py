@@ -39,7 +39,7 @@ def _batches(text: str) -> list[int]:
     try:
         values = parse_batches(text)
     except InputSpecError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(str(exc).replace("--batch ", "")) from None
     if min(values) < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {text})")
     return values

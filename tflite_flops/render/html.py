@@ -494,7 +494,9 @@ def sweep_rows(sweep: Mapping[str, Any]) -> list[dict[str, Any]]:
         if fps is None and flops and median:
             fps = flops / (median / 1e3)
         rows.append({"label": sweep_label(p, i), "macs": _get(p, "totals.macs", "macs"), "flops": flops,
-                     "median_ms": median, "flops_per_s": fps, "error": _get(p, "error")})
+                     "median_ms": median, "flops_per_s": fps,
+                     "error": _get(p, "error") or (f"latency skipped: {_get(p, 'latency.skipped')}"
+                                                   if _get(p, "latency.skipped") else None)})
     return rows
 
 
