@@ -300,3 +300,17 @@ def test_inputs_errors_are_clear(tmp_path):
     assert "'mask' match no input" in skipped and "'image'" in skipped
     missing = run("analyze", CNN, "--inputs", str(tmp_path / "nope.npz"))
     assert missing.returncode == 2 and missing.stderr.startswith("error: ") and len(missing.stderr.splitlines()) == 1
+
+
+@pytest.mark.runtime
+def test_inputs_imply_latency_in_sweep_and_compare(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "in.npz"
+    np.savez(path, image=np.zeros((1, 32, 32, 3), np.float32))
+    sweep = run("sweep", CNN, "--batch", "1", *FAST, "--inputs", str(path), "-f", "json")
+    assert sweep.returncode == 0, sweep.stderr
+    assert json.loads(sweep.stdout)["points"][0]["latency"]["median_ms"] > 0
+    compare = run("compare", CNN, CNN, *FAST, "--inputs", str(path), "-f", "json")
+    assert compare.returncode == 0, compare.stderr
+    assert json.loads(compare.stdout)["totals"]["latency.median_ms"]["a"] > 0

@@ -20,7 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
     p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
-    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--strict", action="store_true", help="after printing the report, exit 1 when an op has no cost formula, the totals are partial "
+                        "(unresolved shapes) or latency was skipped")
     p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
                    help="read dense weights to report effective MACs of mostly-zero (pruned) weights "
                         "(default: only for files up to 64 MiB)")

@@ -27,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
-    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula or a point's totals are partial (unresolved shapes); "
+                        "after printing, exit 1 when a point's latency was skipped")
     add_latency_options(p, per_op=False, roofline=False)
 
 
