@@ -345,7 +345,7 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
 def render_compare_html(c: Comparison) -> str:
     """A self-contained HTML page: cards, totals, a paired chart by op type, matched ops."""
     from .render.charts import esc, paired_hbar_chart
-    from .render.html import page
+    from .render.html import breakable, page
 
     cards = []
     for m in c.totals:
@@ -381,7 +381,7 @@ def render_compare_html(c: Comparison) -> str:
         op_rows.append(
             f'<tr data-op="{i}"><td class="n" data-v="{i}">{i}</td><td>{esc(p.match)}</td>'
             f'<td class="mono">{esc(_op_ref(p.a))}</td><td class="mono">{esc(_op_ref(p.b))}</td><td>{esc(kind)}</td>'
-            f'<td class="name">{esc(o.name)}</td>'
+            f'<td class="name">{breakable(o.name)}</td>'
             f'<td class="n" data-v="{"" if fa is None else fa}">{esc(human(fa))}</td>'
             f'<td class="n" data-v="{"" if fb is None else fb}">{esc(human(fb))}</td>'
             f'<td class="n" data-v="{(fb or 0) - (fa or 0)}">'
