@@ -132,3 +132,33 @@ def test_library_rejects_unknown_sources_clearly():
 
     with pytest.raises(tflite_flops.ModelLoadError, match="cannot read a model from a object"):
         tflite_flops.analyze(object())
+
+
+# ---- issue 12: usage errors are 2 everywhere, with the subcommand's usage ------------------------------
+
+
+@pytest.mark.parametrize("command, bad", [
+    (["analyze", CNN], ["--batch", "0"]), (["sweep", CNN], ["--batch", "0"]), (["sweep", CNN], ["--batch", "1,x"]),
+    (["compare", CNN, CNN], ["--batch", "0"]), (["batch", CNN], ["--batch", "0"]),
+    (["import-profile", CNN, CNN], ["--batch", "0"]), (["roofline", CNN], ["--batch", "0"]),
+    (["analyze", CNN], ["--runs", "0"]), (["analyze", CNN], ["--threads", "x"]), (["analyze", CNN], ["--top", "-1"]),
+    (["sweep", CNN], ["--min-time", "-1"]), (["batch", CNN], ["--jobs", "0"]),
+    (["analyze", CNN], ["--while-trips", "-1"]),
+    (["analyze", CNN], ["--no-such-flag"]), (["sweep", CNN], ["--no-such-flag"]), (["batch", CNN], ["--nope", "1"]),
+    (["compare", CNN, CNN], ["--no-such-flag"]), (["ops"], ["--no-such-flag"]),
+])
+def test_usage_errors_exit_2_with_the_subcommand_usage(command, bad):
+    r = run(*command, *bad)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"usage: tflite-flops {command[0]} "), r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"tflite-flops {command[0]}: error: ") and "Traceback" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_library_batch_below_one_is_an_input_spec_error():
+    import tflite_flops
+    from tflite_flops.errors import InputSpecError
+
+    with pytest.raises(InputSpecError, match="at least 1"):
+        tflite_flops.analyze(CNN, batch=0)

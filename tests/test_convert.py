@@ -129,3 +129,24 @@ def test_static_analysis_does_not_import_tensorflow():
             "sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "cnn_float.tflite")], timeout=60)
     assert proc.returncode == 0
+
+
+@pytest.mark.tf
+def test_converted_sources_keep_their_name(tiny, tmp_path):
+    """Issue 12: a SavedModel directory or a Keras model is reported by name, not as '<bytes>' / null."""
+    import json
+
+    import tensorflow as tf
+
+    path = tmp_path / "my_saved"
+    tf.saved_model.save(tiny, str(path))
+    assert tflite_flops.analyze(str(path) + "/").model.path == str(path)
+    assert tflite_flops.analyze(tiny).model.path == tiny.name
+    r = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].endswith("— my_saved") and "<bytes>" not in r.stdout
+    assert "I0000" not in r.stderr and "absl" not in r.stderr  # TensorFlow's import log lines stay hidden
+    j = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path), "-f", "json"],
+                       capture_output=True, text=True, timeout=300)
+    assert json.loads(j.stdout)["model"]["path"] == str(path)

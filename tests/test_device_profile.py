@@ -62,3 +62,53 @@ def test_cli_import_profile():
                         str(FIX / "benchmark_model_op_profile.txt")], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "Per-op latency from benchmark_model profile" in r.stdout and "MFLOP/s" in r.stdout
+
+
+# ---- issue 12: a profile of another model is refused unless --force ------------------------------------
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "tflite_flops", "import-profile", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+
+
+def test_profile_of_another_model_is_refused():
+    other = ROOT / "sample_models" / "transformer_block.tflite"
+    r = _cli(str(other), str(FIX / "benchmark_model_op_profile.csv"))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ")
+    assert ("12 profiled op(s) against 41 in the model; run position 0 is CONV_2D in the profile, "
+            "FULLY_CONNECTED in the model (--force joins it anyway)") in r.stderr
+    forced = _cli(str(other), str(FIX / "benchmark_model_op_profile.csv"), "--force")
+    assert forced.returncode == 0 and "warning: --force: 12 profiled op(s) against 41" in forced.stderr
+
+
+def test_profile_graph_name_is_checked():
+    """Same op types, but benchmark_model logged 'Graph: [cnn_float.tflite]'."""
+    r = _cli(str(ROOT / "sample_models" / "cnn_int8.tflite"), str(FIX / "benchmark_model_op_profile.txt"))
+    assert r.returncode == 1
+    assert "the profile was taken of 'cnn_float.tflite', not 'cnn_int8.tflite'" in r.stderr
+    assert _cli(str(CNN), str(FIX / "benchmark_model_op_profile.txt")).returncode == 0
+
+
+def test_op_sequence_checks():
+    from tflite_flops.device_profile import ProfileRow, profile_mismatches
+
+    report = tflite_flops.analyze(CNN)
+    types = [o.op_type for o in report.ops]
+
+    def rows(names):
+        return [ProfileRow(0, t, 0.1, None, 1, "") for t in names]
+
+    assert profile_mismatches(report, rows(types)) == []
+    swapped = types[:3] + [types[4], types[3]] + types[5:]
+    assert profile_mismatches(report, rows(swapped)) == [
+        "12 profiled op(s) against 12 in the model; run position 3 is MAX_POOL_2D in the profile, ADD in the model"]
+    assert "run position 11 is (end) in the profile" in profile_mismatches(report, rows(types[:-1]))[0]
+    # a delegate partition replaces ops 0-6: the remaining rows follow the model's order
+    delegated = ["TfLiteXNNPackDelegate"] + types[7:]
+    assert profile_mismatches(report, rows(delegated)) == []
+    assert profile_mismatches(report, rows(["TfLiteXNNPackDelegate", "SOFTMAX", "MEAN"])) == [
+        "profile op MEAN does not follow the model's op order"]
+    assert profile_mismatches(report, rows(types), graph="/sdcard/other.tflite") == [
+        "the profile was taken of 'other.tflite', not 'cnn_float.tflite'"]

@@ -95,3 +95,116 @@ def test_screenshot(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real picture, not a blank page
+
+
+# ---- issue 12: layout, legends, colours and sweep order, checked in the browser ---------------------------
+
+
+def _dom(tmp_path, text: str, width: int = 1280, name: str = "page.html", selftest: bool = False) -> str:
+    page = tmp_path / name
+    page.write_text(text, encoding="utf-8")
+    proc = _chromium(tmp_path, f"--window-size={width},900", "--dump-dom",
+                     page.as_uri() + ("#selftest" if selftest else ""))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _section(dom: str, section_id: str) -> str:
+    start = dom.index(f'<section id="{section_id}"')
+    return dom[start:dom.index("</section>", start)]
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_op_table_shows_every_column_and_wraps_names_between_parts(tmp_path, width):
+    """The widest table (with latency columns) fits: nothing to scroll, the formula column is on screen,
+    and names wrap at their separators, never between two letters."""
+    attrs = _body_attrs(_dom(tmp_path, render_html(measured_report(), sweep=sweep_data()), width, selftest=True))
+    assert attrs.get("data-selftest") == "pass", attrs
+    assert int(attrs["data-selftest-overflow"]) <= 1, attrs
+    assert attrs["data-selftest-last-column"] == "formula / note visible", attrs
+    assert int(attrs["data-selftest-midword"]) == 0, attrs
+    if width == 1280:
+        assert int(attrs["data-selftest-name-breaks"]) > 0  # names do wrap here: the check above means something
+    shot = tmp_path / f"ops_{width}.png"
+    proc = _chromium(tmp_path, f"--window-size={width},900", f"--screenshot={shot}",
+                     (tmp_path / "page.html").as_uri())
+    assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_scatter_and_roofline_charts_have_their_own_legend(tmp_path):
+    dom = _dom(tmp_path, render_html(measured_report()))
+    for section_id in ("latency", "roofline"):
+        part = _section(dom, section_id)
+        chart = part[part.index("<svg"):part.index("</svg>")]
+        dots = set(re.findall(r'<circle[^>]*fill="(#[0-9a-f]{6})"', chart))
+        legend = part[part.index('class="legend"'):]
+        swatches = set(re.findall(r"--c:\s*(#[0-9a-f]{6})", legend))
+        assert dots and dots <= swatches, (section_id, dots - swatches)
+    roof = _section(dom, "roofline")
+    assert "roofline (measured peaks)" in roof[roof.index('class="legend"'):]
+
+
+def _lab(color: str) -> tuple[float, float, float]:
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(int(color[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    x, y, z = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+               (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def test_op_type_colours_are_easy_to_tell_apart(tmp_path):
+    """Every pair of distinct op-type colours in the page's legend is at least 20 CIE76 ΔE apart
+    (the old palette had two blues 9 apart and two pinks 19 apart)."""
+    import itertools
+    import math
+
+    from tflite_flops.render.charts import OTHER_COLOR, PALETTE
+
+    dom = _dom(tmp_path, render_html(sample_report("transformer_block.tflite")))
+    legend = _section(dom, "charts")
+    colours = sorted(set(re.findall(r"--c:\s*(#[0-9a-f]{6})", legend)))
+    assert len(colours) >= 10
+    for a, b in itertools.combinations(sorted(set(PALETTE) | {OTHER_COLOR} | set(colours)), 2):
+        assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
+
+
+def test_sweep_chart_runs_left_to_right_by_size(tmp_path):
+    data = sweep_data()
+    data["points"] = [data["points"][i] for i in (2, 0, 1)]  # given out of order: 64, 16, 32
+    part = _section(_dom(tmp_path, render_html(measured_report(), sweep=data)), "sweep")
+    first = part[part.index("<svg"):part.index("</svg>")]
+    labels = re.findall(r'text-anchor="middle" fill="#666">([^<]+)<title>', first)
+    assert labels == ["1×16×16×3", "1×32×32×3", "1×64×64×3"], labels
+    for points in re.findall(r'<polyline points="([^"]+)"', first):
+        xs = [float(p.split(",")[0]) for p in points.split()]
+        ys = [float(p.split(",")[1]) for p in points.split()]
+        assert xs == sorted(xs) and ys == sorted(ys, reverse=True)  # rising to the right, no zigzag
+    rows = re.findall(r'<tr><td class="mono">([^<]+)</td>', part)
+    assert rows == labels  # the table follows the same order
+
+
+def test_partial_totals_and_skipped_latency_show_in_the_browser(tmp_path):
+    """Issue 12: the page of a partial report says so at the top, and a skipped latency says why."""
+    import dataclasses
+
+    import tflite_flops
+    from render_helpers import SAMPLES
+
+    report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite", batch=3)
+    report = dataclasses.replace(report, latency={"skipped": "the litert runtime failed in invoke(): Node number 7 "
+                                                              "(TRANSPOSE_CONV) failed to invoke.", "runtime": "litert"})
+    dom = _dom(tmp_path, render_html(report), selftest=True)
+    assert _body_attrs(dom).get("data-selftest") == "pass"
+    notes = _section(dom, "notes")
+    assert 'id="partial-totals"' in notes and "5 op(s) with unresolved shapes" in notes
+    assert 'id="latency-skipped"' in notes and "Node number 7 (TRANSPOSE_CONV) failed to invoke." in notes
+    assert dom.index('id="notes"') < dom.index('id="summary"')  # right under the cards, above everything else
+    c = compare_reports(tflite_flops.analyze(SAMPLES / "cnn_float.tflite"), report)
+    page = _dom(tmp_path, render_compare_html(c), name="compare.html")
+    assert "<b>B:</b> partial totals: 5 op(s)" in page and "<b>B:</b> latency skipped:" in page

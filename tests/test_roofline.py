@@ -41,3 +41,33 @@ def test_measured_peaks_are_positive_and_classify():
     assert peaks["peak_flops_per_s"] > 1e8 and peaks["peak_bytes_per_s"] > 1e7
     out = classify(tflite_flops.analyze(CNN), peaks)
     assert {r["bound"] for r in out.roofline["ops"]} <= {"compute", "memory"}
+
+
+def test_above_roof_is_explained_and_counts_agree_with_the_table():
+    """Issue 12: 'of roof' above 100% (cache-resident data) is marked and explained; header counts add up."""
+    from tflite_flops.render import render
+    from tflite_flops.render.table import render_table
+
+    report = tflite_flops.analyze(CNN)
+    peaks = {"peak_flops_per_s": 100e9, "peak_bytes_per_s": 10e9, "ridge_intensity": 10.0}
+    add = next(o for o in report.ops if o.op_type == "ADD")  # 4,096 FLOPs over 3 · 16 KiB: 0.083 FLOP/byte
+    ops = tuple(replace(o, latency_ms=1e-5) if o is add else replace(o, latency_ms=1.0) for o in report.ops)
+    out = classify(replace(report, ops=ops), peaks)
+    row = next(r for r in out.roofline["ops"] if r["op_type"] == "ADD")
+    # roof 0.0833 · 10 GB/s = 833 MFLOP/s; achieved 4,096 / 10 ns = 409.6 GFLOP/s
+    assert row["fraction_of_roof"] > 1 and row["above_roof"] is True
+    assert out.roofline["above_roof"] == 1 and "CPU caches" in out.roofline["above_roof_note"]
+    assert sum(r["above_roof"] for r in out.roofline["ops"]) == 1
+    table = render_table(out, top=4)
+    counts = out.roofline["counts"]
+    n = len(out.roofline["ops"])
+    assert f"{counts['compute']} compute-bound op(s), {counts['memory']} memory-bound, of {n}; the 4 fastest" in table
+    lines = table[table.index("Roofline ("):].splitlines()
+    shown = [line for line in lines[4:8]]
+    head = lines[1]
+    listed_memory = sum(" memory " in line for line in shown)
+    assert f"({4 - listed_memory} compute, {listed_memory} memory)" in head
+    assert any(line.rstrip().endswith("%*") and " ADD " in line for line in shown)
+    assert "* 1 op(s) above 100% of roof: the op's data stays in the CPU caches" in table
+    assert "above the roof" in render(out, "html")
+    assert tflite_flops.Report.from_json(out.to_json()) == out

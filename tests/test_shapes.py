@@ -353,8 +353,7 @@ def test_cli_input_shape_forms_and_batch():
     (["--input-shape", "foo=1x64x64x3"], 2, "error: no input named 'foo' (inputs: image)"),
     (["--input-shape", "1x6a"], 2, "error: cannot read '1x6a' as a shape"),
     (["--input-shape", "image=1x64x64x3", "--batch", "2"], 2, "contradicts the given shape"),
-    (["--batch", "0"], 1, "error: --batch must be at least 1"),
-])
+])  # --batch 0 is a usage error (exit 2 with the subcommand's usage): tests/test_cli.py
 def test_cli_inconsistent_shapes_give_one_line(args, code, message):
     r = run("analyze", FCN, *args)
     assert r.returncode == code, (r.returncode, r.stderr)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 
@@ -134,9 +134,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         ShapeError, InputSpecError: the input shapes do not fit the model.
         UnsupportedOpError: ``strict`` and an op is not costed.
     """
-    from .convert import needs_conversion, to_tflite  # TensorFlow is imported only to convert
+    from .convert import needs_conversion, source_name, to_tflite  # TensorFlow is imported only to convert
 
+    name = None
     if needs_conversion(source):
+        name = source_name(source)  # the converted bytes have no path: keep the directory or model name
         source = to_tflite(source, quantization or "float")
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
@@ -144,6 +146,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     settings = {"strict": strict, "while_trips": while_trips, "cost_overrides": cost_overrides,
                 "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
     report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+    if name is not None and report.model.path is None:
+        report = replace(report, model=replace(report.model, path=name))
     if all_signatures:
         from .generative import add_signatures
 
@@ -189,7 +193,7 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
     """Resolve the entry inputs, walk from the entry subgraph, count executions, list the rest, count weights."""
     model = walk.model
     if batch is not None and int(batch) < 1:
-        raise ShapeError(f"--batch must be at least 1 (got {batch})")
+        raise InputSpecError(f"--batch must be at least 1 (got {batch})")
     shapes, resolved, warnings = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
@@ -781,6 +785,11 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     if opaque and walk.strict:
         raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
                                  + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
+    unresolved = [o for o in inference if not o.shapes_resolved]
+    if unresolved and walk.strict:
+        first = unresolved[0]
+        raise ShapeError(f"--strict: the totals are partial: {len(unresolved)} op(s) have unresolved shapes "
+                         f"(first: op {first.subgraph}:{first.index} {first.op_type})")
     state = walk.states[entry]
 
     def summary(tidx: int) -> TensorSummary:
@@ -799,6 +808,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
-        totals=_totals(inference, params, param_bytes), init_totals=_totals(init),
+        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque),
+                       unresolved_ops=len(unresolved)),
+        init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
         settings=settings, memory=memory)

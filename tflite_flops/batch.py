@@ -25,8 +25,9 @@ from .errors import InputSpecError
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
 COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
            + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
-                                                          "bytes_written", "unsupported_ops", "warnings",
-                                                          "latency_median_ms", "inferences_per_s", "seconds"])
+                                                          "bytes_written", "unsupported_ops", "unresolved_ops",
+                                                          "warnings", "latency_median_ms", "inferences_per_s",
+                                                          "latency_skipped", "seconds"])
 MODEL_SUFFIXES = (".tflite", ".lite")
 
 
@@ -99,13 +100,16 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     t = report.totals
     by_prec = {p: v.get("flops", 0) for p, v in t.by_precision.items()}
     row: dict[str, Any] = {
-        "model": path, "status": "ok" if not report.unsupported and not report.totals.opaque_ops else "partial", "error": "",
+        # partial: some ops not counted, or counted at unresolved (placeholder) shapes, e.g. a dynamic
+        # model without --input-shape/--batch; "note" says which
+        "model": path, "status": "ok" if t.complete else "partial", "error": "", "note": _row_note(report),
         "size_bytes": report.model.size_bytes, "sha256": report.model.sha256, "subgraphs": report.model.subgraphs,
         "operators": report.model.operators, "macs": t.macs, "flops": t.flops,
         **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},
         "flops_other": sum(v for p, v in by_prec.items() if p not in PRECISION_COLUMNS),
         "params": t.params, "param_bytes": t.param_bytes, "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
-        "unsupported_ops": sum(report.unsupported.values()), "warnings": len(report.warnings),
+        "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
+        "warnings": len(report.warnings), "latency_skipped": (report.latency or {}).get("skipped") or "",
         "latency_median_ms": (report.latency or {}).get("median_ms", ""),
         "inferences_per_s": (report.throughput or {}).get("inferences_per_s", ""),
         "seconds": round(time.perf_counter() - start, 3),
@@ -113,6 +117,14 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     if row["latency_median_ms"] is None:
         row["latency_median_ms"] = ""
     return row
+
+
+def _row_note(report: Any) -> str:
+    """Why a row is partial or has no latency: one line, or ''."""
+    from .completeness import partial_note
+
+    skipped = (report.latency or {}).get("skipped")
+    return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}") if n)
 
 
 def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,

@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from .errors import RuntimeUnavailableError
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
-                      runtime_version)
+                      runtime_message, runtime_version)
 from .units import FLOAT_PRECISIONS
 
 Clock = Callable[[], int]
@@ -80,19 +81,28 @@ def peak_rss_mb() -> float:
 
 def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]], runtime: RuntimeSettings,
                   bench: BenchSettings, inputs: Mapping[str, Any] | None = None, clock: Clock = time.perf_counter_ns,
-                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[int, int], None] | None = None,
+                  input_names: Mapping[int, Sequence[str]] | None = None) -> dict[str, Any]:
     """Load, resize to ``input_shapes`` (by input position), allocate, fill and time a model.
 
+    ``input_names`` adds names ``inputs`` may use per input position (the report's names).
     Returns the ``latency`` dict of the report (keys of the JSON contract plus environment).
-    Raises RuntimeUnavailableError when the runtime is missing or cannot run the model.
+    Raises RuntimeUnavailableError when the runtime is missing or cannot load, prepare or run the
+    model (a kernel failing inside ``invoke()`` included), or ``inputs`` do not fit the inputs.
     """
     rss_before = peak_rss_mb()
     t0 = clock()
     interpreter = make_interpreter(model, runtime)
     resize_and_allocate(interpreter, input_shapes)
     init_ms = (clock() - t0) / 1e6
-    fill_inputs(interpreter, inputs)
-    first_ms, samples = time_invokes(interpreter.invoke, bench, clock, progress)
+    try:
+        fill_inputs(interpreter, inputs, names=input_names)
+    except (ValueError, TypeError) as exc:
+        raise RuntimeUnavailableError(f"the runtime rejects the input data: {runtime_message(exc)}") from exc
+    try:
+        first_ms, samples = time_invokes(interpreter.invoke, bench, clock, progress)
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
     stats = summarize_ms(samples)
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]
     return {

@@ -44,14 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m tflite_flops`` and the ``tflite-flops`` script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # an unknown option belongs to the subcommand: show its usage, not the top-level one
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -263,6 +263,9 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     out += ["", "By op type (per inference)"]
     out += ["  " + s for s in _lines(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
                                      rows, [False] + [True] * 7)]
+    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
+        for note in side_notes(report):
+            out.append(f"  ! {side}: {note}")
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed type, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B"]
@@ -276,6 +279,15 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
         out += ["  " + s for s in _lines(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
     return "\n".join(out) + "\n"
+
+
+def side_notes(report: Report) -> list[str]:
+    """Partial totals, skipped or inconsistent latency of one side, one sentence each."""
+    from .completeness import latency_flag, partial_note
+
+    skipped = (report.latency or {}).get("skipped")
+    return [n for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
+                        latency_flag(report.latency)) if n]
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -324,6 +336,9 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
              human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
     out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ"],
                                                  rows, [False] + [True] * 6)
+    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
+        for note in side_notes(report):
+            out.append(f"  ! {side}: {note}")
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B."]
@@ -342,7 +357,7 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
 def render_compare_html(c: Comparison) -> str:
     """A self-contained HTML page: cards, totals, a paired chart by op type, matched ops."""
     from .render.charts import esc, paired_hbar_chart
-    from .render.html import page
+    from .render.html import breakable, page
 
     cards = []
     for m in c.totals:
@@ -378,11 +393,13 @@ def render_compare_html(c: Comparison) -> str:
         op_rows.append(
             f'<tr data-op="{i}"><td class="n" data-v="{i}">{i}</td><td>{esc(p.match)}</td>'
             f'<td class="mono">{esc(_op_ref(p.a))}</td><td class="mono">{esc(_op_ref(p.b))}</td><td>{esc(kind)}</td>'
-            f'<td class="name">{esc(o.name)}</td>'
+            f'<td class="name">{breakable(o.name)}</td>'
             f'<td class="n" data-v="{"" if fa is None else fa}">{esc(human(fa))}</td>'
             f'<td class="n" data-v="{"" if fb is None else fb}">{esc(human(fb))}</td>'
             f'<td class="n" data-v="{(fb or 0) - (fa or 0)}">'
             f'{esc(_pct(fa, fb) if fa is not None and fb is not None else "")}</td></tr>')
+    notes = "".join(f'<div class="alert"><b>{side}:</b> {esc(note)}</div>'
+                    for side, report in (("A", c.a), ("B", c.b)) for note in side_notes(report))
     counts = c.match_counts()
     type_heads = th([("op type", "text"), ("count A", "num"), ("count B", "num"), ("MACs A", "num"),
                      ("MACs B", "num"), ("FLOPs A", "num"), ("FLOPs B", "num"), ("Δ FLOPs", "num")])
@@ -392,7 +409,7 @@ def render_compare_html(c: Comparison) -> str:
             '</section>'
             f'<section><h2>Totals per inference</h2><table><thead><tr><th></th><th class="n">A: {esc(c.label_a)}</th>'
             f'<th class="n">B: {esc(c.label_b)}</th><th class="n">Δ (B−A)</th><th class="n">B/A</th></tr></thead>'
-            f'<tbody>{totals}</tbody></table></section>'
+            f'<tbody>{totals}</tbody></table>{notes}</section>'
             f'<section><h2>By op type</h2>{chart}<table class="sortable-table"><thead><tr>'
             f'{type_heads}'
             f'</tr></thead><tbody>{types}</tbody></table></section>'

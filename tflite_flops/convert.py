@@ -68,10 +68,24 @@ def needs_conversion(source: Any) -> bool:
     return is_saved_model_dir(source) or is_keras_model(source) or is_concrete_function(source)
 
 
+def source_name(source: Any) -> str | None:
+    """The name a report shows for a source that is converted: the SavedModel directory as given
+    (without a trailing slash), the Keras model's name, the concrete function's name."""
+    if is_saved_model_dir(source):
+        return os.path.normpath(os.fspath(source))
+    name = getattr(source, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return None
+
+
 def _tf() -> Any:
+    from .runtime import quiet_native_stderr
+
     try:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        import tensorflow as tf
+        with quiet_native_stderr():
+            import tensorflow as tf
     except ImportError:
         raise RuntimeUnavailableError(
             f"converting a Keras model, SavedModel or concrete function needs TensorFlow ({INSTALL_HINT})") from None

@@ -152,11 +152,75 @@ def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benc
 
 def read_profile(path: str) -> list[ProfileRow]:
     """Parse a profile file."""
+    return parse_profile(read_profile_text(path))
+
+
+def read_profile_text(path: str) -> str:
+    """The text of a profile file."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return parse_profile(f.read())
+            return f.read()
     except OSError as exc:
         from .errors import ModelLoadError
 
         raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
+_GRAPH = re.compile(r"^\s*Graph:\s*\[(.*)\]\s*$", re.M)
+
+
+def profile_graph(text: str) -> str | None:
+    """The ``Graph: [model.tflite]`` that benchmark_model logs before the profile (text mode), else None."""
+    m = _GRAPH.search(text)
+    return m.group(1).strip() if m else None
+
+
+def _is_delegate(node_type: str) -> bool:
+    return "delegate" in node_type.lower()
+
+
+def _op_type(op_type: str) -> str:
+    return op_type[len("CUSTOM:"):] if op_type.startswith("CUSTOM:") else op_type  # the profile names custom ops bare
+
+
+def profile_mismatches(report: Report, rows: Iterable[ProfileRow], graph: str | None = None) -> list[str]:
+    """Why a profile does not come from the report's model; empty when it does.
+
+    Checked: the graph file name benchmark_model logged (when the profile has it) against the
+    model's file name, and per subgraph the op types of the profile's rows, in run order, against
+    the model's ops in execution order. Rows of delegate partitions cover several ops: the other
+    rows must then appear in the model's order (a subsequence); without delegates the sequences
+    must be equal.
+    """
+    import os
+
+    problems = []
+    model_name = os.path.basename(report.model.path) if report.model.path else None
+    if graph and model_name and os.path.basename(graph) != model_name:
+        problems.append(f"the profile was taken of {os.path.basename(graph)!r}, not {model_name!r}")
+    by_subgraph: dict[int, list[ProfileRow]] = {}
+    for row in rows:
+        by_subgraph.setdefault(row.subgraph, []).append(row)
+    for sg, sg_rows in sorted(by_subgraph.items()):
+        ours = [_op_type(o.op_type) for o in sorted(report.ops, key=lambda o: o.index) if o.subgraph == sg]
+        theirs = [r.node_type for r in sg_rows if not _is_delegate(r.node_type)]
+        delegated = len(theirs) < len(sg_rows)
+        where = f"subgraph {sg}: " if len(by_subgraph) > 1 or sg else ""
+        if not ours:
+            problems.append(f"{where}the model has no subgraph {sg}" if where else "the model has no ops")
+            continue
+        if delegated:
+            it = iter(ours)
+            missing = next((t for t in theirs if not any(t == o for o in it)), None)
+            if missing is not None:
+                problems.append(f"{where}profile op {missing} does not follow the model's op order")
+            continue
+        if theirs == ours:
+            continue
+        first = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+        got = theirs[first] if first < len(theirs) else "(end)"
+        want = ours[first] if first < len(ours) else "(end)"
+        problems.append(f"{where}{len(theirs)} profiled op(s) against {len(ours)} in the model; run position "
+                        f"{first} is {got} in the profile, {want} in the model")
+    return problems
 

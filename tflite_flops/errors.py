@@ -43,3 +43,7 @@ class OutputFormatError(TfliteFlopsError):
 
 class RuntimeMissingError(RuntimeUnavailableError):
     """The requested interpreter package is not installed."""
+
+
+class ProfileMismatchError(TfliteFlopsError):
+    """An imported device profile was taken of a different model (graph name or op types differ)."""

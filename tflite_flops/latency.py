@@ -39,6 +39,11 @@ def input_positions(report: Report) -> dict[int, tuple[int, ...]]:
     return {pos: tuple(t.shape) for pos, t in enumerate(report.inputs)}
 
 
+def input_names(report: Report) -> dict[int, tuple[str, ...]]:
+    """The name the report shows for each input position (``--inputs`` accepts it)."""
+    return {pos: (t.name,) for pos, t in enumerate(report.inputs)}
+
+
 def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
                 inputs: Mapping[str, Any] | None = None, per_op: bool = False,
                 progress: bool = True) -> Report:
@@ -49,17 +54,38 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
     """
     try:
         latency = measure_model(model, input_positions(report), runtime, bench, inputs,
-                                progress=progress_bar("timing") if progress else None)
+                                progress=progress_bar("timing") if progress else None,
+                                input_names=input_names(report))
     except RuntimeMissingError:
         raise
     except RuntimeUnavailableError as exc:
         return replace(report, latency={"skipped": str(exc), "runtime": runtime.runtime},
                        warnings=report.warnings + (f"latency skipped: {exc}",))
-    out = report.with_latency(latency, throughput(report.totals, latency))
+    out = report.with_latency(shape_check(report, latency), throughput(report.totals, latency))
     if per_op:
         from .single_op import add_per_op_latency
 
-        out = add_per_op_latency(out, model, runtime, bench, progress=progress)
+        try:
+            out = add_per_op_latency(out, model, runtime, bench, progress=progress)
+        except RuntimeMissingError:
+            raise
+        except RuntimeUnavailableError as exc:
+            out = replace(out, latency={**(out.latency or {}), "per_op_skipped": str(exc)},
+                          warnings=out.warnings + (f"per-op latency skipped: {exc}",))
+    return out
+
+
+def shape_check(report: Report, latency: Mapping[str, Any]) -> dict[str, Any]:
+    """``latency`` plus ``shapes_consistent: false`` and a ``shape_warning`` when the static shapes of the
+    timed graph are not all resolved: the runtime (XNNPACK in particular) may still run such a graph,
+    but what it ran is not the graph the FLOPs describe."""
+    out = dict(latency)
+    unresolved = getattr(report.totals, "unresolved_ops", 0)
+    if unresolved:
+        out["shapes_consistent"] = False
+        out["shape_warning"] = (f"timed a graph whose shapes are inconsistent: {unresolved} op(s) keep stored or "
+                                "placeholder shapes at these inputs; the runtime ran it anyway, so this time "
+                                "and the FLOP/s are not those of the counted graph")
     return out
 
 
@@ -72,11 +98,12 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
         report = point.report
         try:
             latency = measure_model(model, input_positions(report), runtime, bench, inputs,
-                                    progress=progress_bar(f"timing {point.spec.label}"))
+                                    progress=progress_bar(f"timing {point.spec.label}"),
+                                    input_names=input_names(report))
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:
             return {"skipped": str(exc), "runtime": runtime.runtime}, None
-        return latency, throughput(report.totals, latency)
+        return shape_check(report, latency), throughput(report.totals, latency)
 
     return measure

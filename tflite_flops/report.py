@@ -77,6 +77,8 @@ class Totals:
     by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
     opaque_ops: int = 0  # accelerator-compiled ops whose work is not in these sums (not a 0: unknown)
+    complete: bool = True  # False when some ops are not counted or counted at unresolved (placeholder) shapes
+    unresolved_ops: int = 0  # ops whose shapes propagation could not resolve (counted at stored/placeholder shapes)
 
 
 @dataclass(frozen=True)

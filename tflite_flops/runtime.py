@@ -6,14 +6,19 @@ runtimes are imported lazily, so static analysis never pays for them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import re
+import sys
+import tempfile
+import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import RuntimeMissingError, RuntimeUnavailableError
+from .errors import InputSpecError, RuntimeMissingError, RuntimeUnavailableError
 
 RUNTIMES = ("litert", "tflite_runtime", "tensorflow")
 _INSTALL_HINT = {
@@ -21,6 +26,67 @@ _INSTALL_HINT = {
     "tflite_runtime": "pip install tflite-runtime",
     "tensorflow": "pip install 'tflite_flops[tf]' (tensorflow-cpu)",
 }
+
+
+# Native log lines the runtimes write straight to file descriptor 2: LiteRT's "INFO: Created
+# TensorFlow Lite XNNPACK delegate for CPU.", absl's preamble and TensorFlow's INFO lines
+# ("I0000 00:00:1795434717.353083    4014 port.cc:153] oneDNN custom operations are on ...").
+_NOISE = re.compile(r"^(INFO: |WARNING: All log messages before absl::InitializeLog\(\)|"
+                    r"I\d{4} [\d:.]+\s+\d+ \S+:\d+\] )")
+# LiteRT's error reporter appends messages without a separator ("... (3 != 1)Node number 7 ...").
+_MESSAGE_STARTS = re.compile(r"(?<=\S)(?=(Node number \d+|Encountered unresolved custom op|Didn't find op for builtin"
+                             r"|Registration failed|Restored original execution plan|Failed to apply|"
+                             r"Internal error:|Unsupported data type|Ignoring failed application))")
+_CUSTOM_OP = re.compile(r"Encountered unresolved custom op: ([^\s.]+)")
+
+
+@contextlib.contextmanager
+def quiet_native_stderr() -> Iterator[None]:
+    """Hide the runtimes' native INFO lines on stderr; every other line they write is passed on.
+
+    The interpreters log from C++ straight to file descriptor 2, out of Python's reach, so fd 2 is
+    pointed at a temporary file for the duration and the lines that are not INFO noise are
+    written back to ``sys.stderr`` afterwards.
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable fd 2 (embedded interpreter, closed stderr)
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            with warnings.catch_warnings():  # tf.lite.Interpreter's deprecation notice
+                warnings.filterwarnings("ignore", message=r"(?s).*tf\.lite\.Interpreter is deprecated")
+                yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [line for line in tmp.read().decode("utf-8", "replace").splitlines()
+                    if line.strip() and not _NOISE.match(line)]
+            if kept:
+                sys.stderr.write("\n".join(kept) + "\n")
+
+
+def runtime_message(exc: BaseException) -> str:
+    """One readable line from a runtime exception: lines and glued messages joined with ``; ``."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    parts = [p.strip() for line in text.splitlines() for p in _MESSAGE_STARTS.sub("\n", line).splitlines()]
+    return "; ".join(p for p in parts if p)
+
+
+def _load_failure(what: str, exc: BaseException) -> RuntimeUnavailableError:
+    """The error for a runtime that fails to ``what`` (load / prepare ...): a missing custom op is named as such."""
+    message = runtime_message(exc)
+    custom = _CUSTOM_OP.search(str(exc))
+    if custom:
+        return RuntimeUnavailableError(f"the runtime has no kernel for the unresolved custom op {custom.group(1)!r} "
+                                       f"(register its kernel with the interpreter to time this model)")
+    return RuntimeUnavailableError(f"{what}: {message}")
 
 
 @dataclass(frozen=True)
@@ -47,7 +113,8 @@ def _import(runtime: str) -> tuple[Any, Any, str]:
             return Interpreter, OpResolverType, getattr(tflite_runtime, "__version__", "?")
         if runtime == "tensorflow":
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-            import tensorflow as tf
+            with quiet_native_stderr():
+                import tensorflow as tf
 
             return tf.lite.Interpreter, tf.lite.experimental.OpResolverType, tf.__version__
     except ImportError as exc:
@@ -72,23 +139,30 @@ def make_interpreter(model: str | bytes, settings: RuntimeSettings) -> Any:
     else:
         kwargs["model_path"] = str(model)
     try:
-        return interpreter_cls(**kwargs)
+        with quiet_native_stderr():
+            return interpreter_cls(**kwargs)
     except (ValueError, RuntimeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RuntimeUnavailableError(f"the {settings.runtime} runtime cannot load the model: {first}") from exc
+        raise _load_failure(f"the {settings.runtime} runtime cannot load the model", exc) from exc
 
 
 def resize_and_allocate(interpreter: Any, shapes: Mapping[int, tuple[int, ...]]) -> None:
     """Resize inputs (by position in get_input_details) and allocate; RuntimeUnavailableError on failure."""
     details = interpreter.get_input_details()
     try:
-        for pos, shape in shapes.items():
-            if tuple(details[pos]["shape"]) != tuple(shape):
-                interpreter.resize_tensor_input(details[pos]["index"], list(shape), strict=False)
-        interpreter.allocate_tensors()
+        with quiet_native_stderr():
+            for pos, shape in shapes.items():
+                if tuple(details[pos]["shape"]) != tuple(shape):
+                    interpreter.resize_tensor_input(details[pos]["index"], list(shape), strict=False)
     except (ValueError, RuntimeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RuntimeUnavailableError(f"the runtime cannot run the model at these shapes: {first}") from exc
+        raise _load_failure("the runtime cannot resize the inputs to these shapes", exc) from exc
+    try:
+        with quiet_native_stderr():
+            interpreter.allocate_tensors()
+    except (ValueError, RuntimeError) as exc:
+        what = ("the runtime cannot prepare the model at these shapes" if any(
+            tuple(details[pos]["shape"]) != tuple(shape) for pos, shape in shapes.items())
+            else "the runtime cannot prepare the model")
+        raise _load_failure(what, exc) from exc
 
 
 def random_input(detail: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
@@ -109,20 +183,56 @@ def random_input(detail: Mapping[str, Any], rng: np.random.Generator) -> np.ndar
     raise RuntimeUnavailableError(f"cannot generate input data of dtype {dtype} for {detail.get('name')!r}")
 
 
-def fill_inputs(interpreter: Any, data: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> None:
-    """Set every input: from ``data`` (keyed by name or position) when given, else random."""
+def input_keys(pos: int, runtime_name: str, names: Sequence[str] = ()) -> list[str]:
+    """Every key ``--inputs`` accepts for the input at ``pos``: the names the report shows (signature
+    input name), the runtime's tensor name, the position, and ``arr_<pos>`` (``np.savez`` without names)."""
+    return list(dict.fromkeys([*names, runtime_name, str(pos), f"arr_{pos}"]))
+
+
+def match_inputs(data: Mapping[str, Any], keys: Sequence[Sequence[str]]) -> dict[int, Any]:
+    """The array of each input position from ``data``; ``keys[pos]`` are the names input ``pos`` accepts.
+
+    Raises:
+        RuntimeUnavailableError: an input has no array, two arrays name the same input, or an array names
+            no input (latency is then skipped with this reason; the static report stays).
+    """
+    out: dict[int, Any] = {}
+    used: set[str] = set()
+    for pos, accepted in enumerate(keys):
+        found = [k for k in accepted if k in data]
+        if not found:
+            raise RuntimeUnavailableError(f"--inputs has no array for input {pos} (name it {' or '.join(map(repr, accepted))}; "
+                                 f"the file has {', '.join(map(repr, data)) or 'no arrays'})")
+        if len(found) > 1:
+            raise RuntimeUnavailableError(f"--inputs has {len(found)} arrays for input {pos}: {', '.join(map(repr, found))}")
+        out[pos] = data[found[0]]
+        used.add(found[0])
+    extra = [k for k in data if k not in used]
+    if extra:
+        raise RuntimeUnavailableError(f"--inputs array(s) {', '.join(map(repr, extra))} match no input of the model "
+                             f"(accepted: {', '.join(repr(k) for ks in keys for k in ks)})")
+    return out
+
+
+def fill_inputs(interpreter: Any, data: Mapping[str, np.ndarray] | None = None, seed: int = 0,
+                names: Mapping[int, Sequence[str]] | None = None) -> None:
+    """Set every input: from ``data`` when given (keyed by any name :func:`input_keys` accepts; ``names``
+    adds the report's names per position), else random."""
     rng = np.random.default_rng(seed)
-    for pos, detail in enumerate(interpreter.get_input_details()):
-        value = None
-        if data is not None:
-            value = data.get(detail["name"], data.get(str(pos)))
-            if value is None:
-                raise RuntimeUnavailableError(f"--inputs has no array for input {detail['name']!r} (or key '{pos}')")
-            value = np.asarray(value, dtype=detail["dtype"])
-            if tuple(value.shape) != tuple(detail["shape"]):
+    details = interpreter.get_input_details()
+    arrays = None
+    if data is not None:
+        arrays = match_inputs(data, [input_keys(pos, d["name"], (names or {}).get(pos, ()))
+                                     for pos, d in enumerate(details)])
+    for pos, detail in enumerate(details):
+        if arrays is not None:
+            value = np.asarray(arrays[pos])
+            want = [int(d) for d in detail["shape"]]
+            if [int(d) for d in value.shape] != want:
                 raise RuntimeUnavailableError(
-                    f"--inputs array for {detail['name']!r} has shape {list(value.shape)}, "
-                    f"the model runs {list(detail['shape'])}")
+                    f"--inputs array for input {pos} ({detail['name']}) has shape {[int(d) for d in value.shape]}, "
+                    f"the model runs {want}")
+            value = value.astype(detail["dtype"], copy=False)
         else:
             value = random_input(detail, rng)
         interpreter.set_tensor(detail["index"], value)
@@ -134,7 +244,7 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         with np.load(path) as f:
             return {k: f[k] for k in f.files}
     except (OSError, ValueError) as exc:
-        raise RuntimeUnavailableError(f"{path}: cannot read input arrays ({exc})") from exc
+        raise InputSpecError(f"{path}: cannot read input arrays ({exc})") from exc
 
 
 def cpu_model() -> str:

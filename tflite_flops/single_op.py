@@ -23,7 +23,7 @@ from .bench import BenchSettings, summarize_ms, time_invokes
 from .errors import RuntimeMissingError, RuntimeUnavailableError
 from .latency import input_positions, progress_bar
 from .report import OpRecord, Report
-from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate
+from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
 
 NOT_ISOLATED = {
     "WHILE": "control flow: runs other subgraphs", "IF": "control flow: runs other subgraphs",
@@ -63,7 +63,11 @@ def capture_activations(model: str | bytes, shapes: dict[int, tuple[int, ...]], 
         interp = Interpreter(**kwargs)
     resize_and_allocate(interp, shapes)
     fill_inputs(interp)
-    interp.invoke()
+    try:
+        interp.invoke()
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError("the builtin kernels (without XNNPACK) failed in invoke() while capturing "
+                                      f"activations: {runtime_message(exc)}") from exc
     values = {}
     for detail in interp.get_tensor_details():
         try:
@@ -161,7 +165,7 @@ def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSetti
                 _, samples = time_invokes(interp.invoke, bench)
                 records[pos] = replace(rec, latency_ms=summarize_ms(samples)["median_ms"])
             except (RuntimeUnavailableError, ValueError, RuntimeError) as exc:
-                reason = f"could not be isolated: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                reason = f"could not be isolated: {runtime_message(exc)}"
         if reason is not None:
             reasons[pos] = reason
             records[pos] = replace(rec, note="; ".join(n for n in (rec.note, f"not timed: {reason}") if n))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_latency_options, add_shape_options, emit, latency_settings, print_warnings
+from .common import add_latency_options, add_shape_options, at_least, emit, latency_settings, print_warnings
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -19,8 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
-    p.add_argument("--top", type=int, default=10, metavar="N", help="ops listed in the table's top list")
-    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
+    p.add_argument("--strict", action="store_true", help="after printing the report, exit 1 when an op has no cost formula, the totals are partial "
+                        "(unresolved shapes) or latency was skipped")
     p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
                    help="read dense weights to report effective MACs of mostly-zero (pruned) weights "
                         "(default: only for files up to 64 MiB)")
@@ -37,9 +38,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyze, measure if asked, render, write files atomically, print."""
+    """Analyze, measure if asked, render, write files atomically, print.
+
+    A runtime that cannot load, prepare or run the model leaves the static report intact: latency
+    is ``{"skipped": why}``, a warning says why, and the exit code is 0. ``--strict`` is checked
+    after the report is printed: uncounted ops, partial totals or skipped latency then exit 1.
+    """
+    from dataclasses import replace
+
     from ..analysis import analyze
-    from ..errors import RuntimeMissingError
+    from ..completeness import partial_note, strict_problems
+    from ..errors import RuntimeMissingError, RuntimeUnavailableError
     from ..render import format_for_path, render
     from ..render.table import render_table
 
@@ -48,16 +57,21 @@ def run(args: argparse.Namespace) -> int:
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
     if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
         args.latency = True
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
+    timed = args.latency or args.per_op or args.roofline
+    settings = latency_settings(args) if timed else None  # bad --runs or --inputs fail before any work
+    # --strict is checked on the finished report (below), so that the report is printed first
     all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
-    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, strict=args.strict,
+    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch,
                      while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros,
                      all_signatures=all_signatures, prefill=args.prefill, decode=args.decode)
     exit_code = 0
     missing = None
-    if args.latency or args.per_op or args.roofline:
+    if settings is not None:
         from ..latency import add_latency
 
-        runtime, bench, inputs = latency_settings(args)
+        runtime, bench, inputs = settings
         try:
             if args.latency or args.per_op:
                 report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
@@ -68,17 +82,28 @@ def run(args: argparse.Namespace) -> int:
             if args.roofline:
                 from ..roofline import classify, measure_peaks
 
-                report = classify(report, measure_peaks(runtime))
-                if report.signatures:
-                    from ..generative import token_roofline
+                try:
+                    report = classify(report, measure_peaks(runtime))
+                except RuntimeMissingError:
+                    raise
+                except RuntimeUnavailableError as exc:
+                    report = replace(report, warnings=report.warnings + (f"roofline skipped: {exc}",))
+                else:
+                    if report.signatures:
+                        from ..generative import token_roofline
 
-                    report = token_roofline(report, report.roofline["peak_bytes_per_s"])
+                        report = token_roofline(report, report.roofline["peak_bytes_per_s"])
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
-    print_warnings(report.warnings)
+    partial = partial_note(report)
+    print_warnings(report.warnings + ((partial,) if partial else ()))
     emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
          args.format, targets)
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
         return exit_code
+    problems = strict_problems(report) if args.strict else []
+    if problems:
+        print(f"error: --strict: {'; '.join(problems)}", file=sys.stderr)
+        return 1
     return budget_exit_code(report, args)

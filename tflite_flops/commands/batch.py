@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import add_latency_options, emit
+from .common import add_latency_options, at_least, emit
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -20,12 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="write the rows; format from the extension (.csv .json .md .txt); repeatable")
     p.add_argument("--format", "-f", choices=list(BATCH_FORMATS), default="table", help="stdout format (default table)")
-    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: number of CPUs; 1 = no workers)")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="input shape applied to every model (see analyze)")
-    p.add_argument("--batch", type=int, metavar="N", help="batch size applied to every model")
-    p.add_argument("--while-trips", type=int, default=1, metavar="N", help="trip count of uninferable WHILE loops")
+    p.add_argument("--batch", type=at_least(1), metavar="N", help="batch size applied to every model")
+    p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
     add_latency_options(p, per_op=False, roofline=False, inputs=False)
 
@@ -57,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
     for r in failed:
         msg = str(r["error"])
         print(f"warning: {msg if str(r['model']) in msg else str(r['model']) + ': ' + msg}", file=sys.stderr)
+    noted = [r for r in rows if r.get("note")]
+    for r in noted:  # partial totals (e.g. a dynamic model without a shape) and skipped latency
+        print(f"warning: {r['model']}: {r['note']}", file=sys.stderr)
+    partial = sum(1 for r in rows if r["status"] == "partial")
     print(f"{len(rows) - len(failed)} of {len(rows)} model(s) analyzed"
+          + (f"; {partial} with partial totals (see the warnings)" if partial else "")
           + (f"; {len(failed)} failed (see the error column)" if failed else "")
           + (f"; wrote {', '.join(p for p, _ in targets)}" if targets else ""), file=sys.stderr)
     return 1 if failed and args.fail_on_error else 0

@@ -6,14 +6,32 @@ import argparse
 import sys
 
 
+def at_least(minimum: int | float, kind: type = int):
+    """An argparse ``type`` that parses ``kind`` and refuses values below ``minimum``: a usage error
+    (exit 2, with the subcommand's usage) in every subcommand alike."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {text})")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def add_shape_options(p: argparse.ArgumentParser) -> None:
     """--input-shape, --batch, --while-trips, --signature."""
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="input shape: NAME=1x224x224x3, INDEX=1x224x224x3, or a bare 1x224x224x3 for a "
                         "single-input model (repeatable)")
-    p.add_argument("--batch", type=int, metavar="N",
+    p.add_argument("--batch", type=at_least(1), metavar="N",
                    help="set the leading dim of every input whose batch dim is dynamic or 1")
-    p.add_argument("--while-trips", type=int, default=1, metavar="N",
+    p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
 
@@ -33,12 +51,12 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
         g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
     g.add_argument("--runtime", choices=["litert", "tflite_runtime", "tensorflow"], default="litert",
                    help="interpreter to use (default litert = ai_edge_litert)")
-    g.add_argument("--threads", type=int, default=1, metavar="N", help="interpreter threads (default 1)")
+    g.add_argument("--threads", type=at_least(1), default=1, metavar="N", help="interpreter threads (default 1)")
     g.add_argument("--no-xnnpack", action="store_true",
                    help="builtin kernels without the default XNNPACK delegate")
-    g.add_argument("--runs", type=int, default=50, metavar="N", help="timed runs (default 50)")
-    g.add_argument("--warmup", type=int, default=5, metavar="N", help="warm-up runs (default 5)")
-    g.add_argument("--min-time", type=float, default=0.0, metavar="SECONDS",
+    g.add_argument("--runs", type=at_least(1), default=50, metavar="N", help="timed runs (default 50)")
+    g.add_argument("--warmup", type=at_least(1), default=5, metavar="N", help="warm-up runs (default 5)")
+    g.add_argument("--min-time", type=at_least(0.0, float), default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
     if inputs:
         g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")

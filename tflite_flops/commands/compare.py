@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_latency_options, add_shape_options, emit, latency_settings, print_warnings
+from .common import add_latency_options, add_shape_options, at_least, emit, latency_settings, print_warnings
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write the comparison; format from the extension (.json .csv .md .html .txt); repeatable")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="op differences listed in the table")
+    p.add_argument("--top", type=at_least(0), default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)
     add_latency_options(p, roofline=False)
 
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from ..compare import compare_format_for_path, compare_reports, render_compare_table, render_comparison
 
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
     a, b = _load(args.a, args), _load(args.b, args)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
     c = compare_reports(a, b)

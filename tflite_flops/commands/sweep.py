@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_latency_options, emit, latency_settings, print_warnings
+from .common import add_latency_options, at_least, emit, latency_settings, print_warnings
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -19,20 +19,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="one sweep point: NAME=1x224x224x3, INDEX=..., or a bare shape; several inputs of one "
                         "point comma-separated (a=1x64,b=1x64); repeat for every point")
-    p.add_argument("--batch", metavar="N[,N...]",
+    p.add_argument("--batch", metavar="N[,N...]", type=_batches,
                    help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
     p.add_argument("--format", "-f", choices=list(SWEEP_FORMATS), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write the sweep; the format follows the extension (.json, .csv, .txt); repeatable")
-    p.add_argument("--while-trips", type=int, default=1, metavar="N",
+    p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
-    p.add_argument("--strict", action="store_true", help="fail when an op has no cost formula")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when an op has no cost formula or a point's totals are partial (unresolved shapes); "
+                        "after printing, exit 1 when a point's latency was skipped")
     p.add_argument("--kv-length", metavar="S[,S...]",
                    help="sweep the KV-cache length of the decode step, e.g. 128,512,2048 (one decode signature "
                         "per length, or a dynamic cache dim); with --latency: decode tokens/s per length")
     p.add_argument("--decode", metavar="SIG", help="with --kv-length: the decode signature (default: detected)")
     add_latency_options(p, per_op=False, roofline=False)
+
+
+def _batches(text: str) -> list[int]:
+    """``--batch 1,2,4``: a usage error (exit 2, this subcommand's usage) when it cannot be read."""
+    from ..errors import InputSpecError
+    from ..sweep import parse_batches
+
+    try:
+        values = parse_batches(text)
+    except InputSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("--batch ", "")) from None
+    if min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {text})")
+    return values
 
 
 def _format_for(path: str) -> str:
@@ -43,7 +59,7 @@ def _format_for(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
-    from ..sweep import make_points, parse_batches, render_sweep, sweep
+    from ..sweep import make_points, render_sweep, sweep
 
     targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
     if args.kv_length is not None:
@@ -52,9 +68,11 @@ def run(args: argparse.Namespace) -> int:
         from ..errors import InputSpecError
 
         raise InputSpecError("--decode applies to --kv-length sweeps")
-    batches = parse_batches(args.batch) if args.batch is not None else None
+    batches = args.batch  # parsed and checked by _batches
     points = make_points(args.input_shape, batches)
     measure = None
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
     if args.latency:
         from ..latency import point_measurer
 
@@ -62,8 +80,15 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
-    print_warnings(result.warnings)
+    skipped = [f"point {p.spec.label}: latency skipped: {p.latency['skipped']}" for p in result.points
+               if p.latency and p.latency.get("skipped")]
+    print_warnings(list(result.warnings) + skipped)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
+    if args.strict and skipped:
+        import sys
+
+        print(f"error: --strict: latency skipped at {len(skipped)} point(s)", file=sys.stderr)
+        return 1
     return 0
 
 

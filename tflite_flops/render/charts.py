@@ -13,8 +13,10 @@ from typing import Callable, Sequence
 
 from ..units import human
 
+# Twelve hues at least 23 CIE76 ΔE apart from each other and from OTHER_COLOR (the former
+# "#2f7ebc" next to "#4c78a8" was 9 apart, "#d67195" next to "#b279a2" 19; see tests/test_html_browser.py).
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
-           "#9d755d", "#79706e", "#2f7ebc", "#d67195")
+           "#9d755d", "#1f3b73", "#6b3fa0", "#8f9c00")
 OTHER_COLOR = "#b8bcc4"
 FONT = "font-family=\"system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif\""
 

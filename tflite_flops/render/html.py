@@ -23,6 +23,7 @@ import math
 import os
 from typing import Any, Mapping, Sequence
 
+from ..completeness import latency_flag, partial_note
 from ..report import STATUSES, OpRecord, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
@@ -47,7 +48,7 @@ background:var(--bg)}
 header{background:#24292f;color:#fff;padding:18px 32px}
 header h1{margin:0;font-size:20px;font-weight:600;word-break:break-all}
 header .sub{color:#c9d1d9;font-size:13px;margin-top:4px}
-main{max-width:1240px;margin:0 auto;padding:20px 32px 48px}
+main{max-width:1880px;margin:0 auto;padding:20px 32px 48px}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 20px;margin:16px 0}
 h2{font-size:16px;margin:0 0 12px;font-weight:600}
 h3{font-size:14px;margin:16px 0 8px;font-weight:600}
@@ -62,8 +63,13 @@ th{background:#f6f8fa;font-weight:600;white-space:nowrap}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .kv td:first-child{color:var(--muted);width:190px}
 .mono,td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-td.name{min-width:200px;max-width:360px;overflow-wrap:anywhere}
-td.note{min-width:300px;font-size:12px;color:var(--muted)}
+td.name{min-width:120px;max-width:360px;overflow-wrap:break-word;word-break:normal}
+td.note{min-width:140px;font-size:12px;color:var(--muted)}
+#ops-table{font-size:12px}
+#ops-table th,#ops-table td{padding:4px 5px}
+#ops-table th{white-space:normal}
+#ops-table td.rw{white-space:normal}
+@media (max-width:1400px){main{padding:16px 16px 40px}section{padding:14px 14px}}
 .kv td{overflow-wrap:anywhere}
 .scroll{overflow:auto;max-height:70vh;border:1px solid #eaeef2;border-radius:6px}
 .scroll th{position:sticky;top:0;z-index:1}
@@ -89,6 +95,8 @@ svg.chart{max-width:100%;height:auto;display:block}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin-top:6px}
 .legend span::before{content:"";display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;
 background:var(--c);vertical-align:-1px}
+.legend span.line::before{width:16px;height:2px;border-radius:0;vertical-align:3px}
+.legend span.ring::before{border-radius:50%}
 .pos{color:var(--bad)}.neg{color:var(--ok)}
 footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 """
@@ -162,6 +170,28 @@ if(location.hash === '#selftest'){
     b.setAttribute('data-selftest-filtered', String(applyFilter()));
     f.value = ''; applyFilter();
     b.setAttribute('data-selftest-charts', String(document.querySelectorAll('svg.chart').length));
+    var over = 0;
+    document.querySelectorAll('.scroll').forEach(function(s){ over = Math.max(over, s.scrollWidth - s.clientWidth); });
+    b.setAttribute('data-selftest-overflow', String(over));
+    var heads = table.tHead.rows[0].cells, last = heads[heads.length - 1].getBoundingClientRect();
+    var box = table.parentNode.getBoundingClientRect();
+    b.setAttribute('data-selftest-last-column', heads[heads.length - 1].textContent + ' ' +
+                   (last.width > 0 && last.right <= box.right + 1 ? 'visible' : 'cut'));
+    var mid = 0, breaks = 0;  // line breaks inside names, and those between two letters or digits
+    document.querySelectorAll('td.name').forEach(function(td){
+      var walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT), prev = null, node;
+      while((node = walk.nextNode())){
+        for(var k = 0; k < node.length; k++){
+          var rg = document.createRange(); rg.setStart(node, k); rg.setEnd(node, k + 1);
+          var rc = rg.getClientRects()[0]; if(!rc) continue;
+          var ch = node.data.charAt(k);
+          if(prev && rc.top > prev.top + 2){ breaks++; if(/[A-Za-z0-9]/.test(prev.ch) && /[A-Za-z0-9]/.test(ch)) mid++; }
+          prev = {top: rc.top, ch: ch};
+        }
+      }
+    });
+    b.setAttribute('data-selftest-name-breaks', String(breaks));
+    b.setAttribute('data-selftest-midword', String(mid));
     b.setAttribute('data-selftest', 'pass');
   }catch(e){ b.setAttribute('data-selftest', 'fail: ' + e); }
 }
@@ -199,6 +229,23 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
+
+
+_BREAK_AFTER = "/;_:.,-"
+
+
+def breakable(text: str, run: int = 28) -> str:
+    """Escaped ``text`` with ``<wbr>`` after every separator (``/ ; _ : . , -``), so that long tensor
+    names wrap between their parts rather than inside a word; a run of more than ``run`` characters
+    without a separator gets a break every ``run`` characters."""
+    out, since = [], 0
+    for ch in str(text):
+        out.append(esc(ch))
+        since += 1
+        if ch in _BREAK_AFTER or since >= run:
+            out.append("<wbr>")
+            since = 0
+    return "".join(out)
 
 
 def card(label: str, value: str, extra: str = "") -> str:
@@ -251,7 +298,7 @@ def _summary(report: Report) -> str:
     if s.get("batch") is not None:
         pairs.append(("batch", s["batch"]))
     io_rows = "".join(
-        f'<tr><td>{kind}</td><td class="name">{esc(t.name)}</td><td>{esc(t.dtype)}</td>'
+        f'<tr><td>{kind}</td><td class="name">{breakable(t.name)}</td><td>{esc(t.dtype)}</td>'
         f'<td class="mono">{esc(shape_text(t.shape))}</td>'
         f'<td class="mono">{esc(shape_text(t.shape_signature) if t.shape_signature else "")}</td></tr>'
         for kind, ts in (("input", report.inputs), ("output", report.outputs)) for t in ts)
@@ -371,7 +418,10 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
     tp = report.throughput or {}
     tput = [(_THROUGHPUT_LABELS.get(k, (k, ""))[0], _rate(k, v)) for k, v in tp.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    parts = ['<section id="latency"><h2>Latency</h2><div class="grid2">',
+    flag = latency_flag(lat)
+    parts = ['<section id="latency"><h2>Latency</h2>'
+             + (f'<div class="alert" id="latency-flag"><b>Inconsistent shapes:</b> {esc(flag)}</div>' if flag else "")
+             + '<div class="grid2">',
              f'<div><h3>Timed runs</h3>{kv_table(stats)}</div><div><h3>Setup</h3>{kv_table(info)}',
              f'<h3>Throughput</h3>{kv_table(tput)}</div></div>' if tput else '</div></div>']
     timed = [o for o in report.ops if o.latency_ms is not None and o.latency_ms > 0]
@@ -382,6 +432,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
                for o in timed]
         chart = scatter_chart(pts, title="Per-op latency versus FLOPs", x_label="FLOPs (log)",
                               y_label="latency, ms (log)", y_fmt=lambda v: f"{v:g}")
+        chart += _legend([(o.op_type, colors.get(o.op_type, "#999"), "ring") for o in timed if o.flops > 0])
         summed = sum(o.latency_ms for o in timed)
         whole = lat.get("median_ms")
         note = (f"Sum of {len(timed)} per-op times: {summed:.3f} ms" +
@@ -390,7 +441,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
                      'isolation lose cross-op fusion and cache reuse, so the sum differs from the whole.</p>')
         top = sorted(timed, key=lambda o: -o.latency_ms)[:10]
         rows = "".join(
-            f'<tr><td class="mono">{o.subgraph}:{o.index}</td><td>{esc(o.op_type)}</td><td class="name">{esc(o.name)}'
+            f'<tr><td class="mono">{o.subgraph}:{o.index}</td><td>{esc(o.op_type)}</td><td class="name">{breakable(o.name)}'
             f'</td><td class="n">{o.latency_ms:.4f}</td><td class="n">{esc(human(o.flops))}</td><td class="n">'
             f'{esc(human_unit(o.flops / (o.latency_ms / 1e3), "FLOP/s") if o.flops else "-")}</td></tr>' for o in top)
         parts.append('<h3>Slowest ops</h3><table><thead><tr><th>op</th><th>type</th><th>output</th><th class="n">ms'
@@ -401,6 +452,16 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
 
 
 # ---- sweep -------------------------------------------------------------------------------------
+
+
+def _legend(entries: Sequence[tuple[str, str, str]]) -> str:
+    """A legend under a chart: one swatch per distinct (label, colour, shape); shape "ring", "line" or ""."""
+    seen = dict.fromkeys(entries)
+    if not seen:
+        return ""
+    return '<div class="legend">' + "".join(
+        f'<span class="{esc(shape)}" style="--c:{esc(color)}">{esc(label)}</span>' for label, color, shape in seen
+    ) + "</div>"
 
 
 def _get(d: Mapping[str, Any], *paths: str) -> Any:
@@ -435,6 +496,20 @@ def sweep_label(point: Mapping[str, Any], i: int) -> str:
     return f"#{i}"
 
 
+def _point_size(point: Mapping[str, Any]) -> tuple[float, float]:
+    """Sort key of a sweep point: elements over all its inputs (else its batch), then its FLOPs."""
+    shapes = _get(point, "input_shapes", "inputs")
+    values = list(shapes.values()) if isinstance(shapes, Mapping) else list(shapes or [])
+    if values and all(isinstance(v, (list, tuple)) for v in values):
+        size = float(sum(math.prod(int(d) for d in v) for v in values))
+    elif values and all(isinstance(v, int) for v in values):
+        size = float(math.prod(values))
+    else:
+        size = float(_get(point, "batch") or 0)
+    flops = _get(point, "totals.flops", "flops")
+    return size, float(flops) if isinstance(flops, (int, float)) else 0.0
+
+
 def sweep_rows(sweep: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Normalised sweep points: label, macs, flops, median_ms, flops_per_s (None when absent)."""
     rows = []
@@ -447,7 +522,9 @@ def sweep_rows(sweep: Mapping[str, Any]) -> list[dict[str, Any]]:
         if fps is None and flops and median:
             fps = flops / (median / 1e3)
         rows.append({"label": sweep_label(p, i), "macs": _get(p, "totals.macs", "macs"), "flops": flops,
-                     "median_ms": median, "flops_per_s": fps, "error": _get(p, "error")})
+                     "median_ms": median, "flops_per_s": fps,
+                     "error": _get(p, "error") or (f"latency skipped: {_get(p, 'latency.skipped')}"
+                                                   if _get(p, "latency.skipped") else None)})
     return rows
 
 
@@ -484,6 +561,9 @@ def sweep_section(sweep: Mapping[str, Any] | None) -> str:
     if not sweep or not sweep.get("points"):
         return ""
     rows = sweep_rows(sweep)
+    # left to right by input size, whatever order the points were given in (lines must not zigzag)
+    sizes = [_point_size(p) for p in sweep.get("points") or [] if isinstance(p, Mapping)]
+    rows = [r for _, _, r in sorted(zip(sizes, range(len(rows)), rows), key=lambda t: (t[0], t[1]))]
     cats = [r["label"] for r in rows]
     charts = []
     flops_chart = line_chart(cats, [("FLOPs", [r["flops"] for r in rows], "#4c78a8"),
@@ -526,6 +606,7 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
         return ""
     colors = colors or {}
     pts: list[tuple[float, float, str, str]] = []
+    keys: list[tuple[str, str, str]] = []  # legend entries, in the order the points come
     placed = 0
     for o in roofline.get("ops") or []:
         if not isinstance(o, Mapping):
@@ -537,6 +618,7 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
         if x and y:
             pts.append((float(x), float(y), colors.get(kind, "#4c78a8"),
                         f"{ref}: {_get(o, 'bound') or ''}-bound, {human_unit(y, 'FLOP/s')} achieved"))
+            keys.append((kind, colors.get(kind, "#4c78a8"), "ring"))
         elif x and _get(o, "roof_flops_per_s"):
             placed += 1
             pts.append((float(x), float(_get(o, "roof_flops_per_s")), "#b8bcc4",
@@ -547,10 +629,12 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
             if o.latency_ms and o.flops and moved:
                 pts.append((o.flops / moved, o.flops / (o.latency_ms / 1e3), colors.get(o.op_type, "#4c78a8"),
                             f"{o.subgraph}:{o.index} {o.op_type} {o.name}"))
+                keys.append((o.op_type, colors.get(o.op_type, "#4c78a8"), "ring"))
         med = (report.latency or {}).get("median_ms")
         moved = report.totals.bytes_read + report.totals.bytes_written
         if not pts and med and report.totals.flops and moved:
             pts.append((report.totals.flops / moved, report.totals.flops / (med / 1e3), "#e45756", "whole model"))
+            keys.append(("whole model", "#e45756", "ring"))
     ridge = peak / bw
     xs = [p[0] for p in pts] or [ridge]
     lo, hi = min(min(xs), ridge) / 4, max(max(xs), ridge) * 4
@@ -558,13 +642,17 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
     chart = scatter_chart(pts or [(ridge, peak, "#fff", "ridge")], title="Roofline", x_label="arithmetic intensity, "
                           "FLOPs per byte (log)", y_label="achieved FLOP/s (log)",
                           x_fmt=lambda v: f"{v:g}", lines=[(roof, "#24292f", "roofline")])
+    chart += _legend([("roofline (measured peaks)", "#24292f", "line")] + keys
+                     + ([("not timed: on its roof", "#b8bcc4", "ring")] if placed else []))
     counts = roofline.get("counts") if isinstance(roofline.get("counts"), Mapping) else {}
     info = kv_table([("peak compute", f"{human_unit(peak, 'FLOP/s')}"), ("memory bandwidth", f"{human_unit(bw, 'B/s')}"),
                      ("ridge point", f"{ridge:.2f} FLOPs/byte"),
                      ("compute-bound ops", counts.get("compute")), ("memory-bound ops", counts.get("memory")),
                      ("compute probe", roofline.get("compute_probe")),
                      ("bandwidth probe", roofline.get("bandwidth_probe")),
-                     ("not timed", f"{placed} op(s), drawn grey on their roof" if placed else None)])
+                     ("not timed", f"{placed} op(s), drawn grey on their roof" if placed else None),
+                     ("above the roof", f"{roofline.get('above_roof')} op(s): {roofline.get('above_roof_note', '')}"
+                      if roofline.get("above_roof") else None)])
     return (f'<section id="roofline"><h2>Roofline</h2><div class="grid2"><div>{chart}</div><div>{info}'
             '<p class="muted">Ops left of the ridge point are memory-bound, ops right of it compute-bound; '
             'the gap between a point and the roof is the headroom.</p></div></div></section>')
@@ -579,14 +667,15 @@ def _op_row(i: int, o: OpRecord, total: int, has_lat: bool) -> str:
     search = f"{o.op_type} {o.name} {o.subgraph}:{o.index} {o.precision}".lower()
     note = "; ".join(x for x in (o.formula, o.note) if x)
     cells = [f'<td class="n" data-v="{i}">{i}</td>', f'<td class="mono" data-v="{o.subgraph * 1_000_000 + o.index}">'
-             f'{o.subgraph}:{o.index}</td>', f"<td>{esc(o.op_type)}</td>", f'<td class="name">{esc(o.name)}</td>',
+             f'{o.subgraph}:{o.index}</td>', f"<td>{breakable(o.op_type)}</td>", f'<td class="name">{breakable(o.name)}</td>',
              f'<td class="mono">{esc(out_shape)}</td>', f"<td>{esc(o.precision)}</td>",
              f'<td class="n" data-v="{o.macs}">{esc(human(o.macs))}</td>',
              f'<td class="n" data-v="{o.flops}" title="{esc(grouped(o.flops))}">{esc(human(o.flops))}</td>',
              f'<td class="n" data-v="{share:.6f}"><span class="share" style="width:{min(share, 100) * 0.6:.1f}px">'
              f'</span>{share:.1f}%</td>',
-             f'<td class="n" data-v="{o.bytes_read + o.bytes_written}">{esc(human_bytes(o.bytes_read))} / '
-             f'{esc(human_bytes(o.bytes_written))}</td>',
+             f'<td class="n rw" data-v="{o.bytes_read + o.bytes_written}">'
+             f'{esc(human_bytes(o.bytes_read)).replace(" ", "&nbsp;")}&nbsp;/ '
+             f'{esc(human_bytes(o.bytes_written)).replace(" ", "&nbsp;")}</td>',
              f'<td class="n" data-v="{o.params}">{esc(human(o.params))}</td>']
     if has_lat:
         lat = o.latency_ms
@@ -626,6 +715,12 @@ def _op_table(report: Report) -> str:
 
 def _notes(report: Report) -> str:
     parts = []
+    partial = partial_note(report)
+    if partial:
+        parts.append(f'<div class="alert" id="partial-totals"><b>Partial totals:</b> {esc(partial[16:])}.</div>')
+    skipped = (report.latency or {}).get("skipped")
+    if skipped:
+        parts.append(f'<div class="alert" id="latency-skipped"><b>Latency skipped:</b> {esc(skipped)}</div>')
     if report.unsupported:
         n = sum(report.unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))

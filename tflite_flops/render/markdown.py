@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..completeness import latency_flag, partial_note
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
@@ -67,6 +68,10 @@ def render_markdown(report: Report, top: int = 10) -> str:
             rows.append(["Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
                          f"{tp.get('inferences_per_s', 0):.1f} inferences/s"])
     out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
+    for note in (partial_note(report), latency_flag(report.latency),
+                 report.latency and report.latency.get("skipped") and f"latency skipped: {report.latency['skipped']}"):
+        if note:
+            out += ["", f"> **{md_text(note[:1].upper() + note[1:])}**"]
 
     if report.memory is not None:
         out += ["", "**Memory at run time**", ""] + md_table(

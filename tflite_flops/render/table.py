@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from ..completeness import latency_flag, partial_note
 from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
@@ -66,6 +67,9 @@ def render_table(report: Report, top: int = 10) -> str:
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
     out += ["  " + line for line in _table(["", "value", "exact"], rows, [False, True, True])]
+    partial = partial_note(report)
+    if partial:
+        out.append(f"  ! {partial.upper()[:14]}{partial[14:]}")
     it = report.init_totals
     if it.flops or it.bytes_written:
         out.append(f"  init-time (once, not per inference): {human(it.flops)} FLOPs, "
@@ -111,6 +115,11 @@ def render_table(report: Report, top: int = 10) -> str:
             tp = report.throughput
             out.append(f"  {human_unit(tp.get('flops_per_s'), 'FLOP/s')} · {human_unit(tp.get('macs_per_s'), 'MAC/s')} · "
                        f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
+        flag = latency_flag(lat)
+        if flag:
+            out.append(f"  ! {flag}")
+    if report.latency and report.latency.get("per_op_skipped"):
+        out.append(f"  Per-op latency skipped: {report.latency['per_op_skipped']}")
 
     timed = [o for o in report.ops if o.latency_ms]
     if timed:
@@ -136,16 +145,25 @@ def render_table(report: Report, top: int = 10) -> str:
         rl = report.roofline
         out += ["", f"Roofline ({rl.get('runtime')}, {rl.get('threads')} thread(s)): peak "
                     f"{human_unit(rl['peak_flops_per_s'], 'FLOP/s')}, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
-                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte",
-                f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} memory-bound"]
+                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte"]
         ranked = sorted(rl["ops"], key=lambda r: -(r["roof_flops_per_s"] if r["achieved_flops_per_s"] is None
                                                    else r["achieved_flops_per_s"]))[:top]
+        n_all, n_shown = len(rl["ops"]), len(ranked)
+        header = (f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} "
+                  f"memory-bound, of {n_all}")
+        if n_shown < n_all:  # say what the shorter table holds, so that its rows add up
+            header += (f"; the {n_shown} fastest below ({sum(r['bound'] == 'compute' for r in ranked)} compute, "
+                       f"{sum(r['bound'] == 'memory' for r in ranked)} memory)")
+        out.append(header)
         rows = [[f"{r['subgraph']}:{r['index']}", r["op_type"], f"{r['intensity']:.2f}", r["bound"],
                  f"{human_unit(r['roof_flops_per_s'], 'FLOP/s')}",
                  "-" if r["achieved_flops_per_s"] is None else f"{human_unit(r['achieved_flops_per_s'], 'FLOP/s')}",
-                 "-" if r["fraction_of_roof"] is None else f"{100 * r['fraction_of_roof']:.1f}%"] for r in ranked]
+                 "-" if r["fraction_of_roof"] is None else
+                 f"{100 * r['fraction_of_roof']:.1f}%{'*' if r.get('above_roof') else ''}"] for r in ranked]
         out += ["  " + line for line in _table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
                                                rows, [False, False, True, False, True, True, True])]
+        if rl.get("above_roof"):
+            out.append(f"  * {rl['above_roof']} op(s) {rl.get('above_roof_note', 'above 100% of roof')}")
 
     if report.unsupported:
         n = sum(report.unsupported.values())

@@ -1,0 +1,43 @@
+"""Every command example of README.md and sample_models/README.md runs (issue 12: they lacked `analyze`)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "sample_models" / "README.md"]
+_COMMAND = re.compile(r"^\$?\s*(?:tflite-flops|python -m tflite_flops)\s+(.*)$")
+
+
+def examples() -> list[tuple[str, str]]:
+    """(doc, arguments) of every one-line example in a code block that runs on a bundled sample model."""
+    found = []
+    for doc in DOCS:
+        in_code = False
+        for line in doc.read_text(encoding="utf-8").splitlines():
+            if line.startswith("```"):
+                in_code = not in_code
+                continue
+            m = _COMMAND.match(line.strip()) if in_code else None
+            if m and "sample_models/" in m.group(1) and "..." not in m.group(1):
+                found.append((doc.relative_to(ROOT).as_posix(), m.group(1).split(" || ")[0]))
+    return found
+
+
+def test_the_docs_have_examples():
+    docs = {doc for doc, _ in examples()}
+    assert docs == {"README.md", "sample_models/README.md"}
+
+
+@pytest.mark.parametrize("doc, args", examples())
+def test_example_runs(doc, args):
+    r = subprocess.run([sys.executable, "-m", "tflite_flops", *shlex.split(args)], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    assert r.returncode == 0, f"{doc}: tflite-flops {args}\n{r.stderr}"
+    assert r.stdout
