@@ -57,13 +57,13 @@ def test_report_renders_and_sorts_in_chromium(tmp_path):
     assert flops == sorted((o.flops for o in report.ops), reverse=True)[:len(flops)]
     conv = [o for o in report.ops if "conv" in f"{o.op_type} {o.name} {o.subgraph}:{o.index} {o.precision}".lower()]
     assert int(attrs["data-selftest-filtered"]) == len(conv)
-    assert int(attrs["data-selftest-charts"]) == 2
+    assert int(attrs["data-selftest-charts"]) == 3  # FLOPs by type, FLOPs per op, live bytes per op
 
 
 def test_measured_report_with_sweep_renders_all_charts(tmp_path):
     attrs = _selftest(tmp_path, render_html(measured_report(), sweep=sweep_data()))
     assert attrs.get("data-selftest") == "pass", attrs
-    assert int(attrs["data-selftest-charts"]) == 7
+    assert int(attrs["data-selftest-charts"]) == 8
 
 
 def test_hostile_names_do_not_run(tmp_path):

@@ -146,6 +146,21 @@ def test_dynamic_model_memory_follows_the_input_shape(samples_dir, shape):
     assert mem.arena_bytes == 36 * n * h * w
 
 
+def test_html_draws_the_live_bytes_with_the_peak(samples_dir):
+    from tflite_flops.render import render
+
+    report = tflite_flops.analyze(samples_dir / "lstm.tflite")
+    page = render(report, "html")
+    section = page[page.index('<section id="memory">'):]
+    section = section[:section.index("</section>")]
+    # one profile per subgraph arena (5: the main graph, two loops' cond and body)
+    assert section.count("<svg") == 5 and section.count("<polygon") == 5
+    sub0 = [o.live_bytes for o in report.ops if o.subgraph == 0]
+    peak = max(range(len(sub0)), key=sub0.__getitem__)
+    assert f"at op {peak}</text>" in section  # the main graph's peak is marked
+    assert "61,440" in render(tflite_flops.analyze(samples_dir / "cnn_float.tflite"), "html")
+
+
 def test_cli_json_has_memory_and_live_bytes(samples_dir):
     out = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(samples_dir / "cnn_int8.tflite"),
                           "--format", "json"], capture_output=True, text=True, check=True).stdout

@@ -34,7 +34,7 @@ from operator import itemgetter
 from typing import Mapping, Sequence
 
 from .model import Model, Subgraph
-from .ops.registry import lookup_memory
+from .ops.registry import MEMORY_FACTS, PLAIN_MEMORY
 from .report import MemorySummary, SubgraphMemory
 from .shapes import SubgraphShapes, subgraph_tensors
 from .units import dense_bytes, num_elements
@@ -69,10 +69,7 @@ class SubgraphPlan:
     persistent_bytes: int
     live: tuple[int, ...]  # bytes of arena buffers alive while each op runs
 
-    @property
-    def activations_total_bytes(self) -> int:
-        """Every arena tensor at its own 64-byte-aligned place: the arena with no reuse at all."""
-        return sum(align(self.sizes[t], TFLITE_ALIGNMENT) for t, kind in enumerate(self.kinds) if kind == ARENA)
+    activations_total_bytes: int  # every arena tensor at its own 64-byte-aligned place: no reuse at all
 
 
 def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequence[bool] | None = None,
@@ -83,24 +80,23 @@ def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequ
     Constant tensors are 0 when ``constant`` is given (weights are never planned). ``numel`` and
     ``stored`` (the walk's element counts of the stored shapes) spare recounting unchanged shapes.
     """
-    out = []
-    for i, (t, shape) in enumerate(zip(sg.tensors, shapes)):
-        if constant is not None and constant[i]:
-            out.append(0)
-        elif numel is not None and stored is not None and shape is stored[i]:
-            out.append(dense_bytes(numel[i], t.dtype))
-        else:
-            out.append(dense_bytes(num_elements(shape), t.dtype))
-    return out
+    if constant is None:
+        constant = [False] * len(shapes)
+    if numel is None or stored is None:
+        return [0 if c else dense_bytes(num_elements(shape), t.dtype)
+                for t, shape, c in zip(sg.tensors, shapes, constant)]
+    return [0 if c else dense_bytes(n if shape is s else num_elements(shape), t.dtype)
+            for t, shape, c, n, s in zip(sg.tensors, shapes, constant, numel, stored)]
 
 
 def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
                      init_constant: Sequence[bool]) -> list[str]:
     """Where TFLite puts each tensor of ``sg`` (see the module docstring)."""
-    kinds = [CONSTANT if constant[i] else PERSISTENT if t.is_variable or init_constant[i] else ARENA
-             for i, t in enumerate(sg.tensors)]
+    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if t.is_variable or init else ARENA
+             for t, c, init, size in zip(sg.tensors, constant, init_constant, sizes)]
+    facts = MEMORY_FACTS.get
     for op in sg.operators:
-        needs = lookup_memory(op.op_type).prepare_inputs
+        needs = facts(op.op_type, PLAIN_MEMORY).prepare_inputs
         if needs is None:
             continue
         ready = all(op.inputs[p] < 0 or kinds[op.inputs[p]] in (CONSTANT, PREPARED)
@@ -109,31 +105,43 @@ def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool
             for o in op.outputs:
                 if o >= 0 and kinds[o] == ARENA and o not in sg.inputs:
                     kinds[o] = PREPARED
-    for i, size in enumerate(sizes):
-        if kinds[i] in (ARENA, PERSISTENT) and size == 0:
-            kinds[i] = NOTHING  # strings, resources and empty tensors: nothing in the arena
-    return kinds
+    return kinds  # NOTHING: strings, resources and empty tensors have nothing in the arena
 
 
 def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> SubgraphPlan:
     """TFLite's ArenaPlanner on one subgraph: in-place sharing, lifetimes, best-fit placement."""
     ops = sg.operators
+    n = len(sizes)
     graph_inputs = {t for t in sg.inputs if t >= 0}
     graph_outputs = {t for t in sg.outputs if t >= 0}
     variables = [i for i, t in enumerate(sg.tensors) if t.is_variable]
-    pinned = [0] * len(sizes)  # references that keep a buffer alive to the end (outputs, inputs, variables)
-    for t in [*graph_outputs, *variables, *graph_inputs]:
-        pinned[t] += 1
-    readers = list(pinned)  # refcounts_ of the planner: pinned + every read
-    for op in ops:
+    pinned = [False] * n  # kept alive to the end: subgraph outputs, inputs and variables
+    readers = [0] * n  # refcounts_ of the planner: one per pin and one per read
+    for t in (*graph_outputs, *variables, *graph_inputs):
+        pinned[t] = True
+        readers[t] += 1
+    last_read = [-1] * n
+    first = [-1] * n  # op that allocates each tensor (-1: never)
+    for t in variables:
+        first[t] = 0
+    for t in graph_inputs:
+        first[t] = 0
+    allocated = sorted({*variables, *graph_inputs})  # every tensor that gets an allocation op
+    for i, op in enumerate(ops):
         for t in op.inputs:
             if t >= 0:
                 readers[t] += 1
+                last_read[t] = i
+        for t in op.outputs:
+            if t >= 0 and first[t] < 0:
+                first[t] = i
+                allocated.append(t)
 
     shared: dict[int, int] = {}
-    root = list(range(len(sizes)))  # the tensor whose buffer each tensor uses
+    root = list(range(n))  # the tensor whose buffer each tensor uses
+    facts_of = MEMORY_FACTS.get
     for op in ops:  # IdentifyInPlaceTensors
-        facts = lookup_memory(op.op_type)
+        facts = facts_of(op.op_type, PLAIN_MEMORY)
         if not facts.inplace or not op.outputs or op.outputs[0] < 0:
             continue
         out = op.outputs[0]
@@ -160,107 +168,83 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
         if kinds[base] == ARENA and kinds[out] == ARENA and sizes[base] == sizes[out]:
             shared[out] = root[out] = base
 
-    refs = list(pinned)
-    for op in ops:
-        for t in op.inputs:
-            if t >= 0:
-                refs[root[t]] += 1
-    first = [-1] * len(sizes)  # op that allocates each tensor (-1: never)
-    last = [_END] * len(sizes)  # last op that reads it (_END: never freed)
-    node0 = sorted({*variables, *graph_inputs})
-    for t in node0:
-        first[t] = 0
-    order: list[int] = []  # nodes_to_tensors_: node 0 holds variables and inputs, node i op i's outputs
-    for i, op in enumerate(ops):
-        outs = [t for t in op.outputs if t >= 0]
-        for t in outs:
-            if first[t] < 0:
-                first[t] = i
-        order.extend(sorted({*node0, *outs}) if i == 0 else sorted(outs) if len(outs) > 1 else outs)
-        for t in op.inputs:
-            if t >= 0:
-                r = root[t]
-                refs[r] -= 1
-                if refs[r] == 0 and first[r] >= 0 and last[r] == _END:
-                    last[r] = i
-    if not ops:
-        order = node0
+    # A buffer is freed after the last read of any tensor using it (its reference count reaches 0
+    # there), unless it is pinned.
+    last = [_END if pin or read < 0 else read for read, pin in zip(last_read, pinned)]
+    for out, base in shared.items():
+        if not pinned[base] and last_read[out] >= 0 and (last[base] == _END or last_read[out] > last[base]):
+            last[base] = last_read[out]
 
-    own = [t for t in dict.fromkeys(order) if kinds[t] in (ARENA, PERSISTENT) and t not in shared]
-    own.sort(key=lambda t: (0, t, 0) if first[t] == 0 and last[t] == _END else (1, -sizes[t], first[t]))
-    timeline = _Timeline(len(ops))
-    offsets: dict[int, int] = {}
+    # Whole-run buffers first (by index); then by size, largest first; ties by allocation op, then index.
+    own = [t for t in allocated if (kinds[t] == ARENA or kinds[t] == PERSISTENT) and t not in shared]
+    own.sort(key=lambda t: (0, 0, 0, t) if first[t] == 0 and last[t] == _END else (1, -sizes[t], first[t], t))
     persistent = 0
-    delta = [0] * (len(ops) + 1)  # live bytes per op by differences: +size at first, -size after last
-    n_last = len(ops) - 1
+    arena = []
     for t in own:
-        size = sizes[t]
         if kinds[t] == PERSISTENT:
-            persistent = align(persistent, TFLITE_ALIGNMENT) + size
-            continue
-        start, end = first[t], last[t]
-        offsets[t] = best_fit(timeline, size, start, end, t, TFLITE_ALIGNMENT)
-        delta[start] += size
-        delta[(end if end < n_last else n_last) + 1] -= size
+            persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
+        elif sizes[t]:
+            arena.append(t)
+    steps = max(len(ops), 1)
+    placed = place_buffers([(sizes[t], first[t], min(last[t], steps - 1)) for t in arena], steps, TFLITE_ALIGNMENT)
+    offsets = dict(zip(arena, placed[0]))
+    delta = [0] * (steps + 1)  # live bytes per op by differences: +size at first, -size after last
+    for t in arena:
+        delta[first[t]] += sizes[t]
+        delta[min(last[t], steps - 1) + 1] -= sizes[t]
     live, running = [], 0
     for i in range(len(ops)):
         running += delta[i]
         live.append(running)
+    total = sum([-(-size // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT for size, kind in zip(sizes, kinds) if kind == ARENA])
     return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in offsets},
-                        {t: last[t] for t in offsets}, offsets, timeline.high_water_mark, persistent,
-                        tuple(live))
+                        {t: last[t] for t in offsets}, offsets, placed[1], persistent, tuple(live), total)
 
 
-class _Timeline:
-    """Placed buffers indexed by the time steps they cover, so that a new buffer is compared only
-    with the buffers alive during its own lifetime (the planners' overlap test), not with all."""
+def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment: int = 0) -> tuple[list[int], int]:
+    """Offsets of ``(size, first step, last step)`` buffers placed in the given order, and the arena size.
 
-    def __init__(self, steps: int) -> None:
-        self.steps = max(steps, 1)
-        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(self.steps)]  # (offset, end, id)
-        self.high_water_mark = 0
-
-    def overlapping(self, lo: int, hi: int) -> list[tuple[int, int, int]]:
-        """The placed buffers alive at some step of [lo, hi] (clipped to the timeline), by offset."""
-        alive = self.alive
-        if lo < 0:
-            lo = 0
-        if hi >= self.steps:
-            hi = self.steps - 1
+    Each buffer is compared only with the placed buffers alive at some step of its own lifetime
+    (lifetimes are inclusive). ``alignment`` > 0: TFLite's ``SimpleMemoryArena::Allocate``, the
+    smallest gap that fits at an aligned offset, else the aligned end of the overlapping buffers.
+    ``alignment`` 0: TFLM's ``GreedyMemoryPlanner``, the first gap from offset 0 that fits.
+    """
+    alive: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # (offset, end) of buffers alive at a step
+    offsets = []
+    high = 0
+    for size, lo, hi in buffers:
         if lo == hi:
-            return sorted(alive[lo])
-        if hi == lo + 1:
-            return sorted({*alive[lo], *alive[hi]})
-        return sorted({entry for step in range(lo, hi + 1) for entry in alive[step]})
-
-    def place(self, offset: int, size: int, lo: int, hi: int, ident: int) -> None:
-        entry = (offset, offset + size, ident)
-        alive = self.alive
-        for step in range(max(lo, 0), min(hi, self.steps - 1) + 1):
+            others = sorted(alive[lo])
+        elif hi == lo + 1:
+            others = sorted(alive[lo] + alive[hi])
+        else:
+            others = sorted({entry for step in range(lo, hi + 1) for entry in alive[step]})
+        if alignment:
+            best = best_gap = -1
+            current = 0
+            for offset, end in others:
+                start = -(-current // alignment) * alignment
+                if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
+                    best, best_gap = start, offset - current
+                    if best_gap == 0:
+                        break
+                if end > current:
+                    current = end
+            at = best if best >= 0 else -(-current // alignment) * alignment
+        else:
+            at = 0
+            for offset, end in others:
+                if offset - at >= size:
+                    break
+                if end > at:
+                    at = end
+        entry = (at, at + size)
+        for step in range(lo, hi + 1):
             alive[step].append(entry)
-        if offset + size > self.high_water_mark:
-            self.high_water_mark = offset + size
-
-
-def best_fit(timeline: _Timeline, size: int, first: int, last: int, ident: int, alignment: int) -> int:
-    """``SimpleMemoryArena::Allocate``: the smallest aligned gap that fits among the lifetime-overlapping
-    buffers, else the aligned end of them."""
-    if size == 0:
-        return 0
-    best = best_gap = -1
-    current = 0
-    for offset, end, _ in timeline.overlapping(first, last):
-        start = -(-current // alignment) * alignment
-        if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
-            best, best_gap = start, offset - current
-            if best_gap == 0:
-                break
-        if end > current:
-            current = end
-    if best < 0:
-        best = -(-current // alignment) * alignment
-    timeline.place(best, size, first, last, ident)
-    return best
+        if at + size > high:
+            high = at + size
+        offsets.append(at)
+    return offsets, high
 
 
 def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
@@ -308,11 +292,9 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
     mark(entry, 0)
     buffers = []
     for sg in model.subgraphs:
-        sg_sizes, sg_constant, firsts, lasts = sizes[sg.index], constant[sg.index], first[sg.index], last[sg.index]
-        for t, tensor in enumerate(sg.tensors):
-            size = sg_sizes[t]
-            if size and not sg_constant[t] and not tensor.is_variable:
-                buffers.append((-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t], lasts[t]))
+        buffers += [(-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, f, l) for tensor, size, c, f, l
+                    in zip(sg.tensors, sizes[sg.index], constant[sg.index], first[sg.index], last[sg.index])
+                    if size and not c and not tensor.is_variable]
     return greedy_plan(buffers, scope + 2)
 
 
@@ -329,16 +311,8 @@ def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = Non
     """
     if steps is None:
         steps = max((b[2] for b in buffers), default=0) + 2
-    timeline = _Timeline(steps)
-    for ident, (size, first, last) in enumerate(sorted(buffers, key=itemgetter(0), reverse=True)):
-        candidate = 0
-        for offset, end, _ in timeline.overlapping(first + 1, last + 1):
-            if offset - candidate >= size:
-                break
-            if end > candidate:
-                candidate = end
-        timeline.place(candidate, size, first + 1, last + 1, ident)
-    return timeline.high_water_mark
+    ordered = sorted(buffers, key=itemgetter(0), reverse=True)
+    return place_buffers([(size, first + 1, last + 1) for size, first, last in ordered], steps)[1]
 
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
@@ -424,7 +398,5 @@ def _weights_bytes(model: Model, reached: Sequence[int], constant: Mapping[int, 
     """Bytes of the constant buffers the reached subgraphs use, as stored, each buffer once."""
     seen: dict[int, int] = {}
     for index in reached:
-        for t, tensor in enumerate(model.subgraphs[index].tensors):
-            if constant[index][t] and tensor.data_size:
-                seen[tensor.buffer] = tensor.data_size
+        seen.update({t.buffer: t.data_size for t, c in zip(model.subgraphs[index].tensors, constant[index]) if c})
     return sum(seen.values())

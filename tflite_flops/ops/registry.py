@@ -18,6 +18,7 @@ A second registration of the same op type raises and names the first site, excep
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -172,7 +173,8 @@ class MemoryFacts(NamedTuple):
 
 
 _MEMORY: dict[str, MemoryFacts] = {}
-_PLAIN_MEMORY = MemoryFacts()
+PLAIN_MEMORY = MemoryFacts()  # what an op type without registered memory facts does: neither shares nor folds
+MEMORY_FACTS: Mapping[str, MemoryFacts] = MappingProxyType(_MEMORY)  # read-only view, for loops over many ops
 
 
 def _site(depth: int = 2) -> str:
@@ -307,7 +309,7 @@ def lookup_value(op_type: str) -> ValueFn | None:
 
 def lookup_memory(op_type: str) -> MemoryFacts:
     """The memory facts of an op type; ops without registered facts neither share nor fold."""
-    return _MEMORY.get(op_type, _PLAIN_MEMORY)
+    return _MEMORY.get(op_type, PLAIN_MEMORY)
 
 
 def supported_ops() -> dict[str, OpSpec]:

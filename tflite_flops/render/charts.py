@@ -87,6 +87,27 @@ def hbar_chart(items: Sequence[tuple[str, float, str, str]], *, title: str, widt
     return "".join(out)
 
 
+def _y_grid(ticks: Sequence[float], y: Callable[[float], float], left: int, x_end: float, fmt: Fmt) -> list[str]:
+    """Horizontal grid lines with their value labels on the left."""
+    return [f'<line x1="{left}" x2="{x_end}" y1="{_num(y(t))}" y2="{_num(y(t))}" stroke="#e6e8eb"/>'
+            f'<text x="{left - 6}" y="{_num(y(t) + 4)}" text-anchor="end" fill="#666">{esc(fmt(t))}</text>'
+            for t in ticks]
+
+
+def _index_axis(n: int, slot: float, left: int, x_end: float, top: int, ph: int, height: int, pw: int,
+                x_label: str, y_label: str) -> list[str]:
+    """The baseline, the item indices under it (about 12 of them) and the two axis titles."""
+    out = [f'<line x1="{left}" x2="{x_end}" y1="{top + ph}" y2="{top + ph}" stroke="#999"/>']
+    step = max(1, math.ceil(n / 12))
+    for i in range(0, n, step):
+        out.append(f'<text x="{_num(left + i * slot + slot / 2)}" y="{top + ph + 14}" text-anchor="middle" '
+                   f'fill="#666">{i}</text>')
+    out.append(f'<text x="{left + pw / 2:.0f}" y="{height - 4}" text-anchor="middle" fill="#444">{esc(x_label)}</text>'
+               f'<text x="12" y="{top + ph / 2:.0f}" text-anchor="middle" fill="#444" '
+               f'transform="rotate(-90 12 {top + ph / 2:.0f})">{esc(y_label)}</text>')
+    return out
+
+
 def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_label: str, width: int = 960,
                    height: int = 260, fmt: Fmt = human, x_label: str = "op, in execution order") -> str:
     """One bar per item, left to right: ``values`` = (value, colour, tooltip)."""
@@ -100,10 +121,7 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
     slot = pw / len(values)
     bw = max(slot * 0.8, 0.6)
     out = [_svg_open(width, height, title)]
-    for t in ticks:
-        y = top + ph - ph * t / ymax
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_num(y)}" y2="{_num(y)}" stroke="#e6e8eb"/>'
-                   f'<text x="{left - 6}" y="{_num(y + 4)}" text-anchor="end" fill="#666">{esc(fmt(t))}</text>')
+    out += _y_grid(ticks, lambda t: top + ph - ph * t / ymax, left, width - right, fmt)
     for i, (v, color, tip) in enumerate(values):
         h = ph * v / ymax
         if v > 0:
@@ -111,14 +129,7 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
         x = left + i * slot + (slot - bw) / 2
         out.append(f'<rect x="{_num(x)}" y="{_num(top + ph - h)}" width="{_num(bw)}" height="{_num(h)}" '
                    f'fill="{esc(color)}"><title>{esc(tip)}</title></rect>')
-    out.append(f'<line x1="{left}" x2="{width - right}" y1="{top + ph}" y2="{top + ph}" stroke="#999"/>')
-    step = max(1, math.ceil(len(values) / 12))
-    for i in range(0, len(values), step):
-        x = left + i * slot + slot / 2
-        out.append(f'<text x="{_num(x)}" y="{top + ph + 14}" text-anchor="middle" fill="#666">{i}</text>')
-    out.append(f'<text x="{left + pw / 2:.0f}" y="{height - 4}" text-anchor="middle" fill="#444">{esc(x_label)}</text>'
-               f'<text x="12" y="{top + ph / 2:.0f}" text-anchor="middle" fill="#444" '
-               f'transform="rotate(-90 12 {top + ph / 2:.0f})">{esc(y_label)}</text>')
+    out += _index_axis(len(values), slot, left, width - right, top, ph, height, pw, x_label, y_label)
     out.append("</svg>")
     return "".join(out)
 
@@ -139,9 +150,7 @@ def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str,
         return top + ph - ph * v / ymax
 
     out = [_svg_open(width, height, title)]
-    for t in ticks:
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_num(y(t))}" y2="{_num(y(t))}" stroke="#e6e8eb"/>'
-                   f'<text x="{left - 6}" y="{_num(y(t) + 4)}" text-anchor="end" fill="#666">{esc(fmt(t))}</text>')
+    out += _y_grid(ticks, y, left, width - right, fmt)
     points = [f"{left},{top + ph}"]
     for i, (v, _) in enumerate(values):
         points += [f"{_num(left + i * slot)},{_num(y(v))}", f"{_num(left + (i + 1) * slot)},{_num(y(v))}"]
@@ -158,14 +167,7 @@ def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str,
         out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{top}" y2="{top + ph}" stroke="#e45756" '
                    f'stroke-dasharray="4 3"/><text x="{_num(x + dx)}" y="{top + 10}" text-anchor="{anchor}" '
                    f'fill="#e45756">peak {esc(fmt(values[peak][0]))} at op {peak}</text>')
-    out.append(f'<line x1="{left}" x2="{width - right}" y1="{top + ph}" y2="{top + ph}" stroke="#999"/>')
-    step = max(1, math.ceil(len(values) / 12))
-    for i in range(0, len(values), step):
-        out.append(f'<text x="{_num(left + (i + 0.5) * slot)}" y="{top + ph + 14}" text-anchor="middle" '
-                   f'fill="#666">{i}</text>')
-    out.append(f'<text x="{left + pw / 2:.0f}" y="{height - 4}" text-anchor="middle" fill="#444">{esc(x_label)}</text>'
-               f'<text x="12" y="{top + ph / 2:.0f}" text-anchor="middle" fill="#444" '
-               f'transform="rotate(-90 12 {top + ph / 2:.0f})">{esc(y_label)}</text>')
+    out += _index_axis(len(values), slot, left, width - right, top, ph, height, pw, x_label, y_label)
     out.append("</svg>")
     return "".join(out)
 
@@ -247,9 +249,7 @@ def line_chart(categories: Sequence[str], series: Sequence[tuple[str, Sequence[f
         return top + ph - ph * v / ymax
 
     out = [_svg_open(width, height, title)]
-    for t in ticks:
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_num(sy(t))}" y2="{_num(sy(t))}" stroke="#e6e8eb"/>'
-                   f'<text x="{left - 6}" y="{_num(sy(t) + 4)}" text-anchor="end" fill="#666">{esc(fmt(t))}</text>')
+    out += _y_grid(ticks, sy, left, width - right, fmt)
     step = max(1, math.ceil(len(categories) / 10))
     for i, cat in enumerate(categories):
         if i % step == 0:
