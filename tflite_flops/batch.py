@@ -25,7 +25,8 @@ from .errors import InputSpecError
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
 COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
            + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
-                                                          "bytes_written", "unsupported_ops", "unresolved_ops",
+                                                          "bytes_written", "arena_bytes", "tflm_arena_bytes",
+                                                          "unsupported_ops", "unresolved_ops",
                                                           "warnings", "latency_median_ms", "inferences_per_s",
                                                           "latency_skipped", "seconds"])
 MODEL_SUFFIXES = (".tflite", ".lite")
@@ -108,6 +109,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},
         "flops_other": sum(v for p, v in by_prec.items() if p not in PRECISION_COLUMNS),
         "params": t.params, "param_bytes": t.param_bytes, "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
+        "arena_bytes": report.memory.arena_bytes if report.memory is not None else "",
+        "tflm_arena_bytes": report.memory.tflm_arena_bytes if report.memory is not None else "",
         "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
         "warnings": len(report.warnings), "latency_skipped": (report.latency or {}).get("skipped") or "",
         "latency_median_ms": (report.latency or {}).get("median_ms", ""),
@@ -204,9 +207,17 @@ def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
         ok = r["status"] != "error"
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
-                     human(r["params"]) if ok else "-", md_text(r["error"])[:120]])
-    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "error"], body,
-                              [False, False, True, True, True, False])) + "\n"
+                     human(r["params"]) if ok else "-", _arena(r), md_text(r["error"])[:120]])
+    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "arena", "error"], body,
+                              [False, False, True, True, True, True, False])) + "\n"
+
+
+def _arena(row: Mapping[str, Any]) -> str:
+    """TFLite's activation arena of a row, or '-' (an error row, or a report without memory figures)."""
+    from .units import human_bytes
+
+    value = row.get("arena_bytes")
+    return human_bytes(value) if isinstance(value, int) and row["status"] != "error" else "-"
 
 
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
@@ -218,11 +229,11 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         ok = r["status"] != "error"
         lat = r.get("latency_median_ms")
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
-                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-",
+                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
                      f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
-    headers = ["model", "status", "MACs", "FLOPs", "params", "median ms", "error"]
+    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "median ms", "error"]
     widths = [max([len(h)] + [len(d[i]) for d in data]) for i, h in enumerate(headers)]
-    right = [False, False, True, True, True, True, False]
+    right = [False, False, True, True, True, True, True, False]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
