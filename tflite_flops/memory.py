@@ -68,7 +68,6 @@ class SubgraphPlan:
     arena_bytes: int
     persistent_bytes: int
     live: tuple[int, ...]  # bytes of arena buffers alive while each op runs
-
     activations_total_bytes: int  # every arena tensor at its own 64-byte-aligned place: no reuse at all
 
 
