@@ -86,7 +86,7 @@ def run(args: list[str]) -> bytes:
 
 def outputs() -> dict[str, bytes]:
     """Every case's output."""
-    with tempfile.TemporaryDirectory(dir=ROOT) as tmp:
+    with tempfile.TemporaryDirectory(dir=ROOT, prefix=".golden-") as tmp:  # ignored by git
         chain = make_chain(Path(tmp))
         # the chain's path differs per run: name it the same in every output
         return {name: run(args).replace(chain.encode(), b"chain_600.tflite")
