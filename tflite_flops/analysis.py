@@ -27,24 +27,18 @@ from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpE
 from .memory import analyze_memory
 from .model import Model, Subgraph, Tensor, load_model
 from .ops import lookup
-from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join
+from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, Cost, OpContext,
+                           OpSpec, join_notes as _join)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
 from .units import DTYPE_BITS, FLOAT_DTYPES
 
-CONTRACTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "TRANSPOSE_CONV",
-                          "CONV_3D", "CONV_3D_TRANSPOSE", "SVDF", "RNN", "UNIDIRECTIONAL_SEQUENCE_RNN",
-                          "BIDIRECTIONAL_SEQUENCE_RNN", "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM",
-                          "BIDIRECTIONAL_SEQUENCE_LSTM", "EMBEDDING_LOOKUP"})
-INIT_ON_CONSTANT = frozenset({"DEQUANTIZE", "DENSIFY"})
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
               "UINT8": "uint8", "INT16": "int16", "INT32": "int32", "INT64": "int64", "BOOL": "bool",
               "FLOAT64": "float64"}
 _INT_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2", "UINT4"})
 _PACKED = frozenset({"INT4", "INT2", "UINT4"})  # stored packed: their bytes read are the stored bytes
-# Op types whose subgraph references are walked (other ops' bodies, e.g. STABLEHLO_REDUCE's, are not).
-_CALLERS = frozenset({"WHILE", "STABLEHLO_WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_COMPOSITE"})
 
 CostOverride = Callable[[OpContext], Any]
 
@@ -244,7 +238,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             walk.warnings.append(f"op {index}:{op.index} {op.op_type}: {shape_note}; its outputs keep the "
                                  "stored shapes, and the ops after it are flagged")
         key = (index, op.index)
-        const_input = op.op_type in INIT_ON_CONSTANT and _constant_input0(ctx)
+        const_input = op.op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx)
         if const_input:
             for o in op.outputs:
                 state.derived_constant[o] = True
@@ -260,7 +254,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
         (init if const_input else inference).append((key, 1))
         if const_input:
             entry.note = _join(entry.note, "runs once at init (constant input, result cached)")
-        if op.op_type in _CALLERS:
+        if op.op_type in CALLER_OPS:
             child_inf, child_init = _control_flow(walk, sg, state, ctx, entry, stack + (index,))
             inference.extend(child_inf)
             init.extend(child_init)
@@ -446,7 +440,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
     bytes_model = spec.bytes_model if spec is not None else "io"
     count_params = status != "zero"
-    want_weight = op_type in CONTRACTIONS or op_type.startswith("CUSTOM:")
+    want_weight = op_type in CONTRACTION_OPS or op_type.startswith("CUSTOM:")
     resolved, derived, constant, stored_tensors = state.resolved, state.derived_constant, tensors.constant, sg.tensors
     read = written = params = 0
     all_resolved = True
@@ -497,7 +491,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
         written = cost.bytes_written
     elif bytes_model == "alias":
         written = 0
-    if op_type in INIT_ON_CONSTANT and _constant_input0(ctx):
+    if op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx):
         _count_param_tensor(walk, sg, tensors, ctx.inputs[0].index)
     if not all_resolved:
         note = _join(note, "placeholder shapes (dynamic dims unresolved)")
@@ -547,8 +541,6 @@ def _as_cost(value: Any) -> Cost:
 # ---------------------------------------------------------------------------------------------
 # Sparsity: effective MACs over the non-zero weights of contractions.
 
-SPARSE_WEIGHT_OPS = CONTRACTIONS | {"CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU", "CUSTOM:Convolution2DTransposeBias",
-                                    "STABLEHLO_CONVOLUTION", "STABLEHLO_DOT_GENERAL"}
 COUNT_ZEROS_AUTO_LIMIT = 64 * 1024 * 1024  # bytes: dense weights of bigger files are not read by default
 MOSTLY_ZERO = 0.5  # dense weights with more than this fraction of zeros are reported as sparse
 
@@ -618,7 +610,7 @@ def _init_sources(walk: _Walk, sg: Subgraph) -> dict[int, int]:
     if sources is None:
         sources = walk.init_sources[sg.index] = {}
         for op in sg.operators:
-            if op.op_type in INIT_ON_CONSTANT and op.inputs and op.inputs[0] >= 0:
+            if op.op_type in INIT_ON_CONSTANT_OPS and op.inputs and op.inputs[0] >= 0:
                 for o in op.outputs:
                     sources.setdefault(o, op.inputs[0])
     return sources
@@ -658,7 +650,7 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int
     reached = [entry]
     for index in reached:  # grows while it is read: breadth-first over the control-flow calls
         for op in model.subgraphs[index].operators:
-            if op.op_type in _CALLERS and op.subgraph_refs:
+            if op.op_type in CALLER_OPS and op.subgraph_refs:
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)

@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, Operator, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
+from .ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 from .units import num_elements
 
 _new_tuple = tuple.__new__
 
-MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
 _VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL": MAX_VALUE_ELEMENTS,
                  "FLOAT32": MAX_FLOAT_VALUES, "FLOAT16": MAX_FLOAT_VALUES}  # constants read as values, by dtype
@@ -298,30 +297,6 @@ def _context(op: Operator, inputs: tuple[TensorInfo | None, ...], outputs: tuple
 # only when ``lookup_value`` finds nothing for the op type, so a family module that later
 # registers its own folding simply takes over. Shape functions all live in the families.
 
-_SEGMENT_UFUNCS = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
-                   "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}
-
-
-def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
-    """UNSORTED_SEGMENT_* of known values (Keras' attention reshapes multiply dims with PROD)."""
-    data, ids = ctx.input(0).value, ctx.input(1).value
-    if data is None or ids is None:
-        return [None]
-    ufunc = _SEGMENT_UFUNCS[ctx.op_type]
-    shape = ctx.output(0).shape
-    if ufunc is np.add or ufunc is np.multiply:
-        out = np.full(shape, 0 if ufunc is np.add else 1, dtype=data.dtype)
-    else:  # empty segments get the lowest / highest value of the dtype
-        info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else np.finfo(data.dtype)
-        out = np.full(shape, info.min if ufunc is np.maximum else info.max, dtype=data.dtype)
-    ufunc.at(out, ids, data)
-    return [out]
-
-
-FALLBACK_VALUES: dict[str, Callable[[OpContext], Sequence[np.ndarray | None]]] = {
-    op: _segments_value for op in _SEGMENT_UFUNCS}
-
-
 def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool = True) -> tuple[OpContext, str]:
     """Propagate shapes through one op, updating ``state``. Returns the op's context and a note.
 
@@ -371,7 +346,7 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
                 resolved[i] = ok and static[i]
     if reshaped:
         ctx = _with_outputs(ctx, op, tensors, state)
-    fold = lookup_value(op.op_type) or FALLBACK_VALUES.get(op.op_type)
+    fold = lookup_value(op.op_type)
     if fold is not None and _all_small(ctx.outputs):
         try:
             values = fold(ctx)
