@@ -16,6 +16,7 @@ Subgraphs that nothing reaches are listed with phase ``not_executed``.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -41,6 +42,7 @@ _INT_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2", "UINT4"})
 _PACKED = frozenset({"INT4", "INT2", "UINT4"})  # stored packed: their bytes read are the stored bytes
 
 CostOverride = Callable[[OpContext], Any]
+_log = logging.getLogger("tflite_flops")
 
 
 @dataclass(slots=True)
@@ -422,8 +424,13 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
             return _NO_COST, "opaque", "opaque: compiled for an accelerator", note
         cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
         return cost, "ok", spec.formula, _join(note, cost.note)
-    except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+    except ShapeError as exc:
         return _NO_COST, "unsupported", "no formula", _join(note, f"cost unknown: {exc}")
+    except Exception as exc:  # a bug in the formula, not an unsupported op
+        kind = "cost override" if override is not None else "cost formula"
+        _log.debug("%s of %s raised", kind, ctx.op_type, exc_info=exc)
+        return _NO_COST, "error", "formula error", _join(note, f"{kind} of {ctx.op_type} raised "
+                                                              f"{type(exc).__name__}: {exc}")
 
 
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
@@ -438,6 +445,10 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     spec: OpSpec | None = lookup(op_type)
     override = walk.overrides.get(op_type) if walk.overrides else None
     cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+    if state.formula_errors and ctx.index in state.formula_errors and status != "error":
+        status, formula = "error", "formula error"  # the note already says which function raised
+        if shape_note != state.formula_errors[ctx.index]:
+            note = _join(note, state.formula_errors[ctx.index])
     bytes_model = spec.bytes_model if spec is not None else "io"
     count_params = status != "zero"
     want_weight = op_type in CONTRACTION_OPS or op_type.startswith("CUSTOM:")
@@ -744,6 +755,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
     opaque: list[OpRecord] = []
+    errors: list[OpRecord] = []
     for o in records:  # one pass: phases, groups and unsupported types
         if o.phase == "inference":
             inference.append(o)
@@ -759,6 +771,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
             unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
         elif o.status == "opaque" and o.phase == "inference":
             opaque.append(o)
+        elif o.status == "error":
+            errors.append(o)
     params = param_bytes = 0
     for n, size in walk.param_tensors.values():
         params += n
@@ -772,12 +786,18 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
         if walk.strict:
             raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    for o in errors:  # a formula that raised: one line each (the traceback under --debug)
+        warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: not counted: {o.note}")
+    if errors and walk.strict:
+        raise UnsupportedOpError(f"--strict: {len(errors)} op(s) not counted because their formula raised: "
+                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in errors))
     for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
     if opaque and walk.strict:
         raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
                                  + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
     unresolved = [o for o in inference if not o.shapes_resolved]
+    failed = any(o.phase == "inference" for o in errors)
     if unresolved and walk.strict:
         first = unresolved[0]
         raise ShapeError(f"--strict: the totals are partial: {len(unresolved)} op(s) have unresolved shapes "
@@ -800,7 +820,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
-        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque),
+        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque or failed),
                        unresolved_ops=len(unresolved)),
         init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),

@@ -11,6 +11,9 @@ from typing import Any, Mapping
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "zero", "unsupported", "opaque")  # opaque: accelerator-compiled, its work not visible
+# An op whose formula raised (a bug in the formula, not an unsupported op) has status "error". Not in
+# STATUSES yet: the HTML status filter lists STATUSES, so adding it changes every HTML report.
+ERROR_STATUS = "error"
 PHASES = ("inference", "init", "not_executed")
 
 

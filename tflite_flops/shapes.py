@@ -15,6 +15,7 @@ interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -27,6 +28,7 @@ from .ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, look
 from .units import num_elements
 
 _new_tuple = tuple.__new__
+_log = logging.getLogger("tflite_flops")
 
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
 _VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL": MAX_VALUE_ELEMENTS,
@@ -112,6 +114,8 @@ class SubgraphShapes:
     values: list[np.ndarray | None]
     resolved: list[bool]
     derived_constant: list[bool] = field(default_factory=list)
+    # op index -> what a shape or value function raised other than ShapeError (a bug in the formula)
+    formula_errors: dict[int, str] = field(default_factory=dict)
     # The walk's per-tensor facts and TensorInfo cache (see SubgraphTensors); not part of the state's value.
     tensor_cache: "SubgraphTensors | None" = field(default=None, init=False, repr=False, compare=False)
 
@@ -327,8 +331,10 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
         if fn is not None:
             try:
                 new_shapes = fn(ctx)
-            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+            except ShapeError as exc:
                 note = f"output shape not derived ({exc})"
+            except Exception as exc:  # a bug in the shape function: the op is reported with status "error"
+                note = state.formula_errors[op_index] = _formula_error("shape function", op.op_type, exc)
         else:
             note = f"no shape function for {op.op_type}"
     if new_shapes is not None and len(new_shapes) >= len(op.outputs):
@@ -350,8 +356,11 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     if fold is not None and _all_small(ctx.outputs):
         try:
             values = fold(ctx)
-        except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+        except ShapeError:
             values = [None] * len(ctx.outputs)
+        except Exception as exc:  # a bug in the value function: the op is reported with status "error"
+            values = [None] * len(ctx.outputs)
+            state.formula_errors.setdefault(op_index, _formula_error("value function", op.op_type, exc))
         folded = False
         for i, value in zip(op.outputs, values):
             if i >= 0 and value is not None:
@@ -360,6 +369,13 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
         if folded:
             ctx = _with_outputs(ctx, op, tensors, state)
     return ctx, note
+
+
+def _formula_error(kind: str, op_type: str, exc: Exception) -> str:
+    """The note of a formula that raised something other than ShapeError; the traceback goes to the
+    ``tflite_flops`` logger at DEBUG level (shown by ``--debug``)."""
+    _log.debug("%s of %s raised", kind, op_type, exc_info=exc)
+    return f"{kind} of {op_type} raised {type(exc).__name__}: {exc}"
 
 
 def _with_outputs(ctx: OpContext, op: Operator, tensors: SubgraphTensors, state: SubgraphShapes) -> OpContext:

@@ -337,6 +337,27 @@ def register_cost(op_type: str, formula: str = "user formula") -> Callable[[Cost
     return deco
 
 
+def register_shape(op_type: str) -> Callable[[ShapeFn], ShapeFn]:
+    """Public decorator: register (or replace) the output-shape function of an op, e.g. ``"CUSTOM:MyOp"``.
+
+    The analysis calls it when the op's inputs differ from the shapes stored in the file (a new
+    batch or input size), so that the shapes of the ops after it follow.
+
+    Args:
+        op_type: builtin name (``"CONV_2D"``) or ``"CUSTOM:<custom_code>"``.
+
+    Returns:
+        A decorator taking ``fn(ctx: OpContext) -> [shape of each output]``; ``fn`` raises
+        :class:`~tflite_flops.errors.ShapeError` when the inputs do not fit.
+    """
+
+    def deco(fn: ShapeFn) -> ShapeFn:
+        _SHAPES[op_type] = fn
+        return fn
+
+    return deco
+
+
 def lookup(op_type: str) -> OpSpec | None:
     """The registry entry of an op type, or None (unsupported)."""
     return _REGISTRY.get(op_type)
