@@ -33,6 +33,7 @@ from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SP
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
+from .ops.registry import Shape
 from .units import DTYPE_BITS, FLOAT_DTYPES
 
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
@@ -147,7 +148,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if all_signatures:
         from .generative import add_signatures
 
-        report = add_signatures(report, model, prefill=prefill, decode=decode, **settings)
+        report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
     elif prefill is not None or decode is not None:
         raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
     return report
@@ -183,6 +184,53 @@ def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any 
     walk = _Walk(model, False, max(int(while_trips), 0), {}, trust_stored_shapes, count_zeros=False)
     _walk_model(walk, _entry_subgraph(model, signature), normalize_input_shapes(input_shapes), batch)
     return walk.states
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-subgraph propagation (the public view of what the walk computes op by op).
+
+def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
+                      trust_stored: bool = False, subgraph: int = 0) -> dict[int, Shape]:
+    """Shape of every tensor of a subgraph after propagating the given input shapes.
+
+    This is the same machinery the analysis uses (:func:`~tflite_flops.shapes.step` op by op), exposed so that
+    tests and tools can compare it with an interpreter's own shapes.
+
+    Args:
+        model: a parsed :class:`Model`, a .tflite path, or its bytes.
+        input_shapes: as for ``analyze()``: ``{name_or_index: shape}`` or spec strings.
+        batch: the leading dim of every input whose batch dim is dynamic or 1.
+        trust_stored: keep stored shapes where nothing changed (default False: every op's
+            shape function runs, so the result checks them against the converter's shapes).
+        subgraph: the entry subgraph.
+
+    Returns:
+        ``{tensor_index: shape}`` for every tensor of the subgraph.
+
+    Raises:
+        ShapeError, InputSpecError: the input shapes do not fit the model.
+    """
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return dict(enumerate(state.shapes))
+
+
+def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
+                       trust_stored: bool = False, subgraph: int = 0) -> list[int]:
+    """Indices of the tensors whose shape could not be derived (they keep their stored placeholder)."""
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return [i for i, ok in enumerate(state.resolved) if not ok]
+
+
+def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
+                 subgraph: int) -> SubgraphShapes:
+    """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
+    if subgraph == 0:
+        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
+    parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
+    key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
+    if key is None:
+        raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
+    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]
 
 
 def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> None:

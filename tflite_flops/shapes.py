@@ -9,7 +9,8 @@ is marked unresolved, and the ops that touch it are flagged.
 
 :func:`resolve_inputs` turns ``--input-shape`` / ``--batch`` into input shapes (with the loud
 warning for dims left dynamic). The analysis walks the subgraphs op by op with :func:`step`,
-following control flow; :func:`propagated_shapes` returns the shapes of that very walk, which the
+following control flow; :func:`tflite_flops.analysis.propagated_shapes` returns the shapes of that
+very walk, which the
 interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 """
 
@@ -389,54 +390,3 @@ def _all_small(outputs: tuple[TensorInfo | None, ...]) -> bool:
         if o is None or o.n > MAX_VALUE_ELEMENTS:
             return False
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# Whole-subgraph propagation (the public view of what the analysis computes op by op).
-
-def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
-                      trust_stored: bool = False, subgraph: int = 0) -> dict[int, Shape]:
-    """Shape of every tensor of a subgraph after propagating the given input shapes.
-
-    This is the same machinery the analysis uses (:func:`step` op by op), exposed so that
-    tests and tools can compare it with an interpreter's own shapes.
-
-    Args:
-        model: a parsed :class:`Model`, a .tflite path, or its bytes.
-        input_shapes: as for ``analyze()``: ``{name_or_index: shape}`` or spec strings.
-        batch: the leading dim of every input whose batch dim is dynamic or 1.
-        trust_stored: keep stored shapes where nothing changed (default False: every op's
-            shape function runs, so the result checks them against the converter's shapes).
-        subgraph: the entry subgraph.
-
-    Returns:
-        ``{tensor_index: shape}`` for every tensor of the subgraph.
-
-    Raises:
-        ShapeError, InputSpecError: the input shapes do not fit the model.
-    """
-    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
-    return dict(enumerate(state.shapes))
-
-
-def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
-                       trust_stored: bool = False, subgraph: int = 0) -> list[int]:
-    """Indices of the tensors whose shape could not be derived (they keep their stored placeholder)."""
-    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
-    return [i for i, ok in enumerate(state.resolved) if not ok]
-
-
-def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
-                 subgraph: int) -> SubgraphShapes:
-    """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
-    from .analysis import resolve_shapes  # the analysis builds on this module, not the reverse at import
-
-    if subgraph == 0:
-        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
-    from .model import load_model
-
-    parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
-    key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
-    if key is None:
-        raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
-    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]
