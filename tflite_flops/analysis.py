@@ -87,7 +87,7 @@ class _Walk:
     init_sources: dict[int, dict[int, int]] = field(default_factory=dict)  # see _init_sources
     counted: dict[tuple[int, int], int | None] = field(default_factory=dict)  # see _count_weight_zeros
     # Contractions whose weights are counted after the walk (_fill_sparsity): reading the weights
-    # between ops evicts the walk's own objects from the CPU caches (1.5 ms of 15 on a 600-op chain).
+    # between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
 
@@ -644,8 +644,8 @@ def _weight_zero(t: Tensor) -> int:
 def _count_weight_zeros(walk: _Walk) -> None:
     """Count the non-zeros of every dense stored weight that _fill_sparsity will look at, in one batch.
 
-    :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass
-    (about twice as fast as one call per weight on a 600-op model); results go to ``walk.counted``.
+    :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass;
+    results go to ``walk.counted``.
     """
     if not walk.count_zeros:
         return

@@ -28,7 +28,7 @@ from .model import Model, Operator, Subgraph, Tensor
 from .ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 from .units import num_elements
 
-_new_tuple = tuple.__new__
+_new_tuple = tuple.__new__  # one OpContext per op step, without the keyword __new__ (benchmarks/static_speed.py)
 _log = logging.getLogger("tflite_flops")
 
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)

@@ -30,7 +30,7 @@ from ..units import FLOAT_DTYPES, dense_bytes, num_elements
 Shape = tuple[int, ...]
 
 
-_new_tuple = tuple.__new__
+_new_tuple = tuple.__new__  # TensorInfo.make skips the keyword __new__: one per tensor (benchmarks/static_speed.py)
 
 
 class _TensorInfoFields(NamedTuple):
@@ -192,7 +192,7 @@ MAX_VALUE_ELEMENTS = 1024  # integer tensors up to this size carry values throug
 
 
 def _site(depth: int = 2) -> str:
-    frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source (~1 s at import)
+    frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source
     for _ in range(depth):
         frame = frame.f_back if frame is not None else None
     if frame is None:
