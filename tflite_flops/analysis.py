@@ -26,15 +26,16 @@ from typing import Any, Callable, Mapping
 from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
 from .memory import analyze_memory
-from .model import Model, Subgraph, Tensor, load_model
+from .model import Model, Subgraph, load_model
 from .ops import lookup
 from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, Cost, OpContext,
                            OpSpec, join_notes as _join)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
+from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
 from .ops.registry import Shape
-from .units import DTYPE_BITS, FLOAT_DTYPES
+from .units import FLOAT_DTYPES
 
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
               "UINT8": "uint8", "INT16": "int16", "INT32": "int32", "INT64": "int64", "BOOL": "bool",
@@ -83,11 +84,8 @@ class _Walk:
     warnings: list[str] = field(default_factory=list)
     param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
-    nonzeros: dict[tuple[int, int], tuple[int, int, bool] | None] = field(default_factory=dict)
-    init_sources: dict[int, dict[int, int]] = field(default_factory=dict)  # see _init_sources
-    counted: dict[tuple[int, int], int | None] = field(default_factory=dict)  # see _count_weight_zeros
-    # Contractions whose weights are counted after the walk (_fill_sparsity): reading the weights
-    # between ops evicts the walk's own objects from the CPU caches.
+    # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
+    # weights between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
 
@@ -248,9 +246,10 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
     for other in model.subgraphs:  # subgraphs nothing reached: listed, not counted
         if other.index not in walk.states:
             _walk_subgraph(walk, other.index, {}, {}, {}, ())
-    _count_weight_zeros(walk)
+    zeros = WeightZeros(model, walk.count_zeros)
+    zeros.count_batch(walk.weighted)
     for sg, tensors, ctx, op_entry in walk.weighted:
-        _fill_sparsity(walk, sg, tensors, ctx, op_entry)
+        zeros.fill(sg, tensors, ctx, op_entry)
 
 
 def _entry_subgraph(model: Model, signature: str | None) -> int:
@@ -595,111 +594,6 @@ def _as_cost(value: Any) -> Cost:
     if isinstance(value, tuple) and len(value) == 2:
         return Cost(int(value[0]), int(value[1]))
     return Cost(0, int(value))
-
-
-# ---------------------------------------------------------------------------------------------
-# Sparsity: effective MACs over the non-zero weights of contractions.
-
-COUNT_ZEROS_AUTO_LIMIT = 64 * 1024 * 1024  # bytes: dense weights of bigger files are not read by default
-MOSTLY_ZERO = 0.5  # dense weights with more than this fraction of zeros are reported as sparse
-
-
-def _weight_nonzeros(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int,
-                     depth: int = 0) -> tuple[int, int, bool] | None:
-    """(non-zeros, elements, stored sparse) of a constant weight tensor, or None when unknown.
-
-    A tensor with SparsityParameters stores only its non-zero values (and the zeros inside dense
-    blocks, which the kernel multiplies too): non-zeros = stored values. A dense constant is
-    counted from its values (zero = the zero point of per-tensor asymmetric weights). Weights
-    made at init by DENSIFY / DEQUANTIZE of a constant are traced back to their source.
-    """
-    key = (sg.index, index)
-    if key in walk.nonzeros:
-        return walk.nonzeros[key]
-    t = sg.tensors[index]
-    constant, numel = tensors.constant[index], tensors.numel[index]  # = t.is_constant, t.num_elements
-    result = None
-    if t.sparsity is not None and constant:
-        bits = DTYPE_BITS.get(t.dtype, 0)
-        if bits:
-            result = (min(t.data_size * 8 // bits, numel), numel, True)
-    elif constant and walk.count_zeros:
-        nnz = walk.counted[key] if key in walk.counted else walk.model.count_nonzero(t, _weight_zero(t))
-        if nnz is not None and numel:  # numel: the size of the array Model.constant returns
-            result = (nnz, numel, False)
-    elif depth < 3:
-        source = _init_sources(walk, sg).get(index)
-        if source is not None:
-            result = _weight_nonzeros(walk, sg, tensors, source, depth + 1)
-    walk.nonzeros[key] = result
-    return result
-
-
-def _weight_zero(t: Tensor) -> int:
-    """The value that stands for 0 in a weight: the zero point of per-tensor asymmetric weights, else 0."""
-    q = t.quantization
-    return q.zero_point if q is not None and q.kind == "per_tensor" and q.zero_point else 0
-
-
-def _count_weight_zeros(walk: _Walk) -> None:
-    """Count the non-zeros of every dense stored weight that _fill_sparsity will look at, in one batch.
-
-    :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass;
-    results go to ``walk.counted``.
-    """
-    if not walk.count_zeros:
-        return
-    wanted: dict[tuple[int, int], Tensor] = {}
-    for sg, tensors, ctx, entry in walk.weighted:
-        if not entry.cost.macs:
-            continue
-        for info in ctx.inputs:
-            if info is not None and info.is_constant and len(info.shape) >= 2 and tensors.constant[info.index]:
-                t = sg.tensors[info.index]
-                if t.sparsity is None:
-                    wanted[(sg.index, info.index)] = t
-    counts = walk.model.count_nonzeros([(t, _weight_zero(t)) for t in wanted.values()])
-    walk.counted.update(zip(wanted, counts))
-
-
-def _init_sources(walk: _Walk, sg: Subgraph) -> dict[int, int]:
-    """{tensor: input 0 of the first DEQUANTIZE / DENSIFY that outputs it}, built once per subgraph
-    (not a scan of every op per weight: that was quadratic in big models)."""
-    sources = walk.init_sources.get(sg.index)
-    if sources is None:
-        sources = walk.init_sources[sg.index] = {}
-        for op in sg.operators:
-            if op.op_type in INIT_ON_CONSTANT_OPS and op.inputs and op.inputs[0] >= 0:
-                for o in op.outputs:
-                    sources.setdefault(o, op.inputs[0])
-    return sources
-
-
-def _fill_sparsity(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, ctx: OpContext, entry: _Entry) -> None:
-    """Weight density and effective MACs of a contraction with sparse or mostly-zero constant weights.
-
-    The weights are the op's constant inputs of rank >= 2 (biases and peepholes excluded).
-    Reported when a weight is stored sparse, or when more than half of the weights are zeros.
-    """
-    if ctx.op_type not in SPARSE_WEIGHT_OPS or not entry.cost.macs:
-        return
-    nnz = numel = 0
-    stored_sparse = False
-    for info in ctx.inputs:
-        if info is None or not info.is_constant or len(info.shape) < 2:
-            continue
-        counted = _weight_nonzeros(walk, sg, tensors, info.index)
-        if counted is None:
-            return
-        nnz, numel, stored_sparse = nnz + counted[0], numel + counted[1], stored_sparse or counted[2]
-    if not numel or not (stored_sparse or nnz < (1 - MOSTLY_ZERO) * numel):
-        return
-    entry.weight_nnz, entry.weight_numel = nnz, numel
-    kind = "sparse-encoded weights" if stored_sparse else "mostly-zero weights"
-    entry.note = _join(entry.note, f"{kind}: density {nnz / numel:.1%}, effective MACs = MACs × density")
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
