@@ -15,7 +15,7 @@ from tflite_flops.ops import Cost, lookup, lookup_shape, register_cost
 from tflite_flops.ops import registry
 from tflite_flops.ops.registry import OpContext, TensorInfo
 
-from test_reader import CUSTOM, build_model
+from tflite_builder import CUSTOM, build_model
 
 
 def t(shape, dtype="FLOAT32", const=False) -> TensorInfo:

@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_reader import _control_flow_model, fc_model
+from tflite_builder import control_flow_model, fc_model
 
 import tflite_flops
 from tflite_flops.errors import TfliteFlopsError
@@ -61,7 +61,7 @@ def seed_corpus() -> list[bytes]:
     corpus = [p.read_bytes() for p in sorted(SAMPLES.glob("*.tflite"))]
     corpus.append(fc_model())
     corpus.append(fc_model({"builtin": 250, "deprecated": 127}))
-    corpus.append(_control_flow_model({0: ("WhileOptions", {"cond_subgraph_index": 1, "body_subgraph_index": 2}),
+    corpus.append(control_flow_model({0: ("WhileOptions", {"cond_subgraph_index": 1, "body_subgraph_index": 2}),
                                        2: ("IfOptions", {"then_subgraph_index": 3, "else_subgraph_index": 1})}, 4))
     return corpus
 

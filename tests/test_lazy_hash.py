@@ -12,7 +12,7 @@ from tflite_flops import model as model_module
 from tflite_flops.render import render
 from tflite_flops.render.table import SUMMARY_HASH_MAX_BYTES
 
-from test_reader import fc_model
+from tflite_builder import fc_model
 
 
 def _no_hashing(*_args):
