@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_reader import ADD, build_model, fc_model
+from tflite_builder import ADD, build_model, fc_model
 
 from tflite_flops.errors import TfliteFlopsError
 from tflite_flops.model import load_model

@@ -14,7 +14,7 @@ import struct
 import time
 
 import pytest
-from test_fuzz import mutate, seed_corpus
+from fuzz_corpus import mutate, seed_corpus
 
 from tflite_flops import columnar, schema, verify
 from tflite_flops.errors import ModelFormatError

@@ -20,7 +20,7 @@ import pytest
 
 import tflite_flops
 
-from test_reader import FULLY_CONNECTED, build_model
+from tflite_builder import FULLY_CONNECTED, build_model
 
 CALL_ONCE, CALL = 129, 31
 

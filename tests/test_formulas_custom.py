@@ -15,7 +15,7 @@ from tflite_flops.ops import Cost, lookup, lookup_shape, register_cost
 from tflite_flops.ops import registry
 from tflite_flops.ops.registry import OpContext, TensorInfo
 
-from test_reader import CUSTOM, build_model
+from tflite_builder import CUSTOM, build_model
 
 
 def t(shape, dtype="FLOAT32", const=False) -> TensorInfo:
@@ -199,3 +199,48 @@ def test_register_cost_for_a_custom_op(monkeypatch):
 def test_production_custom_ops_are_registered(name):
     spec = lookup(f"CUSTOM:{name}")
     assert spec is not None and spec.status in ("ok", "zero")
+
+
+def test_a_buggy_formula_is_an_error_not_an_unsupported_op(monkeypatch):
+    name = "CUSTOM:MyBuggyTestOp"
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @register_cost(name, "FLOPs = n(out) / 0")
+    def _buggy(c):
+        return Cost(0, c.output(0).n // 0)  # ZeroDivisionError: a bug in the formula
+
+    data = _one_custom_op("MyBuggyTestOp", [{"shape": [1, 8]}, {"shape": [1, 8]}], [0], [1], b"")
+    report = tflite_flops.analyze(data)
+    op = report.ops[0]
+    assert op.status == "error" and not report.unsupported
+    assert "ZeroDivisionError" in op.note
+    assert report.totals.complete is False
+    assert any("ZeroDivisionError" in w for w in report.warnings)
+    with pytest.raises(tflite_flops.UnsupportedOpError, match="formula raised"):
+        tflite_flops.analyze(data, strict=True)
+
+
+def test_register_shape_propagates_to_the_next_op(monkeypatch):
+    name = "CUSTOM:MyShapedTestOp"
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_SHAPES", dict(registry._SHAPES))
+
+    @tflite_flops.register_cost(name, "FLOPs = n(out)")
+    def _cost(c):
+        return Cost(0, c.output(0).n)
+
+    @tflite_flops.register_shape(name)
+    def _shape(c):
+        x = c.input(0).shape
+        return [x[:-1] + (2 * x[-1],)]  # doubles the last dim
+
+    # the custom op [1, 4] -> [1, 8], then RELU [1, 8] -> [1, 8]
+    tensors = [{"shape": [1, 4], "shape_signature": [-1, 4]}, {"shape": [1, 8], "shape_signature": [-1, 8]},
+               {"shape": [1, 8], "shape_signature": [-1, 8]}]
+    sg = {"tensors": tensors, "inputs": [0], "outputs": [2],
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1]}, {"opcode": 1, "inputs": [1], "outputs": [2]}]}
+    data = build_model([sg], [{"builtin": CUSTOM, "custom": "MyShapedTestOp"}, 19])  # 19: RELU
+    report = tflite_flops.analyze(data, batch=3)
+    custom, relu = report.ops
+    assert custom.outputs == ((3, 8),) and relu.inputs == ((3, 8),) and relu.outputs == ((3, 8),)
+    assert custom.flops == 24 and relu.flops == 24  # 3 · 8 each

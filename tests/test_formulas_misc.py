@@ -102,7 +102,7 @@ _I32, _F32, _C64 = 2, 0, 8
 
 
 def _single_op(code: int, tensors: list[dict], n_inputs: int, buffers: list, options=None) -> bytes:
-    from test_reader import build_model
+    from tflite_builder import build_model
 
     op = {"opcode": 0, "inputs": list(range(n_inputs)), "outputs": list(range(n_inputs, len(tensors)))}
     if options:

@@ -211,7 +211,7 @@ def test_lstm_rejects_bad_weights():
 @pytest.mark.parametrize("w_type, precision", [(0, "float32"), (9, "hybrid")])
 def test_sequence_lstm_in_a_model(w_type, precision):
     """An UNIDIRECTIONAL_SEQUENCE_LSTM read from a flatbuffer: options decoded, omitted inputs (-1)."""
-    from test_reader import build_model
+    from tflite_builder import build_model
 
     import tflite_flops
 

@@ -133,7 +133,7 @@ def test_cli_bad_signature_name_is_one_line():
 
 
 def test_all_signatures_without_signatures_is_an_error():
-    from test_reader import fc_model
+    from tflite_builder import fc_model
 
     with pytest.raises(InputSpecError, match="no signatures"):
         tflite_flops.analyze(fc_model(), all_signatures=True)

@@ -12,7 +12,7 @@ from tflite_flops import model as model_module
 from tflite_flops.render import render
 from tflite_flops.render.table import SUMMARY_HASH_MAX_BYTES
 
-from test_reader import fc_model
+from tflite_builder import fc_model
 
 
 def _no_hashing(*_args):
@@ -22,14 +22,16 @@ def _no_hashing(*_args):
 def test_analysis_does_not_hash_the_file(tmp_path, monkeypatch):
     path = tmp_path / "fc.tflite"
     path.write_bytes(fc_model())
+    real = model_module._sha256_file
     monkeypatch.setattr(model_module, "_sha256_file", _no_hashing)
-    report = tflite_flops.analyze(path)
+    report = tflite_flops.analyze(path)  # not hashed: _no_hashing would raise
     assert report.totals.macs == 12
-    assert callable(report.model.__dict__["_sha256"])  # not computed yet
-    monkeypatch.undo()
+    calls = []
+    monkeypatch.setattr(model_module, "_sha256_file", lambda p: calls.append(p) or real(p))
     # The first read computes it, once; JSON carries the real digest.
     assert report.to_dict()["model"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert report.model.__dict__["_sha256"] == report.model.sha256
+    assert report.model.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert len(calls) == 1
 
 
 def test_pickling_a_report_resolves_the_hash(tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tflite_flops
-from test_reader import ADD, FLOAT32, build_model
+from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
 from tflite_flops.memory import allocation_kinds, greedy_plan, plan_subgraph, tensor_sizes
 from tflite_flops.model import load_model

@@ -17,7 +17,7 @@ from tflite_flops.errors import UnsupportedOpError
 from tflite_flops.render import RENDERERS, render
 from tflite_flops.report import STATUSES, Report
 
-from test_reader import CUSTOM, FULLY_CONNECTED, build_model
+from tflite_builder import CUSTOM, FULLY_CONNECTED, build_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = 4096  # bytes of "compiled executable" in the custom options

@@ -12,7 +12,7 @@ import pytest
 
 import tflite_flops
 
-from test_reader import FULLY_CONNECTED, INT8, build_model
+from tflite_builder import FULLY_CONNECTED, INT8, build_model
 
 INT16, INT4, DENSIFY = 7, 17, 124
 

@@ -167,12 +167,16 @@ def test_sweep_page_alone():
 def test_model_explorer_overlay_structure():
     r = sample_report("lstm.tflite")
     data = node_data(r)
-    expected: dict[str, dict[str, int]] = {}
-    for o in r.ops:
-        if o.status != "unsupported":
-            expected.setdefault(r.model.subgraph_names[o.subgraph], {})[o.name] = o.flops
-    assert {g: {k: v["value"] for k, v in d["results"].items()} for g, d in data.items()} == expected
-    assert "main" in data and "lstm_1/lstm1_1/while_body" in data
+    # one graph per subgraph, named as in the file, one node per op (zero-cost ops too), valued by its FLOPs
+    assert {g: len(d["results"]) for g, d in data.items()} == {
+        "main": 5, "lstm_1/lstm1_1/while_cond": 3, "lstm_1/lstm1_1/while_body": 26,
+        "lstm_1/lstm2_1/while_cond": 3, "lstm_1/lstm2_1/while_body": 19}
+    assert {k: v["value"] for k, v in data["main"]["results"].items()} == {
+        "lstm_1/lstm1_1/transpose;1": 0, "lstm_1/lstm1_1/while": 0, "lstm_1/lstm2_1/while": 0,
+        "lstm_1/lstm2_1/strided_slice_23": 0, "StatefulPartitionedCall_1:0": 96}
+    body = data["lstm_1/lstm1_1/while_body"]["results"]
+    assert body["lstm_1/lstm1_1/while/lstm_cell_1/MatMul_11"]["value"] == 16384  # a FULLY_CONNECTED
+    assert body["lstm_1/lstm1_1/while/lstm_cell_1/Tanh"]["value"] == 8192
     for graph in data.values():
         assert graph["gradient"][0]["stop"] == 0 and graph["gradient"][-1]["stop"] == 1
         assert all(isinstance(v["value"], int) for v in graph["results"].values())

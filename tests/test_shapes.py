@@ -19,8 +19,8 @@ import tflite_flops
 from tflite_flops.errors import InputSpecError, ShapeError
 from tflite_flops.model import load_model
 from tflite_flops.ops.registry import OpContext, TensorInfo, lookup_shape, lookup_value
-from tflite_flops.shapes import (FALLBACK_VALUES, normalize_input_shapes, parse_shape_spec, propagated_shapes,
-                                 resolve_inputs, unresolved_tensors)
+from tflite_flops.analysis import propagated_shapes, unresolved_tensors
+from tflite_flops.shapes import normalize_input_shapes, parse_shape_spec, resolve_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_models"
@@ -53,7 +53,7 @@ def value_of(op_type, inputs, options=None, out_dtype="INT32"):
     shapes = shape_of(op_type, inputs, options)
     outs = tuple(TensorInfo(index=0, name="o", dtype=out_dtype, shape=s) for s in shapes)
     ctx = OpContext(op_type, options or {}, tuple(inputs), outs)
-    fold = lookup_value(op_type) or FALLBACK_VALUES.get(op_type)
+    fold = lookup_value(op_type)
     return [None if v is None else np.asarray(v).tolist() for v in fold(ctx)]
 
 

@@ -4,7 +4,7 @@ For every model and every (input shape, batch) case, the interpreter (builtin ke
 delegates off) is resized with ``resize_tensor_input`` + ``allocate_tensors`` and then invoked
 once on random data, so that tensors whose shape is only known at run time (outputs of
 RESHAPE/FILL/... with computed shapes) have their final shape. Then EVERY tensor of subgraph 0
-that the model declares is compared with :func:`tflite_flops.shapes.propagated_shapes`. A
+that the model declares is compared with :func:`tflite_flops.analysis.propagated_shapes`. A
 mismatch fails.
 
 Skipped, with the reason counted:
@@ -38,7 +38,7 @@ import pytest
 
 import tflite_flops
 from tflite_flops.model import load_model
-from tflite_flops.shapes import propagated_shapes
+from tflite_flops.analysis import propagated_shapes
 
 pytestmark = pytest.mark.runtime
 

@@ -17,13 +17,13 @@ from .analysis import analyze, infer_trip_count  # noqa: E402
 from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError,  # noqa: E402
                      RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError)
 from .model import Model, load_model  # noqa: E402
-from .ops import Cost, OpContext, register_cost, supported_ops  # noqa: E402
+from .ops import Cost, OpContext, register_cost, register_shape, supported_ops  # noqa: E402
 from .report import OpRecord, Report, Totals  # noqa: E402
 from .sweep import sweep  # noqa: E402
 
 __all__ = [
     "analyze", "infer_trip_count", "load_model", "Model", "Report", "OpRecord", "Totals", "Cost", "OpContext",
-    "register_cost", "supported_ops", "TfliteFlopsError", "ModelLoadError", "ModelFormatError", "ShapeError",
+    "register_cost", "register_shape", "supported_ops", "TfliteFlopsError", "ModelLoadError", "ModelFormatError", "ShapeError",
     "InputSpecError", "UnsupportedOpError", "RuntimeUnavailableError", "OutputFormatError", "__version__",
     "sweep",
 ]

@@ -16,6 +16,7 @@ Subgraphs that nothing reaches are listed with phase ``not_executed``.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -25,28 +26,25 @@ from typing import Any, Callable, Mapping
 from . import __version__
 from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
 from .memory import analyze_memory
-from .model import Model, Subgraph, Tensor, load_model
+from .model import Model, Subgraph, load_model
 from .ops import lookup
-from .ops.registry import Cost, OpContext, OpSpec, join_notes as _join
+from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, Cost, OpContext,
+                           OpSpec, join_notes as _join)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
+from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
-from .units import DTYPE_BITS, FLOAT_DTYPES
+from .ops.registry import Shape
+from .units import FLOAT_DTYPES
 
-CONTRACTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "TRANSPOSE_CONV",
-                          "CONV_3D", "CONV_3D_TRANSPOSE", "SVDF", "RNN", "UNIDIRECTIONAL_SEQUENCE_RNN",
-                          "BIDIRECTIONAL_SEQUENCE_RNN", "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM",
-                          "BIDIRECTIONAL_SEQUENCE_LSTM", "EMBEDDING_LOOKUP"})
-INIT_ON_CONSTANT = frozenset({"DEQUANTIZE", "DENSIFY"})
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
               "UINT8": "uint8", "INT16": "int16", "INT32": "int32", "INT64": "int64", "BOOL": "bool",
               "FLOAT64": "float64"}
 _INT_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2", "UINT4"})
 _PACKED = frozenset({"INT4", "INT2", "UINT4"})  # stored packed: their bytes read are the stored bytes
-# Op types whose subgraph references are walked (other ops' bodies, e.g. STABLEHLO_REDUCE's, are not).
-_CALLERS = frozenset({"WHILE", "STABLEHLO_WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_COMPOSITE"})
 
 CostOverride = Callable[[OpContext], Any]
+_log = logging.getLogger("tflite_flops")
 
 
 @dataclass(slots=True)
@@ -86,11 +84,8 @@ class _Walk:
     warnings: list[str] = field(default_factory=list)
     param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
-    nonzeros: dict[tuple[int, int], tuple[int, int, bool] | None] = field(default_factory=dict)
-    init_sources: dict[int, dict[int, int]] = field(default_factory=dict)  # see _init_sources
-    counted: dict[tuple[int, int], int | None] = field(default_factory=dict)  # see _count_weight_zeros
-    # Contractions whose weights are counted after the walk (_fill_sparsity): reading the weights
-    # between ops evicts the walk's own objects from the CPU caches (1.5 ms of 15 on a 600-op chain).
+    # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
+    # weights between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
 
@@ -151,7 +146,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if all_signatures:
         from .generative import add_signatures
 
-        report = add_signatures(report, model, prefill=prefill, decode=decode, **settings)
+        report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
     elif prefill is not None or decode is not None:
         raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
     return report
@@ -189,6 +184,53 @@ def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any 
     return walk.states
 
 
+# ---------------------------------------------------------------------------------------------
+# Whole-subgraph propagation (the public view of what the walk computes op by op).
+
+def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
+                      trust_stored: bool = False, subgraph: int = 0) -> dict[int, Shape]:
+    """Shape of every tensor of a subgraph after propagating the given input shapes.
+
+    This is the same machinery the analysis uses (:func:`~tflite_flops.shapes.step` op by op), exposed so that
+    tests and tools can compare it with an interpreter's own shapes.
+
+    Args:
+        model: a parsed :class:`Model`, a .tflite path, or its bytes.
+        input_shapes: as for ``analyze()``: ``{name_or_index: shape}`` or spec strings.
+        batch: the leading dim of every input whose batch dim is dynamic or 1.
+        trust_stored: keep stored shapes where nothing changed (default False: every op's
+            shape function runs, so the result checks them against the converter's shapes).
+        subgraph: the entry subgraph.
+
+    Returns:
+        ``{tensor_index: shape}`` for every tensor of the subgraph.
+
+    Raises:
+        ShapeError, InputSpecError: the input shapes do not fit the model.
+    """
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return dict(enumerate(state.shapes))
+
+
+def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
+                       trust_stored: bool = False, subgraph: int = 0) -> list[int]:
+    """Indices of the tensors whose shape could not be derived (they keep their stored placeholder)."""
+    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
+    return [i for i, ok in enumerate(state.resolved) if not ok]
+
+
+def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
+                 subgraph: int) -> SubgraphShapes:
+    """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
+    if subgraph == 0:
+        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
+    parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
+    key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
+    if key is None:
+        raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
+    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]
+
+
 def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> None:
     """Resolve the entry inputs, walk from the entry subgraph, count executions, list the rest, count weights."""
     model = walk.model
@@ -204,9 +246,10 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
     for other in model.subgraphs:  # subgraphs nothing reached: listed, not counted
         if other.index not in walk.states:
             _walk_subgraph(walk, other.index, {}, {}, {}, ())
-    _count_weight_zeros(walk)
+    zeros = WeightZeros(model, walk.count_zeros)
+    zeros.count_batch(walk.weighted)
     for sg, tensors, ctx, op_entry in walk.weighted:
-        _fill_sparsity(walk, sg, tensors, ctx, op_entry)
+        zeros.fill(sg, tensors, ctx, op_entry)
 
 
 def _entry_subgraph(model: Model, signature: str | None) -> int:
@@ -244,7 +287,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             walk.warnings.append(f"op {index}:{op.index} {op.op_type}: {shape_note}; its outputs keep the "
                                  "stored shapes, and the ops after it are flagged")
         key = (index, op.index)
-        const_input = op.op_type in INIT_ON_CONSTANT and _constant_input0(ctx)
+        const_input = op.op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx)
         if const_input:
             for o in op.outputs:
                 state.derived_constant[o] = True
@@ -260,7 +303,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
         (init if const_input else inference).append((key, 1))
         if const_input:
             entry.note = _join(entry.note, "runs once at init (constant input, result cached)")
-        if op.op_type in _CALLERS:
+        if op.op_type in CALLER_OPS:
             child_inf, child_init = _control_flow(walk, sg, state, ctx, entry, stack + (index,))
             inference.extend(child_inf)
             init.extend(child_init)
@@ -428,8 +471,13 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
             return _NO_COST, "opaque", "opaque: compiled for an accelerator", note
         cost = spec.cost(ctx) if spec.cost is not None else _NO_COST
         return cost, "ok", spec.formula, _join(note, cost.note)
-    except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+    except ShapeError as exc:
         return _NO_COST, "unsupported", "no formula", _join(note, f"cost unknown: {exc}")
+    except Exception as exc:  # a bug in the formula, not an unsupported op
+        kind = "cost override" if override is not None else "cost formula"
+        _log.debug("%s of %s raised", kind, ctx.op_type, exc_info=exc)
+        return _NO_COST, "error", "formula error", _join(note, f"{kind} of {ctx.op_type} raised "
+                                                              f"{type(exc).__name__}: {exc}")
 
 
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
@@ -444,9 +492,13 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     spec: OpSpec | None = lookup(op_type)
     override = walk.overrides.get(op_type) if walk.overrides else None
     cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+    if state.formula_errors and ctx.index in state.formula_errors and status != "error":
+        status, formula = "error", "formula error"  # the note already says which function raised
+        if shape_note != state.formula_errors[ctx.index]:
+            note = _join(note, state.formula_errors[ctx.index])
     bytes_model = spec.bytes_model if spec is not None else "io"
     count_params = status != "zero"
-    want_weight = op_type in CONTRACTIONS or op_type.startswith("CUSTOM:")
+    want_weight = op_type in CONTRACTION_OPS or op_type.startswith("CUSTOM:")
     resolved, derived, constant, stored_tensors = state.resolved, state.derived_constant, tensors.constant, sg.tensors
     read = written = params = 0
     all_resolved = True
@@ -497,7 +549,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
         written = cost.bytes_written
     elif bytes_model == "alias":
         written = 0
-    if op_type in INIT_ON_CONSTANT and _constant_input0(ctx):
+    if op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx):
         _count_param_tensor(walk, sg, tensors, ctx.inputs[0].index)
     if not all_resolved:
         note = _join(note, "placeholder shapes (dynamic dims unresolved)")
@@ -544,113 +596,6 @@ def _as_cost(value: Any) -> Cost:
     return Cost(0, int(value))
 
 
-# ---------------------------------------------------------------------------------------------
-# Sparsity: effective MACs over the non-zero weights of contractions.
-
-SPARSE_WEIGHT_OPS = CONTRACTIONS | {"CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU", "CUSTOM:Convolution2DTransposeBias",
-                                    "STABLEHLO_CONVOLUTION", "STABLEHLO_DOT_GENERAL"}
-COUNT_ZEROS_AUTO_LIMIT = 64 * 1024 * 1024  # bytes: dense weights of bigger files are not read by default
-MOSTLY_ZERO = 0.5  # dense weights with more than this fraction of zeros are reported as sparse
-
-
-def _weight_nonzeros(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int,
-                     depth: int = 0) -> tuple[int, int, bool] | None:
-    """(non-zeros, elements, stored sparse) of a constant weight tensor, or None when unknown.
-
-    A tensor with SparsityParameters stores only its non-zero values (and the zeros inside dense
-    blocks, which the kernel multiplies too): non-zeros = stored values. A dense constant is
-    counted from its values (zero = the zero point of per-tensor asymmetric weights). Weights
-    made at init by DENSIFY / DEQUANTIZE of a constant are traced back to their source.
-    """
-    key = (sg.index, index)
-    if key in walk.nonzeros:
-        return walk.nonzeros[key]
-    t = sg.tensors[index]
-    constant, numel = tensors.constant[index], tensors.numel[index]  # = t.is_constant, t.num_elements
-    result = None
-    if t.sparsity is not None and constant:
-        bits = DTYPE_BITS.get(t.dtype, 0)
-        if bits:
-            result = (min(t.data_size * 8 // bits, numel), numel, True)
-    elif constant and walk.count_zeros:
-        nnz = walk.counted[key] if key in walk.counted else walk.model.count_nonzero(t, _weight_zero(t))
-        if nnz is not None and numel:  # numel: the size of the array Model.constant returns
-            result = (nnz, numel, False)
-    elif depth < 3:
-        source = _init_sources(walk, sg).get(index)
-        if source is not None:
-            result = _weight_nonzeros(walk, sg, tensors, source, depth + 1)
-    walk.nonzeros[key] = result
-    return result
-
-
-def _weight_zero(t: Tensor) -> int:
-    """The value that stands for 0 in a weight: the zero point of per-tensor asymmetric weights, else 0."""
-    q = t.quantization
-    return q.zero_point if q is not None and q.kind == "per_tensor" and q.zero_point else 0
-
-
-def _count_weight_zeros(walk: _Walk) -> None:
-    """Count the non-zeros of every dense stored weight that _fill_sparsity will look at, in one batch.
-
-    :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass
-    (about twice as fast as one call per weight on a 600-op model); results go to ``walk.counted``.
-    """
-    if not walk.count_zeros:
-        return
-    wanted: dict[tuple[int, int], Tensor] = {}
-    for sg, tensors, ctx, entry in walk.weighted:
-        if not entry.cost.macs:
-            continue
-        for info in ctx.inputs:
-            if info is not None and info.is_constant and len(info.shape) >= 2 and tensors.constant[info.index]:
-                t = sg.tensors[info.index]
-                if t.sparsity is None:
-                    wanted[(sg.index, info.index)] = t
-    counts = walk.model.count_nonzeros([(t, _weight_zero(t)) for t in wanted.values()])
-    walk.counted.update(zip(wanted, counts))
-
-
-def _init_sources(walk: _Walk, sg: Subgraph) -> dict[int, int]:
-    """{tensor: input 0 of the first DEQUANTIZE / DENSIFY that outputs it}, built once per subgraph
-    (not a scan of every op per weight: that was quadratic in big models)."""
-    sources = walk.init_sources.get(sg.index)
-    if sources is None:
-        sources = walk.init_sources[sg.index] = {}
-        for op in sg.operators:
-            if op.op_type in INIT_ON_CONSTANT and op.inputs and op.inputs[0] >= 0:
-                for o in op.outputs:
-                    sources.setdefault(o, op.inputs[0])
-    return sources
-
-
-def _fill_sparsity(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, ctx: OpContext, entry: _Entry) -> None:
-    """Weight density and effective MACs of a contraction with sparse or mostly-zero constant weights.
-
-    The weights are the op's constant inputs of rank >= 2 (biases and peepholes excluded).
-    Reported when a weight is stored sparse, or when more than half of the weights are zeros.
-    """
-    if ctx.op_type not in SPARSE_WEIGHT_OPS or not entry.cost.macs:
-        return
-    nnz = numel = 0
-    stored_sparse = False
-    for info in ctx.inputs:
-        if info is None or not info.is_constant or len(info.shape) < 2:
-            continue
-        counted = _weight_nonzeros(walk, sg, tensors, info.index)
-        if counted is None:
-            return
-        nnz, numel, stored_sparse = nnz + counted[0], numel + counted[1], stored_sparse or counted[2]
-    if not numel or not (stored_sparse or nnz < (1 - MOSTLY_ZERO) * numel):
-        return
-    entry.weight_nnz, entry.weight_numel = nnz, numel
-    kind = "sparse-encoded weights" if stored_sparse else "mostly-zero weights"
-    entry.note = _join(entry.note, f"{kind}: density {nnz / numel:.1%}, effective MACs = MACs × density")
-
-
-# ---------------------------------------------------------------------------------------------
-
-
 def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
     """The memory pass over the walk's resolved shapes: the subgraphs the runtime runs and their calls."""
     model = walk.model
@@ -658,7 +603,7 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int
     reached = [entry]
     for index in reached:  # grows while it is read: breadth-first over the control-flow calls
         for op in model.subgraphs[index].operators:
-            if op.op_type in _CALLERS and op.subgraph_refs:
+            if op.op_type in CALLER_OPS and op.subgraph_refs:
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
@@ -752,6 +697,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
     opaque: list[OpRecord] = []
+    errors: list[OpRecord] = []
     for o in records:  # one pass: phases, groups and unsupported types
         if o.phase == "inference":
             inference.append(o)
@@ -767,6 +713,8 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
             unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
         elif o.status == "opaque" and o.phase == "inference":
             opaque.append(o)
+        elif o.status == "error":
+            errors.append(o)
     params = param_bytes = 0
     for n, size in walk.param_tensors.values():
         params += n
@@ -780,12 +728,18 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
         if walk.strict:
             raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
+    for o in errors:  # a formula that raised: one line each (the traceback under --debug)
+        warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: not counted: {o.note}")
+    if errors and walk.strict:
+        raise UnsupportedOpError(f"--strict: {len(errors)} op(s) not counted because their formula raised: "
+                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in errors))
     for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
     if opaque and walk.strict:
         raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
                                  + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
     unresolved = [o for o in inference if not o.shapes_resolved]
+    failed = any(o.phase == "inference" for o in errors)
     if unresolved and walk.strict:
         first = unresolved[0]
         raise ShapeError(f"--strict: the totals are partial: {len(unresolved)} op(s) have unresolved shapes "
@@ -808,7 +762,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
-        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque),
+        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque or failed),
                        unresolved_ops=len(unresolved)),
         init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 import traceback
 from typing import Sequence
@@ -57,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if args.debug:  # the tracebacks of formulas that raised (ops reported with status "error")
+        log = logging.getLogger("tflite_flops")
+        log.setLevel(logging.DEBUG)
+        log.addHandler(logging.StreamHandler(sys.stderr))
     try:
         return int(args._run(args))
     except TfliteFlopsError as exc:

@@ -188,8 +188,8 @@ def _scatter(n: int, where: np.ndarray, values: list[Any], fill: Any = None) -> 
 def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(values, return_index=True, return_inverse=True)`` for 1-D integer arrays.
 
-    Written out because ``np.unique`` imports ``numpy.ma`` on first use, which costs more
-    (~18 ms) than reading a whole 600-op model.
+    Written out because ``np.unique`` imports ``numpy.ma`` on first use, which costs more than
+    reading a whole model.
     """
     order = np.argsort(values, kind="stable")
     ordered = values[order]

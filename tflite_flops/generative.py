@@ -33,7 +33,7 @@ Static analysis here never imports a runtime.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .errors import InputSpecError
 from .model import Model, Signature
@@ -44,13 +44,15 @@ ROLES = ("prefill", "decode")
 _INT_DTYPES = frozenset({"INT32", "INT64"})
 
 
-def add_signatures(report: Report, model: Model, *, prefill: str | None = None, decode: str | None = None,
-                   **settings: Any) -> Report:
+def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]], *,
+                   prefill: str | None = None, decode: str | None = None, **settings: Any) -> Report:
     """``report`` with ``signatures`` filled: every signature of ``model`` analyzed at its stored shapes.
 
     Args:
         report: the report of the model's entry (as :func:`tflite_flops.analyze` makes it).
         model: the parsed model.
+        analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
+            this module, not the reverse).
         prefill, decode: signature keys to take as the prefill / decode step (default: detected).
         **settings: the analysis settings (strict, while_trips, cost_overrides, trust_stored_shapes,
             count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`.
@@ -60,8 +62,6 @@ def add_signatures(report: Report, model: Model, *, prefill: str | None = None, 
             signature or one without a token-count input.
         UnsupportedOpError: ``strict`` and an op of some signature is not costed.
     """
-    from .analysis import analyze_entry
-
     if not model.signatures:
         raise InputSpecError("--all-signatures: the model has no signatures (SignatureDefs)")
     keys = [s.key for s in model.signatures]

@@ -582,7 +582,7 @@ class _Reader:
             return ()
         out = []
         append = out.append
-        make = tuple.__new__  # Tensor's fields in order, without the keyword-argument __new__
+        make = tuple.__new__  # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
         spans, buffer_span = self.spans, self.buffer_span
         n_spans = len(spans)
         quantization, sparsity = self.quantization, self.sparsity
@@ -663,7 +663,7 @@ class _Reader:
                     _check_ids(ids, n_t, f"subgraph {index}: op {i}", optional=True)  # raises at the first bad one
         ops = []
         append = ops.append
-        make = tuple.__new__  # Operator's fields in order, without the keyword-argument __new__
+        make = tuple.__new__  # Operator's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
         n_codes = len(codes)
         no_span = (0, 0)
         no_options = (_NO_OPTIONS, _NO_REFS)

@@ -11,6 +11,9 @@ from typing import Any, Mapping
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "zero", "unsupported", "opaque")  # opaque: accelerator-compiled, its work not visible
+# An op whose formula raised (a bug in the formula, not an unsupported op) has status "error". Not in
+# STATUSES yet: the HTML status filter lists STATUSES, so adding it changes every HTML report.
+ERROR_STATUS = "error"
 PHASES = ("inference", "init", "not_executed")
 
 
@@ -57,7 +60,8 @@ def new_record(values: dict[str, Any]) -> OpRecord:
     """``OpRecord(**values)`` built in one step; ``values`` must hold every field.
 
     The generated ``__init__`` of a frozen dataclass pays one ``object.__setattr__`` per field
-    (21 here); the analysis builds one record per op, so it fills the instance dict directly.
+    (21 here); the analysis builds one record per op, so it fills the instance dict directly
+    (it matters in benchmarks/static_speed.py's chain_600).
     """
     record = object.__new__(OpRecord)
     object.__setattr__(record, "__dict__", values)

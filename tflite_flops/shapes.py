@@ -9,26 +9,28 @@ is marked unresolved, and the ops that touch it are flagged.
 
 :func:`resolve_inputs` turns ``--input-shape`` / ``--batch`` into input shapes (with the loud
 warning for dims left dynamic). The analysis walks the subgraphs op by op with :func:`step`,
-following control flow; :func:`propagated_shapes` returns the shapes of that very walk, which the
+following control flow; :func:`tflite_flops.analysis.propagated_shapes` returns the shapes of that
+very walk, which the
 interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, Operator, Subgraph, Tensor
-from .ops.registry import OpContext, Shape, TensorInfo, lookup_shape, lookup_value
+from .ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 from .units import num_elements
 
-_new_tuple = tuple.__new__
+_new_tuple = tuple.__new__  # one OpContext per op step, without the keyword __new__ (benchmarks/static_speed.py)
+_log = logging.getLogger("tflite_flops")
 
-MAX_VALUE_ELEMENTS = 1024  # integer constants up to this size are read as values (shape arithmetic)
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
 _VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL": MAX_VALUE_ELEMENTS,
                  "FLOAT32": MAX_FLOAT_VALUES, "FLOAT16": MAX_FLOAT_VALUES}  # constants read as values, by dtype
@@ -113,6 +115,8 @@ class SubgraphShapes:
     values: list[np.ndarray | None]
     resolved: list[bool]
     derived_constant: list[bool] = field(default_factory=list)
+    # op index -> what a shape or value function raised other than ShapeError (a bug in the formula)
+    formula_errors: dict[int, str] = field(default_factory=dict)
     # The walk's per-tensor facts and TensorInfo cache (see SubgraphTensors); not part of the state's value.
     tensor_cache: "SubgraphTensors | None" = field(default=None, init=False, repr=False, compare=False)
 
@@ -298,30 +302,6 @@ def _context(op: Operator, inputs: tuple[TensorInfo | None, ...], outputs: tuple
 # only when ``lookup_value`` finds nothing for the op type, so a family module that later
 # registers its own folding simply takes over. Shape functions all live in the families.
 
-_SEGMENT_UFUNCS = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
-                   "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}
-
-
-def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
-    """UNSORTED_SEGMENT_* of known values (Keras' attention reshapes multiply dims with PROD)."""
-    data, ids = ctx.input(0).value, ctx.input(1).value
-    if data is None or ids is None:
-        return [None]
-    ufunc = _SEGMENT_UFUNCS[ctx.op_type]
-    shape = ctx.output(0).shape
-    if ufunc is np.add or ufunc is np.multiply:
-        out = np.full(shape, 0 if ufunc is np.add else 1, dtype=data.dtype)
-    else:  # empty segments get the lowest / highest value of the dtype
-        info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else np.finfo(data.dtype)
-        out = np.full(shape, info.min if ufunc is np.maximum else info.max, dtype=data.dtype)
-    ufunc.at(out, ids, data)
-    return [out]
-
-
-FALLBACK_VALUES: dict[str, Callable[[OpContext], Sequence[np.ndarray | None]]] = {
-    op: _segments_value for op in _SEGMENT_UFUNCS}
-
-
 def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool = True) -> tuple[OpContext, str]:
     """Propagate shapes through one op, updating ``state``. Returns the op's context and a note.
 
@@ -352,8 +332,10 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
         if fn is not None:
             try:
                 new_shapes = fn(ctx)
-            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+            except ShapeError as exc:
                 note = f"output shape not derived ({exc})"
+            except Exception as exc:  # a bug in the shape function: the op is reported with status "error"
+                note = state.formula_errors[op_index] = _formula_error("shape function", op.op_type, exc)
         else:
             note = f"no shape function for {op.op_type}"
     if new_shapes is not None and len(new_shapes) >= len(op.outputs):
@@ -371,12 +353,15 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
                 resolved[i] = ok and static[i]
     if reshaped:
         ctx = _with_outputs(ctx, op, tensors, state)
-    fold = lookup_value(op.op_type) or FALLBACK_VALUES.get(op.op_type)
+    fold = lookup_value(op.op_type)
     if fold is not None and _all_small(ctx.outputs):
         try:
             values = fold(ctx)
-        except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+        except ShapeError:
             values = [None] * len(ctx.outputs)
+        except Exception as exc:  # a bug in the value function: the op is reported with status "error"
+            values = [None] * len(ctx.outputs)
+            state.formula_errors.setdefault(op_index, _formula_error("value function", op.op_type, exc))
         folded = False
         for i, value in zip(op.outputs, values):
             if i >= 0 and value is not None:
@@ -385,6 +370,13 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
         if folded:
             ctx = _with_outputs(ctx, op, tensors, state)
     return ctx, note
+
+
+def _formula_error(kind: str, op_type: str, exc: Exception) -> str:
+    """The note of a formula that raised something other than ShapeError; the traceback goes to the
+    ``tflite_flops`` logger at DEBUG level (shown by ``--debug``)."""
+    _log.debug("%s of %s raised", kind, op_type, exc_info=exc)
+    return f"{kind} of {op_type} raised {type(exc).__name__}: {exc}"
 
 
 def _with_outputs(ctx: OpContext, op: Operator, tensors: SubgraphTensors, state: SubgraphShapes) -> OpContext:
@@ -398,54 +390,3 @@ def _all_small(outputs: tuple[TensorInfo | None, ...]) -> bool:
         if o is None or o.n > MAX_VALUE_ELEMENTS:
             return False
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# Whole-subgraph propagation (the public view of what the analysis computes op by op).
-
-def propagated_shapes(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
-                      trust_stored: bool = False, subgraph: int = 0) -> dict[int, Shape]:
-    """Shape of every tensor of a subgraph after propagating the given input shapes.
-
-    This is the same machinery the analysis uses (:func:`step` op by op), exposed so that
-    tests and tools can compare it with an interpreter's own shapes.
-
-    Args:
-        model: a parsed :class:`Model`, a .tflite path, or its bytes.
-        input_shapes: as for ``analyze()``: ``{name_or_index: shape}`` or spec strings.
-        batch: the leading dim of every input whose batch dim is dynamic or 1.
-        trust_stored: keep stored shapes where nothing changed (default False: every op's
-            shape function runs, so the result checks them against the converter's shapes).
-        subgraph: the entry subgraph.
-
-    Returns:
-        ``{tensor_index: shape}`` for every tensor of the subgraph.
-
-    Raises:
-        ShapeError, InputSpecError: the input shapes do not fit the model.
-    """
-    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
-    return dict(enumerate(state.shapes))
-
-
-def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None, batch: int | None = None,
-                       trust_stored: bool = False, subgraph: int = 0) -> list[int]:
-    """Indices of the tensors whose shape could not be derived (they keep their stored placeholder)."""
-    state = _entry_state(model, input_shapes, batch, trust_stored, subgraph)
-    return [i for i, ok in enumerate(state.resolved) if not ok]
-
-
-def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
-                 subgraph: int) -> SubgraphShapes:
-    """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
-    from .analysis import resolve_shapes  # the analysis builds on this module, not the reverse at import
-
-    if subgraph == 0:
-        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
-    from .model import load_model
-
-    parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
-    key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
-    if key is None:
-        raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
-    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]

@@ -22,18 +22,10 @@ import numpy as np
 from .bench import BenchSettings, summarize_ms, time_invokes
 from .errors import RuntimeMissingError, RuntimeUnavailableError
 from .latency import input_positions, progress_bar
+from .ops.registry import NOT_ISOLATED_OPS
 from .report import OpRecord, Report
 from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
 
-NOT_ISOLATED = {
-    "WHILE": "control flow: runs other subgraphs", "IF": "control flow: runs other subgraphs",
-    "CALL_ONCE": "control flow: runs other subgraphs", "CALL": "control flow: runs other subgraphs",
-    "STABLEHLO_WHILE": "control flow", "STABLEHLO_CASE": "control flow", "STABLEHLO_COMPOSITE": "control flow",
-    "VAR_HANDLE": "stateful (resource variables)", "READ_VARIABLE": "stateful (resource variables)",
-    "ASSIGN_VARIABLE": "stateful (resource variables)", "HASHTABLE": "stateful (hash table)",
-    "HASHTABLE_FIND": "stateful (hash table)", "HASHTABLE_IMPORT": "stateful (hash table)",
-    "HASHTABLE_SIZE": "stateful (hash table)",
-}
 
 GAP_EXPLANATION = ("isolated op times do not add up to the whole model: XNNPACK fuses and repacks across ops, "
                    "an isolated op loses the cache reuse of its neighbours, and each isolated invoke pays its own "
@@ -147,7 +139,7 @@ def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSetti
     show = progress_bar("per-op") if progress else None
     for done, pos in enumerate(targets, 1):
         rec = records[pos]
-        reason = NOT_ISOLATED.get(rec.op_type)
+        reason = NOT_ISOLATED_OPS.get(rec.op_type)
         if reason is None and any(sg_t.isVariable for sg_t in (model_obj.subgraphs[0].tensors[i]
                                                                for i in model_obj.subgraphs[0].operators[rec.index].inputs
                                                                if i >= 0)):

@@ -6,7 +6,7 @@ Importing this package registers every family; :func:`supported_ops` is derived 
 from . import (accelerator, control_flow, conv, custom, elementwise, layout, matmul, misc, pool, recurrent,  # noqa: F401
                reduce, stablehlo)  # (registration)
 from .registry import (Cost, OpContext, OpSpec, TensorInfo, lookup, lookup_shape, lookup_value, register_cost,
-                       supported_ops)
+                       register_shape, supported_ops)
 
 __all__ = ["Cost", "OpContext", "OpSpec", "TensorInfo", "lookup", "lookup_shape", "lookup_value",
-           "register_cost", "supported_ops"]
+           "register_cost", "register_shape", "supported_ops"]

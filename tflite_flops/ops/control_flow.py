@@ -6,7 +6,7 @@ CALL and STABLEHLO_COMPOSITE (the called / decomposition subgraph). See analysis
 
 from __future__ import annotations
 
-from .registry import OpContext, Shape, register_zero, shape_fn
+from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
 
 register_zero(["WHILE", "STABLEHLO_WHILE"], "cost is in its cond/body subgraphs (× trip count)",
               bytes_model="alias", reference="this tool (control flow)")
@@ -16,6 +16,12 @@ register_zero("CALL_ONCE", "its subgraph runs once at init", bytes_model="alias"
               reference="this tool (control flow)")
 register_zero(["CALL", "STABLEHLO_COMPOSITE"], "cost is in the called (decomposition) subgraph",
               bytes_model="alias", reference="this tool (control flow)")
+# The analysis walks the subgraphs these reference (other ops' bodies, e.g. STABLEHLO_REDUCE's, are
+# not walked); per-op timing cannot run any of them alone.
+register_traits(["WHILE", "IF", "CALL_ONCE", "CALL"], calls_subgraphs=True,
+                not_isolated="control flow: runs other subgraphs")
+register_traits(["STABLEHLO_WHILE", "STABLEHLO_COMPOSITE"], calls_subgraphs=True, not_isolated="control flow")
+register_traits("STABLEHLO_CASE", not_isolated="control flow")
 
 
 @shape_fn(["WHILE", "STABLEHLO_WHILE"])

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
-from .registry import Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, shape_fn
+from .registry import (Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, register_traits,
+                       shape_fn)
 
 
 def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -45,6 +46,10 @@ def _check_rank(ctx: OpContext, i: int, rank: int) -> TensorInfo:
     if t.rank != rank:
         raise ShapeError(f"{ctx.op_type}: input {i} has rank {t.rank} {t.shape}, expected {rank}")
     return t
+
+
+register_traits(["CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "CONV_3D", "CONV_3D_TRANSPOSE"],
+                contraction=True)
 
 
 # CONV_2D. MACs = N·H_o·W_o·C_out · K_h·K_w·(C_in/G)  (filter dim 3 is C_in/G, so this is

@@ -17,7 +17,8 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .conv import conv_out_dim, transposed_conv2d_cost
-from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_zero, shape_fn)
+from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_traits, register_zero,
+                       shape_fn)
 
 DETECTION = "CUSTOM:TFLite_Detection_PostProcess"
 CONV_T_BIAS = "CUSTOM:Convolution2DTransposeBias"
@@ -93,6 +94,9 @@ def _detection_shape(ctx: OpContext) -> list[Shape]:
     if ctx.opt("use_regular_nms", False):
         k = 1
     return [(1, d * k, 4), (1, d * k), (1, d * k), (1,)]
+
+
+register_traits(CONV_T_BIAS, sparse_weights=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +235,9 @@ def landmarks_to_matrix(ctx: OpContext) -> Cost:
 
 
 shape_fn(LANDMARKS_TO_MATRIX)(lambda ctx: [(1, 1, 4, 4)])
+
+
+register_traits(GRU, sparse_weights=True)
 
 
 # UNIDIRECTIONAL_SEQUENCE_GRU (custom): inputs 0 x [T, B, I], 1 h [B, O], 2 gate_weight

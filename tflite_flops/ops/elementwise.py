@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
-                       register, register_memory, same_as_input, shape_fn, value_fn)
+                       register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
 
 # Binary ops: FLOPs per output element. ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM and comparisons are one op
 # (TF profiler, TFLite converter); SQUARED_DIFFERENCE is sub + mul (TF profiler); FLOOR_DIV and
@@ -95,6 +95,7 @@ def _make_unary(per: int):
 for _name, _per in UNARY_COST.items():
     register(_name, f"FLOPs = {_per}·n(out)", reference=_UNARY_REFERENCE.get(_name, ""))(_make_unary(_per))
 shape_fn(list(UNARY_COST))(same_as_input)
+register_traits("DEQUANTIZE", init_on_constant=True)  # of a constant weight: TFLite caches the result at init
 
 
 # ADD_N: (n_inputs − 1) additions per output element (TF profiler, TFLite converter).

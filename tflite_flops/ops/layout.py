@@ -10,10 +10,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import num_elements
-from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
+from .registry import (MAX_VALUE_ELEMENTS, Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
                        register_memory, same_as_input, shape_fn, value_fn)
 
-MAX_FOLD_ELEMENTS = 1024  # values are only folded for small tensors (shape arithmetic)
 
 register_zero(["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "BITCAST"],
               "shares the input buffer (in-place): no arithmetic, no copy", bytes_model="alias")
@@ -380,7 +379,7 @@ def _d2s_shape(ctx: OpContext) -> list[Shape]:
 
 
 def _small(ctx: OpContext) -> bool:
-    return all(t.n <= MAX_FOLD_ELEMENTS for t in ctx.outputs)
+    return all(t.n <= MAX_VALUE_ELEMENTS for t in ctx.outputs)
 
 
 def _values(ctx: OpContext) -> list[np.ndarray] | None:

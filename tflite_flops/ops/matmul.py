@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, num_elements
-from .registry import Cost, OpContext, Shape, broadcast_shapes, fused_activation, join_notes, register, shape_fn
+from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, join_notes, register,
+                       register_traits, shape_fn)
 
 
 def _fc_dims(ctx: OpContext) -> tuple[int, int, int]:
@@ -17,6 +18,9 @@ def _fc_dims(ctx: OpContext) -> tuple[int, int, int]:
     if depth <= 0 or n_in % depth:
         raise ShapeError(f"FULLY_CONNECTED: input {ctx.input(0).shape} is not a multiple of weights depth {depth}")
     return n_in // depth, depth, units
+
+
+register_traits(["FULLY_CONNECTED", "BATCH_MATMUL"], contraction=True)
 
 
 # FULLY_CONNECTED. MACs = B·U·I with B = n(input)/I (all leading dims); FLOPs = 2·MACs +

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
-from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_zero,
-                       same_as_input, shape_fn, value_fn)
+from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_traits,
+                       register_zero, same_as_input, shape_fn, value_fn)
 
 
 def _log2(n: int) -> int:
@@ -44,6 +44,10 @@ register_zero("DENSIFY", "decodes a sparse tensor into a dense one (a copy); for
 register_zero(["VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"], "resource variable bookkeeping / copy")
 register_zero(["HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "HASHTABLE_LOOKUP"],
               "hash table bookkeeping and lookups (no arithmetic on values)")
+register_traits("DENSIFY", init_on_constant=True)  # densify.cc caches the result of a constant input
+register_traits(["VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"], not_isolated="stateful (resource variables)")
+register_traits(["HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE"],
+                not_isolated="stateful (hash table)")
 register_zero(["LSH_PROJECTION", "SKIP_GRAM"], "hashing / string processing, not arithmetic on values",
               reference="flop_conventions §3.9 proposal (0)")
 register_zero(["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL", "MULTINOMIAL"],
@@ -183,6 +187,27 @@ def _unsorted_segment_shape(ctx: OpContext) -> list[Shape]:
 def _segment_sum_shape(ctx: OpContext) -> list[Shape]:
     ids = _ints(ctx, 1, "segment_ids")
     return [((max(ids) + 1) if ids else 0,) + ctx.input(0).shape[1:]]
+
+
+_SEGMENT_UFUNCS = {"UNSORTED_SEGMENT_SUM": np.add, "UNSORTED_SEGMENT_PROD": np.multiply,
+                   "UNSORTED_SEGMENT_MAX": np.maximum, "UNSORTED_SEGMENT_MIN": np.minimum}
+
+
+@value_fn(list(_SEGMENT_UFUNCS))
+def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
+    """UNSORTED_SEGMENT_* of known values (Keras' attention reshapes multiply dims with PROD)."""
+    data, ids = ctx.input(0).value, ctx.input(1).value
+    if data is None or ids is None:
+        return [None]
+    ufunc = _SEGMENT_UFUNCS[ctx.op_type]
+    shape = ctx.output(0).shape
+    if ufunc is np.add or ufunc is np.multiply:
+        out = np.full(shape, 0 if ufunc is np.add else 1, dtype=data.dtype)
+    else:  # empty segments get the lowest / highest value of the dtype
+        info = np.iinfo(data.dtype) if data.dtype.kind in "iu" else np.finfo(data.dtype)
+        out = np.full(shape, info.min if ufunc is np.maximum else info.max, dtype=data.dtype)
+    ufunc.at(out, ids, data)
+    return [out]
 
 
 # RFFT2D: inputs 0 x [..., H, W] real, 1 fft_length [fft_h, fft_w]; output complex64

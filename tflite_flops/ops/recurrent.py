@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, OpContext, Shape, TensorInfo, join_notes,
-                       register, shape_fn)
+                       register, register_traits, shape_fn)
 
 SIGMOID = TRANSCENDENTAL  # a gate's logistic, as LOGISTIC
 LAYER_NORM_PER_ELEM = 7  # mean 1 (add) + variance 3 (sub, mul, add) + normalise 2 (sub, mul) + scale 1 (mul)
@@ -133,6 +133,9 @@ def _lstm_basic(ctx: OpContext) -> Cost:
     return Cost(macs, FLOPS_PER_MAC * macs + rows * elem, note="basic LSTM kernel")
 
 
+register_traits(["LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"], contraction=True)
+
+
 @register(["LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM"],
           "MACs = T·B·Σn(W) (= T·B·g·Nc·(Ni+No) [+aux, peephole, projection]); "
           "FLOPs = 2·MACs + T·B·(gate biases, 64/sigmoid, 2·act, cell update, layer norm 7/elem)",
@@ -219,6 +222,9 @@ def _rnn_direction(ctx: OpContext, w: int, r: int, bias: int, aux_w: int, rows: 
     return macs, FLOPS_PER_MAC * macs + rows * (bias_flops + act * units)
 
 
+register_traits(["RNN", "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN"], contraction=True)
+
+
 @register(["RNN", "UNIDIRECTIONAL_SEQUENCE_RNN"], "MACs = T·B·U·(I+U); FLOPs = 2·MACs + T·B·U·(1 + act)",
           reference="kernel structure (basic_rnn.cc); onnx-tool RNN GEMM term", note="W adds the hidden state")
 def rnn(ctx: OpContext) -> Cost:
@@ -264,6 +270,9 @@ def _birnn_shape(ctx: OpContext) -> list[Shape]:
     return [x[:-1] + (fw,), x[:-1] + (bw,)][:max(len(ctx.outputs), 1)]
 
 
+register_traits("SVDF", contraction=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # SVDF (svdf.cc, reference/svdf.h): inputs 0 x [B, I], 1 weights_feature [F, I], 2 weights_time
 # [F, M], 3 bias [U] (optional), 4 state [B, F·M]; F = U·rank.
@@ -296,6 +305,9 @@ def _svdf_shape(ctx: OpContext) -> list[Shape]:
     rank = max(int(ctx.opt("rank", 1) or 1), 1)
     b = ctx.input(0).shape[0]
     return [(b, ctx.input(1).shape[0] // rank)] + [t.shape if t is not None else () for t in ctx.outputs[1:]]
+
+
+register_traits("EMBEDDING_LOOKUP", contraction=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from types import MappingProxyType
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..units import FLOAT_DTYPES, dense_bytes, num_elements
 Shape = tuple[int, ...]
 
 
-_new_tuple = tuple.__new__
+_new_tuple = tuple.__new__  # TensorInfo.make skips the keyword __new__: one per tensor (benchmarks/static_speed.py)
 
 
 class _TensorInfoFields(NamedTuple):
@@ -177,8 +177,22 @@ PLAIN_MEMORY = MemoryFacts()  # what an op type without registered memory facts 
 MEMORY_FACTS: Mapping[str, MemoryFacts] = MappingProxyType(_MEMORY)  # read-only view, for loops over many ops
 
 
+# Op facts that passes other than the cost formula need, registered next to the formulas with
+# :func:`register_traits` and read through these live, read-only views.
+_TRAITS: dict[str, set[str]] = {"contraction": set(), "sparse_weights": set(), "calls_subgraphs": set(),
+                                "init_on_constant": set()}
+_NOT_ISOLATED: dict[str, str] = {}
+CONTRACTION_OPS: AbstractSet[str] = _TRAITS["contraction"]  # multiply-accumulate ops: their weight sets the precision
+SPARSE_WEIGHT_OPS: AbstractSet[str] = _TRAITS["sparse_weights"]  # effective MACs over non-zero weights
+CALLER_OPS: AbstractSet[str] = _TRAITS["calls_subgraphs"]  # control flow whose subgraphs the analysis walks
+INIT_ON_CONSTANT_OPS: AbstractSet[str] = _TRAITS["init_on_constant"]  # run once at init on a constant input 0
+NOT_ISOLATED_OPS: Mapping[str, str] = MappingProxyType(_NOT_ISOLATED)  # op type -> why it cannot be timed alone
+
+MAX_VALUE_ELEMENTS = 1024  # integer tensors up to this size carry values through folding (shape arithmetic)
+
+
 def _site(depth: int = 2) -> str:
-    frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source (~1 s at import)
+    frame = inspect.currentframe()  # not inspect.stack(): that reads every frame's source
     for _ in range(depth):
         frame = frame.f_back if frame is not None else None
     if frame is None:
@@ -274,6 +288,37 @@ def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (
         _MEMORY[name] = facts
 
 
+def register_traits(op_types: str | Iterable[str], *, contraction: bool = False, sparse_weights: bool = False,
+                    calls_subgraphs: bool = False, init_on_constant: bool = False, not_isolated: str = "") -> None:
+    """Register what the passes besides the cost formula need to know about op types; once per op type.
+
+    Args:
+        op_types: the op types.
+        contraction: multiply-accumulates against a weight operand (the first constant input after
+            the activation), whose dtype sets the op's precision; implies ``sparse_weights``.
+        sparse_weights: the MACs scale with the non-zero weights (effective MACs of pruned or
+            sparse-encoded constant weights).
+        calls_subgraphs: control flow: the analysis walks the subgraphs it references.
+        init_on_constant: on a constant input 0 it runs once at init (TFLite caches the result).
+        not_isolated: why per-op timing cannot run the op alone (control flow, state), or "".
+    """
+    site = _site()
+    flags = {"contraction": contraction, "sparse_weights": sparse_weights or contraction,
+             "calls_subgraphs": calls_subgraphs, "init_on_constant": init_on_constant}
+    for name in _names(op_types):
+        if name in _TRAIT_SITES:
+            raise ValueError(f"traits of {name} are registered twice: at {_TRAIT_SITES[name]} and at {site}")
+        _TRAIT_SITES[name] = site
+        for trait, on in flags.items():
+            if on:
+                _TRAITS[trait].add(name)
+        if not_isolated:
+            _NOT_ISOLATED[name] = not_isolated
+
+
+_TRAIT_SITES: dict[str, str] = {}
+
+
 def register_cost(op_type: str, formula: str = "user formula") -> Callable[[CostFn], CostFn]:
     """Public decorator: register (or replace) the cost formula of an op, e.g. ``"CUSTOM:MyOp"``.
 
@@ -287,6 +332,27 @@ def register_cost(op_type: str, formula: str = "user formula") -> Callable[[Cost
 
     def deco(fn: CostFn) -> CostFn:
         _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True)
+        return fn
+
+    return deco
+
+
+def register_shape(op_type: str) -> Callable[[ShapeFn], ShapeFn]:
+    """Public decorator: register (or replace) the output-shape function of an op, e.g. ``"CUSTOM:MyOp"``.
+
+    The analysis calls it when the op's inputs differ from the shapes stored in the file (a new
+    batch or input size), so that the shapes of the ops after it follow.
+
+    Args:
+        op_type: builtin name (``"CONV_2D"``) or ``"CUSTOM:<custom_code>"``.
+
+    Returns:
+        A decorator taking ``fn(ctx: OpContext) -> [shape of each output]``; ``fn`` raises
+        :class:`~tflite_flops.errors.ShapeError` when the inputs do not fit.
+    """
+
+    def deco(fn: ShapeFn) -> ShapeFn:
+        _SHAPES[op_type] = fn
         return fn
 
     return deco

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, num_elements
-from .registry import Cost, OpContext, Shape, register, register_not_costed, register_zero, same_as_input, shape_fn
+from .registry import (Cost, OpContext, Shape, register, register_not_costed, register_traits, register_zero,
+                       same_as_input, shape_fn)
 
 # STABLEHLO ops that the schema does not mark "No runtime support".
 RUNTIME_SUPPORTED = frozenset({"STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM",
@@ -43,6 +44,9 @@ def _transpose_shape(ctx: OpContext) -> list[Shape]:
     if sorted(perm) != list(range(len(x))):
         raise ShapeError(f"STABLEHLO_TRANSPOSE: permutation {perm} does not fit rank {len(x)}")
     return [tuple(x[p] for p in perm)]
+
+
+register_traits(["STABLEHLO_CONVOLUTION", "STABLEHLO_DOT_GENERAL"], sparse_weights=True)
 
 
 # STABLEHLO_CONVOLUTION: each output element is a dot product over the kernel's spatial window

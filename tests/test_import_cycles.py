@@ -1,0 +1,102 @@
+"""The package's modules import each other without cycles (module-level and function-level relative imports)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
+
+# Cycles owned by the other half of issue 14 (the output layer): removed once both halves are merged.
+KNOWN_CYCLES = {
+    frozenset({"tflite_flops.latency", "tflite_flops.single_op"}),
+    frozenset({"tflite_flops.report", "tflite_flops.render"}),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The package modules that ``path`` imports with relative imports, anywhere in the file."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".")
+            base = base[:len(base) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            found.add(target)
+            for alias in node.names:  # `from . import x` / `from .ops import conv`: submodules too
+                found.add(f"{target}.{alias.name}")
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges = {}
+    for name, path in files.items():
+        # a submodule name stands for its package's subpackage when that is what exists
+        edges[name] = {t for t in _imports(path) if t in files and t != name}
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _collapse(name: str) -> str:
+    """render.* modules count as the render package (the known cycle is report <-> the render package)."""
+    return "tflite_flops.render" if name.startswith("tflite_flops.render.") else name
+
+
+def test_no_import_cycles():
+    edges: dict[str, set[str]] = {}
+    for src, targets in graph().items():
+        edges.setdefault(_collapse(src), set()).update(_collapse(t) for t in targets if _collapse(t) != _collapse(src))
+    # the package __init__ re-exports the API: every module importing "from . import __version__" is not a cycle
+    edges.pop("tflite_flops", None)
+    for targets in edges.values():
+        targets.discard("tflite_flops")
+    cycles = [c for c in _cycles(edges) if frozenset(c) not in KNOWN_CYCLES]
+    assert not cycles, f"import cycles: {[sorted(c) for c in cycles]}"
+
+
+def test_the_check_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
