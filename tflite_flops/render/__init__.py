@@ -66,6 +66,18 @@ def render(report: Report, fmt: str) -> str:
     return renderer(report)
 
 
+def write(report: Report, path: str, fmt: str | None = None) -> str:
+    """Render ``report`` in ``fmt`` (default: the format ``path``'s extension selects, as ``-o``),
+    write it to ``path`` atomically and return the text.
+
+    Raises:
+        OutputFormatError: an unknown extension or format, or a file that cannot be written.
+    """
+    text = render(report, fmt or format_for_path(path))
+    write_atomic(path, text)
+    return text
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
