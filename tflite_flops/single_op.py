@@ -21,7 +21,8 @@ import numpy as np
 
 from .bench import BenchSettings, summarize_ms, time_invokes
 from .errors import RuntimeMissingError, RuntimeUnavailableError
-from .latency import input_positions, progress_bar
+from .latency import input_positions
+from .render.text import progress_bar
 from .report import OpRecord, Report
 from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
 
