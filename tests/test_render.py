@@ -263,3 +263,15 @@ def test_sweep_section_reads_the_sweep_commands_output():
     assert "Scaling laws" in text and text.count("<svg") == 1  # FLOPs/MACs only: nothing was timed
     page = render_html(sample_report("fcn_dynamic.tflite"), sweep=result)
     assert 'id="sweep"' in page
+
+
+def test_every_command_takes_its_extensions_from_the_one_formats_table():
+    from tflite_flops.batch import BATCH_FORMATS, batch_format_for_path
+    from tflite_flops.compare import COMPARE_RENDERERS, compare_format_for_path
+    from tflite_flops.render.formats import FORMATS
+    from tflite_flops.sweep import SWEEP_FORMATS
+
+    for table in (RENDERERS, COMPARE_RENDERERS, BATCH_FORMATS):
+        assert {name: exts for name, (_, exts) in table.items()} == {name: FORMATS[name] for name in table}
+    assert set(SWEEP_FORMATS) <= set(FORMATS)
+    assert format_for_path("r.markdown") == compare_format_for_path("c.markdown") == batch_format_for_path("b.markdown")

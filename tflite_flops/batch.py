@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import InputSpecError
+from .render.formats import format_from_extension, renderer_table
 
 # Precision groups of the split columns (see units/analysis for the precision names).
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
@@ -225,16 +226,14 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 
-BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = {
-    "table": (rows_table, (".txt",)),
-    "csv": (rows_csv, (".csv",)),
-    "json": (rows_json, (".json",)),
-    "md": (rows_markdown, (".md", ".markdown")),
-}
+BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = renderer_table({
+    "table": rows_table,
+    "csv": rows_csv,
+    "json": rows_json,
+    "md": rows_markdown,
+})
 
 
 def batch_format_for_path(path: str) -> str:
     """The batch output format an extension selects."""
-    from .render import format_from_extension
-
     return format_from_extension(path, BATCH_FORMATS, "batch")

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import OutputFormatError
 from .report import OpRecord, Report
+from .render.formats import format_from_extension, renderer_table
 from .render.text import clip, text_table
 from .units import human, human_bytes
 
@@ -411,19 +412,17 @@ def render_compare_html(c: Comparison) -> str:
 
 
 # format -> (renderer, extensions); the same table serves --format and -o FILE.
-COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = {
-    "table": (render_compare_table, (".txt",)),
-    "json": (render_compare_json, (".json",)),
-    "csv": (render_compare_csv, (".csv",)),
-    "md": (render_compare_md, (".md", ".markdown")),
-    "html": (render_compare_html, (".html", ".htm")),
-}
+COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = renderer_table({
+    "table": render_compare_table,
+    "json": render_compare_json,
+    "csv": render_compare_csv,
+    "md": render_compare_md,
+    "html": render_compare_html,
+})
 
 
 def compare_format_for_path(path: str) -> str:
     """The compare format an output file's extension selects."""
-    from .render import format_from_extension
-
     return format_from_extension(path, COMPARE_RENDERERS, "compare")
 
 
