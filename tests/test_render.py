@@ -275,3 +275,20 @@ def test_every_command_takes_its_extensions_from_the_one_formats_table():
         assert {name: exts for name, (_, exts) in table.items()} == {name: FORMATS[name] for name in table}
     assert set(SWEEP_FORMATS) <= set(FORMATS)
     assert format_for_path("r.markdown") == compare_format_for_path("c.markdown") == batch_format_for_path("b.markdown")
+
+
+def test_css_and_js_ship_as_package_data():
+    from importlib import resources
+
+    import tomllib
+
+    from tflite_flops.render import html as html_mod
+
+    static = resources.files("tflite_flops.render") / "static"
+    assert html_mod.CSS == (static / "report.css").read_text(encoding="utf-8") and "{" in html_mod.CSS
+    assert html_mod.JS == (static / "report.js").read_text(encoding="utf-8") and "function" in html_mod.JS
+    page = render_html(sample_report())
+    assert f"<style>{html_mod.CSS}</style>" in page and f"<script>{html_mod.JS}</script>" in page
+    with open(SAMPLES.parent / "pyproject.toml", "rb") as f:
+        package_data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["tflite_flops.render"]
+    assert "static/*.css" in package_data and "static/*.js" in package_data
