@@ -15,10 +15,12 @@ import pytest
 
 from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
 from tflite_flops.errors import OutputFormatError
+from tflite_flops.report import Report
 from tflite_flops.render import RENDERERS, format_for_path, formats, render
 from tflite_flops.render.html import render_html, render_sweep_html, script_json
 from tflite_flops.render.markdown import render_markdown
 from tflite_flops.render.model_explorer import node_data, render_model_explorer
+from tflite_flops.sweep import sweep
 from tflite_flops.units import grouped
 
 REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report}
@@ -40,7 +42,12 @@ def test_every_format_renders_deterministic_text(report, fmt):
 def test_every_format_is_well_formed(report, fmt):
     text = render(report, fmt)
     if fmt == "json":
-        assert json.loads(text) == json.loads(report.to_json())
+        data = json.loads(text)  # checked against the report itself, not against another serialisation
+        assert data["schema_version"] == report.schema_version
+        assert data["totals"]["macs"] == report.totals.macs and data["totals"]["flops"] == report.totals.flops
+        assert [(o["subgraph"], o["index"], o["op_type"]) for o in data["ops"]] == \
+            [(o.subgraph, o.index, o.op_type) for o in report.ops]
+        assert Report.from_dict(data) == report
     elif fmt == "csv":
         rows = list(csv.reader(io.StringIO(text)))
         assert len(rows) == len(report.ops) + 1
@@ -253,11 +260,39 @@ def test_hostile_tensor_name_in_a_real_model(tmp_path):
 
 
 def test_sweep_section_reads_the_sweep_commands_output():
-    sweep_mod = pytest.importorskip("tflite_flops.sweep")
-    result = sweep_mod.sweep(SAMPLES / "fcn_dynamic.tflite", ["1x32x32x3", "1x64x64x3", "1x96x96x3"]).to_dict()
+    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["1x32x32x3", "1x64x64x3", "1x96x96x3"]).to_dict()
     text = render_sweep_html(result)
     for shape in ("1×32×32×3", "1×64×64×3", "1×96×96×3"):
         assert shape in text
     assert "Scaling laws" in text and text.count("<svg") == 1  # FLOPs/MACs only: nothing was timed
     page = render_html(sample_report("fcn_dynamic.tflite"), sweep=result)
     assert 'id="sweep"' in page
+
+
+def test_every_command_takes_its_extensions_from_the_one_formats_table():
+    from tflite_flops.batch import BATCH_FORMATS, batch_format_for_path
+    from tflite_flops.compare import COMPARE_RENDERERS, compare_format_for_path
+    from tflite_flops.render.formats import FORMATS
+    from tflite_flops.sweep import SWEEP_FORMATS
+
+    for table in (RENDERERS, COMPARE_RENDERERS, BATCH_FORMATS):
+        assert {name: exts for name, (_, exts) in table.items()} == {name: FORMATS[name] for name in table}
+    assert set(SWEEP_FORMATS) <= set(FORMATS)
+    assert format_for_path("r.markdown") == compare_format_for_path("c.markdown") == batch_format_for_path("b.markdown")
+
+
+def test_css_and_js_ship_as_package_data():
+    from importlib import resources
+
+    import tomllib
+
+    from tflite_flops.render import html as html_mod
+
+    static = resources.files("tflite_flops.render") / "static"
+    assert html_mod.CSS == (static / "report.css").read_text(encoding="utf-8") and "{" in html_mod.CSS
+    assert html_mod.JS == (static / "report.js").read_text(encoding="utf-8") and "function" in html_mod.JS
+    page = render_html(sample_report())
+    assert f"<style>{html_mod.CSS}</style>" in page and f"<script>{html_mod.JS}</script>" in page
+    with open(SAMPLES.parent / "pyproject.toml", "rb") as f:
+        package_data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["tflite_flops.render"]
+    assert "static/*.css" in package_data and "static/*.js" in package_data

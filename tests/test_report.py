@@ -5,11 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import tflite_flops
+from tflite_flops.render import render, write
 from tflite_flops.report import Report
 
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
@@ -71,8 +74,8 @@ def test_round_trip(report):
 
 def test_csv_one_row_per_op_with_raw_integers(report, tmp_path):
     path = tmp_path / "ops.csv"
-    text = report.to_csv(str(path))
-    assert path.read_text() == text
+    text = write(report, str(path))  # the format from the extension
+    assert path.read_text() == text == render(report, "csv")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == len(report.ops)
     for row, op in zip(rows, report.ops):
@@ -115,3 +118,12 @@ def test_records_built_by_the_analysis_hold_every_field(report):
     for op in report.ops:
         assert list(vars(op)) == names
         assert dataclasses.replace(op) == op
+
+
+def test_report_module_imports_no_renderer():
+    """The report is pure data: importing it loads no renderer (renderers depend on it, never the reverse)."""
+    code = ("import sys, tflite_flops.report; "
+            "print(sorted(m for m in sys.modules if m.startswith('tflite_flops.render')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+    assert not hasattr(Report, "to_csv")

@@ -3,9 +3,10 @@
 Library use::
 
     import tflite_flops
+    from tflite_flops.render import write
     report = tflite_flops.analyze("model.tflite", input_shapes={"input": (1, 224, 224, 3)})
     print(report.totals.macs, report.totals.flops)
-    report.to_csv("ops.csv")
+    write(report, "ops.csv")  # the format from the extension, as -o
 
 Static analysis needs only numpy, flatbuffers and the ``tflite`` schema bindings; it never
 imports TensorFlow or LiteRT.

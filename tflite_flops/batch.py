@@ -12,7 +12,6 @@ import glob
 import io
 import json
 import os
-import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import InputSpecError
+from .render.formats import format_from_extension, renderer_table
 
 # Precision groups of the split columns (see units/analysis for the precision names).
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
@@ -159,21 +159,10 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
 
 
 def progress_bar(stream: Any = None) -> Callable[[int, int, str], None] | None:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-    stream = stream or sys.stderr
-    if not stream.isatty():
-        return None
+    """The batch runner's progress bar: :func:`tflite_flops.render.text.progress_bar` on stderr's terminal."""
+    from .render.text import progress_bar as bar
 
-    def show(done: int, total: int, path: str) -> None:
-        width = 28
-        filled = width * done // max(total, 1)
-        name = os.path.basename(path)[-30:]
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name:<30}")
-        if done >= total:
-            stream.write("\r" + " " * (width + 45) + "\r")
-        stream.flush()
-
-    return show
+    return bar("", stream, width=28)
 
 
 # ---- output ------------------------------------------------------------------------------------
@@ -222,6 +211,7 @@ def _arena(row: Mapping[str, Any]) -> str:
 
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
     """A plain-text table for the terminal."""
+    from .render.text import text_table
     from .units import human
 
     data = []
@@ -232,25 +222,18 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
                      f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
     headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "median ms", "error"]
-    widths = [max([len(h)] + [len(d[i]) for d in data]) for i, h in enumerate(headers)]
     right = [False, False, True, True, True, True, True, False]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(d) for d in data]) + "\n"
+    return "\n".join(text_table(headers, data, right)) + "\n"
 
 
-BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = {
-    "table": (rows_table, (".txt",)),
-    "csv": (rows_csv, (".csv",)),
-    "json": (rows_json, (".json",)),
-    "md": (rows_markdown, (".md", ".markdown")),
-}
+BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = renderer_table({
+    "table": rows_table,
+    "csv": rows_csv,
+    "json": rows_json,
+    "md": rows_markdown,
+})
 
 
 def batch_format_for_path(path: str) -> str:
     """The batch output format an extension selects."""
-    from .render import format_from_extension
-
     return format_from_extension(path, BATCH_FORMATS, "batch")

@@ -21,6 +21,8 @@ from typing import Any, Callable, Sequence
 
 from .errors import OutputFormatError
 from .report import OpRecord, Report
+from .render.formats import format_from_extension, renderer_table
+from .render.text import clip, text_table
 from .units import human, human_bytes
 
 MATCHES = ("same", "changed", "only_a", "only_b")
@@ -228,19 +230,6 @@ def _op_ref(o: OpRecord | None) -> str:
     return "" if o is None else f"{o.subgraph}:{o.index}"
 
 
-def _lines(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
 def _interesting(c: Comparison, limit: int) -> list[OpPair]:
     """Pairs that changed type or cost, or are unmatched, biggest FLOPs change first."""
     def change(p: OpPair) -> int:
@@ -257,11 +246,11 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     """Side-by-side text for the terminal."""
     out = [f"A: {c.label_a}", f"B: {c.label_b}", "", "Totals per inference"]
     rows = [[m.label, fmt_value(m, m.a), fmt_value(m, m.b), fmt_delta(m), fmt_ratio(m.ratio)] for m in c.totals]
-    out += ["  " + s for s in _lines(["", "A", "B", "Δ (B−A)", "B/A"], rows, [False, True, True, True, True])]
+    out += ["  " + s for s in text_table(["", "A", "B", "Δ (B−A)", "B/A"], rows, [False, True, True, True, True])]
     rows = [[t.op_type, str(t.count_a), str(t.count_b), human(t.macs_a), human(t.macs_b), human(t.flops_a),
              human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
     out += ["", "By op type (per inference)"]
-    out += ["  " + s for s in _lines(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
+    out += ["  " + s for s in text_table(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
                                      rows, [False] + [True] * 7)]
     for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
         for note in side_notes(report):
@@ -272,11 +261,11 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a), _op_ref(p.b), (p.a or p.b).op_type if p.match != "changed"
-                 else f"{p.a.op_type}→{p.b.op_type}", _clip((p.b or p.a).name, 36),
+                 else f"{p.a.op_type}→{p.b.op_type}", clip((p.b or p.a).name, 36),
                  human(p.a.flops) if p.a else "-", human(p.b.flops) if p.b else "-",
                  _pct(p.a.flops, p.b.flops) if p.a and p.b else ""] for p in diff]
         out.append(f"  largest differences (up to {top}):")
-        out += ["  " + s for s in _lines(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
+        out += ["  " + s for s in text_table(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
     return "\n".join(out) + "\n"
 
@@ -346,7 +335,7 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
     if diff:
         rows = [[p.match, _op_ref(p.a) or "-", _op_ref(p.b) or "-",
                  md_text((p.a or p.b).op_type if p.match != "changed" else f"{p.a.op_type} → {p.b.op_type}"),
-                 md_text(_clip((p.b or p.a).name, 40)), human(p.a.flops) if p.a else "-",
+                 md_text(clip((p.b or p.a).name, 40)), human(p.a.flops) if p.a else "-",
                  human(p.b.flops) if p.b else "-"] for p in diff]
         out += ["", "<details><summary>Largest op differences</summary>", ""] + md_table(
             ["match", "A", "B", "type", "output", "FLOPs A", "FLOPs B"], rows, [False] * 5 + [True] * 2) + \
@@ -423,19 +412,17 @@ def render_compare_html(c: Comparison) -> str:
 
 
 # format -> (renderer, extensions); the same table serves --format and -o FILE.
-COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = {
-    "table": (render_compare_table, (".txt",)),
-    "json": (render_compare_json, (".json",)),
-    "csv": (render_compare_csv, (".csv",)),
-    "md": (render_compare_md, (".md", ".markdown")),
-    "html": (render_compare_html, (".html", ".htm")),
-}
+COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = renderer_table({
+    "table": render_compare_table,
+    "json": render_compare_json,
+    "csv": render_compare_csv,
+    "md": render_compare_md,
+    "html": render_compare_html,
+})
 
 
 def compare_format_for_path(path: str) -> str:
     """The compare format an output file's extension selects."""
-    from .render import format_from_extension
-
     return format_from_extension(path, COMPARE_RENDERERS, "compare")
 
 

@@ -6,32 +6,14 @@ from the runtime package's own schema module.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from .bench import BenchSettings, measure_model, throughput
 from .errors import RuntimeMissingError, RuntimeUnavailableError
 from .report import Report
+from .render.text import progress_bar
 from .runtime import RuntimeSettings
-
-
-def progress_bar(label: str) -> Callable[[int, int], None] | None:
-    """A one-line progress bar on stderr when stderr is a TTY; None otherwise."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        if done % max(total // 50, 1) and done < total:
-            return
-        width = 30
-        filled = min(width, width * done // max(total, 1))
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            sys.stderr.write("\r" + " " * (len(label) + width + 20) + "\r")
-        sys.stderr.flush()
-
-    return show
 
 
 def input_positions(report: Report) -> dict[int, tuple[int, ...]]:

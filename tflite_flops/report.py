@@ -9,6 +9,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
+from .budget import check_budget  # budget reads a report duck-typed: no cycle
+
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "zero", "unsupported", "opaque")  # opaque: accelerator-compiled, its work not visible
 # An op whose formula raised (a bug in the formula, not an unsupported op) has status "error". Not in
@@ -217,7 +219,11 @@ class SignatureReport:
 
 @dataclass(frozen=True)
 class Report:
-    """Everything an analysis produces. Renderers only read it."""
+    """Everything an analysis produces: pure data. Renderers only read it.
+
+    Write it in any format with :func:`tflite_flops.render.write` (the format from the file's
+    extension, as ``-o``) or :func:`tflite_flops.render.render`; ``to_json`` is the JSON form.
+    """
 
     tool: Mapping[str, str]
     model: ModelInfo
@@ -250,15 +256,6 @@ class Report:
     def to_json(self, indent: int | None = 2) -> str:
         """The JSON form of :meth:`to_dict`."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
-
-    def to_csv(self, path: str | None = None) -> str:
-        """One CSV row per op (raw integers). Writes ``path`` atomically when given; returns the text."""
-        from .render import render, write_atomic  # renderers depend on the report, not the reverse
-
-        text = render(self, "csv")
-        if path is not None:
-            write_atomic(path, text)
-        return text
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":
@@ -319,8 +316,6 @@ class Report:
         Counts accept ints or strings with K/M/G suffixes; ``max_latency_ms`` is checked against the
         median latency (a violation when latency was not measured). See :mod:`tflite_flops.budget`.
         """
-        from .budget import check_budget
-
         return check_budget(self, max_macs=max_macs, max_flops=max_flops, max_params=max_params,
                             max_latency_ms=max_latency_ms, max_arena=max_arena)
 

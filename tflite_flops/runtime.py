@@ -18,14 +18,10 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputSpecError, RuntimeMissingError, RuntimeUnavailableError
+from . import runtimes
+from .errors import InputSpecError, RuntimeUnavailableError
 
-RUNTIMES = ("litert", "tflite_runtime", "tensorflow")
-_INSTALL_HINT = {
-    "litert": "pip install 'tflite_flops[runtime]' (ai-edge-litert)",
-    "tflite_runtime": "pip install tflite-runtime",
-    "tensorflow": "pip install 'tflite_flops[tf]' (tensorflow-cpu)",
-}
+RUNTIMES = runtimes.names()  # the registered adapters, the default first
 
 
 # Native log lines the runtimes write straight to file descriptor 2: LiteRT's "INFO: Created
@@ -99,28 +95,10 @@ class RuntimeSettings:
 
 
 def _import(runtime: str) -> tuple[Any, Any, str]:
-    """(Interpreter class, OpResolverType enum, version) of a runtime; raises RuntimeUnavailableError."""
-    try:
-        if runtime == "litert":
-            import ai_edge_litert
-            from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-            return Interpreter, OpResolverType, getattr(ai_edge_litert, "__version__", "?")
-        if runtime == "tflite_runtime":
-            import tflite_runtime
-            from tflite_runtime.interpreter import Interpreter, OpResolverType
-
-            return Interpreter, OpResolverType, getattr(tflite_runtime, "__version__", "?")
-        if runtime == "tensorflow":
-            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-            with quiet_native_stderr():
-                import tensorflow as tf
-
-            return tf.lite.Interpreter, tf.lite.experimental.OpResolverType, tf.__version__
-    except ImportError as exc:
-        raise RuntimeMissingError(
-            f"runtime {runtime!r} is not installed ({exc}); install it with {_INSTALL_HINT[runtime]}") from exc
-    raise RuntimeUnavailableError(f"unknown runtime {runtime!r} (choose {', '.join(RUNTIMES)})")
+    """(Interpreter class, OpResolverType enum, version) of a runtime, through its adapter in
+    :mod:`tflite_flops.runtimes`; raises RuntimeUnavailableError."""
+    loaded = runtimes.load(runtime)
+    return loaded.interpreter, loaded.op_resolver_type, loaded.version
 
 
 def runtime_version(runtime: str) -> str:
@@ -128,10 +106,16 @@ def runtime_version(runtime: str) -> str:
     return _import(runtime)[2]
 
 
-def make_interpreter(model: str | bytes, settings: RuntimeSettings) -> Any:
-    """Create an interpreter for a path or bytes; raises RuntimeUnavailableError when it cannot load."""
+def make_interpreter(model: str | bytes, settings: RuntimeSettings, preserve_all_tensors: bool = False) -> Any:
+    """Create an interpreter for a path or bytes; raises RuntimeUnavailableError when it cannot load.
+
+    ``preserve_all_tensors`` keeps every intermediate tensor readable after ``invoke()`` (the
+    per-op timing captures activations that way).
+    """
     interpreter_cls, resolver, _ = _import(settings.runtime)
     kwargs: dict[str, Any] = {"num_threads": settings.threads}
+    if preserve_all_tensors:
+        kwargs["experimental_preserve_all_tensors"] = True
     if not settings.xnnpack:
         kwargs["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     if isinstance(model, (bytes, bytearray)):

@@ -21,8 +21,9 @@ import numpy as np
 
 from .bench import BenchSettings, summarize_ms, time_invokes
 from .errors import RuntimeMissingError, RuntimeUnavailableError
-from .latency import input_positions, progress_bar
+from .latency import input_positions
 from .ops.registry import NOT_ISOLATED_OPS
+from .render.text import progress_bar
 from .report import OpRecord, Report
 from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
 
@@ -44,15 +45,7 @@ def capture_activations(model: str | bytes, shapes: dict[int, tuple[int, ...]], 
                         ) -> dict[int, np.ndarray]:
     """Run the whole model once on the builtin kernels and keep every tensor of subgraph 0."""
     interpreter_settings = replace(runtime, xnnpack=False)
-    interp = make_interpreter(model, interpreter_settings) if runtime.runtime != "litert" else None
-    if interp is None:
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-        kwargs: dict[str, Any] = {"num_threads": runtime.threads, "experimental_preserve_all_tensors": True,
-                                  "experimental_op_resolver_type": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
-        kwargs["model_content" if isinstance(model, (bytes, bytearray)) else "model_path"] = (
-            bytes(model) if isinstance(model, (bytes, bytearray)) else str(model))
-        interp = Interpreter(**kwargs)
+    interp = make_interpreter(model, interpreter_settings, preserve_all_tensors=True)
     resize_and_allocate(interp, shapes)
     fill_inputs(interp)
     try:

@@ -561,6 +561,8 @@ def _tokens_cell(p: SweepPoint) -> str:
 
 
 def _render_table(result: SweepResult) -> str:
+    from .render.text import text_table
+
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
@@ -579,11 +581,8 @@ def _render_table(result: SweepResult) -> str:
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([_tokens_cell(p)] if timed and tokens else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
-    widths = [max(len(r[c]) for r in [head] + rows if c < len(r)) for c in range(len(head))]
     lines = [f"sweep of {result.model}: {len(result.points)} point(s)", ""]
-    for r in [head] + rows:
-        cells = [r[c].ljust(widths[c]) if c <= len(inputs) else r[c].rjust(widths[c]) for c in range(len(head))]
-        lines.append("  ".join(cells + r[len(head):]).rstrip())
+    lines += text_table(head, rows, [c > len(inputs) for c in range(len(head))], rule=False)
     lines.append("")
     fit = result.fit
     if fit is None:

@@ -49,8 +49,10 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
     g.add_argument("--latency", action="store_true", help="time invoke() with the interpreter")
     if per_op:
         g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
-    g.add_argument("--runtime", choices=["litert", "tflite_runtime", "tensorflow"], default="litert",
-                   help="interpreter to use (default litert = ai_edge_litert)")
+    from .. import runtimes
+
+    g.add_argument("--runtime", choices=runtimes.names(), default=runtimes.names()[0],
+                   help=f"interpreter to use (default {runtimes.names()[0]} = ai_edge_litert)")
     g.add_argument("--threads", type=at_least(1), default=1, metavar="N", help="interpreter threads (default 1)")
     g.add_argument("--no-xnnpack", action="store_true",
                    help="builtin kernels without the default XNNPACK delegate")

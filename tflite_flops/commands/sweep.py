@@ -8,9 +8,6 @@ from .common import add_latency_options, at_least, emit, latency_settings, print
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
-_EXTENSIONS = {".json": "json", ".csv": "csv", ".txt": "table", ".html": "html"}
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``sweep``."""
     from ..sweep import SWEEP_FORMATS
@@ -23,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
     p.add_argument("--format", "-f", choices=list(SWEEP_FORMATS), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write the sweep; the format follows the extension (.json, .csv, .txt); repeatable")
+                   help="also write the sweep; the format follows the extension (.json, .csv, .txt, .html); repeatable")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
@@ -52,9 +49,10 @@ def _batches(text: str) -> list[int]:
 
 
 def _format_for(path: str) -> str:
-    from ..render import format_from_extension
+    from ..render.formats import FORMATS, format_from_extension
+    from ..sweep import SWEEP_FORMATS
 
-    return format_from_extension(path, {fmt: (None, (ext,)) for ext, fmt in _EXTENSIONS.items()}, "a sweep")
+    return format_from_extension(path, {fmt: (None, FORMATS[fmt]) for fmt in SWEEP_FORMATS}, "a sweep")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -56,11 +56,14 @@ def render_catalog(fmt: str = "table") -> str:
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(r[c].replace("|", "\\|") for c in cols) + " |" for r in rows]
         return "\n".join(lines) + "\n"
-    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in ("code", "op", "status")}
-    lines = []
-    for r in [dict(zip(cols, cols))] + rows:
-        lines.append(f"{r['code']:>{widths['code']}}  {r['op']:<{widths['op']}}  {r['status']:<{widths['status']}}  "
-                     f"{r['formula']}" + (f"  ({r['note']})" if r['note'] and r is not rows[0] else ""))
+    from ..render.text import text_table
+
+    # the formula and its note follow the aligned columns unpadded (a line may end in spaces); as
+    # before, the header line reads "formula  (note)" and the first op's note is not shown
+    cells = [[r["code"], r["op"], r["status"], r["formula"] + (f"  ({r['note']})" if r["note"] and i else "")]
+             for i, r in enumerate(rows)]
+    lines = text_table(["code", "op", "status"], [["code", "op", "status", "formula  (note)"]] + cells,
+                       [True, False, False], rule=False, rstrip=False)[1:]
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1

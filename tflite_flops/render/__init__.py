@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable, Mapping
+from typing import Callable
 
 from ..errors import OutputFormatError
 from ..report import Report
 from .csv import render_csv
+from .formats import FORMATS, format_from_extension, renderer_table  # noqa: F401 (re-exported)
 from .html import render_html
 from .json import render_json
 from .markdown import render_markdown
@@ -22,34 +23,20 @@ from .table import render_table
 
 Renderer = Callable[[Report], str]
 
-# format name -> (renderer, file extensions)
-RENDERERS: dict[str, tuple[Renderer, tuple[str, ...]]] = {
-    "table": (render_table, (".txt",)),
-    "json": (render_json, (".json",)),
-    "csv": (render_csv, (".csv",)),
-    "md": (render_markdown, (".md", ".markdown")),
-    "html": (render_html, (".html", ".htm")),
-    "model-explorer": (render_model_explorer, (".me.json",)),
-}
+# format name -> (renderer, file extensions from FORMATS)
+RENDERERS: dict[str, tuple[Renderer, tuple[str, ...]]] = renderer_table({
+    "table": render_table,
+    "json": render_json,
+    "csv": render_csv,
+    "md": render_markdown,
+    "html": render_html,
+    "model-explorer": render_model_explorer,
+})
 
 
 def formats() -> list[str]:
     """Names accepted by ``--format``."""
     return list(RENDERERS)
-
-
-def format_from_extension(path: str, table: Mapping[str, tuple[object, tuple[str, ...]]], what: str = "") -> str:
-    """The format of ``table`` (name -> (renderer, extensions)) that a file's extension selects.
-
-    The longest matching extension wins (``.me.json`` before ``.json``). Raises OutputFormatError
-    for an unknown one; ``what`` names the command in that message.
-    """
-    lower = path.lower()
-    matches = [(len(ext), name) for name, (_, exts) in table.items() for ext in exts if lower.endswith(ext)]
-    if matches:
-        return max(matches)[1]
-    known = ", ".join(e for _, exts in table.values() for e in exts)
-    raise OutputFormatError(f"{path}: unknown output extension{' for ' + what if what else ''} (known: {known})")
 
 
 def format_for_path(path: str) -> str:
@@ -64,6 +51,18 @@ def render(report: Report, fmt: str) -> str:
     except KeyError:
         raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(RENDERERS)})") from None
     return renderer(report)
+
+
+def write(report: Report, path: str, fmt: str | None = None) -> str:
+    """Render ``report`` in ``fmt`` (default: the format ``path``'s extension selects, as ``-o``),
+    write it to ``path`` atomically and return the text.
+
+    Raises:
+        OutputFormatError: an unknown extension or format, or a file that cannot be written.
+    """
+    text = render(report, fmt or format_for_path(path))
+    write_atomic(path, text)
+    return text
 
 
 def write_atomic(path: str, text: str) -> None:

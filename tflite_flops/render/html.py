@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from ..completeness import latency_flag, partial_note
@@ -39,164 +40,17 @@ _LATENCY_LABELS = {"median_ms": "median", "mean_ms": "mean", "std_ms": "standard
                    "init_ms": "init (load + allocate)", "first_ms": "first invoke"}
 _LATENCY_INFO = ("runtime", "runtime_version", "threads", "xnnpack", "runs")
 
-CSS = """
-:root{--fg:#1f2328;--muted:#656d76;--line:#d8dee4;--bg:#f6f8fa;--card:#fff;--accent:#4c78a8;--bad:#cf222e;
---ok:#1a7f37;--warn:#9a6700}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--fg);
-background:var(--bg)}
-header{background:#24292f;color:#fff;padding:18px 32px}
-header h1{margin:0;font-size:20px;font-weight:600;word-break:break-all}
-header .sub{color:#c9d1d9;font-size:13px;margin-top:4px}
-main{max-width:1880px;margin:0 auto;padding:20px 32px 48px}
-section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 20px;margin:16px 0}
-h2{font-size:16px;margin:0 0 12px;font-weight:600}
-h3{font-size:14px;margin:16px 0 8px;font-weight:600}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:12px;margin:0}
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px}
-.card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-.card .v{font-size:20px;font-weight:600;margin-top:2px;font-variant-numeric:tabular-nums}
-.card .x{color:var(--muted);font-size:12px;font-variant-numeric:tabular-nums}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th,td{padding:5px 8px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
-th{background:#f6f8fa;font-weight:600;white-space:nowrap}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.kv td:first-child{color:var(--muted);width:190px}
-.mono,td.name{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-td.name{min-width:120px;max-width:360px;overflow-wrap:break-word;word-break:normal}
-td.note{min-width:140px;font-size:12px;color:var(--muted)}
-#ops-table{font-size:12px}
-#ops-table th,#ops-table td{padding:4px 5px}
-#ops-table th{white-space:normal}
-#ops-table td.rw{white-space:normal}
-@media (max-width:1400px){main{padding:16px 16px 40px}section{padding:14px 14px}}
-.kv td{overflow-wrap:anywhere}
-.scroll{overflow:auto;max-height:70vh;border:1px solid #eaeef2;border-radius:6px}
-.scroll th{position:sticky;top:0;z-index:1}
-th.sortable{cursor:pointer;user-select:none}
-th.sortable:hover{background:#eaeef2}
-th.sortable[aria-sort=ascending]::after{content:" \\25B2";font-size:10px}
-th.sortable[aria-sort=descending]::after{content:" \\25BC";font-size:10px}
-tbody tr:hover{background:#f6f8fa}
-.share{display:inline-block;height:8px;background:var(--accent);border-radius:2px;vertical-align:middle;
-margin-right:6px;opacity:.75}
-.badge{display:inline-block;padding:0 6px;border-radius:10px;font-size:11px;border:1px solid}
-.badge.ok{color:var(--ok);border-color:#aceebb}.badge.zero{color:var(--muted);border-color:var(--line)}
-.badge.unsupported{color:var(--bad);border-color:#ffcecb;background:#fff5f5}
-.controls{display:flex;gap:12px;flex-wrap:wrap;align-items:center;margin-bottom:10px}
-.controls input[type=search]{padding:5px 8px;border:1px solid var(--line);border-radius:6px;min-width:260px;
-font:inherit}
-.controls select{padding:4px 6px;border:1px solid var(--line);border-radius:6px;font:inherit;background:#fff}
-.muted{color:var(--muted)}
-.alert{border-left:4px solid var(--bad);background:#fff5f5;padding:8px 12px;border-radius:4px;margin:8px 0}
-.warnings li{color:var(--warn)}
-.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:16px}
-svg.chart{max-width:100%;height:auto;display:block}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin-top:6px}
-.legend span::before{content:"";display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;
-background:var(--c);vertical-align:-1px}
-.legend span.line::before{width:16px;height:2px;border-radius:0;vertical-align:3px}
-.legend span.ring::before{border-radius:50%}
-.pos{color:var(--bad)}.neg{color:var(--ok)}
-footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
-"""
+
+def _static(name: str) -> str:
+    """A stylesheet or script shipped as package data in ``render/static/`` (read once, at import)."""
+    return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
+
+
+CSS = _static("report.css")  # package data: tflite_flops/render/static/
+
 
 # Sorting and filtering of every table with class "sortable-table"; #selftest runs a check.
-JS = r"""
-(function(){
-'use strict';
-function cellKey(td, num){
-  if(!td) return num ? -Infinity : '';
-  var v = td.getAttribute('data-v');
-  if(num){ var x = parseFloat(v === null ? td.textContent : v); return isNaN(x) ? -Infinity : x; }
-  return (v === null ? td.textContent : v).toLowerCase();
-}
-function sortTable(table, col, dir){
-  var th = table.tHead.rows[0].cells[col];
-  var num = th.getAttribute('data-type') === 'num';
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
-  rows.forEach(function(r, i){ r._i = i; });
-  rows.sort(function(a, b){
-    var x = cellKey(a.cells[col], num), y = cellKey(b.cells[col], num);
-    if(x < y) return -dir; if(x > y) return dir; return a._i - b._i;
-  });
-  rows.forEach(function(r){ body.appendChild(r); });
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function(c){ c.removeAttribute('aria-sort'); });
-  th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
-}
-function onHeader(ev){
-  var th = ev.currentTarget, table = th.closest('table');
-  var cur = th.getAttribute('aria-sort');
-  var dir = cur ? (cur === 'ascending' ? -1 : 1) : (th.getAttribute('data-type') === 'num' ? -1 : 1);
-  sortTable(table, th.cellIndex, dir);
-}
-function applyFilter(){
-  var table = document.getElementById('ops-table'); if(!table) return 0;
-  var q = (document.getElementById('op-filter').value || '').toLowerCase().trim();
-  var st = document.getElementById('status-filter').value;
-  var ph = document.getElementById('phase-filter').value;
-  var shown = 0, rows = table.tBodies[0].rows;
-  for(var i = 0; i < rows.length; i++){
-    var r = rows[i];
-    var ok = (!q || r.getAttribute('data-search').indexOf(q) >= 0) &&
-             (!st || r.getAttribute('data-status') === st) && (!ph || r.getAttribute('data-phase') === ph);
-    r.style.display = ok ? '' : 'none'; if(ok) shown++;
-  }
-  document.getElementById('op-count').textContent = shown + ' of ' + rows.length + ' ops';
-  return shown;
-}
-document.querySelectorAll('table.sortable-table th.sortable').forEach(function(th){
-  th.addEventListener('click', onHeader);
-});
-['op-filter', 'status-filter', 'phase-filter'].forEach(function(id){
-  var el = document.getElementById(id);
-  if(el){ el.addEventListener('input', applyFilter); el.addEventListener('change', applyFilter); }
-});
-applyFilter();
-if(location.hash === '#selftest'){
-  var b = document.body, table = document.getElementById('ops-table');
-  try{
-    var th = table.querySelector('th[data-key=flops]');
-    th.click();
-    var first = null, rows = table.tBodies[0].rows;
-    for(var i = 0; i < rows.length; i++){ if(rows[i].style.display !== 'none'){ first = rows[i]; break; } }
-    b.setAttribute('data-selftest-first', first ? first.getAttribute('data-op') : '');
-    var flops = [];
-    for(var j = 0; j < Math.min(rows.length, 5); j++){ flops.push(rows[j].cells[th.cellIndex].getAttribute('data-v')); }
-    b.setAttribute('data-selftest-flops', flops.join(','));
-    b.setAttribute('data-selftest-sort', th.getAttribute('aria-sort'));
-    var f = document.getElementById('op-filter'); f.value = 'conv';
-    b.setAttribute('data-selftest-filtered', String(applyFilter()));
-    f.value = ''; applyFilter();
-    b.setAttribute('data-selftest-charts', String(document.querySelectorAll('svg.chart').length));
-    var over = 0;
-    document.querySelectorAll('.scroll').forEach(function(s){ over = Math.max(over, s.scrollWidth - s.clientWidth); });
-    b.setAttribute('data-selftest-overflow', String(over));
-    var heads = table.tHead.rows[0].cells, last = heads[heads.length - 1].getBoundingClientRect();
-    var box = table.parentNode.getBoundingClientRect();
-    b.setAttribute('data-selftest-last-column', heads[heads.length - 1].textContent + ' ' +
-                   (last.width > 0 && last.right <= box.right + 1 ? 'visible' : 'cut'));
-    var mid = 0, breaks = 0;  // line breaks inside names, and those between two letters or digits
-    document.querySelectorAll('td.name').forEach(function(td){
-      var walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT), prev = null, node;
-      while((node = walk.nextNode())){
-        for(var k = 0; k < node.length; k++){
-          var rg = document.createRange(); rg.setStart(node, k); rg.setEnd(node, k + 1);
-          var rc = rg.getClientRects()[0]; if(!rc) continue;
-          var ch = node.data.charAt(k);
-          if(prev && rc.top > prev.top + 2){ breaks++; if(/[A-Za-z0-9]/.test(prev.ch) && /[A-Za-z0-9]/.test(ch)) mid++; }
-          prev = {top: rc.top, ch: ch};
-        }
-      }
-    });
-    b.setAttribute('data-selftest-name-breaks', String(breaks));
-    b.setAttribute('data-selftest-midword', String(mid));
-    b.setAttribute('data-selftest', 'pass');
-  }catch(e){ b.setAttribute('data-selftest', 'fail: ' + e); }
-}
-})();
-"""
+JS = _static("report.js")
 
 
 def script_json(data: Any) -> str:

@@ -16,6 +16,7 @@ from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
 from .opaque import opaque_line
+from .text import clip
 from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
 
@@ -96,7 +97,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
         has_lat = any(o.latency_ms is not None for o in tops)
         rows = []
         for o in tops:
-            row = [f"{o.subgraph}:{o.index}", md_text(o.op_type), md_text(_clip(o.name, 48)),
+            row = [f"{o.subgraph}:{o.index}", md_text(o.op_type), md_text(clip(o.name, 48)),
                    _shape(o.outputs[0]) if o.outputs else "", md_text(o.precision), human(o.macs), human(o.flops),
                    f"{100 * o.flops / total:.1f}%"]
             if has_lat:
@@ -117,7 +118,3 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += ["", "<details><summary>Warnings</summary>", ""] + [f"- {md_text(w)}" for w in report.warnings] + \
                ["", "</details>"]
     return "\n".join(out) + "\n"
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]

@@ -10,6 +10,7 @@ from ..report import Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
 from .opaque import opaque_line
+from .text import clip, text_table
 from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 
 
@@ -27,15 +28,6 @@ def file_hash_text(size_bytes: int, sha256_of: Any, width: int) -> str:
     if size_bytes > SUMMARY_HASH_MAX_BYTES:
         return "sha256 not computed for a large file (in --format json / html)"
     return f"sha256 {sha256_of.sha256[:width]}"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
 def _shape(shape: Sequence[int]) -> str:
@@ -66,7 +58,7 @@ def render_table(report: Report, top: int = 10) -> str:
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
-    out += ["  " + line for line in _table(["", "value", "exact"], rows, [False, True, True])]
+    out += ["  " + line for line in text_table(["", "value", "exact"], rows, [False, True, True])]
     partial = partial_note(report)
     if partial:
         out.append(f"  ! {partial.upper()[:14]}{partial[14:]}")
@@ -77,7 +69,7 @@ def render_table(report: Report, top: int = 10) -> str:
 
     if report.memory is not None:
         out += ["", "Memory at run time"]
-        out += ["  " + line for line in _table(["", "value", "exact"], memory_rows(report.memory),
+        out += ["  " + line for line in text_table(["", "value", "exact"], memory_rows(report.memory),
                                                [False, True, False])]
         out.append(f"  ({memory_caveat(report.memory)})")
 
@@ -86,21 +78,21 @@ def render_table(report: Report, top: int = 10) -> str:
         total = t.flops or 1
         rows = [[k, str(v.count), "+".join(v.by_precision) or "-", human(v.macs), human(v.flops),
                  f"{100 * v.flops / total:.1f}%"] for k, v in report.by_op_type.items()]
-        out += ["  " + line for line in _table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
+        out += ["  " + line for line in text_table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
                                                [False, True, False, True, True, True])]
 
     if report.signatures:
         out += ["", "Signatures (per call)"]
-        out += ["  " + line for line in _table(SIG_HEADERS, signature_rows(report), SIG_RIGHT)]
+        out += ["  " + line for line in text_table(SIG_HEADERS, signature_rows(report), SIG_RIGHT)]
         out += [f"  {line}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
         out += ["", f"Top {len(tops)} ops by FLOPs"]
         total = t.flops or 1
-        rows = [[f"{o.subgraph}:{o.index}", o.op_type, _clip(o.name, 40), _shape(o.outputs[0]) if o.outputs else "",
+        rows = [[f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, 40), _shape(o.outputs[0]) if o.outputs else "",
                  o.precision, human(o.macs), human(o.flops), f"{100 * o.flops / total:.1f}%"] for o in tops]
-        out += ["  " + line for line in _table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
+        out += ["  " + line for line in text_table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
                                                rows, [False] * 5 + [True] * 3)]
 
     if report.latency and report.latency.get("skipped"):
@@ -135,10 +127,10 @@ def render_table(report: Report, top: int = 10) -> str:
         for title, ranked in (("slowest", sorted(timed, key=lambda o: -(o.latency_ms or 0))),
                               ("least efficient (FLOPs per ms)",
                                sorted([o for o in timed if o.flops], key=lambda o: o.flops / (o.latency_ms or 1)))):
-            rows = [[f"{o.subgraph}:{o.index}", o.op_type, _clip(o.name, 36), f"{o.latency_ms:.4f}",
+            rows = [[f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, 36), f"{o.latency_ms:.4f}",
                      human(o.flops), f"{human_unit(o.flops / (o.latency_ms / 1e3), 'FLOP/s')}"] for o in ranked[:5]]
             if rows:
-                out += [f"  {title}:"] + ["    " + line for line in _table(
+                out += [f"  {title}:"] + ["    " + line for line in text_table(
                     ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
 
     if report.roofline:
@@ -160,7 +152,7 @@ def render_table(report: Report, top: int = 10) -> str:
                  "-" if r["achieved_flops_per_s"] is None else f"{human_unit(r['achieved_flops_per_s'], 'FLOP/s')}",
                  "-" if r["fraction_of_roof"] is None else
                  f"{100 * r['fraction_of_roof']:.1f}%{'*' if r.get('above_roof') else ''}"] for r in ranked]
-        out += ["  " + line for line in _table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
+        out += ["  " + line for line in text_table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
                                                rows, [False, False, True, False, True, True, True])]
         if rl.get("above_roof"):
             out.append(f"  * {rl['above_roof']} op(s) {rl.get('above_roof_note', 'above 100% of roof')}")
@@ -176,6 +168,3 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["", "Warnings"] + [f"  ! {w}" for w in report.warnings]
     return "\n".join(out) + "\n"
 
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
