@@ -29,12 +29,11 @@ from .memory import analyze_memory
 from .model import Model, Subgraph, load_model
 from .ops import lookup
 from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, Cost, OpContext,
-                           OpSpec, join_notes as _join)
+                           OpSpec, Shape, join_notes as _join)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
-from .ops.registry import Shape
 from .units import FLOAT_DTYPES
 
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",

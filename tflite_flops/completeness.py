@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 
+def formula_errors(report: Any) -> int:
+    """Per-inference ops whose cost formula raised (status ``error``): counted as nothing."""
+    return sum(1 for o in report.ops if o.status == "error" and o.phase == "inference")
+
+
 def partial_note(report: Any) -> str | None:
     """``"partial totals: ..."`` when ``report.totals`` is not complete, else None."""
     t = report.totals
@@ -19,6 +24,7 @@ def partial_note(report: Any) -> str | None:
     unresolved = int(getattr(t, "unresolved_ops", 0) or 0)
     uncounted = int(sum(report.unsupported.values()))
     opaque = int(getattr(t, "opaque_ops", 0) or 0)
+    errors = formula_errors(report)
     parts = []
     if unresolved:
         parts.append(f"{unresolved} op(s) with unresolved shapes, costed at stored or placeholder shapes")
@@ -26,6 +32,8 @@ def partial_note(report: Any) -> str | None:
         parts.append(f"{uncounted} op(s) not counted")
     if opaque:
         parts.append(f"{opaque} accelerator-compiled op(s) whose inner ops are not visible")
+    if errors:
+        parts.append(f"{errors} op(s) whose cost formula raised")
     return "partial totals: " + " and ".join(parts or ["some ops are not costed"]) + "; the real totals differ"
 
 
@@ -37,7 +45,8 @@ def latency_flag(latency: Any) -> str | None:
 
 
 def strict_problems(report: Any) -> list[str]:
-    """What ``--strict`` refuses in a finished report: uncounted ops, partial totals, skipped latency."""
+    """What ``--strict`` refuses in a finished report: uncounted ops (no formula, a formula that
+    raised, accelerator-compiled), partial totals, skipped latency."""
     problems = []
     if report.unsupported:
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
@@ -48,6 +57,9 @@ def strict_problems(report: Any) -> list[str]:
     opaque = int(getattr(report.totals, "opaque_ops", 0) or 0)
     if opaque:
         problems.append(f"{opaque} op(s) compiled for an accelerator hide their work")
+    errors = formula_errors(report)
+    if errors:
+        problems.append(f"{errors} op(s) not counted because their cost formula raised")
     skipped = (report.latency or {}).get("skipped")
     if skipped:
         problems.append(f"latency skipped: {skipped}")
