@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import tflite_flops
-from tflite_flops.report import Report, TensorSummary
+from tflite_flops.report import LatencyStats, Report, Roofline, TensorSummary, Throughput
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 HOSTILE = "<script>alert(1)</script>"
@@ -44,8 +44,9 @@ def measured_report() -> Report:
                 for o in r.ops)
     from tflite_flops.roofline import classify
 
-    timed = dataclasses.replace(r, ops=ops, latency=dict(LATENCY), throughput=dict(THROUGHPUT))
-    return classify(timed, dict(ROOFLINE))  # fills report.roofline: peaks + per-op intensity and bound
+    timed = dataclasses.replace(r, ops=ops, latency=LatencyStats(**LATENCY),
+                                throughput=Throughput(**THROUGHPUT))
+    return classify(timed, Roofline(**ROOFLINE))  # fills report.roofline: peaks + per-op intensity and bound
 
 
 def sweep_data() -> dict:

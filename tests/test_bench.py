@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tflite_flops.bench import BenchSettings, percentile, summarize_ms, throughput, time_invokes
-from tflite_flops.report import Totals
+from tflite_flops.report import LatencyStats, Totals
 
 
 class FakeClock:
@@ -60,11 +60,11 @@ def test_throughput_from_the_median():
     totals = Totals(macs=1_000_000, flops=2_100_000,
                     by_precision={"int8": {"macs": 1_000_000, "flops": 2_000_000, "ops": 3},
                                   "float32": {"macs": 0, "flops": 100_000, "ops": 2}})
-    tp = throughput(totals, {"median_ms": 2.0})
-    assert tp["inferences_per_s"] == 500.0
-    assert tp["flops_per_s"] == 2_100_000 / 0.002
-    assert tp["macs_per_s"] == 1_000_000 / 0.002
-    assert tp["int_ops_per_s"] == 2_000_000 / 0.002 and tp["float_flops_per_s"] == 100_000 / 0.002
+    tp = throughput(totals, LatencyStats(median_ms=2.0))
+    assert tp.inferences_per_s == 500.0
+    assert tp.flops_per_s == 2_100_000 / 0.002
+    assert tp.macs_per_s == 1_000_000 / 0.002
+    assert tp.int_ops_per_s == 2_000_000 / 0.002 and tp.float_flops_per_s == 100_000 / 0.002
 
 
 @pytest.mark.parametrize("dtype, lo, hi", [(np.float32, -0.5, 0.5), (np.int8, -127, 127), (np.uint8, 0, 254),

@@ -12,6 +12,7 @@ from render_helpers import LATENCY, sample_report
 from tflite_flops.budget import (_parse_simple_toml, add_budget_arguments, budget_exit_code, budget_limits,
                                  check_budget, load_budget_file)
 from tflite_flops.errors import InputSpecError
+from tflite_flops.report import LatencyStats
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def test_suffixes_and_messages(report):
 
 def test_latency_limit(report):
     assert report.check_budget(max_latency_ms=5) == ["latency_ms not measured (limit 5 ms; run with --latency)"]
-    timed = report.with_latency(dict(LATENCY), None)  # median 0.2 ms
+    timed = report.with_latency(LatencyStats(**LATENCY), None)  # median 0.2 ms
     assert timed.check_budget(max_latency_ms=0.25) == []
     assert timed.check_budget(max_latency_ms="0.1") == ["latency_ms 0.200 > 0.1"]
 

@@ -16,7 +16,7 @@ from render_helpers import LATENCY, SAMPLES, THROUGHPUT
 from tflite_flops.compare import (COMPARE_RENDERERS, compare_format_for_path, compare_reports, match_ops,
                                   render_comparison)
 from tflite_flops.errors import OutputFormatError
-from tflite_flops.report import OpRecord
+from tflite_flops.report import LatencyStats, OpRecord, Throughput
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,9 @@ def test_matching_by_type_and_position():
 
 def test_latency_rows_appear_when_measured(pair):
     a, b = pair
-    fast = dict(LATENCY, median_ms=0.1)
-    c = compare_reports(a.with_latency(dict(LATENCY), dict(THROUGHPUT)), b.with_latency(fast, dict(THROUGHPUT)))
+    fast = LatencyStats(**dict(LATENCY, median_ms=0.1))
+    c = compare_reports(a.with_latency(LatencyStats(**LATENCY), Throughput(**THROUGHPUT)),
+                        b.with_latency(fast, Throughput(**THROUGHPUT)))
     totals = {m.key: m for m in c.totals}
     assert totals["latency.median_ms"].ratio == pytest.approx(0.5)
     assert "throughput.flops_per_s" in totals

@@ -37,7 +37,7 @@ def test_join_by_output_name(name):
     by_name = {o.name: o for o in report.ops}
     assert by_name["cnn_1/up_1/conv_transpose1"].latency_ms == 0.377
     assert all(o.latency_ms is not None for o in report.ops)
-    assert report.latency["per_op_sum_ms"] == pytest.approx(1.408)  # 0.412+0.101+…+0.006
+    assert report.latency.per_op_sum_ms == pytest.approx(1.408)  # 0.412+0.101+…+0.006
 
 
 def test_csv_names_with_commas_and_delegate_rows():
@@ -48,7 +48,7 @@ def test_csv_names_with_commas_and_delegate_rows():
     rows = parse_profile(text)
     assert rows[0].name == "[a, b]:0"
     report = join_profile(tflite_flops.analyze(CNN), rows)
-    assert report.latency["unmatched_rows"] == ["TfLiteXNNPackDelegate [[a, b]:0] 0.900 ms"]
+    assert report.latency.unmatched_rows == ("TfLiteXNNPackDelegate [[a, b]:0] 0.900 ms",)
     assert any("matched no op" in w for w in report.warnings)
 
 

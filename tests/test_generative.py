@@ -153,7 +153,7 @@ def test_tokens_per_second_with_an_injected_clock():
     pre, dec = measured.signatures["prefill"], measured.signatures["decode"]
     # Each timed call spans one clock step: 1 ms. Prefill: 16 tokens / 1 ms = 16,000 tokens/s and the
     # first token after one prefill call, 1 ms; decode: 1 token / 1 ms = 1,000 tokens/s.
-    assert pre.latency["median_ms"] == dec.latency["median_ms"] == 1.0
+    assert pre.latency.median_ms == dec.latency.median_ms == 1.0
     assert pre.tokens.tokens_per_s == 16_000.0 and pre.tokens.time_to_first_token_ms == 1.0
     assert dec.tokens.tokens_per_s == 1_000.0 and dec.tokens.time_to_first_token_ms is None
     assert Report.from_json(measured.to_json()) == measured

@@ -197,8 +197,11 @@ def test_partial_totals_and_skipped_latency_show_in_the_browser(tmp_path):
     from render_helpers import SAMPLES
 
     report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite", batch=3)
-    report = dataclasses.replace(report, latency={"skipped": "the litert runtime failed in invoke(): Node number 7 "
-                                                              "(TRANSPOSE_CONV) failed to invoke.", "runtime": "litert"})
+    from tflite_flops.report import LatencyStats
+
+    report = dataclasses.replace(report, latency=LatencyStats(
+        skipped="the litert runtime failed in invoke(): Node number 7 (TRANSPOSE_CONV) failed to invoke.",
+        runtime="litert"))
     dom = _dom(tmp_path, render_html(report), selftest=True)
     assert _body_attrs(dom).get("data-selftest") == "pass"
     notes = _section(dom, "notes")

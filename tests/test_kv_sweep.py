@@ -31,7 +31,7 @@ def decode_macs(s: int) -> int:
 def test_one_signature_per_length():
     result = kv_sweep(KV_MODEL, [32, 64, 128])
     # 81,920 + 256·32 = 90,112; + 256·64 = 98,304; + 256·128 = 114,688
-    assert [p.totals["macs"] for p in result.points] == [decode_macs(s) for s in (32, 64, 128)] == [
+    assert [p.totals.macs for p in result.points] == [decode_macs(s) for s in (32, 64, 128)] == [
         90_112, 98_304, 114_688]
     law = result.fit.laws["macs"]
     assert law.formula == "MACs = 256·S + 81,920" and law.exact and law.verified
@@ -39,17 +39,17 @@ def test_one_signature_per_length():
     assert "S=32: decode_kv32, S=64: decode_kv64, S=128: decode_kv128" in result.fit.notes[0]
     assert "256 MACs per cache slot per step" in result.fit.notes[1]
     # int8 weights with float activations: the projections run as hybrid kernels
-    assert result.points[0].totals["flops_by_precision"]["hybrid"] > 0
+    assert result.points[0].totals.flops_by_precision["hybrid"] > 0
 
 
 def test_dynamic_cache_dim():
     result = kv_sweep(KV_MODEL, [32, 256, 1024])  # 256 and 1024 have no signature of their own
-    assert [p.totals["macs"] for p in result.points] == [decode_macs(s) for s in (32, 256, 1024)]
+    assert [p.totals.macs for p in result.points] == [decode_macs(s) for s in (32, 256, 1024)]
     assert result.points[2].input_shapes["kv_cache_k_0"] == (1, 1024, 4, 16)
     assert result.fit.laws["macs"].formula == "MACs = 256·S + 81,920"
     assert "dynamic cache dim of signature 'decode'" in result.fit.notes[0]
     # the dynamic graph and the one compiled for 32 slots do the same arithmetic at S = 32
-    assert result.points[0].totals["macs"] == kv_sweep(KV_MODEL, [32, 64]).points[0].totals["macs"]
+    assert result.points[0].totals.macs == kv_sweep(KV_MODEL, [32, 64]).points[0].totals.macs
     assert all(p.shapes_resolved for p in result.points)
 
 
@@ -85,5 +85,5 @@ def test_decode_tokens_per_second_per_length():
     result = kv_sweep(KV_MODEL, [32, 1024], measure=measure)  # a signature point and a dynamic-dim point
     for p in result.points:
         # each call spans one 2 ms step: 1 token / 2 ms = 500 tokens/s
-        assert p.latency["median_ms"] == 2.0 and p.throughput["tokens_per_s"] == 500.0
+        assert p.latency.median_ms == 2.0 and p.throughput.tokens_per_s == 500.0
     assert "tokens/s" in render_sweep(result) and "500.0" in render_sweep(result)

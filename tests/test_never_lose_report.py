@@ -102,7 +102,7 @@ def test_library_add_latency_skips_instead_of_raising():
 
     report = tflite_flops.analyze(CNN, batch=3)
     out = add_latency(report, CNN, RuntimeSettings(xnnpack=False), BenchSettings(2, 1), progress=False)
-    assert out.totals == report.totals and "Node number 7" in out.latency["skipped"]
+    assert out.totals == report.totals and "Node number 7" in out.latency.skipped
     assert out.warnings[-1].startswith("latency skipped: ")
 
 

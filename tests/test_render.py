@@ -15,7 +15,7 @@ import pytest
 
 from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
 from tflite_flops.errors import OutputFormatError
-from tflite_flops.report import Report
+from tflite_flops.report import LatencyStats, Report
 from tflite_flops.render import RENDERERS, format_for_path, formats, render
 from tflite_flops.render.html import render_html, render_sweep_html, script_json
 from tflite_flops.render.markdown import render_markdown
@@ -158,7 +158,8 @@ def test_html_sections_follow_the_data():
         assert f'id="{sec}"' in rich
     assert "Per-op latency versus FLOPs" in rich and "Achieved GFLOP/s" in rich
     assert rich.count("<svg") == 3 + 1 + 3 + 1  # + latency scatter, 3 sweep charts, roofline
-    skipped = dataclasses.replace(sample_report(), latency={"skipped": "model needs Flex ops", "runtime": "litert"})
+    skipped = dataclasses.replace(sample_report(), latency=LatencyStats(skipped="model needs Flex ops",
+                                                                                     runtime="litert"))
     assert "model needs Flex ops" in render_html(skipped)
 
 

@@ -127,3 +127,21 @@ def test_report_module_imports_no_renderer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
     assert not hasattr(Report, "to_csv")
+
+
+def test_measured_records_keep_their_json_keys_in_order():
+    """A measured record lists only the fields that were set, in the order of the JSON files."""
+    from tflite_flops.report import LatencyStats, Roofline, Throughput
+
+    skipped = {"skipped": "no runtime", "runtime": "litert"}
+    assert list(LatencyStats.from_dict(skipped).to_dict()) == ["skipped", "runtime"]
+    per_op = {"runtime": "litert", "median_ms": 0.0, "input_shapes": [[1, 2]], "per_op_sum_ms": 1.0,
+              "per_op_timed": 3, "per_op_not_timed": 0, "per_op_vs_whole": None, "per_op_note": "n"}
+    assert LatencyStats.from_dict(per_op).to_dict() == per_op  # per_op_vs_whole stays, null
+    assert list(LatencyStats.from_dict(per_op).to_dict()) == list(per_op)
+    newer = {"median_ms": 1.0, "from_a_newer_version": [1]}
+    assert LatencyStats.from_dict(newer).to_dict() == newer  # kept, not lost
+    assert Throughput.from_dict({}).to_dict() == {}
+    rl = {"peak_flops_per_s": 1.0, "peak_bytes_per_s": 2.0, "ridge_intensity": 0.5, "ops": [],
+          "counts": {"compute": 0, "memory": 0}, "above_roof": 0}
+    assert Roofline.from_dict(rl).to_dict() == rl

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import tflite_flops
+from tflite_flops.report import Roofline
 from tflite_flops.roofline import classify
 
 CNN = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite"
@@ -16,18 +17,18 @@ CNN = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tfli
 def test_classify_with_given_peaks():
     report = tflite_flops.analyze(CNN)
     # a machine of 100 GFLOP/s and 10 GB/s: ridge at 10 FLOP/byte
-    peaks = {"peak_flops_per_s": 100e9, "peak_bytes_per_s": 10e9, "ridge_intensity": 10.0}
+    peaks = Roofline(peak_flops_per_s=100e9, peak_bytes_per_s=10e9, ridge_intensity=10.0)
     stem = report.ops[0]  # CONV_2D 3x3x3 -> 16, 229,376 FLOPs over 14,080 + 16,384 bytes
     timed = replace(report, ops=(replace(stem, latency_ms=0.01),) + report.ops[1:])
     out = classify(timed, peaks)
-    row = next(r for r in out.roofline["ops"] if r["index"] == 0)
-    assert row["intensity"] == pytest.approx(229_376 / (14_080 + 16_384))  # 7.53 FLOP/byte < ridge
-    assert row["bound"] == "memory"
-    assert row["roof_flops_per_s"] == pytest.approx(row["intensity"] * 10e9)
-    assert row["achieved_flops_per_s"] == pytest.approx(229_376 / 1e-5)
-    assert row["fraction_of_roof"] == pytest.approx(row["achieved_flops_per_s"] / row["roof_flops_per_s"])
-    counts = out.roofline["counts"]
-    assert counts["compute"] + counts["memory"] == len(out.roofline["ops"])
+    row = next(r for r in out.roofline.ops if r.index == 0)
+    assert row.intensity == pytest.approx(229_376 / (14_080 + 16_384))  # 7.53 FLOP/byte < ridge
+    assert row.bound == "memory"
+    assert row.roof_flops_per_s == pytest.approx(row.intensity * 10e9)
+    assert row.achieved_flops_per_s == pytest.approx(229_376 / 1e-5)
+    assert row.fraction_of_roof == pytest.approx(row.achieved_flops_per_s / row.roof_flops_per_s)
+    counts = out.roofline.counts
+    assert counts.compute + counts.memory == len(out.roofline.ops)
     assert tflite_flops.Report.from_json(out.to_json()) == out
 
 
@@ -38,9 +39,9 @@ def test_measured_peaks_are_positive_and_classify():
     from tflite_flops.runtime import RuntimeSettings
 
     peaks = measure_peaks(RuntimeSettings("litert", 1, True), BenchSettings(runs=3, warmup=1))
-    assert peaks["peak_flops_per_s"] > 1e8 and peaks["peak_bytes_per_s"] > 1e7
+    assert peaks.peak_flops_per_s > 1e8 and peaks.peak_bytes_per_s > 1e7
     out = classify(tflite_flops.analyze(CNN), peaks)
-    assert {r["bound"] for r in out.roofline["ops"]} <= {"compute", "memory"}
+    assert {r.bound for r in out.roofline.ops} <= {"compute", "memory"}
 
 
 def test_above_roof_is_explained_and_counts_agree_with_the_table():
@@ -49,19 +50,19 @@ def test_above_roof_is_explained_and_counts_agree_with_the_table():
     from tflite_flops.render.table import render_table
 
     report = tflite_flops.analyze(CNN)
-    peaks = {"peak_flops_per_s": 100e9, "peak_bytes_per_s": 10e9, "ridge_intensity": 10.0}
+    peaks = Roofline(peak_flops_per_s=100e9, peak_bytes_per_s=10e9, ridge_intensity=10.0)
     add = next(o for o in report.ops if o.op_type == "ADD")  # 4,096 FLOPs over 3 · 16 KiB: 0.083 FLOP/byte
     ops = tuple(replace(o, latency_ms=1e-5) if o is add else replace(o, latency_ms=1.0) for o in report.ops)
     out = classify(replace(report, ops=ops), peaks)
-    row = next(r for r in out.roofline["ops"] if r["op_type"] == "ADD")
+    row = next(r for r in out.roofline.ops if r.op_type == "ADD")
     # roof 0.0833 · 10 GB/s = 833 MFLOP/s; achieved 4,096 / 10 ns = 409.6 GFLOP/s
-    assert row["fraction_of_roof"] > 1 and row["above_roof"] is True
-    assert out.roofline["above_roof"] == 1 and "CPU caches" in out.roofline["above_roof_note"]
-    assert sum(r["above_roof"] for r in out.roofline["ops"]) == 1
+    assert row.fraction_of_roof > 1 and row.above_roof is True
+    assert out.roofline.above_roof == 1 and "CPU caches" in out.roofline.above_roof_note
+    assert sum(r.above_roof for r in out.roofline.ops) == 1
     table = render_table(out, top=4)
-    counts = out.roofline["counts"]
-    n = len(out.roofline["ops"])
-    assert f"{counts['compute']} compute-bound op(s), {counts['memory']} memory-bound, of {n}; the 4 fastest" in table
+    counts = out.roofline.counts
+    n = len(out.roofline.ops)
+    assert f"{counts.compute} compute-bound op(s), {counts.memory} memory-bound, of {n}; the 4 fastest" in table
     lines = table[table.index("Roofline ("):].splitlines()
     shown = [line for line in lines[4:8]]
     head = lines[1]

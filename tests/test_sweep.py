@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tflite_flops.errors import InputSpecError, ShapeError
+from tflite_flops.report import LatencyStats, Throughput
 from tflite_flops.sweep import (PointSpec, SweepPoint, Variable, fit_law, make_points, parse_batches, render_sweep,
                                 sweep)
 
@@ -101,7 +102,7 @@ def test_make_points_cross_product_and_batches():
 def test_sweep_fcn_over_h_and_w():
     shapes = ["1x64x64x3", "1x128x96x3", "image=1x224x224x3", "0=1x32x48x3"]
     result = sweep(FCN, make_points(shapes))
-    macs = [p.totals["macs"] for p in result.points]
+    macs = [p.totals.macs for p in result.points]
     assert macs == [176 * 64 * 64, 176 * 128 * 96, 176 * 224 * 224, 176 * 32 * 48]  # 720,896 ... 270,336
     assert [p.input_shapes["image"] for p in result.points] == [(1, 64, 64, 3), (1, 128, 96, 3),
                                                                 (1, 224, 224, 3), (1, 32, 48, 3)]
@@ -111,8 +112,8 @@ def test_sweep_fcn_over_h_and_w():
     assert fit.laws["params"].formula == "params = 1,596 (constant)"
     for p in result.points:  # the law reproduces every point
         values = [p.input_shapes["image"][1], p.input_shapes["image"][2]]
-        assert fit.laws["flops"].predict(values) == p.totals["flops"]
-        assert sum(p.totals["flops_by_precision"].values()) == p.totals["flops"]
+        assert fit.laws["flops"].predict(values) == p.totals.flops
+        assert sum(p.totals.flops_by_precision.values()) == p.totals.flops
 
 
 def test_sweep_square_sizes_merge_h_and_w():
@@ -131,7 +132,7 @@ def test_sweep_batch_and_size_together():
 
 def test_sweep_batch_is_linear_on_a_batch_agnostic_model():
     result = sweep(MLP, make_points(None, [1, 2, 4, 8]))
-    assert [p.totals["macs"] for p in result.points] == [17_024 * b for b in (1, 2, 4, 8)]
+    assert [p.totals.macs for p in result.points] == [17_024 * b for b in (1, 2, 4, 8)]
     law = result.fit.laws["macs"]
     assert law.formula == "MACs = 17,024·B" and law.verified
     assert result.fit.laws["params"].formula == "params = 17,024 (constant)"
@@ -155,11 +156,11 @@ def test_measure_hook_is_called_once_per_point():
 
     def measure(point: SweepPoint):
         seen.append(point.input_shapes["features"])
-        return {"median_ms": float(point.input_shapes["features"][0])}, {"inferences_per_s": 1.0}
+        return LatencyStats(median_ms=float(point.input_shapes["features"][0])), Throughput(inferences_per_s=1.0)
 
     result = sweep(MLP, make_points(None, [1, 3]), measure=measure)
     assert seen == [(1, 64), (3, 64)]
-    assert [p.latency for p in result.points] == [{"median_ms": 1.0}, {"median_ms": 3.0}]
+    assert [p.latency for p in result.points] == [LatencyStats(median_ms=1.0), LatencyStats(median_ms=3.0)]
     assert result.to_dict()["points"][1]["throughput"] == {"inferences_per_s": 1.0}
 
 

@@ -112,21 +112,25 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "arena_bytes": report.memory.arena_bytes if report.memory is not None else "",
         "tflm_arena_bytes": report.memory.tflm_arena_bytes if report.memory is not None else "",
         "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
-        "warnings": len(report.warnings), "latency_skipped": (report.latency or {}).get("skipped") or "",
-        "latency_median_ms": (report.latency or {}).get("median_ms", ""),
-        "inferences_per_s": (report.throughput or {}).get("inferences_per_s", ""),
+        "warnings": len(report.warnings), "latency_skipped": _get(report.latency, "skipped"),
+        "latency_median_ms": _get(report.latency, "median_ms"),
+        "inferences_per_s": _get(report.throughput, "inferences_per_s"),
         "seconds": round(time.perf_counter() - start, 3),
     }
-    if row["latency_median_ms"] is None:
-        row["latency_median_ms"] = ""
     return row
+
+
+def _get(record: Any, name: str) -> Any:
+    """A measured figure of a row: '' when not measured (no record, or the field is None)."""
+    value = getattr(record, name, None)
+    return "" if value is None else value
 
 
 def _row_note(report: Any) -> str:
     """Why a row is partial or has no latency: one line, or ''."""
     from .completeness import partial_note
 
-    skipped = (report.latency or {}).get("skipped")
+    skipped = report.latency.skipped if report.latency is not None else None
     return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}") if n)
 
 

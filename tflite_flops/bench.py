@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import RuntimeUnavailableError
+from .report import LatencyStats, Throughput
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
                       runtime_message, runtime_version)
 from .units import FLOAT_PRECISIONS
@@ -82,11 +83,11 @@ def peak_rss_mb() -> float:
 def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]], runtime: RuntimeSettings,
                   bench: BenchSettings, inputs: Mapping[str, Any] | None = None, clock: Clock = time.perf_counter_ns,
                   progress: Callable[[int, int], None] | None = None,
-                  input_names: Mapping[int, Sequence[str]] | None = None) -> dict[str, Any]:
+                  input_names: Mapping[int, Sequence[str]] | None = None) -> LatencyStats:
     """Load, resize to ``input_shapes`` (by input position), allocate, fill and time a model.
 
     ``input_names`` adds names ``inputs`` may use per input position (the report's names).
-    Returns the ``latency`` dict of the report (keys of the JSON contract plus environment).
+    Returns the report's ``latency``: the statistics plus the environment.
     Raises RuntimeUnavailableError when the runtime is missing or cannot load, prepare or run the
     model (a kernel failing inside ``invoke()`` included), or ``inputs`` do not fit the inputs.
     """
@@ -105,23 +106,23 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
     stats = summarize_ms(samples)
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]
-    return {
-        "runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
-        "threads": runtime.threads, "xnnpack": runtime.xnnpack, "runs": len(samples), "warmup": bench.warmup,
-        "init_ms": init_ms, "first_ms": first_ms, **stats,
-        "peak_rss_added_mb": max(peak_rss_mb() - rss_before, 0.0),
-        "input_shapes": shapes, "cpu": cpu_model(), "python": platform.python_version(),
-    }
+    return LatencyStats(
+        runtime=runtime.runtime, runtime_version=runtime_version(runtime.runtime),
+        threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
+        init_ms=init_ms, first_ms=first_ms, **stats,
+        peak_rss_added_mb=max(peak_rss_mb() - rss_before, 0.0),
+        input_shapes=tuple(tuple(s) for s in shapes), cpu=cpu_model(), python=platform.python_version())
 
 
-def throughput(totals: Any, latency: Mapping[str, Any]) -> dict[str, float]:
-    """FLOP/s, MAC/s and inferences/s from the median latency; float FLOP/s and integer OP/s apart."""
-    seconds = latency["median_ms"] / 1e3
+def throughput(totals: Any, latency: LatencyStats) -> Throughput:
+    """FLOP/s, MAC/s and inferences/s from the median latency; float FLOP/s and integer OP/s apart
+    (no rate at all when the median is 0)."""
+    seconds = latency.median_ms / 1e3
     if seconds <= 0:
-        return {}
+        return Throughput()
     by_prec = totals.by_precision
     float_flops = sum(v["flops"] for k, v in by_prec.items() if k in FLOAT_PRECISIONS)
     int_ops = sum(v["flops"] for k, v in by_prec.items() if k not in FLOAT_PRECISIONS)
-    return {"flops_per_s": totals.flops / seconds, "macs_per_s": totals.macs / seconds,
-            "inferences_per_s": 1.0 / seconds, "float_flops_per_s": float_flops / seconds,
-            "int_ops_per_s": int_ops / seconds}
+    return Throughput(flops_per_s=totals.flops / seconds, macs_per_s=totals.macs / seconds,
+                      inferences_per_s=1.0 / seconds, float_flops_per_s=float_flops / seconds,
+                      int_ops_per_s=int_ops / seconds)

@@ -95,7 +95,7 @@ def check_budget(report: Any, *, max_macs: int | str | None = None, max_flops: i
         limit = _limit_value(key, raw)
         what = LIMITS[key][0]
         if what == "latency_ms":
-            median = (report.latency or {}).get("median_ms")
+            median = report.latency.median_ms if report.latency is not None else None
             if median is None:
                 out.append(f"latency_ms not measured (limit {limit:g} ms; run with --latency)")
             elif median > limit:

@@ -133,14 +133,14 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              *_memory_rows(a, b),
              MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
-    la, lb = a.latency or {}, b.latency or {}
     for key, label in (("median_ms", "Latency median"), ("p90_ms", "Latency p90"), ("min_ms", "Latency min")):
-        if la.get(key) is not None or lb.get(key) is not None:
-            rows.append(MetricDelta(f"latency.{key}", label, la.get(key), lb.get(key), "ms"))
-    pa, pb = a.throughput or {}, b.throughput or {}
+        va, vb = getattr(a.latency, key, None), getattr(b.latency, key, None)  # None: not measured
+        if va is not None or vb is not None:
+            rows.append(MetricDelta(f"latency.{key}", label, va, vb, "ms"))
     for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
-        if pa.get(key) is not None or pb.get(key) is not None:
-            rows.append(MetricDelta(f"throughput.{key}", label, pa.get(key), pb.get(key), "rate"))
+        va, vb = getattr(a.throughput, key, None), getattr(b.throughput, key, None)
+        if va is not None or vb is not None:
+            rows.append(MetricDelta(f"throughput.{key}", label, va, vb, "rate"))
     return rows
 
 
@@ -274,7 +274,7 @@ def side_notes(report: Report) -> list[str]:
     """Partial totals, skipped or inconsistent latency of one side, one sentence each."""
     from .completeness import latency_flag, partial_note
 
-    skipped = (report.latency or {}).get("skipped")
+    skipped = report.latency.skipped if report.latency is not None else None
     return [n for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
                         latency_flag(report.latency)) if n]
 

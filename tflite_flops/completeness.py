@@ -39,9 +39,9 @@ def partial_note(report: Any) -> str | None:
 
 def latency_flag(latency: Any) -> str | None:
     """The warning to print next to a latency figure taken on a graph with inconsistent shapes."""
-    if not latency or latency.get("shapes_consistent", True):
+    if latency is None or latency.shapes_consistent is not False:
         return None
-    return str(latency.get("shape_warning") or "timed a graph whose shapes are inconsistent")
+    return str(latency.shape_warning or "timed a graph whose shapes are inconsistent")
 
 
 def strict_problems(report: Any) -> list[str]:
@@ -60,7 +60,7 @@ def strict_problems(report: Any) -> list[str]:
     errors = formula_errors(report)
     if errors:
         problems.append(f"{errors} op(s) not counted because their cost formula raised")
-    skipped = (report.latency or {}).get("skipped")
+    skipped = report.latency.skipped if report.latency is not None else None
     if skipped:
         problems.append(f"latency skipped: {skipped}")
     return problems

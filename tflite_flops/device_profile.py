@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from .errors import ModelFormatError
-from .report import Report
+from .report import LatencyStats, Report
 
 _BANNER = re.compile(r"^=+\s*(.*?)\s*=+\s*$")
 _SUBGRAPH = re.compile(r"Subgraph \(index:\s*(\d+)")
@@ -135,14 +135,12 @@ def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benc
         records[pos] = replace(records[pos], latency_ms=row.avg_ms)
     matched = [records[i] for i in sorted(taken)]
     total = sum(r.avg_ms for r in rows)
-    latency = dict(report.latency or {})
-    latency.update({
-        "source": source, "per_op_sum_ms": sum(r.latency_ms or 0.0 for r in matched),
-        "per_op_timed": len(matched), "profile_rows": len(rows), "profile_total_ms": total,
-        "unmatched_rows": [f"{r.node_type} [{r.name}] {r.avg_ms:.3f} ms" for r in unmatched],
-        "per_op_note": ("device per-op averages from benchmark_model; rows of delegate partitions "
-                        "(e.g. TfLiteXNNPackDelegate) cover several ops and are listed as unmatched"),
-    })
+    latency = replace(
+        report.latency or LatencyStats(), source=source, per_op_sum_ms=sum(r.latency_ms or 0.0 for r in matched),
+        per_op_timed=len(matched), profile_rows=len(rows), profile_total_ms=total,
+        unmatched_rows=tuple(f"{r.node_type} [{r.name}] {r.avg_ms:.3f} ms" for r in unmatched),
+        per_op_note=("device per-op averages from benchmark_model; rows of delegate partitions "
+                     "(e.g. TfLiteXNNPackDelegate) cover several ops and are listed as unmatched"))
     warnings = report.warnings
     if unmatched:
         warnings = warnings + (f"{len(unmatched)} profile row(s) matched no op (delegate partitions or a different "

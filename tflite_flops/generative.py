@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import InputSpecError
 from .model import Model, Signature
-from .report import Report, SignatureReport, TensorSummary, TokenFigures
+from .report import LatencyStats, Report, SignatureReport, TensorSummary, TokenFigures
 from .units import tensor_bytes
 
 ROLES = ("prefill", "decode")
@@ -246,8 +246,8 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
             warnings.append(f"signature {key}: latency skipped: {exc}")
             continue
         tokens = sig.tokens
-        if tokens is not None and latency["median_ms"] > 0:
-            median = latency["median_ms"]
+        if tokens is not None and latency.median_ms > 0:
+            median = latency.median_ms
             tokens = dataclasses.replace(
                 tokens, latency_ms=median, tokens_per_s=tokens.tokens / (median / 1e3),
                 time_to_first_token_ms=median if tokens.role == "prefill" else None)
@@ -256,8 +256,8 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
 
 
 def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes: Mapping[str, Any] | None = None,
-                   clock: Any = None) -> dict[str, Any]:
-    """Time calls of one signature's runner; the latency dict (harness statistics and the environment).
+                   clock: Any = None) -> LatencyStats:
+    """Time calls of one signature's runner: the harness statistics and the environment.
 
     Args:
         interpreter: a loaded interpreter (:func:`tflite_flops.runtime.make_interpreter`).
@@ -282,10 +282,10 @@ def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes:
     except (ValueError, RuntimeError, KeyError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime cannot run signature {key!r}: {first}") from exc
-    return {"runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
-            "threads": runtime.threads, "xnnpack": runtime.xnnpack, "runs": len(samples), "warmup": bench.warmup,
-            "first_ms": first_ms, **summarize_ms(samples),
-            "method": "signature runner call (inputs in, invoke, outputs out)"}
+    return LatencyStats(runtime=runtime.runtime, runtime_version=runtime_version(runtime.runtime),
+                        threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
+                        first_ms=first_ms, **summarize_ms(samples),
+                        method="signature runner call (inputs in, invoke, outputs out)")
 
 
 def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:

@@ -19,12 +19,14 @@ signature runner (:func:`tflite_flops.generative.time_signature`) and gets decod
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Callable, Sequence
 
 from .errors import InputSpecError
 from .generative import cache_inputs, kv_length, signature_roles
 from .model import Model, Signature, load_model
-from .sweep import FIT_METRICS, Fit, PointSpec, SweepPoint, SweepResult, Variable, _point, fit_law
+from .report import LatencyStats, Throughput
+from .sweep import FIT_METRICS, Fit, PointSpec, SweepPoint, SweepResult, Variable, fit_law, point_of
 
 KV_METRICS = {**FIT_METRICS, "bytes_read": "bytes read"}
 
@@ -41,7 +43,7 @@ def parse_lengths(text: str) -> list[int]:
 
 
 def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str | None = None,
-             measure: Callable[[SweepPoint, str], tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] | None = None,
+             measure: Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]] | None = None,
              strict: bool = False, while_trips: int = 1) -> SweepResult:
     """Analyze the decode step at every KV length in ``lengths`` and fit the scaling law in S.
 
@@ -63,11 +65,10 @@ def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str 
     out = []
     for length, key, shapes in plan:
         report = analyze(parsed, signature=key, input_shapes=shapes or None, strict=strict, while_trips=while_trips)
-        point = _point(PointSpec(shapes), report)
+        point = point_of(PointSpec(shapes), report)
         if measure is not None:
             latency, throughput = measure(point, key)
-            point = SweepPoint(point.spec, point.input_shapes, point.totals, point.shapes_resolved, point.warnings,
-                               latency, throughput, report)
+            point = replace(point, latency=latency, throughput=throughput)
         out.append(point)
     return SweepResult(parsed.path or "<bytes>", tuple(out), _fit(plan, dims, how, out))
 
@@ -140,7 +141,7 @@ def _fit(plan: Plan, dims: tuple[tuple[str, int], ...], how: str, points: list[S
     if len(points) < 2:
         return None
     variable = Variable("S", dims, tuple(n for n, _, _ in plan), ("S",))
-    laws = {metric: fit_law(metric, [variable], [int(p.totals[metric]) for p in points]) for metric in KV_METRICS}
+    laws = {metric: fit_law(metric, [variable], [int(p.totals.get(metric)) for p in points]) for metric in KV_METRICS}
     notes = [f"S = KV length (cache slots); points from {how}"]
     macs = laws["macs"]
     if macs.exact and len(macs.terms) == 2 and {p for p, _ in macs.terms} == {(0,), (1,)}:
@@ -153,7 +154,7 @@ def _fit(plan: Plan, dims: tuple[tuple[str, int], ...], how: str, points: list[S
 
 
 def decode_measurer(model: str | bytes, runtime: Any, bench: Any,
-                    clock: Any = None) -> Callable[[SweepPoint, str], tuple[dict | None, dict | None]]:
+                    clock: Any = None) -> Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]]:
     """``measure(point, key) -> (latency, throughput)`` for :func:`kv_sweep`: one signature-runner timing
     per point (the caches at the point's length), throughput with decode ``tokens_per_s``."""
     from .errors import RuntimeUnavailableError
@@ -164,17 +165,17 @@ def decode_measurer(model: str | bytes, runtime: Any, bench: Any,
     parsed = load_model(model)  # O(ops): the token count of each signature
     tokens = {s.key: (token_input(parsed, s) or ("", 1))[1] for s in parsed.signatures}
 
-    def measure(point: SweepPoint, key: str) -> tuple[dict | None, dict | None]:
+    def measure(point: SweepPoint, key: str) -> tuple[LatencyStats | None, Throughput | None]:
         report = point.report
         shapes = {t.name: tuple(t.shape) for t in report.inputs} if report is not None else None
         try:
             latency = time_signature(interpreter, key, runtime, bench, shapes=shapes, clock=clock)
         except RuntimeUnavailableError as exc:
-            return {"skipped": str(exc), "runtime": runtime.runtime}, None
-        seconds = latency["median_ms"] / 1e3
+            return LatencyStats(skipped=str(exc), runtime=runtime.runtime), None
+        seconds = latency.median_ms / 1e3
         if seconds <= 0:
             return latency, None
-        return latency, {"tokens_per_s": tokens[key] / seconds, "flops_per_s": point.totals["flops"] / seconds,
-                         "inferences_per_s": 1 / seconds}
+        return latency, Throughput(tokens_per_s=tokens[key] / seconds, flops_per_s=point.totals.flops / seconds,
+                                   inferences_per_s=1 / seconds)
 
     return measure

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 
 from .bench import BenchSettings, measure_model, throughput
 from .errors import RuntimeMissingError, RuntimeUnavailableError
-from .report import Report
+from .report import LatencyStats, Report, Throughput
 from .render.text import progress_bar
 from .runtime import RuntimeSettings
 
@@ -32,7 +32,7 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
     """Measure the model at the report's input shapes and return the report with latency merged in.
 
     A missing runtime raises RuntimeMissingError. A runtime that cannot load or run the model
-    gives ``latency = {"skipped": reason}`` and a warning; the static numbers stay.
+    gives ``latency = LatencyStats(skipped=reason)`` and a warning; the static numbers stay.
     """
     try:
         latency = measure_model(model, input_positions(report), runtime, bench, inputs,
@@ -41,7 +41,7 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
     except RuntimeMissingError:
         raise
     except RuntimeUnavailableError as exc:
-        return replace(report, latency={"skipped": str(exc), "runtime": runtime.runtime},
+        return replace(report, latency=LatencyStats(skipped=str(exc), runtime=runtime.runtime),
                        warnings=report.warnings + (f"latency skipped: {exc}",))
     out = report.with_latency(shape_check(report, latency), throughput(report.totals, latency))
     if per_op:
@@ -52,31 +52,31 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:
-            out = replace(out, latency={**(out.latency or {}), "per_op_skipped": str(exc)},
+            out = replace(out, latency=replace(out.latency or LatencyStats(), per_op_skipped=str(exc)),
                           warnings=out.warnings + (f"per-op latency skipped: {exc}",))
     return out
 
 
-def shape_check(report: Report, latency: Mapping[str, Any]) -> dict[str, Any]:
+def shape_check(report: Report, latency: LatencyStats) -> LatencyStats:
     """``latency`` plus ``shapes_consistent: false`` and a ``shape_warning`` when the static shapes of the
     timed graph are not all resolved: the runtime (XNNPACK in particular) may still run such a graph,
     but what it ran is not the graph the FLOPs describe."""
-    out = dict(latency)
     unresolved = getattr(report.totals, "unresolved_ops", 0)
-    if unresolved:
-        out["shapes_consistent"] = False
-        out["shape_warning"] = (f"timed a graph whose shapes are inconsistent: {unresolved} op(s) keep stored or "
-                                "placeholder shapes at these inputs; the runtime ran it anyway, so this time "
-                                "and the FLOP/s are not those of the counted graph")
-    return out
+    if not unresolved:
+        return latency
+    return replace(latency, shapes_consistent=False,
+                   shape_warning=(f"timed a graph whose shapes are inconsistent: {unresolved} op(s) keep stored or "
+                                  "placeholder shapes at these inputs; the runtime ran it anyway, so this time "
+                                  "and the FLOP/s are not those of the counted graph"))
 
 
 def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
-                   inputs: Mapping[str, Any] | None = None) -> Callable[[Any], tuple[dict | None, dict | None]]:
+                   inputs: Mapping[str, Any] | None = None
+                   ) -> Callable[[Any], tuple[LatencyStats | None, Throughput | None]]:
     """``measure(point) -> (latency, throughput)`` for :func:`tflite_flops.sweep`: a fresh interpreter
-    per point (so warm-up follows every resize). A point the runtime cannot run gets ``{"skipped": why}``."""
+    per point (so warm-up follows every resize). A point the runtime cannot run gets ``skipped`` (why)."""
 
-    def measure(point: Any) -> tuple[dict | None, dict | None]:
+    def measure(point: Any) -> tuple[LatencyStats | None, Throughput | None]:
         report = point.report
         try:
             latency = measure_model(model, input_positions(report), runtime, bench, inputs,
@@ -85,7 +85,7 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:
-            return {"skipped": str(exc), "runtime": runtime.runtime}, None
+            return LatencyStats(skipped=str(exc), runtime=runtime.runtime), None
         return shape_check(report, latency), throughput(report.totals, latency)
 
     return measure

@@ -25,7 +25,7 @@ import numpy as np
 
 from .bench import BenchSettings, measure_model
 from .errors import RuntimeMissingError
-from .report import Report
+from .report import BoundCounts, Report, Roofline, RooflineOp
 from .runtime import RuntimeSettings
 
 FC_M, FC_K, FC_N = 256, 1024, 1024
@@ -89,26 +89,27 @@ def bandwidth_probe() -> tuple[bytes, int]:
     return blob, 3 * 4 * ADD_ELEMENTS
 
 
-def measure_peaks(runtime: RuntimeSettings, bench: BenchSettings | None = None) -> dict[str, Any]:
-    """Peak FLOP/s and bytes/s of this machine with ``runtime`` (median of timed runs)."""
+def measure_peaks(runtime: RuntimeSettings, bench: BenchSettings | None = None) -> Roofline:
+    """Peak FLOP/s and bytes/s of this machine with ``runtime`` (median of timed runs): a
+    :class:`~tflite_flops.report.Roofline` without ops, for :func:`classify`."""
     bench = bench or BenchSettings(runs=20, warmup=3)
     blob, flops = compute_probe()
     compute = measure_model(blob, {}, runtime, bench)
     blob, moved = bandwidth_probe()
     memory = measure_model(blob, {}, runtime, bench)
-    peak_flops = flops / (compute["median_ms"] / 1e3)
-    peak_bw = moved / (memory["median_ms"] / 1e3)
-    return {
-        "peak_flops_per_s": peak_flops, "peak_bytes_per_s": peak_bw, "ridge_intensity": peak_flops / peak_bw,
-        "compute_probe": f"FULLY_CONNECTED {FC_M}x{FC_K} · {FC_N}x{FC_K}, float32, {compute['median_ms']:.3f} ms",
-        "bandwidth_probe": f"ADD 2 x {ADD_ELEMENTS} float32, {memory['median_ms']:.3f} ms",
-        "runtime": runtime.runtime, "threads": runtime.threads, "xnnpack": runtime.xnnpack,
-    }
+    peak_flops = flops / (compute.median_ms / 1e3)
+    peak_bw = moved / (memory.median_ms / 1e3)
+    return Roofline(
+        peak_flops_per_s=peak_flops, peak_bytes_per_s=peak_bw, ridge_intensity=peak_flops / peak_bw,
+        compute_probe=f"FULLY_CONNECTED {FC_M}x{FC_K} · {FC_N}x{FC_K}, float32, {compute.median_ms:.3f} ms",
+        bandwidth_probe=f"ADD 2 x {ADD_ELEMENTS} float32, {memory.median_ms:.3f} ms",
+        runtime=runtime.runtime, threads=runtime.threads, xnnpack=runtime.xnnpack)
 
 
-def classify(report: Report, peaks: dict[str, Any]) -> Report:
-    """Report with ``roofline``: peaks plus, per costed op, intensity, bound, roof and achieved fraction."""
-    peak_f, peak_b = peaks["peak_flops_per_s"], peaks["peak_bytes_per_s"]
+def classify(report: Report, peaks: Roofline) -> Report:
+    """Report with ``roofline``: the peaks (:func:`measure_peaks`) plus, per costed op, intensity,
+    bound, roof and achieved fraction."""
+    peak_f, peak_b = peaks.peak_flops_per_s, peaks.peak_bytes_per_s
     rows = []
     for o in report.ops:
         moved = o.bytes_read + o.bytes_written
@@ -116,15 +117,12 @@ def classify(report: Report, peaks: dict[str, Any]) -> Report:
             continue
         intensity = o.flops / moved
         roof = min(peak_f, intensity * peak_b)
-        row = {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "intensity": intensity,
-               "bound": "compute" if intensity >= peaks["ridge_intensity"] else "memory",
-               "roof_flops_per_s": roof, "achieved_flops_per_s": None, "fraction_of_roof": None}
-        if o.latency_ms:
-            achieved = o.flops / (o.latency_ms / 1e3)
-            row["achieved_flops_per_s"], row["fraction_of_roof"] = achieved, achieved / roof
-        row["above_roof"] = bool(row["fraction_of_roof"] is not None and row["fraction_of_roof"] > 1.0)
-        rows.append(row)
-    counts = {b: sum(1 for r in rows if r["bound"] == b) for b in ("compute", "memory")}
-    above = sum(1 for r in rows if r["above_roof"])
-    extra = {"above_roof": above, "above_roof_note": ABOVE_ROOF_NOTE} if above else {"above_roof": 0}
-    return replace(report, roofline={**peaks, "ops": rows, "counts": counts, **extra})
+        achieved = o.flops / (o.latency_ms / 1e3) if o.latency_ms else None
+        fraction = achieved / roof if achieved is not None else None
+        rows.append(RooflineOp(o.subgraph, o.index, o.op_type, intensity,
+                               "compute" if intensity >= peaks.ridge_intensity else "memory", roof, achieved,
+                               fraction, bool(fraction is not None and fraction > 1.0)))
+    counts = BoundCounts(*(sum(1 for r in rows if r.bound == b) for b in ("compute", "memory")))
+    above = sum(1 for r in rows if r.above_roof)
+    return replace(report, roofline=replace(peaks, ops=tuple(rows), counts=counts, above_roof=above,
+                                            above_roof_note=ABOVE_ROOF_NOTE if above else None))

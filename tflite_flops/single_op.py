@@ -24,7 +24,7 @@ from .errors import RuntimeMissingError, RuntimeUnavailableError
 from .latency import input_positions
 from .ops.registry import NOT_ISOLATED_OPS
 from .render.text import progress_bar
-from .report import OpRecord, Report
+from .report import LatencyStats, OpRecord, Report
 from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
 
 
@@ -158,10 +158,8 @@ def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSetti
             show(done, len(targets))
     timed = [r for r in records if r.latency_ms is not None]
     per_op_sum = sum(r.latency_ms for r in timed)  # type: ignore[misc]
-    latency = dict(report.latency or {})
-    latency.update({
-        "per_op_sum_ms": per_op_sum, "per_op_timed": len(timed), "per_op_not_timed": len(reasons),
-        "per_op_vs_whole": (per_op_sum / latency["median_ms"]) if latency.get("median_ms") else None,
-        "per_op_note": GAP_EXPLANATION,
-    })
+    whole = report.latency or LatencyStats()
+    latency = replace(whole, per_op_sum_ms=per_op_sum, per_op_timed=len(timed), per_op_not_timed=len(reasons),
+                      per_op_vs_whole=(per_op_sum / whole.median_ms) if whole.median_ms else None,
+                      per_op_note=GAP_EXPLANATION)
     return replace(report, ops=tuple(records), latency=latency)

@@ -26,13 +26,13 @@ import io
 import itertools
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import InputSpecError, ShapeError
 from .model import Model, load_model
-from .report import Report
+from .report import LatencyStats, Report, Throughput
 from .shapes import Shape, normalize_input_shapes
 from .units import grouped, human, human_unit, precision_unit
 
@@ -67,23 +67,57 @@ class PointSpec:
 
 
 @dataclass(frozen=True)
+class PointTotals:
+    """The totals of one sweep point (per inference, at the point's shapes).
+
+    ``activation_bytes`` is the report's ``bytes_written``: the bytes of every activation tensor
+    written per inference (in-place ops such as RESHAPE write nothing). The memory figures are
+    None when the report has no memory analysis.
+    """
+
+    macs: int
+    flops: int
+    flops_by_precision: Mapping[str, int]  # precision -> FLOPs (OPs for integer precisions)
+    params: int
+    param_bytes: int
+    activation_bytes: int
+    bytes_read: int
+    arena_bytes: int | None = None
+    peak_live_bytes: int | None = None
+    tflm_arena_bytes: int | None = None
+
+    def get(self, metric: str) -> int | None:
+        """The total named ``metric`` (a field name, as in :data:`FIT_METRICS`); None when not measured."""
+        return getattr(self, metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every total; the memory figures only when measured."""
+        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(self).items()
+                if v is not None or k not in _MEMORY_TOTALS}
+
+
+_MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")
+
+
+@dataclass(frozen=True)
 class SweepPoint:
     """One analyzed point."""
 
     spec: PointSpec
     input_shapes: Mapping[str, Shape]  # every input of the entry subgraph, by display name, as analyzed
-    totals: Mapping[str, Any]  # macs, flops, flops_by_precision, params, param_bytes, activation_bytes, ...
+    totals: PointTotals
     shapes_resolved: bool  # False when a dim stayed unresolved (costs use placeholders there)
     warnings: tuple[str, ...] = ()
-    latency: Mapping[str, Any] | None = None
-    throughput: Mapping[str, Any] | None = None
+    latency: LatencyStats | None = None
+    throughput: Throughput | None = None
     report: Report | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the report itself is left out)."""
-        return {"input_shapes": {k: list(v) for k, v in self.input_shapes.items()}, "totals": dict(self.totals),
+        return {"input_shapes": {k: list(v) for k, v in self.input_shapes.items()}, "totals": self.totals.to_dict(),
                 "shapes_resolved": self.shapes_resolved, "warnings": list(self.warnings),
-                "latency": self.latency, "throughput": self.throughput}
+                "latency": None if self.latency is None else self.latency.to_dict(),
+                "throughput": None if self.throughput is None else self.throughput.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -208,7 +242,7 @@ def parse_batches(text: str) -> list[int]:
 
 
 def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping | Sequence[int]],
-          measure: Callable[[SweepPoint], tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] | None = None,
+          measure: Callable[[SweepPoint], tuple[LatencyStats | None, Throughput | None]] | None = None,
           *, strict: bool = False, while_trips: int = 1, signature: str | None = None,
           fit: bool = True) -> SweepResult:
     """Analyze a model at several input shapes and fit the scaling law of its totals.
@@ -218,7 +252,7 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
         points: one entry per point: a :class:`PointSpec`, a spec string (``"image=1x64x64x3"``,
             ``"a=1x64,b=1x64"``), a mapping ``{name_or_index: shape}``, or a bare shape.
         measure: optional ``measure(point) -> (latency, throughput)``, called once per point after
-            its analysis (the point carries the analyzed ``input_shapes``); the dicts are stored
+            its analysis (the point carries the analyzed ``input_shapes``); the records are stored
             on the point. ``None`` leaves latency and throughput ``None``.
         strict, while_trips, signature: as for ``analyze()``.
         fit: fit the scaling laws (needs at least two points).
@@ -240,30 +274,26 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
                              while_trips=while_trips, signature=signature)
         except ShapeError as exc:
             raise ShapeError(f"point {spec.label}: {exc}") from None
-        point = _point(spec, report)
+        point = point_of(spec, report)
         if measure is not None:
             latency, throughput = measure(point)
-            point = SweepPoint(point.spec, point.input_shapes, point.totals, point.shapes_resolved, point.warnings,
-                               latency, throughput, report)
+            point = replace(point, latency=latency, throughput=throughput)
         out.append(point)
     name = parsed.path or "<bytes>"
     return SweepResult(name, tuple(out), fit_points(out) if fit and len(out) >= 2 else None)
 
 
-def _point(spec: PointSpec, report: Report) -> SweepPoint:
+def point_of(spec: PointSpec, report: Report) -> SweepPoint:
+    """The sweep point of ``spec`` from its analysis (not measured)."""
     t = report.totals
-    totals = {
-        "macs": t.macs, "flops": t.flops,
-        "flops_by_precision": {k: int(v.get("flops", 0)) for k, v in sorted(t.by_precision.items())},
-        "params": t.params, "param_bytes": t.param_bytes,
-        # Activation bytes: bytes of every activation tensor written per inference (the outputs of
-        # the ops that run; in-place ops such as RESHAPE write nothing).
-        "activation_bytes": t.bytes_written, "bytes_read": t.bytes_read,
-    }
-    memory = report.memory
-    if memory is not None:  # the memory analysis at this point's shapes (see tflite_flops.memory)
-        totals.update(arena_bytes=memory.arena_bytes, peak_live_bytes=memory.peak_live_bytes,
-                      tflm_arena_bytes=memory.tflm_arena_bytes)
+    memory = report.memory  # the memory analysis at this point's shapes (see tflite_flops.memory)
+    totals = PointTotals(
+        macs=t.macs, flops=t.flops,
+        flops_by_precision={k: int(v.get("flops", 0)) for k, v in sorted(t.by_precision.items())},
+        params=t.params, param_bytes=t.param_bytes, activation_bytes=t.bytes_written, bytes_read=t.bytes_read,
+        arena_bytes=memory.arena_bytes if memory is not None else None,
+        peak_live_bytes=memory.peak_live_bytes if memory is not None else None,
+        tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None)
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
                       tuple(report.warnings), None, None, report)
@@ -312,9 +342,9 @@ def fit_points(points: Sequence[SweepPoint], metrics: Mapping[str, str] = FIT_ME
     variables, notes = find_variables(points)
     laws = {}
     for metric in metrics:
-        if not all(metric in p.totals for p in points):  # e.g. points read from an older JSON
+        if any(p.totals.get(metric) is None for p in points):  # no memory analysis
             continue
-        ys = [int(p.totals[metric]) for p in points]
+        ys = [int(p.totals.get(metric)) for p in points]
         laws[metric] = fit_law(metric, variables, ys)
     if not all(p.shapes_resolved for p in points):
         notes.append("some points have unresolved dims (placeholder shapes): their totals and the fit are unreliable")
@@ -524,7 +554,7 @@ def render_sweep(result: SweepResult, fmt: str = "table") -> str:
 
 
 def _precisions(result: SweepResult) -> list[str]:
-    return sorted({k for p in result.points for k in p.totals.get("flops_by_precision", {})})
+    return sorted({k for p in result.points for k in p.totals.flops_by_precision})
 
 
 def _render_csv(result: SweepResult) -> str:
@@ -539,24 +569,30 @@ def _render_csv(result: SweepResult) -> str:
     w.writerow(cols)
     for i, p in enumerate(result.points):
         t = p.totals
-        w.writerow([i + 1, *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], t["macs"], t["flops"],
-                    *[t["flops_by_precision"].get(pr, 0) for pr in precisions], t["params"], t["param_bytes"],
-                    t["activation_bytes"], t["bytes_read"],
-                    *[t.get(k, "") for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")], p.shapes_resolved,
-                    *[(p.latency or {}).get(k, "") for k in ("median_ms", "p90_ms")],
-                    *[(p.throughput or {}).get(k, "") for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")]])
+        w.writerow([i + 1, *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], t.macs, t.flops,
+                    *[t.flops_by_precision.get(pr, 0) for pr in precisions], t.params, t.param_bytes,
+                    t.activation_bytes, t.bytes_read,
+                    *[_cell(t, k) for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")], p.shapes_resolved,
+                    *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
+                    *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")]])
     return buf.getvalue()
 
 
+def _cell(record: Any, name: str) -> Any:
+    """A CSV cell: the record's field, '' when there is no record or the field is not set."""
+    value = getattr(record, name, None)
+    return "" if value is None else value
+
+
 def _latency_cells(p: SweepPoint) -> tuple[str, str]:
-    lat, tp = p.latency or {}, p.throughput or {}
-    if lat.get("median_ms") is None:
-        return ("skipped" if lat.get("skipped") else "-"), "-"
-    return f"{lat['median_ms']:.3f}", f"{human_unit(tp.get('flops_per_s'), 'FLOP/s')}"
+    lat, tp = p.latency or LatencyStats(), p.throughput or Throughput()
+    if lat.median_ms is None:
+        return ("skipped" if lat.skipped else "-"), "-"
+    return f"{lat.median_ms:.3f}", f"{human_unit(tp.flops_per_s, 'FLOP/s')}"
 
 
 def _tokens_cell(p: SweepPoint) -> str:
-    value = (p.throughput or {}).get("tokens_per_s")
+    value = p.throughput.tokens_per_s if p.throughput is not None else None
     return "-" if value is None else f"{value:,.1f}"
 
 
@@ -567,17 +603,17 @@ def _render_table(result: SweepResult) -> str:
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
                                           for p in precisions], "params", "act. bytes", "arena"]
-    timed = any(p.latency and p.latency.get("median_ms") is not None for p in result.points)
-    tokens = any((p.throughput or {}).get("tokens_per_s") is not None for p in result.points)  # kv_sweep
+    timed = any(p.latency is not None and p.latency.median_ms is not None for p in result.points)
+    tokens = any(p.throughput is not None and p.throughput.tokens_per_s is not None for p in result.points)  # kv
     if timed:
         head += ["median ms", "FLOP/s"] + (["tokens/s"] if tokens else [])
     rows = []
     for i, p in enumerate(result.points):
         t = p.totals
-        rows.append([str(i + 1), *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], grouped(t["macs"]),
-                     grouped(t["flops"]), *[grouped(t["flops_by_precision"].get(pr, 0)) for pr in precisions],
-                     grouped(t["params"]), grouped(t["activation_bytes"]),
-                     grouped(t["arena_bytes"]) if "arena_bytes" in t else "-"]
+        rows.append([str(i + 1), *[_shape_text(p.input_shapes.get(n, ())) for n in inputs], grouped(t.macs),
+                     grouped(t.flops), *[grouped(t.flops_by_precision.get(pr, 0)) for pr in precisions],
+                     grouped(t.params), grouped(t.activation_bytes),
+                     grouped(t.arena_bytes) if t.arena_bytes is not None else "-"]
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([_tokens_cell(p)] if timed and tokens else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))

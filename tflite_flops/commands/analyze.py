@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     if report.signatures:
                         from ..generative import token_roofline
 
-                        report = token_roofline(report, report.roofline["peak_bytes_per_s"])
+                        report = token_roofline(report, report.roofline.peak_bytes_per_s)
         except RuntimeMissingError as exc:
             missing, exit_code = exc, 1
     partial = partial_note(report)

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
-    skipped = [f"point {p.spec.label}: latency skipped: {p.latency['skipped']}" for p in result.points
-               if p.latency and p.latency.get("skipped")]
+    skipped = [f"point {p.spec.label}: latency skipped: {p.latency.skipped}" for p in result.points
+               if p.latency is not None and p.latency.skipped]
     print_warnings(list(result.warnings) + skipped)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
     if args.strict and skipped:

@@ -25,7 +25,7 @@ from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from ..completeness import latency_flag, partial_note
-from ..report import STATUSES, OpRecord, Report
+from ..report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from .memory import memory_caveat, memory_rows
@@ -167,14 +167,15 @@ def _cards(report: Report) -> str:
              card("Params", human(t.params), f"{grouped(t.params)} · {human_bytes(t.param_bytes)}"),
              card("Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)),
              card("Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written))]
-    lat = report.latency or {}
-    if lat.get("median_ms") is not None:
-        cards.append(card("Latency (median)", _fmt_ms(lat["median_ms"]),
-                          f"p90 {lat.get('p90_ms', float('nan')):.3f} ms · {lat.get('threads', '?')} thread(s)"))
-    tp = report.throughput or {}
-    if tp.get("flops_per_s") is not None:
-        cards.append(card("Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
-                          f"{tp.get('inferences_per_s', 0):.1f} inferences/s"))
+    lat = report.latency or LatencyStats()
+    if lat.median_ms is not None:
+        p90 = float("nan") if lat.p90_ms is None else lat.p90_ms
+        cards.append(card("Latency (median)", _fmt_ms(lat.median_ms),
+                          f"p90 {p90:.3f} ms · {'?' if lat.threads is None else lat.threads} thread(s)"))
+    tp = report.throughput or Throughput()
+    if tp.flops_per_s is not None:
+        cards.append(card("Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",
+                          f"{tp.inferences_per_s or 0:.1f} inferences/s"))
     n_unsup = sum(report.unsupported.values())
     cards.append(card("Ops not counted", str(n_unsup), "every op has a formula" if not n_unsup else
                       f"{len(report.unsupported)} type(s)"))
@@ -261,18 +262,18 @@ def _rate(key: str, value: float) -> str:
 
 
 def _latency(report: Report, colors: Mapping[str, str]) -> str:
-    lat = report.latency
-    if not lat:
+    if report.latency is None:
         return ""
+    lat = report.latency.to_dict()  # the setup table lists every measured field, as the JSON
     stats = [(_LATENCY_LABELS[k], f"{lat[k]:.3f}" if k == "cv" else f"{lat[k]:.3f} ms") for k in _LATENCY_KEYS
              if isinstance(lat.get(k), (int, float))]
     info = [(k, lat.get(k)) for k in _LATENCY_INFO if lat.get(k) is not None]
     info += [(k, v) for k, v in lat.items() if k not in _LATENCY_KEYS and k not in _LATENCY_INFO
              and k != "roofline" and not k.startswith("per_op") and not isinstance(v, (dict, list))]
-    tp = report.throughput or {}
+    tp = report.throughput.to_dict() if report.throughput is not None else {}
     tput = [(_THROUGHPUT_LABELS.get(k, (k, ""))[0], _rate(k, v)) for k, v in tp.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    flag = latency_flag(lat)
+    flag = latency_flag(report.latency)
     parts = ['<section id="latency"><h2>Latency</h2>'
              + (f'<div class="alert" id="latency-flag"><b>Inconsistent shapes:</b> {esc(flag)}</div>' if flag else "")
              + '<div class="grid2">',
@@ -448,35 +449,29 @@ def sweep_section(sweep: Mapping[str, Any] | None) -> str:
 # ---- roofline ----------------------------------------------------------------------------------
 
 
-def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
+def roofline_section(report: Report | None, roofline: Roofline | None,
                      colors: Mapping[str, str] | None = None) -> str:
     """The roofline chart: ops by arithmetic intensity and achieved FLOP/s under the measured roofs."""
-    if not roofline:
+    if roofline is None:
         return ""
-    peak = _get(roofline, "peak_flops_per_s", "compute.flops_per_s", "peak_compute_flops_per_s")
-    bw = _get(roofline, "peak_bytes_per_s", "bandwidth_bytes_per_s", "memory.bytes_per_s",
-              "peak_bandwidth_bytes_per_s")
+    peak, bw = roofline.peak_flops_per_s, roofline.peak_bytes_per_s
     if not peak or not bw:
         return ""
     colors = colors or {}
     pts: list[tuple[float, float, str, str]] = []
     keys: list[tuple[str, str, str]] = []  # legend entries, in the order the points come
     placed = 0
-    for o in roofline.get("ops") or []:
-        if not isinstance(o, Mapping):
-            continue
-        x = _get(o, "intensity", "arithmetic_intensity")
-        y = _get(o, "achieved_flops_per_s", "flops_per_s")
-        kind = str(_get(o, "op_type") or "")
-        ref = f"{o.get('subgraph', '')}:{o.get('index', '')} {kind}"
+    for o in roofline.ops:
+        x, y, kind = o.intensity, o.achieved_flops_per_s, o.op_type
+        ref = f"{o.subgraph}:{o.index} {kind}"
         if x and y:
             pts.append((float(x), float(y), colors.get(kind, "#4c78a8"),
-                        f"{ref}: {_get(o, 'bound') or ''}-bound, {human_unit(y, 'FLOP/s')} achieved"))
+                        f"{ref}: {o.bound}-bound, {human_unit(y, 'FLOP/s')} achieved"))
             keys.append((kind, colors.get(kind, "#4c78a8"), "ring"))
-        elif x and _get(o, "roof_flops_per_s"):
+        elif x and o.roof_flops_per_s:
             placed += 1
-            pts.append((float(x), float(_get(o, "roof_flops_per_s")), "#b8bcc4",
-                        f"{ref}: {_get(o, 'bound') or ''}-bound (not timed: drawn on its roof)"))
+            pts.append((float(x), float(o.roof_flops_per_s), "#b8bcc4",
+                        f"{ref}: {o.bound}-bound (not timed: drawn on its roof)"))
     if not pts and report is not None:
         for o in report.ops:
             moved = o.bytes_read + o.bytes_written
@@ -484,7 +479,7 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
                 pts.append((o.flops / moved, o.flops / (o.latency_ms / 1e3), colors.get(o.op_type, "#4c78a8"),
                             f"{o.subgraph}:{o.index} {o.op_type} {o.name}"))
                 keys.append((o.op_type, colors.get(o.op_type, "#4c78a8"), "ring"))
-        med = (report.latency or {}).get("median_ms")
+        med = report.latency.median_ms if report.latency is not None else None
         moved = report.totals.bytes_read + report.totals.bytes_written
         if not pts and med and report.totals.flops and moved:
             pts.append((report.totals.flops / moved, report.totals.flops / (med / 1e3), "#e45756", "whole model"))
@@ -498,15 +493,14 @@ def roofline_section(report: Report | None, roofline: Mapping[str, Any] | None,
                           x_fmt=lambda v: f"{v:g}", lines=[(roof, "#24292f", "roofline")])
     chart += _legend([("roofline (measured peaks)", "#24292f", "line")] + keys
                      + ([("not timed: on its roof", "#b8bcc4", "ring")] if placed else []))
-    counts = roofline.get("counts") if isinstance(roofline.get("counts"), Mapping) else {}
     info = kv_table([("peak compute", f"{human_unit(peak, 'FLOP/s')}"), ("memory bandwidth", f"{human_unit(bw, 'B/s')}"),
                      ("ridge point", f"{ridge:.2f} FLOPs/byte"),
-                     ("compute-bound ops", counts.get("compute")), ("memory-bound ops", counts.get("memory")),
-                     ("compute probe", roofline.get("compute_probe")),
-                     ("bandwidth probe", roofline.get("bandwidth_probe")),
+                     ("compute-bound ops", roofline.counts.compute), ("memory-bound ops", roofline.counts.memory),
+                     ("compute probe", roofline.compute_probe),
+                     ("bandwidth probe", roofline.bandwidth_probe),
                      ("not timed", f"{placed} op(s), drawn grey on their roof" if placed else None),
-                     ("above the roof", f"{roofline.get('above_roof')} op(s): {roofline.get('above_roof_note', '')}"
-                      if roofline.get("above_roof") else None)])
+                     ("above the roof", f"{roofline.above_roof} op(s): {roofline.above_roof_note or ''}"
+                      if roofline.above_roof else None)])
     return (f'<section id="roofline"><h2>Roofline</h2><div class="grid2"><div>{chart}</div><div>{info}'
             '<p class="muted">Ops left of the ridge point are memory-bound, ops right of it compute-bound; '
             'the gap between a point and the roof is the headroom.</p></div></div></section>')
@@ -572,7 +566,7 @@ def _notes(report: Report) -> str:
     partial = partial_note(report)
     if partial:
         parts.append(f'<div class="alert" id="partial-totals"><b>Partial totals:</b> {esc(partial[16:])}.</div>')
-    skipped = (report.latency or {}).get("skipped")
+    skipped = report.latency.skipped if report.latency is not None else None
     if skipped:
         parts.append(f'<div class="alert" id="latency-skipped"><b>Latency skipped:</b> {esc(skipped)}</div>')
     if report.unsupported:
@@ -590,22 +584,21 @@ def _notes(report: Report) -> str:
 
 
 def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
-                roofline: Mapping[str, Any] | None = None) -> str:
+                roofline: Roofline | None = None) -> str:
     """The full HTML report of one model.
 
     Args:
         report: the analysis (with latency/throughput and per-op ``latency_ms`` when measured).
         sweep: optional ``{"points": [...], "fit": {...}}`` from a shape sweep; adds the sweep section.
-        roofline: optional measured roofs (``peak_flops_per_s``, ``peak_bytes_per_s``, optional ``ops``);
-            read from ``report.roofline`` when not given.
+        roofline: optional measured roofs and ops (:class:`~tflite_flops.report.Roofline`);
+            ``report.roofline`` when not given.
 
     Returns:
         One self-contained HTML document.
     """
     sweep = sweep if sweep is not None else (report.settings or {}).get("sweep")
     if roofline is None:
-        roofline = (getattr(report, "roofline", None) or (report.latency or {}).get("roofline")
-                    or (report.settings or {}).get("roofline"))
+        roofline = report.roofline
     colors = color_map(list(report.by_op_type))
     m = report.model
     name = os.path.basename(m.path) if m.path else "model bytes"

@@ -12,13 +12,18 @@ import os
 from typing import Sequence
 
 from ..completeness import latency_flag, partial_note
-from ..report import Report
+from ..report import LatencyStats, Report, Throughput
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
 from .opaque import opaque_line
 from .text import clip
 from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
+
+
+def _or(value: object, default: object) -> object:
+    """``value``, or ``default`` when it was not measured (None)."""
+    return default if value is None else value
 
 
 def md_text(text: object) -> str:
@@ -59,18 +64,18 @@ def render_markdown(report: Report, top: int = 10) -> str:
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
-    if report.latency and report.latency.get("median_ms") is not None:
-        lat = report.latency
-        rows.append(["Latency (median)", f"{lat['median_ms']:.3f} ms",
-                     f"p90 {lat.get('p90_ms', float('nan')):.3f} ms · {md_text(lat.get('runtime', ''))}, "
-                     f"{lat.get('threads', '?')} thread(s)"])
-        tp = report.throughput or {}
-        if tp.get("flops_per_s") is not None:
-            rows.append(["Throughput", f"{human_unit(tp['flops_per_s'], 'FLOP/s')}",
-                         f"{tp.get('inferences_per_s', 0):.1f} inferences/s"])
+    lat = report.latency or LatencyStats()
+    if lat.median_ms is not None:
+        rows.append(["Latency (median)", f"{lat.median_ms:.3f} ms",
+                     f"p90 {_or(lat.p90_ms, float('nan')):.3f} ms · {md_text(_or(lat.runtime, ''))}, "
+                     f"{_or(lat.threads, '?')} thread(s)"])
+        tp = report.throughput or Throughput()
+        if tp.flops_per_s is not None:
+            rows.append(["Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",
+                         f"{_or(tp.inferences_per_s, 0):.1f} inferences/s"])
     out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
     for note in (partial_note(report), latency_flag(report.latency),
-                 report.latency and report.latency.get("skipped") and f"latency skipped: {report.latency['skipped']}"):
+                 lat.skipped and f"latency skipped: {lat.skipped}"):
         if note:
             out += ["", f"> **{md_text(note[:1].upper() + note[1:])}**"]
 

@@ -22,7 +22,7 @@ def signature_rows(report: Report) -> list[list[str]]:
         t, tok = s.totals, s.tokens
         split = " + ".join(f"{prec} {human(v['flops'])}" for prec, v in
                            sorted(t.by_precision.items(), key=lambda kv: -kv[1]["flops"])) or "-"
-        lat = s.latency or {}
+        median = s.latency.median_ms if s.latency is not None else None
         rows.append([
             key, tok.role if tok else "-", str(tok.tokens) if tok else "-", str(s.operators), human(t.macs),
             human(t.flops), split, human(t.params), human_bytes(t.param_bytes),
@@ -31,7 +31,7 @@ def signature_rows(report: Report) -> list[list[str]]:
             human_bytes(tok.weight_bytes_per_token) if tok else "-", human_bytes(tok.kv_cache_bytes) if tok else "-",
             str(tok.kv_length) if tok and tok.kv_length is not None else "-",
             human_bytes(tok.bytes_per_token) if tok else "-",
-            f"{lat['median_ms']:.3f}" if lat.get("median_ms") is not None else "-",
+            f"{median:.3f}" if median is not None else "-",
             f"{tok.tokens_per_s:,.1f}" if tok and tok.tokens_per_s is not None else "-",
             f"{tok.roofline_tokens_per_s:,.0f}" if tok and tok.roofline_tokens_per_s is not None else "-"])
     return rows

@@ -6,7 +6,7 @@ import os
 from typing import Any, Sequence
 
 from ..completeness import latency_flag, partial_note
-from ..report import Report
+from ..report import LatencyStats, Report
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .memory import memory_caveat, memory_rows
 from .opaque import opaque_line
@@ -95,35 +95,35 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["  " + line for line in text_table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
                                                rows, [False] * 5 + [True] * 3)]
 
-    if report.latency and report.latency.get("skipped"):
-        out += ["", f"Latency skipped: {report.latency['skipped']}"]
-    if report.latency and report.latency.get("median_ms") is not None:
-        lat = report.latency
-        out += ["", f"Latency ({lat.get('runtime')} {lat.get('runtime_version', '')}, {lat.get('threads')} thread(s), "
-                    f"XNNPACK {'on' if lat.get('xnnpack') else 'off'}, {lat.get('runs')} runs)"]
-        out.append("  " + "  ".join(f"{k.replace('_ms', '')} {lat[k]:.3f} ms" for k in
-                                     ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms") if lat.get(k) is not None))
-        if report.throughput:
-            tp = report.throughput
-            out.append(f"  {human_unit(tp.get('flops_per_s'), 'FLOP/s')} · {human_unit(tp.get('macs_per_s'), 'MAC/s')} · "
-                       f"{tp.get('inferences_per_s', 0):.1f} inferences/s")
+    lat = report.latency or LatencyStats()
+    if lat.skipped:
+        out += ["", f"Latency skipped: {lat.skipped}"]
+    if lat.median_ms is not None:
+        out += ["", f"Latency ({lat.runtime} {lat.runtime_version or ''}, {lat.threads} thread(s), "
+                    f"XNNPACK {'on' if lat.xnnpack else 'off'}, {lat.runs} runs)"]
+        out.append("  " + "  ".join(f"{k.replace('_ms', '')} {getattr(lat, k):.3f} ms" for k in
+                                     ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms")
+                                     if getattr(lat, k) is not None))
+        tp = report.throughput
+        if tp is not None and tp.to_dict():
+            out.append(f"  {human_unit(tp.flops_per_s, 'FLOP/s')} · {human_unit(tp.macs_per_s, 'MAC/s')} · "
+                       f"{tp.inferences_per_s or 0:.1f} inferences/s")
         flag = latency_flag(lat)
         if flag:
             out.append(f"  ! {flag}")
-    if report.latency and report.latency.get("per_op_skipped"):
-        out.append(f"  Per-op latency skipped: {report.latency['per_op_skipped']}")
+    if lat.per_op_skipped:
+        out.append(f"  Per-op latency skipped: {lat.per_op_skipped}")
 
     timed = [o for o in report.ops if o.latency_ms]
     if timed:
-        lat = report.latency or {}
-        if lat.get("source"):
-            out += ["", f"Per-op latency from {lat['source']}: sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
-                        f"{len(timed)} joined op(s) ({lat.get('profile_rows', 0)} profile rows)"]
+        if lat.source:
+            out += ["", f"Per-op latency from {lat.source}: sum {lat.per_op_sum_ms or 0:.3f} ms over "
+                        f"{len(timed)} joined op(s) ({lat.profile_rows or 0} profile rows)"]
         else:
-            out += ["", f"Per-op latency (each op isolated): sum {lat.get('per_op_sum_ms', 0):.3f} ms over "
-                        f"{len(timed)} op(s) vs whole model {lat.get('median_ms', 0):.3f} ms"]
-        if lat.get("per_op_note"):
-            out.append(f"  ({lat['per_op_note']})")
+            out += ["", f"Per-op latency (each op isolated): sum {lat.per_op_sum_ms or 0:.3f} ms over "
+                        f"{len(timed)} op(s) vs whole model {lat.median_ms or 0:.3f} ms"]
+        if lat.per_op_note:
+            out.append(f"  ({lat.per_op_note})")
         for title, ranked in (("slowest", sorted(timed, key=lambda o: -(o.latency_ms or 0))),
                               ("least efficient (FLOPs per ms)",
                                sorted([o for o in timed if o.flops], key=lambda o: o.flops / (o.latency_ms or 1)))):
@@ -133,29 +133,28 @@ def render_table(report: Report, top: int = 10) -> str:
                 out += [f"  {title}:"] + ["    " + line for line in text_table(
                     ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
 
-    if report.roofline:
+    if report.roofline is not None:
         rl = report.roofline
-        out += ["", f"Roofline ({rl.get('runtime')}, {rl.get('threads')} thread(s)): peak "
-                    f"{human_unit(rl['peak_flops_per_s'], 'FLOP/s')}, {human_bytes(int(rl['peak_bytes_per_s']))}/s, "
-                    f"ridge at {rl['ridge_intensity']:.2f} FLOP/byte"]
-        ranked = sorted(rl["ops"], key=lambda r: -(r["roof_flops_per_s"] if r["achieved_flops_per_s"] is None
-                                                   else r["achieved_flops_per_s"]))[:top]
-        n_all, n_shown = len(rl["ops"]), len(ranked)
-        header = (f"  {rl['counts'].get('compute', 0)} compute-bound op(s), {rl['counts'].get('memory', 0)} "
-                  f"memory-bound, of {n_all}")
+        out += ["", f"Roofline ({rl.runtime}, {rl.threads} thread(s)): peak "
+                    f"{human_unit(rl.peak_flops_per_s, 'FLOP/s')}, {human_bytes(int(rl.peak_bytes_per_s))}/s, "
+                    f"ridge at {rl.ridge_intensity:.2f} FLOP/byte"]
+        ranked = sorted(rl.ops, key=lambda r: -(r.roof_flops_per_s if r.achieved_flops_per_s is None
+                                                else r.achieved_flops_per_s))[:top]
+        n_all, n_shown = len(rl.ops), len(ranked)
+        header = f"  {rl.counts.compute} compute-bound op(s), {rl.counts.memory} memory-bound, of {n_all}"
         if n_shown < n_all:  # say what the shorter table holds, so that its rows add up
-            header += (f"; the {n_shown} fastest below ({sum(r['bound'] == 'compute' for r in ranked)} compute, "
-                       f"{sum(r['bound'] == 'memory' for r in ranked)} memory)")
+            header += (f"; the {n_shown} fastest below ({sum(r.bound == 'compute' for r in ranked)} compute, "
+                       f"{sum(r.bound == 'memory' for r in ranked)} memory)")
         out.append(header)
-        rows = [[f"{r['subgraph']}:{r['index']}", r["op_type"], f"{r['intensity']:.2f}", r["bound"],
-                 f"{human_unit(r['roof_flops_per_s'], 'FLOP/s')}",
-                 "-" if r["achieved_flops_per_s"] is None else f"{human_unit(r['achieved_flops_per_s'], 'FLOP/s')}",
-                 "-" if r["fraction_of_roof"] is None else
-                 f"{100 * r['fraction_of_roof']:.1f}%{'*' if r.get('above_roof') else ''}"] for r in ranked]
+        rows = [[f"{r.subgraph}:{r.index}", r.op_type, f"{r.intensity:.2f}", r.bound,
+                 f"{human_unit(r.roof_flops_per_s, 'FLOP/s')}",
+                 "-" if r.achieved_flops_per_s is None else f"{human_unit(r.achieved_flops_per_s, 'FLOP/s')}",
+                 "-" if r.fraction_of_roof is None else
+                 f"{100 * r.fraction_of_roof:.1f}%{'*' if r.above_roof else ''}"] for r in ranked]
         out += ["  " + line for line in text_table(["op", "type", "FLOP/B", "bound", "roof", "achieved", "of roof"],
                                                rows, [False, False, True, False, True, True, True])]
-        if rl.get("above_roof"):
-            out.append(f"  * {rl['above_roof']} op(s) {rl.get('above_roof_note', 'above 100% of roof')}")
+        if rl.above_roof:
+            out.append(f"  * {rl.above_roof} op(s) {rl.above_roof_note or 'above 100% of roof'}")
 
     if report.unsupported:
         n = sum(report.unsupported.values())
