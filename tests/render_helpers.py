@@ -7,6 +7,7 @@ from pathlib import Path
 
 import tflite_flops
 from tflite_flops.report import LatencyStats, Report, Roofline, TensorSummary, Throughput
+from tflite_flops.sweep import PointSpec, PointTotals, SweepPoint, SweepResult
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 HOSTILE = "<script>alert(1)</script>"
@@ -49,12 +50,14 @@ def measured_report() -> Report:
     return classify(timed, Roofline(**ROOFLINE))  # fills report.roofline: peaks + per-op intensity and bound
 
 
-def sweep_data() -> dict:
-    """A sweep result in the shape the sweep command produces ({"points": [...], "fit": {...}})."""
+def sweep_data() -> SweepResult:
+    """A measured sweep of three square images (made up), without a fit."""
     points = []
     for n in (16, 32, 64):
         flops = 829_216 * (n // 16) ** 2
         ms = 0.2 * (n // 16) ** 2
-        points.append({"input_shapes": {"image": [1, n, n, 3]}, "totals": {"macs": flops // 2, "flops": flops},
-                       "latency": {"median_ms": ms}, "throughput": {"flops_per_s": flops / (ms / 1e3)}})
-    return {"points": points, "fit": {"ms_per_gflop": 0.24, "r2": 0.999}}
+        totals = PointTotals(macs=flops // 2, flops=flops, flops_by_precision={"float32": flops}, params=0,
+                             param_bytes=0, activation_bytes=0, bytes_read=0)
+        points.append(SweepPoint(PointSpec({"image": (1, n, n, 3)}), {"image": (1, n, n, 3)}, totals, True,
+                                 latency=LatencyStats(median_ms=ms), throughput=Throughput(flops_per_s=flops / (ms / 1e3))))
+    return SweepResult("model.tflite", tuple(points), None)

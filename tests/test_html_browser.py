@@ -8,6 +8,7 @@ sets ``data-selftest="pass"``. ``--dump-dom`` returns the DOM after the scripts 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -15,7 +16,8 @@ import subprocess
 import pytest
 
 from render_helpers import hostile_report, measured_report, sample_report, sweep_data
-from tflite_flops.compare import compare_reports, render_compare_html
+from tflite_flops.compare import compare_reports
+from tflite_flops.render.compare import render_compare_html
 from tflite_flops.render.html import render_html
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome")
@@ -176,7 +178,7 @@ def test_op_type_colours_are_easy_to_tell_apart(tmp_path):
 
 def test_sweep_chart_runs_left_to_right_by_size(tmp_path):
     data = sweep_data()
-    data["points"] = [data["points"][i] for i in (2, 0, 1)]  # given out of order: 64, 16, 32
+    data = dataclasses.replace(data, points=tuple(data.points[i] for i in (2, 0, 1)))  # out of order: 64, 16, 32
     part = _section(_dom(tmp_path, render_html(measured_report(), sweep=data)), "sweep")
     first = part[part.index("<svg"):part.index("</svg>")]
     labels = re.findall(r'text-anchor="middle" fill="#666">([^<]+)<title>', first)

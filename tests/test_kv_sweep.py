@@ -14,7 +14,7 @@ import pytest
 
 from tflite_flops.errors import InputSpecError
 from tflite_flops.kv_sweep import kv_sweep, parse_lengths
-from tflite_flops.sweep import render_sweep
+from tflite_flops.render.sweep import render_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 KV_MODEL = ROOT / "sample_models" / "tiny_decoder_kv.tflite"

@@ -20,7 +20,7 @@ from tflite_flops.render import RENDERERS, format_for_path, formats, render
 from tflite_flops.render.html import render_html, render_sweep_html, script_json
 from tflite_flops.render.markdown import render_markdown
 from tflite_flops.render.model_explorer import node_data, render_model_explorer
-from tflite_flops.sweep import sweep
+from tflite_flops.sweep import SweepResult, sweep
 from tflite_flops.units import grouped
 
 REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report}
@@ -166,7 +166,7 @@ def test_html_sections_follow_the_data():
 def test_sweep_page_alone():
     text = render_sweep_html(sweep_data())
     assert 'id="sweep"' in text and "1×64×64×3" in text and text.count("<svg") == 3
-    assert "no points" in render_sweep_html({"points": []})
+    assert "no points" in render_sweep_html(SweepResult("m.tflite", (), None))
 
 
 # ---- Model Explorer overlay ---------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_hostile_tensor_name_in_a_real_model(tmp_path):
 
 
 def test_sweep_section_reads_the_sweep_commands_output():
-    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["1x32x32x3", "1x64x64x3", "1x96x96x3"]).to_dict()
+    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["1x32x32x3", "1x64x64x3", "1x96x96x3"])
     text = render_sweep_html(result)
     for shape in ("1×32×32×3", "1×64×64×3", "1×96×96×3"):
         assert shape in text
@@ -271,15 +271,16 @@ def test_sweep_section_reads_the_sweep_commands_output():
 
 
 def test_every_command_takes_its_extensions_from_the_one_formats_table():
-    from tflite_flops.batch import BATCH_FORMATS, batch_format_for_path
-    from tflite_flops.compare import COMPARE_RENDERERS, compare_format_for_path
+    from tflite_flops.render.batch import BATCH_FORMATS, batch_format_for_path
+    from tflite_flops.render.compare import COMPARE_RENDERERS, compare_format_for_path
     from tflite_flops.render.formats import FORMATS
-    from tflite_flops.sweep import SWEEP_FORMATS
+    from tflite_flops.render.catalog import CATALOG_RENDERERS, catalog_format_for_path
+    from tflite_flops.render.sweep import SWEEP_RENDERERS, sweep_format_for_path
 
-    for table in (RENDERERS, COMPARE_RENDERERS, BATCH_FORMATS):
+    for table in (RENDERERS, COMPARE_RENDERERS, BATCH_FORMATS, SWEEP_RENDERERS, CATALOG_RENDERERS):
         assert {name: exts for name, (_, exts) in table.items()} == {name: FORMATS[name] for name in table}
-    assert set(SWEEP_FORMATS) <= set(FORMATS)
     assert format_for_path("r.markdown") == compare_format_for_path("c.markdown") == batch_format_for_path("b.markdown")
+    assert catalog_format_for_path("o.markdown") == "md" and sweep_format_for_path("s.htm") == "html"
 
 
 def test_css_and_js_ship_as_package_data():

@@ -11,7 +11,7 @@ ways (the sweep says which it used):
   shape signature; the point at length S sets that dim to S on every cache input.
 
 Each point is a full analysis (totals as in :mod:`tflite_flops.sweep`), and the scaling law of
-every total is fitted in the one variable ``S`` with :func:`tflite_flops.sweep.fit_law`: for an
+every total is fitted in the one variable ``S`` with :func:`tflite_flops.scaling_law.fit_law`: for an
 attention over the whole cache, ``MACs = a·S + b`` exactly, ``a`` being the attention work per
 cache slot and ``b`` the rest of the step. With ``--latency`` every point is timed with the
 signature runner (:func:`tflite_flops.generative.time_signature`) and gets decode tokens/s.
@@ -26,7 +26,8 @@ from .errors import InputSpecError
 from .generative import cache_inputs, kv_length, signature_roles
 from .model import Model, Signature, load_model
 from .report import LatencyStats, Throughput
-from .sweep import FIT_METRICS, Fit, PointSpec, SweepPoint, SweepResult, Variable, fit_law, point_of
+from .scaling_law import FIT_METRICS, Fit, Variable, fit_law
+from .sweep import PointSpec, SweepPoint, SweepResult, point_of
 
 KV_METRICS = {**FIT_METRICS, "bytes_read": "bytes read"}
 

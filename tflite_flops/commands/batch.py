@@ -13,7 +13,7 @@ HELP = "analyze many models (directories, globs, files) in parallel: one summary
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``batch``."""
-    from ..batch import BATCH_FORMATS
+    from ..render.batch import BATCH_FORMATS
 
     p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
                    help="a directory (every .tflite below it), a glob such as 'zoo/**/*.tflite', or a file")
@@ -32,7 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Expand the sources, analyze in worker processes, write the rows atomically."""
-    from ..batch import BATCH_FORMATS, BatchOptions, batch_format_for_path, expand_sources, progress_bar, run_batch
+    from ..batch import BatchOptions, expand_sources, run_batch
+    from ..render.batch import BATCH_FORMATS, batch_format_for_path
+    from ..render.text import progress_bar
     from ..errors import InputSpecError
 
     targets = [(path, batch_format_for_path(path)) for path in args.output]  # fail before any work
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     paths = expand_sources(args.sources)
     options = BatchOptions(tuple(args.input_shape) if args.input_shape else None, args.batch, args.while_trips,
                            latency)
-    rows = run_batch(paths, options, jobs=jobs, progress=progress_bar())
+    rows = run_batch(paths, options, jobs=jobs, progress=progress_bar(width=28))
     emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
          to_stdout=not targets or args.format != "table")
     failed = [r for r in rows if r["status"] == "error"]

@@ -11,7 +11,7 @@ HELP = "compare two models (e.g. float vs int8, before vs after): totals, op typ
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``compare``."""
-    from ..compare import COMPARE_RENDERERS
+    from ..render.compare import COMPARE_RENDERERS
 
     p.add_argument("a", metavar="A", help="baseline: a .tflite file or a JSON report (analyze -f json)")
     p.add_argument("b", metavar="B", help="candidate: a .tflite file or a JSON report")
@@ -50,7 +50,8 @@ def _load(path: str, args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Analyze both sides, compare, render, write files atomically, print."""
-    from ..compare import compare_format_for_path, compare_reports, render_compare_table, render_comparison
+    from ..compare import compare_reports
+    from ..render.compare import compare_format_for_path, render_compare_table, render_comparison
 
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
     if args.inputs:  # real input arrays only mean something to a timed run

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from .common import emit
 
 HELP = "list every op type with its formula and status"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``ops``."""
-    p.add_argument("--format", "-f", choices=["table", "csv", "md"], default="table")
+    from ..render.catalog import CATALOG_RENDERERS
+
+    p.add_argument("--format", "-f", choices=list(CATALOG_RENDERERS), default="table")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="also write the catalog; format from the extension (.txt .csv .md); repeatable")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the op catalog."""
-    from ..ops.catalog import render_catalog
+    """Print the op catalog (and write it to the ``-o`` files)."""
+    from ..ops.catalog import catalog
+    from ..render.catalog import catalog_format_for_path, render_catalog
 
-    sys.stdout.write(render_catalog(args.format))
+    targets = [(path, catalog_format_for_path(path)) for path in args.output]
+    rows = catalog()
+    emit(lambda fmt: render_catalog(rows, fmt), args.format, targets)
     return 0

@@ -10,7 +10,7 @@ HELP = "analyze a model at several input shapes (or batch sizes) and fit the sca
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``sweep``."""
-    from ..sweep import SWEEP_FORMATS
+    from ..render.sweep import SWEEP_RENDERERS
 
     p.add_argument("model", help="path to a .tflite file")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "point comma-separated (a=1x64,b=1x64); repeat for every point")
     p.add_argument("--batch", metavar="N[,N...]", type=_batches,
                    help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
-    p.add_argument("--format", "-f", choices=list(SWEEP_FORMATS), default="table", help="stdout format (default table)")
+    p.add_argument("--format", "-f", choices=list(SWEEP_RENDERERS), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write the sweep; the format follows the extension (.json, .csv, .txt, .html); repeatable")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
@@ -48,18 +48,12 @@ def _batches(text: str) -> list[int]:
     return values
 
 
-def _format_for(path: str) -> str:
-    from ..render.formats import FORMATS, format_from_extension
-    from ..sweep import SWEEP_FORMATS
-
-    return format_from_extension(path, {fmt: (None, FORMATS[fmt]) for fmt in SWEEP_FORMATS}, "a sweep")
-
-
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
-    from ..sweep import make_points, render_sweep, sweep
+    from ..render.sweep import render_sweep, sweep_format_for_path
+    from ..sweep import make_points, sweep
 
-    targets = [(path, _format_for(path)) for path in args.output]  # fail before any work
+    targets = [(path, sweep_format_for_path(path)) for path in args.output]  # fail before any work
     if args.kv_length is not None:
         return _run_kv(args, targets)
     if args.decode is not None:
@@ -94,7 +88,7 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
     """``sweep --kv-length``: the decode step at every KV length (see :mod:`tflite_flops.kv_sweep`)."""
     from ..errors import InputSpecError
     from ..kv_sweep import decode_measurer, kv_sweep, parse_lengths
-    from ..sweep import render_sweep
+    from ..render.sweep import render_sweep
 
     if args.input_shape or args.batch is not None or args.signature is not None:
         raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "

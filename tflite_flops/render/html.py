@@ -26,6 +26,8 @@ from typing import Any, Mapping, Sequence
 
 from ..completeness import latency_flag, partial_note
 from ..report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
+from ..scaling_law import Fit
+from ..sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_bytes, human_unit, precision_unit
 from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from .memory import memory_caveat, memory_rows
@@ -319,67 +321,30 @@ def _legend(entries: Sequence[tuple[str, str, str]]) -> str:
     ) + "</div>"
 
 
-def _get(d: Mapping[str, Any], *paths: str) -> Any:
-    """First non-None value among dotted ``paths`` ("latency.median_ms")."""
-    for path in paths:
-        cur: Any = d
-        for part in path.split("."):
-            cur = cur.get(part) if isinstance(cur, Mapping) else None
-            if cur is None:
-                break
-        if cur is not None:
-            return cur
-    return None
+def sweep_label(point: SweepPoint) -> str:
+    """A short label of one sweep point: its input shape, or ``name=shape; ...`` for several inputs."""
+    shapes = point.input_shapes
+    vals = [shape_text(v) for v in shapes.values()]
+    if not vals:
+        return point.spec.label
+    return vals[0] if len(vals) == 1 else "; ".join(f"{k}={v}" for k, v in zip(shapes, vals))
 
 
-def sweep_label(point: Mapping[str, Any], i: int) -> str:
-    """A short label of one sweep point: its label, input shapes or batch."""
-    label = _get(point, "label", "name", "shape")
-    if label is not None:
-        return label if isinstance(label, str) else shape_text(label)
-    shapes = _get(point, "input_shapes", "inputs")
-    if isinstance(shapes, Mapping) and shapes:
-        vals = [shape_text(v) if isinstance(v, (list, tuple)) else str(v) for v in shapes.values()]
-        return vals[0] if len(vals) == 1 else "; ".join(f"{k}={v}" for k, v in zip(shapes, vals))
-    if isinstance(shapes, (list, tuple)) and shapes:
-        first = shapes[0]
-        if isinstance(first, Mapping):
-            return "; ".join(shape_text(s.get("shape", ())) for s in shapes)
-        return shape_text(shapes) if isinstance(first, int) else "; ".join(shape_text(s) for s in shapes)
-    if _get(point, "batch") is not None:
-        return f"batch {_get(point, 'batch')}"
-    return f"#{i}"
+def _point_size(point: SweepPoint) -> tuple[float, float]:
+    """Sort key of a sweep point: elements over all its inputs, then its FLOPs."""
+    return float(sum(math.prod(int(d) for d in v) for v in point.input_shapes.values())), float(point.totals.flops)
 
 
-def _point_size(point: Mapping[str, Any]) -> tuple[float, float]:
-    """Sort key of a sweep point: elements over all its inputs (else its batch), then its FLOPs."""
-    shapes = _get(point, "input_shapes", "inputs")
-    values = list(shapes.values()) if isinstance(shapes, Mapping) else list(shapes or [])
-    if values and all(isinstance(v, (list, tuple)) for v in values):
-        size = float(sum(math.prod(int(d) for d in v) for v in values))
-    elif values and all(isinstance(v, int) for v in values):
-        size = float(math.prod(values))
-    else:
-        size = float(_get(point, "batch") or 0)
-    flops = _get(point, "totals.flops", "flops")
-    return size, float(flops) if isinstance(flops, (int, float)) else 0.0
-
-
-def sweep_rows(sweep: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Normalised sweep points: label, macs, flops, median_ms, flops_per_s (None when absent)."""
+def sweep_rows(sweep: SweepResult) -> list[dict[str, Any]]:
+    """One row per point: label, macs, flops, median_ms, flops_per_s (None when not measured), error."""
     rows = []
-    for i, p in enumerate(sweep.get("points") or []):
-        if not isinstance(p, Mapping):
-            continue
-        flops = _get(p, "totals.flops", "flops")
-        median = _get(p, "latency.median_ms", "median_ms", "latency_ms")
-        fps = _get(p, "throughput.flops_per_s", "flops_per_s")
+    for p in sweep.points:
+        lat, tp = p.latency or LatencyStats(), p.throughput or Throughput()
+        flops, median, fps = p.totals.flops, lat.median_ms, tp.flops_per_s
         if fps is None and flops and median:
             fps = flops / (median / 1e3)
-        rows.append({"label": sweep_label(p, i), "macs": _get(p, "totals.macs", "macs"), "flops": flops,
-                     "median_ms": median, "flops_per_s": fps,
-                     "error": _get(p, "error") or (f"latency skipped: {_get(p, 'latency.skipped')}"
-                                                   if _get(p, "latency.skipped") else None)})
+        rows.append({"label": sweep_label(p), "macs": p.totals.macs, "flops": flops, "median_ms": median,
+                     "flops_per_s": fps, "error": f"latency skipped: {lat.skipped}" if lat.skipped else None})
     return rows
 
 
@@ -387,37 +352,30 @@ def _opt(value: float | None, fmt: str) -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def _fit_html(fit: Any) -> str:
-    """The fitted scaling laws (``{"variables", "laws", "notes"}``), or any other fit as key/value rows."""
-    if not isinstance(fit, Mapping) or not fit:
+def _fit_html(fit: Fit | None) -> str:
+    """The fitted scaling laws, the swept variables and the fit's notes."""
+    if fit is None:
         return ""
-    laws = fit.get("laws")
-    if not isinstance(laws, Mapping):
-        return f"<h3>Fit</h3>{kv_table(list(fit.items()))}"
     rows = []
-    for metric, law in laws.items():
-        if not isinstance(law, Mapping):
-            continue
-        quality = "exact, verified" if law.get("verified") else "exact" if law.get("exact") else \
-            f"least squares, max residual {law.get('max_residual')}"
-        rows.append(f'<tr><td>{esc(metric)}</td><td class="mono">{esc(law.get("formula_human") or law.get("formula"))}'
+    for metric, law in fit.laws.items():
+        quality = "exact, verified" if law.verified else "exact" if law.exact else \
+            f"least squares, max residual {law.max_residual}"
+        rows.append(f'<tr><td>{esc(metric)}</td><td class="mono">{esc(law.formula_human or law.formula)}'
                     f'</td><td class="muted">{esc(quality)}</td></tr>')
-    variables = fit.get("variables") or {}
-    var_text = "; ".join(f"{k} = {', '.join(str(x) for x in v.get('values', []))}" for k, v in variables.items()
-                         if isinstance(v, Mapping))
-    notes = "".join(f"<li>{esc(n)}</li>" for n in fit.get("notes") or [])
+    var_text = "; ".join(f"{v.name} = {', '.join(str(x) for x in v.values)}" for v in fit.variables)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in fit.notes)
     return (f'<h3>Scaling laws</h3><table><tbody>{"".join(rows)}</tbody></table>'
             + (f'<p class="muted">Swept: {esc(var_text)}</p>' if var_text else "")
             + (f'<ul class="muted">{notes}</ul>' if notes else ""))
 
 
-def sweep_section(sweep: Mapping[str, Any] | None) -> str:
-    """Charts and a table for a shape sweep ``{"points": [...], "fit": {...}}``; '' when absent."""
-    if not sweep or not sweep.get("points"):
+def sweep_section(sweep: SweepResult | None) -> str:
+    """Charts and a table for a shape sweep (its points and scaling laws); '' when absent."""
+    if sweep is None or not sweep.points:
         return ""
     rows = sweep_rows(sweep)
     # left to right by input size, whatever order the points were given in (lines must not zigzag)
-    sizes = [_point_size(p) for p in sweep.get("points") or [] if isinstance(p, Mapping)]
+    sizes = [_point_size(p) for p in sweep.points]
     rows = [r for _, _, r in sorted(zip(sizes, range(len(rows)), rows), key=lambda t: (t[0], t[1]))]
     cats = [r["label"] for r in rows]
     charts = []
@@ -440,7 +398,7 @@ def sweep_section(sweep: Mapping[str, Any] | None) -> str:
         f'<td class="n">{_opt(r["median_ms"], "{:.3f}")}</td>'
         f'<td class="n">{_opt(None if r["flops_per_s"] is None else r["flops_per_s"] / 1e9, "{:.2f}")}</td>'
         f'<td>{esc(r["error"] or "")}</td></tr>' for r in rows)
-    fit_html = _fit_html(sweep.get("fit"))
+    fit_html = _fit_html(sweep.fit)
     return (f'<section id="sweep"><h2>Sweep over input shapes</h2><div class="grid2">{"".join(charts)}</div>'
             f'<table><thead><tr><th>shape</th><th class="n">MACs</th><th class="n">FLOPs</th><th class="n">median ms'
             f'</th><th class="n">GFLOP/s</th><th></th></tr></thead><tbody>{body}</tbody></table>{fit_html}</section>')
@@ -583,20 +541,19 @@ def _notes(report: Report) -> str:
     return f'<section id="notes"><h2>Notes</h2>{"".join(parts)}</section>' if parts else ""
 
 
-def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
+def render_html(report: Report, *, sweep: SweepResult | None = None,
                 roofline: Roofline | None = None) -> str:
     """The full HTML report of one model.
 
     Args:
         report: the analysis (with latency/throughput and per-op ``latency_ms`` when measured).
-        sweep: optional ``{"points": [...], "fit": {...}}`` from a shape sweep; adds the sweep section.
+        sweep: optional shape sweep (:func:`tflite_flops.sweep`); adds the sweep section.
         roofline: optional measured roofs and ops (:class:`~tflite_flops.report.Roofline`);
             ``report.roofline`` when not given.
 
     Returns:
         One self-contained HTML document.
     """
-    sweep = sweep if sweep is not None else (report.settings or {}).get("sweep")
     if roofline is None:
         roofline = report.roofline
     colors = color_map(list(report.by_op_type))
@@ -609,12 +566,12 @@ def render_html(report: Report, *, sweep: Mapping[str, Any] | None = None,
                                  _charts(report, colors), _memory(report), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
-    if sweep:
-        data["sweep"] = sweep
+    if sweep is not None:
+        data["sweep"] = sweep.to_dict()
     return page(f"{name} — tflite_flops report", subtitle, body, data)
 
 
-def render_sweep_html(sweep: Mapping[str, Any], title: str = "tflite_flops sweep") -> str:
-    """A page for a shape sweep alone (``{"points": [...], "fit": {...}}``)."""
+def render_sweep_html(sweep: SweepResult, title: str = "tflite_flops sweep") -> str:
+    """A page for a shape sweep alone."""
     body = sweep_section(sweep) or '<section><p class="muted">The sweep has no points.</p></section>'
-    return page(title, esc(f"{len(sweep.get('points') or [])} point(s)"), body, dict(sweep))
+    return page(title, esc(f"{len(sweep.points)} point(s)"), body, sweep.to_dict())

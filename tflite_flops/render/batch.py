@@ -1,0 +1,89 @@
+"""Renderers of ``batch`` rows (one dict per model, every key of :data:`COLUMNS`): table, csv,
+json, md. The format table is :data:`BATCH_FORMATS` (extensions from
+:data:`tflite_flops.render.formats.FORMATS`). The rows are made by :mod:`tflite_flops.batch`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from typing import Any, Callable, Iterable, Mapping
+
+from ..units import human, human_bytes
+from .csv import safe_cell
+from .formats import format_from_extension, renderer_table
+from .markdown import md_table, md_text
+from .text import text_table
+
+
+# Precision groups of the split columns (see units/analysis for the precision names).
+PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
+COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
+           + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
+                                                          "bytes_written", "arena_bytes", "tflm_arena_bytes",
+                                                          "unsupported_ops", "unresolved_ops",
+                                                          "warnings", "latency_median_ms", "inferences_per_s",
+                                                          "latency_skipped", "seconds"])
+
+
+def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """CSV with a fixed header (raw integers)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([safe_cell(r.get(c, "")) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def rows_json(rows: Iterable[Mapping[str, Any]]) -> str:
+    """``{"models": [row, ...]}`` as JSON (empty cells become null)."""
+    clean = [{c: (None if r.get(c, "") == "" else r.get(c)) for c in COLUMNS} for r in rows]
+    return json.dumps({"schema_version": 1, "models": clean}, indent=2, ensure_ascii=False) + "\n"
+
+
+def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of the main columns."""
+    body = []
+    for r in rows:
+        ok = r["status"] != "error"
+        body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
+                     human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
+                     human(r["params"]) if ok else "-", _arena(r), md_text(r["error"])[:120]])
+    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "arena", "error"], body,
+                              [False, False, True, True, True, True, False])) + "\n"
+
+
+def _arena(row: Mapping[str, Any]) -> str:
+    """TFLite's activation arena of a row, or '-' (an error row, or a report without memory figures)."""
+    value = row.get("arena_bytes")
+    return human_bytes(value) if isinstance(value, int) and row["status"] != "error" else "-"
+
+
+def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
+    """A plain-text table for the terminal."""
+    data = []
+    for r in rows:
+        ok = r["status"] != "error"
+        lat = r.get("latency_median_ms")
+        data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
+                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
+                     f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
+    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "median ms", "error"]
+    right = [False, False, True, True, True, True, True, False]
+    return "\n".join(text_table(headers, data, right)) + "\n"
+
+
+BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = renderer_table({
+    "table": rows_table,
+    "csv": rows_csv,
+    "json": rows_json,
+    "md": rows_markdown,
+})
+
+
+def batch_format_for_path(path: str) -> str:
+    """The batch output format an extension selects."""
+    return format_from_extension(path, BATCH_FORMATS, "batch")
