@@ -59,6 +59,18 @@ def test_output_files_by_extension(tmp_path):
     assert r.stdout == c.read_text()
 
 
+
+def test_ops_catalog_writes_files_by_extension(tmp_path):
+    md, c = tmp_path / "ops.md", tmp_path / "ops.csv"
+    r = run("ops", "-o", str(md), "-o", str(c))
+    assert r.returncode == 0, r.stderr
+    assert md.read_text() == run("ops", "--format", "md").stdout
+    assert c.read_text() == run("ops", "--format", "csv").stdout
+    assert r.stdout == run("ops").stdout  # stdout keeps the table
+    bad = run("ops", "-o", str(tmp_path / "ops.html"))  # the catalog has no HTML form
+    assert bad.returncode == 2 and "unknown output extension" in bad.stderr
+
+
 @pytest.mark.parametrize("args, code, text", [
     (("analyze", "does_not_exist.tflite"), 1, "no such file"),
     (("analyze", str(ROOT / "pyproject.toml")), 1, "not a TFLite flatbuffer"),
