@@ -21,11 +21,11 @@ import numpy as np
 
 from .bench import BenchSettings, summarize_ms, time_invokes
 from .errors import RuntimeMissingError, RuntimeUnavailableError
-from .latency import input_positions
 from .ops.registry import NOT_ISOLATED_OPS
 from .render.text import progress_bar
 from .report import OpRecord, Report
-from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
+from .runtime import (RuntimeSettings, fill_inputs, input_positions, make_interpreter, resize_and_allocate,
+                      runtime_message)
 
 
 GAP_EXPLANATION = ("isolated op times do not add up to the whole model: XNNPACK fuses and repacks across ops, "
@@ -125,7 +125,7 @@ def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSetti
     entry = int(report.settings.get("entry_subgraph", 0))
     if entry != 0:
         raise RuntimeUnavailableError("per-op timing supports the primary subgraph only")
-    activations = capture_activations(data, input_positions(report), runtime)
+    activations = capture_activations(data, input_positions(report.inputs), runtime)
     records = list(report.ops)
     reasons: dict[int, str] = {}
     targets = [i for i, r in enumerate(records) if r.subgraph == 0]
