@@ -34,20 +34,10 @@ def _memo_tag(f: Field) -> str:
 
 
 def verify(buf: Any, schema: Schema, *, max_depth: int = MAX_DEPTH, max_tables: int = MAX_TABLES) -> dict[str, Any]:
-    """Verify ``buf`` against ``schema`` and return the decoded root table.
+    """What ``columnar.decode`` returns after ``columnar.plain``, one table at a time.
 
-    Args:
-        buf: the file's bytes (bytes, bytearray, mmap or memoryview).
-        schema: table layouts, the root table's name and the file identifier.
-        max_depth: deepest table nesting accepted.
-        max_tables: most distinct tables accepted.
-
-    Returns:
-        The root table as a dict: field name -> scalar, str, tuple, nested dict, ``None``
-        (absent table, string or vector), or a :class:`Span` for span vectors.
-
-    Raises:
-        ModelFormatError: the bytes break one of the rules in the module docstring.
+    Same arguments and errors as ``columnar.decode``, except that ``max_tables`` counts distinct
+    tables (decoded tables are memoised by position and type), not visits.
     """
     check_header(buf, schema)
     return _Verifier(buf, schema, max_depth, max_tables).root()

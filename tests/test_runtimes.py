@@ -54,8 +54,7 @@ def test_activations_are_captured_through_every_adapter(name):
     from pathlib import Path
 
     import tflite_flops
-    from tflite_flops.runtime import input_positions
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.runtime import RuntimeSettings, input_positions
     from tflite_flops.single_op import capture_activations
 
     model = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite"

@@ -1,7 +1,7 @@
 """Join measured latency with a static Report: whole-model timing, throughput, per-op timing.
 
-The harness never parses flatbuffers; per-op models are built by :mod:`tflite_flops.single_op`
-from the runtime package's own schema module.
+The harness never parses flatbuffers; per-op models are cut out by :mod:`tflite_flops.single_op`
+and written by :mod:`tflite_flops.model_writer` with the schema module of the runtime in use.
 """
 
 from __future__ import annotations
