@@ -61,7 +61,7 @@ def test_single_op_model_keeps_the_op_and_takes_the_given_shapes():
 
 
 @pytest.mark.runtime
-def test_a_runtime_without_a_schema_module_borrows_an_installed_one(monkeypatch):
+def test_a_runtime_without_a_schema_module_borrows_an_installed_one():
     pytest.importorskip("ai_edge_litert")
     assert runtimes.get("tflite_runtime").schema is None
     assert runtimes.schema_module("tflite_runtime") is runtimes.schema_module("litert")

@@ -45,7 +45,8 @@ def one_op_model(fb: Any, opcode: Any, op: Any, tensors: Sequence[Any], buffers:
 
     op.opcodeIndex = 0
     sub = fb.SubGraphT()
-    sub.tensors, sub.inputs, sub.outputs, sub.operators, sub.name = list(tensors), list(inputs), list(outputs), [op], name
+    sub.tensors, sub.inputs, sub.outputs = list(tensors), list(inputs), list(outputs)
+    sub.operators, sub.name = [op], name
     model = fb.ModelT()
     model.version, model.description = SCHEMA_VERSION, description
     model.operatorCodes, model.subgraphs, model.buffers = [opcode], [sub], list(buffers)
