@@ -1,9 +1,10 @@
 """The columnar verifier (what ``load_model`` uses) against the one-table-at-a-time reference.
 
-``verify.verify`` walks a flatbuffer one table at a time and is simple enough to read rule by
-rule; ``columnar.decode`` checks the same rules a whole vector of tables at a time with NumPy.
-Both must accept and refuse the same files and decode the same values: on the sample models,
-on in-memory models, on crafted schemas, and on thousands of random mutations.
+``reference_verifier.verify`` (a tests helper) walks a flatbuffer one table at a time and is
+simple enough to read rule by rule; ``columnar.decode`` checks the same rules a whole vector of
+tables at a time with NumPy. Both must accept and refuse the same files and decode the same
+values: on the sample models, on in-memory models, on crafted schemas, and on thousands of
+random mutations.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ import time
 
 import pytest
 from fuzz_corpus import mutate, seed_corpus
+from reference_verifier import verify
 
-from tflite_flops import columnar, schema, verify
+from tflite_flops import columnar, schema
 from tflite_flops.errors import ModelFormatError
-from tflite_flops.verify import VEC_STRING, VEC_TABLE, Field, Schema
+from tflite_flops.flatbuffer_layout import VEC_STRING, VEC_TABLE, Field, Schema, Span
 
 
 def _both(data: bytes, sch: Schema = schema.MODEL_SCHEMA, **limits) -> tuple[object, object]:
     """(reference result or its error, columnar result or its error), errors as ModelFormatError."""
     out = []
-    for run in (lambda: verify.verify(data, sch, **limits), lambda: columnar.plain(columnar.decode(data, sch, **limits))):
+    for run in (lambda: verify(data, sch, **limits), lambda: columnar.plain(columnar.decode(data, sch, **limits))):
         try:
             out.append(run())
         except ModelFormatError as exc:
@@ -61,7 +63,7 @@ def test_columns_keep_vectors_of_tables_as_columns(samples_dir):
     assert len(tensors["name"]) == len(tensors) > 10
     data = root["buffers"]["data"]
     assert isinstance(data, columnar.SpanList)
-    assert any(isinstance(span, verify.Span) and span.count > 100 for span in data)  # weights: spans, not values
+    assert any(isinstance(span, Span) and span.count > 100 for span in data)  # weights: spans, not values
 
 
 @pytest.mark.parametrize("limits, message", [

@@ -19,10 +19,12 @@ import tflite
 from flatbuffers import flexbuffers
 
 import tflite_flops
-from tflite_flops import schema, verify
+from tflite_flops import columnar, schema
 from tflite_flops.errors import ModelFormatError
+from tflite_flops.flatbuffer_layout import UNION, UNKNOWN, Span
 from tflite_flops.model import load_model
 
+from reference_verifier import decode_options
 from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, INT8, build_model, control_flow_model, fc_model
 
 # ---------------------------------------------------------------------------------------------
@@ -286,26 +288,26 @@ def test_string_without_terminator_is_refused():
 def test_table_count_and_depth_limits():
     data = fc_model()
     with pytest.raises(ModelFormatError, match="more than 5 tables"):
-        verify.verify(data, schema.MODEL_SCHEMA, max_tables=5)
+        columnar.decode(data, schema.MODEL_SCHEMA, max_tables=5)
     with pytest.raises(ModelFormatError, match="deeper than 2"):
-        verify.verify(data, schema.MODEL_SCHEMA, max_depth=2)
-    assert verify.verify(data, schema.MODEL_SCHEMA)["description"] == "fc test model"
+        columnar.decode(data, schema.MODEL_SCHEMA, max_depth=2)
+    assert columnar.decode(data, schema.MODEL_SCHEMA)["description"] == "fc test model"
 
 
 def test_weights_are_spans_not_values():
-    root = verify.verify(fc_model(), schema.MODEL_SCHEMA)
+    root = columnar.plain(columnar.decode(fc_model(), schema.MODEL_SCHEMA))
     data = root["buffers"][1]["data"]
-    assert isinstance(data, verify.Span) and data.count == 48
+    assert isinstance(data, Span) and data.count == 48
 
 
 def test_layouts_cover_every_options_table():
     # Every options class of both unions yields a layout; the probe understood every accessor.
     for union in ("BuiltinOptions", "BuiltinOptions2"):
-        field = next(f for f in schema.table_layout("Operator") if f.kind == verify.UNION and
+        field = next(f for f in schema.table_layout("Operator") if f.kind == UNION and
                      f.name == ("builtin_options" if union == "BuiltinOptions" else "builtin_options2"))
         assert len(field.union) > 10
         for name in field.union.values():
-            assert all(f.kind != verify.UNKNOWN for f in schema.table_layout(name)), name
+            assert all(f.kind != UNKNOWN for f in schema.table_layout(name)), name
 
 
 def test_sample_models_match_the_bindings(samples_dir):
@@ -327,12 +329,12 @@ def test_sample_models_match_the_bindings(samples_dir):
             for j, op in enumerate(sg.operators):
                 fop = fsg.Operators(j)
                 assert op.inputs == tuple(fop.InputsAsNumpy().tolist())
-                assert dict(op.options) == dict(schema.decode_options(fop, len(data))) or op.op_type.startswith(
+                assert dict(op.options) == dict(decode_options(fop, len(data))) or op.op_type.startswith(
                     "CUSTOM:")
 
 
 def test_decoded_element_budget(monkeypatch):
-    monkeypatch.setattr(verify, "MAX_DECODED", 3)
+    monkeypatch.setattr(columnar, "MAX_DECODED", 3)
     with pytest.raises(ModelFormatError, match="vector elements"):
         load_model(fc_model())
 

@@ -54,11 +54,10 @@ def test_activations_are_captured_through_every_adapter(name):
     from pathlib import Path
 
     import tflite_flops
-    from tflite_flops.latency import input_positions
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.runtime import RuntimeSettings, input_positions
     from tflite_flops.single_op import capture_activations
 
     model = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite"
     report = tflite_flops.analyze(model)
-    values = capture_activations(str(model), input_positions(report), RuntimeSettings(name))
+    values = capture_activations(str(model), input_positions(report.inputs), RuntimeSettings(name))
     assert values and any(v.size and v.any() for v in values.values())

@@ -24,7 +24,8 @@ from typing import Any, Callable, Mapping
 
 
 from . import __version__
-from .errors import InputSpecError, ModelFormatError, ShapeError, UnsupportedOpError
+from .completeness import check_strict
+from .errors import InputSpecError, ModelFormatError, ShapeError
 from .memory import analyze_memory
 from .model import Model, Subgraph, load_model
 from .ops import lookup
@@ -74,7 +75,6 @@ class _Entry:
 @dataclass
 class _Walk:
     model: Model
-    strict: bool
     while_trips: int
     overrides: Mapping[str, CostOverride]
     trust_stored: bool
@@ -106,7 +106,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         input_shapes: shapes of the entry subgraph's inputs: a mapping ``{name_or_index: shape}``,
             or spec strings (``"x=1x224x224x3"``, ``"0=1x224x224x3"``, a bare ``"1x224x224x3"``).
         batch: sets the leading dim of every input whose batch dim is dynamic or 1.
-        strict: raise UnsupportedOpError when a per-inference op has no cost formula.
+        strict: raise when the report has what ``--strict`` refuses
+            (:func:`tflite_flops.completeness.strict_findings`: ops not counted, partial totals).
         while_trips: trip count of WHILE loops whose bound cannot be inferred.
         signature: analyze the subgraph of this signature key instead of subgraph 0.
         cost_overrides: ``{op_type: fn(ctx) -> Cost | int | (macs, flops)}``, used before the registry.
@@ -126,7 +127,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
         ShapeError, InputSpecError: the input shapes do not fit the model.
-        UnsupportedOpError: ``strict`` and an op is not costed.
+        UnsupportedOpError, ShapeError: ``strict`` and the report has a problem ``--strict`` refuses
+            (:func:`tflite_flops.completeness.check_strict`).
     """
     from .convert import needs_conversion, source_name, to_tflite  # TensorFlow is imported only to convert
 
@@ -137,7 +139,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     model = source if isinstance(source, Model) else load_model(source)
-    settings = {"strict": strict, "while_trips": while_trips, "cost_overrides": cost_overrides,
+    settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
                 "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
     report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
     if name is not None and report.model.path is None:
@@ -148,10 +150,12 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
     elif prefill is not None or decode is not None:
         raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+    if strict:
+        check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
 
 
-def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *, strict: bool,
+def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *,
                   while_trips: int, cost_overrides: Mapping[str, CostOverride] | None, trust_stored_shapes: bool,
                   count_zeros: bool | None) -> tuple[Report, _Walk]:
     """The report of one entry (subgraph 0 or a signature's subgraph) and the walk that made it.
@@ -163,7 +167,7 @@ def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch:
     spec = normalize_input_shapes(input_shapes)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
         count_zeros = model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT
-    walk = _Walk(model, strict, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
+    walk = _Walk(model, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes,
                  bool(count_zeros))
     _walk_model(walk, entry, spec, batch)
     return _build_report(walk, model, model.subgraphs[entry], entry, spec, batch), walk
@@ -178,7 +182,7 @@ def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any 
     tests compare it with an interpreter's own shapes. Arguments as for :func:`analyze`.
     """
     model = source if isinstance(source, Model) else load_model(source)
-    walk = _Walk(model, False, max(int(while_trips), 0), {}, trust_stored_shapes, count_zeros=False)
+    walk = _Walk(model, max(int(while_trips), 0), {}, trust_stored_shapes, count_zeros=False)
     _walk_model(walk, _entry_subgraph(model, signature), normalize_input_shapes(input_shapes), batch)
     return walk.states
 
@@ -725,24 +729,12 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         n_ops = sum(unsupported.values())
         listing = ", ".join(f"{k} ×{v}" for k, v in sorted(unsupported.items()))
         warnings.append(f"{n_ops} op(s) of {len(unsupported)} type(s) not counted: {listing}")
-        if walk.strict:
-            raise UnsupportedOpError(f"--strict: {n_ops} op(s) have no cost formula: {listing}")
     for o in errors:  # a formula that raised: one line each (the traceback under --debug)
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: not counted: {o.note}")
-    if errors and walk.strict:
-        raise UnsupportedOpError(f"--strict: {len(errors)} op(s) not counted because their formula raised: "
-                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in errors))
     for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
-    if opaque and walk.strict:
-        raise UnsupportedOpError(f"--strict: {len(opaque)} op(s) compiled for an accelerator hide their work: "
-                                 + ", ".join(f"{o.op_type} (op {o.subgraph}:{o.index})" for o in opaque))
     unresolved = [o for o in inference if not o.shapes_resolved]
     failed = any(o.phase == "inference" for o in errors)
-    if unresolved and walk.strict:
-        first = unresolved[0]
-        raise ShapeError(f"--strict: the totals are partial: {len(unresolved)} op(s) have unresolved shapes "
-                         f"(first: op {first.subgraph}:{first.index} {first.op_type})")
     state = walk.states[entry]
 
     def summary(tidx: int) -> TensorSummary:

@@ -1,23 +1,47 @@
-"""The verifier of :mod:`tflite_flops.verify`, run a vector of tables at a time with NumPy.
+"""The flatbuffer verifier: untrusted bytes -> decoded tables, or ModelFormatError.
 
-:func:`decode` checks exactly the rules listed in :mod:`tflite_flops.verify` (offsets, vtables,
-field bounds and alignment, vector lengths, string terminators, unions, depth, table and
-element budgets), but instead of walking one table at a time it takes *all* tables of one
-type at one place in the schema (every Tensor of a subgraph, every Operator, every
-Conv2DOptions...) and checks them together with array operations. The number of NumPy
-passes therefore depends on the schema, not on the model: a 20,000-op model costs the same
-number of passes as a 20-op one, and Python only runs per table to build the values the
-reader needs (names, shapes, spans).
+This plays the role of the C++ ``flatbuffers::Verifier`` that TFLite runs before it trusts a
+model. Nothing reads the file through the generated bindings; instead :func:`decode` walks the
+table tree described by a :class:`~tflite_flops.flatbuffer_layout.Schema` (the TFLite one is
+``schema.MODEL_SCHEMA``, built from the bindings' field layout) and checks, before each read:
+
+* the root offset and the 4-byte file identifier;
+* every table: 4-byte aligned, its vtable offset inside the file, the vtable 2-byte aligned,
+  of even size >= 4 and wholly inside the file, the table's inline size inside the file, and
+  every present field inside the table's inline part and aligned to its size;
+* every offset: non-zero, below 2**31, pointing inside the file;
+* every vector and string: its 4-byte length field aligned and inside the file, and the
+  claimed length times the element size fitting in what is left of the file. A vector that
+  claims 2**31 elements is refused *before* anything is allocated for it;
+* strings: a terminating zero byte inside the file, and distinct strings holding no more
+  bytes in all than the file (overlapping strings would make decoding quadratic);
+* unions: a member table of the type named by the type field (unknown types, newer than the
+  bindings, get the table-header checks only and decode to ``None``, as the C++ verifier
+  accepts them);
+* nesting depth (64), the number of table visits (1,000,000, as the C++ verifier) and the
+  number of vector elements decoded into Python values (2**23; the elements of vectors of
+  tables and strings count at every visit), so that a crafted file cannot make the walk take
+  unbounded time or memory.
+
+Vectors that may be large or that hold weights (``Buffer.data``, quantization scales) are
+returned as a ``Span(start, count)`` and never read, so no weight page is touched.
+
+Instead of walking one table at a time, :func:`decode` takes *all* tables of one type at one
+place in the schema (every Tensor of a subgraph, every Operator, every Conv2DOptions...) and
+checks them together with array operations. The number of NumPy passes therefore depends on
+the schema, not on the model: a 20,000-op model costs the same number of passes as a 20-op
+one, and Python only runs per table to build the values the reader needs (names, shapes, spans).
 
 The result keeps vectors of tables as :class:`Columns` (field name -> one value per table)
-instead of one dict per table; :func:`plain` turns it into exactly what
-:func:`tflite_flops.verify.verify` returns, which the tests use to check one against the other.
+instead of one dict per table; :func:`plain` turns it into one dict per table. The tests keep
+a simple one-table-at-a-time verifier of the same rules (``tests/reference_verifier.py``) and
+require both to give the same verdicts and the same decoded values, on the sample models and
+on random mutations.
 
-Two limits count differently from ``verify()``: with no memo of decoded tables, the table
-budget and the decoded-element budget count every *visit* (a table reached twice counts
-twice), as flatbuffers' C++ verifier does. Both stay far above what real models need, and
-they bound the work on a file whose offsets all point at one table. A string shared by many
-tables is decoded once.
+With no memo of decoded tables, both budgets count every *visit* (a table reached twice counts
+twice), as flatbuffers' C++ verifier does. Both stay far above what real models need, and they
+bound the work on a file whose offsets all point at one table. A string shared by many tables
+is decoded once.
 """
 
 from __future__ import annotations
@@ -28,11 +52,17 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import verify
 from .errors import ModelFormatError
-from .verify import SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR, Schema, Span
+from .flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR, Field, Schema,
+                                Span)
 
-_MAX_OFFSET = 1 << 31
+MAX_DEPTH = 64
+MAX_TABLES = 1_000_000
+MAX_DECODED = 1 << 23  # elements of non-span vectors decoded into Python tuples (~300 MB at worst)
+MAX_OFFSET = 1 << 31  # offsets are uoffset_t used as signed: FLATBUFFERS_MAX_BUFFER_SIZE
+
+_U16x2 = struct.Struct("<HH")
+_U32 = struct.Struct("<I")
 
 
 class SpanList(Sequence):
@@ -60,8 +90,8 @@ class SpanList(Sequence):
 class Columns:
     """The decoded fields of ``n`` tables of one type: field name -> a sequence of ``n`` values.
 
-    Values are as in :func:`tflite_flops.verify.verify`'s dicts, except that a vector of tables
-    is a :class:`Columns` (or ``None`` when absent) and span vectors come as a :class:`SpanList`.
+    Values are as in the root table :func:`decode` returns: a vector of tables is a
+    :class:`Columns` (or ``None`` when absent) and span vectors come as a :class:`SpanList`.
     """
 
     __slots__ = ("n", "fields")
@@ -131,7 +161,7 @@ class UnionColumn(Sequence):
 
 
 def plain(value: Any) -> Any:
-    """Columns and dicts holding them -> the tuples of dicts :func:`tflite_flops.verify.verify` returns."""
+    """Columns and dicts holding them -> plain values: a vector of tables as a tuple of dicts."""
     if isinstance(value, Columns):
         return tuple(plain(row) for row in value.rows())
     if isinstance(value, dict):
@@ -139,21 +169,130 @@ def plain(value: Any) -> Any:
     return value
 
 
-def decode(buf: Any, schema: Schema, *, max_depth: int = verify.MAX_DEPTH,
-           max_tables: int = verify.MAX_TABLES) -> dict[str, Any]:
+def decode(buf: Any, schema: Schema, *, max_depth: int = MAX_DEPTH,
+           max_tables: int = MAX_TABLES) -> dict[str, Any]:
     """Verify ``buf`` against ``schema`` and return the root table as a dict.
 
-    Same checks and errors as :func:`tflite_flops.verify.verify`; vectors of tables come back
-    as :class:`Columns`.
+    Args:
+        buf: the file's bytes (bytes, bytearray, mmap or memoryview).
+        schema: table layouts, the root table's name and the file identifier.
+        max_depth: deepest table nesting accepted.
+        max_tables: most table visits accepted.
+
+    Returns:
+        The root table as a dict: field name -> scalar, str, tuple, nested dict, ``None``
+        (absent table, string or vector), a :class:`Span` for span vectors, a :class:`Columns`
+        for a vector of tables (a :class:`SpanList` for its span fields, a :class:`UnionColumn`
+        for its unions).
 
     Raises:
-        ModelFormatError: the bytes break one of the verifier's rules.
+        ModelFormatError: the bytes break one of the rules in the module docstring.
     """
-    verify.check_header(buf, schema)
+    check_header(buf, schema)
     return _ColumnVerifier(buf, schema, max_depth, max_tables).root()
 
 
-def _absent_column(f: verify.Field, n: int) -> Sequence[Any]:
+def check_header(buf: Any, schema: Schema) -> None:
+    """Refuse a buffer too small to hold a root offset and identifier, or with the wrong identifier."""
+    size = len(buf)
+    if size < 8:
+        raise ModelFormatError(f"file is too small to be a TFLite model ({size} bytes)")
+    ident = bytes(buf[4:8])
+    if ident != schema.identifier:
+        raise ModelFormatError(
+            f"not a TFLite flatbuffer (file identifier is {ident!r}, expected {schema.identifier!r})")
+
+
+class Walk:
+    """One walk's limits and counters, and the checks made once per vtable.
+
+    The tests' one-table-at-a-time reference verifier shares it, so both count and refuse alike.
+    """
+
+    def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
+        self.buf = buf
+        self.size = len(buf)
+        self.schema = schema
+        self.max_depth = max_depth
+        self.max_tables = max_tables
+        self.tables_seen = 0
+        self.decoded = 0
+        self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
+        self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}  # (vtable, table type) -> field voffsets
+
+    def root_offset(self) -> int:
+        (rel,) = _U32.unpack_from(self.buf, 0)
+        if rel < 8 or rel >= MAX_OFFSET or rel + 4 > self.size:
+            raise ModelFormatError(f"root table offset {rel} lies outside the {self.size}-byte file")
+        return rel
+
+    def enter(self, count: int, what: str, depth: int) -> None:
+        """Count ``count`` tables at nesting ``depth``; refuse past the depth or table limit."""
+        if depth > self.max_depth:
+            raise ModelFormatError(f"{what}: tables nested deeper than {self.max_depth} levels")
+        self.tables_seen += count
+        if self.tables_seen > self.max_tables:
+            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
+
+    def count_decoded(self, n: int, what: str) -> None:
+        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED (before reading)."""
+        self.decoded += n
+        if self.decoded > MAX_DECODED:
+            raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
+                                   "(shapes, tensor lists, options): refusing to allocate them")
+
+    def vtable(self, vt: int, t: int, what: str) -> tuple[tuple[int, ...], int]:
+        """The field voffsets and table size of the vtable at ``vt`` (used by the table at ``t``), checked once."""
+        cached = self.vtables.get(vt)
+        if cached is None:
+            size = self.size
+            if vt < 0 or vt & 1 or vt + 4 > size:
+                raise ModelFormatError(f"{what}: table at byte {t} has its vtable at {vt}, outside the file")
+            vsize, tsize = _U16x2.unpack_from(self.buf, vt)
+            if vsize & 1 or vsize < 4 or vt + vsize > size:
+                raise ModelFormatError(f"{what}: vtable at byte {vt} has an invalid size {vsize}")
+            if tsize < 4:
+                raise ModelFormatError(f"{what}: vtable at byte {vt} gives its tables {tsize} bytes")
+            n = (vsize - 4) >> 1
+            cached = self.vtables[vt] = ((struct.unpack_from(f"<{n}H", self.buf, vt + 4) if n else ()), tsize)
+        return cached
+
+    def field_offsets(self, name: str, vt: int, voffs: tuple[int, ...], tsize: int) -> tuple[int, ...]:
+        """Voffset of each field of ``schema.plan(name)`` in this vtable (0: absent), checked once per vtable.
+
+        Present fields lie inside the table's inline part, aligned to their size (tables are
+        4-aligned, so this holds for every table of the vtable) and do not overlap; fields the
+        bindings cannot read are only checked to lie inside the table.
+        """
+        key = (vt, name)
+        cached = self.layouts.get(key)
+        if cached is None:
+            nslots = len(voffs)
+            offsets, spans = [], []
+            for fname, idx, kind, _st, inline, _f in self.schema.plan(name):
+                vo = voffs[idx] if idx < nslots else 0
+                offsets.append(vo)
+                if not vo:
+                    continue
+                if kind == UNKNOWN:
+                    if vo + inline > tsize:
+                        raise ModelFormatError(f"{name}.{fname}: field lies outside its table")
+                    continue
+                if vo < 4 or vo + inline > tsize:
+                    raise ModelFormatError(f"{name}.{fname}: field at {vo} lies outside its {tsize}-byte table")
+                if inline in (2, 4) and vo % inline:
+                    raise ModelFormatError(f"{name}.{fname}: misaligned field (offset {vo} in its table)")
+                spans.append((vo, inline, fname))
+            end = 0
+            for vo, inline, fname in sorted(spans):
+                if vo < end:
+                    raise ModelFormatError(f"{name}.{fname}: field overlaps another field of its table")
+                end = vo + inline
+            cached = self.layouts[key] = tuple(offsets)
+        return cached
+
+
+def _absent_column(f: Field, n: int) -> Sequence[Any]:
     """The column of a field that none of ``n`` tables holds."""
     if f.kind == UNION:
         return UnionColumn(n, [])
@@ -215,7 +354,7 @@ def _runs(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
     return np.repeat(starts - before * step, counts) + np.arange(total, dtype=np.int64) * step
 
 
-class _ColumnVerifier(verify.Walk):
+class _ColumnVerifier(Walk):
     """One verification walk over a whole file, a batch of same-typed tables at a time."""
 
     def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
@@ -258,7 +397,7 @@ class _ColumnVerifier(verify.Walk):
         """Targets of the uoffsets stored at the (4-aligned) positions ``at``, each checked."""
         rel = self.u32[at >> 2].astype(np.int64)
         target = at + rel
-        _raise_if((rel == 0) | (rel >= _MAX_OFFSET) | (target >= self.size), lambda i: (
+        _raise_if((rel == 0) | (rel >= MAX_OFFSET) | (target >= self.size), lambda i: (
             f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
         return target
 
@@ -392,7 +531,7 @@ class _ColumnVerifier(verify.Walk):
                 out[fname] = _scatter(n, rows, values)
         return Columns(n, out)
 
-    def follow(self, target: np.ndarray, kind: str, f: verify.Field, name: str, depth: int) -> Any:
+    def follow(self, target: np.ndarray, kind: str, f: Field, name: str, depth: int) -> Any:
         """The values of an offset field of kind ``kind`` at the checked targets."""
         if kind == VECTOR:
             if f.span:
@@ -413,7 +552,7 @@ class _ColumnVerifier(verify.Walk):
             return [tuple(strings[a:b]) for a, b in zip(lo, hi)]
         raise AssertionError(kind)  # every offset kind is handled above
 
-    def union(self, target: np.ndarray, codes: list[Any], parents: list[int], n: int, f: verify.Field, what: str,
+    def union(self, target: np.ndarray, codes: list[Any], parents: list[int], n: int, f: Field, what: str,
               depth: int) -> UnionColumn:
         """The union members at ``target`` (held by the tables ``parents`` of ``n``), grouped by type code."""
         code_array = np.array(codes, dtype=np.int64)

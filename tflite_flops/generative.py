@@ -54,13 +54,13 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
         analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
             this module, not the reverse).
         prefill, decode: signature keys to take as the prefill / decode step (default: detected).
-        **settings: the analysis settings (strict, while_trips, cost_overrides, trust_stored_shapes,
-            count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`.
+        **settings: the analysis settings (while_trips, cost_overrides, trust_stored_shapes,
+            count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`. (``strict`` is checked
+            by :func:`tflite_flops.analyze` on the finished report, signatures included.)
 
     Raises:
         InputSpecError: the model has no signature, or ``prefill`` / ``decode`` names an unknown
             signature or one without a token-count input.
-        UnsupportedOpError: ``strict`` and an op of some signature is not costed.
     """
     if not model.signatures:
         raise InputSpecError("--all-signatures: the model has no signatures (SignatureDefs)")

@@ -1,7 +1,7 @@
 """Join measured latency with a static Report: whole-model timing, throughput, per-op timing.
 
-The harness never parses flatbuffers; per-op models are built by :mod:`tflite_flops.single_op`
-from the runtime package's own schema module.
+The harness never parses flatbuffers; per-op models are cut out by :mod:`tflite_flops.single_op`
+and written by :mod:`tflite_flops.model_writer` with the schema module of the runtime in use.
 """
 
 from __future__ import annotations
@@ -13,17 +13,7 @@ from .bench import BenchSettings, measure_model, throughput
 from .errors import RuntimeMissingError, RuntimeUnavailableError
 from .report import LatencyStats, Report, Throughput
 from .render.text import progress_bar
-from .runtime import RuntimeSettings
-
-
-def input_positions(report: Report) -> dict[int, tuple[int, ...]]:
-    """Shapes to run, by input position, from the report's resolved inputs."""
-    return {pos: tuple(t.shape) for pos, t in enumerate(report.inputs)}
-
-
-def input_names(report: Report) -> dict[int, tuple[str, ...]]:
-    """The name the report shows for each input position (``--inputs`` accepts it)."""
-    return {pos: (t.name,) for pos, t in enumerate(report.inputs)}
+from .runtime import RuntimeSettings, input_names, input_positions
 
 
 def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
@@ -35,9 +25,9 @@ def add_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, be
     gives ``latency = LatencyStats(skipped=reason)`` and a warning; the static numbers stay.
     """
     try:
-        latency = measure_model(model, input_positions(report), runtime, bench, inputs,
+        latency = measure_model(model, input_positions(report.inputs), runtime, bench, inputs,
                                 progress=progress_bar("timing") if progress else None,
-                                input_names=input_names(report))
+                                input_names=input_names(report.inputs))
     except RuntimeMissingError:
         raise
     except RuntimeUnavailableError as exc:
@@ -79,9 +69,9 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
     def measure(point: Any) -> tuple[LatencyStats | None, Throughput | None]:
         report = point.report
         try:
-            latency = measure_model(model, input_positions(report), runtime, bench, inputs,
+            latency = measure_model(model, input_positions(report.inputs), runtime, bench, inputs,
                                     progress=progress_bar(f"timing {point.spec.label}"),
-                                    input_names=input_names(report))
+                                    input_names=input_names(report.inputs))
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:

@@ -8,7 +8,7 @@ Memory is therefore O(ops + tensors), not O(file size).
 Nothing is read through the generated bindings. The whole flatbuffer is first verified and
 decoded by :mod:`tflite_flops.columnar` (every offset, vtable, vector length, string and union
 checked against the file, as flatbuffers' C++ Verifier does, with the rules written out in
-:mod:`tflite_flops.verify`); weights come back as spans and are never touched. Tables come a
+its docstring); weights come back as spans and are never touched. Tables come a
 column at a time (all tensors of a subgraph, all operators), so building the :class:`Tensor`
 and :class:`Operator` tuples is the only per-item Python work. Then every index (tensor,
 buffer, opcode, subgraph, signature) is checked against what it indexes, and the subgraph call
@@ -32,8 +32,8 @@ from flatbuffers import flexbuffers
 
 from . import columnar, schema
 from .errors import ModelFormatError, ModelLoadError
+from .flatbuffer_layout import Span
 from .units import num_elements, tensor_bytes
-from .verify import Span
 
 _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
     "FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
@@ -379,7 +379,7 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
 def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
     """Parse a .tflite file or its bytes.
 
-    The whole flatbuffer is verified first (:mod:`tflite_flops.verify`): every offset, vector
+    The whole flatbuffer is verified first (:mod:`tflite_flops.columnar`): every offset, vector
     length, string and union is checked against the file before it is used. Then every index
     (tensor, buffer, opcode, subgraph) is checked against what it indexes, and the subgraph
     call graph (WHILE/IF/CALL_ONCE/CALL/... references) is checked for cycles.

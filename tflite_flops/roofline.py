@@ -6,9 +6,10 @@ classify every op as compute- or memory-bound from its arithmetic intensity (FLO
 * Peak bandwidth: a large ADD of two 4 Mi-element float32 tensors; bytes/s = (2 reads + 1 write)
   · 16 MiB / median.
 
-For an op with intensity I the roof is ``min(peak_flops, I · peak_bw)``; the ridge point is
-``peak_flops / peak_bw``. When the op was timed (``--per-op`` or an imported device profile)
-the report also says how far its achieved FLOP/s is from the roof.
+Both probes are written by :mod:`tflite_flops.model_writer`. For an op with intensity I the roof
+is ``min(peak_flops, I · peak_bw)``; the ridge point is ``peak_flops / peak_bw``. When the op was
+timed (``--per-op`` or an imported device profile) the report also says how far its achieved
+FLOP/s is from the roof.
 
 The fraction of roof is not capped. The bandwidth probe streams 48 MiB, far more than the CPU
 caches hold, so its roof is a main-memory roof; a small memory-bound op whose tensors stay in
@@ -23,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from . import runtimes
 from .bench import BenchSettings, measure_model
-from .errors import RuntimeMissingError
+from .model_writer import ProbeTensor, probe_model
 from .report import BoundCounts, Report, Roofline, RooflineOp
 from .runtime import RuntimeSettings
 
@@ -32,60 +34,22 @@ FC_M, FC_K, FC_N = 256, 1024, 1024
 ADD_ELEMENTS = 4 * 1024 * 1024
 ABOVE_ROOF_NOTE = ("above 100% of roof: the op's data stays in the CPU caches between runs, which are faster than "
                    "the main-memory bandwidth the probe measures (2 reads + 1 write of 16 MiB); not capped")
+PROBE_DESCRIPTION = "tflite_flops roofline probe"
 
 
-def _schema() -> Any:
-    try:
-        from ai_edge_litert import schema_py_generated as fb
-    except ImportError as exc:
-        raise RuntimeMissingError("the roofline needs ai_edge_litert: pip install 'tflite_flops[runtime]'") from exc
-    return fb
-
-
-def _tensor(fb: Any, name: str, shape: list[int], buffer: int) -> Any:
-    t = fb.TensorT()
-    t.name, t.shape, t.type, t.buffer = name, shape, fb.TensorType.FLOAT32, buffer
-    return t
-
-
-def _single_op_model(fb: Any, code: int, options_type: int, options: Any, tensors: list[Any], inputs: list[int],
-                     outputs: list[int], op_inputs: list[int], buffers: list[Any]) -> bytes:
-    import flatbuffers
-
-    opcode = fb.OperatorCodeT()
-    opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), 1
-    op = fb.OperatorT()
-    op.opcodeIndex, op.inputs, op.outputs = 0, op_inputs, outputs
-    op.builtinOptionsType, op.builtinOptions = options_type, options
-    sg = fb.SubGraphT()
-    sg.tensors, sg.inputs, sg.outputs, sg.operators, sg.name = tensors, inputs, outputs, [op], "roofline"
-    model = fb.ModelT()
-    model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, [opcode], [sg], buffers
-    model.description = "tflite_flops roofline probe"
-    builder = flatbuffers.Builder(1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
-
-
-def compute_probe() -> tuple[bytes, int]:
-    """(model bytes, FLOPs per invoke) of the FULLY_CONNECTED compute probe."""
-    fb = _schema()
-    weights = fb.BufferT()
-    weights.data = np.random.default_rng(0).uniform(-1, 1, (FC_N, FC_K)).astype(np.float32).view(np.uint8).reshape(-1)
-    tensors = [_tensor(fb, "x", [FC_M, FC_K], 1), _tensor(fb, "w", [FC_N, FC_K], 2), _tensor(fb, "y", [FC_M, FC_N], 3)]
-    options = fb.FullyConnectedOptionsT()
-    blob = _single_op_model(fb, fb.BuiltinOperator.FULLY_CONNECTED, fb.BuiltinOptions.FullyConnectedOptions, options,
-                            tensors, [0], [2], [0, 1, -1], [fb.BufferT(), fb.BufferT(), weights, fb.BufferT()])
+def compute_probe(fb: Any) -> tuple[bytes, int]:
+    """(model bytes, FLOPs per invoke) of the FULLY_CONNECTED compute probe, written with schema module ``fb``."""
+    weights = np.random.default_rng(0).uniform(-1, 1, (FC_N, FC_K)).astype(np.float32)
+    blob = probe_model(fb, "FULLY_CONNECTED", "FullyConnectedOptions",
+                       [ProbeTensor("x", (FC_M, FC_K)), ProbeTensor("w", (FC_N, FC_K), weights), None],
+                       [ProbeTensor("y", (FC_M, FC_N))], name="roofline", description=PROBE_DESCRIPTION)
     return blob, 2 * FC_M * FC_K * FC_N
 
 
-def bandwidth_probe() -> tuple[bytes, int]:
-    """(model bytes, bytes moved per invoke) of the ADD bandwidth probe."""
-    fb = _schema()
-    tensors = [_tensor(fb, n, [ADD_ELEMENTS], i + 1) for i, n in enumerate(("a", "b", "c"))]
-    options = fb.AddOptionsT()
-    blob = _single_op_model(fb, fb.BuiltinOperator.ADD, fb.BuiltinOptions.AddOptions, options, tensors, [0, 1], [2],
-                            [0, 1], [fb.BufferT() for _ in range(4)])
+def bandwidth_probe(fb: Any) -> tuple[bytes, int]:
+    """(model bytes, bytes moved per invoke) of the ADD bandwidth probe, written with schema module ``fb``."""
+    blob = probe_model(fb, "ADD", "AddOptions", [ProbeTensor("a", (ADD_ELEMENTS,)), ProbeTensor("b", (ADD_ELEMENTS,))],
+                       [ProbeTensor("c", (ADD_ELEMENTS,))], name="roofline", description=PROBE_DESCRIPTION)
     return blob, 3 * 4 * ADD_ELEMENTS
 
 
@@ -93,9 +57,10 @@ def measure_peaks(runtime: RuntimeSettings, bench: BenchSettings | None = None) 
     """Peak FLOP/s and bytes/s of this machine with ``runtime`` (median of timed runs): a
     :class:`~tflite_flops.report.Roofline` without ops, for :func:`classify`."""
     bench = bench or BenchSettings(runs=20, warmup=3)
-    blob, flops = compute_probe()
+    fb = runtimes.schema_module(runtime.runtime)
+    blob, flops = compute_probe(fb)
     compute = measure_model(blob, {}, runtime, bench)
-    blob, moved = bandwidth_probe()
+    blob, moved = bandwidth_probe(fb)
     memory = measure_model(blob, {}, runtime, bench)
     peak_flops = flops / (compute.median_ms / 1e3)
     peak_bw = moved / (memory.median_ms / 1e3)

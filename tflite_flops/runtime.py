@@ -167,6 +167,16 @@ def random_input(detail: Mapping[str, Any], rng: np.random.Generator) -> np.ndar
     raise RuntimeUnavailableError(f"cannot generate input data of dtype {dtype} for {detail.get('name')!r}")
 
 
+def input_positions(inputs: Sequence[Any]) -> dict[int, tuple[int, ...]]:
+    """Shapes to run, by input position, from a report's resolved inputs (``report.inputs``)."""
+    return {pos: tuple(t.shape) for pos, t in enumerate(inputs)}
+
+
+def input_names(inputs: Sequence[Any]) -> dict[int, tuple[str, ...]]:
+    """The name a report shows for each input position of ``report.inputs`` (``--inputs`` accepts it)."""
+    return {pos: (t.name,) for pos, t in enumerate(inputs)}
+
+
 def input_keys(pos: int, runtime_name: str, names: Sequence[str] = ()) -> list[str]:
     """Every key ``--inputs`` accepts for the input at ``pos``: the names the report shows (signature
     input name), the runtime's tensor name, the position, and ``arr_<pos>`` (``np.savez`` without names)."""

@@ -5,9 +5,9 @@ dicts with snake_case keys (``stride_w``, ``fused_activation_function``, ``keep_
 Enum-typed option fields are decoded to their names (``"SAME"``, ``"RELU6"``, ``"INT8"``).
 
 The bindings never read a model's bytes: :data:`MODEL_SCHEMA` describes every table (field
-slots, types, defaults, unions) as read off the bindings, and :mod:`tflite_flops.verify` walks
-the file with it. ``decode_options`` reads an operator through the bindings instead; the tests
-use it as an independent check of the verifier's decoding (on verified bytes only).
+slots, types, defaults, unions; the types of :mod:`tflite_flops.flatbuffer_layout`) as read off
+the bindings, and :mod:`tflite_flops.columnar` verifies and decodes the file with it. (The tests
+read operators through the bindings too, as an independent check of that decoding.)
 
 The bindings in use may be older than the schema of a model. Codes they do not know are
 filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tensor types).
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 import tflite  # the generated bindings; nothing else in tflite_flops imports them
@@ -32,7 +31,7 @@ from tflite.MirrorPadMode import MirrorPadMode
 from tflite.Padding import Padding
 from tflite.TensorType import TensorType
 
-from . import verify
+from . import flatbuffer_layout as layout
 from .errors import ModelFormatError
 
 FILE_IDENTIFIER = b"TFL3"
@@ -86,7 +85,7 @@ def dtype_name(code: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Options decoding: one generic reader for every options table of both unions.
+# The accessors of the generated classes and the options tables of both unions.
 
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SKIP_SUFFIXES = ("AsNumpy", "Length", "IsNone", "BufferHasIdentifier")
@@ -109,70 +108,18 @@ def _union_classes(union: type) -> dict[int, type]:
 
 _OPTIONS_1 = _union_classes(BuiltinOptions)
 _OPTIONS_2 = _union_classes(BuiltinOptions2)
-_READERS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
-def _reader_plan(cls: type) -> tuple[tuple[str, str], ...]:
-    """Which accessors of an options class to call: (method, kind) with kind scalar|vector."""
-    plan = _READERS.get(cls)
-    if plan is None:
-        members = {k for k, v in vars(cls).items() if callable(v)}
-        items = []
-        for name in sorted(members):
-            if name[0].islower() or name.startswith("GetRootAs") or name == "Init" or name.endswith(_SKIP_SUFFIXES):
-                continue
-            kind = "vector" if f"{name}Length" in members else "scalar"
-            items.append((name, kind))
-        plan = _READERS[cls] = tuple(items)
-    return plan
-
-
-def _decode_table(cls: type, table: Any, buf_len: int) -> dict[str, Any]:
-    obj = cls()
-    obj.Init(table.Bytes, table.Pos)
-    out: dict[str, Any] = {}
-    for method, kind in _reader_plan(cls):
-        key = _snake(method)
-        if kind == "vector":
-            n = getattr(obj, f"{method}Length")()
-            if n < 0 or n > buf_len:
-                raise ModelFormatError(f"options vector {key} claims {n} elements")
-            getter = getattr(obj, method)
-            value: Any = tuple(getter(i) for i in range(n))
-        else:
-            value = getattr(obj, method)()
-            if isinstance(value, bytes):
-                value = value.decode("utf-8", "replace")
-            elif not isinstance(value, (int, float, bool)) and value is not None:
-                continue  # nested tables are not needed by any formula
-        if key in _ENUM_FIELDS and isinstance(value, int):
-            value = _ENUM_FIELDS[key].get(value, value)
-        elif key in _DTYPE_FIELDS and isinstance(value, int):
-            value = dtype_name(value)
-        out[key] = value
-    return out
-
-
-def decode_options(fb_op: Any, buf_len: int) -> Mapping[str, Any]:
-    """Decode ``builtin_options`` and ``builtin_options_2`` of an operator into one dict."""
-    out: dict[str, Any] = {}
-    for type_getter, table_getter, classes in (
-        (fb_op.BuiltinOptionsType, fb_op.BuiltinOptions, _OPTIONS_1),
-        (fb_op.BuiltinOptions2Type, fb_op.BuiltinOptions2, _OPTIONS_2),
-    ):
-        kind = type_getter()
-        if not kind:
-            continue
-        cls = classes.get(kind)
-        table = table_getter()
-        if cls is None or table is None:
-            continue  # an options table newer than the bindings: nothing to decode
-        out.update(_decode_table(cls, table, buf_len))
-    return MappingProxyType(out)
+def accessors(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The field accessors of a generated table class, as (method name, is a vector), by name."""
+    members = {k for k, v in vars(cls).items() if callable(v)}
+    return tuple((name, f"{name}Length" in members) for name in sorted(members)
+                 if not (name[0].islower() or name.startswith("GetRootAs") or name == "Init"
+                         or name.endswith(_SKIP_SUFFIXES)))
 
 
 # ---------------------------------------------------------------------------------------------
-# Table layouts for the verifier (verify.py), read off the generated bindings.
+# Table layouts for the verifier (columnar.py), read off the generated bindings.
 #
 # Each accessor of a generated class is run once against a probe that stands in for
 # ``flatbuffers.table.Table`` and records what the accessor reads: its vtable slot, whether it
@@ -215,26 +162,26 @@ class _Probe:
         if self.flags is None:
             self.flags = flags
         if self.kind is None:
-            self.kind = verify.SCALAR
+            self.kind = layout.SCALAR
         return flags.py_type(0)
 
     def Vector(self, off: int) -> int:  # noqa: N802
-        self.kind = verify.VECTOR
+        self.kind = layout.VECTOR
         return 8
 
     def VectorLen(self, off: int) -> int:  # noqa: N802
         return 1
 
     def String(self, off: int) -> bytes:  # noqa: N802
-        self.kind = verify.STRING if self.kind is None else verify.VEC_STRING
+        self.kind = layout.STRING if self.kind is None else layout.VEC_STRING
         return b""
 
     def Indirect(self, off: int) -> int:  # noqa: N802
-        self.kind = verify.TABLE if self.kind is None else verify.VEC_TABLE
+        self.kind = layout.TABLE if self.kind is None else layout.VEC_TABLE
         return 8
 
     def Union(self, table: Any, off: int) -> Any:  # noqa: N802
-        self.kind = verify.UNION
+        self.kind = layout.UNION
         return table
 
 
@@ -254,7 +201,7 @@ def _union_members(method: str) -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def table_layout(name: str) -> tuple[verify.Field, ...]:
+def table_layout(name: str) -> tuple[layout.Field, ...]:
     """The verifier's field list of table ``name`` (a class of the bindings, e.g. ``"Tensor"``).
 
     Raises:
@@ -264,40 +211,36 @@ def table_layout(name: str) -> tuple[verify.Field, ...]:
     cls = getattr(module, name, module)
     if not isinstance(cls, type):
         raise ModelFormatError(f"no table {name!r} in the schema bindings")
-    members = {k for k, v in vars(cls).items() if callable(v)}
     fields = []
-    for method in sorted(members):
-        if method[0].islower() or method.startswith("GetRootAs") or method == "Init" or method.endswith(_SKIP_SUFFIXES):
-            continue
-        is_vector = f"{method}Length" in members
+    for method, is_vector in accessors(cls):
         probe = _Probe()
         try:
             result = _call(cls, method, probe, is_vector)
             default = _call(cls, method, _Probe(absent=True), is_vector)
         except Exception:  # noqa: BLE001 - an accessor shape we do not know: checked as opaque
             result, default = None, None
-            probe.kind = verify.UNKNOWN if probe.slot is not None else None
+            probe.kind = layout.UNKNOWN if probe.slot is not None else None
         if probe.slot is None or probe.kind is None:
             continue
         key = _snake(method)
         kind = probe.kind
         fmt = probe.flags.packer_type.format.lstrip("<") if probe.flags is not None else ""
         size = probe.flags.bytewidth if probe.flags is not None else 4
-        table = type(result).__name__ if kind in (verify.TABLE, verify.VEC_TABLE) else ""
-        if kind == verify.UNION:
-            fields.append(verify.Field(key, probe.slot, kind, union=_union_members(method),
+        table = type(result).__name__ if kind in (layout.TABLE, layout.VEC_TABLE) else ""
+        if kind == layout.UNION:
+            fields.append(layout.Field(key, probe.slot, kind, union=_union_members(method),
                                        type_field=f"{key}_type"))
-        elif kind == verify.VECTOR:
+        elif kind == layout.VECTOR:
             span = (name, key) in _SPAN_FIELDS or fmt in ("B", "b")
-            fields.append(verify.Field(key, probe.slot, kind, fmt=fmt, size=size, span=span))
-        elif kind == verify.SCALAR:
-            fields.append(verify.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
+            fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, span=span))
+        elif kind == layout.SCALAR:
+            fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
         else:
-            fields.append(verify.Field(key, probe.slot, kind, table=table))
+            fields.append(layout.Field(key, probe.slot, kind, table=table))
     return tuple(fields)
 
 
-MODEL_SCHEMA = verify.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
+MODEL_SCHEMA = layout.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
 
 
 def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
@@ -321,7 +264,7 @@ def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
         if how == "skip":  # nested tables: no formula needs them
             continue
         if how == "vector":
-            values = [() if v is None else tuple(bytes(buf[v.start:v.start + v.count])) if isinstance(v, verify.Span)
+            values = [() if v is None else tuple(bytes(buf[v.start:v.start + v.count])) if isinstance(v, layout.Span)
                       else v for v in values]
         elif how == "dtype":
             values = [dtype_name(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
@@ -342,9 +285,9 @@ def _options_plan(name: str) -> dict[str, Any]:
     """
     plan: dict[str, Any] = {}
     for f in table_layout(name):
-        if f.kind in (verify.VECTOR, verify.VEC_STRING):
+        if f.kind in (layout.VECTOR, layout.VEC_STRING):
             plan[f.name] = "vector"
-        elif f.kind in (verify.TABLE, verify.VEC_TABLE, verify.UNION):
+        elif f.kind in (layout.TABLE, layout.VEC_TABLE, layout.UNION):
             plan[f.name] = "skip"
         elif f.name in _ENUM_FIELDS:
             plan[f.name] = _ENUM_FIELDS[f.name]

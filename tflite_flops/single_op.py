@@ -3,8 +3,8 @@
 A single-op model keeps the op's options, tensor shapes (as resolved for this run), dtypes,
 quantization and constant buffers. Its inputs get the real activations of one run of the whole
 model (captured with ``experimental_preserve_all_tensors`` on the builtin kernels), so ops such as
-GATHER see valid indices. The models are built with the runtime package's own generated schema
-module (``ai_edge_litert.schema_py_generated``), since timing needs that package anyway.
+GATHER see valid indices. The models are written by :mod:`tflite_flops.model_writer` with the
+schema module of the runtime in use (see :func:`tflite_flops.runtimes.schema_module`).
 
 The sum of isolated times differs from the whole-model time: XNNPACK fuses and repacks across
 ops, and an isolated op loses the cache reuse of its neighbours (while paying its own call
@@ -13,32 +13,24 @@ overhead). The report prints both and this explanation.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from . import model_writer, runtimes
 from .bench import BenchSettings, summarize_ms, time_invokes
-from .errors import RuntimeMissingError, RuntimeUnavailableError
-from .latency import input_positions
+from .errors import RuntimeUnavailableError
 from .ops.registry import NOT_ISOLATED_OPS
 from .render.text import progress_bar
 from .report import LatencyStats, OpRecord, Report
-from .runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate, runtime_message
+from .runtime import (RuntimeSettings, fill_inputs, input_positions, make_interpreter, resize_and_allocate,
+                      runtime_message)
 
 
 GAP_EXPLANATION = ("isolated op times do not add up to the whole model: XNNPACK fuses and repacks across ops, "
                    "an isolated op loses the cache reuse of its neighbours, and each isolated invoke pays its own "
                    "call overhead")
-
-
-def _schema() -> Any:
-    try:
-        from ai_edge_litert import schema_py_generated as fb
-    except ImportError as exc:
-        raise RuntimeMissingError("per-op timing needs ai_edge_litert: pip install 'tflite_flops[runtime]'") from exc
-    return fb
 
 
 def capture_activations(model: str | bytes, shapes: dict[int, tuple[int, ...]], runtime: RuntimeSettings
@@ -62,70 +54,23 @@ def capture_activations(model: str | bytes, shapes: dict[int, tuple[int, ...]], 
     return values
 
 
-def build_single_op_model(fb: Any, model_obj: Any, op_index: int, record: OpRecord) -> tuple[bytes, list[int]]:
-    """A model holding only op ``op_index`` of subgraph 0. Returns (bytes, original indices of its inputs)."""
-    sg = model_obj.subgraphs[0]
-    op = sg.operators[op_index]
-    used = [i for i in list(op.inputs) + list(op.outputs) if i >= 0]
-    order = list(dict.fromkeys(used))
-    remap = {old: new for new, old in enumerate(order)}
-    shapes = {}
-    present_inputs = [i for i in op.inputs if i >= 0]
-    for i, shape in zip(present_inputs, record.inputs):
-        shapes[i] = shape
-    for i, shape in zip([o for o in op.outputs if o >= 0], record.outputs):
-        shapes[i] = shape
-    new = fb.ModelT()
-    new.version = 3
-    new.description = "tflite_flops single-op model"
-    new.operatorCodes = [copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex])]
-    new.buffers = [fb.BufferT()]
-    tensors = []
-    graph_inputs = []
-    for old in order:
-        t = copy.deepcopy(sg.tensors[old])
-        t.shape = list(shapes.get(old, t.shape if t.shape is not None else []))
-        t.shapeSignature = None
-        buf = model_obj.buffers[t.buffer] if t.buffer and t.buffer < len(model_obj.buffers) else None
-        if buf is not None and buf.data is not None and len(buf.data):
-            new.buffers.append(copy.deepcopy(buf))
-            t.buffer = len(new.buffers) - 1
-        else:
-            new.buffers.append(fb.BufferT())
-            t.buffer = len(new.buffers) - 1
-            if old in present_inputs and not t.isVariable:
-                graph_inputs.append(old)
-        tensors.append(t)
-    new_op = copy.deepcopy(op)
-    new_op.opcodeIndex = 0
-    new_op.inputs = [remap[i] if i >= 0 else -1 for i in op.inputs]
-    new_op.outputs = [remap[i] if i >= 0 else -1 for i in op.outputs]
-    new_op.intermediates = [remap[i] for i in (op.intermediates if op.intermediates is not None else [])
-                            if i in remap] or None
-    sub = fb.SubGraphT()
-    sub.tensors = tensors
-    sub.inputs = [remap[i] for i in graph_inputs]
-    sub.outputs = [remap[i] for i in op.outputs if i >= 0]
-    sub.operators = [new_op]
-    sub.name = "single_op"
-    new.subgraphs = [sub]
-    import flatbuffers
-
-    builder = flatbuffers.Builder(1024)
-    builder.Finish(new.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output()), graph_inputs
+def _record_shapes(op: Any, record: OpRecord) -> dict[int, tuple[int, ...]]:
+    """The shapes this run resolved for the op's tensors: original tensor index -> shape."""
+    shapes = dict(zip([i for i in op.inputs if i >= 0], record.inputs))
+    shapes.update(zip([o for o in op.outputs if o >= 0], record.outputs))
+    return shapes
 
 
 def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSettings, bench: BenchSettings,
                        progress: bool = True) -> Report:
     """Time every op of the entry subgraph in isolation; fill ``OpRecord.latency_ms`` and a summary."""
-    fb = _schema()
+    fb = runtimes.schema_module(runtime.runtime)
     data = bytes(model) if isinstance(model, (bytes, bytearray)) else open(model, "rb").read()
-    model_obj = fb.ModelT.InitFromObj(fb.Model.GetRootAs(data, 0))
+    model_obj = model_writer.read_model(fb, data)
     entry = int(report.settings.get("entry_subgraph", 0))
     if entry != 0:
         raise RuntimeUnavailableError("per-op timing supports the primary subgraph only")
-    activations = capture_activations(data, input_positions(report), runtime)
+    activations = capture_activations(data, input_positions(report.inputs), runtime)
     records = list(report.ops)
     reasons: dict[int, str] = {}
     targets = [i for i, r in enumerate(records) if r.subgraph == 0]
@@ -139,7 +84,8 @@ def add_per_op_latency(report: Report, model: str | bytes, runtime: RuntimeSetti
             reason = "stateful (variable input)"
         if reason is None:
             try:
-                blob, graph_inputs = build_single_op_model(fb, model_obj, rec.index, rec)
+                blob, graph_inputs = model_writer.single_op_model(fb, model_obj, rec.index, _record_shapes(
+                    model_obj.subgraphs[0].operators[rec.index], rec))
                 interp = make_interpreter(blob, runtime)
                 interp.allocate_tensors()
                 for detail, old in zip(interp.get_input_details(), graph_inputs):

@@ -20,8 +20,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
     p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
-    p.add_argument("--strict", action="store_true", help="after printing the report, exit 1 when an op has no cost formula, the totals are partial "
-                        "(unresolved shapes) or latency was skipped")
+    p.add_argument("--strict", action="store_true",
+                   help="after printing the report, exit 1 when an op is not counted (no cost formula, accelerator-"
+                        "compiled, a formula that raised), the totals are partial (unresolved shapes) or latency "
+                        "was skipped")
     p.add_argument("--count-zeros", action=argparse.BooleanOptionalAction, default=None,
                    help="read dense weights to report effective MACs of mostly-zero (pruned) weights "
                         "(default: only for files up to 64 MiB)")
@@ -42,13 +44,15 @@ def run(args: argparse.Namespace) -> int:
 
     A runtime that cannot load, prepare or run the model leaves the static report intact: latency
     is ``{"skipped": why}``, a warning says why, and the exit code is 0. ``--strict`` is checked
-    after the report is printed: uncounted ops, partial totals or skipped latency then exit 1.
+    after the report is printed, by the function ``analyze(..., strict=True)`` uses
+    (:func:`tflite_flops.completeness.check_strict`): uncounted ops, partial totals or skipped
+    latency then exit 1.
     """
     from dataclasses import replace
 
     from ..analysis import analyze
-    from ..completeness import partial_note, strict_problems
-    from ..errors import RuntimeMissingError, RuntimeUnavailableError
+    from ..completeness import check_strict, partial_note
+    from ..errors import RuntimeMissingError, RuntimeUnavailableError, TfliteFlopsError
     from ..render import format_for_path, render
     from ..render.table import render_table
 
@@ -102,8 +106,10 @@ def run(args: argparse.Namespace) -> int:
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
         return exit_code
-    problems = strict_problems(report) if args.strict else []
-    if problems:
-        print(f"error: --strict: {'; '.join(problems)}", file=sys.stderr)
-        return 1
+    if args.strict:
+        try:
+            check_strict(report)  # the rules of analyze(..., strict=True), applied to the printed report
+        except TfliteFlopsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     return budget_exit_code(report, args)

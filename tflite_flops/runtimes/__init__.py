@@ -1,9 +1,11 @@
 """The registry of interpreter adapters: one module per runtime in this package, found at import.
 
 An adapter names its runtime, says how to install it and loads it lazily (static analysis never
-imports a runtime). ``--runtime`` offers :func:`names` in registration order (the first one is
-the default); :mod:`tflite_flops.runtime` builds interpreters through :func:`get`. Adding a
-runtime is one module here that calls :func:`register` (see docs/contributing.md).
+imports a runtime); it may also load the TFLite schema module the runtime ships, which
+:mod:`tflite_flops.model_writer` writes single-op and probe models with. ``--runtime`` offers
+:func:`names` in registration order (the first one is the default); :mod:`tflite_flops.runtime`
+builds interpreters through :func:`get`. Adding a runtime is one module here that calls
+:func:`register` (see docs/contributing.md).
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ class RuntimeAdapter:
         install_hint: how to install it, for the "not installed" message.
         load: imports the runtime and returns :class:`Loaded`; raises ImportError when it is missing.
         order: position among the ``--runtime`` choices (lowest first, the default).
+        schema: imports the generated TFLite schema module the runtime ships, with the object API
+            (``ModelT``, ``Pack``); raises ImportError when it is missing. None: it ships none.
     """
 
     name: str
     install_hint: str
     load: Callable[[], Loaded]
     order: int = 100
+    schema: Callable[[], Any] | None = None
 
 
 _ADAPTERS: dict[str, RuntimeAdapter] = {}
@@ -80,6 +85,28 @@ def load(name: str) -> Loaded:
     except ImportError as exc:
         raise RuntimeMissingError(
             f"runtime {name!r} is not installed ({exc}); install it with {adapter.install_hint}") from exc
+
+
+def schema_module(name: str) -> Any:
+    """The TFLite schema module (object API) to write models with when timing on runtime ``name``.
+
+    The one that runtime ships; for a runtime that ships none (or whose module is missing), the
+    first installed one of the other runtimes, in ``--runtime`` order.
+
+    Raises:
+        RuntimeUnavailableError: ``name`` is not a registered runtime.
+        RuntimeMissingError: no installed runtime ships the schema module.
+    """
+    first = get(name)
+    writers = [a for a in (first, *(get(n) for n in names() if n != name)) if a.schema is not None]
+    for adapter in writers:
+        try:
+            return adapter.schema()  # type: ignore[misc]
+        except ImportError:
+            continue
+    hints = " or ".join(f"{a.name} ({a.install_hint})" for a in writers)
+    raise RuntimeMissingError(f"per-op timing and the roofline write small models with the TFLite schema module "
+                              f"of a runtime, and none is installed: install {hints or 'a runtime that ships one'}")
 
 
 _discover()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import Loaded, RuntimeAdapter, register
 
 
@@ -12,4 +14,11 @@ def _load() -> Loaded:
     return Loaded(Interpreter, OpResolverType, getattr(ai_edge_litert, "__version__", "?"))
 
 
-register(RuntimeAdapter("litert", "pip install 'tflite_flops[runtime]' (ai-edge-litert)", _load, order=0))
+def _schema() -> Any:
+    from ai_edge_litert import schema_py_generated
+
+    return schema_py_generated
+
+
+register(RuntimeAdapter("litert", "pip install 'tflite_flops[runtime]' (ai-edge-litert)", _load, order=0,
+                        schema=_schema))
