@@ -111,6 +111,17 @@ def test_console_script_entry_point_is_declared():
     assert 'tflite-flops = "tflite_flops.cli:main"' in text
 
 
+def test_every_subpackage_is_installed():
+    # pyproject lists the packages by hand: a new subpackage missing there works in an editable
+    # install and is absent from a wheel
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "tflite_flops").rglob("__init__.py")}
+    assert found == listed
+
+
 @pytest.mark.parametrize("limit, code", [("200K", 3), ("397392", 0), ("400K", 0)])
 def test_budget_gate_exit_codes(limit, code):
     r = run("analyze", CNN, "--max-macs", limit, "-f", "json")

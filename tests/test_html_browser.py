@@ -18,7 +18,7 @@ import pytest
 from render_helpers import hostile_report, measured_report, sample_report, sweep_data
 from tflite_flops.compare import compare_reports
 from tflite_flops.render.compare import render_compare_html
-from tflite_flops.render.html import render_html
+from tflite_flops.render.formats.html import render_html
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome")
                  if shutil.which(n)), None)

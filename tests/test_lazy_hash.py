@@ -10,7 +10,7 @@ import pytest
 import tflite_flops
 from tflite_flops import model as model_module
 from tflite_flops.render import render
-from tflite_flops.render.table import SUMMARY_HASH_MAX_BYTES
+from tflite_flops.render.formats.table import SUMMARY_HASH_MAX_BYTES
 
 from tflite_builder import fc_model
 

@@ -177,7 +177,7 @@ def test_failures_at_every_stage_become_skips():
 def test_partial_totals_are_flagged_everywhere():
     import tflite_flops
     from tflite_flops.render import render
-    from tflite_flops.render.table import render_table
+    from tflite_flops.render.formats.table import render_table
     from tflite_flops.report import Report
 
     report = tflite_flops.analyze(CNN, batch=3)

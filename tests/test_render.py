@@ -16,10 +16,10 @@ import pytest
 from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
 from tflite_flops.errors import OutputFormatError
 from tflite_flops.report import LatencyStats, Report
-from tflite_flops.render import RENDERERS, format_for_path, formats, render
-from tflite_flops.render.html import render_html, render_sweep_html, script_json
-from tflite_flops.render.markdown import render_markdown
-from tflite_flops.render.model_explorer import node_data, render_model_explorer
+from tflite_flops.render import RENDERERS, format_for_path, format_names, render
+from tflite_flops.render.formats.html import render_html, render_sweep_html, script_json
+from tflite_flops.render.formats.markdown import render_markdown
+from tflite_flops.render.formats.model_explorer import node_data, render_model_explorer
 from tflite_flops.sweep import SweepResult, sweep
 from tflite_flops.units import grouped
 
@@ -73,7 +73,7 @@ def test_each_extension_selects_its_format(fmt):
 def test_model_explorer_extension_wins_over_json():
     assert format_for_path("model.me.json") == "model-explorer"
     assert format_for_path("model.json") == "json"
-    assert set(formats()) >= {"table", "json", "csv", "md", "html", "model-explorer"}
+    assert set(format_names()) >= {"table", "json", "csv", "md", "html", "model-explorer"}
     with pytest.raises(OutputFormatError):
         format_for_path("report.pdf")
 
@@ -288,7 +288,7 @@ def test_css_and_js_ship_as_package_data():
 
     import tomllib
 
-    from tflite_flops.render import html as html_mod
+    from tflite_flops.render.formats import html as html_mod
 
     static = resources.files("tflite_flops.render") / "static"
     assert html_mod.CSS == (static / "report.css").read_text(encoding="utf-8") and "{" in html_mod.CSS
@@ -298,3 +298,22 @@ def test_css_and_js_ship_as_package_data():
     with open(SAMPLES.parent / "pyproject.toml", "rb") as f:
         package_data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["tflite_flops.render"]
     assert "static/*.css" in package_data and "static/*.js" in package_data
+
+
+def test_a_format_is_one_module_in_render_formats():
+    # Every module of render/formats/ registers one report format, found at import: nothing else
+    # lists them, so --format, -o and render() offer exactly what the modules register.
+    import pkgutil
+
+    import tflite_flops.render.formats as pkg
+
+    modules = {info.name for info in pkgutil.iter_modules(pkg.__path__)}
+    owners = {fn.__module__.rsplit(".", 1)[-1] for fn in pkg.REPORT_RENDERERS.values()}
+    assert owners == modules and len(pkg.REPORT_RENDERERS) == len(modules)
+    assert list(RENDERERS) == format_names() == list(pkg.FORMATS) == list(pkg.REPORT_RENDERERS)
+    assert format_names()[0] == "table"  # the default comes first in --format's choices
+    with pytest.raises(ValueError, match="registered twice"):
+        pkg.register_format("json", (".json5",), order=99)
+    with pytest.raises(ValueError, match="extension"):
+        pkg.register_format("json-lines", (".json",), order=99)  # .json already selects json
+    assert "json-lines" not in pkg.FORMATS

@@ -47,7 +47,7 @@ def test_measured_peaks_are_positive_and_classify():
 def test_above_roof_is_explained_and_counts_agree_with_the_table():
     """Issue 12: 'of roof' above 100% (cache-resident data) is marked and explained; header counts add up."""
     from tflite_flops.render import render
-    from tflite_flops.render.table import render_table
+    from tflite_flops.render.formats.table import render_table
 
     report = tflite_flops.analyze(CNN)
     peaks = Roofline(peak_flops_per_s=100e9, peak_bytes_per_s=10e9, ridge_intensity=10.0)

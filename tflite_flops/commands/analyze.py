@@ -12,10 +12,10 @@ HELP = "cost every op of a model (and optionally time it) and print a report"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``analyze``."""
-    from ..render import formats
+    from ..render import format_names
 
     p.add_argument("model", help="path to a .tflite file")
-    p.add_argument("--format", "-f", choices=formats(), default="table", help="stdout format (default table)")
+    p.add_argument("--format", "-f", choices=format_names(), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help="also write a report file; the format follows the extension; repeatable")
     add_shape_options(p)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from ..completeness import check_strict, partial_note
     from ..errors import RuntimeMissingError, RuntimeUnavailableError, TfliteFlopsError
     from ..render import format_for_path, render
-    from ..render.table import render_table
+    from ..render.formats.table import render_table
 
     from ..budget import budget_exit_code, budget_limits
 

@@ -11,11 +11,11 @@ HELP = "join a benchmark_model --enable_op_profiling output (text or CSV) to the
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``import-profile``."""
-    from ..render import formats
+    from ..render import format_names
 
     p.add_argument("model", help="the .tflite file that was profiled")
     p.add_argument("profile", help="benchmark_model output: its stdout (text) or its CSV profile")
-    p.add_argument("--format", "-f", choices=formats(), default="table")
+    p.add_argument("--format", "-f", choices=format_names(), default="table")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE")
     add_shape_options(p)
     p.add_argument("--force", action="store_true",

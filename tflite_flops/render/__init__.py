@@ -1,4 +1,7 @@
-"""Renderers: one function per format (report in, ``str`` out) and the table that picks them.
+"""Renderers: every output of every command, and the table that picks a report's format.
+
+The report's formats are the modules of :mod:`tflite_flops.render.formats` (one per format); the
+other commands' renderers are ``render/compare.py``, ``batch.py``, ``sweep.py`` and ``catalog.py``.
 
 The format of ``-o FILE`` is chosen from the file's extension through the same table as
 ``--format``. Files are written atomically (temporary file + rename): a failure leaves no
@@ -13,44 +16,27 @@ from typing import Callable
 
 from ..errors import OutputFormatError
 from ..report import Report
-from .csv import render_csv
-from .formats import FORMATS, format_from_extension, renderer_table  # noqa: F401 (re-exported)
-from .html import render_html
-from .json import render_json
-from .markdown import render_markdown
-from .model_explorer import render_model_explorer
-from .table import render_table
+from .formats import FORMATS, REPORT_RENDERERS, RendererTable, register_format  # noqa: F401 (re-exported)
 
 Renderer = Callable[[Report], str]
 
-# format name -> (renderer, file extensions from FORMATS)
-RENDERERS: dict[str, tuple[Renderer, tuple[str, ...]]] = renderer_table({
-    "table": render_table,
-    "json": render_json,
-    "csv": render_csv,
-    "md": render_markdown,
-    "html": render_html,
-    "model-explorer": render_model_explorer,
-})
+# format name -> (renderer, file extensions): every format module in render/formats/
+RENDERERS: RendererTable[Report] = RendererTable("", REPORT_RENDERERS)
 
 
-def formats() -> list[str]:
+def format_names() -> list[str]:
     """Names accepted by ``--format``."""
     return list(RENDERERS)
 
 
 def format_for_path(path: str) -> str:
     """The report format a file extension selects; raises OutputFormatError for an unknown one."""
-    return format_from_extension(path, RENDERERS)
+    return RENDERERS.for_path(path)
 
 
 def render(report: Report, fmt: str) -> str:
     """Render a report in format ``fmt``."""
-    try:
-        renderer = RENDERERS[fmt][0]
-    except KeyError:
-        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(RENDERERS)})") from None
-    return renderer(report)
+    return RENDERERS.render(report, fmt)
 
 
 def write(report: Report, path: str, fmt: str | None = None) -> str:

@@ -9,12 +9,12 @@ import csv
 import io
 import json
 import os
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..units import human, human_bytes
-from .csv import safe_cell
-from .formats import format_from_extension, renderer_table
-from .markdown import md_table, md_text
+from .formats import RendererTable
+from .formats.csv import safe_cell
+from .formats.markdown import md_table, md_text
 from .text import text_table
 
 
@@ -76,7 +76,7 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 
-BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str, ...]]] = renderer_table({
+BATCH_FORMATS: RendererTable[list[dict[str, Any]]] = RendererTable("batch", {
     "table": rows_table,
     "csv": rows_csv,
     "json": rows_json,
@@ -86,4 +86,4 @@ BATCH_FORMATS: dict[str, tuple[Callable[[list[dict[str, Any]]], str], tuple[str,
 
 def batch_format_for_path(path: str) -> str:
     """The batch output format an extension selects."""
-    return format_from_extension(path, BATCH_FORMATS, "batch")
+    return BATCH_FORMATS.for_path(path)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from ..errors import OutputFormatError
-from .formats import format_from_extension, renderer_table
+from .formats import RendererTable
 from .text import text_table
 
 Row = Mapping[str, str]
@@ -58,7 +57,7 @@ def catalog_table(rows: Sequence[Row]) -> str:
 
 
 # format -> (renderer, extensions); the same table serves --format and -o FILE of ``ops``.
-CATALOG_RENDERERS: dict[str, tuple[Callable[[Sequence[Row]], str], tuple[str, ...]]] = renderer_table({
+CATALOG_RENDERERS: RendererTable[Sequence[Row]] = RendererTable("the op catalog", {
     "table": catalog_table,
     "csv": catalog_csv,
     "md": catalog_md,
@@ -67,12 +66,9 @@ CATALOG_RENDERERS: dict[str, tuple[Callable[[Sequence[Row]], str], tuple[str, ..
 
 def catalog_format_for_path(path: str) -> str:
     """The catalog format an output file's extension selects."""
-    return format_from_extension(path, CATALOG_RENDERERS, "the op catalog")
+    return CATALOG_RENDERERS.for_path(path)
 
 
 def render_catalog(rows: Sequence[Row], fmt: str = "table") -> str:
     """The catalog rows in ``fmt``."""
-    try:
-        return CATALOG_RENDERERS[fmt][0](rows)
-    except KeyError:
-        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(CATALOG_RENDERERS)})") from None
+    return CATALOG_RENDERERS.render(rows, fmt)

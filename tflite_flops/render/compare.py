@@ -9,18 +9,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ..compare import Comparison, MetricDelta, OpPair
 from ..completeness import latency_flag, partial_note
-from ..errors import OutputFormatError
 from ..report import OpRecord, Report
 from ..units import human, human_bytes
 from .charts import esc, paired_hbar_chart
-from .csv import safe_cell
-from .formats import format_from_extension, renderer_table
-from .html import breakable, page
-from .markdown import md_table, md_text
+from .formats import RendererTable
+from .formats.csv import safe_cell
+from .formats.html import breakable, page
+from .formats.markdown import md_table, md_text
 from .text import clip, text_table
 
 
@@ -237,7 +236,7 @@ def render_compare_html(c: Comparison) -> str:
 
 
 # format -> (renderer, extensions); the same table serves --format and -o FILE.
-COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]] = renderer_table({
+COMPARE_RENDERERS: RendererTable[Comparison] = RendererTable("compare", {
     "table": render_compare_table,
     "json": render_compare_json,
     "csv": render_compare_csv,
@@ -248,13 +247,10 @@ COMPARE_RENDERERS: dict[str, tuple[Callable[[Comparison], str], tuple[str, ...]]
 
 def compare_format_for_path(path: str) -> str:
     """The compare format an output file's extension selects."""
-    return format_from_extension(path, COMPARE_RENDERERS, "compare")
+    return COMPARE_RENDERERS.for_path(path)
 
 
 def render_comparison(c: Comparison, fmt: str) -> str:
     """Render a comparison in ``fmt``."""
-    try:
-        return COMPARE_RENDERERS[fmt][0](c)
-    except KeyError:
-        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(COMPARE_RENDERERS)})") from None
+    return COMPARE_RENDERERS.render(c, fmt)
 

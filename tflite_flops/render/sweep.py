@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from ..errors import OutputFormatError
 from ..report import LatencyStats, Throughput
 from ..sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_unit, precision_unit
-from .formats import format_from_extension, renderer_table
-from .html import render_sweep_html
+from .formats import RendererTable
+from .formats.html import render_sweep_html
 from .text import text_table
 
 
@@ -126,7 +125,7 @@ def sweep_table(result: SweepResult) -> str:
 
 
 # format -> (renderer, extensions); the same table serves --format and -o FILE of ``sweep``.
-SWEEP_RENDERERS: dict[str, tuple[Callable[[SweepResult], str], tuple[str, ...]]] = renderer_table({
+SWEEP_RENDERERS: RendererTable[SweepResult] = RendererTable("a sweep", {
     "table": sweep_table,
     "json": sweep_json,
     "csv": sweep_csv,
@@ -136,7 +135,7 @@ SWEEP_RENDERERS: dict[str, tuple[Callable[[SweepResult], str], tuple[str, ...]]]
 
 def sweep_format_for_path(path: str) -> str:
     """The sweep format an output file's extension selects."""
-    return format_from_extension(path, SWEEP_RENDERERS, "a sweep")
+    return SWEEP_RENDERERS.for_path(path)
 
 
 def render_sweep(result: SweepResult, fmt: str = "table") -> str:
@@ -145,8 +144,4 @@ def render_sweep(result: SweepResult, fmt: str = "table") -> str:
     Raises:
         OutputFormatError: ``fmt`` is not a sweep format.
     """
-    try:
-        renderer = SWEEP_RENDERERS[fmt][0]
-    except KeyError:
-        raise OutputFormatError(f"unknown format {fmt!r} (known: {', '.join(SWEEP_RENDERERS)})") from None
-    return renderer(result)
+    return SWEEP_RENDERERS.render(result, fmt)

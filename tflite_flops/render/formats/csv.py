@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ..report import Report
+from ...report import Report
+from . import register_format
 
 COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
            "bytes_read", "bytes_written", "params", "live_bytes", "inputs", "outputs", "shapes_resolved", "latency_ms",
@@ -29,6 +30,7 @@ def shapes_cell(shapes: tuple[tuple[int, ...], ...]) -> str:
     return ";".join("x".join(str(d) for d in s) for s in shapes)
 
 
+@register_format("csv", (".csv",), order=30)
 def render_csv(report: Report) -> str:
     """Every op of every subgraph as one CSV row."""
     buf = io.StringIO()

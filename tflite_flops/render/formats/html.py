@@ -24,15 +24,16 @@ import os
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
-from ..completeness import latency_flag, partial_note
-from ..report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
-from ..scaling_law import Fit
-from ..sweep import SweepPoint, SweepResult
-from ..units import grouped, human, human_bytes, human_unit, precision_unit
-from .charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
-from .memory import memory_caveat, memory_rows
-from .opaque import opaque_line
-from .signatures import signatures_html
+from ...completeness import latency_flag, partial_note
+from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
+from ...scaling_law import Fit
+from ...sweep import SweepPoint, SweepResult
+from ...units import grouped, human, human_bytes, human_unit, precision_unit
+from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
+from ..memory import memory_caveat, memory_rows
+from ..opaque import opaque_line
+from ..signatures import signatures_html
+from . import register_format
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
@@ -45,7 +46,7 @@ _LATENCY_INFO = ("runtime", "runtime_version", "threads", "xnnpack", "runs")
 
 def _static(name: str) -> str:
     """A stylesheet or script shipped as package data in ``render/static/`` (read once, at import)."""
-    return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
+    return (resources.files("tflite_flops.render") / "static" / name).read_text(encoding="utf-8")
 
 
 CSS = _static("report.css")  # package data: tflite_flops/render/static/
@@ -541,6 +542,7 @@ def _notes(report: Report) -> str:
     return f'<section id="notes"><h2>Notes</h2>{"".join(parts)}</section>' if parts else ""
 
 
+@register_format("html", (".html", ".htm"), order=50)
 def render_html(report: Report, *, sweep: SweepResult | None = None,
                 roofline: Roofline | None = None) -> str:
     """The full HTML report of one model.

@@ -11,14 +11,15 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from ..completeness import latency_flag, partial_note
-from ..report import LatencyStats, Report, Throughput
-from ..units import grouped, human, human_bytes, human_unit, precision_unit
-from .memory import memory_caveat, memory_rows
-from .opaque import opaque_line
-from .text import clip
-from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from ...completeness import latency_flag, partial_note
+from ...report import LatencyStats, Report, Throughput
+from ...units import grouped, human, human_bytes, human_unit, precision_unit
+from ..memory import memory_caveat, memory_rows
+from ..opaque import opaque_line
+from ..text import clip
+from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
+from . import register_format
 
 
 def _or(value: object, default: object) -> object:
@@ -46,6 +47,7 @@ def _shape(shape: Sequence[int]) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
+@register_format("md", (".md", ".markdown"), order=40)
 def render_markdown(report: Report, top: int = 10) -> str:
     """Totals, by-op-type table and top ops as Markdown."""
     m, t = report.model, report.totals

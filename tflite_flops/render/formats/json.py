@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ..report import Report
+from ...report import Report
+from . import register_format
 
 
+@register_format("json", (".json",), order=20)
 def render_json(report: Report) -> str:
     """The report as indented JSON."""
     return report.to_json(indent=2) + "\n"

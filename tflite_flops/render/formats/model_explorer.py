@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from ..errors import OutputFormatError
-from ..report import OpRecord, Report
+from ...errors import OutputFormatError
+from ...report import OpRecord, Report
+from . import register_format
 
 # metric -> (label, value of one op or None)
 METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
@@ -104,6 +105,7 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
     return graphs
 
 
+@register_format("model-explorer", (".me.json",), order=60)
 def render_model_explorer(report: Report, metric: str = "flops", style: str = "gradient") -> str:
     """The overlay JSON text (FLOPs with a colour gradient by default)."""
     return json.dumps(node_data(report, metric, style), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from ..completeness import latency_flag, partial_note
-from ..report import LatencyStats, Report
-from ..units import grouped, human, human_bytes, human_unit, precision_unit
-from .memory import memory_caveat, memory_rows
-from .opaque import opaque_line
-from .text import clip, text_table
-from .signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from ...completeness import latency_flag, partial_note
+from ...report import LatencyStats, Report
+from ...units import grouped, human, human_bytes, human_unit, precision_unit
+from ..memory import memory_caveat, memory_rows
+from ..opaque import opaque_line
+from ..text import clip, text_table
+from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from . import register_format
 
 
 
@@ -34,6 +35,7 @@ def _shape(shape: Sequence[int]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
+@register_format("table", (".txt",), order=10)
 def render_table(report: Report, top: int = 10) -> str:
     """A human-readable summary for the terminal."""
     m, t = report.model, report.totals
