@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_latency_options, add_shape_options, at_least, emit, latency_settings, print_warnings
+from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
+                     latency_settings, print_warnings)
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``analyze``."""
-    from ..render import format_names
+    from ..render import RENDERERS
 
     p.add_argument("model", help="path to a .tflite file")
-    p.add_argument("--format", "-f", choices=format_names(), default="table", help="stdout format (default table)")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write a report file; the format follows the extension; repeatable")
+    add_output_options(p, RENDERERS, "also write a report file")
     add_shape_options(p)
     p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true",

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import add_latency_options, at_least, emit
+from .common import add_latency_options, add_output_options, at_least, emit
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -17,9 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
                    help="a directory (every .tflite below it), a glob such as 'zoo/**/*.tflite', or a file")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="write the rows; format from the extension (.csv .json .md .txt); repeatable")
-    p.add_argument("--format", "-f", choices=list(BATCH_FORMATS), default="table", help="stdout format (default table)")
+    add_output_options(p, BATCH_FORMATS, "write the rows")
     p.add_argument("-j", "--jobs", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: number of CPUs; 1 = no workers)")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,

@@ -36,6 +36,15 @@ def add_shape_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
 
 
+def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
+    """``--format`` (stdout) and ``-o FILE`` (repeatable), both offering what the command's
+    :class:`~tflite_flops.render.formats.RendererTable` has, with the extensions of ``FORMATS``."""
+    extensions = " ".join(ext for _, exts in table.values() for ext in exts)
+    p.add_argument("--format", "-f", choices=list(table), default="table", help="stdout format (default table)")
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help=f"{written}; the format follows the extension ({extensions}); repeatable")
+
+
 def print_warnings(warnings) -> None:
     """Warnings go to stderr so that stdout stays clean JSON/CSV."""
     for warning in warnings:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_latency_options, add_shape_options, at_least, emit, latency_settings, print_warnings
+from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
+                     latency_settings, print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -15,10 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("a", metavar="A", help="baseline: a .tflite file or a JSON report (analyze -f json)")
     p.add_argument("b", metavar="B", help="candidate: a .tflite file or a JSON report")
-    p.add_argument("--format", "-f", choices=list(COMPARE_RENDERERS), default="table",
-                   help="stdout format (default table)")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write the comparison; format from the extension (.json .csv .md .html .txt); repeatable")
+    add_output_options(p, COMPARE_RENDERERS, "also write the comparison")
     p.add_argument("--top", type=at_least(0), default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)
     add_latency_options(p, roofline=False)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_shape_options, emit, print_warnings
+from .common import add_output_options, add_shape_options, emit, print_warnings
 
 HELP = "join a benchmark_model --enable_op_profiling output (text or CSV) to the per-op FLOPs"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``import-profile``."""
-    from ..render import format_names
+    from ..render import RENDERERS
 
     p.add_argument("model", help="the .tflite file that was profiled")
     p.add_argument("profile", help="benchmark_model output: its stdout (text) or its CSV profile")
-    p.add_argument("--format", "-f", choices=format_names(), default="table")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE")
+    add_output_options(p, RENDERERS, "also write the joined report")
     add_shape_options(p)
     p.add_argument("--force", action="store_true",
                    help="join even when the profile's graph name or op types do not match the model (warns)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import emit
+from .common import add_output_options, emit
 
 HELP = "list every op type with its formula and status"
 
@@ -13,9 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``ops``."""
     from ..render.catalog import CATALOG_RENDERERS
 
-    p.add_argument("--format", "-f", choices=list(CATALOG_RENDERERS), default="table")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write the catalog; format from the extension (.txt .csv .md); repeatable")
+    add_output_options(p, CATALOG_RENDERERS, "also write the catalog")
 
 
 def run(args: argparse.Namespace) -> int:

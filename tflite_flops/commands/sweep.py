@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_latency_options, at_least, emit, latency_settings, print_warnings
+from .common import (add_latency_options, add_output_options, at_least, emit, latency_settings,
+                     print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -18,9 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "point comma-separated (a=1x64,b=1x64); repeat for every point")
     p.add_argument("--batch", metavar="N[,N...]", type=_batches,
                    help="batch sizes to sweep, e.g. 1,2,4,8 (with --input-shape: every shape at every batch)")
-    p.add_argument("--format", "-f", choices=list(SWEEP_RENDERERS), default="table", help="stdout format (default table)")
-    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="also write the sweep; the format follows the extension (.json, .csv, .txt, .html); repeatable")
+    add_output_options(p, SWEEP_RENDERERS, "also write the sweep")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N",
                    help="trip count of WHILE loops whose bound cannot be inferred (default 1)")
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
