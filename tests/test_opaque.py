@@ -121,3 +121,16 @@ def test_dispatch_op_is_registered_opaque():
     from tflite_flops.ops import lookup
 
     assert lookup("CUSTOM:DISPATCH_OP").status == "opaque"
+
+
+def test_compare_shows_the_opaque_ops_of_either_side():
+    from tflite_flops.compare import compare_reports
+    from tflite_flops.render.compare import render_comparison
+
+    tpu = tflite_flops.analyze(edgetpu_model())
+    plain = tflite_flops.analyze(ROOT / "sample_models" / "mlp_dynamic_batch.tflite")
+    c = compare_reports(plain, tpu)
+    row = next(m for m in c.totals if m.key == "opaque_ops")
+    assert (row.a, row.b) == (0, 1)
+    assert "Ops compiled for an accelerator" in render_comparison(c, "table")
+    assert all(m.key != "opaque_ops" for m in compare_reports(plain, plain).totals)  # no row when neither has any

@@ -126,6 +126,8 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              *_memory_rows(a, b),
              MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
+    if ta.opaque_ops or tb.opaque_ops:  # their work is unknown, not 0: the totals above leave it out
+        rows.append(MetricDelta("opaque_ops", "Ops compiled for an accelerator", ta.opaque_ops, tb.opaque_ops))
     for key, label in (("median_ms", "Latency median"), ("p90_ms", "Latency p90"), ("min_ms", "Latency min")):
         va, vb = getattr(a.latency, key, None), getattr(b.latency, key, None)  # None: not measured
         if va is not None or vb is not None:

@@ -1,8 +1,20 @@
-"""The one line every renderer shows when a model holds accelerator-compiled (opaque) ops."""
+"""The lines every renderer shows about ops the totals leave out: no cost formula, or compiled for an accelerator."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..report import Report
+
+
+def not_counted_line(report: Report, quote: Callable[[str], str] = str) -> str | None:
+    """"N op(s) of T type(s): TYPE ×n, ..." for the ops with no cost formula, else None; ``quote``
+    escapes each op type for the format (Markdown)."""
+    if not report.unsupported:
+        return None
+    n = sum(report.unsupported.values())
+    listing = ", ".join(f"{quote(k)} ×{v}" for k, v in sorted(report.unsupported.items()))
+    return f"{n} op(s) of {len(report.unsupported)} type(s): {listing}"
 
 
 def opaque_line(report: Report) -> str | None:

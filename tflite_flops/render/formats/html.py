@@ -31,7 +31,7 @@ from ...sweep import SweepPoint, SweepResult
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
-from ..opaque import opaque_line
+from ..opaque import not_counted_line, opaque_line
 from ..signatures import signatures_html
 from . import register_format
 
@@ -528,11 +528,9 @@ def _notes(report: Report) -> str:
     skipped = report.latency.skipped if report.latency is not None else None
     if skipped:
         parts.append(f'<div class="alert" id="latency-skipped"><b>Latency skipped:</b> {esc(skipped)}</div>')
-    if report.unsupported:
-        n = sum(report.unsupported.values())
-        listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
-        parts.append(f'<div class="alert"><b>Not counted:</b> {n} op(s) of {len(report.unsupported)} type(s): '
-                     f'{esc(listing)}. Totals are a lower bound.</div>')
+    not_counted = not_counted_line(report)
+    if not_counted:
+        parts.append(f'<div class="alert"><b>Not counted:</b> {esc(not_counted)}. Totals are a lower bound.</div>')
     opaque = opaque_line(report)
     if opaque:
         parts.append(f'<div class="alert"><b>Opaque:</b> {esc(opaque)}.</div>')

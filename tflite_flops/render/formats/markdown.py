@@ -15,7 +15,7 @@ from ...completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
-from ..opaque import opaque_line
+from ..opaque import not_counted_line, opaque_line
 from ..text import clip
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
@@ -114,10 +114,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += ["", f"**Top {len(tops)} ops by FLOPs**", ""] + md_table(
             headers, rows, [False] * 5 + [True] * (len(headers) - 5))
 
-    if report.unsupported:
-        n = sum(report.unsupported.values())
-        listing = ", ".join(f"{md_text(k)} ×{v}" for k, v in sorted(report.unsupported.items()))
-        out += ["", f"> **Not counted:** {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    not_counted = not_counted_line(report, md_text)
+    if not_counted:
+        out += ["", f"> **Not counted:** {not_counted}"]
     opaque = opaque_line(report)
     if opaque:
         out += ["", f"> **Opaque:** {md_text(opaque)}"]

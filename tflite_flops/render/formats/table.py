@@ -9,7 +9,7 @@ from ...completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
-from ..opaque import opaque_line
+from ..opaque import not_counted_line, opaque_line
 from ..text import clip, text_table
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from . import register_format
@@ -158,10 +158,9 @@ def render_table(report: Report, top: int = 10) -> str:
         if rl.above_roof:
             out.append(f"  * {rl.above_roof} op(s) {rl.above_roof_note or 'above 100% of roof'}")
 
-    if report.unsupported:
-        n = sum(report.unsupported.values())
-        listing = ", ".join(f"{k} ×{v}" for k, v in sorted(report.unsupported.items()))
-        out += ["", f"Not counted: {n} op(s) of {len(report.unsupported)} type(s): {listing}"]
+    not_counted = not_counted_line(report)
+    if not_counted:
+        out += ["", f"Not counted: {not_counted}"]
     opaque = opaque_line(report)
     if opaque:
         out += ["", f"Opaque: {opaque}"]
