@@ -16,11 +16,13 @@ Subgraphs that nothing reaches are listed with phase ``not_executed``.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 
 from . import __version__
@@ -138,10 +140,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         source = to_tflite(source, quantization or "float")
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
-    model = source if isinstance(source, Model) else load_model(source)
-    settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
-                "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
-    report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+    with _collector_paused():
+        model = source if isinstance(source, Model) else load_model(source)
+        settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
+                    "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
+        report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
     if name is not None and report.model.path is None:
         report = replace(report, model=replace(report.model, path=name))
     if all_signatures:
@@ -153,6 +156,24 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while one analysis runs, if it was on.
+
+    Reading and walking a model allocate tens of thousands of small tuples and records that
+    reference counting frees; the collector's generational passes over them (and over the model
+    they join) cost nothing but time (benchmarks/static_speed.py). Any cycle is collected after.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *,
@@ -599,7 +620,7 @@ def _as_cost(value: Any) -> Cost:
     return Cost(0, int(value))
 
 
-def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory pass over the walk's resolved shapes: the subgraphs the runtime runs and their calls."""
     model = walk.model
     calls: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -613,10 +634,12 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int
     return analyze_memory(model, entry, walk.states, reached, calls)
 
 
-def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]:
+def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
+    """One record per walked op, in (subgraph, index) order; ``live``: the memory pass's live bytes by subgraph."""
     out = []
     for key in sorted(walk.entries):
         e = walk.entries[key]
+        subgraph_live = live.get(e.subgraph)
         if e.inference:
             phase, mult = "inference", e.inference
         elif e.init:
@@ -632,7 +655,7 @@ def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
-            "latency_ms": None, "live_bytes": live.get(key)}))
+            "latency_ms": None, "live_bytes": subgraph_live[e.index] if subgraph_live is not None else None}))
     return out
 
 
