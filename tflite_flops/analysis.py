@@ -89,6 +89,7 @@ class _Walk:
     # weights between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
+    formula_memo: dict[tuple[Any, ...], tuple[Cost, str, str, str]] = field(default_factory=dict)  # _formula_key
 
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -504,6 +505,26 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
                                                               f"{type(exc).__name__}: {exc}")
 
 
+def _formula_key(spec: OpSpec, ctx: OpContext) -> tuple[Any, ...] | None:
+    """What a built-in formula's result depends on: the op's options and its tensors' dtype, shape,
+    constness and quantization, but not their indices or names; None when a tensor has values.
+
+    Real models repeat layers: ops with equal keys share one evaluation of the formula (a pure
+    function of these), which keeps the walk's cost per op down (benchmarks/static_speed.py).
+    """
+    key = [spec, id(ctx.options)]  # the options mapping lives as long as the model; equal options share one
+    for tensors in (ctx.inputs, ctx.outputs):
+        for t in tensors:
+            if t is None:
+                key.append(None)
+            elif t.value is not None:
+                return None  # values are arrays: such ops are not shared
+            else:
+                key.append(t[2:6])  # (dtype, shape, is_constant, quantized)
+        key.append(len(tensors))
+    return tuple(key)
+
+
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
                 shape_note: str) -> _Entry:
     """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors.
@@ -515,7 +536,19 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     op_type = ctx.op_type
     spec: OpSpec | None = lookup(op_type)
     override = walk.overrides.get(op_type) if walk.overrides else None
-    cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+    memo_key = known = None
+    if override is None and spec is not None and spec.cost is not None and spec.reference != "user" and not shape_note:
+        memo_key = _formula_key(spec, ctx)
+        try:
+            known = walk.formula_memo.get(memo_key)
+        except TypeError:  # a shape given as something unhashable: evaluated, not shared
+            memo_key = None
+    if known is not None:
+        cost, status, formula, note = known
+    else:
+        cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+        if memo_key is not None and status == "ok":
+            walk.formula_memo[memo_key] = (cost, status, formula, note)
     if state.formula_errors and ctx.index in state.formula_errors and status != "error":
         status, formula = "error", "formula error"  # the note already says which function raised
         if shape_note != state.formula_errors[ctx.index]:
@@ -627,7 +660,7 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[int, tuple[int
     reached = [entry]
     for index in reached:  # grows while it is read: breadth-first over the control-flow calls
         for op in model.subgraphs[index].operators:
-            if op.op_type in CALLER_OPS and op.subgraph_refs:
+            if op.subgraph_refs and op.op_type in CALLER_OPS:
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
