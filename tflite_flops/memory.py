@@ -114,7 +114,7 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
     n = len(sizes)
     graph_inputs = {t for t in sg.inputs if t >= 0}
     graph_outputs = {t for t in sg.outputs if t >= 0}
-    variables = [t.index for t in sg.tensors if t.is_variable]
+    variables = [i for i, t in enumerate(sg.tensors) if t.is_variable]
     pinned = [False] * n  # kept alive to the end: subgraph outputs, inputs and variables
     readers = [0] * n  # refcounts_ of the planner: one per pin and one per read
     for t in (*graph_outputs, *variables, *graph_inputs):
@@ -225,16 +225,16 @@ def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment
     high = 0
     for size, lo, hi in buffers:
         # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
-        # disjoint sets, so no buffer is seen twice.
-        others = alive[lo]
+        # disjoint sets, so no buffer is seen twice. (hi < lo: a tensor read before it is written
+        # in a malformed graph; such a lifetime overlaps nothing.)
+        others = alive[lo] if hi >= lo else []
         if hi > lo:
             if hi == lo + 1:
                 if starting[hi]:
                     others = others + starting[hi]
             else:
                 others = others + [entry for step in range(lo + 1, hi + 1) for entry in starting[step]]
-        if len(others) > 1:
-            others = sorted(others)
+        others.sort()  # (alive[lo] itself is sorted in place: the order of a step's list does not matter)
         if alignment:
             best = best_gap = -1
             current = start = 0  # start: current rounded up to the alignment
@@ -256,12 +256,14 @@ def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment
                     at = end
         end = at + size
         entry = (at, end)
-        starting[lo].append(entry)
-        if lo == hi:
+        if hi >= lo:
+            starting[lo].append(entry)
             alive[lo].append(entry)
-        else:
-            for step in range(lo, hi + 1):
-                alive[step].append(entry)
+            if hi == lo + 1:
+                alive[hi].append(entry)
+            elif hi > lo:
+                for step in range(lo + 1, hi + 1):
+                    alive[step].append(entry)
         if end > high:
             high = end
         append(at)
