@@ -30,7 +30,7 @@ partitions' tensors in their own memory. See docs/memory.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from operator import itemgetter
 from typing import Mapping, Sequence
 
@@ -140,10 +140,10 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
 
     shared: dict[int, int] = {}
     root = list(range(n))  # the tensor whose buffer each tensor uses
-    facts_of = MEMORY_FACTS.get
+    inplace = {op_type: facts for op_type, facts in MEMORY_FACTS.items() if facts.inplace}
     for op in ops:  # IdentifyInPlaceTensors
-        facts = facts_of(op.op_type)
-        if facts is None or not facts.inplace or not op.outputs or op.outputs[0] < 0:
+        facts = inplace.get(op.op_type)
+        if facts is None or not op.outputs or op.outputs[0] < 0:
             continue
         out = op.outputs[0]
         changed = not facts.data_unmodified
@@ -427,5 +427,5 @@ def _weights_bytes(model: Model, reached: Sequence[int], constant: Mapping[int, 
     """Bytes of the constant buffers the reached subgraphs use, as stored, each buffer once."""
     seen: dict[int, int] = {}
     for index in reached:
-        seen.update({t.buffer: t.data_size for t, c in zip(model.subgraphs[index].tensors, constant[index]) if c})
+        seen.update({t.buffer: t.data_size for t in compress(model.subgraphs[index].tensors, constant[index])})
     return sum(seen.values())
