@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_bytes(make_chain(n))
             report = tflite_flops.analyze(path)
             model = load_model(path)
-            walk = analysis._Walk(model, False, 1, {}, True, False)
+            walk = analysis._Walk(model, while_trips=1, overrides={}, trust_stored=True, count_zeros=False)
             analysis._walk_model(walk, 0, {}, None)
             with_pass = without = alone = float("inf")
             for _ in range(args.rounds):  # alternate the variants, so that noise hits all of them

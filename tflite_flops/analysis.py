@@ -16,11 +16,13 @@ Subgraphs that nothing reaches are listed with phase ``not_executed``.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 
 from . import __version__
@@ -87,6 +89,7 @@ class _Walk:
     # weights between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
+    formula_memo: dict[tuple[Any, ...], tuple[Cost, str, str, str]] = field(default_factory=dict)  # _formula_key
 
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -138,10 +141,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         source = to_tflite(source, quantization or "float")
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
-    model = source if isinstance(source, Model) else load_model(source)
-    settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
-                "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
-    report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+    with _collector_paused():
+        model = source if isinstance(source, Model) else load_model(source)
+        settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
+                    "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
+        report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
     if name is not None and report.model.path is None:
         report = replace(report, model=replace(report.model, path=name))
     if all_signatures:
@@ -153,6 +157,24 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while one analysis runs, if it was on.
+
+    Reading and walking a model allocate tens of thousands of small tuples and records that
+    reference counting frees; the collector's generational passes over them (and over the model
+    they join) cost nothing but time (benchmarks/static_speed.py). Any cycle is collected after.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *,
@@ -483,6 +505,26 @@ def _formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCon
                                                               f"{type(exc).__name__}: {exc}")
 
 
+def _formula_key(spec: OpSpec, ctx: OpContext) -> tuple[Any, ...] | None:
+    """What a built-in formula's result depends on: the op's options and its tensors' dtype, shape,
+    constness and quantization, but not their indices or names; None when a tensor has values.
+
+    Real models repeat layers: ops with equal keys share one evaluation of the formula (a pure
+    function of these), which keeps the walk's cost per op down (benchmarks/static_speed.py).
+    """
+    key = [spec, id(ctx.options)]  # the options mapping lives as long as the model; equal options share one
+    for tensors in (ctx.inputs, ctx.outputs):
+        for t in tensors:
+            if t is None:
+                key.append(None)
+            elif t.value is not None:
+                return None  # values are arrays: such ops are not shared
+            else:
+                key.append(t[2:6])  # (dtype, shape, is_constant, quantized)
+        key.append(len(tensors))
+    return tuple(key)
+
+
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
                 shape_note: str) -> _Entry:
     """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors.
@@ -494,7 +536,19 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     op_type = ctx.op_type
     spec: OpSpec | None = lookup(op_type)
     override = walk.overrides.get(op_type) if walk.overrides else None
-    cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+    memo_key = known = None
+    if override is None and spec is not None and spec.cost is not None and spec.reference != "user" and not shape_note:
+        memo_key = _formula_key(spec, ctx)
+        try:
+            known = walk.formula_memo.get(memo_key)
+        except TypeError:  # a shape given as something unhashable: evaluated, not shared
+            memo_key = None
+    if known is not None:
+        cost, status, formula, note = known
+    else:
+        cost, status, formula, note = _formula_cost(spec, override, ctx, shape_note)
+        if memo_key is not None and status == "ok":
+            walk.formula_memo[memo_key] = (cost, status, formula, note)
     if state.formula_errors and ctx.index in state.formula_errors and status != "error":
         status, formula = "error", "formula error"  # the note already says which function raised
         if shape_note != state.formula_errors[ctx.index]:
@@ -599,24 +653,26 @@ def _as_cost(value: Any) -> Cost:
     return Cost(0, int(value))
 
 
-def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory pass over the walk's resolved shapes: the subgraphs the runtime runs and their calls."""
     model = walk.model
     calls: dict[tuple[int, int], tuple[int, ...]] = {}
     reached = [entry]
     for index in reached:  # grows while it is read: breadth-first over the control-flow calls
         for op in model.subgraphs[index].operators:
-            if op.op_type in CALLER_OPS and op.subgraph_refs:
+            if op.subgraph_refs and op.op_type in CALLER_OPS:
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
     return analyze_memory(model, entry, walk.states, reached, calls)
 
 
-def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]:
+def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
+    """One record per walked op, in (subgraph, index) order; ``live``: the memory pass's live bytes by subgraph."""
     out = []
     for key in sorted(walk.entries):
         e = walk.entries[key]
+        subgraph_live = live.get(e.subgraph)
         if e.inference:
             phase, mult = "inference", e.inference
         elif e.init:
@@ -632,7 +688,7 @@ def _records(walk: _Walk, live: Mapping[tuple[int, int], int]) -> list[OpRecord]
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
-            "latency_ms": None, "live_bytes": live.get(key)}))
+            "latency_ms": None, "live_bytes": subgraph_live[e.index] if subgraph_live is not None else None}))
     return out
 
 

@@ -30,6 +30,7 @@ partitions' tensors in their own memory. See docs/memory.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate, compress
 from operator import itemgetter
 from typing import Mapping, Sequence
 
@@ -126,6 +127,7 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
     for t in graph_inputs:
         first[t] = 0
     allocated = sorted({*variables, *graph_inputs})  # every tensor that gets an allocation op
+    allocate = allocated.append
     for i, op in enumerate(ops):
         for t in op.inputs:
             if t >= 0:
@@ -134,14 +136,14 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
         for t in op.outputs:
             if t >= 0 and first[t] < 0:
                 first[t] = i
-                allocated.append(t)
+                allocate(t)
 
     shared: dict[int, int] = {}
     root = list(range(n))  # the tensor whose buffer each tensor uses
-    facts_of = MEMORY_FACTS.get
+    inplace = {op_type: facts for op_type, facts in MEMORY_FACTS.items() if facts.inplace}
     for op in ops:  # IdentifyInPlaceTensors
-        facts = facts_of(op.op_type, PLAIN_MEMORY)
-        if not facts.inplace or not op.outputs or op.outputs[0] < 0:
+        facts = inplace.get(op.op_type)
+        if facts is None or not op.outputs or op.outputs[0] < 0:
             continue
         out = op.outputs[0]
         changed = not facts.data_unmodified
@@ -175,29 +177,37 @@ def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str]) -> S
             last[base] = last_read[out]
 
     # Whole-run buffers first (by index); then by size, largest first; ties by allocation op, then index.
-    own = [t for t in allocated if (kinds[t] == ARENA or kinds[t] == PERSISTENT) and t not in shared]
-    own.sort(key=lambda t: (0, 0, 0, t) if first[t] == 0 and last[t] == _END else (1, -sizes[t], first[t], t))
+    # (persistent buffers are laid out in the same order, apart: sorting them alone keeps it)
+    whole: list[int] = []
+    rest: list[int] = []
+    kept: list[int] = []
+    for t in allocated:
+        kind = kinds[t]
+        if kind == ARENA:
+            if sizes[t] and t not in shared:
+                (whole if first[t] == 0 and last[t] == _END else rest).append(t)
+        elif kind == PERSISTENT and t not in shared:
+            kept.append(t)
+    whole.sort()
+    rest.sort(key=lambda t: (-sizes[t], first[t], t))
+    arena = whole + rest
     persistent = 0
-    arena = []
-    for t in own:
-        if kinds[t] == PERSISTENT:
-            persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
-        elif sizes[t]:
-            arena.append(t)
+    for t in sorted(kept, key=lambda t: (0, 0, 0, t) if first[t] == 0 and last[t] == _END else (1, -sizes[t], first[t], t)):
+        persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
     steps = max(len(ops), 1)
-    placed = place_buffers([(sizes[t], first[t], min(last[t], steps - 1)) for t in arena], steps, TFLITE_ALIGNMENT)
+    end = steps - 1
+    spans = [(sizes[t], first[t], last[t] if last[t] < end else end) for t in arena]
+    placed = place_buffers(spans, steps, TFLITE_ALIGNMENT)
     offsets = dict(zip(arena, placed[0]))
     delta = [0] * (steps + 1)  # live bytes per op by differences: +size at first, -size after last
-    for t in arena:
-        delta[first[t]] += sizes[t]
-        delta[min(last[t], steps - 1) + 1] -= sizes[t]
-    live, running = [], 0
-    for i in range(len(ops)):
-        running += delta[i]
-        live.append(running)
+    for size, lo, hi in spans:
+        delta[lo] += size
+        delta[hi + 1] -= size
+    delta.pop()
+    live = list(accumulate(delta))[:len(ops)]
     total = sum([-(-size // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT for size, kind in zip(sizes, kinds) if kind == ARENA])
-    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in offsets},
-                        {t: last[t] for t in offsets}, offsets, placed[1], persistent, tuple(live), total)
+    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), shared, {t: first[t] for t in arena},
+                        {t: last[t] for t in arena}, offsets, placed[1], persistent, tuple(live), total)
 
 
 def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment: int = 0) -> tuple[list[int], int]:
@@ -209,27 +219,34 @@ def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment
     ``alignment`` 0: TFLM's ``GreedyMemoryPlanner``, the first gap from offset 0 that fits.
     """
     alive: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # (offset, end) of buffers alive at a step
-    offsets = []
+    starting: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... of buffers whose lifetime starts there
+    offsets: list[int] = []
+    append = offsets.append
     high = 0
     for size, lo, hi in buffers:
-        if lo == hi:
-            others = sorted(alive[lo])
-        elif hi == lo + 1:
-            others = sorted(alive[lo] + alive[hi])
-        else:
-            others = sorted({entry for step in range(lo, hi + 1) for entry in alive[step]})
+        # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
+        # disjoint sets, so no buffer is seen twice. (hi < lo: a tensor read before it is written
+        # in a malformed graph; such a lifetime overlaps nothing.)
+        others = alive[lo] if hi >= lo else []
+        if hi > lo:
+            if hi == lo + 1:
+                if starting[hi]:
+                    others = others + starting[hi]
+            else:
+                others = others + [entry for step in range(lo + 1, hi + 1) for entry in starting[step]]
+        others.sort()  # (alive[lo] itself is sorted in place: the order of a step's list does not matter)
         if alignment:
             best = best_gap = -1
-            current = 0
+            current = start = 0  # start: current rounded up to the alignment
             for offset, end in others:
-                start = -(-current // alignment) * alignment
                 if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
                     best, best_gap = start, offset - current
                     if best_gap == 0:
                         break
                 if end > current:
                     current = end
-            at = best if best >= 0 else -(-current // alignment) * alignment
+                    start = -(-end // alignment) * alignment
+            at = best if best >= 0 else start
         else:
             at = 0
             for offset, end in others:
@@ -237,12 +254,19 @@ def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment
                     break
                 if end > at:
                     at = end
-        entry = (at, at + size)
-        for step in range(lo, hi + 1):
-            alive[step].append(entry)
-        if at + size > high:
-            high = at + size
-        offsets.append(at)
+        end = at + size
+        entry = (at, end)
+        if hi >= lo:
+            starting[lo].append(entry)
+            alive[lo].append(entry)
+            if hi == lo + 1:
+                alive[hi].append(entry)
+            elif hi > lo:
+                for step in range(lo + 1, hi + 1):
+                    alive[step].append(entry)
+        if end > high:
+            high = end
+        append(at)
     return offsets, high
 
 
@@ -268,10 +292,10 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
                 lasts[t] = scope
         for op in sg.operators:
             scope += 1
-            for t in op.outputs:
-                if t >= 0 and firsts[t] < 0:
-                    firsts[t] = scope
             if op.subgraph_refs and depth < 64:
+                for t in op.outputs:
+                    if t >= 0 and firsts[t] < 0:
+                        firsts[t] = scope
                 for key in _TFLM_CALLS.get(op.op_type, ()):
                     if key in op.subgraph_refs:
                         scope += 1
@@ -279,8 +303,10 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
             for t in op.inputs:
                 if t >= 0:
                     lasts[t] = scope
-            for t in op.outputs:
+            for t in op.outputs:  # (first use here too, unless a called subgraph moved the scope on)
                 if t >= 0:
+                    if firsts[t] < 0:
+                        firsts[t] = scope
                     lasts[t] = scope
         for t in sg.outputs:
             if t >= 0:
@@ -289,12 +315,13 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
                 lasts[t] = scope
 
     mark(entry, 0)
-    buffers = []
+    buffers = []  # as greedy_plan() places them: lifetimes shifted by one, largest first (a stable sort)
     for sg in model.subgraphs:
-        buffers += [(-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, f, l) for tensor, size, c, f, l
+        buffers += [(-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, f + 1, l + 1) for tensor, size, c, f, l
                     in zip(sg.tensors, sizes[sg.index], constant[sg.index], first[sg.index], last[sg.index])
                     if size and not c and not tensor.is_variable]
-    return greedy_plan(buffers, scope + 2)
+    buffers.sort(key=itemgetter(0), reverse=True)
+    return place_buffers(buffers, scope + 2)[1]
 
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
@@ -316,7 +343,7 @@ def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = Non
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
                    calls: Mapping[tuple[int, int], Sequence[int]]
-                   ) -> tuple[MemorySummary, dict[tuple[int, int], int]]:
+                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -329,7 +356,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
 
     Returns:
-        The :class:`MemorySummary` and ``{(subgraph, op): live bytes}`` for the reached subgraphs.
+        The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
     """
     constant: dict[int, Sequence[bool]] = {}
     sizes: dict[int, list[int]] = {}
@@ -351,6 +378,10 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         if index in nested:
             return nested[index]
         plan = plans[index]
+        if plan.live and not any(key[0] == index for key in calls):  # no control flow: the first largest
+            best = max(plan.live)
+            nested[index] = (best, f"{index}:{plan.live.index(best)}")
+            return nested[index]
         best, where = _pinned_bytes(plan), None
         for i, live in enumerate(plan.live):
             inner, inner_where = 0, None
@@ -384,8 +415,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         tflm_arena_bytes=tflm_arena(model, entry, sizes, constant),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached))
-    live = {(index, i): b for index, plan in plans.items() for i, b in enumerate(plan.live)}
-    return summary, live
+    return summary, {index: plan.live for index, plan in plans.items()}
 
 
 def _pinned_bytes(plan: SubgraphPlan) -> int:
@@ -397,5 +427,5 @@ def _weights_bytes(model: Model, reached: Sequence[int], constant: Mapping[int, 
     """Bytes of the constant buffers the reached subgraphs use, as stored, each buffer once."""
     seen: dict[int, int] = {}
     for index in reached:
-        seen.update({t.buffer: t.data_size for t, c in zip(model.subgraphs[index].tensors, constant[index]) if c})
+        seen.update({t.buffer: t.data_size for t in compress(model.subgraphs[index].tensors, constant[index])})
     return sum(seen.values())
