@@ -86,7 +86,7 @@ def main() -> None:
     ours_all, official_all, bare_all = [], [], []
     for i in range(args.rounds):
         ours = measure_model(path, {}, RuntimeSettings("litert", args.threads, True),
-                             BenchSettings(args.runs, args.warmup))["median_ms"]
+                             BenchSettings(args.runs, args.warmup)).median_ms
         off = official(path, args.threads, args.runs, args.warmup)
         bare = bare_loop(path, args.threads, args.runs, args.warmup)
         ours_all.append(ours)

@@ -279,6 +279,19 @@ def test_every_command_takes_its_extensions_from_the_one_formats_table():
 
     for table in (RENDERERS, COMPARE_RENDERERS, BATCH_FORMATS, SWEEP_RENDERERS, CATALOG_RENDERERS):
         assert {name: exts for name, (_, exts) in table.items()} == {name: FORMATS[name] for name in table}
+    # and each command's --format choices are its table's formats, nothing hand-written
+    import argparse
+
+    from tflite_flops.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    expected = {"analyze": RENDERERS, "import-profile": RENDERERS, "compare": COMPARE_RENDERERS,
+                "batch": BATCH_FORMATS, "sweep": SWEEP_RENDERERS, "ops": CATALOG_RENDERERS}
+    for command, table in expected.items():
+        fmt = next(a for a in commands[command]._actions if "--format" in a.option_strings)
+        assert list(fmt.choices) == list(table), command
+        out = next(a for a in commands[command]._actions if "--output" in a.option_strings)
+        assert all(ext in out.help for _, exts in table.values() for ext in exts), command
     assert format_for_path("r.markdown") == compare_format_for_path("c.markdown") == batch_format_for_path("b.markdown")
     assert catalog_format_for_path("o.markdown") == "md" and sweep_format_for_path("s.htm") == "html"
 

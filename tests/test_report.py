@@ -145,3 +145,9 @@ def test_measured_records_keep_their_json_keys_in_order():
     rl = {"peak_flops_per_s": 1.0, "peak_bytes_per_s": 2.0, "ridge_intensity": 0.5, "ops": [],
           "counts": {"compute": 0, "memory": 0}, "above_roof": 0}
     assert Roofline.from_dict(rl).to_dict() == rl
+    op = {"subgraph": 0, "index": 1, "op_type": "ADD", "intensity": 0.1, "bound": "memory", "roof_flops_per_s": 1.0,
+          "achieved_flops_per_s": None, "fraction_of_roof": None, "above_roof": False}
+    newer_rl = {**rl, "ops": [{**op, "from_a_newer_version": 1}], "counts": {"compute": 0, "memory": 1, "io": 2},
+                "probe_note": "kept"}
+    back = Roofline.from_dict(newer_rl).to_dict()
+    assert back["probe_note"] == "kept" and back["ops"] == [op] and back["counts"] == {"compute": 0, "memory": 1}

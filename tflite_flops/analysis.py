@@ -146,14 +146,14 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
                     "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
         report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
-    if name is not None and report.model.path is None:
-        report = replace(report, model=replace(report.model, path=name))
-    if all_signatures:
-        from .generative import add_signatures
+        if name is not None and report.model.path is None:
+            report = replace(report, model=replace(report.model, path=name))
+        if all_signatures:
+            from .generative import add_signatures
 
-        report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
-    elif prefill is not None or decode is not None:
-        raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+            report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
+        elif prefill is not None or decode is not None:
+            raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
@@ -165,7 +165,7 @@ def _collector_paused() -> Iterator[None]:
 
     Reading and walking a model allocate tens of thousands of small tuples and records that
     reference counting frees; the collector's generational passes over them (and over the model
-    they join) cost nothing but time (benchmarks/static_speed.py). Any cycle is collected after.
+    they join) find nothing to free. Any cycle is collected after.
     """
     if not gc.isenabled():
         yield
@@ -509,8 +509,9 @@ def _formula_key(spec: OpSpec, ctx: OpContext) -> tuple[Any, ...] | None:
     """What a built-in formula's result depends on: the op's options and its tensors' dtype, shape,
     constness and quantization, but not their indices or names; None when a tensor has values.
 
-    Real models repeat layers: ops with equal keys share one evaluation of the formula (a pure
-    function of these), which keeps the walk's cost per op down (benchmarks/static_speed.py).
+    Real models repeat layers: ops with equal keys share one evaluation of the formula, which must
+    be a pure function of these (docs/contributing.md). User formulas (``register_cost``,
+    overrides) are always called.
     """
     key = [spec, id(ctx.options)]  # the options mapping lives as long as the model; equal options share one
     for tensors in (ctx.inputs, ctx.outputs):

@@ -15,9 +15,10 @@ from typing import Any
 from .errors import RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError
 
 
-def formula_errors(report: Any) -> int:
-    """Per-inference ops whose cost formula raised (status ``error``): counted as nothing."""
-    return sum(1 for o in report.ops if o.status == "error" and o.phase == "inference")
+def formula_errors(report: Any, phases: tuple[str, ...] = ("inference",)) -> int:
+    """Ops of ``phases`` whose cost formula raised (status ``error``): counted as nothing. The
+    per-inference ones make the totals partial; ``--strict`` also refuses the init-phase ones."""
+    return sum(1 for o in report.ops if o.status == "error" and o.phase in phases)
 
 
 def partial_note(report: Any) -> str | None:
@@ -78,7 +79,7 @@ def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
         when the problem comes first (:func:`check_strict`).
     """
     found = _count_problems(report.unsupported, report.totals)
-    errors = sum(1 for o in report.ops if o.status == "error" and o.phase in ("inference", "init"))
+    errors = formula_errors(report, ("inference", "init"))
     if errors:
         found.append((UnsupportedOpError, f"{errors} op(s) not counted because their cost formula raised"))
     entry = (report.settings or {}).get("entry_subgraph", 0)

@@ -315,13 +315,12 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
                 lasts[t] = scope
 
     mark(entry, 0)
-    buffers = []  # as greedy_plan() places them: lifetimes shifted by one, largest first (a stable sort)
+    buffers = []
     for sg in model.subgraphs:
-        buffers += [(-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, f + 1, l + 1) for tensor, size, c, f, l
+        buffers += [(-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, f, l) for tensor, size, c, f, l
                     in zip(sg.tensors, sizes[sg.index], constant[sg.index], first[sg.index], last[sg.index])
                     if size and not c and not tensor.is_variable]
-    buffers.sort(key=itemgetter(0), reverse=True)
-    return place_buffers(buffers, scope + 2)[1]
+    return greedy_plan(buffers, scope + 2)
 
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
@@ -337,8 +336,9 @@ def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = Non
     """
     if steps is None:
         steps = max((b[2] for b in buffers), default=0) + 2
-    ordered = sorted(buffers, key=itemgetter(0), reverse=True)
-    return place_buffers([(size, first + 1, last + 1) for size, first, last in ordered], steps)[1]
+    shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
+    shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
+    return place_buffers(shifted, steps)[1]
 
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],

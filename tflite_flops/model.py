@@ -290,8 +290,7 @@ class Model:
             ends = starts + sizes
             cuts = columnar.unique_ints(np.concatenate((starts, ends, [0, len(region)])))[0]
             running = np.zeros(len(cuts), dtype=np.int64)  # non-zeros before each cut
-            # a piece's count fits 32 bits (the region is at most chunk_bytes), and summing bools into
-            # int32 is several times faster than into int64 (benchmarks/static_speed.py)
+            # a piece's count fits 32 bits: the region is at most chunk_bytes (int32 sums are the cheaper)
             piece = np.int32 if len(region) < 1 << 31 else np.int64
             np.cumsum(np.add.reduceat(nonzero, cuts[:-1], dtype=piece), out=running[1:])
             counts = running[np.searchsorted(cuts, ends)] - running[np.searchsorted(cuts, starts)]

@@ -339,6 +339,7 @@ class Roofline:
     counts: BoundCounts = field(default_factory=BoundCounts)
     above_roof: int = 0  # ops above 100% of their roof
     above_roof_note: str | None = None  # why (set when above_roof > 0)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: peaks, ``ops`` (one dict per op), ``counts``, ``above_roof`` (and its note)."""
@@ -349,10 +350,12 @@ class Roofline:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Roofline":
-        """Rebuild from :meth:`to_dict` output."""
-        known = {k: v for k, v in d.items() if k in {f.name for f in fields(cls)}}
-        return cls(**{**known, "ops": tuple(RooflineOp(**o) for o in d.get("ops") or ()),
-                      "counts": BoundCounts(**(d.get("counts") or {}))})
+        """Rebuild from :meth:`to_dict` output. Unknown top-level keys are kept in ``extra``; unknown
+        keys of an op or of the counts (a newer version's) are left out."""
+        known, extra = _split_known(cls, d)
+        ops = tuple(RooflineOp(**_split_known(RooflineOp, o)[0]) for o in d.get("ops") or ())
+        counts = BoundCounts(**_split_known(BoundCounts, d.get("counts") or {})[0])
+        return cls(**{**known, "ops": ops, "counts": counts}, extra=extra)
 
 
 @dataclass(frozen=True)

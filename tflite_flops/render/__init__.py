@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable
 
 from ..errors import OutputFormatError
 from ..report import Report
 from .formats import FORMATS, REPORT_RENDERERS, RendererTable, register_format  # noqa: F401 (re-exported)
-
-Renderer = Callable[[Report], str]
 
 # format name -> (renderer, file extensions): every format module in render/formats/
 RENDERERS: RendererTable[Report] = RendererTable("", REPORT_RENDERERS)

@@ -1,0 +1,62 @@
+"""The walk's shortcuts change no number: ops with equal formula inputs share one evaluation of
+their cost formula, and the garbage collector paused during an analysis is always switched back on."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+import tflite_flops
+from tflite_flops import analysis
+from tflite_flops.errors import ModelFormatError
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
+
+
+def _evaluations(monkeypatch) -> list[str]:
+    calls: list[str] = []
+    real = analysis._formula_cost
+
+    def counting(spec, override, ctx, shape_note):
+        calls.append(ctx.op_type)
+        return real(spec, override, ctx, shape_note)
+
+    monkeypatch.setattr(analysis, "_formula_cost", counting)
+    return calls
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_shared_formula_results_equal_evaluating_every_op(path, monkeypatch):
+    shared = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
+    calls = _evaluations(monkeypatch)
+    monkeypatch.setattr(analysis, "_formula_key", lambda spec, ctx: None)  # None: never shared
+    alone = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
+    assert alone == shared
+    assert len(calls) >= len(alone["ops"])  # every op evaluated (control flow bodies: per call site)
+
+
+def test_repeated_layers_are_evaluated_once(monkeypatch):
+    calls = _evaluations(monkeypatch)
+    report = tflite_flops.analyze(Path(__file__).resolve().parent.parent / "sample_models" / "transformer_block.tflite")
+    costed = [o for o in report.ops if o.status == "ok"]
+    assert len(calls) < len(report.ops)  # some ops took an earlier op's result
+    assert len(costed) > 0
+
+
+def test_the_collector_is_switched_back_on(tmp_path):
+    assert gc.isenabled()
+    tflite_flops.analyze(SAMPLES[0])
+    assert gc.isenabled()
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"\x00" * 64)
+    with pytest.raises(ModelFormatError):
+        tflite_flops.analyze(bad)
+    assert gc.isenabled()  # also after an error
+    gc.disable()
+    try:
+        tflite_flops.analyze(SAMPLES[0])
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()
