@@ -96,3 +96,13 @@ def test_conventions_doc_table_matches_the_registry():
     assert not stale and not new, (
         f"docs/conventions.md is out of date with the registry (regenerate the table with "
         f"`python -m tflite_flops ops --format md`): rows only in the doc {stale[:5]}, only in the registry {new[:5]}")
+
+
+def test_catalog_table_shows_every_note_even_the_first_rows():
+    from tflite_flops.render.catalog import catalog_table
+
+    rows = [{"code": "0", "op": "A", "status": "zero", "formula": "0", "note": "first"},
+            {"code": "1", "op": "B", "status": "ok", "formula": "FLOPs = n", "note": ""}]
+    lines = catalog_table(rows).splitlines()
+    assert lines[0].split() == ["code", "op", "status", "formula", "(note)"]
+    assert lines[1].endswith("0  (first)") and lines[2].rstrip().endswith("FLOPs = n")

@@ -42,10 +42,9 @@ def catalog_md(rows: Sequence[Row]) -> str:
 
 def catalog_table(rows: Sequence[Row]) -> str:
     """The terminal listing: code, op, status, then the formula and its note; a count per status."""
-    # the formula and its note follow the aligned columns unpadded (a line may end in spaces); as
-    # before, the header line reads "formula  (note)" and the first op's note is not shown
-    cells = [[r["code"], r["op"], r["status"], r["formula"] + (f"  ({r['note']})" if r["note"] and i else "")]
-             for i, r in enumerate(rows)]
+    # the formula and its note follow the aligned columns unpadded (a line may end in spaces)
+    cells = [[r["code"], r["op"], r["status"], r["formula"] + (f"  ({r['note']})" if r["note"] else "")]
+             for r in rows]
     lines = text_table(["code", "op", "status"], [["code", "op", "status", "formula  (note)"]] + cells,
                        [True, False, False], rule=False, rstrip=False)[1:]
     counts: dict[str, int] = {}
