@@ -244,3 +244,25 @@ def test_cli_sweep_errors(args, code, message):
     r = run(FCN, *args)
     assert r.returncode == code, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_strict_sweep_refuses_skipped_latency_after_printing(capsys):
+    # the rule is completeness.strict_problems, applied to every point with its latency, for
+    # input-shape and KV-length sweeps alike
+    import argparse
+
+    from tflite_flops.commands.sweep import _finish
+
+    def measure(point):
+        if point.spec.label.endswith("64x64x3"):
+            return LatencyStats(skipped="the runtime failed in invoke()", runtime="litert"), None
+        return LatencyStats(median_ms=1.0, runtime="litert"), Throughput(inferences_per_s=1000.0)
+
+    result = sweep(FCN, make_points(["1x32x32x3", "1x64x64x3"], None), measure)
+    args = argparse.Namespace(strict=True, format="json")
+    assert _finish(result, args, []) == 1
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)["points"]) == 2  # printed first
+    assert err.strip().splitlines()[-1] == ("error: --strict: point 1x64x64x3: latency skipped: "
+                                             "the runtime failed in invoke()")
+    assert _finish(result, argparse.Namespace(strict=False, format="json"), []) == 0

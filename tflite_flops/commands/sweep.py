@@ -49,7 +49,7 @@ def _batches(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
-    from ..render.sweep import render_sweep, sweep_format_for_path
+    from ..render.sweep import sweep_format_for_path
     from ..sweep import make_points, sweep
 
     targets = [(path, sweep_format_for_path(path)) for path in args.output]  # fail before any work
@@ -71,15 +71,29 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature)
+    return _finish(result, args, targets)
+
+
+def _finish(result, args: argparse.Namespace, targets) -> int:
+    """Warn about the points whose latency was skipped, print and write the sweep, then apply
+    ``--strict``'s rules (:func:`tflite_flops.completeness.strict_problems`) to every point with its
+    latency: the analysis problems already failed the point, what is left is skipped latency."""
+    import sys
+    from dataclasses import replace
+
+    from ..completeness import strict_problems
+    from ..render.sweep import render_sweep
+
     skipped = [f"point {p.spec.label}: latency skipped: {p.latency.skipped}" for p in result.points
                if p.latency is not None and p.latency.skipped]
     print_warnings(list(result.warnings) + skipped)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
-    if args.strict and skipped:
-        import sys
-
-        print(f"error: --strict: latency skipped at {len(skipped)} point(s)", file=sys.stderr)
-        return 1
+    if args.strict:
+        problems = [f"point {p.spec.label}: {why}" for p in result.points if p.report is not None
+                    for why in strict_problems(replace(p.report, latency=p.latency))]
+        if problems:
+            print("error: --strict: " + "; ".join(problems), file=sys.stderr)
+            return 1
     return 0
 
 
@@ -87,7 +101,6 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
     """``sweep --kv-length``: the decode step at every KV length (see :mod:`tflite_flops.kv_sweep`)."""
     from ..errors import InputSpecError
     from ..kv_sweep import decode_measurer, kv_sweep, parse_lengths
-    from ..render.sweep import render_sweep
 
     if args.input_shape or args.batch is not None or args.signature is not None:
         raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "
@@ -99,6 +112,4 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
         measure = decode_measurer(args.model, runtime, bench)
     result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, strict=args.strict,
                       while_trips=args.while_trips)
-    print_warnings(result.warnings)
-    emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
-    return 0
+    return _finish(result, args, targets)
