@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..compare import Comparison, MetricDelta, OpPair
 from ..completeness import latency_flag, partial_note
-from ..report import OpRecord, Report
+from ..report import OpRecord
 from ..units import human, human_bytes
 from .charts import esc, paired_hbar_chart
 from .formats import RendererTable
@@ -85,9 +85,7 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     out += ["", "By op type (per inference)"]
     out += ["  " + s for s in text_table(["op type", "n A", "n B", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ FLOPs"],
                                      rows, [False] + [True] * 7)]
-    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
-        for note in side_notes(report):
-            out.append(f"  ! {side}: {note}")
+    out += [f"  ! {side}: {note}" for side, note in side_notes(c)]  # what the numbers above do not include
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed type, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B"]
@@ -103,11 +101,14 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     return "\n".join(out) + "\n"
 
 
-def side_notes(report: Report) -> list[str]:
-    """Partial totals, skipped or inconsistent latency of one side, one sentence each."""
-    skipped = report.latency.skipped if report.latency is not None else None
-    return [n for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
-                        latency_flag(report.latency)) if n]
+def side_notes(c: Comparison) -> list[tuple[str, str]]:
+    """``(side, sentence)`` for the partial totals, skipped or inconsistent latency of A, then of B."""
+    notes = []
+    for side, report in (("A", c.a), ("B", c.b)):
+        skipped = report.latency.skipped if report.latency is not None else None
+        notes += [(side, n) for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
+                                      latency_flag(report.latency)) if n]
+    return notes
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -152,9 +153,7 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
              human(t.flops_b), _pct(t.flops_a, t.flops_b)] for t in c.by_type]
     out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs A", "MACs B", "FLOPs A", "FLOPs B", "Δ"],
                                                  rows, [False] + [True] * 6)
-    for side, report in (("A", c.a), ("B", c.b)):  # what the numbers above do not include
-        for note in side_notes(report):
-            out.append(f"  ! {side}: {note}")
+    out += [f"  ! {side}: {note}" for side, note in side_notes(c)]  # what the numbers above do not include
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B."]
@@ -211,8 +210,7 @@ def render_compare_html(c: Comparison) -> str:
             f'<td class="n" data-v="{"" if fb is None else fb}">{esc(human(fb))}</td>'
             f'<td class="n" data-v="{(fb or 0) - (fa or 0)}">'
             f'{esc(_pct(fa, fb) if fa is not None and fb is not None else "")}</td></tr>')
-    notes = "".join(f'<div class="alert"><b>{side}:</b> {esc(note)}</div>'
-                    for side, report in (("A", c.a), ("B", c.b)) for note in side_notes(report))
+    notes = "".join(f'<div class="alert"><b>{side}:</b> {esc(note)}</div>' for side, note in side_notes(c))
     counts = c.match_counts()
     type_heads = th([("op type", "text"), ("count A", "num"), ("count B", "num"), ("MACs A", "num"),
                      ("MACs B", "num"), ("FLOPs A", "num"), ("FLOPs B", "num"), ("Δ FLOPs", "num")])
