@@ -1,5 +1,6 @@
 """The walk's shortcuts change no number: ops with equal formula inputs share one evaluation of
-their cost formula, and the garbage collector paused during an analysis is always switched back on."""
+their cost formula, ops that need no shape work and repeat an earlier op's facts share its figures
+(analysis._Shortcut), and the garbage collector paused during an analysis is always switched back on."""
 
 from __future__ import annotations
 
@@ -32,9 +33,39 @@ def test_shared_formula_results_equal_evaluating_every_op(path, monkeypatch):
     shared = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
     calls = _evaluations(monkeypatch)
     monkeypatch.setattr(analysis, "_formula_key", lambda spec, ctx: None)  # None: never shared
+    monkeypatch.setattr(analysis._Shortcut, "find", lambda self, op: (None, None))  # every op walked by step
     alone = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
     assert alone == shared
     assert len(calls) >= len(alone["ops"])  # every op evaluated (control flow bodies: per call site)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_op_shortcut_equals_walking_every_op(path, monkeypatch):
+    """Only the op shortcut off (formula sharing on): same report, for every input-shape setting."""
+    kwargs = [{}, {"batch": 2}, {"trust_stored_shapes": False}]
+    shared = [_report(path, kw) for kw in kwargs]
+    monkeypatch.setattr(analysis._Shortcut, "find", lambda self, op: (None, None))
+    assert [_report(path, kw) for kw in kwargs] == shared
+
+
+def _report(path, kwargs):
+    try:
+        return tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder"), **kwargs).to_dict()
+    except Exception as exc:  # noqa: BLE001 - a shape the model refuses: the same error both ways
+        return repr(exc)
+
+
+def test_the_op_shortcut_serves_repeated_layers(monkeypatch):
+    walked = []
+    real = analysis.step
+
+    def counting(sg, state, op_index, trust_stored=True):
+        walked.append(op_index)
+        return real(sg, state, op_index, trust_stored)
+
+    monkeypatch.setattr(analysis, "step", counting)
+    report = tflite_flops.analyze(Path(__file__).resolve().parent.parent / "sample_models" / "transformer_block.tflite")
+    assert 0 < len(walked) < len(report.ops)  # the repeated ops took an earlier op's figures
 
 
 def test_repeated_layers_are_evaluated_once(monkeypatch):

@@ -31,10 +31,10 @@ from .errors import InputSpecError, ModelFormatError, ShapeError
 from .memory import analyze_memory
 from .model import Model, Subgraph, load_model
 from .ops import lookup
-from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, Cost, OpContext,
-                           OpSpec, Shape, join_notes as _join)
+from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, MAX_VALUE_ELEMENTS, SPARSE_WEIGHT_OPS,
+                           Cost, OpContext, OpSpec, Shape, join_notes as _join, lookup_value)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
-from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros
+from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros, weight_inputs
 from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
                      resolve_inputs, step, subgraph_tensors)
 from .units import FLOAT_DTYPES
@@ -87,7 +87,7 @@ class _Walk:
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
     # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
     # weights between ops evicts the walk's own objects from the CPU caches.
-    weighted: list[tuple[Subgraph, SubgraphTensors, OpContext, _Entry]] = field(default_factory=list)
+    weighted: list[tuple[Subgraph, SubgraphTensors, str, tuple[int, ...], _Entry]] = field(default_factory=list)
     param_buffers: dict[int, int] = field(default_factory=dict)  # data offset -> the subgraph that counted it
     formula_memo: dict[tuple[Any, ...], tuple[Cost, str, str, str]] = field(default_factory=dict)  # _formula_key
 
@@ -273,8 +273,8 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
             _walk_subgraph(walk, other.index, {}, {}, {}, ())
     zeros = WeightZeros(model, walk.count_zeros)
     zeros.count_batch(walk.weighted)
-    for sg, tensors, ctx, op_entry in walk.weighted:
-        zeros.fill(sg, tensors, ctx, op_entry)
+    for sg, tensors, op_type, weights, op_entry in walk.weighted:
+        zeros.fill(sg, tensors, op_type, weights, op_entry)
 
 
 def _entry_subgraph(model: Model, signature: str | None) -> int:
@@ -306,25 +306,42 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
     tensors = subgraph_tensors(sg, state)
     inference: Calls = []
     init: Calls = []
+    entries, weighted = walk.entries, walk.weighted
+    shortcut = _Shortcut(walk, sg, state, tensors) if walk.trust_stored else None
     for op in sg.operators:
+        key = (index, op.index)
+        template_key = None
+        if shortcut is not None:
+            template, template_key = shortcut.find(op)
+            if template is not None:  # an op like one walked before: nothing to propagate, same figures
+                entry = shortcut.entry(op, template)
+                previous = entries.get(key)
+                if previous is not None:
+                    entry.inference, entry.init = previous.inference, previous.init
+                entries[key] = entry
+                inference.append((key, 1))
+                if template.weights is not None:
+                    weighted.append((sg, tensors, op.op_type, tuple(map(op.inputs.__getitem__, template.weights)),
+                                     entry))
+                continue
         ctx, shape_note = step(sg, state, op.index, walk.trust_stored)
         if shape_note and any(not state.resolved[o] for o in op.outputs if o >= 0):
             walk.warnings.append(f"op {index}:{op.index} {op.op_type}: {shape_note}; its outputs keep the "
                                  "stored shapes, and the ops after it are flagged")
-        key = (index, op.index)
         const_input = op.op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx)
         if const_input:
             for o in op.outputs:
                 state.derived_constant[o] = True
-        entry = _cost_entry(walk, sg, tensors, state, ctx, shape_note)
+        entry, counted = _cost_entry(walk, sg, tensors, state, ctx, shape_note)
         if entry.status == "opaque":
             entry.note = _join(entry.note, _opaque_note(walk.model, sg, op))
-        if op.op_type in SPARSE_WEIGHT_OPS:  # see _Walk.weighted; no later note in this loop is for these types
-            walk.weighted.append((sg, tensors, ctx, entry))
-        previous = walk.entries.get(key)
+        weights = weight_inputs(ctx) if op.op_type in SPARSE_WEIGHT_OPS else None
+        if weights is not None:  # see _Walk.weighted; no later note in this loop is for these types
+            weighted.append((sg, tensors, op.op_type, weights, entry))
+        previous = entries.get(key)
         if previous is not None:  # walked again (e.g. a subgraph also called from an unreached one)
             entry.inference, entry.init = previous.inference, previous.init
-        walk.entries[key] = entry
+        entries[key] = entry
         (init if const_input else inference).append((key, 1))
         if const_input:
             entry.note = _join(entry.note, "runs once at init (constant input, result cached)")
@@ -332,7 +349,119 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             child_inf, child_init = _control_flow(walk, sg, state, ctx, entry, stack + (index,))
             inference.extend(child_inf)
             init.extend(child_init)
+        if shortcut is not None:
+            if template_key is not None and entry.status in _SHAREABLE:
+                shortcut.learn(template_key, op, entry, counted, weights)
+            shortcut.refresh(op.outputs)
     return inference, init
+
+
+_SHAREABLE = frozenset({"ok", "zero", "unsupported"})  # not "error" (a note per op) nor "opaque" (the file's note)
+
+
+@dataclass(slots=True)
+class _Template:
+    """The figures of an op that every op with the same :meth:`_Shortcut.find` key shares, and the
+    input positions of its counted params and of its weights (None: not a sparse-weight op)."""
+
+    entry: _Entry
+    params: tuple[int, ...]
+    weights: tuple[int, ...] | None
+
+
+class _Shortcut:
+    """The walk of ops that need no shape work, by repeating an earlier op's figures.
+
+    With ``trust_stored`` and every tensor of an op at its stored, static and resolved shape, with
+    no folded value (and not made from a constant at init), :func:`~tflite_flops.shapes.step`
+    changes nothing, and everything :func:`_cost_entry` reports is a function of the op type, its
+    options and its tensors' dtype, stored shape, constness, quantization (and the stored size of
+    sparse or packed constants): the formula's inputs of :func:`_formula_key`, and the bytes,
+    params and precision computed from the same facts. Such ops with equal facts get the first
+    one's figures; its name, index and which weight tensors it counts stay its own.
+
+    Excluded, and walked by ``step`` and ``_cost_entry`` as before: control flow, init-time ops,
+    accelerator-compiled ops, user formulas and overrides, ops whose outputs would be folded to
+    values, and results that carry a per-op note (formula errors).
+    """
+
+    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "plain", "big", "types", "templates")
+
+    def __init__(self, walk: _Walk, sg: Subgraph, state: SubgraphShapes, tensors: SubgraphTensors) -> None:
+        self.walk, self.sg, self.state, self.tensors = walk, sg, state, tensors
+        constant = tensors.constant
+        ids: dict[tuple[Any, ...], int] = {}
+        facts = [(t.dtype, t.shape, c, t.quantization is not None,
+                  t.data_size if c and (t.sparsity is not None or t.dtype in _PACKED) else 0)  # stored size
+                 for t, c in zip(sg.tensors, constant)]
+        self.kinds = [ids.setdefault(f, len(ids)) for f in facts]
+        self.kinds.append(-1)  # index -1 (an omitted optional tensor) reads the last item
+        self.plain = [resolved and static and value is None and not derived and (shape is stored or shape == stored)
+                      for resolved, static, value, derived, shape, stored in zip(
+                          state.resolved, tensors.static, state.values, state.derived_constant, state.shapes,
+                          tensors.stored)]  # = _plain(i) for every i
+        self.plain.append(True)
+        self.big = [n > MAX_VALUE_ELEMENTS for n in tensors.numel]  # never folded (shapes._all_small)
+        self.big.append(True)
+        self.types: dict[str, tuple[bool, bool]] = {}  # op type -> (may be shared, has a value function)
+        self.templates: dict[tuple[Any, ...], _Template] = {}
+
+    def _plain(self, i: int) -> bool:
+        """Tensor ``i`` is at its stored, static, resolved shape, has no folded value and is not made at init."""
+        state, tensors = self.state, self.tensors
+        shape, stored = state.shapes[i], tensors.stored[i]
+        return (state.resolved[i] and tensors.static[i] and state.values[i] is None and not state.derived_constant[i]
+                and (shape is stored or shape == stored))
+
+    def refresh(self, indices: Sequence[int]) -> None:
+        """Re-read the state of tensors an op walked by ``step`` (or control flow) may have changed."""
+        plain = self.plain
+        for i in indices:
+            if i >= 0:
+                plain[i] = self._plain(i)
+
+    def _type(self, op_type: str) -> tuple[bool, bool]:
+        spec = lookup(op_type)
+        shareable = (op_type not in CALLER_OPS and op_type not in INIT_ON_CONSTANT_OPS
+                     and op_type not in self.walk.overrides
+                     and (spec is None or (spec.status != "opaque" and spec.reference != "user")))
+        facts = self.types[op_type] = (shareable, lookup_value(op_type) is not None)
+        return facts
+
+    def find(self, op: Any) -> tuple[_Template | None, tuple[Any, ...] | None]:
+        """(the template of an op like ``op``, its key): (None, key) when ``op`` may be shared but is
+        the first of its kind, (None, None) when it must be walked by ``step``."""
+        op_type = op.op_type
+        facts = self.types.get(op_type)
+        if facts is None:
+            facts = self._type(op_type)
+        if not facts[0]:
+            return None, None
+        plain, inputs, outputs = self.plain.__getitem__, op.inputs, op.outputs
+        if not all(map(plain, inputs)) or not all(map(plain, outputs)):
+            return None, None
+        if facts[1] and not any(map(self.big.__getitem__, outputs)):  # step would fold its values
+            return None, None
+        kind = self.kinds.__getitem__
+        key = (op_type, id(op.options), tuple(map(kind, inputs)), tuple(map(kind, outputs)))
+        return self.templates.get(key), key
+
+    def learn(self, key: tuple[Any, ...], op: Any, entry: _Entry, counted: Sequence[int],
+              weights: tuple[int, ...] | None) -> None:
+        """Keep the figures of the first op of a kind (``counted``: positions of the params it counted)."""
+        position = {t: p for p, t in reversed(list(enumerate(op.inputs)))}.__getitem__
+        self.templates[key] = _Template(entry, tuple(counted),
+                                        None if weights is None else tuple(map(position, weights)))
+
+    def entry(self, op: Any, template: _Template) -> _Entry:
+        """``op``'s entry from the template of its kind; its params are counted as the template's were."""
+        walk, sg, tensors, inputs, first = self.walk, self.sg, self.tensors, op.inputs, template.entry
+        for p in template.params:
+            _count_param_tensor(walk, sg, tensors, inputs[p])
+        out0 = op.outputs[0] if op.outputs else -1
+        return _Entry(sg.index, op.index, first.op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
+                      first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
+                      first.formula, first.note, first.precision, True)
 
 
 def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext, entry: _Entry,
@@ -527,8 +656,9 @@ def _formula_key(spec: OpSpec, ctx: OpContext) -> tuple[Any, ...] | None:
 
 
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
-                shape_note: str) -> _Entry:
-    """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors.
+                shape_note: str) -> tuple[_Entry, list[int]]:
+    """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors,
+    and the positions of the inputs it counted as stored params (:func:`_count_param_tensor`).
 
     Default bytes: every input read (sparse or packed constants as stored), every output written;
     ``bytes_model`` "alias" writes nothing, "metadata" reads nothing. Params: the float or
@@ -559,6 +689,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     want_weight = op_type in CONTRACTION_OPS or op_type.startswith("CUSTOM:")
     resolved, derived, constant, stored_tensors = state.resolved, state.derived_constant, tensors.constant, sg.tensors
     read = written = params = 0
+    counted: list[int] = []
     all_resolved = True
     act = first = weight = None  # precision: the first non-constant input, else the first input, else output 0
     in_shapes = []
@@ -591,6 +722,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
             params += t.n
         elif stored.dtype in FLOAT_DTYPES or stored.quantization is not None:
             params += t.n
+            counted.append(pos)
             _count_param_tensor(walk, sg, tensors, i)
     out_shapes = []
     for t in ctx.outputs:
@@ -616,7 +748,8 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
         act = first or out0
     precision = _precision(op_type, act.dtype if act is not None else None, weight.dtype if weight is not None else None)
     return _Entry(sg.index, ctx.index, op_type, out0.name if out0 is not None else "", tuple(in_shapes),
-                  tuple(out_shapes), cost, read, written, params, status, formula, note, precision, all_resolved)
+                  tuple(out_shapes), cost, read, written, params, status, formula, note, precision,
+                  all_resolved), counted
 
 
 def _opaque_note(model: Model, sg: Subgraph, op: Any) -> str:

@@ -29,41 +29,42 @@ class WeightZeros:
         self.init_sources: dict[int, dict[int, int]] = {}  # see _init_sources
         self.counted: dict[tuple[int, int], int | None] = {}  # see count_batch
 
-    def count_batch(self, weighted: Iterable[tuple[Subgraph, SubgraphTensors, OpContext, Any]]) -> None:
+    def count_batch(self, weighted: Iterable[tuple[Subgraph, SubgraphTensors, str, tuple[int, ...], Any]]) -> None:
         """Count the non-zeros of every dense stored weight that :meth:`fill` will look at, in one batch.
 
         :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass;
-        results go to ``counted``. ``weighted``: (subgraph, tensors, op context, entry with ``cost``).
+        results go to ``counted``. ``weighted``: (subgraph, tensors, op type, weights, entry with
+        ``cost``) as :meth:`fill` takes them.
         """
         if not self.count_zeros:
             return
         wanted: dict[tuple[int, int], Tensor] = {}
-        for sg, tensors, ctx, entry in weighted:
+        for sg, tensors, _op_type, weights, entry in weighted:
             if not entry.cost.macs:
                 continue
-            for info in ctx.inputs:
-                if info is not None and info.is_constant and len(info.shape) >= 2 and tensors.constant[info.index]:
-                    t = sg.tensors[info.index]
+            constant = tensors.constant
+            for index in weights:
+                if constant[index]:
+                    t = sg.tensors[index]
                     if t.sparsity is None:
-                        wanted[(sg.index, info.index)] = t
+                        wanted[(sg.index, index)] = t
         counts = self.model.count_nonzeros([(t, _weight_zero(t)) for t in wanted.values()])
         self.counted.update(zip(wanted, counts))
 
-    def fill(self, sg: Subgraph, tensors: SubgraphTensors, ctx: OpContext, entry: Any) -> None:
+    def fill(self, sg: Subgraph, tensors: SubgraphTensors, op_type: str, weights: tuple[int, ...], entry: Any) -> None:
         """Weight density and effective MACs of a contraction with sparse or mostly-zero constant weights.
 
-        The weights are the op's constant inputs of rank >= 2 (biases and peepholes excluded).
-        Reported when a weight is stored sparse, or when more than half of the weights are zeros:
-        sets ``entry.weight_nnz``, ``entry.weight_numel`` and completes ``entry.note``.
+        ``weights``: the op's constant inputs of rank >= 2 (biases and peepholes excluded), as
+        :func:`weight_inputs` picks them. Reported when a weight is stored sparse, or when more
+        than half of the weights are zeros: sets ``entry.weight_nnz``, ``entry.weight_numel``
+        and completes ``entry.note``.
         """
-        if ctx.op_type not in SPARSE_WEIGHT_OPS or not entry.cost.macs:
+        if op_type not in SPARSE_WEIGHT_OPS or not entry.cost.macs:
             return
         nnz = numel = 0
         stored_sparse = False
-        for info in ctx.inputs:
-            if info is None or not info.is_constant or len(info.shape) < 2:
-                continue
-            counted = self._weight_nonzeros(sg, tensors, info.index)
+        for index in weights:
+            counted = self._weight_nonzeros(sg, tensors, index)
             if counted is None:
                 return
             nnz, numel, stored_sparse = nnz + counted[0], numel + counted[1], stored_sparse or counted[2]
@@ -114,6 +115,12 @@ class WeightZeros:
                     for o in op.outputs:
                         sources.setdefault(o, op.inputs[0])
         return sources
+
+
+def weight_inputs(ctx: OpContext) -> tuple[int, ...]:
+    """The weights :meth:`WeightZeros.fill` counts: the op's constant inputs (stored or made from a
+    constant at init) of rank >= 2, in input order."""
+    return tuple(t.index for t in ctx.inputs if t is not None and t.is_constant and len(t.shape) >= 2)
 
 
 def _weight_zero(t: Tensor) -> int:
