@@ -33,7 +33,7 @@ def test_shared_formula_results_equal_evaluating_every_op(path, monkeypatch):
     shared = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
     calls = _evaluations(monkeypatch)
     monkeypatch.setattr(analysis, "_formula_key", lambda spec, ctx: None)  # None: never shared
-    monkeypatch.setattr(analysis._Shortcut, "find", lambda self, op: (None, None))  # every op walked by step
+    monkeypatch.setattr(analysis._Shortcut, "take", lambda self, op: None)  # every op walked by step
     alone = tflite_flops.analyze(path, all_signatures=path.stem.startswith("tiny_decoder")).to_dict()
     assert alone == shared
     assert len(calls) >= len(alone["ops"])  # every op evaluated (control flow bodies: per call site)
@@ -44,7 +44,7 @@ def test_op_shortcut_equals_walking_every_op(path, monkeypatch):
     """Only the op shortcut off (formula sharing on): same report, for every input-shape setting."""
     kwargs = [{}, {"batch": 2}, {"trust_stored_shapes": False}]
     shared = [_report(path, kw) for kw in kwargs]
-    monkeypatch.setattr(analysis._Shortcut, "find", lambda self, op: (None, None))
+    monkeypatch.setattr(analysis._Shortcut, "take", lambda self, op: None)
     assert [_report(path, kw) for kw in kwargs] == shared
 
 

@@ -310,19 +310,17 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
     shortcut = _Shortcut(walk, sg, state, tensors) if walk.trust_stored else None
     for op in sg.operators:
         key = (index, op.index)
-        template_key = None
         if shortcut is not None:
-            template, template_key = shortcut.find(op)
-            if template is not None:  # an op like one walked before: nothing to propagate, same figures
-                entry = shortcut.entry(op, template)
+            taken = shortcut.take(op)
+            if taken is not None:  # an op like one walked before: nothing to propagate, same figures
+                entry, weights = taken
                 previous = entries.get(key)
                 if previous is not None:
                     entry.inference, entry.init = previous.inference, previous.init
                 entries[key] = entry
                 inference.append((key, 1))
-                if template.weights is not None:
-                    weighted.append((sg, tensors, op.op_type, tuple(map(op.inputs.__getitem__, template.weights)),
-                                     entry))
+                if weights is not None:
+                    weighted.append((sg, tensors, op.op_type, weights, entry))
                 continue
         ctx, shape_note = step(sg, state, op.index, walk.trust_stored)
         if shape_note and any(not state.resolved[o] for o in op.outputs if o >= 0):
@@ -350,9 +348,7 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
             inference.extend(child_inf)
             init.extend(child_init)
         if shortcut is not None:
-            if template_key is not None and entry.status in _SHAREABLE:
-                shortcut.learn(template_key, op, entry, counted, weights)
-            shortcut.refresh(op.outputs)
+            shortcut.learn(op, entry, counted, weights)
     return inference, init
 
 
@@ -385,7 +381,7 @@ class _Shortcut:
     values, and results that carry a per-op note (formula errors).
     """
 
-    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "plain", "big", "types", "templates")
+    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "plain", "big", "types", "templates", "pending")
 
     def __init__(self, walk: _Walk, sg: Subgraph, state: SubgraphShapes, tensors: SubgraphTensors) -> None:
         self.walk, self.sg, self.state, self.tensors = walk, sg, state, tensors
@@ -405,6 +401,7 @@ class _Shortcut:
         self.big.append(True)
         self.types: dict[str, tuple[bool, bool]] = {}  # op type -> (may be shared, has a value function)
         self.templates: dict[tuple[Any, ...], _Template] = {}
+        self.pending: tuple[Any, ...] | None = None  # the key of the op take() left to step, if it may be shared
 
     def _plain(self, i: int) -> bool:
         """Tensor ``i`` is at its stored, static, resolved shape, has no folded value and is not made at init."""
@@ -412,13 +409,6 @@ class _Shortcut:
         shape, stored = state.shapes[i], tensors.stored[i]
         return (state.resolved[i] and tensors.static[i] and state.values[i] is None and not state.derived_constant[i]
                 and (shape is stored or shape == stored))
-
-    def refresh(self, indices: Sequence[int]) -> None:
-        """Re-read the state of tensors an op walked by ``step`` (or control flow) may have changed."""
-        plain = self.plain
-        for i in indices:
-            if i >= 0:
-                plain[i] = self._plain(i)
 
     def _type(self, op_type: str) -> tuple[bool, bool]:
         spec = lookup(op_type)
@@ -428,40 +418,50 @@ class _Shortcut:
         facts = self.types[op_type] = (shareable, lookup_value(op_type) is not None)
         return facts
 
-    def find(self, op: Any) -> tuple[_Template | None, tuple[Any, ...] | None]:
-        """(the template of an op like ``op``, its key): (None, key) when ``op`` may be shared but is
-        the first of its kind, (None, None) when it must be walked by ``step``."""
+    def take(self, op: Any) -> tuple[_Entry, tuple[int, ...] | None] | None:
+        """``op``'s entry and weights (:func:`~tflite_flops.sparsity.weight_inputs`) from the template
+        of an earlier op of its kind, its params counted as that op's were; None when ``op`` must be
+        walked by ``step`` (then :meth:`learn` is told what that gave)."""
+        self.pending = None
         op_type = op.op_type
         facts = self.types.get(op_type)
         if facts is None:
             facts = self._type(op_type)
         if not facts[0]:
-            return None, None
+            return None
         plain, inputs, outputs = self.plain.__getitem__, op.inputs, op.outputs
         if not all(map(plain, inputs)) or not all(map(plain, outputs)):
-            return None, None
+            return None
         if facts[1] and not any(map(self.big.__getitem__, outputs)):  # step would fold its values
-            return None, None
+            return None
         kind = self.kinds.__getitem__
         key = (op_type, id(op.options), tuple(map(kind, inputs)), tuple(map(kind, outputs)))
-        return self.templates.get(key), key
-
-    def learn(self, key: tuple[Any, ...], op: Any, entry: _Entry, counted: Sequence[int],
-              weights: tuple[int, ...] | None) -> None:
-        """Keep the figures of the first op of a kind (``counted``: positions of the params it counted)."""
-        position = {t: p for p, t in reversed(list(enumerate(op.inputs)))}.__getitem__
-        self.templates[key] = _Template(entry, tuple(counted),
-                                        None if weights is None else tuple(map(position, weights)))
-
-    def entry(self, op: Any, template: _Template) -> _Entry:
-        """``op``'s entry from the template of its kind; its params are counted as the template's were."""
-        walk, sg, tensors, inputs, first = self.walk, self.sg, self.tensors, op.inputs, template.entry
+        template = self.templates.get(key)
+        if template is None:
+            self.pending = key
+            return None
+        sg, tensors, walk, first = self.sg, self.tensors, self.walk, template.entry
         for p in template.params:
             _count_param_tensor(walk, sg, tensors, inputs[p])
-        out0 = op.outputs[0] if op.outputs else -1
-        return _Entry(sg.index, op.index, first.op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
-                      first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
-                      first.formula, first.note, first.precision, True)
+        out0 = outputs[0] if outputs else -1
+        entry = _Entry(sg.index, op.index, op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
+                       first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
+                       first.formula, first.note, first.precision, True)
+        weights = template.weights
+        return entry, (None if weights is None else tuple(map(inputs.__getitem__, weights)))
+
+    def learn(self, op: Any, entry: _Entry, counted: Sequence[int], weights: tuple[int, ...] | None) -> None:
+        """After ``step`` walked ``op``: keep its figures as the template of its kind when :meth:`take`
+        found none (``counted``: positions of the params it counted), and re-read the state of its
+        outputs, which ``step`` or control flow may have changed."""
+        if self.pending is not None and entry.status in _SHAREABLE:
+            position = {t: p for p, t in reversed(list(enumerate(op.inputs)))}.__getitem__
+            self.templates[self.pending] = _Template(entry, tuple(counted),
+                                                     None if weights is None else tuple(map(position, weights)))
+        plain = self.plain
+        for i in op.outputs:
+            if i >= 0:
+                plain[i] = self._plain(i)
 
 
 def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext, entry: _Entry,
