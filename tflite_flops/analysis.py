@@ -72,6 +72,7 @@ class _Entry:
     init: int = 0
     weight_nnz: int = 0  # non-zero weight elements, when the weights are sparse or mostly zero
     weight_numel: int = 0
+    like: "_Entry | None" = None  # the entry whose figures this one repeats (_Shortcut), if any
 
 
 @dataclass
@@ -446,7 +447,7 @@ class _Shortcut:
         out0 = outputs[0] if outputs else -1
         entry = _Entry(sg.index, op.index, op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
                        first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
-                       first.formula, first.note, first.precision, True)
+                       first.formula, first.note, first.precision, True, like=first)
         weights = template.weights
         return entry, (None if weights is None else tuple(map(inputs.__getitem__, weights)))
 
@@ -802,8 +803,14 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[int, tuple[int
 
 
 def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
-    """One record per walked op, in (subgraph, index) order; ``live``: the memory pass's live bytes by subgraph."""
+    """One record per walked op, in (subgraph, index) order; ``live``: the memory pass's live bytes by subgraph.
+
+    The record of an op that repeats another's figures (``_Entry.like``) copies the values of the
+    first record made for that kind, when phase, executions and note match and no weight density
+    was measured: only its subgraph, index, name and live bytes are its own.
+    """
     out = []
+    bases: dict[int, tuple[dict[str, Any], str, int, str]] = {}  # id(like) -> (values, phase, executions, note)
     for key in sorted(walk.entries):
         e = walk.entries[key]
         subgraph_live = live.get(e.subgraph)
@@ -813,8 +820,17 @@ def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
             phase, mult = "init", e.init
         else:
             phase, mult = "not_executed", 1
+        like = e.like if not e.weight_numel else None
+        if like is not None:
+            base = bases.get(id(like))
+            if base is not None and base[1] == phase and base[2] == mult and base[3] is e.note:
+                values = base[0].copy()
+                values["subgraph"], values["index"], values["name"] = e.subgraph, e.index, e.name
+                values["live_bytes"] = subgraph_live[e.index] if subgraph_live is not None else None
+                out.append(new_record(values))
+                continue
         macs = e.cost.macs * mult
-        out.append(new_record({
+        values = {
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,
@@ -822,7 +838,10 @@ def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
-            "latency_ms": None, "live_bytes": subgraph_live[e.index] if subgraph_live is not None else None}))
+            "latency_ms": None, "live_bytes": subgraph_live[e.index] if subgraph_live is not None else None}
+        if like is not None:
+            bases[id(like)] = (values, phase, mult, e.note)
+        out.append(new_record(values))
     return out
 
 
