@@ -24,6 +24,9 @@ import os
 import struct
 import threading
 from dataclasses import dataclass, field
+from collections import deque
+from itertools import chain, repeat
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -487,7 +490,7 @@ class _Reader:
                 custom_code = (custom or "") if code == schema.CUSTOM_CODE else None
                 codes.append((code, custom_code, version, schema.op_name(code, custom_code)))
         self.buffers = fb["buffers"] or columnar.Columns(0, {"data": columnar.SpanList([], []), "offset": [], "size": []})
-        self.spans = self.buffer_spans(self.buffers)
+        self.data_table(self.buffers)
         raw_subgraphs = fb["subgraphs"]
         n_sub = len(raw_subgraphs) if raw_subgraphs is not None else 0
         if n_sub == 0:
@@ -523,6 +526,28 @@ class _Reader:
             description=fb["description"] or "", subgraphs=subgraphs,
             signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
 
+    def data_table(self, buffers: columnar.Columns) -> None:
+        """Tensor buffer -> data offset and size (``data_starts``, ``data_sizes``; 0 and 0 for buffer 0).
+
+        ``bad_spans`` tells whether a buffer's data lies outside the file (an error only when a
+        tensor uses it). When every buffer's data is inside the flatbuffer, the verifier has
+        already checked each range against the file, so the columns are taken as they are.
+        """
+        data = buffers["data"]
+        if buffers["offset"].count(0) == len(buffers):  # no data stored after the flatbuffer
+            starts, sizes = list(data.starts), list(data.counts)
+            if None in starts:
+                starts = [start or 0 for start in starts]
+            self.bad_spans = False
+        else:
+            spans = self.buffer_spans(buffers)
+            starts = [span[0] if span else 0 for span in spans]
+            sizes = [span[1] if span else 0 for span in spans]
+            self.bad_spans = None in spans[1:]
+        if starts:
+            starts[0] = sizes[0] = 0  # buffer 0 means "no data", whatever it holds
+        self.data_starts, self.data_sizes = starts or [0], sizes or [0]
+
     def buffer_spans(self, buffers: columnar.Columns) -> list[tuple[int, int] | None]:
         """(start, size) of every buffer's data in the file; None for a buffer whose range lies outside.
 
@@ -540,7 +565,7 @@ class _Reader:
 
     def buffer_span(self, index: int) -> tuple[int, int]:
         """The data range of buffer ``index``, or ModelFormatError naming what is wrong with it."""
-        spans = self.spans
+        spans = self.buffer_spans(self.buffers)
         if not 0 <= index < len(spans):
             raise ModelFormatError(f"buffer index {index} is out of range ({len(spans)} buffers)")
         span = spans[index]
@@ -580,26 +605,58 @@ class _Reader:
                         tuple(dm["dense_size"] for dm in dims))
 
     def tensors(self, cols: columnar.Columns | None) -> tuple[Tensor, ...]:
-        if cols is None:
+        """The :class:`Tensor` tuples of a subgraph, built a column at a time.
+
+        Each field becomes one list (names, dtype names, data spans, quantization...), and the
+        tuples are then made by ``map`` over the zipped columns, so that no Python code runs per
+        tensor except where a column needs converting (quantization and sparsity tables, which
+        only quantized and sparse models hold).
+        """
+        if cols is None or not len(cols):
             return ()
-        out = []
-        append = out.append
-        make = tuple.__new__  # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
-        spans, buffer_span = self.spans, self.buffer_span
-        n_spans = len(spans)
-        quantization, sparsity = self.quantization, self.sparsity
-        dtypes: dict[int, str] = {}
-        for i, (name, code, shape, sig, buffer, variable, q, sp) in enumerate(zip(
-                cols["name"], cols["type"], cols["shape"], cols["shape_signature"], cols["buffer"],
-                cols["is_variable"], cols["quantization"], cols["sparsity"])):
-            dtype = dtypes.get(code)
-            if dtype is None:
-                dtype = dtypes[code] = schema.dtype_name(code)
-            start, size = (spans[buffer] if buffer < n_spans else None) or buffer_span(buffer) if buffer else (0, 0)
-            append(make(Tensor, (i, name or "", dtype, shape or (), sig or None, buffer, start, size, variable,
-                                 quantization(q) if q is not None else None,
-                                 sparsity(sp) if sp is not None else None)))
-        return tuple(out)
+        n = len(cols)
+        starts, sizes = self.tensor_data(cols["buffer"])
+        codes = cols["type"]
+        names = {code: schema.dtype_name(code) for code in set(codes)}
+        dtypes = list(map(names.__getitem__, codes))
+        name, shape, sig = cols["name"], cols["shape"], cols["shape_signature"]
+        if None in name:
+            name = [s or "" for s in name]
+        if None in shape:
+            shape = [s or () for s in shape]
+        if sig.count(None) != n:
+            sig = [s or None for s in sig]
+        quant, sparse = cols["quantization"], cols["sparsity"]
+        if quant.count(None) != n:
+            quantization = self.quantization
+            quant = [quantization(q) if q is not None else None for q in quant]
+        if sparse.count(None) != n:
+            sparsity = self.sparsity
+            sparse = [sparsity(sp) if sp is not None else None for sp in sparse]
+        # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+        return tuple(map(tuple.__new__, repeat(Tensor, n), zip(
+            range(n), name, dtypes, shape, sig, cols["buffer"], starts, sizes, cols["is_variable"], quant, sparse)))
+
+    def tensor_data(self, buffers: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
+        """The (data_offset, data_size) columns of tensors that use ``buffers``: (0, 0) for buffer 0.
+
+        Raises:
+            ModelFormatError: naming the first tensor whose buffer is out of range or lies
+                outside the file (:meth:`buffer_span`).
+        """
+        try:
+            get = itemgetter(*buffers)  # one C call per column instead of a lookup per tensor
+            starts, sizes = get(self.data_starts), get(self.data_sizes)
+        except IndexError:  # a buffer index out of range
+            get = None
+        if get is None or self.bad_spans:
+            spans = self.buffer_spans(self.buffers)
+            for buffer in buffers:  # raises at the first bad one, if any
+                if buffer and (buffer >= len(spans) or spans[buffer] is None):
+                    self.buffer_span(buffer)
+        if len(buffers) == 1:  # itemgetter of one index gives the item itself
+            return (starts,), (sizes,)
+        return starts, sizes
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
         """Decode a custom op's FlexBuffer options map; raw int32 words (``raw_int32``) otherwise."""
@@ -617,33 +674,74 @@ class _Reader:
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 
-    def builtin_options(self, cols: columnar.Columns) -> list[tuple[Mapping[str, Any], Mapping[str, int]] | None]:
-        """Options of every op of a subgraph and the subgraphs they name (None for ops without options).
+    def builtin_options(self, cols: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
+        """Options of every op of a subgraph and the subgraphs they name (empty for ops without options).
 
-        Converted an options type at a time; ops with equal options share one read-only mapping.
+        Converted an options type at a time, and only once per distinct set of stored values:
+        ops with equal options share one read-only mapping.
         """
-        out: list[tuple[Mapping[str, Any], Mapping[str, int]] | None] = [None] * len(cols)
-        cache = self.options_cache
+        n = len(cols)
+        options: list[Mapping[str, Any]] = [_NO_OPTIONS] * n
+        refs: list[Mapping[str, int]] = [_NO_REFS] * n
         for second, column in ((False, cols["builtin_options"]), (True, cols["builtin_options2"])):
             for code, _member, rows, table in column.groups:
-                names, values = schema.options_columns(code, second, table.fields, self.buf)
-                for row, key in zip(rows, zip(*values) if values else [()] * len(rows)):
-                    try:
-                        hit = cache.get((second, code, key))
-                    except TypeError:  # an unhashable value: not shared
-                        hit = None
-                    if hit is None:
-                        options = MappingProxyType(dict(zip(names, key)))
-                        hit = (options, subgraph_refs(options))
-                        try:
-                            cache[(second, code, key)] = hit
-                        except TypeError:
-                            pass
-                    if out[row] is not None:  # both unions set: one merged mapping
-                        merged = MappingProxyType({**out[row][0], **hit[0]})
-                        hit = (merged, subgraph_refs(merged))
-                    out[row] = hit
-        return out
+                group_options, group_refs = self.options_group(second, code, table)
+                if second and any(options[row] is not _NO_OPTIONS for row in rows):
+                    for row, opts, called in zip(rows, group_options, group_refs):
+                        if options[row] is not _NO_OPTIONS:  # both unions set: one merged mapping
+                            opts = MappingProxyType({**options[row], **opts})
+                            called = subgraph_refs(opts)
+                        options[row], refs[row] = opts, called
+                elif len(rows) == n:  # every op holds this options type
+                    options, refs = group_options, group_refs
+                else:
+                    deque(map(options.__setitem__, rows, group_options), maxlen=0)
+                    deque(map(refs.__setitem__, rows, group_refs), maxlen=0)
+        return options, refs
+
+    def options_group(self, second: bool, code: int,
+                      table: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
+        """Options and subgraph refs of each of the ops that hold options table type ``code``.
+
+        Ops whose stored values are equal share one entry, converted (:func:`schema.options_columns`) once.
+        """
+        fields = table.fields
+        m = len(table)
+        try:
+            first: dict[tuple[Any, ...], int] = {}
+            which = list(map(first.setdefault, zip(*fields.values()), range(m))) if fields else [0] * m
+        except TypeError:  # an unhashable value (a nested table): every op converted on its own
+            which = list(range(m))
+            distinct = which
+        else:
+            distinct = list(first.values()) if fields else [0]
+        if len(distinct) < m:
+            fields = {name: [values[i] for i in distinct] for name, values in fields.items()}
+        names, values = schema.options_columns(code, second, fields, self.buf)
+        options: list[Any] = [None] * m  # indexed by the first op of each distinct set of values
+        refs: list[Any] = [None] * m
+        for i, key in zip(distinct, zip(*values) if values else repeat(())):
+            options[i], refs[i] = self.options_entry(second, code, names, key)
+        if len(distinct) == m:
+            return options, refs
+        return list(map(options.__getitem__, which)), list(map(refs.__getitem__, which))
+
+    def options_entry(self, second: bool, code: int, names: list[str],
+                      key: tuple[Any, ...]) -> tuple[Mapping[str, Any], Mapping[str, int]]:
+        """The (options, subgraph refs) of one op's converted option values ``key``, shared when hashable."""
+        cache = self.options_cache
+        try:
+            hit = cache.get((second, code, key))
+        except TypeError:  # an unhashable value: not shared
+            hit = None
+        if hit is None:
+            options = MappingProxyType(dict(zip(names, key)))
+            hit = (options, subgraph_refs(options))
+            try:
+                cache[(second, code, key)] = hit
+            except TypeError:
+                pass
+        return hit
 
     def custom_span(self, data: Span | None, offset: int, size: int) -> tuple[int, int]:
         if data is not None and data.count:
@@ -654,34 +752,57 @@ class _Reader:
             return offset, size
         return 0, 0
 
+    def custom_spans(self, cols: columnar.Columns, stop: int) -> list[tuple[int, int]]:
+        """(offset, size) of the custom options of every op ((0, 0) for none), checked for ops before ``stop``.
+
+        Raises:
+            ModelFormatError: the first of those ops whose options lie outside the file.
+        """
+        data, large_off, large_size = (cols["custom_options"], cols["large_custom_options_offset"],
+                                       cols["large_custom_options_size"])
+        spans = [(0, 0)] * len(cols)
+        if data.starts.count(None) == len(cols) and not any(large_size):
+            return spans
+        for i in range(stop):
+            if data.starts[i] is not None or large_size[i]:
+                spans[i] = self.custom_span(data[i], large_off[i], large_size[i])
+        return spans
+
     def operators(self, index: int, cols: columnar.Columns | None, n_t: int,
                   codes: list[tuple[int, str | None, int, str]]) -> tuple[Operator, ...]:
-        if cols is None:
+        """The :class:`Operator` tuples of a subgraph, built a column at a time (as :meth:`tensors`).
+
+        Raises:
+            ModelFormatError: a tensor index out of range (the first op, inputs before outputs
+                before intermediates), else the first op with an opcode index out of range or
+                custom options outside the file.
+        """
+        if cols is None or not len(cols):
             return ()
+        n = len(cols)
+        columns = []
         for column in (cols["inputs"], cols["outputs"], cols["intermediates"]):  # tensor indices, a column at a time
-            present = [ids for ids in column if ids]
-            if present and (min(map(min, present)) < -1 or max(map(max, present)) >= n_t):
+            flat = list(chain.from_iterable(filter(None, column)))
+            if flat and (min(flat) < -1 or max(flat) >= n_t):
                 for i, ids in enumerate(column):
                     _check_ids(ids, n_t, f"subgraph {index}: op {i}", optional=True)  # raises at the first bad one
-        ops = []
-        append = ops.append
-        make = tuple.__new__  # Operator's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+            columns.append([ids or () for ids in column] if None in column else column)
+        opcode_index = cols["opcode_index"]
         n_codes = len(codes)
-        no_span = (0, 0)
-        no_options = (_NO_OPTIONS, _NO_REFS)
-        for i, (ci, inputs, outputs, intermediates, builtin, custom, custom_fmt, large_off, large_size) in enumerate(
-                zip(cols["opcode_index"], cols["inputs"], cols["outputs"], cols["intermediates"],
-                    self.builtin_options(cols), cols["custom_options"], cols["custom_options_format"],
-                    cols["large_custom_options_offset"], cols["large_custom_options_size"])):
-            if not 0 <= ci < n_codes:
-                raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {n_codes}")
-            code, custom_code, version, op_type = codes[ci]
-            span = no_span if custom is None and not large_size else self.custom_span(custom, large_off, large_size)
-            options, refs = (builtin or no_options if code != schema.CUSTOM_CODE
-                             else (self.custom_options(span, custom_fmt), _NO_REFS))
-            append(make(Operator, (i, op_type, code, version, inputs or (), outputs or (), intermediates or (),
-                                   options, custom_code, span, refs)))
-        return tuple(ops)
+        bad = next(i for i, ci in enumerate(opcode_index) if ci >= n_codes) if max(opcode_index) >= n_codes else n
+        spans = self.custom_spans(cols, bad)  # the ops before the first bad opcode index may fail first
+        if bad < n:
+            raise ModelFormatError(f"subgraph {index} op {bad}: opcode index {opcode_index[bad]} of {n_codes}")
+        code, custom_code, version, op_type = zip(*map(codes.__getitem__, opcode_index))
+        options, refs = self.builtin_options(cols)
+        if schema.CUSTOM_CODE in code:
+            fmt = cols["custom_options_format"]
+            for i in [i for i, c in enumerate(code) if c == schema.CUSTOM_CODE]:
+                options[i], refs[i] = self.custom_options(spans[i], fmt[i]), _NO_REFS
+        inputs, outputs, intermediates = columns
+        # Operator's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+        return tuple(map(tuple.__new__, repeat(Operator, n), zip(
+            range(n), op_type, code, version, inputs, outputs, intermediates, options, custom_code, spans, refs)))
 
     def subgraph(self, index: int, sg: Mapping[str, Any], codes: list[tuple[int, str | None, int, str]]) -> Subgraph:
         tensors = self.tensors(sg["tensors"])
