@@ -302,10 +302,11 @@ def _absent_column(f: Field, n: int) -> Sequence[Any]:
 
 
 def _first(bad: np.ndarray) -> int | None:
-    """Index of the first True of a mask, or None."""
-    if not bad.any():
+    """Index of the first True of a mask, or None (``argmax``: one C call, where ``any`` goes through Python)."""
+    if not len(bad):
         return None
-    return int(np.argmax(bad))
+    i = int(bad.argmax())
+    return i if bad[i] else None
 
 
 def _raise_if(bad: np.ndarray, message: Callable[[int], str]) -> None:
@@ -330,28 +331,38 @@ def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     Written out because ``np.unique`` imports ``numpy.ma`` on first use, which costs more than
     reading a whole model.
     """
-    order = np.argsort(values, kind="stable")
+    order = values.argsort(kind="stable")
     ordered = values[order]
     new = np.ones(len(values), dtype=bool)
     new[1:] = ordered[1:] != ordered[:-1]
     inverse = np.empty(len(values), dtype=np.intp)
-    inverse[order] = np.cumsum(new) - 1
+    inverse[order] = new.cumsum() - 1
     return ordered[new], order[new], inverse
 
 
 def _bounds(counts: np.ndarray) -> tuple[list[int], list[int]]:
     """Start and end of each run of ``counts`` consecutive elements in their concatenation."""
-    ends = np.cumsum(counts)
+    ends = counts.cumsum()
     return (ends - counts).tolist(), ends.tolist()
 
 
-def _runs(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
-    """Concatenated ``starts[i] + step * k`` for k in range(counts[i]): every element's position."""
-    total = int(counts.sum())
+def _runs(starts: np.ndarray, counts: np.ndarray, step: int, total: int | None = None) -> np.ndarray:
+    """Concatenated ``starts[i] + step * k`` for k in range(counts[i]): every element's position.
+
+    ``total`` is ``counts.sum()`` when the caller knows it.
+    """
+    if total is None:
+        total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    before = np.cumsum(counts) - counts
-    return np.repeat(starts - before * step, counts) + np.arange(total, dtype=np.int64) * step
+    if len(counts) == 1:  # one run
+        return np.arange(total, dtype=np.int64) * step + int(starts[0])
+    before = counts.cumsum() - counts
+    inside = np.arange(total, dtype=np.int64)
+    if step != 1:
+        inside *= step
+        before *= step
+    return (starts - before).repeat(counts) + inside
 
 
 class _ColumnVerifier(Walk):
@@ -395,7 +406,7 @@ class _ColumnVerifier(Walk):
 
     def offsets(self, at: np.ndarray, what: Callable[[int], str], detail: str = "") -> np.ndarray:
         """Targets of the uoffsets stored at the (4-aligned) positions ``at``, each checked."""
-        rel = self.u32[at >> 2].astype(np.int64)
+        rel = self.u32[at >> 2]  # uint32; the sum with the int64 positions is int64
         target = at + rel
         _raise_if((rel == 0) | (rel >= MAX_OFFSET) | (target >= self.size), lambda i: (
             f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
@@ -404,12 +415,17 @@ class _ColumnVerifier(Walk):
     def elements(self, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
         """Targets of every element of the offset vectors at ``pos`` (concatenated) and each vector's length."""
         n = self.vector_lengths(pos, 4, what)
-        self.count_decoded(int(n.sum()), what)
-        at = _runs(pos + 4, n, 4)
-        if not len(at):
+        total = int(n.sum())
+        self.count_decoded(total, what)
+        at = _runs(pos + 4, n, 4, total)
+        if not total:
             return at, n
-        before = np.repeat(np.cumsum(n) - n, n)
-        return self.offsets(at, lambda i: f"{what}[{i - int(before[i])}]"), n
+
+        def where(i: int) -> str:  # the element's index within its vector, for the message only
+            before = (n.cumsum() - n).repeat(n)
+            return f"{what}[{i - int(before[i])}]"
+
+        return self.offsets(at, where), n
 
     def string_values(self, pos: np.ndarray, what: str) -> list[str]:
         """The strings at ``pos``, each checked for its length and terminating zero.
@@ -451,9 +467,15 @@ class _ColumnVerifier(Walk):
         if elem == 8 and ((first & 7) != 0).any():  # 8-byte elements off their natural alignment
             return [struct.unpack_from(f"<{c}{fmt}", self.buf, p) if c else ()
                     for p, c in zip(first.tolist(), n.tolist())]
-        values = self.gather(fmt, _runs(first, n, elem)) if total else []
+        if not total:
+            return [()] * len(pos)
+        values = tuple(self.gather(fmt, _runs(first, n, elem, total)))  # a tuple's slices are tuples
+        if len(pos) == 1:
+            return [values]
+        if n.min() == n.max():  # vectors of one length: cut by zip, without a slice per vector
+            return list(zip(*[iter(values)] * int(n[0])))
         lo, hi = _bounds(n)
-        return [tuple(values[a:b]) for a, b in zip(lo, hi)]
+        return [values[a:b] for a, b in zip(lo, hi)]
 
     # -- tables -----------------------------------------------------------------------------
 
@@ -469,18 +491,23 @@ class _ColumnVerifier(Walk):
         """
         self.enter(len(t), name, depth)
         size = self.size
-        _raise_if(((t & 3) != 0) | (t + 4 > size), lambda i: (
+        _raise_if(((t & 3) != 0) | (t > size - 4), lambda i: (
             f"{name}: table at byte {t[i]} is misaligned or outside the file"))
-        vt = t - self.i32[t >> 2].astype(np.int64)
-        if len(t) == 1:
-            distinct, first, which = vt.tolist(), [0], np.zeros(1, dtype=np.intp)
+        vt = t - self.i32[t >> 2]  # int64
+        if len(t) == 1 or vt.min() == vt.max():  # one vtable for all (the common case for options tables)
+            distinct, first, which = [int(vt[0])], [0], np.zeros(len(t), dtype=np.intp)
         else:
             uniq, first_at, which = unique_ints(vt)
             distinct, first = uniq.tolist(), first_at.tolist()
         layouts = [self.vtable(v, int(t[i]), name) for v, i in zip(distinct, first)]
-        tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
-        _raise_if(t + tsizes > size, lambda i: (
-            f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
+        if len(layouts) == 1:
+            tsize = layouts[0][1]
+            _raise_if(t > size - tsize, lambda i: (
+                f"{name}: table at byte {t[i]} claims {tsize} bytes, past the end of the file"))
+        else:
+            tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
+            _raise_if(t + tsizes > size, lambda i: (
+                f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
         return distinct, which, layouts
 
     def tables(self, t: np.ndarray, name: str, depth: int) -> Columns:
@@ -502,9 +529,12 @@ class _ColumnVerifier(Walk):
             if len(offsets) == 1:  # one vtable: the field is at the same place in every table
                 rows = None
                 at = t + offsets[0]
+            elif all(offsets):  # every table holds the field
+                rows = None
+                at = t + np.array(offsets, dtype=np.int64)[which]
             else:
                 vo = np.array(offsets, dtype=np.int64)[which]
-                rows = np.flatnonzero(vo)
+                rows = vo.nonzero()[0]
                 at = t[rows] + vo[rows]
                 if len(rows) == n:
                     rows = None
@@ -543,12 +573,15 @@ class _ColumnVerifier(Walk):
         if kind == TABLE:
             return self.tables(target, f.table, depth).rows()
         elements, n = self.elements(target, name)
-        lo, hi = _bounds(n)
         if kind == VEC_TABLE:
             sub = self.tables(elements, f.table, depth)
+            if len(n) == 1:  # one parent holds them all (the root's subgraphs, a subgraph's tensors)
+                return [sub]
+            lo, hi = _bounds(n)
             return [sub.slice(a, b) for a, b in zip(lo, hi)]
         if kind == VEC_STRING:
             strings = self.string_values(elements, name)
+            lo, hi = _bounds(n)
             return [tuple(strings[a:b]) for a, b in zip(lo, hi)]
         raise AssertionError(kind)  # every offset kind is handled above
 
@@ -561,7 +594,7 @@ class _ColumnVerifier(Walk):
         for code in sorted(set(codes)):
             if not code:
                 continue
-            idx = np.flatnonzero(code_array == code)
+            idx = (code_array == code).nonzero()[0]
             member = members.get(code)
             if member is None:  # a type newer than our schema: accepted, not decoded
                 self.headers(target[idx], f"{what} (type {code})", depth)

@@ -24,11 +24,10 @@ import os
 import struct
 import threading
 from dataclasses import dataclass, field
-from collections import deque
 from itertools import chain, repeat
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from flatbuffers import flexbuffers
@@ -467,6 +466,11 @@ def check_call_graph(model: Model) -> None:
                                f"(limit {limit:,}); refusing a call graph this deep")
 
 
+# Groups of at least this many ops of one options type look for equal stored values before
+# converting them (below, finding them costs more than converting every op).
+_SHARE_BEFORE_CONVERTING = 16
+
+
 class _Reader:
     """Builds the Model from the verified, decoded tables, checking every index."""
 
@@ -677,70 +681,77 @@ class _Reader:
     def builtin_options(self, cols: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
         """Options of every op of a subgraph and the subgraphs they name (empty for ops without options).
 
-        Converted an options type at a time, and only once per distinct set of stored values:
-        ops with equal options share one read-only mapping.
+        Converted an options type at a time; ops with equal options share one read-only mapping.
         """
         n = len(cols)
         options: list[Mapping[str, Any]] = [_NO_OPTIONS] * n
         refs: list[Mapping[str, int]] = [_NO_REFS] * n
         for second, column in ((False, cols["builtin_options"]), (True, cols["builtin_options2"])):
             for code, _member, rows, table in column.groups:
-                group_options, group_refs = self.options_group(second, code, table)
-                if second and any(options[row] is not _NO_OPTIONS for row in rows):
-                    for row, opts, called in zip(rows, group_options, group_refs):
-                        if options[row] is not _NO_OPTIONS:  # both unions set: one merged mapping
-                            opts = MappingProxyType({**options[row], **opts})
-                            called = subgraph_refs(opts)
-                        options[row], refs[row] = opts, called
-                elif len(rows) == n:  # every op holds this options type
-                    options, refs = group_options, group_refs
-                else:
-                    deque(map(options.__setitem__, rows, group_options), maxlen=0)
-                    deque(map(refs.__setitem__, rows, group_refs), maxlen=0)
+                self.options_group(second, code, rows, table, options, refs)
         return options, refs
 
-    def options_group(self, second: bool, code: int,
-                      table: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
-        """Options and subgraph refs of each of the ops that hold options table type ``code``.
+    def options_group(self, second: bool, code: int, rows: list[int], table: columnar.Columns,
+                      options: list[Mapping[str, Any]], refs: list[Mapping[str, int]]) -> None:
+        """Set ``options[row]`` and ``refs[row]`` of the ops ``rows``, which hold options table type ``code``.
 
-        Ops whose stored values are equal share one entry, converted (:func:`schema.options_columns`) once.
+        Ops with equal options share one entry of ``options_cache``. In a large group, ops whose
+        stored values are equal are found first, so that only one of each is converted
+        (:func:`schema.options_columns`).
         """
         fields = table.fields
-        m = len(table)
-        try:
+        which = None  # with shared values: for each op, the first op that stores the same values
+        if len(rows) >= _SHARE_BEFORE_CONVERTING and fields and not second:  # (second: may merge; rare)
             first: dict[tuple[Any, ...], int] = {}
-            which = list(map(first.setdefault, zip(*fields.values()), range(m))) if fields else [0] * m
-        except TypeError:  # an unhashable value (a nested table): every op converted on its own
-            which = list(range(m))
-            distinct = which
-        else:
-            distinct = list(first.values()) if fields else [0]
-        if len(distinct) < m:
-            fields = {name: [values[i] for i in distinct] for name, values in fields.items()}
+            try:
+                which = list(map(first.setdefault, zip(*fields.values()), range(len(rows))))
+            except TypeError:  # an unhashable value (a nested table): every op converted on its own
+                which = None
+            else:
+                if len(first) == len(rows):
+                    which = None
+                else:
+                    distinct = list(first.values())
+                    fields = {name: [values[i] for i in distinct] for name, values in fields.items()}
         names, values = schema.options_columns(code, second, fields, self.buf)
-        options: list[Any] = [None] * m  # indexed by the first op of each distinct set of values
-        refs: list[Any] = [None] * m
-        for i, key in zip(distinct, zip(*values) if values else repeat(())):
-            options[i], refs[i] = self.options_entry(second, code, names, key)
-        if len(distinct) == m:
-            return options, refs
-        return list(map(options.__getitem__, which)), list(map(refs.__getitem__, which))
+        keys = zip(*values) if values else repeat((), len(rows) if which is None else 1)
+        if which is None:  # one key per op
+            self.set_options(second, code, names, zip(rows, keys), options, refs)
+        else:  # one key per distinct set of values, set at its first op; then each op takes its set's
+            first_options: list[Any] = [None] * len(rows)
+            first_refs: list[Any] = [None] * len(rows)
+            self.set_options(second, code, names, zip(distinct, keys), first_options, first_refs)
+            for row, i in zip(rows, which):
+                options[row] = first_options[i]
+                refs[row] = first_refs[i]
+
+    def set_options(self, second: bool, code: int, names: list[str], keys: Iterable[tuple[int, tuple[Any, ...]]],
+                    options: list[Mapping[str, Any]], refs: list[Mapping[str, int]]) -> None:
+        """Set ``options[row]`` and ``refs[row]`` for each (row, converted values) of ``keys``, from the cache."""
+        cache = self.options_cache
+        for row, key in keys:
+            try:
+                hit = cache.get((second, code, key))
+            except TypeError:  # an unhashable value: not shared
+                hit = None
+            if hit is None:
+                hit = self.options_entry(second, code, names, key)
+            opts, called = hit
+            if second and options[row] is not _NO_OPTIONS:  # both unions set: one merged mapping
+                opts = MappingProxyType({**options[row], **opts})
+                called = subgraph_refs(opts)
+            options[row] = opts
+            refs[row] = called
 
     def options_entry(self, second: bool, code: int, names: list[str],
                       key: tuple[Any, ...]) -> tuple[Mapping[str, Any], Mapping[str, int]]:
-        """The (options, subgraph refs) of one op's converted option values ``key``, shared when hashable."""
-        cache = self.options_cache
+        """The (options, subgraph refs) of converted option values ``key``: built and cached (when hashable)."""
+        options = MappingProxyType(dict(zip(names, key)))
+        hit = (options, subgraph_refs(options))
         try:
-            hit = cache.get((second, code, key))
-        except TypeError:  # an unhashable value: not shared
-            hit = None
-        if hit is None:
-            options = MappingProxyType(dict(zip(names, key)))
-            hit = (options, subgraph_refs(options))
-            try:
-                cache[(second, code, key)] = hit
-            except TypeError:
-                pass
+            self.options_cache[(second, code, key)] = hit
+        except TypeError:
+            pass
         return hit
 
     def custom_span(self, data: Span | None, offset: int, size: int) -> tuple[int, int]:
