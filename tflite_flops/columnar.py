@@ -63,6 +63,8 @@ MAX_OFFSET = 1 << 31  # offsets are uoffset_t used as signed: FLATBUFFERS_MAX_BU
 
 _U16x2 = struct.Struct("<HH")
 _U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
+_SCALARS: dict[str, struct.Struct] = {}  # struct format -> its little-endian Struct
 
 
 class SpanList(Sequence):
@@ -386,6 +388,9 @@ class _ColumnVerifier(Walk):
 
     def gather(self, fmt: str, pos: np.ndarray) -> list[Any]:
         """Python values of type ``fmt`` at the (aligned, checked) byte positions ``pos``."""
+        if len(pos) == 1:  # one table (the root, a model's only subgraph): struct, without NumPy's overhead
+            st = _SCALARS.get(fmt) or _SCALARS.setdefault(fmt, struct.Struct("<" + fmt))
+            return list(st.unpack_from(self.buf, int(pos[0])))
         arr = self.view(fmt)
         values = arr[pos // arr.itemsize]
         return (values != 0).tolist() if fmt == "?" else values.tolist()
@@ -393,8 +398,25 @@ class _ColumnVerifier(Walk):
     # -- primitives -------------------------------------------------------------------------
 
     def vector_lengths(self, pos: np.ndarray, elem: int, what: str) -> np.ndarray:
-        """Lengths of the vectors at ``pos``; refuses any that the rest of the file cannot hold."""
+        """Lengths of the vectors at ``pos``; refuses any that the rest of the file cannot hold.
+
+        One vector is checked with Python ints, the same checks in the same order (as in
+        :meth:`offsets`, :meth:`headers`, :meth:`string_values` and :meth:`scalar_vectors`):
+        a batch of one is common (the root table, a model's only subgraph) and NumPy's
+        per-call overhead would dominate it.
+        """
         size = self.size
+        if len(pos) == 1:
+            p = int(pos[0])
+            if p & 3 or p + 4 > size:
+                raise ModelFormatError(f"{what}: vector at byte {p} is misaligned or outside the file")
+            (count,) = _U32.unpack_from(self.buf, p)
+            room = size - p - 4
+            if count * elem > room:
+                raise ModelFormatError(
+                    f"{what}: vector at byte {p} claims {count} elements of {elem} bytes, but only {room} bytes "
+                    "follow (truncated or corrupted)")
+            return np.array([count], dtype=np.int64)
         _raise_if(((pos & 3) != 0) | (pos + 4 > size), lambda i: (
             f"{what}: vector at byte {pos[i]} is misaligned or outside the file"))
         n = self.u32[pos >> 2].astype(np.int64)
@@ -406,6 +428,12 @@ class _ColumnVerifier(Walk):
 
     def offsets(self, at: np.ndarray, what: Callable[[int], str], detail: str = "") -> np.ndarray:
         """Targets of the uoffsets stored at the (4-aligned) positions ``at``, each checked."""
+        if len(at) == 1:
+            a = int(at[0])
+            (one,) = _U32.unpack_from(self.buf, a)
+            if one == 0 or one >= MAX_OFFSET or a + one >= self.size:
+                raise ModelFormatError(f"{what(0)}: invalid offset {one} at byte {a}{detail}")
+            return np.array([a + one], dtype=np.int64)
         rel = self.u32[at >> 2]  # uint32; the sum with the int64 positions is int64
         target = at + rel
         _raise_if((rel == 0) | (rel >= MAX_OFFSET) | (target >= self.size), lambda i: (
@@ -435,10 +463,9 @@ class _ColumnVerifier(Walk):
         overlapping (crafted) strings: refused, as their decoding would otherwise grow with the
         square of the file size.
         """
-        if len(pos) > 1:
-            places, _, which = unique_ints(pos)
-        else:
-            places, which = pos, None
+        if len(pos) == 1:
+            return [self.string_value(pos, what)]
+        places, _, which = unique_ints(pos)
         n = self.vector_lengths(places, 1, what)
         end = places + 4 + n
         inside = end < self.size
@@ -458,11 +485,28 @@ class _ColumnVerifier(Walk):
             strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(places.tolist(), end.tolist())]
         return strings if which is None else [strings[k] for k in which.tolist()]
 
+    def string_value(self, pos: np.ndarray, what: str) -> str:
+        """:meth:`string_values` of one string (``pos`` holds its position): the same checks, with Python ints."""
+        n = self.vector_lengths(pos, 1, what)
+        p = int(pos[0])
+        count = int(n[0])
+        end = p + 4 + count
+        if end >= self.size or self.buf[end] != 0:
+            raise ModelFormatError(f"{what}: string at byte {p} has no terminating zero")
+        if count > self.size:
+            raise ModelFormatError(f"{what}: strings overlap (more string bytes than the file holds; corrupted)")
+        strings = bytes(self.buf[p + 4:end + 1]).decode("utf-8", "replace").split("\0")
+        if len(strings) == 2:
+            return strings[0]
+        return bytes(self.buf[p + 4:end]).decode("utf-8", "replace")  # a zero byte inside the string
+
     def scalar_vectors(self, pos: np.ndarray, fmt: str, elem: int, what: str) -> list[tuple[Any, ...]]:
         """The scalar vectors at ``pos`` as tuples (counted against the decoded-element budget)."""
         n = self.vector_lengths(pos, elem, what)
         total = int(n.sum())
         self.count_decoded(total, what)
+        if len(pos) == 1:  # one vector: one struct call
+            return [struct.unpack_from(f"<{total}{fmt}", self.buf, int(pos[0]) + 4)]
         first = pos + 4
         if elem == 8 and ((first & 7) != 0).any():  # 8-byte elements off their natural alignment
             return [struct.unpack_from(f"<{c}{fmt}", self.buf, p) if c else ()
@@ -491,6 +535,15 @@ class _ColumnVerifier(Walk):
         """
         self.enter(len(t), name, depth)
         size = self.size
+        if len(t) == 1:  # one table: the same checks with Python ints
+            t0 = int(t[0])
+            if t0 & 3 or t0 > size - 4:
+                raise ModelFormatError(f"{name}: table at byte {t0} is misaligned or outside the file")
+            vt0 = t0 - _I32.unpack_from(self.buf, t0)[0]
+            layout = self.vtable(vt0, t0, name)
+            if t0 > size - layout[1]:
+                raise ModelFormatError(f"{name}: table at byte {t0} claims {layout[1]} bytes, past the end of the file")
+            return [vt0], np.zeros(1, dtype=np.intp), [layout]
         _raise_if(((t & 3) != 0) | (t > size - 4), lambda i: (
             f"{name}: table at byte {t[i]} is misaligned or outside the file"))
         vt = t - self.i32[t >> 2]  # int64
