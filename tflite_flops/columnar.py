@@ -327,6 +327,36 @@ def _scatter(n: int, where: np.ndarray, values: list[Any], fill: Any = None) -> 
     return out
 
 
+def _filled(n: int, where: np.ndarray, values: np.ndarray, fill: Any) -> np.ndarray | None:
+    """An array of ``n``: ``values`` at the indices ``where``, ``fill`` elsewhere; None unless the
+    array's type holds ``fill`` exactly (an int for integers, a bool for bools: then its ``tolist``
+    equals :func:`_scatter` of the values' ``tolist``)."""
+    if (type(fill) is int and values.dtype.kind in "iu") or (type(fill) is bool and values.dtype.kind == "b"):
+        try:
+            full = np.full(n, fill, dtype=values.dtype)
+        except OverflowError:  # a default the field's type cannot hold
+            return None
+        full[where] = values
+        return full
+    return None
+
+
+def _span_column(n: int, where: np.ndarray | None, starts: np.ndarray, counts: np.ndarray) -> SpanList:
+    """The :class:`SpanList` of ``n`` tables, of which those at ``where`` (None: all) hold the vectors."""
+    if where is None:
+        return SpanList(starts.tolist(), counts.tolist())
+    full = np.zeros(n, dtype=np.int64)
+    full[where] = counts
+    all_counts = full.tolist()
+    full[where] = starts
+    all_starts: list[int | None] = full.tolist()
+    absent = np.ones(n, dtype=bool)
+    absent[where] = False
+    for i in absent.nonzero()[0].tolist():
+        all_starts[i] = None
+    return SpanList(all_starts, all_counts)
+
+
 def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(values, return_index=True, return_inverse=True)`` for 1-D integer arrays.
 
@@ -385,6 +415,12 @@ class _ColumnVerifier(Walk):
             dtype = np.dtype("<" + ("u1" if fmt == "?" else fmt))
             arr = self._views[fmt] = np.frombuffer(self.buf, dtype=dtype, count=self.size // dtype.itemsize)
         return arr
+
+    def gather_array(self, fmt: str, pos: np.ndarray) -> np.ndarray:
+        """The values of type ``fmt`` at the (aligned, checked) byte positions ``pos``, as an array (bools for ``?``)."""
+        arr = self.view(fmt)
+        values = arr[pos // arr.itemsize]
+        return values != 0 if fmt == "?" else values
 
     def gather(self, fmt: str, pos: np.ndarray) -> list[Any]:
         """Python values of type ``fmt`` at the (aligned, checked) byte positions ``pos``."""
@@ -465,7 +501,18 @@ class _ColumnVerifier(Walk):
         """
         if len(pos) == 1:
             return [self.string_value(pos, what)]
+        if _first(pos[1:] >= pos[:-1]) is None:  # strictly decreasing, as flatbuffers builders write them
+            strings = self.distinct_strings(pos[::-1], what)
+            strings.reverse()
+            return strings
+        if _first(pos[1:] <= pos[:-1]) is None:  # strictly increasing
+            return self.distinct_strings(pos, what)
         places, _, which = unique_ints(pos)
+        strings = self.distinct_strings(places, what)
+        return [strings[k] for k in which.tolist()]
+
+    def distinct_strings(self, places: np.ndarray, what: str) -> list[str]:
+        """:meth:`string_values` of strings at distinct, ascending positions ``places``."""
         n = self.vector_lengths(places, 1, what)
         end = places + 4 + n
         inside = end < self.size
@@ -483,7 +530,7 @@ class _ColumnVerifier(Walk):
         else:
             buf = self.buf
             strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(places.tolist(), end.tolist())]
-        return strings if which is None else [strings[k] for k in which.tolist()]
+        return strings
 
     def string_value(self, pos: np.ndarray, what: str) -> str:
         """:meth:`string_values` of one string (``pos`` holds its position): the same checks, with Python ints."""
@@ -547,11 +594,17 @@ class _ColumnVerifier(Walk):
         _raise_if(((t & 3) != 0) | (t > size - 4), lambda i: (
             f"{name}: table at byte {t[i]} is misaligned or outside the file"))
         vt = t - self.i32[t >> 2]  # int64
-        if len(t) == 1 or vt.min() == vt.max():  # one vtable for all (the common case for options tables)
-            distinct, first, which = [int(vt[0])], [0], np.zeros(len(t), dtype=np.intp)
+        low, high = int(vt.min()), int(vt.max())
+        if low == high:  # one vtable for all (the common case for options tables)
+            distinct, first, which = [low], [0], np.zeros(len(t), dtype=np.intp)
         else:
-            uniq, first_at, which = unique_ints(vt)
-            distinct, first = uniq.tolist(), first_at.tolist()
+            is_low, is_high = vt == low, vt == high
+            if np.count_nonzero(is_low) + np.count_nonzero(is_high) == len(t):  # two: as unique_ints gives them
+                distinct, first = [low, high], [int(is_low.argmax()), int(is_high.argmax())]
+                which = is_high.astype(np.intp)
+            else:
+                uniq, first_at, which = unique_ints(vt)
+                distinct, first = uniq.tolist(), first_at.tolist()
         layouts = [self.vtable(v, int(t[i]), name) for v, i in zip(distinct, first)]
         if len(layouts) == 1:
             tsize = layouts[0][1]
@@ -572,6 +625,7 @@ class _ColumnVerifier(Walk):
         distinct, which, layouts = self.headers(t, name, depth)
         per_vtable = [self.field_offsets(name, v, voffs, tsize) for v, (voffs, tsize) in zip(distinct, layouts)]
         out: dict[str, Sequence[Any]] = {}
+        arrays: dict[str, np.ndarray] = {}  # scalar columns as arrays too (a union's type codes are grouped with them)
         for j, (fname, _idx, kind, _st, inline, f) in enumerate(plan):
             offsets = [vo[j] for vo in per_vtable]
             if not any(offsets) or kind == UNKNOWN:
@@ -594,32 +648,40 @@ class _ColumnVerifier(Walk):
             if inline == 8:
                 _raise_if((at & 7) != 0, lambda i: f"{name}: misaligned 8-byte field at byte {at[i]}")
             if kind == SCALAR:
-                out[fname] = self.gather(f.fmt, at) if rows is None else _scatter(
-                    n, rows, self.gather(f.fmt, at), f.default)
+                if n == 1:
+                    out[fname] = self.gather(f.fmt, at)
+                    continue
+                values = self.gather_array(f.fmt, at)
+                if rows is not None:
+                    values = _filled(n, rows, values, f.default)
+                    if values is None:  # a default the array cannot hold: filled in Python
+                        out[fname] = _scatter(n, rows, self.gather(f.fmt, at), f.default)
+                        continue
+                arrays[fname] = values
+                out[fname] = values.tolist()
                 continue
             target = self.offsets(at, lambda i: f"{name}.{fname}",
                                   f" (the file has {self.size} bytes; truncated or corrupted)")
             if kind == UNION:
-                codes = out[f.type_field] if f.type_field in out else [0] * n
-                parents = list(range(n)) if rows is None else rows.tolist()
-                out[fname] = self.union(target, [codes[r] for r in parents], parents, n, f, f"{name}.{fname}",
-                                        depth + 1)
+                if f.type_field not in out:  # (the type field comes first in every schema)
+                    codes = np.zeros(n, dtype=np.int64)
+                else:
+                    codes = arrays.get(f.type_field)
+                    if codes is None:
+                        codes = np.array(out[f.type_field], dtype=np.int64)
+                out[fname] = self.union(target, codes if rows is None else codes[rows], rows, n, f,
+                                        f"{name}.{fname}", depth + 1)
+                continue
+            if kind == VECTOR and f.span:  # (start, count) of each vector, never read
+                out[fname] = _span_column(n, rows, target + 4, self.vector_lengths(target, f.size, name))
                 continue
             values = self.follow(target, kind, f, name, depth + 1)
-            if rows is None:
-                out[fname] = values
-            elif isinstance(values, SpanList):
-                out[fname] = SpanList(_scatter(n, rows, values.starts), _scatter(n, rows, values.counts, 0))
-            else:
-                out[fname] = _scatter(n, rows, values)
+            out[fname] = values if rows is None else _scatter(n, rows, values)
         return Columns(n, out)
 
     def follow(self, target: np.ndarray, kind: str, f: Field, name: str, depth: int) -> Any:
         """The values of an offset field of kind ``kind`` at the checked targets."""
-        if kind == VECTOR:
-            if f.span:
-                n = self.vector_lengths(target, f.size, name)
-                return SpanList((target + 4).tolist(), n.tolist())
+        if kind == VECTOR:  # (vectors returned as spans are read by tables(), with _span_column)
             return self.scalar_vectors(target, f.fmt, f.size, name)
         if kind == STRING:
             return self.string_values(target, name)
@@ -638,19 +700,20 @@ class _ColumnVerifier(Walk):
             return [tuple(strings[a:b]) for a, b in zip(lo, hi)]
         raise AssertionError(kind)  # every offset kind is handled above
 
-    def union(self, target: np.ndarray, codes: list[Any], parents: list[int], n: int, f: Field, what: str,
-              depth: int) -> UnionColumn:
-        """The union members at ``target`` (held by the tables ``parents`` of ``n``), grouped by type code."""
-        code_array = np.array(codes, dtype=np.int64)
+    def union(self, target: np.ndarray, codes: np.ndarray, parents: np.ndarray | None, n: int, f: Field,
+              what: str, depth: int) -> UnionColumn:
+        """The union members at ``target``, of type ``codes``, held by the tables ``parents`` of ``n``
+        (None: all of them), grouped by type code."""
         members = f.union or {}
         groups = []
-        for code in sorted(set(codes)):
+        for code in sorted(set(codes.tolist())):
             if not code:
                 continue
-            idx = (code_array == code).nonzero()[0]
+            idx = (codes == code).nonzero()[0]
             member = members.get(code)
             if member is None:  # a type newer than our schema: accepted, not decoded
                 self.headers(target[idx], f"{what} (type {code})", depth)
                 continue
-            groups.append((code, member, [parents[k] for k in idx.tolist()], self.tables(target[idx], member, depth)))
+            held = idx if parents is None else parents[idx]
+            groups.append((code, member, held.tolist(), self.tables(target[idx], member, depth)))
         return UnionColumn(n, groups)

@@ -25,7 +25,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -132,6 +132,9 @@ class Operator(NamedTuple):
     custom_code: str | None = None
     custom_options: tuple[int, int] = (0, 0)  # (offset, size) in the file
     subgraph_refs: Mapping[str, int] = _NO_REFS  # subgraph indices this op calls, by option name (WHILE, IF, ...)
+
+
+_calls_subgraphs = attrgetter("subgraph_refs")  # truthy for an operator that names subgraphs
 
 
 def subgraph_refs(options: Mapping[str, Any]) -> Mapping[str, int]:
@@ -431,7 +434,8 @@ def check_call_graph(model: Model) -> None:
             visits more than ``MAX_WALK_VISITS + 16 * ops`` operators.
     """
     n = len(model.subgraphs)
-    callees = [[ref for op in sg.operators for ref in op.subgraph_refs.values()] for sg in model.subgraphs]
+    callees = [[ref for op in filter(_calls_subgraphs, sg.operators) for ref in op.subgraph_refs.values()]
+               for sg in model.subgraphs]
     if not any(callees):
         return
     # Iterative depth-first search with colours: 0 new, 1 on the stack, 2 done.
@@ -501,7 +505,7 @@ class _Reader:
             raise ModelFormatError("model has no subgraphs")
         subgraphs = tuple(self.subgraph(i, sg, codes) for i, sg in enumerate(raw_subgraphs.rows()))
         for sg in subgraphs:
-            for op in sg.operators:
+            for op in filter(_calls_subgraphs, sg.operators):  # (the filter runs in C: most ops call none)
                 for key, ref in op.subgraph_refs.items():
                     if not 0 <= ref < n_sub:
                         raise ModelFormatError(
