@@ -544,7 +544,7 @@ class _Reader:
         data = buffers["data"]
         if buffers["offset"].count(0) == len(buffers):  # no data stored after the flatbuffer
             starts, sizes = list(data.starts), list(data.counts)
-            if None in starts:
+            if starts and starts.count(None) > (starts[0] is None):  # (buffer 0, often the only one, is set below)
                 starts = [start or 0 for start in starts]
             self.bad_spans = False
         else:
@@ -626,7 +626,7 @@ class _Reader:
         starts, sizes = self.tensor_data(cols["buffer"])
         codes = cols["type"]
         names = {code: schema.dtype_name(code) for code in set(codes)}
-        dtypes = list(map(names.__getitem__, codes))
+        dtypes = [*names.values()] * n if len(names) == 1 else _take(names, codes)
         name, shape, sig = cols["name"], cols["shape"], cols["shape_signature"]
         if None in name:
             name = [s or "" for s in name]
@@ -653,17 +653,14 @@ class _Reader:
                 outside the file (:meth:`buffer_span`).
         """
         try:
-            get = itemgetter(*buffers)  # one C call per column instead of a lookup per tensor
-            starts, sizes = get(self.data_starts), get(self.data_sizes)
+            starts, sizes = _take(self.data_starts, buffers), _take(self.data_sizes, buffers)
         except IndexError:  # a buffer index out of range
-            get = None
-        if get is None or self.bad_spans:
+            starts = sizes = ()
+        if not starts or self.bad_spans:
             spans = self.buffer_spans(self.buffers)
             for buffer in buffers:  # raises at the first bad one, if any
                 if buffer and (buffer >= len(spans) or spans[buffer] is None):
                     self.buffer_span(buffer)
-        if len(buffers) == 1:  # itemgetter of one index gives the item itself
-            return (starts,), (sizes,)
         return starts, sizes
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
@@ -808,7 +805,7 @@ class _Reader:
         spans = self.custom_spans(cols, bad)  # the ops before the first bad opcode index may fail first
         if bad < n:
             raise ModelFormatError(f"subgraph {index} op {bad}: opcode index {opcode_index[bad]} of {n_codes}")
-        code, custom_code, version, op_type = zip(*map(codes.__getitem__, opcode_index))
+        code, custom_code, version, op_type = (_take(column, opcode_index) for column in zip(*codes))
         options, refs = self.builtin_options(cols)
         if schema.CUSTOM_CODE in code:
             fmt = cols["custom_options_format"]
@@ -828,6 +825,13 @@ class _Reader:
             operators=self.operators(index, sg["operators"], n_t, codes),
             inputs=_check_ids(sg["inputs"], n_t, what + "inputs"),
             outputs=_check_ids(sg["outputs"], n_t, what + "outputs"))
+
+
+def _take(table: Sequence[Any] | Mapping[Any, Any], keys: Sequence[Any]) -> tuple[Any, ...]:
+    """``tuple(table[k] for k in keys)`` in one C call (``keys`` is not empty)."""
+    if len(keys) == 1:  # itemgetter of one key gives the item itself
+        return (table[keys[0]],)
+    return itemgetter(*keys)(table)
 
 
 def _dtype_name(code: int, _names: Mapping[int, str] = schema.TENSOR_TYPES) -> str:
