@@ -31,6 +31,9 @@ place in the schema (every Tensor of a subgraph, every Operator, every Conv2DOpt
 checks them together with array operations. The number of NumPy passes therefore depends on
 the schema, not on the model: a 20,000-op model costs the same number of passes as a 20-op
 one, and Python only runs per table to build the values the reader needs (names, shapes, spans).
+A batch of one table (the root, a model's only subgraph) is checked with Python ints and
+``struct`` instead, the same checks in the same order: there NumPy's per-call overhead is all
+the cost.
 
 The result keeps vectors of tables as :class:`Columns` (field name -> one value per table)
 instead of one dict per table; :func:`plain` turns it into one dict per table. The tests keep
@@ -561,8 +564,6 @@ class _ColumnVerifier(Walk):
         if not total:
             return [()] * len(pos)
         values = tuple(self.gather(fmt, _runs(first, n, elem, total)))  # a tuple's slices are tuples
-        if len(pos) == 1:
-            return [values]
         if n.min() == n.max():  # vectors of one length: cut by zip, without a slice per vector
             return list(zip(*[iter(values)] * int(n[0])))
         lo, hi = _bounds(n)
