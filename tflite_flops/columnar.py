@@ -31,6 +31,9 @@ place in the schema (every Tensor of a subgraph, every Operator, every Conv2DOpt
 checks them together with array operations. The number of NumPy passes therefore depends on
 the schema, not on the model: a 20,000-op model costs the same number of passes as a 20-op
 one, and Python only runs per table to build the values the reader needs (names, shapes, spans).
+A batch of one table (the root, a model's only subgraph) is checked with Python ints and
+``struct`` instead, the same checks in the same order: there NumPy's per-call overhead is all
+the cost.
 
 The result keeps vectors of tables as :class:`Columns` (field name -> one value per table)
 instead of one dict per table; :func:`plain` turns it into one dict per table. The tests keep
@@ -63,6 +66,8 @@ MAX_OFFSET = 1 << 31  # offsets are uoffset_t used as signed: FLATBUFFERS_MAX_BU
 
 _U16x2 = struct.Struct("<HH")
 _U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
+_SCALARS: dict[str, struct.Struct] = {}  # struct format -> its little-endian Struct
 
 
 class SpanList(Sequence):
@@ -302,10 +307,11 @@ def _absent_column(f: Field, n: int) -> Sequence[Any]:
 
 
 def _first(bad: np.ndarray) -> int | None:
-    """Index of the first True of a mask, or None."""
-    if not bad.any():
+    """Index of the first True of a mask, or None (``argmax``: one C call, where ``any`` goes through Python)."""
+    if not len(bad):
         return None
-    return int(np.argmax(bad))
+    i = int(bad.argmax())
+    return i if bad[i] else None
 
 
 def _raise_if(bad: np.ndarray, message: Callable[[int], str]) -> None:
@@ -324,34 +330,74 @@ def _scatter(n: int, where: np.ndarray, values: list[Any], fill: Any = None) -> 
     return out
 
 
+def _filled(n: int, where: np.ndarray, values: np.ndarray, fill: Any) -> np.ndarray | None:
+    """An array of ``n``: ``values`` at the indices ``where``, ``fill`` elsewhere; None unless the
+    array's type holds ``fill`` exactly (an int for integers, a bool for bools: then its ``tolist``
+    equals :func:`_scatter` of the values' ``tolist``)."""
+    if (type(fill) is int and values.dtype.kind in "iu") or (type(fill) is bool and values.dtype.kind == "b"):
+        try:
+            full = np.full(n, fill, dtype=values.dtype)
+        except OverflowError:  # a default the field's type cannot hold
+            return None
+        full[where] = values
+        return full
+    return None
+
+
+def _span_column(n: int, where: np.ndarray | None, starts: np.ndarray, counts: np.ndarray) -> SpanList:
+    """The :class:`SpanList` of ``n`` tables, of which those at ``where`` (None: all) hold the vectors."""
+    if where is None:
+        return SpanList(starts.tolist(), counts.tolist())
+    full = np.zeros(n, dtype=np.int64)
+    full[where] = counts
+    all_counts = full.tolist()
+    full[where] = starts
+    all_starts: list[int | None] = full.tolist()
+    absent = np.ones(n, dtype=bool)
+    absent[where] = False
+    for i in absent.nonzero()[0].tolist():
+        all_starts[i] = None
+    return SpanList(all_starts, all_counts)
+
+
 def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(values, return_index=True, return_inverse=True)`` for 1-D integer arrays.
 
     Written out because ``np.unique`` imports ``numpy.ma`` on first use, which costs more than
     reading a whole model.
     """
-    order = np.argsort(values, kind="stable")
+    order = values.argsort(kind="stable")
     ordered = values[order]
     new = np.ones(len(values), dtype=bool)
     new[1:] = ordered[1:] != ordered[:-1]
     inverse = np.empty(len(values), dtype=np.intp)
-    inverse[order] = np.cumsum(new) - 1
+    inverse[order] = new.cumsum() - 1
     return ordered[new], order[new], inverse
 
 
 def _bounds(counts: np.ndarray) -> tuple[list[int], list[int]]:
     """Start and end of each run of ``counts`` consecutive elements in their concatenation."""
-    ends = np.cumsum(counts)
+    ends = counts.cumsum()
     return (ends - counts).tolist(), ends.tolist()
 
 
-def _runs(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
-    """Concatenated ``starts[i] + step * k`` for k in range(counts[i]): every element's position."""
-    total = int(counts.sum())
+def _runs(starts: np.ndarray, counts: np.ndarray, step: int, total: int | None = None) -> np.ndarray:
+    """Concatenated ``starts[i] + step * k`` for k in range(counts[i]): every element's position.
+
+    ``total`` is ``counts.sum()`` when the caller knows it.
+    """
+    if total is None:
+        total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    before = np.cumsum(counts) - counts
-    return np.repeat(starts - before * step, counts) + np.arange(total, dtype=np.int64) * step
+    if len(counts) == 1:  # one run
+        return np.arange(total, dtype=np.int64) * step + int(starts[0])
+    before = counts.cumsum() - counts
+    inside = np.arange(total, dtype=np.int64)
+    if step != 1:
+        inside *= step
+        before *= step
+    return (starts - before).repeat(counts) + inside
 
 
 class _ColumnVerifier(Walk):
@@ -373,8 +419,17 @@ class _ColumnVerifier(Walk):
             arr = self._views[fmt] = np.frombuffer(self.buf, dtype=dtype, count=self.size // dtype.itemsize)
         return arr
 
+    def gather_array(self, fmt: str, pos: np.ndarray) -> np.ndarray:
+        """The values of type ``fmt`` at the (aligned, checked) byte positions ``pos``, as an array (bools for ``?``)."""
+        arr = self.view(fmt)
+        values = arr[pos // arr.itemsize]
+        return values != 0 if fmt == "?" else values
+
     def gather(self, fmt: str, pos: np.ndarray) -> list[Any]:
         """Python values of type ``fmt`` at the (aligned, checked) byte positions ``pos``."""
+        if len(pos) == 1:  # one table (the root, a model's only subgraph): struct, without NumPy's overhead
+            st = _SCALARS.get(fmt) or _SCALARS.setdefault(fmt, struct.Struct("<" + fmt))
+            return list(st.unpack_from(self.buf, int(pos[0])))
         arr = self.view(fmt)
         values = arr[pos // arr.itemsize]
         return (values != 0).tolist() if fmt == "?" else values.tolist()
@@ -382,8 +437,25 @@ class _ColumnVerifier(Walk):
     # -- primitives -------------------------------------------------------------------------
 
     def vector_lengths(self, pos: np.ndarray, elem: int, what: str) -> np.ndarray:
-        """Lengths of the vectors at ``pos``; refuses any that the rest of the file cannot hold."""
+        """Lengths of the vectors at ``pos``; refuses any that the rest of the file cannot hold.
+
+        One vector is checked with Python ints, the same checks in the same order (as in
+        :meth:`offsets`, :meth:`headers`, :meth:`string_values` and :meth:`scalar_vectors`):
+        a batch of one is common (the root table, a model's only subgraph) and NumPy's
+        per-call overhead would dominate it.
+        """
         size = self.size
+        if len(pos) == 1:
+            p = int(pos[0])
+            if p & 3 or p + 4 > size:
+                raise ModelFormatError(f"{what}: vector at byte {p} is misaligned or outside the file")
+            (count,) = _U32.unpack_from(self.buf, p)
+            room = size - p - 4
+            if count * elem > room:
+                raise ModelFormatError(
+                    f"{what}: vector at byte {p} claims {count} elements of {elem} bytes, but only {room} bytes "
+                    "follow (truncated or corrupted)")
+            return np.array([count], dtype=np.int64)
         _raise_if(((pos & 3) != 0) | (pos + 4 > size), lambda i: (
             f"{what}: vector at byte {pos[i]} is misaligned or outside the file"))
         n = self.u32[pos >> 2].astype(np.int64)
@@ -395,7 +467,13 @@ class _ColumnVerifier(Walk):
 
     def offsets(self, at: np.ndarray, what: Callable[[int], str], detail: str = "") -> np.ndarray:
         """Targets of the uoffsets stored at the (4-aligned) positions ``at``, each checked."""
-        rel = self.u32[at >> 2].astype(np.int64)
+        if len(at) == 1:
+            a = int(at[0])
+            (one,) = _U32.unpack_from(self.buf, a)
+            if one == 0 or one >= MAX_OFFSET or a + one >= self.size:
+                raise ModelFormatError(f"{what(0)}: invalid offset {one} at byte {a}{detail}")
+            return np.array([a + one], dtype=np.int64)
+        rel = self.u32[at >> 2]  # uint32; the sum with the int64 positions is int64
         target = at + rel
         _raise_if((rel == 0) | (rel >= MAX_OFFSET) | (target >= self.size), lambda i: (
             f"{what(i)}: invalid offset {rel[i]} at byte {at[i]}{detail}"))
@@ -404,12 +482,17 @@ class _ColumnVerifier(Walk):
     def elements(self, pos: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
         """Targets of every element of the offset vectors at ``pos`` (concatenated) and each vector's length."""
         n = self.vector_lengths(pos, 4, what)
-        self.count_decoded(int(n.sum()), what)
-        at = _runs(pos + 4, n, 4)
-        if not len(at):
+        total = int(n.sum())
+        self.count_decoded(total, what)
+        at = _runs(pos + 4, n, 4, total)
+        if not total:
             return at, n
-        before = np.repeat(np.cumsum(n) - n, n)
-        return self.offsets(at, lambda i: f"{what}[{i - int(before[i])}]"), n
+
+        def where(i: int) -> str:  # the element's index within its vector, for the message only
+            before = (n.cumsum() - n).repeat(n)
+            return f"{what}[{i - int(before[i])}]"
+
+        return self.offsets(at, where), n
 
     def string_values(self, pos: np.ndarray, what: str) -> list[str]:
         """The strings at ``pos``, each checked for its length and terminating zero.
@@ -419,10 +502,20 @@ class _ColumnVerifier(Walk):
         overlapping (crafted) strings: refused, as their decoding would otherwise grow with the
         square of the file size.
         """
-        if len(pos) > 1:
-            places, _, which = unique_ints(pos)
-        else:
-            places, which = pos, None
+        if len(pos) == 1:
+            return [self.string_value(pos, what)]
+        if _first(pos[1:] >= pos[:-1]) is None:  # strictly decreasing, as flatbuffers builders write them
+            strings = self.distinct_strings(pos[::-1], what)
+            strings.reverse()
+            return strings
+        if _first(pos[1:] <= pos[:-1]) is None:  # strictly increasing
+            return self.distinct_strings(pos, what)
+        places, _, which = unique_ints(pos)
+        strings = self.distinct_strings(places, what)
+        return [strings[k] for k in which.tolist()]
+
+    def distinct_strings(self, places: np.ndarray, what: str) -> list[str]:
+        """:meth:`string_values` of strings at distinct, ascending positions ``places``."""
         n = self.vector_lengths(places, 1, what)
         end = places + 4 + n
         inside = end < self.size
@@ -440,20 +533,41 @@ class _ColumnVerifier(Walk):
         else:
             buf = self.buf
             strings = [bytes(buf[p + 4:e]).decode("utf-8", "replace") for p, e in zip(places.tolist(), end.tolist())]
-        return strings if which is None else [strings[k] for k in which.tolist()]
+        return strings
+
+    def string_value(self, pos: np.ndarray, what: str) -> str:
+        """:meth:`string_values` of one string (``pos`` holds its position): the same checks, with Python ints."""
+        n = self.vector_lengths(pos, 1, what)
+        p = int(pos[0])
+        count = int(n[0])
+        end = p + 4 + count
+        if end >= self.size or self.buf[end] != 0:
+            raise ModelFormatError(f"{what}: string at byte {p} has no terminating zero")
+        if count > self.size:
+            raise ModelFormatError(f"{what}: strings overlap (more string bytes than the file holds; corrupted)")
+        strings = bytes(self.buf[p + 4:end + 1]).decode("utf-8", "replace").split("\0")
+        if len(strings) == 2:
+            return strings[0]
+        return bytes(self.buf[p + 4:end]).decode("utf-8", "replace")  # a zero byte inside the string
 
     def scalar_vectors(self, pos: np.ndarray, fmt: str, elem: int, what: str) -> list[tuple[Any, ...]]:
         """The scalar vectors at ``pos`` as tuples (counted against the decoded-element budget)."""
         n = self.vector_lengths(pos, elem, what)
         total = int(n.sum())
         self.count_decoded(total, what)
+        if len(pos) == 1:  # one vector: one struct call
+            return [struct.unpack_from(f"<{total}{fmt}", self.buf, int(pos[0]) + 4)]
         first = pos + 4
         if elem == 8 and ((first & 7) != 0).any():  # 8-byte elements off their natural alignment
             return [struct.unpack_from(f"<{c}{fmt}", self.buf, p) if c else ()
                     for p, c in zip(first.tolist(), n.tolist())]
-        values = self.gather(fmt, _runs(first, n, elem)) if total else []
+        if not total:
+            return [()] * len(pos)
+        values = tuple(self.gather(fmt, _runs(first, n, elem, total)))  # a tuple's slices are tuples
+        if n.min() == n.max():  # vectors of one length: cut by zip, without a slice per vector
+            return list(zip(*[iter(values)] * int(n[0])))
         lo, hi = _bounds(n)
-        return [tuple(values[a:b]) for a, b in zip(lo, hi)]
+        return [values[a:b] for a, b in zip(lo, hi)]
 
     # -- tables -----------------------------------------------------------------------------
 
@@ -469,18 +583,38 @@ class _ColumnVerifier(Walk):
         """
         self.enter(len(t), name, depth)
         size = self.size
-        _raise_if(((t & 3) != 0) | (t + 4 > size), lambda i: (
+        if len(t) == 1:  # one table: the same checks with Python ints
+            t0 = int(t[0])
+            if t0 & 3 or t0 > size - 4:
+                raise ModelFormatError(f"{name}: table at byte {t0} is misaligned or outside the file")
+            vt0 = t0 - _I32.unpack_from(self.buf, t0)[0]
+            layout = self.vtable(vt0, t0, name)
+            if t0 > size - layout[1]:
+                raise ModelFormatError(f"{name}: table at byte {t0} claims {layout[1]} bytes, past the end of the file")
+            return [vt0], np.zeros(1, dtype=np.intp), [layout]
+        _raise_if(((t & 3) != 0) | (t > size - 4), lambda i: (
             f"{name}: table at byte {t[i]} is misaligned or outside the file"))
-        vt = t - self.i32[t >> 2].astype(np.int64)
-        if len(t) == 1:
-            distinct, first, which = vt.tolist(), [0], np.zeros(1, dtype=np.intp)
+        vt = t - self.i32[t >> 2]  # int64
+        low, high = int(vt.min()), int(vt.max())
+        if low == high:  # one vtable for all (the common case for options tables)
+            distinct, first, which = [low], [0], np.zeros(len(t), dtype=np.intp)
         else:
-            uniq, first_at, which = unique_ints(vt)
-            distinct, first = uniq.tolist(), first_at.tolist()
+            is_low, is_high = vt == low, vt == high
+            if np.count_nonzero(is_low) + np.count_nonzero(is_high) == len(t):  # two: as unique_ints gives them
+                distinct, first = [low, high], [int(is_low.argmax()), int(is_high.argmax())]
+                which = is_high.astype(np.intp)
+            else:
+                uniq, first_at, which = unique_ints(vt)
+                distinct, first = uniq.tolist(), first_at.tolist()
         layouts = [self.vtable(v, int(t[i]), name) for v, i in zip(distinct, first)]
-        tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
-        _raise_if(t + tsizes > size, lambda i: (
-            f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
+        if len(layouts) == 1:
+            tsize = layouts[0][1]
+            _raise_if(t > size - tsize, lambda i: (
+                f"{name}: table at byte {t[i]} claims {tsize} bytes, past the end of the file"))
+        else:
+            tsizes = np.array([ts for _, ts in layouts], dtype=np.int64)[which]
+            _raise_if(t + tsizes > size, lambda i: (
+                f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
         return distinct, which, layouts
 
     def tables(self, t: np.ndarray, name: str, depth: int) -> Columns:
@@ -492,6 +626,7 @@ class _ColumnVerifier(Walk):
         distinct, which, layouts = self.headers(t, name, depth)
         per_vtable = [self.field_offsets(name, v, voffs, tsize) for v, (voffs, tsize) in zip(distinct, layouts)]
         out: dict[str, Sequence[Any]] = {}
+        arrays: dict[str, np.ndarray] = {}  # scalar columns as arrays too (a union's type codes are grouped with them)
         for j, (fname, _idx, kind, _st, inline, f) in enumerate(plan):
             offsets = [vo[j] for vo in per_vtable]
             if not any(offsets) or kind == UNKNOWN:
@@ -502,69 +637,84 @@ class _ColumnVerifier(Walk):
             if len(offsets) == 1:  # one vtable: the field is at the same place in every table
                 rows = None
                 at = t + offsets[0]
+            elif all(offsets):  # every table holds the field
+                rows = None
+                at = t + np.array(offsets, dtype=np.int64)[which]
             else:
                 vo = np.array(offsets, dtype=np.int64)[which]
-                rows = np.flatnonzero(vo)
+                rows = vo.nonzero()[0]
                 at = t[rows] + vo[rows]
                 if len(rows) == n:
                     rows = None
             if inline == 8:
                 _raise_if((at & 7) != 0, lambda i: f"{name}: misaligned 8-byte field at byte {at[i]}")
             if kind == SCALAR:
-                out[fname] = self.gather(f.fmt, at) if rows is None else _scatter(
-                    n, rows, self.gather(f.fmt, at), f.default)
+                if n == 1:
+                    out[fname] = self.gather(f.fmt, at)
+                    continue
+                values = self.gather_array(f.fmt, at)
+                if rows is not None:
+                    values = _filled(n, rows, values, f.default)
+                    if values is None:  # a default the array cannot hold: filled in Python
+                        out[fname] = _scatter(n, rows, self.gather(f.fmt, at), f.default)
+                        continue
+                arrays[fname] = values
+                out[fname] = values.tolist()
                 continue
             target = self.offsets(at, lambda i: f"{name}.{fname}",
                                   f" (the file has {self.size} bytes; truncated or corrupted)")
             if kind == UNION:
-                codes = out[f.type_field] if f.type_field in out else [0] * n
-                parents = list(range(n)) if rows is None else rows.tolist()
-                out[fname] = self.union(target, [codes[r] for r in parents], parents, n, f, f"{name}.{fname}",
-                                        depth + 1)
+                if f.type_field not in out:  # (the type field comes first in every schema)
+                    codes = np.zeros(n, dtype=np.int64)
+                else:
+                    codes = arrays.get(f.type_field)
+                    if codes is None:
+                        codes = np.array(out[f.type_field], dtype=np.int64)
+                out[fname] = self.union(target, codes if rows is None else codes[rows], rows, n, f,
+                                        f"{name}.{fname}", depth + 1)
+                continue
+            if kind == VECTOR and f.span:  # (start, count) of each vector, never read
+                out[fname] = _span_column(n, rows, target + 4, self.vector_lengths(target, f.size, name))
                 continue
             values = self.follow(target, kind, f, name, depth + 1)
-            if rows is None:
-                out[fname] = values
-            elif isinstance(values, SpanList):
-                out[fname] = SpanList(_scatter(n, rows, values.starts), _scatter(n, rows, values.counts, 0))
-            else:
-                out[fname] = _scatter(n, rows, values)
+            out[fname] = values if rows is None else _scatter(n, rows, values)
         return Columns(n, out)
 
     def follow(self, target: np.ndarray, kind: str, f: Field, name: str, depth: int) -> Any:
         """The values of an offset field of kind ``kind`` at the checked targets."""
-        if kind == VECTOR:
-            if f.span:
-                n = self.vector_lengths(target, f.size, name)
-                return SpanList((target + 4).tolist(), n.tolist())
+        if kind == VECTOR:  # (vectors returned as spans are read by tables(), with _span_column)
             return self.scalar_vectors(target, f.fmt, f.size, name)
         if kind == STRING:
             return self.string_values(target, name)
         if kind == TABLE:
             return self.tables(target, f.table, depth).rows()
         elements, n = self.elements(target, name)
-        lo, hi = _bounds(n)
         if kind == VEC_TABLE:
             sub = self.tables(elements, f.table, depth)
+            if len(n) == 1:  # one parent holds them all (the root's subgraphs, a subgraph's tensors)
+                return [sub]
+            lo, hi = _bounds(n)
             return [sub.slice(a, b) for a, b in zip(lo, hi)]
         if kind == VEC_STRING:
             strings = self.string_values(elements, name)
+            lo, hi = _bounds(n)
             return [tuple(strings[a:b]) for a, b in zip(lo, hi)]
         raise AssertionError(kind)  # every offset kind is handled above
 
-    def union(self, target: np.ndarray, codes: list[Any], parents: list[int], n: int, f: Field, what: str,
-              depth: int) -> UnionColumn:
-        """The union members at ``target`` (held by the tables ``parents`` of ``n``), grouped by type code."""
-        code_array = np.array(codes, dtype=np.int64)
+    def union(self, target: np.ndarray, codes: np.ndarray, parents: np.ndarray | None, n: int, f: Field,
+              what: str, depth: int) -> UnionColumn:
+        """The union members at ``target``, of type ``codes``, held by the tables ``parents`` of ``n``
+        (None: all of them), grouped by type code."""
         members = f.union or {}
         groups = []
-        for code in sorted(set(codes)):
+        for code in sorted(set(codes.tolist())):
             if not code:
                 continue
-            idx = np.flatnonzero(code_array == code)
+            idx = (codes == code).nonzero()[0]
             member = members.get(code)
             if member is None:  # a type newer than our schema: accepted, not decoded
                 self.headers(target[idx], f"{what} (type {code})", depth)
                 continue
-            groups.append((code, member, [parents[k] for k in idx.tolist()], self.tables(target[idx], member, depth)))
+            held = idx if parents is None else parents[idx]
+            groups.append((code, member, held.tolist(), self.tables(target[idx], member, depth)))
         return UnionColumn(n, groups)

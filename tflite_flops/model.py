@@ -24,8 +24,10 @@ import os
 import struct
 import threading
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from flatbuffers import flexbuffers
@@ -130,6 +132,9 @@ class Operator(NamedTuple):
     custom_code: str | None = None
     custom_options: tuple[int, int] = (0, 0)  # (offset, size) in the file
     subgraph_refs: Mapping[str, int] = _NO_REFS  # subgraph indices this op calls, by option name (WHILE, IF, ...)
+
+
+_calls_subgraphs = attrgetter("subgraph_refs")  # truthy for an operator that names subgraphs
 
 
 def subgraph_refs(options: Mapping[str, Any]) -> Mapping[str, int]:
@@ -429,7 +434,8 @@ def check_call_graph(model: Model) -> None:
             visits more than ``MAX_WALK_VISITS + 16 * ops`` operators.
     """
     n = len(model.subgraphs)
-    callees = [[ref for op in sg.operators for ref in op.subgraph_refs.values()] for sg in model.subgraphs]
+    callees = [[ref for op in filter(_calls_subgraphs, sg.operators) for ref in op.subgraph_refs.values()]
+               for sg in model.subgraphs]
     if not any(callees):
         return
     # Iterative depth-first search with colours: 0 new, 1 on the stack, 2 done.
@@ -464,6 +470,11 @@ def check_call_graph(model: Model) -> None:
                                f"(limit {limit:,}); refusing a call graph this deep")
 
 
+# Groups of at least this many ops of one options type look for equal stored values before
+# converting them (below, finding them costs more than converting every op).
+_SHARE_BEFORE_CONVERTING = 16
+
+
 class _Reader:
     """Builds the Model from the verified, decoded tables, checking every index."""
 
@@ -487,14 +498,14 @@ class _Reader:
                 custom_code = (custom or "") if code == schema.CUSTOM_CODE else None
                 codes.append((code, custom_code, version, schema.op_name(code, custom_code)))
         self.buffers = fb["buffers"] or columnar.Columns(0, {"data": columnar.SpanList([], []), "offset": [], "size": []})
-        self.spans = self.buffer_spans(self.buffers)
+        self.data_table(self.buffers)
         raw_subgraphs = fb["subgraphs"]
         n_sub = len(raw_subgraphs) if raw_subgraphs is not None else 0
         if n_sub == 0:
             raise ModelFormatError("model has no subgraphs")
         subgraphs = tuple(self.subgraph(i, sg, codes) for i, sg in enumerate(raw_subgraphs.rows()))
         for sg in subgraphs:
-            for op in sg.operators:
+            for op in filter(_calls_subgraphs, sg.operators):  # (the filter runs in C: most ops call none)
                 for key, ref in op.subgraph_refs.items():
                     if not 0 <= ref < n_sub:
                         raise ModelFormatError(
@@ -523,6 +534,28 @@ class _Reader:
             description=fb["description"] or "", subgraphs=subgraphs,
             signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
 
+    def data_table(self, buffers: columnar.Columns) -> None:
+        """Tensor buffer -> data offset and size (``data_starts``, ``data_sizes``; 0 and 0 for buffer 0).
+
+        ``bad_spans`` tells whether a buffer's data lies outside the file (an error only when a
+        tensor uses it). When every buffer's data is inside the flatbuffer, the verifier has
+        already checked each range against the file, so the columns are taken as they are.
+        """
+        data = buffers["data"]
+        if buffers["offset"].count(0) == len(buffers):  # no data stored after the flatbuffer
+            starts, sizes = list(data.starts), list(data.counts)
+            if starts and starts.count(None) > (starts[0] is None):  # (buffer 0, often the only one, is set below)
+                starts = [start or 0 for start in starts]
+            self.bad_spans = False
+        else:
+            spans = self.buffer_spans(buffers)
+            starts = [span[0] if span else 0 for span in spans]
+            sizes = [span[1] if span else 0 for span in spans]
+            self.bad_spans = None in spans[1:]
+        if starts:
+            starts[0] = sizes[0] = 0  # buffer 0 means "no data", whatever it holds
+        self.data_starts, self.data_sizes = starts or [0], sizes or [0]
+
     def buffer_spans(self, buffers: columnar.Columns) -> list[tuple[int, int] | None]:
         """(start, size) of every buffer's data in the file; None for a buffer whose range lies outside.
 
@@ -540,7 +573,7 @@ class _Reader:
 
     def buffer_span(self, index: int) -> tuple[int, int]:
         """The data range of buffer ``index``, or ModelFormatError naming what is wrong with it."""
-        spans = self.spans
+        spans = self.buffer_spans(self.buffers)
         if not 0 <= index < len(spans):
             raise ModelFormatError(f"buffer index {index} is out of range ({len(spans)} buffers)")
         span = spans[index]
@@ -580,26 +613,55 @@ class _Reader:
                         tuple(dm["dense_size"] for dm in dims))
 
     def tensors(self, cols: columnar.Columns | None) -> tuple[Tensor, ...]:
-        if cols is None:
+        """The :class:`Tensor` tuples of a subgraph, built a column at a time.
+
+        Each field becomes one list (names, dtype names, data spans, quantization...), and the
+        tuples are then made by ``map`` over the zipped columns, so that no Python code runs per
+        tensor except where a column needs converting (quantization and sparsity tables, which
+        only quantized and sparse models hold).
+        """
+        if cols is None or not len(cols):
             return ()
-        out = []
-        append = out.append
-        make = tuple.__new__  # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
-        spans, buffer_span = self.spans, self.buffer_span
-        n_spans = len(spans)
-        quantization, sparsity = self.quantization, self.sparsity
-        dtypes: dict[int, str] = {}
-        for i, (name, code, shape, sig, buffer, variable, q, sp) in enumerate(zip(
-                cols["name"], cols["type"], cols["shape"], cols["shape_signature"], cols["buffer"],
-                cols["is_variable"], cols["quantization"], cols["sparsity"])):
-            dtype = dtypes.get(code)
-            if dtype is None:
-                dtype = dtypes[code] = schema.dtype_name(code)
-            start, size = (spans[buffer] if buffer < n_spans else None) or buffer_span(buffer) if buffer else (0, 0)
-            append(make(Tensor, (i, name or "", dtype, shape or (), sig or None, buffer, start, size, variable,
-                                 quantization(q) if q is not None else None,
-                                 sparsity(sp) if sp is not None else None)))
-        return tuple(out)
+        n = len(cols)
+        starts, sizes = self.tensor_data(cols["buffer"])
+        codes = cols["type"]
+        names = {code: schema.dtype_name(code) for code in set(codes)}
+        dtypes = [*names.values()] * n if len(names) == 1 else _take(names, codes)
+        name, shape, sig = cols["name"], cols["shape"], cols["shape_signature"]
+        if None in name:
+            name = [s or "" for s in name]
+        if None in shape:
+            shape = [s or () for s in shape]
+        if sig.count(None) != n:
+            sig = [s or None for s in sig]
+        quant, sparse = cols["quantization"], cols["sparsity"]
+        if quant.count(None) != n:
+            quantization = self.quantization
+            quant = [quantization(q) if q is not None else None for q in quant]
+        if sparse.count(None) != n:
+            sparsity = self.sparsity
+            sparse = [sparsity(sp) if sp is not None else None for sp in sparse]
+        # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+        return tuple(map(tuple.__new__, repeat(Tensor, n), zip(
+            range(n), name, dtypes, shape, sig, cols["buffer"], starts, sizes, cols["is_variable"], quant, sparse)))
+
+    def tensor_data(self, buffers: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
+        """The (data_offset, data_size) columns of tensors that use ``buffers``: (0, 0) for buffer 0.
+
+        Raises:
+            ModelFormatError: naming the first tensor whose buffer is out of range or lies
+                outside the file (:meth:`buffer_span`).
+        """
+        try:
+            starts, sizes = _take(self.data_starts, buffers), _take(self.data_sizes, buffers)
+        except IndexError:  # a buffer index out of range
+            starts = sizes = ()
+        if not starts or self.bad_spans:
+            spans = self.buffer_spans(self.buffers)
+            for buffer in buffers:  # raises at the first bad one, if any
+                if buffer and (buffer >= len(spans) or spans[buffer] is None):
+                    self.buffer_span(buffer)
+        return starts, sizes
 
     def custom_options(self, span: tuple[int, int], fmt: int) -> Mapping[str, Any]:
         """Decode a custom op's FlexBuffer options map; raw int32 words (``raw_int32``) otherwise."""
@@ -617,33 +679,81 @@ class _Reader:
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 
-    def builtin_options(self, cols: columnar.Columns) -> list[tuple[Mapping[str, Any], Mapping[str, int]] | None]:
-        """Options of every op of a subgraph and the subgraphs they name (None for ops without options).
+    def builtin_options(self, cols: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
+        """Options of every op of a subgraph and the subgraphs they name (empty for ops without options).
 
         Converted an options type at a time; ops with equal options share one read-only mapping.
         """
-        out: list[tuple[Mapping[str, Any], Mapping[str, int]] | None] = [None] * len(cols)
-        cache = self.options_cache
+        n = len(cols)
+        options: list[Mapping[str, Any]] = [_NO_OPTIONS] * n
+        refs: list[Mapping[str, int]] = [_NO_REFS] * n
         for second, column in ((False, cols["builtin_options"]), (True, cols["builtin_options2"])):
             for code, _member, rows, table in column.groups:
-                names, values = schema.options_columns(code, second, table.fields, self.buf)
-                for row, key in zip(rows, zip(*values) if values else [()] * len(rows)):
-                    try:
-                        hit = cache.get((second, code, key))
-                    except TypeError:  # an unhashable value: not shared
-                        hit = None
-                    if hit is None:
-                        options = MappingProxyType(dict(zip(names, key)))
-                        hit = (options, subgraph_refs(options))
-                        try:
-                            cache[(second, code, key)] = hit
-                        except TypeError:
-                            pass
-                    if out[row] is not None:  # both unions set: one merged mapping
-                        merged = MappingProxyType({**out[row][0], **hit[0]})
-                        hit = (merged, subgraph_refs(merged))
-                    out[row] = hit
-        return out
+                self.options_group(second, code, rows, table, options, refs)
+        return options, refs
+
+    def options_group(self, second: bool, code: int, rows: list[int], table: columnar.Columns,
+                      options: list[Mapping[str, Any]], refs: list[Mapping[str, int]]) -> None:
+        """Set ``options[row]`` and ``refs[row]`` of the ops ``rows``, which hold options table type ``code``.
+
+        Ops with equal options share one entry of ``options_cache``. In a large group, ops whose
+        stored values are equal are found first, so that only one of each is converted
+        (:func:`schema.options_columns`).
+        """
+        fields = table.fields
+        which = None  # with shared values: for each op, the first op that stores the same values
+        if len(rows) >= _SHARE_BEFORE_CONVERTING and fields and not second:  # (second: may merge; rare)
+            first: dict[tuple[Any, ...], int] = {}
+            try:
+                which = list(map(first.setdefault, zip(*fields.values()), range(len(rows))))
+            except TypeError:  # an unhashable value (a nested table): every op converted on its own
+                which = None
+            else:
+                if len(first) == len(rows):
+                    which = None
+                else:
+                    distinct = list(first.values())
+                    fields = {name: [values[i] for i in distinct] for name, values in fields.items()}
+        names, values = schema.options_columns(code, second, fields, self.buf)
+        keys = zip(*values) if values else repeat((), len(rows) if which is None else 1)
+        if which is None:  # one key per op
+            self.set_options(second, code, names, zip(rows, keys), options, refs)
+        else:  # one key per distinct set of values, set at its first op; then each op takes its set's
+            first_options: list[Any] = [None] * len(rows)
+            first_refs: list[Any] = [None] * len(rows)
+            self.set_options(second, code, names, zip(distinct, keys), first_options, first_refs)
+            for row, i in zip(rows, which):
+                options[row] = first_options[i]
+                refs[row] = first_refs[i]
+
+    def set_options(self, second: bool, code: int, names: list[str], keys: Iterable[tuple[int, tuple[Any, ...]]],
+                    options: list[Mapping[str, Any]], refs: list[Mapping[str, int]]) -> None:
+        """Set ``options[row]`` and ``refs[row]`` for each (row, converted values) of ``keys``, from the cache."""
+        cache = self.options_cache
+        for row, key in keys:
+            try:
+                hit = cache.get((second, code, key))
+            except TypeError:  # an unhashable value: not shared
+                hit = None
+            if hit is None:
+                hit = self.options_entry(second, code, names, key)
+            opts, called = hit
+            if second and options[row] is not _NO_OPTIONS:  # both unions set: one merged mapping
+                opts = MappingProxyType({**options[row], **opts})
+                called = subgraph_refs(opts)
+            options[row] = opts
+            refs[row] = called
+
+    def options_entry(self, second: bool, code: int, names: list[str],
+                      key: tuple[Any, ...]) -> tuple[Mapping[str, Any], Mapping[str, int]]:
+        """The (options, subgraph refs) of converted option values ``key``: built and cached (when hashable)."""
+        options = MappingProxyType(dict(zip(names, key)))
+        hit = (options, subgraph_refs(options))
+        try:
+            self.options_cache[(second, code, key)] = hit
+        except TypeError:
+            pass
+        return hit
 
     def custom_span(self, data: Span | None, offset: int, size: int) -> tuple[int, int]:
         if data is not None and data.count:
@@ -654,34 +764,57 @@ class _Reader:
             return offset, size
         return 0, 0
 
+    def custom_spans(self, cols: columnar.Columns, stop: int) -> list[tuple[int, int]]:
+        """(offset, size) of the custom options of every op ((0, 0) for none), checked for ops before ``stop``.
+
+        Raises:
+            ModelFormatError: the first of those ops whose options lie outside the file.
+        """
+        data, large_off, large_size = (cols["custom_options"], cols["large_custom_options_offset"],
+                                       cols["large_custom_options_size"])
+        spans = [(0, 0)] * len(cols)
+        if data.starts.count(None) == len(cols) and not any(large_size):
+            return spans
+        for i in range(stop):
+            if data.starts[i] is not None or large_size[i]:
+                spans[i] = self.custom_span(data[i], large_off[i], large_size[i])
+        return spans
+
     def operators(self, index: int, cols: columnar.Columns | None, n_t: int,
                   codes: list[tuple[int, str | None, int, str]]) -> tuple[Operator, ...]:
-        if cols is None:
+        """The :class:`Operator` tuples of a subgraph, built a column at a time (as :meth:`tensors`).
+
+        Raises:
+            ModelFormatError: a tensor index out of range (the first op, inputs before outputs
+                before intermediates), else the first op with an opcode index out of range or
+                custom options outside the file.
+        """
+        if cols is None or not len(cols):
             return ()
+        n = len(cols)
+        columns = []
         for column in (cols["inputs"], cols["outputs"], cols["intermediates"]):  # tensor indices, a column at a time
-            present = [ids for ids in column if ids]
-            if present and (min(map(min, present)) < -1 or max(map(max, present)) >= n_t):
+            flat = list(chain.from_iterable(filter(None, column)))
+            if flat and (min(flat) < -1 or max(flat) >= n_t):
                 for i, ids in enumerate(column):
                     _check_ids(ids, n_t, f"subgraph {index}: op {i}", optional=True)  # raises at the first bad one
-        ops = []
-        append = ops.append
-        make = tuple.__new__  # Operator's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+            columns.append([ids or () for ids in column] if None in column else column)
+        opcode_index = cols["opcode_index"]
         n_codes = len(codes)
-        no_span = (0, 0)
-        no_options = (_NO_OPTIONS, _NO_REFS)
-        for i, (ci, inputs, outputs, intermediates, builtin, custom, custom_fmt, large_off, large_size) in enumerate(
-                zip(cols["opcode_index"], cols["inputs"], cols["outputs"], cols["intermediates"],
-                    self.builtin_options(cols), cols["custom_options"], cols["custom_options_format"],
-                    cols["large_custom_options_offset"], cols["large_custom_options_size"])):
-            if not 0 <= ci < n_codes:
-                raise ModelFormatError(f"subgraph {index} op {i}: opcode index {ci} of {n_codes}")
-            code, custom_code, version, op_type = codes[ci]
-            span = no_span if custom is None and not large_size else self.custom_span(custom, large_off, large_size)
-            options, refs = (builtin or no_options if code != schema.CUSTOM_CODE
-                             else (self.custom_options(span, custom_fmt), _NO_REFS))
-            append(make(Operator, (i, op_type, code, version, inputs or (), outputs or (), intermediates or (),
-                                   options, custom_code, span, refs)))
-        return tuple(ops)
+        bad = next(i for i, ci in enumerate(opcode_index) if ci >= n_codes) if max(opcode_index) >= n_codes else n
+        spans = self.custom_spans(cols, bad)  # the ops before the first bad opcode index may fail first
+        if bad < n:
+            raise ModelFormatError(f"subgraph {index} op {bad}: opcode index {opcode_index[bad]} of {n_codes}")
+        code, custom_code, version, op_type = (_take(column, opcode_index) for column in zip(*codes))
+        options, refs = self.builtin_options(cols)
+        if schema.CUSTOM_CODE in code:
+            fmt = cols["custom_options_format"]
+            for i in [i for i, c in enumerate(code) if c == schema.CUSTOM_CODE]:
+                options[i], refs[i] = self.custom_options(spans[i], fmt[i]), _NO_REFS
+        inputs, outputs, intermediates = columns
+        # Operator's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
+        return tuple(map(tuple.__new__, repeat(Operator, n), zip(
+            range(n), op_type, code, version, inputs, outputs, intermediates, options, custom_code, spans, refs)))
 
     def subgraph(self, index: int, sg: Mapping[str, Any], codes: list[tuple[int, str | None, int, str]]) -> Subgraph:
         tensors = self.tensors(sg["tensors"])
@@ -692,6 +825,13 @@ class _Reader:
             operators=self.operators(index, sg["operators"], n_t, codes),
             inputs=_check_ids(sg["inputs"], n_t, what + "inputs"),
             outputs=_check_ids(sg["outputs"], n_t, what + "outputs"))
+
+
+def _take(table: Sequence[Any] | Mapping[Any, Any], keys: Sequence[Any]) -> tuple[Any, ...]:
+    """``tuple(table[k] for k in keys)`` in one C call (``keys`` is not empty)."""
+    if len(keys) == 1:  # itemgetter of one key gives the item itself
+        return (table[keys[0]],)
+    return itemgetter(*keys)(table)
 
 
 def _dtype_name(code: int, _names: Mapping[int, str] = schema.TENSOR_TYPES) -> str:
