@@ -802,15 +802,19 @@ def _memory(walk: _Walk, entry: int) -> tuple[MemorySummary, dict[int, tuple[int
     return analyze_memory(model, entry, walk.states, reached, calls)
 
 
-def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
-    """One record per walked op, in (subgraph, index) order; ``live``: the memory pass's live bytes by subgraph.
+def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> tuple[list[OpRecord], list[int]]:
+    """One record per walked op, in (subgraph, index) order, and how many records each stands for in sums;
+    ``live``: the memory pass's live bytes by subgraph.
 
     The record of an op that repeats another's figures (``_Entry.like``) copies the values of the
     first record made for that kind, when phase, executions and note match and no weight density
-    was measured: only its subgraph, index, name and live bytes are its own.
+    was measured: only its subgraph, index, name and live bytes are its own. Such a copy stands
+    for 0 records in sums and the record it copies for one more: every field a sum reads is equal.
     """
     out = []
-    bases: dict[int, tuple[dict[str, Any], str, int, str]] = {}  # id(like) -> (values, phase, executions, note)
+    weights: list[int] = []
+    bases: dict[int, tuple[dict[str, Any], str, int, str, int]] = {}  # id(like) -> (values, phase, executions,
+    # note, position of the record copied)
     for key in sorted(walk.entries):
         e = walk.entries[key]
         subgraph_live = live.get(e.subgraph)
@@ -828,6 +832,8 @@ def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
                 values["subgraph"], values["index"], values["name"] = e.subgraph, e.index, e.name
                 values["live_bytes"] = subgraph_live[e.index] if subgraph_live is not None else None
                 out.append(new_record(values))
+                weights.append(0)
+                weights[base[4]] += 1
                 continue
         macs = e.cost.macs * mult
         values = {
@@ -840,49 +846,55 @@ def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> list[OpRecord]:
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
             "latency_ms": None, "live_bytes": subgraph_live[e.index] if subgraph_live is not None else None}
         if like is not None:
-            bases[id(like)] = (values, phase, mult, e.note)
+            bases[id(like)] = (values, phase, mult, e.note, len(out))
         out.append(new_record(values))
-    return out
+        weights.append(1)
+    return out, weights
 
 
-def _precision_split(ops: list[OpRecord]) -> dict[str, dict[str, int]]:
+Weighted = list[tuple[OpRecord, int]]  # records and how many records each stands for (see _records)
+
+
+def _precision_split(ops: Weighted) -> dict[str, dict[str, int]]:
     """{precision: {"macs", "flops", "ops"}} over the ops that do arithmetic."""
     split: dict[str, dict[str, int]] = {}
-    for o in ops:
+    for o, n in ops:
         if o.macs or o.flops:
             slot = split.get(o.precision)
             if slot is None:
                 slot = split[o.precision] = {"macs": 0, "flops": 0, "ops": 0}
-            slot["macs"] += o.macs
-            slot["flops"] += o.flops
-            slot["ops"] += 1
+            slot["macs"] += o.macs * n
+            slot["flops"] += o.flops * n
+            slot["ops"] += n
     return split
 
 
-def _sums(ops: list[OpRecord]) -> tuple[int, int, int, int, int, int]:
+def _sums(ops: Weighted) -> tuple[int, int, int, int, int, int]:
     """(macs, flops, bytes_read, bytes_written, params, effective_macs) summed over ``ops``, in one pass."""
     macs = flops = read = written = params = effective = 0
-    for o in ops:
-        macs += o.macs
-        flops += o.flops
-        read += o.bytes_read
-        written += o.bytes_written
-        params += o.params
-        effective += o.macs if o.effective_macs is None else o.effective_macs
+    for o, n in ops:
+        macs += o.macs * n
+        flops += o.flops * n
+        read += o.bytes_read * n
+        written += o.bytes_written * n
+        params += o.params * n
+        effective += (o.macs if o.effective_macs is None else o.effective_macs) * n
     return macs, flops, read, written, params, effective
 
 
-def _totals(ops: list[OpRecord], params: int = 0, param_bytes: int = 0) -> Totals:
+def _totals(ops: Weighted, params: int = 0, param_bytes: int = 0, complete: bool = True,
+            unresolved_ops: int = 0) -> Totals:
     macs, flops, read, written, _, effective = _sums(ops)
     return Totals(macs=macs, flops=flops, params=params, param_bytes=param_bytes, bytes_read=read,
                   bytes_written=written, by_precision=_precision_split(ops), effective_macs=effective,
-                  opaque_ops=sum(1 for o in ops if o.status == "opaque"))
+                  opaque_ops=sum(n for o, n in ops if o.status == "opaque"), complete=complete,
+                  unresolved_ops=unresolved_ops)
 
 
-def _type_summary(ops: list[OpRecord]) -> OpTypeSummary:
+def _type_summary(ops: Weighted) -> OpTypeSummary:
     macs, flops, read, written, params, _ = _sums(ops)
-    return OpTypeSummary(count=len(ops), macs=macs, flops=flops, bytes_read=read, bytes_written=written,
-                         params=params, by_precision=_precision_split(ops))
+    return OpTypeSummary(count=sum(n for _, n in ops), macs=macs, flops=flops, bytes_read=read,
+                         bytes_written=written, params=params, by_precision=_precision_split(ops))
 
 
 class _Sha256:
@@ -903,28 +915,30 @@ class _Sha256:
 
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     memory, live = _memory(walk, entry)
-    records = _records(walk, live)
-    inference: list[OpRecord] = []
-    init: list[OpRecord] = []
-    groups: dict[str, list[OpRecord]] = {}  # the inference ops by type
+    records, weights = _records(walk, live)
+    inference: Weighted = []
+    init: Weighted = []
+    groups: dict[str, Weighted] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
     opaque: list[OpRecord] = []
     errors: list[OpRecord] = []
-    for o in records:  # one pass: phases, groups and unsupported types
+    for o, n in zip(records, weights):  # one pass: phases, groups and unsupported types
+        if not n:
+            continue  # a copy: counted by the record it copies
         if o.phase == "inference":
-            inference.append(o)
+            inference.append((o, n))
             group = groups.get(o.op_type)
             if group is None:
                 group = groups[o.op_type] = []
-            group.append(o)
+            group.append((o, n))
         elif o.phase == "init":
-            init.append(o)
+            init.append((o, n))
         else:
             continue
         if o.status == "unsupported":
-            unsupported[o.op_type] = unsupported.get(o.op_type, 0) + 1
+            unsupported[o.op_type] = unsupported.get(o.op_type, 0) + n
         elif o.status == "opaque" and o.phase == "inference":
-            opaque.append(o)
+            opaque.append(o)  # (never copied: one warning per op)
         elif o.status == "error":
             errors.append(o)
     params = param_bytes = 0
@@ -942,7 +956,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: not counted: {o.note}")
     for o in opaque:  # accelerator-compiled ops: one line each, never a silent 0
         warnings.append(f"op {o.subgraph}:{o.index} {o.op_type}: {o.note}")
-    unresolved = [o for o in inference if not o.shapes_resolved]
+    unresolved = sum(n for o, n in inference if not o.shapes_resolved)
     failed = any(o.phase == "inference" for o in errors)
     state = walk.states[entry]
 
@@ -962,8 +976,7 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
-        totals=replace(_totals(inference, params, param_bytes), complete=not (unresolved or unsupported or opaque or failed),
-                       unresolved_ops=len(unresolved)),
+        totals=_totals(inference, params, param_bytes, not (unresolved or unsupported or opaque or failed), unresolved),
         init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
         settings=settings, memory=memory)
