@@ -22,7 +22,7 @@ import math
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 
 from . import __version__
@@ -382,7 +382,7 @@ class _Shortcut:
     values, and results that carry a per-op note (formula errors).
     """
 
-    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "plain", "big", "types", "templates", "pending")
+    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "usable", "big", "types", "templates", "pending")
 
     def __init__(self, walk: _Walk, sg: Subgraph, state: SubgraphShapes, tensors: SubgraphTensors) -> None:
         self.walk, self.sg, self.state, self.tensors = walk, sg, state, tensors
@@ -391,13 +391,15 @@ class _Shortcut:
         facts = [(t.dtype, t.shape, c, t.quantization is not None,
                   t.data_size if c and (t.sparsity is not None or t.dtype in _PACKED) else 0)  # stored size
                  for t, c in zip(sg.tensors, constant)]
-        self.kinds = [ids.setdefault(f, len(ids)) for f in facts]
+        self.kinds = [ids.setdefault(f, len(ids)) for f in facts]  # equal facts, equal kind
         self.kinds.append(-1)  # index -1 (an omitted optional tensor) reads the last item
-        self.plain = [resolved and static and value is None and not derived and (shape is stored or shape == stored)
-                      for resolved, static, value, derived, shape, stored in zip(
-                          state.resolved, tensors.static, state.values, state.derived_constant, state.shapes,
-                          tensors.stored)]  # = _plain(i) for every i
-        self.plain.append(True)
+        # The kind of every tensor in its plain state (see _plain), None for the others.
+        self.usable: list[int | None] = [
+            kind if resolved and static and value is None and not derived and (shape is stored or shape == stored)
+            else None for kind, resolved, static, value, derived, shape, stored in zip(
+                self.kinds, state.resolved, tensors.static, state.values, state.derived_constant, state.shapes,
+                tensors.stored)]
+        self.usable.append(-1)
         self.big = [n > MAX_VALUE_ELEMENTS for n in tensors.numel]  # never folded (shapes._all_small)
         self.big.append(True)
         self.types: dict[str, tuple[bool, bool]] = {}  # op type -> (may be shared, has a value function)
@@ -424,28 +426,31 @@ class _Shortcut:
         of an earlier op of its kind, its params counted as that op's were; None when ``op`` must be
         walked by ``step`` (then :meth:`learn` is told what that gave)."""
         self.pending = None
-        op_type = op.op_type
+        index, op_type, _, _, inputs, outputs, _, options, _, _, _ = op  # one unpacking: called per op
         facts = self.types.get(op_type)
         if facts is None:
             facts = self._type(op_type)
         if not facts[0]:
             return None
-        plain, inputs, outputs = self.plain.__getitem__, op.inputs, op.outputs
-        if not all(map(plain, inputs)) or not all(map(plain, outputs)):
+        usable = self.usable.__getitem__
+        ins = tuple(map(usable, inputs))
+        if None in ins:
+            return None
+        outs = tuple(map(usable, outputs))
+        if None in outs:
             return None
         if facts[1] and not any(map(self.big.__getitem__, outputs)):  # step would fold its values
             return None
-        kind = self.kinds.__getitem__
-        key = (op_type, id(op.options), tuple(map(kind, inputs)), tuple(map(kind, outputs)))
+        key = (op_type, id(options), ins, outs)
         template = self.templates.get(key)
         if template is None:
             self.pending = key
             return None
-        sg, tensors, walk, first = self.sg, self.tensors, self.walk, template.entry
-        for p in template.params:
-            _count_param_tensor(walk, sg, tensors, inputs[p])
+        sg, first = self.sg, template.entry
+        if template.params:
+            _count_param_tensors(self.walk, sg, self.tensors, map(inputs.__getitem__, template.params))
         out0 = outputs[0] if outputs else -1
-        entry = _Entry(sg.index, op.index, op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
+        entry = _Entry(sg.index, index, op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
                        first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
                        first.formula, first.note, first.precision, True, like=first)
         weights = template.weights
@@ -459,10 +464,10 @@ class _Shortcut:
             position = {t: p for p, t in reversed(list(enumerate(op.inputs)))}.__getitem__
             self.templates[self.pending] = _Template(entry, tuple(counted),
                                                      None if weights is None else tuple(map(position, weights)))
-        plain = self.plain
+        usable, kinds = self.usable, self.kinds
         for i in op.outputs:
             if i >= 0:
-                plain[i] = self._plain(i)
+                usable[i] = kinds[i] if self._plain(i) else None
 
 
 def _control_flow(walk: _Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContext, entry: _Entry,
@@ -659,11 +664,11 @@ def _formula_key(spec: OpSpec, ctx: OpContext) -> tuple[Any, ...] | None:
 def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ctx: OpContext,
                 shape_note: str) -> tuple[_Entry, list[int]]:
     """The op's cost, then its bytes, params, precision, shapes and resolution in one pass over its tensors,
-    and the positions of the inputs it counted as stored params (:func:`_count_param_tensor`).
+    and the positions of the inputs it counted as stored params (:func:`_count_param_tensors`).
 
     Default bytes: every input read (sparse or packed constants as stored), every output written;
     ``bytes_model`` "alias" writes nothing, "metadata" reads nothing. Params: the float or
-    quantized constant inputs of ops that compute (see :func:`_count_param_tensor`).
+    quantized constant inputs of ops that compute (see :func:`_count_param_tensors`).
     """
     op_type = ctx.op_type
     spec: OpSpec | None = lookup(op_type)
@@ -724,7 +729,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
         elif stored.dtype in FLOAT_DTYPES or stored.quantization is not None:
             params += t.n
             counted.append(pos)
-            _count_param_tensor(walk, sg, tensors, i)
+            _count_param_tensors(walk, sg, tensors, (i,))
     out_shapes = []
     for t in ctx.outputs:
         if t is not None:
@@ -741,7 +746,7 @@ def _cost_entry(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, state: Subg
     elif bytes_model == "alias":
         written = 0
     if op_type in INIT_ON_CONSTANT_OPS and _constant_input0(ctx):
-        _count_param_tensor(walk, sg, tensors, ctx.inputs[0].index)
+        _count_param_tensors(walk, sg, tensors, (ctx.inputs[0].index,))
     if not all_resolved:
         note = _join(note, "placeholder shapes (dynamic dims unresolved)")
     out0 = ctx.outputs[0] if ctx.outputs else None
@@ -768,16 +773,18 @@ def _constant_input0(ctx: OpContext) -> bool:
     return bool(ctx.inputs) and ctx.inputs[0] is not None and ctx.inputs[0].is_constant
 
 
-def _count_param_tensor(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, index: int) -> None:
-    """Record a stored weight tensor (elements and bytes as stored), once however many ops read it.
+def _count_param_tensors(walk: _Walk, sg: Subgraph, tensors: SubgraphTensors, indices: Iterable[int]) -> None:
+    """Record stored weight tensors (elements and bytes as stored), each once however many ops read it.
 
     A buffer that tensors of several subgraphs point at (the weights that the signatures of a
     generative model share) is counted for the first subgraph that reads it only.
     """
-    t = sg.tensors[index]
-    if t.data_size and walk.param_buffers.setdefault(t.data_offset, sg.index) != sg.index:
-        return
-    walk.param_tensors[(sg.index, index)] = (tensors.numel[index], t.data_size)
+    stored, numel, subgraph = sg.tensors, tensors.numel, sg.index
+    buffers, counted = walk.param_buffers, walk.param_tensors
+    for index in indices:
+        t = stored[index]
+        if not t.data_size or buffers.setdefault(t.data_offset, subgraph) == subgraph:
+            counted[(subgraph, index)] = (numel[index], t.data_size)
 
 
 def _as_cost(value: Any) -> Cost:
