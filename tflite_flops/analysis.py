@@ -345,11 +345,15 @@ def _walk_subgraph(walk: _Walk, index: int, input_shapes: Mapping[int, tuple[int
         if const_input:
             entry.note = _join(entry.note, "runs once at init (constant input, result cached)")
         if op.op_type in CALLER_OPS:
+            if shortcut is not None:
+                shortcut.flush()  # the params counted so far, before the called subgraphs count theirs
             child_inf, child_init = _control_flow(walk, sg, state, ctx, entry, stack + (index,))
             inference.extend(child_inf)
             init.extend(child_init)
         if shortcut is not None:
             shortcut.learn(op, entry, counted, weights)
+    if shortcut is not None:
+        shortcut.flush()
     return inference, init
 
 
@@ -382,7 +386,8 @@ class _Shortcut:
     values, and results that carry a per-op note (formula errors).
     """
 
-    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "usable", "big", "types", "templates", "pending")
+    __slots__ = ("walk", "sg", "state", "tensors", "kinds", "usable", "big", "types", "templates", "pending",
+                 "params")
 
     def __init__(self, walk: _Walk, sg: Subgraph, state: SubgraphShapes, tensors: SubgraphTensors) -> None:
         self.walk, self.sg, self.state, self.tensors = walk, sg, state, tensors
@@ -405,6 +410,9 @@ class _Shortcut:
         self.types: dict[str, tuple[bool, bool]] = {}  # op type -> (may be shared, has a value function)
         self.templates: dict[tuple[Any, ...], _Template] = {}
         self.pending: tuple[Any, ...] | None = None  # the key of the op take() left to step, if it may be shared
+        # Params of the taken ops, counted by flush() in one batch before the walk leaves the subgraph
+        # (the first subgraph to count a shared buffer keeps it, so the order between subgraphs counts).
+        self.params: list[int] = []
 
     def _plain(self, i: int) -> bool:
         """Tensor ``i`` is at its stored, static, resolved shape, has no folded value and is not made at init."""
@@ -423,8 +431,8 @@ class _Shortcut:
 
     def take(self, op: Any) -> tuple[_Entry, tuple[int, ...] | None] | None:
         """``op``'s entry and weights (:func:`~tflite_flops.sparsity.weight_inputs`) from the template
-        of an earlier op of its kind, its params counted as that op's were; None when ``op`` must be
-        walked by ``step`` (then :meth:`learn` is told what that gave)."""
+        of an earlier op of its kind, its params counted as that op's were (at :meth:`flush`); None
+        when ``op`` must be walked by ``step`` (then :meth:`learn` is told what that gave)."""
         self.pending = None
         index, op_type, _, _, inputs, outputs, _, options, _, _, _ = op  # one unpacking: called per op
         facts = self.types.get(op_type)
@@ -448,13 +456,19 @@ class _Shortcut:
             return None
         sg, first = self.sg, template.entry
         if template.params:
-            _count_param_tensors(self.walk, sg, self.tensors, map(inputs.__getitem__, template.params))
+            self.params.extend(map(inputs.__getitem__, template.params))
         out0 = outputs[0] if outputs else -1
         entry = _Entry(sg.index, index, op_type, sg.tensors[out0].name if out0 >= 0 else "", first.inputs,
                        first.outputs, first.cost, first.bytes_read, first.bytes_written, first.params, first.status,
                        first.formula, first.note, first.precision, True, like=first)
         weights = template.weights
         return entry, (None if weights is None else tuple(map(inputs.__getitem__, weights)))
+
+    def flush(self) -> None:
+        """Count the params of the ops taken since the last flush (:func:`_count_param_tensors`)."""
+        if self.params:
+            _count_param_tensors(self.walk, self.sg, self.tensors, self.params)
+            self.params.clear()
 
     def learn(self, op: Any, entry: _Entry, counted: Sequence[int], weights: tuple[int, ...] | None) -> None:
         """After ``step`` walked ``op``: keep its figures as the template of its kind when :meth:`take`

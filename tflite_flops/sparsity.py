@@ -27,29 +27,31 @@ class WeightZeros:
         self.count_zeros = count_zeros  # read dense weights (else only sparse-encoded ones are seen)
         self.nonzeros: dict[tuple[int, int], tuple[int, int, bool] | None] = {}
         self.init_sources: dict[int, dict[int, int]] = {}  # see _init_sources
-        self.counted: dict[tuple[int, int], int | None] = {}  # see count_batch
 
     def count_batch(self, weighted: Iterable[tuple[Subgraph, SubgraphTensors, str, tuple[int, ...], Any]]) -> None:
         """Count the non-zeros of every dense stored weight that :meth:`fill` will look at, in one batch.
 
         :meth:`Model.count_nonzeros` counts weights lying together in the file in one NumPy pass;
-        results go to ``counted``. ``weighted``: (subgraph, tensors, op type, weights, entry with
-        ``cost``) as :meth:`fill` takes them.
+        the results are those :meth:`_weight_nonzeros` gives. ``weighted``: (subgraph, tensors, op
+        type, weights, entry with ``cost``) as :meth:`fill` takes them.
         """
         if not self.count_zeros:
             return
-        wanted: dict[tuple[int, int], Tensor] = {}
+        wanted: dict[tuple[int, int], tuple[Tensor, int]] = {}  # (subgraph, tensor) -> (tensor, elements)
         for sg, tensors, _op_type, weights, entry in weighted:
             if not entry.cost.macs:
                 continue
-            constant = tensors.constant
+            constant, numel = tensors.constant, tensors.numel
             for index in weights:
                 if constant[index]:
                     t = sg.tensors[index]
                     if t.sparsity is None:
-                        wanted[(sg.index, index)] = t
-        counts = self.model.count_nonzeros([(t, _weight_zero(t)) for t in wanted.values()])
-        self.counted.update(zip(wanted, counts))
+                        wanted[(sg.index, index)] = (t, numel[index])
+        counts = self.model.count_nonzeros([(t, 0 if t.quantization is None else _weight_zero(t))
+                                            for t, _ in wanted.values()])
+        nonzeros = self.nonzeros
+        for (key, (_, numel)), nnz in zip(wanted.items(), counts):
+            nonzeros[key] = _dense_count(nnz, numel)
 
     def fill(self, sg: Subgraph, tensors: SubgraphTensors, op_type: str, weights: tuple[int, ...], entry: Any) -> None:
         """Weight density and effective MACs of a contraction with sparse or mostly-zero constant weights.
@@ -94,9 +96,7 @@ class WeightZeros:
             if bits:
                 result = (min(t.data_size * 8 // bits, numel), numel, True)
         elif constant and self.count_zeros:
-            nnz = self.counted[key] if key in self.counted else self.model.count_nonzero(t, _weight_zero(t))
-            if nnz is not None and numel:  # numel: the size of the array Model.constant returns
-                result = (nnz, numel, False)
+            result = _dense_count(self.model.count_nonzero(t, _weight_zero(t)), numel)
         elif depth < 3:
             source = self._init_sources(sg).get(index)
             if source is not None:
@@ -121,6 +121,12 @@ def weight_inputs(ctx: OpContext) -> tuple[int, ...]:
     """The weights :meth:`WeightZeros.fill` counts: the op's constant inputs (stored or made from a
     constant at init) of rank >= 2, in input order."""
     return tuple(t.index for t in ctx.inputs if t is not None and t.is_constant and len(t.shape) >= 2)
+
+
+def _dense_count(nnz: int | None, numel: int) -> tuple[int, int, bool] | None:
+    """:meth:`WeightZeros._weight_nonzeros` of a dense weight with ``nnz`` counted non-zeros (None:
+    its values cannot be read); ``numel``: the size of the array ``Model.constant`` returns."""
+    return (nnz, numel, False) if nnz is not None and numel else None
 
 
 def _weight_zero(t: Tensor) -> int:
