@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import attrgetter, itemgetter
-from typing import Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .model import Model, Subgraph
 from .ops.registry import MEMORY_FACTS
@@ -367,13 +367,12 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         offsets.append(at)
         top = at + sizes[t]
     _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 6
-    spans = list(zip(lengths, firsts, his))
-    placed, arena_bytes = place_buffers(spans, steps, TFLITE_ALIGNMENT, floor=top)
+    placed, arena_bytes = place_buffers(zip(lengths, firsts, his), steps, TFLITE_ALIGNMENT, floor=top)
     offsets += placed
     pinned_bytes = sum([sizes[t] for t in whole])
     delta = [0] * (steps + 1)  # live bytes per op by differences: +size at first, -size after last
     delta[0] = pinned_bytes  # the whole-run buffers, alive from the first op to the last
-    for size, lo, hi in spans:
+    for size, lo, hi in zip(lengths, firsts, his):
         delta[lo] += size
         delta[hi + 1] -= size
     delta.pop()
@@ -385,7 +384,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
                       pinned_bytes)
 
 
-def place_buffers(buffers: Sequence[tuple[int, int, int]], steps: int, alignment: int = 0,
+def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment: int = 0,
                   floor: int = 0) -> tuple[list[int], int]:
     """Offsets of ``(size, first step, last step)`` buffers placed in the given order, and the arena size.
 
