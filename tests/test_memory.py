@@ -9,6 +9,7 @@ offsets its ArenaPlanner chose; LiteRT exposes no arena size of its own).
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
@@ -19,7 +20,8 @@ import pytest
 import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.memory import allocation_kinds, greedy_plan, plan_subgraph, tensor_sizes
+from tflite_flops.memory import (align, allocation_kinds, greedy_plan, place_buffers, plan_subgraph, tensor_sizes,
+                                 tflm_arena)
 from tflite_flops.model import load_model
 from tflite_flops.report import Report
 from tflite_flops.shapes import subgraph_tensors
@@ -185,6 +187,135 @@ def test_max_arena_gate(samples_dir, tmp_path):
     report = tflite_flops.analyze(path)
     assert report.check_budget(max_arena=61_440) == [] and report.check_budget(max_arena="2MiB") == []
     assert report.check_budget(max_arena=61_439)
+
+
+# ---- the planners against brute force --------------------------------------------------------------
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two inclusive step ranges share a step (a range whose end is before its start has none)."""
+    return max(a[0], b[0]) <= min(a[1], b[1])
+
+
+def _brute_place(buffers, alignment, floor=0):
+    """Every buffer compared with every placed one: SimpleMemoryArena::Allocate (alignment > 0) or
+    GreedyMemoryPlanner's first fit (0), scanning the buffers alive with it by offset."""
+    placed, offsets = [], []
+    for size, lo, hi in buffers:
+        others = sorted((at, end) for span, at, end in placed if _overlap(span, (lo, hi)))
+        if hi < lo:
+            at = 0
+        elif alignment:
+            best = fit = None
+            current = floor
+            for offset, end in others:
+                start = align(current, alignment)
+                if start + size <= offset and (fit is None or offset - start < fit):
+                    best, fit = start, offset - current
+                    if fit == 0:
+                        break
+                current = max(current, end)
+            at = best if best is not None else align(current, alignment)
+        else:
+            at = floor
+            for offset, end in others:
+                if offset - at >= size:
+                    break
+                at = max(at, end)
+        placed.append(((lo, hi), at, at + size))
+        offsets.append(at)
+    return offsets, max([floor] + [end for _, _, end in placed])
+
+
+def _random_buffers(rng, steps, count, sizes=None):
+    buffers = []
+    for _ in range(count):
+        size = rng.choice(sizes) if sizes else rng.randrange(0, 300)
+        lo = rng.randrange(steps)
+        shape = rng.random()
+        if shape < 0.1:
+            hi = lo - 1 - rng.randrange(lo + 1)  # read before written: an empty lifetime
+        elif shape < 0.3:
+            hi = lo
+        elif shape < 0.4:
+            hi = steps - 1
+        else:
+            hi = rng.randrange(lo, steps)
+        buffers.append((size, lo, hi))
+    if rng.random() < 0.3:
+        buffers.sort(key=lambda b: -b[0])  # largest first, as both planners order them
+    return buffers
+
+
+def test_place_buffers_is_the_brute_force_planner():
+    rng = random.Random(20240611)
+    for _ in range(1500):
+        steps = rng.choice([1, 2, 3, 5, 12, 40])
+        buffers = _random_buffers(rng, steps, rng.choice([0, 1, 2, 4, 9, 25]),
+                                  rng.choice([None, [0, 1, 64], [16, 32, 48, 64], [64]]))
+        for alignment in (0, 1, 16, 64):
+            assert place_buffers(buffers, steps, alignment) == _brute_place(buffers, alignment), (buffers, alignment)
+
+
+def test_a_floor_is_buffers_alive_throughout_placed_before():
+    # plan_subgraph lays TFLite's whole-run buffers end to end and places the others above them
+    rng = random.Random(7)
+    for _ in range(800):
+        steps = rng.choice([1, 3, 8, 30])
+        whole = [(rng.randrange(1, 200), 0, steps - 1) for _ in range(rng.randrange(1, 4))]
+        rest = [b for b in _random_buffers(rng, steps, rng.randrange(12)) if b[0] > 0]
+        for alignment in (0, 16, 64):
+            offsets, arena = _brute_place(whole + rest, alignment)
+            top = offsets[len(whole) - 1] + whole[-1][0]
+            assert place_buffers(rest, steps, alignment, floor=top) == (offsets[len(whole):], arena)
+
+
+def test_greedy_plan_is_the_brute_force_first_fit_largest_first():
+    rng = random.Random(11)
+    for _ in range(1000):
+        steps = rng.choice([1, 2, 4, 10, 30])
+        buffers = [(size, lo - 1, hi - 1) for size, lo, hi in _random_buffers(rng, steps, rng.randrange(20))]
+        ordered = sorted(buffers, key=lambda b: -b[0])  # stable: ties keep their order
+        assert greedy_plan(buffers) == _brute_place(ordered, 0)[1], buffers
+
+
+def _variable_model() -> bytes:
+    """x -SHAPE-> s; r = RESHAPE(x, s); y = ADD(r, v) with v a variable; z = RELU(y); all [1,16] float32."""
+    SHAPE, RESHAPE = 77, 22
+    codes = [ADD, RELU, SHAPE, RESHAPE]
+    shapes = [[1, 16], [2], [1, 16], [1, 16], [1, 16], [1, 16]]
+    tensors = [{"name": f"t{i}", "shape": s, "type": 2 if i == 1 else FLOAT32, **({"variable": True} if i == 3 else {})}
+               for i, s in enumerate(shapes)]
+    ops = [(SHAPE, [0], [1]), (RESHAPE, [0, 1], [2]), (ADD, [2, 3], [4]), (RELU, [4], [5])]
+    sg = {"tensors": tensors, "operators": [{"opcode": codes.index(c), "inputs": i, "outputs": o} for c, i, o in ops],
+          "inputs": [0], "outputs": [5], "name": "main"}
+    return build_model([sg], codes)
+
+
+@pytest.mark.parametrize("name", SAMPLES + ["tiny_decoder", "tiny_decoder_kv", "variable"])
+def test_the_summary_is_what_the_public_planners_give(samples_dir, name):
+    # analyze() plans through a one-pass path of its own; the public functions must agree with it.
+    source = _variable_model() if name == "variable" else samples_dir / f"{name}.tflite"
+    model = load_model(source)
+    report = tflite_flops.analyze(model)
+    states = resolve_shapes(model)
+    sizes, constant = {}, {}
+    for sg in model.subgraphs:
+        tensors = subgraph_tensors(sg, states[sg.index])
+        sizes[sg.index] = tensor_sizes(sg, states[sg.index].shapes, tensors.constant, tensors.numel, tensors.stored)
+        constant[sg.index] = tensors.constant
+    for sub in report.memory.subgraphs:
+        sg = model.subgraphs[sub.subgraph]
+        kinds = allocation_kinds(sg, sizes[sg.index], constant[sg.index], states[sg.index].derived_constant)
+        plan = plan_subgraph(sg, sizes[sg.index], kinds)
+        ours = (sub.arena_bytes, sub.persistent_bytes, sub.activations_total_bytes, sub.buffers, sub.shared_tensors)
+        assert ours == (plan.arena_bytes, plan.persistent_bytes, plan.activations_total_bytes, len(plan.offsets),
+                        len(plan.shared))
+        assert [o.live_bytes for o in report.ops if o.subgraph == sg.index] == list(plan.live)
+    assert report.memory.tflm_arena_bytes == tflm_arena(model, 0, sizes, constant)
+    if name == "variable":  # the variable is persistent, SHAPE's output prepared; RESHAPE may not write
+        # over x (a subgraph input), ADD writes y over r (read once, same size)
+        assert kinds[3] == "arena_rw_persistent" and kinds[1] == "persistent_ro" and plan.shared == {4: 2}
 
 
 # ---- the real planners ----------------------------------------------------------------------------

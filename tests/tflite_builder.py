@@ -85,6 +85,8 @@ def _tensor(b: flatbuffers.Builder, t: dict) -> int:
         tflite.TensorAddQuantization(b, quant)
     if sparse is not None:
         tflite.TensorAddSparsity(b, sparse)
+    if t.get("variable"):
+        tflite.TensorAddIsVariable(b, True)
     return tflite.TensorEnd(b)
 
 
