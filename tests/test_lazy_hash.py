@@ -56,3 +56,35 @@ def test_summaries_of_a_large_file_do_not_hash_it(tmp_path, monkeypatch):
             assert "sha256 not computed for a large file" in text
     with pytest.raises(AssertionError, match="hashed"):
         render(report, "json")  # the archival formats do need it
+
+
+@pytest.mark.parametrize("from_bytes", [False, True], ids=["path", "bytes"])
+def test_a_report_does_not_keep_the_parsed_model_alive(tmp_path, monkeypatch, from_bytes):
+    """The lazy hash holds the file's path and bytes, not the Model: its tensors and ops are freed
+    when analyze() returns, and the digest read later is still the file's."""
+    import weakref
+
+    from tflite_flops import analysis
+
+    data = fc_model()
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(data)
+    loaded = []
+    real_load = analysis.load_model
+    monkeypatch.setattr(analysis, "load_model", lambda src: loaded.append(real_load(src)) or loaded[-1])
+    report = tflite_flops.analyze(data if from_bytes else path)
+    model = weakref.ref(loaded.pop())
+    assert model() is None  # nothing in the report refers to it
+    assert report.model.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_a_model_and_its_reports_share_one_digest(tmp_path, monkeypatch):
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc_model())
+    model = tflite_flops.load_model(path)
+    first, second = tflite_flops.analyze(model), tflite_flops.analyze(model)
+    calls = []
+    real = model_module._sha256_file
+    monkeypatch.setattr(model_module, "_sha256_file", lambda p: calls.append(p) or real(p))
+    assert first.model.sha256 == second.model.sha256 == model.sha256()
+    assert len(calls) == 1  # computed once, for the model and both reports

@@ -155,6 +155,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
         elif prefill is not None or decode is not None:
             raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+        del model  # freed now, before the collector runs again: the report keeps only its hasher
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
@@ -362,7 +363,7 @@ _SHAREABLE = frozenset({"ok", "zero", "unsupported"})  # not "error" (a note per
 
 @dataclass(slots=True)
 class _Template:
-    """The figures of an op that every op with the same :meth:`_Shortcut.find` key shares, and the
+    """The figures of an op that every op with the same :meth:`_Shortcut.take` key shares, and the
     input positions of its counted params and of its weights (None: not a sparse-weight op)."""
 
     entry: _Entry
@@ -873,10 +874,10 @@ def _records(walk: _Walk, live: Mapping[int, Sequence[int]]) -> tuple[list[OpRec
     return out, weights
 
 
-Weighted = list[tuple[OpRecord, int]]  # records and how many records each stands for (see _records)
+_Weighted = list[tuple[OpRecord, int]]  # records and how many records each stands for (see _records)
 
 
-def _precision_split(ops: Weighted) -> dict[str, dict[str, int]]:
+def _precision_split(ops: _Weighted) -> dict[str, dict[str, int]]:
     """{precision: {"macs", "flops", "ops"}} over the ops that do arithmetic."""
     split: dict[str, dict[str, int]] = {}
     for o, n in ops:
@@ -890,7 +891,7 @@ def _precision_split(ops: Weighted) -> dict[str, dict[str, int]]:
     return split
 
 
-def _sums(ops: Weighted) -> tuple[int, int, int, int, int, int]:
+def _sums(ops: _Weighted) -> tuple[int, int, int, int, int, int]:
     """(macs, flops, bytes_read, bytes_written, params, effective_macs) summed over ``ops``, in one pass."""
     macs = flops = read = written = params = effective = 0
     for o, n in ops:
@@ -903,7 +904,7 @@ def _sums(ops: Weighted) -> tuple[int, int, int, int, int, int]:
     return macs, flops, read, written, params, effective
 
 
-def _totals(ops: Weighted, params: int = 0, param_bytes: int = 0, complete: bool = True,
+def _totals(ops: _Weighted, params: int = 0, param_bytes: int = 0, complete: bool = True,
             unresolved_ops: int = 0) -> Totals:
     macs, flops, read, written, _, effective = _sums(ops)
     return Totals(macs=macs, flops=flops, params=params, param_bytes=param_bytes, bytes_read=read,
@@ -912,7 +913,7 @@ def _totals(ops: Weighted, params: int = 0, param_bytes: int = 0, complete: bool
                   unresolved_ops=unresolved_ops)
 
 
-def _type_summary(ops: Weighted) -> OpTypeSummary:
+def _type_summary(ops: _Weighted) -> OpTypeSummary:
     macs, flops, read, written, params, _ = _sums(ops)
     return OpTypeSummary(count=sum(n for _, n in ops), macs=macs, flops=flops, bytes_read=read,
                          bytes_written=written, params=params, by_precision=_precision_split(ops))
@@ -920,15 +921,17 @@ def _type_summary(ops: Weighted) -> OpTypeSummary:
 
 class _Sha256:
     """The model's SHA-256 computed at the first read of ``ModelInfo.sha256`` (a renderer, to_dict),
-    not during the analysis: a 4 GB file takes seconds to hash. Pickling (batch workers) computes it."""
+    not during the analysis: a 4 GB file takes seconds to hash. Pickling (batch workers) computes it.
+    Holds the model's :meth:`~tflite_flops.model.Model.hasher`, not the model: a report does not
+    keep the parsed tensors and ops alive."""
 
-    __slots__ = ("model",)
+    __slots__ = ("hasher",)
 
     def __init__(self, model: Model) -> None:
-        self.model = model
+        self.hasher = model.hasher()
 
     def __call__(self) -> str:
-        return self.model.sha256()
+        return self.hasher()
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return str, (self(),)
@@ -937,9 +940,9 @@ class _Sha256:
 def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     memory, live = _memory(walk, entry)
     records, weights = _records(walk, live)
-    inference: Weighted = []
-    init: Weighted = []
-    groups: dict[str, Weighted] = {}  # the inference ops by type
+    inference: _Weighted = []
+    init: _Weighted = []
+    groups: dict[str, _Weighted] = {}  # the inference ops by type
     unsupported: dict[str, int] = {}
     opaque: list[OpRecord] = []
     errors: list[OpRecord] = []

@@ -505,7 +505,8 @@ def _tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], co
 
     if entry_buffers is None:
         mark(entry, 0)
-    else:
+    del mark  # a recursive closure: its cycle would keep the model alive until the next collection
+    if entry_buffers is not None:
         scope = len(model.subgraphs[entry].operators)
     buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
     for sg in model.subgraphs:
@@ -600,6 +601,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         return nested[index]
 
     peak_bytes, peak_op = peak(entry)
+    del peak  # a recursive closure: its cycle would keep the plans alive until the next collection
     weights = _weights_bytes(model, reached, constant)
     subgraphs = []
     for index in reached:

@@ -185,24 +185,21 @@ class Model:
         Reading and hashing release the GIL, so an analysis running meanwhile is not slowed;
         :meth:`sha256` then only waits for the result. Bytes and small files are hashed when asked.
         """
-        if (self.path is not None and self.size_bytes >= _BACKGROUND_HASH_BYTES
-                and "_sha256" not in self.__dict__ and "_digest" not in self.__dict__):
-            object.__setattr__(self, "_digest", _Digest(self.path))  # a cache, not state: Model stays frozen
+        if self.path is not None and self.size_bytes >= _BACKGROUND_HASH_BYTES:
+            self.hasher().start()
 
     def sha256(self) -> str:
         """SHA-256 of the file, streamed so that weight pages do not stay resident; computed once."""
-        cached = self.__dict__.get("_sha256")
-        if cached is not None:
-            return cached
-        job = self.__dict__.get("_digest")
-        if job is not None:
-            digest = job.result()
-        elif self.path is not None:
-            digest = _sha256_file(self.path)
-        else:
-            digest = hashlib.sha256(self._buf).hexdigest()
-        object.__setattr__(self, "_sha256", digest)  # a cache, not state: Model stays frozen
-        return digest
+        return self.hasher()()
+
+    def hasher(self) -> "Hasher":
+        """The callable behind :meth:`sha256`, which keeps the file's path and bytes but not the parsed
+        model: a report holds it to hash lazily without keeping the model's tensors and ops alive."""
+        hasher = self.__dict__.get("_hasher")
+        if hasher is None:
+            hasher = Hasher(self.path, self._buf)
+            object.__setattr__(self, "_hasher", hasher)  # a cache, not state: Model stays frozen
+        return hasher
 
     def constant(self, tensor: Tensor) -> np.ndarray | None:
         """Values of a constant tensor as a read-only NumPy array view, or None.
@@ -333,6 +330,32 @@ def _sha256_file(path: str) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+class Hasher:
+    """The SHA-256 of a model's file (or bytes), computed once when first called (see :meth:`Model.sha256`)."""
+
+    __slots__ = ("path", "buf", "job", "value")
+
+    def __init__(self, path: str | None, buf: Any) -> None:
+        self.path, self.buf = path, buf
+        self.job: _Digest | None = None
+        self.value: str | None = None
+
+    def start(self) -> None:
+        """Hash the file on a background thread from now on (nothing when done or started already)."""
+        if self.value is None and self.job is None and self.path is not None:
+            self.job = _Digest(self.path)
+
+    def __call__(self) -> str:
+        if self.value is None:
+            if self.job is not None:
+                self.value = self.job.result()
+            elif self.path is not None:
+                self.value = _sha256_file(self.path)
+            else:
+                self.value = hashlib.sha256(self.buf).hexdigest()
+        return self.value
 
 
 class _Digest:
