@@ -505,7 +505,7 @@ def _tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], co
 
     if entry_buffers is None:
         mark(entry, 0)
-    del mark  # a recursive closure: its cycle would keep the model alive until the next collection
+    mark = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the model alive
     if entry_buffers is not None:
         scope = len(model.subgraphs[entry].operators)
     buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
@@ -601,7 +601,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         return nested[index]
 
     peak_bytes, peak_op = peak(entry)
-    del peak  # a recursive closure: its cycle would keep the plans alive until the next collection
+    peak = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the plans alive
     weights = _weights_bytes(model, reached, constant)
     subgraphs = []
     for index in reached:
