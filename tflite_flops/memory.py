@@ -38,7 +38,7 @@ from .model import Model, Subgraph
 from .ops.registry import MEMORY_FACTS
 from .report import MemorySummary, SubgraphMemory
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
-from .units import DTYPE_BITS, num_elements
+from .units import dense_bytes, num_elements
 
 TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
 TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment()
@@ -86,11 +86,10 @@ def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequ
             *((len(numel), len(stored)) if counted else ()))
     sizes = [0] * n
     wanted = range(n) if constant is None else [i for i, c in zip(range(n), constant) if not c]
-    bits = DTYPE_BITS.get
-    for i in wanted:  # dense_bytes of each tensor's element count
+    for i in wanted:
         shape = shapes[i]
         count = numel[i] if counted and shape is stored[i] else num_elements(shape)
-        sizes[i] = (count * bits(tensors[i].dtype, 0) + 7) // 8
+        sizes[i] = dense_bytes(count, tensors[i].dtype)
     return sizes
 
 
@@ -218,7 +217,6 @@ def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensor
     sizes = [0] * n
     kinds = [CONSTANT] * n
     total = 0
-    bits = DTYPE_BITS.get
     buffers = add = None
     if tflm and uses.tflm is not None:
         buffers = []
@@ -229,7 +227,7 @@ def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensor
         if c:
             continue
         shape = shapes[i]
-        size = ((numel[i] if shape is stored[i] else num_elements(shape)) * bits(tensors[i].dtype, 0) + 7) // 8
+        size = dense_bytes(numel[i] if shape is stored[i] else num_elements(shape), tensors[i].dtype)
         if not size:
             kinds[i] = NOTHING
             continue
