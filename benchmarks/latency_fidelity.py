@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tflite_flops.bench import BenchSettings, measure_model  # noqa: E402
-from tflite_flops.runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate  # noqa: E402
+from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E402
+from tflite_flops.measure.runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate  # noqa: E402
 
 
 def mobilenet_v2(path: str) -> None:

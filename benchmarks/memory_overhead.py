@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from static_speed import make_chain  # noqa: E402
 
 import tflite_flops  # noqa: E402
-from tflite_flops import analysis  # noqa: E402
-from tflite_flops.model import load_model  # noqa: E402
+from tflite_flops.analysis import assemble  # noqa: E402
+from tflite_flops.analysis.walk import Walk, walk_model  # noqa: E402
+from tflite_flops.reader.model import load_model  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:
@@ -43,23 +44,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=10, help="calls per variant and round (best is kept)")
     p.add_argument("--rounds", type=int, default=8, help="alternating rounds (best over all is kept)")
     args = p.parse_args(argv)
-    real_memory = analysis._memory
+    real_memory = assemble.memory
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.ops:
             path = Path(tmp) / f"chain_{n}.tflite"
             path.write_bytes(make_chain(n))
             report = tflite_flops.analyze(path)
             model = load_model(path)
-            walk = analysis._Walk(model, while_trips=1, overrides={}, trust_stored=True, count_zeros=False)
-            analysis._walk_model(walk, 0, {}, None)
+            walk = Walk(model, while_trips=1, overrides={}, trust_stored=True, count_zeros=False)
+            walk_model(walk, 0, {}, None)
             with_pass = without = alone = float("inf")
             for _ in range(args.rounds):  # alternate the variants, so that noise hits all of them
-                analysis._memory = real_memory
+                assemble.memory = real_memory
                 with_pass = min(with_pass, best_of(lambda: tflite_flops.analyze(path), args.repeat))
                 alone = min(alone, best_of(lambda: real_memory(walk, 0), args.repeat))
-                analysis._memory = lambda walk, entry: (None, {})
+                assemble.memory = lambda walk, entry: (None, {})
                 without = min(without, best_of(lambda: tflite_flops.analyze(path), args.repeat))
-            analysis._memory = real_memory
+            assemble.memory = real_memory
             print(f"chain_{n} ({report.model.operators} ops): analyze {without * 1e3:.2f} ms without the memory "
                   f"pass, {with_pass * 1e3:.2f} ms with it (+{100 * (with_pass - without) / without:.1f}%); "
                   f"the pass alone {alone * 1e3:.2f} ms = {100 * alone / without:.1f}% "

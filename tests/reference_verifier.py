@@ -1,6 +1,6 @@
 """The reference the tests hold the shipped reader to: a simple verifier and the bindings' options.
 
-* :func:`verify` checks the rules of :mod:`tflite_flops.columnar` one table at a time, each rule
+* :func:`verify` checks the rules of :mod:`tflite_flops.reader.columnar` one table at a time, each rule
   where it applies, and returns plain dicts. It is simple enough to read rule by rule; the
   columnar verifier checks the same rules a whole vector of tables at a time with NumPy, and
   ``tests/test_columnar.py`` requires both to give the same verdicts and the same values (after
@@ -17,12 +17,12 @@ import struct
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from tflite_flops.columnar import MAX_DEPTH, MAX_OFFSET, MAX_TABLES, Walk, check_header
+from tflite_flops.reader.columnar import MAX_DEPTH, MAX_OFFSET, MAX_TABLES, Walk, check_header
 from tflite_flops.errors import ModelFormatError
-from tflite_flops.flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR,
-                                            Field, Schema, Span)
-from tflite_flops.schema import (_DTYPE_FIELDS, _ENUM_FIELDS, _OPTIONS_1, _OPTIONS_2, _snake, accessors,
-                                 dtype_name)
+from tflite_flops.reader.flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE,
+                                                   VECTOR, Field, Schema, Span)
+from tflite_flops.reader.schema import (_DTYPE_FIELDS, _ENUM_FIELDS, _OPTIONS_1, _OPTIONS_2, _snake, accessors,
+                                        dtype_name)
 
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import tflite_flops
 from tflite_flops.report import LatencyStats, Report, Roofline, TensorSummary, Throughput
-from tflite_flops.sweep import PointSpec, PointTotals, SweepPoint, SweepResult
+from tflite_flops.studies.sweep import PointSpec, PointTotals, SweepPoint, SweepResult
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 HOSTILE = "<script>alert(1)</script>"
@@ -43,7 +43,7 @@ def measured_report() -> Report:
     r = sample_report()
     ops = tuple(dataclasses.replace(o, latency_ms=0.001 + o.flops / 4e9 * 1e3) if o.phase == "inference" else o
                 for o in r.ops)
-    from tflite_flops.roofline import classify
+    from tflite_flops.measure.roofline import classify
 
     timed = dataclasses.replace(r, ops=ops, latency=LatencyStats(**LATENCY),
                                 throughput=Throughput(**THROUGHPUT))

@@ -13,7 +13,7 @@ import pytest
 
 import tflite_flops
 from render_helpers import SAMPLES
-from tflite_flops.batch import COLUMNS, BatchOptions, analyze_one, expand_sources, run_batch
+from tflite_flops.studies.batch import COLUMNS, BatchOptions, analyze_one, expand_sources, run_batch
 from tflite_flops.render.batch import rows_csv
 from tflite_flops.errors import InputSpecError
 

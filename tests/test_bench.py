@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tflite_flops.bench import BenchSettings, percentile, summarize_ms, throughput, time_invokes
+from tflite_flops.measure.bench import BenchSettings, percentile, summarize_ms, throughput, time_invokes
 from tflite_flops.report import LatencyStats, Totals
 
 
@@ -70,7 +70,7 @@ def test_throughput_from_the_median():
 @pytest.mark.parametrize("dtype, lo, hi", [(np.float32, -0.5, 0.5), (np.int8, -127, 127), (np.uint8, 0, 254),
                                            (np.int32, 0, 99)])
 def test_random_inputs_use_benchmark_model_ranges(dtype, lo, hi):
-    from tflite_flops.runtime import random_input
+    from tflite_flops.measure.runtime import random_input
 
     x = random_input({"shape": [4096], "dtype": dtype, "name": "x"}, np.random.default_rng(0))
     assert x.dtype == dtype and x.shape == (4096,)

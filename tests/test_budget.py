@@ -1,4 +1,4 @@
-"""Budget gate: Report.check_budget, the --max-* / --budget options and exit code 3."""
+"""Budget gate: check_budget(report, ...), the --max-* / --budget options and exit code 3."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from render_helpers import LATENCY, sample_report
-from tflite_flops.budget import (_parse_simple_toml, add_budget_arguments, budget_exit_code, budget_limits,
-                                 check_budget, load_budget_file)
+from tflite_flops.report.budget import (_parse_simple_toml, add_budget_arguments, budget_exit_code, budget_limits,
+                                        check_budget, load_budget_file)
 from tflite_flops.errors import InputSpecError
 from tflite_flops.report import LatencyStats
 
@@ -31,25 +31,25 @@ def test_limits_at_and_over_the_totals(report):
     assert check_budget(report, max_macs=t.macs, max_flops=t.flops, max_params=t.params) == []  # equal is in budget
     out = check_budget(report, max_macs=t.macs - 1, max_flops=t.flops - 1, max_params=t.params - 1)
     assert [v.split()[0] for v in out] == ["macs", "flops", "params"]
-    assert report.check_budget(max_macs=t.macs - 1) == out[:1]
+    assert check_budget(report, max_macs=t.macs - 1) == out[:1]
 
 
 def test_suffixes_and_messages(report):
     # cnn_float: 397,392 MACs
-    assert report.check_budget(max_macs="100K") == ["macs 397.4 K > 100 K"]
-    assert report.check_budget(max_macs="0.4M") == []
-    assert report.check_budget(max_flops="1G", max_params="3.8k") == ["params 3.832 K > 3.8 K"]
+    assert check_budget(report, max_macs="100K") == ["macs 397.4 K > 100 K"]
+    assert check_budget(report, max_macs="0.4M") == []
+    assert check_budget(report, max_flops="1G", max_params="3.8k") == ["params 3.832 K > 3.8 K"]
     with pytest.raises(InputSpecError):
-        report.check_budget(max_macs="lots")
+        check_budget(report, max_macs="lots")
     with pytest.raises(InputSpecError):
-        report.check_budget(max_params=-1)
+        check_budget(report, max_params=-1)
 
 
 def test_latency_limit(report):
-    assert report.check_budget(max_latency_ms=5) == ["latency_ms not measured (limit 5 ms; run with --latency)"]
+    assert check_budget(report, max_latency_ms=5) == ["latency_ms not measured (limit 5 ms; run with --latency)"]
     timed = report.with_latency(LatencyStats(**LATENCY), None)  # median 0.2 ms
-    assert timed.check_budget(max_latency_ms=0.25) == []
-    assert timed.check_budget(max_latency_ms="0.1") == ["latency_ms 0.200 > 0.1"]
+    assert check_budget(timed, max_latency_ms=0.25) == []
+    assert check_budget(timed, max_latency_ms="0.1") == ["latency_ms 0.200 > 0.1"]
 
 
 def test_budget_file_toml(tmp_path, report):
@@ -127,8 +127,8 @@ def test_mobilenet_v2_budget(mobilenet_v2):
 
     report = tflite_flops.analyze(mobilenet_v2)
     assert 290e6 < report.totals.macs < 310e6
-    assert report.check_budget(max_macs="200M") == [f"macs {report.totals.macs / 1e6:.1f} M > 200 M"]
-    assert report.check_budget(max_macs="400M") == []
+    assert check_budget(report, max_macs="200M") == [f"macs {report.totals.macs / 1e6:.1f} M > 200 M"]
+    assert check_budget(report, max_macs="400M") == []
     assert budget_exit_code(report, _args("--max-macs", "200M")) == 3
     assert budget_exit_code(report, _args("--max-macs", "400M")) == 0
 

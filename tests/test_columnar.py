@@ -18,9 +18,9 @@ import pytest
 from fuzz_corpus import mutate, seed_corpus
 from reference_verifier import verify
 
-from tflite_flops import columnar, schema
+from tflite_flops.reader import columnar, schema
 from tflite_flops.errors import ModelFormatError
-from tflite_flops.flatbuffer_layout import VEC_STRING, VEC_TABLE, Field, Schema, Span
+from tflite_flops.reader.flatbuffer_layout import VEC_STRING, VEC_TABLE, Field, Schema, Span
 
 
 def _both(data: bytes, sch: Schema = schema.MODEL_SCHEMA, **limits) -> tuple[object, object]:

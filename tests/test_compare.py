@@ -13,7 +13,7 @@ import pytest
 
 import tflite_flops
 from render_helpers import LATENCY, SAMPLES, THROUGHPUT
-from tflite_flops.compare import compare_reports, match_ops
+from tflite_flops.report.compare import compare_reports, match_ops
 from tflite_flops.render.compare import COMPARE_RENDERERS, compare_format_for_path, render_comparison
 from tflite_flops.errors import OutputFormatError
 from tflite_flops.report import LatencyStats, OpRecord, Throughput

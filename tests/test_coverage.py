@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tflite_flops import schema
+from tflite_flops.reader import schema
 from tflite_flops.ops import lookup, supported_ops
 from tflite_flops.ops.catalog import catalog
 

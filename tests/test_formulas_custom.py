@@ -219,7 +219,7 @@ def test_a_buggy_formula_is_an_error_not_an_unsupported_op(monkeypatch):
     with pytest.raises(tflite_flops.UnsupportedOpError, match="formula raised"):
         tflite_flops.analyze(data, strict=True)
     # the CLI's --strict (checked on the printed report) and the partial-totals line say it too
-    from tflite_flops.completeness import partial_note, strict_problems
+    from tflite_flops.report.completeness import partial_note, strict_problems
 
     assert strict_problems(report) == ["1 op(s) not counted because their cost formula raised"]
     assert "1 op(s) whose cost formula raised" in partial_note(report)

@@ -19,8 +19,8 @@ import pytest
 
 import tflite_flops
 from tflite_flops.errors import InputSpecError
-from tflite_flops.generative import signature_roles
-from tflite_flops.model import load_model
+from tflite_flops.analysis.generative import signature_roles
+from tflite_flops.reader.model import load_model
 from tflite_flops.render import render
 from tflite_flops.report import Report
 
@@ -141,9 +141,9 @@ def test_all_signatures_without_signatures_is_an_error():
 
 @pytest.mark.runtime
 def test_tokens_per_second_with_an_injected_clock():
-    from tflite_flops.bench import BenchSettings
-    from tflite_flops.generative import measure_signatures
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.measure.bench import BenchSettings
+    from tflite_flops.measure.tokens import measure_signatures
+    from tflite_flops.measure.runtime import RuntimeSettings
 
     ticks = iter(range(0, 10**12, 1_000_000))  # every clock read is 1 ms after the previous one
 
@@ -168,7 +168,7 @@ def test_cli_latency_prints_tokens_per_second():
 
 
 def test_bytes_per_token_and_the_memory_bound_limit():
-    from tflite_flops.generative import token_roofline
+    from tflite_flops.measure.tokens import token_roofline
 
     report = tflite_flops.analyze(DECODER, all_signatures=True)
     pre, dec = report.signatures["prefill"].tokens, report.signatures["decode"].tokens

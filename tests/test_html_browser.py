@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from render_helpers import hostile_report, measured_report, sample_report, sweep_data
-from tflite_flops.compare import compare_reports
+from tflite_flops.report.compare import compare_reports
 from tflite_flops.render.compare import render_compare_html
 from tflite_flops.render.formats.html import render_html
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tflite_flops.errors import InputSpecError
-from tflite_flops.kv_sweep import kv_sweep, parse_lengths
+from tflite_flops.studies.kv_sweep import kv_sweep, parse_lengths
 from tflite_flops.render.sweep import render_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,9 +75,9 @@ def test_cli_json_and_errors():
 
 @pytest.mark.runtime
 def test_decode_tokens_per_second_per_length():
-    from tflite_flops.bench import BenchSettings
-    from tflite_flops.kv_sweep import decode_measurer
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.measure.bench import BenchSettings
+    from tflite_flops.studies.kv_sweep import decode_measurer
+    from tflite_flops.measure.runtime import RuntimeSettings
 
     ticks = iter(range(0, 10**12, 2_000_000))  # every clock read 2 ms after the previous one
     measure = decode_measurer(str(KV_MODEL), RuntimeSettings(), BenchSettings(runs=3, warmup=1),

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 import tflite_flops
-from tflite_flops import model as model_module
+from tflite_flops.reader import model as model_module
 from tflite_flops.render import render
 from tflite_flops.render.formats.table import SUMMARY_HASH_MAX_BYTES
 

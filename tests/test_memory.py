@@ -20,11 +20,12 @@ import pytest
 import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.memory import (align, allocation_kinds, greedy_plan, place_buffers, plan_subgraph, tensor_sizes,
-                                 tflm_arena)
-from tflite_flops.model import load_model
+from tflite_flops.analysis.memory import (align, allocation_kinds, greedy_plan, place_buffers, plan_subgraph,
+                                          tensor_sizes, tflm_arena)
+from tflite_flops.reader.model import load_model
 from tflite_flops.report import Report
-from tflite_flops.shapes import subgraph_tensors
+from tflite_flops.report.budget import check_budget
+from tflite_flops.analysis.shapes import subgraph_tensors
 
 RELU, CONCATENATION = 19, 2
 SAMPLES = ["cnn_float", "cnn_int8", "cnn_fp16", "cnn_dynamic_range", "fcn_dynamic", "mlp_dynamic_batch",
@@ -185,8 +186,8 @@ def test_max_arena_gate(samples_dir, tmp_path):
     assert subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", path, "--budget", str(budget)],
                           capture_output=True, text=True).returncode == 3
     report = tflite_flops.analyze(path)
-    assert report.check_budget(max_arena=61_440) == [] and report.check_budget(max_arena="2MiB") == []
-    assert report.check_budget(max_arena=61_439)
+    assert check_budget(report, max_arena=61_440) == [] and check_budget(report, max_arena="2MiB") == []
+    assert check_budget(report, max_arena=61_439)
 
 
 # ---- the planners against brute force --------------------------------------------------------------

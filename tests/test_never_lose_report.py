@@ -96,9 +96,9 @@ def test_batch_rows_keep_their_static_costs_when_invoke_fails():
 @pytest.mark.runtime
 def test_library_add_latency_skips_instead_of_raising():
     import tflite_flops
-    from tflite_flops.bench import BenchSettings
-    from tflite_flops.latency import add_latency
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.measure.bench import BenchSettings
+    from tflite_flops.measure.latency import add_latency
+    from tflite_flops.measure.runtime import RuntimeSettings
 
     report = tflite_flops.analyze(CNN, batch=3)
     out = add_latency(report, CNN, RuntimeSettings(xnnpack=False), BenchSettings(2, 1), progress=False)
@@ -117,7 +117,7 @@ def test_per_op_failure_keeps_the_whole_model_latency():
 
 
 def test_runtime_messages_are_split_into_readable_parts():
-    from tflite_flops.runtime import runtime_message
+    from tflite_flops.measure.runtime import runtime_message
 
     glued = RuntimeError("tflite/kernels/transpose_conv.cc:902 SizeOfDimension(input, 0) != SizeOfDimension(output, "
                          "0) (3 != 1)Node number 7 (TRANSPOSE_CONV) failed to invoke.")
@@ -130,7 +130,7 @@ def test_runtime_messages_are_split_into_readable_parts():
 
 def test_failures_at_every_stage_become_skips():
     """Load, resize, allocate and invoke failures of a fake interpreter all end as RuntimeUnavailableError."""
-    from tflite_flops import bench, runtime
+    from tflite_flops.measure import bench, runtime
     from tflite_flops.errors import RuntimeUnavailableError
 
     class Fake:

@@ -124,7 +124,7 @@ def test_dispatch_op_is_registered_opaque():
 
 
 def test_compare_shows_the_opaque_ops_of_either_side():
-    from tflite_flops.compare import compare_reports
+    from tflite_flops.report.compare import compare_reports
     from tflite_flops.render.compare import render_comparison
 
     tpu = tflite_flops.analyze(edgetpu_model())

@@ -20,7 +20,7 @@ from tflite_flops.render import RENDERERS, format_for_path, format_names, render
 from tflite_flops.render.formats.html import render_html, render_sweep_html, script_json
 from tflite_flops.render.formats.markdown import render_markdown
 from tflite_flops.render.formats.model_explorer import node_data, render_model_explorer
-from tflite_flops.sweep import SweepResult, sweep
+from tflite_flops.studies.sweep import SweepResult, sweep
 from tflite_flops.units import grouped
 
 REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report}

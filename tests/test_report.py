@@ -93,7 +93,7 @@ def test_schema_version_is_checked(report):
 def test_sha256_is_the_files_and_computed_once(tmp_path, monkeypatch):
     import hashlib
 
-    from tflite_flops import model as model_module
+    from tflite_flops.reader import model as model_module
 
     path = SAMPLES[0]
     calls = []

@@ -9,7 +9,7 @@ import pytest
 
 import tflite_flops
 from tflite_flops.report import Roofline
-from tflite_flops.roofline import classify
+from tflite_flops.measure.roofline import classify
 
 CNN = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite"
 
@@ -34,9 +34,9 @@ def test_classify_with_given_peaks():
 
 @pytest.mark.runtime
 def test_measured_peaks_are_positive_and_classify():
-    from tflite_flops.bench import BenchSettings
-    from tflite_flops.roofline import measure_peaks
-    from tflite_flops.runtime import RuntimeSettings
+    from tflite_flops.measure.bench import BenchSettings
+    from tflite_flops.measure.roofline import measure_peaks
+    from tflite_flops.measure.runtime import RuntimeSettings
 
     peaks = measure_peaks(RuntimeSettings("litert", 1, True), BenchSettings(runs=3, warmup=1))
     assert peaks.peak_flops_per_s > 1e8 and peaks.peak_bytes_per_s > 1e7

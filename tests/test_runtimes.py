@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from tflite_flops import runtimes
+from tflite_flops.measure import runtimes
 from tflite_flops.errors import RuntimeMissingError, RuntimeUnavailableError
-from tflite_flops.runtime import RUNTIMES, runtime_version
+from tflite_flops.measure.runtime import RUNTIMES, runtime_version
 
 
 def test_every_shipped_runtime_is_registered_default_first():
@@ -54,8 +54,8 @@ def test_activations_are_captured_through_every_adapter(name):
     from pathlib import Path
 
     import tflite_flops
-    from tflite_flops.runtime import RuntimeSettings, input_positions
-    from tflite_flops.single_op import capture_activations
+    from tflite_flops.measure.runtime import RuntimeSettings, input_positions
+    from tflite_flops.measure.single_op import capture_activations
 
     model = Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite"
     report = tflite_flops.analyze(model)

@@ -12,7 +12,7 @@ import pytest
 from tflite_builder import CUSTOM, build_model, fc_model
 
 import tflite_flops
-from tflite_flops.completeness import check_strict, strict_problems
+from tflite_flops.report.completeness import check_strict, strict_problems
 from tflite_flops.errors import ShapeError, UnsupportedOpError
 
 ROOT = Path(__file__).resolve().parent.parent

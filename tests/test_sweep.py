@@ -20,9 +20,8 @@ import pytest
 from tflite_flops.errors import InputSpecError, ShapeError
 from tflite_flops.report import LatencyStats, Throughput
 from tflite_flops.render.sweep import render_sweep
-from tflite_flops.scaling_law import Variable, fit_law
-from tflite_flops.sweep import (PointSpec, SweepPoint, make_points, parse_batches,
-                                sweep)
+from tflite_flops.studies.scaling_law import Variable, fit_law
+from tflite_flops.studies.sweep import PointSpec, SweepPoint, make_points, parse_batches, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 FCN = str(ROOT / "sample_models" / "fcn_dynamic.tflite")

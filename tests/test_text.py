@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from tflite_flops.render.text import clip, progress_bar, text_table
+from tflite_flops.render.text import clip, text_table
+from tflite_flops.measure.progress import progress_bar
 
 
 def test_text_table_aligns_columns_and_rules_the_header():

@@ -12,15 +12,15 @@ Static analysis needs only numpy, flatbuffers and the ``tflite`` schema bindings
 imports TensorFlow or LiteRT.
 """
 
-__version__ = "0.1.0"
-
-from .analysis import analyze, infer_trip_count  # noqa: E402
+from ._version import __version__
+from .analysis import infer_trip_count  # noqa: E402
+from .api import analyze  # noqa: E402
 from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError,  # noqa: E402
                      RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError)
-from .model import Model, load_model  # noqa: E402
+from .reader.model import Model, load_model  # noqa: E402
 from .ops import Cost, OpContext, register_cost, register_shape, supported_ops  # noqa: E402
 from .report import OpRecord, Report, Totals  # noqa: E402
-from .sweep import sweep  # noqa: E402
+from .studies.sweep import sweep  # noqa: E402
 
 __all__ = [
     "analyze", "infer_trip_count", "load_model", "Model", "Report", "OpRecord", "Totals", "Cost", "OpContext",

@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Sequence
 
-from . import __version__
+from ._version import __version__
 from .errors import TfliteFlopsError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3

@@ -80,7 +80,7 @@ def source_name(source: Any) -> str | None:
 
 
 def _tf() -> Any:
-    from .runtime import quiet_native_stderr
+    from .measure.runtime import quiet_native_stderr
 
     try:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

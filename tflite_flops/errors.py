@@ -42,7 +42,13 @@ class OutputFormatError(TfliteFlopsError):
 
 
 class RuntimeMissingError(RuntimeUnavailableError):
-    """The requested interpreter package is not installed."""
+    """The requested interpreter package is not installed.
+
+    Raised by ``tflite_flops.analyze(..., latency=True)``, it carries the static report in ``report``
+    (None when raised before the analysis): nothing the analysis found is lost.
+    """
+
+    report: object = None
 
 
 class ProfileMismatchError(TfliteFlopsError):

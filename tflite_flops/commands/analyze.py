@@ -14,6 +14,7 @@ HELP = "cost every op of a model (and optionally time it) and print a report"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``analyze``."""
     from ..render import RENDERERS
+    from ..report.budget import add_budget_arguments
 
     p.add_argument("model", help="path to a .tflite file")
     add_output_options(p, RENDERERS, "also write a report file")
@@ -33,29 +34,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--prefill", metavar="SIG", help="the prefill signature (default: detected; implies --all-signatures)")
     g.add_argument("--decode", metavar="SIG", help="the decode signature (default: detected; implies --all-signatures)")
     add_latency_options(p)
-    from ..budget import add_budget_arguments
-
     add_budget_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyze, measure if asked, render, write files atomically, print.
+    """Analyze and measure with :func:`tflite_flops.api.analyze`, render, write files atomically, print.
 
     A runtime that cannot load, prepare or run the model leaves the static report intact: latency
-    is ``{"skipped": why}``, a warning says why, and the exit code is 0. ``--strict`` is checked
-    after the report is printed, by the function ``analyze(..., strict=True)`` uses
-    (:func:`tflite_flops.completeness.check_strict`): uncounted ops, partial totals or skipped
+    is ``{"skipped": why}``, a warning says why, and the exit code is 0. A runtime that is not
+    installed prints the static report, then an error (exit 1). ``--strict`` is checked after the
+    report is printed, by the function ``analyze(..., strict=True)`` uses
+    (:func:`tflite_flops.report.completeness.check_strict`): uncounted ops, partial totals or skipped
     latency then exit 1.
     """
-    from dataclasses import replace
-
-    from ..analysis import analyze
-    from ..completeness import check_strict, partial_note
-    from ..errors import RuntimeMissingError, RuntimeUnavailableError, TfliteFlopsError
+    from ..api import analyze
+    from ..errors import RuntimeMissingError, TfliteFlopsError
     from ..render import format_for_path, render
     from ..render.formats.table import render_table
-
-    from ..budget import budget_exit_code, budget_limits
+    from ..report.budget import budget_exit_code, budget_limits
+    from ..report.completeness import check_strict, partial_note
 
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
     if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
@@ -63,48 +60,25 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     timed = args.latency or args.per_op or args.roofline
-    settings = latency_settings(args) if timed else None  # bad --runs or --inputs fail before any work
-    # --strict is checked on the finished report (below), so that the report is printed first
+    runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)  # bad --runs fail first
     all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
-    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch,
-                     while_trips=args.while_trips, signature=args.signature, count_zeros=args.count_zeros,
-                     all_signatures=all_signatures, prefill=args.prefill, decode=args.decode)
-    exit_code = 0
     missing = None
-    if settings is not None:
-        from ..latency import add_latency
-
-        runtime, bench, inputs = settings
-        try:
-            if args.latency or args.per_op:
-                report = add_latency(report, args.model, runtime, bench, inputs, per_op=args.per_op)
-            if args.latency and report.signatures:
-                from ..generative import measure_signatures
-
-                report = measure_signatures(report, args.model, runtime, bench)
-            if args.roofline:
-                from ..roofline import classify, measure_peaks
-
-                try:
-                    report = classify(report, measure_peaks(runtime))
-                except RuntimeMissingError:
-                    raise
-                except RuntimeUnavailableError as exc:
-                    report = replace(report, warnings=report.warnings + (f"roofline skipped: {exc}",))
-                else:
-                    if report.signatures:
-                        from ..generative import token_roofline
-
-                        report = token_roofline(report, report.roofline.peak_bytes_per_s)
-        except RuntimeMissingError as exc:
-            missing, exit_code = exc, 1
+    try:
+        report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
+                         signature=args.signature, count_zeros=args.count_zeros, all_signatures=all_signatures,
+                         prefill=args.prefill, decode=args.decode, latency=args.latency, per_op=args.per_op,
+                         roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True)
+    except RuntimeMissingError as exc:
+        if exc.report is None:
+            raise
+        report, missing = exc.report, exc
     partial = partial_note(report)
     print_warnings(report.warnings + ((partial,) if partial else ()))
     emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
          args.format, targets)
     if missing is not None:
         print(f"error: {missing} (the static report above is complete)", file=sys.stderr)
-        return exit_code
+        return 1
     if args.strict:
         try:
             check_strict(report)  # the rules of analyze(..., strict=True), applied to the printed report

@@ -30,9 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Expand the sources, analyze in worker processes, write the rows atomically."""
-    from ..batch import BatchOptions, expand_sources, run_batch
+    from ..studies.batch import BatchOptions, expand_sources, run_batch
     from ..render.batch import BATCH_FORMATS, batch_format_for_path
-    from ..render.text import progress_bar
+    from ..measure.progress import progress_bar
     from ..errors import InputSpecError
 
     targets = [(path, batch_format_for_path(path)) for path in args.output]  # fail before any work

@@ -58,7 +58,7 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
     g.add_argument("--latency", action="store_true", help="time invoke() with the interpreter")
     if per_op:
         g.add_argument("--per-op", action="store_true", help="also time every op in isolation (implies --latency)")
-    from .. import runtimes
+    from ..measure import runtimes
 
     g.add_argument("--runtime", choices=runtimes.names(), default=runtimes.names()[0],
                    help=f"interpreter to use (default {runtimes.names()[0]} = ai_edge_litert)")
@@ -78,9 +78,9 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
 
 def latency_settings(args: argparse.Namespace):
     """(RuntimeSettings, BenchSettings, input arrays or None) from the parsed options."""
-    from ..bench import BenchSettings
+    from ..measure.bench import BenchSettings
     from ..errors import InputSpecError
-    from ..runtime import RuntimeSettings, load_npz
+    from ..measure.runtime import RuntimeSettings, load_npz
 
     if args.runs < 1 or args.warmup < 1 or args.threads < 1 or args.min_time < 0:
         raise InputSpecError("--runs, --warmup and --threads must be at least 1, --min-time at least 0")

@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _load(path: str, args: argparse.Namespace):
     """A Report from a saved JSON report, or by analyzing (and timing, with --latency) a model."""
-    from ..analysis import analyze
+    from ..api import analyze
     from ..errors import ModelLoadError
     from ..report import Report
 
@@ -39,7 +39,7 @@ def _load(path: str, args: argparse.Namespace):
     report = analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
                      signature=args.signature)
     if args.latency or args.per_op:
-        from ..latency import add_latency
+        from ..measure.latency import add_latency
 
         runtime, bench, inputs = latency_settings(args)
         report = add_latency(report, path, runtime, bench, inputs, per_op=args.per_op)
@@ -48,7 +48,7 @@ def _load(path: str, args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Analyze both sides, compare, render, write files atomically, print."""
-    from ..compare import compare_reports
+    from ..report.compare import compare_reports
     from ..render.compare import compare_format_for_path, render_compare_table, render_comparison
 
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work

@@ -25,8 +25,9 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, check that the profile is of this model, join it, render."""
     from dataclasses import replace
 
-    from ..analysis import analyze
-    from ..device_profile import join_profile, parse_profile, profile_graph, profile_mismatches, read_profile_text
+    from ..api import analyze
+    from ..measure.device_profile import (join_profile, parse_profile, profile_graph, profile_mismatches,
+                                          read_profile_text)
     from ..errors import ProfileMismatchError
     from ..render import format_for_path, render
 

@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _batches(text: str) -> list[int]:
     """``--batch 1,2,4``: a usage error (exit 2, this subcommand's usage) when it cannot be read."""
     from ..errors import InputSpecError
-    from ..sweep import parse_batches
+    from ..studies.sweep import parse_batches
 
     try:
         values = parse_batches(text)
@@ -50,7 +50,7 @@ def _batches(text: str) -> list[int]:
 def run(args: argparse.Namespace) -> int:
     """Analyze every point, fit, render, write files atomically."""
     from ..render.sweep import sweep_format_for_path
-    from ..sweep import make_points, sweep
+    from ..studies.sweep import make_points, sweep
 
     targets = [(path, sweep_format_for_path(path)) for path in args.output]  # fail before any work
     if args.kv_length is not None:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     if args.latency:
-        from ..latency import point_measurer
+        from ..measure.latency import point_measurer
 
         runtime, bench, inputs = latency_settings(args)
         measure = point_measurer(args.model, runtime, bench, inputs)
@@ -76,12 +76,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _finish(result, args: argparse.Namespace, targets) -> int:
     """Warn about the points whose latency was skipped, print and write the sweep, then apply
-    ``--strict``'s rules (:func:`tflite_flops.completeness.strict_problems`) to every point with its
+    ``--strict``'s rules (:func:`tflite_flops.report.completeness.strict_problems`) to every point with its
     latency: the analysis problems already failed the point, what is left is skipped latency."""
     import sys
     from dataclasses import replace
 
-    from ..completeness import strict_problems
+    from ..report.completeness import strict_problems
     from ..render.sweep import render_sweep
 
     skipped = [f"point {p.spec.label}: latency skipped: {p.latency.skipped}" for p in result.points
@@ -98,9 +98,9 @@ def _finish(result, args: argparse.Namespace, targets) -> int:
 
 
 def _run_kv(args: argparse.Namespace, targets) -> int:
-    """``sweep --kv-length``: the decode step at every KV length (see :mod:`tflite_flops.kv_sweep`)."""
+    """``sweep --kv-length``: the decode step at every KV length (see :mod:`tflite_flops.studies.kv_sweep`)."""
     from ..errors import InputSpecError
-    from ..kv_sweep import decode_measurer, kv_sweep, parse_lengths
+    from ..studies.kv_sweep import decode_measurer, kv_sweep, parse_lengths
 
     if args.input_shape or args.batch is not None or args.signature is not None:
         raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "

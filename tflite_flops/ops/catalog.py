@@ -6,7 +6,7 @@ coverage test and docs/conventions.md.
 
 from __future__ import annotations
 
-from .. import schema
+from ..reader import schema
 from .registry import supported_ops
 
 

@@ -1,6 +1,6 @@
 """Renderers of ``batch`` rows (one dict per model, every key of :data:`COLUMNS`): table, csv,
 json, md. The format table is :data:`BATCH_FORMATS` (extensions from
-:data:`tflite_flops.render.formats.FORMATS`). The rows are made by :mod:`tflite_flops.batch`.
+:data:`tflite_flops.render.formats.FORMATS`). The rows are made by :mod:`tflite_flops.studies.batch`.
 """
 
 from __future__ import annotations
@@ -15,17 +15,8 @@ from ..units import human, human_bytes
 from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.markdown import md_table, md_text
+from ..studies.batch import COLUMNS, PRECISION_COLUMNS
 from .text import text_table
-
-
-# Precision groups of the split columns (see units/analysis for the precision names).
-PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
-COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
-           + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
-                                                          "bytes_written", "arena_bytes", "tflm_arena_bytes",
-                                                          "unsupported_ops", "unresolved_ops",
-                                                          "warnings", "latency_median_ms", "inferences_per_s",
-                                                          "latency_skipped", "seconds"])
 
 
 def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:

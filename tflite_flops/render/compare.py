@@ -1,4 +1,4 @@
-"""Renderers of a :class:`~tflite_flops.compare.Comparison`: table, json, csv, md, html.
+"""Renderers of a :class:`~tflite_flops.report.compare.Comparison`: table, json, csv, md, html.
 
 They only read the comparison; the format table is :data:`COMPARE_RENDERERS` (extensions from
 :data:`tflite_flops.render.formats.FORMATS`).
@@ -11,8 +11,8 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..compare import Comparison, MetricDelta, OpPair
-from ..completeness import latency_flag, partial_note
+from ..report.compare import Comparison, MetricDelta, OpPair
+from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
 from ..units import human, human_bytes
 from .charts import esc, paired_hbar_chart

@@ -1,4 +1,4 @@
-"""Renderers of a sweep (:class:`tflite_flops.sweep.SweepResult`, also a KV-length sweep):
+"""Renderers of a sweep (:class:`tflite_flops.studies.sweep.SweepResult`, also a KV-length sweep):
 table, json, csv, html. The format table is :data:`SWEEP_RENDERERS` (extensions from
 :data:`tflite_flops.render.formats.FORMATS`).
 """
@@ -10,7 +10,7 @@ import io
 from typing import Any, Sequence
 
 from ..report import LatencyStats, Throughput
-from ..sweep import SweepPoint, SweepResult
+from ..studies.sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_unit, precision_unit
 from .formats import RendererTable
 from .formats.html import render_sweep_html

@@ -1,14 +1,12 @@
-"""Plain-text building blocks of every terminal output: one aligned table, one clip, one progress bar.
+"""Plain-text building blocks of every terminal output: one aligned table, one clip.
 
-The report, compare, batch, sweep and ops-catalog tables are all drawn by :func:`text_table`;
-the timing harness and the batch runner both draw :func:`progress_bar`.
+The report, compare, batch, sweep and ops-catalog tables are all drawn by :func:`text_table`
+(the progress bar of the timing harness and the batch runner is :mod:`tflite_flops.measure.progress`).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool], *,
@@ -39,27 +37,3 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
 def clip(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, keeping its end (``…`` marks the cut)."""
     return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
-def progress_bar(label: str = "", stream: Any = None, width: int = 30) -> Callable[..., None] | None:
-    """A one-line progress bar on ``stream`` (stderr) when it is a terminal; None otherwise.
-
-    The returned ``show(done, total, item="")`` redraws the line at most about 50 times per run
-    (and always at the end, when it clears the line). ``item`` (a path) is shown after the count.
-    """
-    stream = stream or sys.stderr
-    if not stream.isatty():
-        return None
-    prefix = f"{label} " if label else ""
-
-    def show(done: int, total: int, item: str = "") -> None:
-        if done % max(total // 50, 1) and done < total:
-            return
-        filled = min(width, width * done // max(total, 1))
-        name = f" {os.path.basename(item)[-30:]:<30}" if item else ""
-        stream.write(f"\r{prefix}[{'#' * filled}{'.' * (width - filled)}] {done}/{total}{name}")
-        if done >= total:
-            stream.write("\r" + " " * (len(prefix) + width + 52) + "\r")
-        stream.flush()
-
-    return show

@@ -24,10 +24,10 @@ import os
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
-from ...completeness import latency_flag, partial_note
+from ...report.completeness import latency_flag, partial_note
 from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
-from ...scaling_law import Fit
-from ...sweep import SweepPoint, SweepResult
+from ...studies.scaling_law import Fit
+from ...studies.sweep import SweepPoint, SweepResult
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
@@ -547,7 +547,7 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
 
     Args:
         report: the analysis (with latency/throughput and per-op ``latency_ms`` when measured).
-        sweep: optional shape sweep (:func:`tflite_flops.sweep`); adds the sweep section.
+        sweep: optional shape sweep (:func:`tflite_flops.studies.sweep`); adds the sweep section.
         roofline: optional measured roofs and ops (:class:`~tflite_flops.report.Roofline`);
             ``report.roofline`` when not given.
 

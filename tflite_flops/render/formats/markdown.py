@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from ...completeness import latency_flag, partial_note
+from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from ...completeness import latency_flag, partial_note
+from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows

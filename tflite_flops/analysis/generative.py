@@ -1,0 +1,205 @@
+"""Every signature in one report, and the per-token figures of generative models.
+
+A generative ``.tflite`` (an on-device LLM) has several signatures, typically ``prefill``
+(T prompt tokens at once) and ``decode`` (one token), that share one copy of the weights and
+pass a KV cache in and out. :func:`add_signatures` analyzes every signature of a model and
+fills ``report.signatures`` with a :class:`~tflite_flops.report.SignatureReport` each:
+
+* **totals** of the signature (MACs, FLOPs by precision, bytes, params). ``params`` counts the
+  weights the signature's subgraphs read; a weight shared by several signatures is in each of
+  them, and once in the report's own ``totals.params`` (the reader counts a buffer that several
+  subgraphs point at once).
+* **role**: ``prefill`` or ``decode``, from the key (``prefill_128`` → prefill; ``decode`` /
+  ``generate`` → decode), else from the token-count input dim (T > 1 → prefill, T = 1 →
+  decode); ``prefill=`` / ``decode=`` (``--prefill SIG --decode SIG``) name them instead.
+  The token input is an integer input of shape ``[1, T]``, preferably named like ``tokens`` /
+  ``input_ids``.
+* **per-token figures** (:class:`~tflite_flops.report.TokenFigures`) of prefill and decode
+  signatures: MACs and FLOPs per token (the signature's totals ÷ T), weight bytes read per
+  token (the stored bytes of its weights, read once per call, ÷ T), the KV-cache bytes (the
+  cache inputs' shapes × dtypes; cache inputs are the inputs named ``*cache*`` / ``kv*`` or
+  returned under the same name) and the cache length (the dim along which the cache is
+  updated by DYNAMIC_UPDATE_SLICE, whose update is T long on that dim).
+
+With ``--latency``, :mod:`tflite_flops.measure.tokens` times every signature and adds tokens/s
+and the time to first token.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+from ..errors import InputSpecError
+from ..reader.model import Model, Signature
+from ..report import Report, SignatureReport, TensorSummary, TokenFigures
+from ..units import tensor_bytes
+
+ROLES = ("prefill", "decode")
+_INT_DTYPES = frozenset({"INT32", "INT64"})
+
+
+def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]], *,
+                   prefill: str | None = None, decode: str | None = None, **settings: Any) -> Report:
+    """``report`` with ``signatures`` filled: every signature of ``model`` analyzed at its stored shapes.
+
+    Args:
+        report: the report of the model's entry (as :func:`tflite_flops.analyze` makes it).
+        model: the parsed model.
+        analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
+            this module, not the reverse).
+        prefill, decode: signature keys to take as the prefill / decode step (default: detected).
+        **settings: the analysis settings (while_trips, cost_overrides, trust_stored_shapes,
+            count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`. (``strict`` is checked
+            by :func:`tflite_flops.analyze` on the finished report, signatures included.)
+
+    Raises:
+        InputSpecError: the model has no signature, or ``prefill`` / ``decode`` names an unknown
+            signature or one without a token-count input.
+    """
+    if not model.signatures:
+        raise InputSpecError("--all-signatures: the model has no signatures (SignatureDefs)")
+    keys = [s.key for s in model.signatures]
+    for what, key in (("--prefill", prefill), ("--decode", decode)):
+        if key is not None and key not in keys:
+            raise InputSpecError(f"{what} {key!r}: no such signature (signatures: {', '.join(keys)})")
+    roles = signature_roles(model, prefill, decode)
+    out: dict[str, SignatureReport] = {}
+    warnings = list(report.warnings)
+    for sig in model.signatures:
+        sub, walk = analyze_entry(model, sig.key, None, None, **settings)
+        reached = {o.subgraph for o in sub.ops if o.phase != "not_executed"} | {sig.subgraph_index}
+        params = param_bytes = 0
+        for (subgraph, _), (n, size) in walk.params.tensors.items():
+            if subgraph in reached:
+                params += n
+                param_bytes += size
+        totals = dataclasses.replace(sub.totals, params=params, param_bytes=param_bytes)
+        role = roles.get(sig.key)
+        tokens = None
+        if role is not None:
+            tokens = _token_figures(model, sig, role[0], role[1], role[2], totals, walk.states[sig.subgraph_index].shapes)
+        named = _named(sig, sub)
+        out[sig.key] = SignatureReport(
+            key=sig.key, subgraph=sig.subgraph_index, inputs=named[0], outputs=named[1], totals=totals,
+            operators=sum(1 for o in sub.ops if o.phase == "inference"), unsupported=dict(sub.unsupported),
+            tokens=tokens, memory=sub.memory)
+        warnings += [f"signature {sig.key}: {w}" for w in sub.warnings if w not in report.warnings]
+    return dataclasses.replace(report, signatures=out, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def signature_roles(model: Model, prefill: str | None = None,
+                    decode: str | None = None) -> dict[str, tuple[str, str, int]]:
+    """{signature key: (role, token input name, tokens per call)} of the prefill / decode signatures.
+
+    Detection by key first (``prefill*`` → prefill, ``decode*`` / ``generate*`` → decode), then by
+    the token input's length (T > 1 prefill, T = 1 decode). ``prefill`` / ``decode`` override it.
+    A signature without a static token-count input gets no role (an error when named explicitly).
+    """
+    roles: dict[str, tuple[str, str, int]] = {}
+    for sig in model.signatures:
+        token = token_input(model, sig)
+        chosen = "prefill" if sig.key == prefill else "decode" if sig.key == decode else None
+        if chosen is not None and token is None:
+            raise InputSpecError(f"--{chosen} {sig.key!r}: the signature has no token-count input "
+                                 "(an integer input of shape [1, T])")
+        if token is None:
+            continue
+        name, count = token
+        if chosen is None:
+            lower = sig.key.lower()
+            if "prefill" in lower:
+                chosen = "prefill"
+            elif "decode" in lower or "generate" in lower:
+                chosen = "decode"
+            else:
+                chosen = "prefill" if count > 1 else "decode"
+            if (chosen == "prefill" and prefill is not None) or (chosen == "decode" and decode is not None):
+                continue  # the user named the signature of this role
+        roles[sig.key] = (chosen, name, count)
+    return roles
+
+
+def token_input(model: Model, sig: Signature) -> tuple[str, int] | None:
+    """(name, T) of the signature's token-count input: an integer input of static shape [1, T].
+
+    Inputs named like token ids (``tokens``, ``input_ids``, ``ids``) come first; position inputs
+    (``*pos*``) and cache inputs are never taken.
+    """
+    sg = model.subgraphs[sig.subgraph_index]
+    found = []
+    for name, index in sig.inputs.items():
+        t = sg.tensors[index]
+        shape = t.shape_signature if t.shape_signature is not None else t.shape
+        lower = name.lower()
+        if (t.dtype not in _INT_DTYPES or len(shape) != 2 or shape[0] != 1 or shape[1] < 1 or "pos" in lower
+                or _is_cache_name(lower)):
+            continue
+        preferred = "token" in lower or "ids" in lower
+        found.append((not preferred, name, int(shape[1])))
+    if not found:
+        return None
+    _, name, count = min(found)
+    return name, count
+
+
+def _is_cache_name(lower: str) -> bool:
+    return "cache" in lower or lower.startswith("kv") or "_kv" in lower or "past_key" in lower or "past_value" in lower
+
+
+def _token_figures(model: Model, sig: Signature, role: str, token: str, count: int, totals: Any,
+                   shapes: Any) -> TokenFigures:
+    """Per-token MACs/FLOPs/weight bytes and the KV cache of one prefill or decode signature."""
+    sg = model.subgraphs[sig.subgraph_index]
+    caches = cache_inputs(sig, token)
+    cache_bytes = sum(tensor_bytes(shapes[i], sg.tensors[i].dtype) for i in caches.values())
+    weight_bytes = round(totals.param_bytes / count)
+    return TokenFigures(
+        role=role, tokens=count, token_input=token,
+        # per token = the call's total ÷ tokens per call, rounded to the nearest int
+        macs_per_token=round(totals.macs / count), flops_per_token=round(totals.flops / count),
+        weight_bytes_per_token=weight_bytes, kv_cache_bytes=int(cache_bytes),
+        kv_cache_inputs=tuple(sorted(caches)), kv_length=kv_length(sg, set(caches.values()), shapes),
+        # bytes a token needs from memory: its share of the weights (all of them for a decode step)
+        # plus its share of the cache, which attention reads once per call
+        bytes_per_token=weight_bytes + round(cache_bytes / count))
+
+
+def cache_inputs(sig: Signature, token: str | None = None) -> dict[str, int]:
+    """{name: tensor index} of the signature's KV-cache inputs: named ``*cache*``, ``kv*``,
+    ``past_key*`` / ``past_value*``, or returned as an output of the same name (state kept by the caller)."""
+    return {name: index for name, index in sig.inputs.items()
+            if _is_cache_name(name.lower()) or (name in sig.outputs and name != token)}
+
+
+def kv_length(sg: Any, cache_tensors: set[int], shapes: Any) -> int | None:
+    """The cache length: the dim of a cache input that DYNAMIC_UPDATE_SLICE updates with a shorter slice.
+
+    The update of a cache [1, S, H, D] by T tokens is [1, T, H, D] (T < S), so the dim where the
+    two differ is the KV length S. None when no such update is found or the dims are ambiguous.
+    """
+    lengths = set()
+    for op in sg.operators:
+        if op.op_type != "DYNAMIC_UPDATE_SLICE" or len(op.inputs) < 2 or op.inputs[0] not in cache_tensors:
+            continue
+        full, part = shapes[op.inputs[0]], shapes[op.inputs[1]]
+        differ = [a for a, b in zip(full, part) if a != b] if len(full) == len(part) else []
+        if len(differ) == 1:
+            lengths.add(int(differ[0]))
+    return lengths.pop() if len(lengths) == 1 else None
+
+
+def _named(sig: Signature, sub: Report) -> tuple[tuple[TensorSummary, ...], tuple[TensorSummary, ...]]:
+    """The signature's inputs and outputs under their signature names (the report's, renamed)."""
+    by_index_in = {t.index: t for t in sub.inputs}
+    by_index_out = {t.index: t for t in sub.outputs}
+
+    def pick(names: Mapping[str, int], known: Mapping[int, TensorSummary]) -> tuple[TensorSummary, ...]:
+        out = []
+        for name, index in names.items():
+            t = known.get(index)
+            if t is not None:
+                out.append(dataclasses.replace(t, name=name))
+        return tuple(out)
+
+    return pick(sig.inputs, by_index_in), pick(sig.outputs, by_index_out)

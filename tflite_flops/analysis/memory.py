@@ -1,0 +1,630 @@
+"""Activation memory: tensor lifetimes, live bytes per op, and the arenas two real planners would allocate.
+
+A pass over the shapes the analysis resolved (never a second shape walk). For every subgraph the
+runtime holds, it derives, as TFLite's ``ArenaPlanner`` does (tflite/arena_planner.cc):
+
+* where each tensor lives: constants stay in the file (weights, reported apart); variable tensors
+  and the init-time results of DEQUANTIZE / DENSIFY of a constant go to the *persistent* arena;
+  outputs that a kernel computes once at Prepare from constants (SHAPE, shape arithmetic:
+  ``SetTensorToPersistentRo``) are read-only buffers outside the arena; every other tensor with
+  bytes is an activation in the arena;
+* in-place reuse: an op registered as in-place (RESHAPE, ADD, SOFTMAX, … — the registry's
+  :class:`~tflite_flops.ops.registry.MemoryFacts`) writes its output into an input's buffer under
+  the planner's conditions (same size, a single reader unless the data is unmodified, neither a
+  subgraph input nor output);
+* lifetimes by reference counting in op order: subgraph inputs live from the start, outputs to
+  the end, every other buffer from the op that writes it to the last op that reads it;
+* the arena: whole-lifetime buffers first, then the rest by size (largest first), each placed at
+  the best-fitting 64-byte-aligned gap among the buffers whose lifetimes overlap its own
+  (``SimpleMemoryArena::Allocate``).
+
+TensorFlow Lite Micro's ``GreedyMemoryPlanner`` is simulated too, with its own lifetime rules
+(tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs
+its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit).
+
+Not covered: kernel temporaries (im2col and other scratch buffers a kernel asks for in Prepare),
+tensors the runtime sizes only at invoke time (dynamic outputs), and delegates, which keep their
+partitions' tensors in their own memory. See docs/memory.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate, compress
+from operator import attrgetter, itemgetter
+from typing import Iterable, Mapping, NamedTuple, Sequence
+
+from ..reader.model import Model, Subgraph
+from ..ops.registry import MEMORY_FACTS
+from ..report import MemorySummary, SubgraphMemory
+from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
+from ..units import dense_bytes, num_elements
+
+TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
+TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+_MAX_SHARABLE_INPUTS = 3  # kTfLiteMaxSharableOpInputs
+_SCALAR_BYTES = 4  # kScalarTensorBytes: smaller tensors are never written in place
+_END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
+
+# Where a tensor lives, as TfLiteAllocationType.
+CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
+
+
+def align(n: int, alignment: int) -> int:
+    """``n`` rounded up to a multiple of ``alignment``."""
+    return -(-n // alignment) * alignment
+
+
+@dataclass(frozen=True)
+class SubgraphPlan:
+    """TFLite's plan of one subgraph: every arena buffer's lifetime and offset, and the op-by-op live bytes."""
+
+    index: int
+    sizes: tuple[int, ...]  # bytes of every tensor at the resolved shapes
+    kinds: tuple[str, ...]  # allocation type of every tensor (CONSTANT, ARENA, ...)
+    shared: Mapping[int, int]  # output tensor -> the tensor whose buffer it reuses
+    first: Mapping[int, int]  # arena buffer -> op that allocates it (0 for inputs)
+    last: Mapping[int, int]  # arena buffer -> last op that reads it (_END: never freed)
+    offsets: Mapping[int, int]  # arena buffer -> offset in the arena
+    arena_bytes: int
+    persistent_bytes: int
+    live: tuple[int, ...]  # bytes of arena buffers alive while each op runs
+    activations_total_bytes: int  # every arena tensor at its own 64-byte-aligned place: no reuse at all
+
+
+def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequence[bool] | None = None,
+                 numel: Sequence[int] | None = None, stored: Sequence[tuple[int, ...]] | None = None
+                 ) -> list[int]:
+    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0).
+
+    Constant tensors are 0 when ``constant`` is given (weights are never planned). ``numel`` and
+    ``stored`` (the walk's element counts of the stored shapes) spare recounting unchanged shapes.
+    """
+    tensors = sg.tensors
+    counted = numel is not None and stored is not None
+    n = min(len(tensors), len(shapes), *((len(constant),) if constant is not None else ()),
+            *((len(numel), len(stored)) if counted else ()))
+    sizes = [0] * n
+    wanted = range(n) if constant is None else [i for i, c in zip(range(n), constant) if not c]
+    for i in wanted:
+        shape = shapes[i]
+        count = numel[i] if counted and shape is stored[i] else num_elements(shape)
+        sizes[i] = dense_bytes(count, tensors[i].dtype)
+    return sizes
+
+
+class SubgraphUses(NamedTuple):
+    """What a subgraph's ops, inputs and outputs say about its tensors: the planners' facts that do
+    not depend on shapes, read in one pass over the ops by :func:`subgraph_uses`.
+
+    The lists have one entry per tensor. Ops are counted in TFLM's scopes, where op ``i`` is at
+    ``i + 1`` (0 is before the first op); -1 is never.
+    """
+
+    inputs: frozenset[int]  # the subgraph's inputs (omitted ones, -1, left out)
+    outputs: frozenset[int]  # its outputs
+    variables: tuple[int, ...]  # its variable tensors, in index order
+    pinned: frozenset[int]  # outputs, variables and inputs: their buffers live to the end of the run
+    readers: list[int]  # ArenaPlanner's refcounts_: one per pin and one per read
+    last_read: list[int]  # the scope of the last op that reads each tensor
+    allocated: dict[int, int]  # tensor -> op index that allocates it: 0 for inputs and variables, else its first writer
+    # Ops that may compute their outputs at Prepare: (inputs that must be known by then, outputs
+    # that are not subgraph inputs), omitted tensors left out.
+    prepare: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    # Ops that may write their output in place (an output that is a subgraph output never is): (the
+    # output, whether the op changes the data, the input positions whose buffer it may take in the
+    # kernel's order, the op's inputs).
+    inplace: tuple[tuple[int, bool, tuple[int, ...], tuple[int, ...]], ...]
+    # TFLM's lifetimes of the subgraph marked alone from scope 0, as the entry (the inputs at 0, the
+    # outputs at len(ops)): the first use of each tensor and its last write; a tensor lives to its
+    # last read or last write, whichever is later. None when an op calls a subgraph (TFLM's scopes
+    # then nest the callee's ops: they are walked).
+    tflm: tuple[list[int], list[int]] | None
+
+
+_IS_VARIABLE = attrgetter("is_variable")
+_SUBGRAPH_REFS = attrgetter("subgraph_refs")
+
+
+def subgraph_uses(sg: Subgraph) -> SubgraphUses:
+    """The :class:`SubgraphUses` of ``sg``, in one pass over its ops."""
+    ops = sg.operators
+    tensors = sg.tensors
+    n = len(tensors)
+    inputs = frozenset(t for t in sg.inputs if t >= 0)
+    outputs = frozenset(t for t in sg.outputs if t >= 0)
+    # (most models have no variable: one quick pass first)
+    variables = tuple(i for i, t in enumerate(tensors) if t.is_variable) if any(map(_IS_VARIABLE, tensors)) else ()
+    readers = [0] * n
+    last_read = [-1] * n
+    first_use = [-1] * n  # reads do not start a TFLM lifetime, writes do
+    last_write = [-1] * n
+    allocated = dict.fromkeys((*variables, *inputs), 0)
+    for scope, op in enumerate(ops, 1):
+        for t in op.inputs:
+            if t >= 0:
+                readers[t] += 1
+                last_read[t] = scope
+        for t in op.outputs:
+            if t >= 0:
+                if first_use[t] < 0:  # the first op that writes t
+                    first_use[t] = scope
+                    if t not in allocated:
+                        allocated[t] = scope - 1
+                last_write[t] = scope
+    for t in (*outputs, *variables, *inputs):
+        readers[t] += 1
+
+    facts_of = dict(MEMORY_FACTS)
+    special = [(op, facts_of[op.op_type]) for op in ops if op.op_type in facts_of]
+    prepare = tuple((tuple(op.inputs[p] for p in facts.prepare_inputs if p < len(op.inputs) and op.inputs[p] >= 0),
+                     tuple(o for o in op.outputs if o >= 0 and o not in inputs))
+                    for op, facts in special if facts.prepare_inputs is not None)
+    inplace = tuple((op.outputs[0], not facts.data_unmodified, facts.inplace, op.inputs) for op, facts in special
+                    if facts.inplace and op.outputs and op.outputs[0] >= 0 and op.outputs[0] not in outputs)
+
+    tflm = None
+    if not any(map(_SUBGRAPH_REFS, ops)):
+        end = len(ops)
+        for t in inputs:
+            first_use[t] = 0
+            if last_write[t] < 0:
+                last_write[t] = 0
+        for t in outputs:
+            if first_use[t] < 0:
+                first_use[t] = end
+            last_write[t] = end
+        tflm = (first_use, last_write)
+    return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
+                        allocated, prepare, inplace, tflm)
+
+
+def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
+                     init_constant: Sequence[bool], uses: SubgraphUses | None = None) -> list[str]:
+    """Where TFLite puts each tensor of ``sg`` (see the module docstring); ``uses``: its :func:`subgraph_uses`."""
+    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if init else ARENA
+             for _, c, init, size in zip(sg.tensors, constant, init_constant, sizes)]
+    _settle_kinds(kinds, subgraph_uses(sg) if uses is None else uses)
+    return kinds  # NOTHING: strings, resources and empty tensors have nothing in the arena
+
+
+def _settle_kinds(kinds: list[str], uses: SubgraphUses) -> list[int]:
+    """Turns the arena tensors that are variables into persistent ones, and the outputs that ops
+    compute at Prepare into prepared ones; returns the tensors that left the arena."""
+    moved = []
+    for t in uses.variables:
+        if t < len(kinds) and kinds[t] == ARENA:
+            kinds[t] = PERSISTENT
+            moved.append(t)
+    for needed, outs in uses.prepare:  # in op order: a prepared output makes the next op's input known
+        if all(kinds[t] == CONSTANT or kinds[t] == PREPARED for t in needed):
+            for o in outs:
+                if kinds[o] == ARENA:
+                    kinds[o] = PREPARED
+                    moved.append(o)
+    return moved
+
+
+def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensors, uses: SubgraphUses,
+                     tflm: bool = False) -> tuple[list[int], list[str], int, list[tuple[int, int, int]] | None]:
+    """:func:`tensor_sizes` (constants 0) and :func:`allocation_kinds` of a walked subgraph, the
+    activations' total (every arena tensor at its own 64-byte-aligned place), and with ``tflm`` (the
+    entry, if it calls no subgraph) TFLM's buffers as :func:`_tflm_arena` takes them: one pass over
+    the tensors that are not constant, where the public functions take three."""
+    tensors, shapes, init = sg.tensors, state.shapes, state.derived_constant
+    constant, numel, stored = walked.constant, walked.numel, walked.stored
+    n = min(len(tensors), len(shapes), len(constant), len(numel), len(stored), len(init))
+    sizes = [0] * n
+    kinds = [CONSTANT] * n
+    total = 0
+    buffers = add = None
+    if tflm and uses.tflm is not None:
+        buffers = []
+        add = buffers.append
+        first_use, last_write = uses.tflm
+        last_read, variables = uses.last_read, uses.variables
+    for i, c in zip(range(n), constant):
+        if c:
+            continue
+        shape = shapes[i]
+        size = dense_bytes(numel[i] if shape is stored[i] else num_elements(shape), tensors[i].dtype)
+        if not size:
+            kinds[i] = NOTHING
+            continue
+        sizes[i] = size
+        if init[i]:
+            kinds[i] = PERSISTENT
+        else:
+            kinds[i] = ARENA
+            total += -(-size // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT
+        if add is not None and not (variables and i in variables):  # TFLM plans no variable
+            read, write = last_read[i], last_write[i]
+            add((-(-size // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, first_use[i] + 1, (read if read > write else write) + 1))
+    for t in _settle_kinds(kinds, uses):
+        total -= -(-sizes[t] // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT
+    return sizes, kinds, total, buffers
+
+
+def plan_subgraph(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str],
+                  uses: SubgraphUses | None = None) -> SubgraphPlan:
+    """TFLite's ArenaPlanner on one subgraph: in-place sharing, lifetimes, best-fit placement.
+
+    ``uses``: the subgraph's :func:`subgraph_uses`, if the caller has it.
+    """
+    plan = _arena_plan(sg, sizes, kinds, subgraph_uses(sg) if uses is None else uses)
+    arena = [*plan.whole, *plan.tensors]
+    return SubgraphPlan(sg.index, tuple(sizes), tuple(kinds), plan.shared,
+                        {**dict.fromkeys(plan.whole, 0), **dict(zip(plan.tensors, plan.firsts))},
+                        {**dict.fromkeys(plan.whole, _END), **dict(zip(plan.tensors, plan.lasts))},
+                        dict(zip(arena, plan.offsets)), plan.arena_bytes, plan.persistent_bytes, plan.live,
+                        plan.activations_total_bytes)
+
+
+class _ArenaPlan(NamedTuple):
+    """:func:`_arena_plan`'s result: a :class:`SubgraphPlan` with its mappings still apart."""
+
+    shared: dict[int, int]
+    whole: list[int]  # the whole-run buffers, by index
+    tensors: tuple[int, ...]  # the other buffers in placement order ...
+    firsts: tuple[int, ...]  # ... the op that allocates each one ...
+    lasts: tuple[int, ...]  # ... the last op that reads it (_END: never freed)
+    offsets: list[int]  # offset of every buffer: the whole-run ones, then the others
+    arena_bytes: int
+    persistent_bytes: int
+    live: tuple[int, ...]
+    activations_total_bytes: int
+    pinned_bytes: int  # bytes of the whole-run buffers
+
+
+def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: SubgraphUses,
+                total: int | None = None) -> _ArenaPlan:
+    """:func:`plan_subgraph`, without building the mappings (the memory summary needs none);
+    ``total``: the activations' total, if the caller has it."""
+    ops = sg.operators
+    readers, last_read, pinned = uses.readers, uses.last_read, uses.pinned
+
+    # IdentifyInPlaceTensors: an op writes its output into the first of its sharable inputs (in the
+    # kernel's order, among the first three) that is not a subgraph input, unless the op changes the
+    # data and the input differs in size, is 4 bytes or less or is read elsewhere; an input of
+    # another kind than the output must be an arena one. The share is then refused when the op
+    # changes the data and the buffer's owner is read more than once, and CalculateAllocations drops
+    # a share whose buffer is not an arena one of the same size. So only arena outputs are ever
+    # shared, and only with arena inputs: the others are skipped at once.
+    inputs = uses.inputs
+    shared: dict[int, int] = {}
+    root: dict[int, int] = {}  # the tensor whose buffer a shared tensor uses
+    for out, changed, positions, op_inputs in uses.inplace:
+        size = sizes[out]
+        if kinds[out] != ARENA or (changed and size <= _SCALAR_BYTES):
+            continue
+        sharable = min(_MAX_SHARABLE_INPUTS, len(op_inputs))
+        for p in positions:
+            if p < sharable:
+                t = op_inputs[p]
+                if (t >= 0 and kinds[t] == ARENA and t not in inputs
+                        and (not changed or (sizes[t] == size and readers[t] <= 1))):
+                    break
+        else:
+            continue
+        base = root.get(t, t)
+        if changed and readers[base] > 1:
+            continue
+        if kinds[base] == ARENA and sizes[base] == size:
+            shared[out] = root[out] = base
+
+    # A buffer is freed after the last read of any tensor using it (its reference count reaches 0
+    # there), unless it is pinned. (last_read counts scopes: op i at i + 1.)
+    extended: dict[int, int] = {}  # buffer -> last read of the tensors sharing it, when later than its own
+    for out, base in shared.items():
+        read = last_read[out] - 1
+        if base in pinned or read < 0:
+            continue
+        current = extended.get(base, last_read[base] - 1)
+        if current < 0 or read > current:
+            extended[base] = read
+
+    # Whole-run buffers first (by index); then by size, largest first; ties by allocation op, then index.
+    # (persistent buffers are laid out in the same order, apart: sorting them alone keeps it)
+    steps = max(len(ops), 1)
+    end = steps - 1
+    whole: list[int] = []
+    rest: list[tuple[int, int, int, int, int, int]] = []  # (-size, first, tensor, size, last, last step)
+    kept: list[tuple[int, int, int, int]] = []
+    for t, first in uses.allocated.items():
+        if t in shared:
+            continue
+        kind = kinds[t]
+        if kind != ARENA and kind != PERSISTENT:
+            continue
+        size = sizes[t]
+        if t in pinned:
+            last = _END
+        else:
+            last = extended[t] if t in extended else last_read[t] - 1
+            if last < 0:
+                last = _END
+        if kind == PERSISTENT:
+            kept.append((0, 0, 0, t) if first == 0 and last == _END else (1, -size, first, t))
+        elif size:
+            if first == 0 and last == _END:
+                whole.append(t)
+            else:
+                rest.append((-size, first, t, size, last, last if last < end else end))
+    whole.sort()
+    rest.sort()
+    persistent = 0
+    for *_, t in sorted(kept):
+        persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
+
+    # Every whole-run buffer overlaps every other buffer: they lie end to end from offset 0 (each
+    # at the aligned end of the one before), and the others are placed above them.
+    offsets = []
+    top = 0
+    for t in whole:
+        at = -(-top // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT
+        offsets.append(at)
+        top = at + sizes[t]
+    _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 6
+    placed, arena_bytes = place_buffers(zip(lengths, firsts, his), steps, TFLITE_ALIGNMENT, floor=top)
+    offsets += placed
+    pinned_bytes = sum([sizes[t] for t in whole])
+    delta = [0] * (steps + 1)  # live bytes per op by differences: +size at first, -size after last
+    delta[0] = pinned_bytes  # the whole-run buffers, alive from the first op to the last
+    for size, lo, hi in zip(lengths, firsts, his):
+        delta[lo] += size
+        delta[hi + 1] -= size
+    delta.pop()
+    live = tuple(accumulate(delta))[:len(ops)]
+    if total is None:
+        total = sum([-(-size // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT for size, kind in zip(sizes, kinds)
+                     if kind == ARENA])
+    return _ArenaPlan(shared, whole, tensors, firsts, lasts, offsets, arena_bytes, persistent, live, total,
+                      pinned_bytes)
+
+
+def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment: int = 0,
+                  floor: int = 0) -> tuple[list[int], int]:
+    """Offsets of ``(size, first step, last step)`` buffers placed in the given order, and the arena size.
+
+    Each buffer is compared only with the placed buffers alive at some step of its own lifetime
+    (lifetimes are inclusive). ``alignment`` > 0: TFLite's ``SimpleMemoryArena::Allocate``, the
+    smallest gap that fits at an aligned offset, else the aligned end of the overlapping buffers.
+    ``alignment`` 0: TFLM's ``GreedyMemoryPlanner``, the first gap from offset 0 that fits.
+    ``floor``: the end of buffers placed before, end to end from offset 0 and alive at every step
+    (TFLite's whole-run buffers, which every other buffer overlaps): a buffer with a lifetime is
+    searched a place from there on instead of from 0, since no gap among them fits one with bytes.
+    The arena size counts them.
+    """
+    # (offset, end, first step) of the placed buffers alive at each step
+    alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+    latest = -1  # the last step where a placed buffer starts
+    offsets: list[int] = []
+    append = offsets.append
+    high = floor
+    base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
+    for size, lo, hi in buffers:
+        if hi < lo:  # a tensor read before it is written in a malformed graph: it overlaps nothing
+            append(0)
+            if size > high:
+                high = size
+            continue
+        # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
+        # disjoint sets, so no buffer is seen twice.
+        here = others = alive[lo]
+        if hi > lo < latest:
+            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in alive[step]
+                             if entry[2] == step]
+        others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
+        if alignment:
+            best = best_gap = -1
+            current, start = floor, base  # start: current rounded up to the alignment
+            for offset, end, _ in others:
+                if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
+                    best, best_gap = start, offset - current
+                    if best_gap == 0:
+                        break
+                if end > current:
+                    current = end
+                    start = -(-end // alignment) * alignment
+            at = best if best >= 0 else start
+        else:
+            at = floor
+            for offset, end, _ in others:
+                if offset - at >= size:
+                    break
+                if end > at:
+                    at = end
+        end = at + size
+        entry = (at, end, lo)
+        here.append(entry)
+        if hi == lo + 1:
+            alive[hi].append(entry)
+        elif hi > lo:
+            for step in range(lo + 1, hi + 1):
+                alive[step].append(entry)
+        if lo > latest:
+            latest = lo
+        if end > high:
+            high = end
+        append(at)
+    return offsets, high
+
+
+def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
+               constant: Mapping[int, Sequence[bool]]) -> int:
+    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph.
+
+    Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
+    count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
+    Tensors no op reaches keep TFLM's "uninitialized" lifetime (-1, -1), as TFLM plans them too.
+    """
+    return _tflm_arena(model, entry, sizes, constant)
+
+
+def _tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
+                entry_buffers: list[tuple[int, int, int]] | None = None) -> int:
+    """:func:`tflm_arena`; ``entry_buffers``: the entry's buffers as :func:`_sizes_and_kinds` makes
+    them when the entry calls no subgraph (its scopes are then its ops' own)."""
+    first = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}  # -1: TFLM's "uninitialized"
+    last = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}
+    scope = 0
+
+    def mark(index: int, depth: int) -> None:
+        nonlocal scope
+        sg, firsts, lasts = model.subgraphs[index], first[index], last[index]
+        for t in sg.inputs:
+            if t >= 0:
+                if firsts[t] < 0:
+                    firsts[t] = scope
+                lasts[t] = scope
+        for op in sg.operators:
+            scope += 1
+            if op.subgraph_refs and depth < 64:
+                for t in op.outputs:
+                    if t >= 0 and firsts[t] < 0:
+                        firsts[t] = scope
+                for key in _TFLM_CALLS.get(op.op_type, ()):
+                    if key in op.subgraph_refs:
+                        scope += 1
+                        mark(op.subgraph_refs[key], depth + 1)
+            for t in op.inputs:
+                if t >= 0:
+                    lasts[t] = scope
+            for t in op.outputs:  # (first use here too, unless a called subgraph moved the scope on)
+                if t >= 0:
+                    if firsts[t] < 0:
+                        firsts[t] = scope
+                    lasts[t] = scope
+        for t in sg.outputs:
+            if t >= 0:
+                if firsts[t] < 0:
+                    firsts[t] = scope
+                lasts[t] = scope
+
+    if entry_buffers is None:
+        mark(entry, 0)
+    mark = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the model alive
+    if entry_buffers is not None:
+        scope = len(model.subgraphs[entry].operators)
+    buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
+    for sg in model.subgraphs:
+        if sg.index == entry and entry_buffers is not None:
+            buffers += entry_buffers
+            continue
+        tensors, size_of, constant_of, firsts, lasts = (sg.tensors, sizes[sg.index], constant[sg.index],
+                                                        first[sg.index], last[sg.index])
+        for t in compress(range(min(len(tensors), len(size_of), len(constant_of))), size_of):
+            if not constant_of[t] and not tensors[t].is_variable:
+                buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
+    buffers.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
+    return place_buffers(buffers, scope + 2)[1]
+
+
+# The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
+_TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
+               "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
+
+
+def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
+    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
+    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time.
+
+    Lifetimes are time steps from -1 (TFLM's "never used") to ``steps - 2``.
+    """
+    if steps is None:
+        steps = max((b[2] for b in buffers), default=0) + 2
+    shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
+    shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
+    return place_buffers(shifted, steps)[1]
+
+
+def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
+                   calls: Mapping[tuple[int, int], Sequence[int]]
+                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+    """The memory figures of a model at its resolved shapes, and the live bytes of every op.
+
+    Args:
+        model: the parsed model.
+        entry: the subgraph the analysis started from.
+        states: the analysis' resolved shapes of every subgraph of the model; ``derived_constant``
+            marks tensors made from constants once at init (DEQUANTIZE / DENSIFY of a weight),
+            which TFLite keeps in its persistent arena.
+        reached: the subgraphs the runtime runs (entry first), each with its own arena.
+        calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
+
+    Returns:
+        The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
+    """
+    constant: dict[int, Sequence[bool]] = {}
+    sizes: dict[int, list[int]] = {}
+    plans: dict[int, _ArenaPlan] = {}
+    entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
+    runs = set(reached)
+    for sg in model.subgraphs:
+        index, state = sg.index, states[sg.index]
+        walked = subgraph_tensors(sg, state)
+        constant[index] = walked.constant
+        if index in runs:
+            uses = subgraph_uses(sg)
+            sizes[index], kinds, total, buffers = _sizes_and_kinds(sg, state, walked, uses, tflm=index == entry)
+            plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
+            if index == entry:
+                entry_buffers = buffers
+        else:  # a subgraph the runtime never runs: TFLM plans its tensors all the same
+            sizes[index] = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)
+    plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
+
+    nested: dict[int, tuple[int, str | None]] = {}
+
+    def peak(index: int, stack: tuple[int, ...] = ()) -> tuple[int, str | None]:
+        """(largest bytes alive at once while ``index`` runs, counting what its callers hold, and where)."""
+        if index in nested:
+            return nested[index]
+        plan = plans[index]
+        if plan.live and not any(key[0] == index for key in calls):  # no control flow: the first largest
+            best = max(plan.live)
+            nested[index] = (best, f"{index}:{plan.live.index(best)}")
+            return nested[index]
+        best, where = plan.pinned_bytes, None
+        for i, live in enumerate(plan.live):
+            inner, inner_where = 0, None
+            for child in calls.get((index, i), ()):
+                if child in plans and child not in stack:
+                    child_peak = peak(child, stack + (index,))
+                    if child_peak[0] > inner:
+                        inner, inner_where = child_peak
+            if live + inner > best or where is None:
+                best, where = live + inner, inner_where or f"{index}:{i}"
+        nested[index] = (best, where)
+        return nested[index]
+
+    peak_bytes, peak_op = peak(entry)
+    peak = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the plans alive
+    weights = _weights_bytes(model, reached, constant)
+    subgraphs = []
+    for index in reached:
+        plan = plans[index]
+        own_peak = max(plan.live, default=plan.pinned_bytes)
+        own_op = f"{index}:{plan.live.index(own_peak)}" if plan.live else None
+        subgraphs.append(SubgraphMemory(
+            subgraph=index, name=model.subgraphs[index].name, buffers=len(plan.offsets),
+            shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
+            peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
+            persistent_bytes=plan.persistent_bytes))
+    summary = MemorySummary(
+        activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
+        peak_live_bytes=peak_bytes, peak_op=peak_op,
+        arena_bytes=sum(s.arena_bytes for s in subgraphs),
+        persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
+        tflm_arena_bytes=_tflm_arena(model, entry, sizes, constant, entry_buffers),
+        weights_bytes=weights, subgraphs=tuple(subgraphs),
+        complete=all(all(states[i].resolved) for i in reached))
+    return summary, {index: plan.live for index, plan in plans.items()}
+
+
+def _weights_bytes(model: Model, reached: Sequence[int], constant: Mapping[int, Sequence[bool]]) -> int:
+    """Bytes of the constant buffers the reached subgraphs use, as stored, each buffer once."""
+    seen: dict[int, int] = {}
+    for index in reached:
+        seen.update({t.buffer: t.data_size for t in compress(model.subgraphs[index].tensors, constant[index])})
+    return sum(seen.values())

@@ -1,0 +1,111 @@
+"""The library's front door: :func:`analyze` does what ``python -m tflite_flops analyze`` does.
+
+It converts a Keras model (or SavedModel, concrete function) when given one, runs the static
+analysis (:func:`tflite_flops.analysis.analyze_model`), then the measurements asked for
+(:func:`tflite_flops.measure.pipeline.measure_report`), and applies ``strict`` last, so the CLI
+and a deployment pipeline get the same Report.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from .analysis import analyze_model
+from .analysis.entries import CostOverride
+from .convert import needs_conversion, source_name, to_tflite
+from .errors import InputSpecError, RuntimeMissingError
+from .measure.bench import BenchSettings
+from .measure.pipeline import Measurements, measure_report
+from .measure.runtime import RuntimeSettings
+from .reader.model import Model
+from .report import Report
+from .report.completeness import check_strict
+
+
+def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
+            batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
+            signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
+            trust_stored_shapes: bool = True, quantization: str | None = None,
+            count_zeros: bool | None = None, all_signatures: bool = False, prefill: str | None = None,
+            decode: str | None = None, latency: bool = False, per_op: bool = False, roofline: bool = False,
+            runtime: RuntimeSettings | str | None = None, bench: BenchSettings | None = None,
+            inputs: Mapping[str, Any] | None = None, progress: bool = False) -> Report:
+    """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
+
+    Args:
+        source: a .tflite path, the model's bytes, or an already parsed :class:`Model`; also a Keras
+            model, a SavedModel directory or a concrete function, converted first (needs TensorFlow).
+        input_shapes: shapes of the entry subgraph's inputs: a mapping ``{name_or_index: shape}``,
+            or spec strings (``"x=1x224x224x3"``, ``"0=1x224x224x3"``, a bare ``"1x224x224x3"``).
+        batch: sets the leading dim of every input whose batch dim is dynamic or 1.
+        strict: raise when the report has what ``--strict`` refuses
+            (:func:`tflite_flops.report.completeness.strict_findings`: ops not counted, partial totals,
+            skipped latency).
+        while_trips: trip count of WHILE loops whose bound cannot be inferred.
+        signature: analyze the subgraph of this signature key instead of subgraph 0.
+        cost_overrides: ``{op_type: fn(ctx) -> Cost | int | (macs, flops)}``, used before the registry.
+        trust_stored_shapes: keep the converter's stored shapes where inputs are unchanged and static.
+        quantization: conversion mode for such sources: float (default), int8, dynamic_range, fp16.
+        count_zeros: read dense constant weights to find mostly-zero (pruned) ones and report their
+            effective MACs. ``None`` (default) does so for files up to 64 MiB only, so that a big
+            model's weight pages are not touched unless asked; sparse-encoded weights are always seen.
+        all_signatures: also analyze every signature and put their totals (and, for prefill/decode
+            signatures, the per-token figures) in ``report.signatures``; see :mod:`tflite_flops.analysis.generative`.
+        prefill, decode: with ``all_signatures``, the keys of the prefill and decode signatures
+            (default: detected by name and by the token-count input dim).
+        latency: time the model with a runtime (``--latency``): ``report.latency`` and ``throughput``,
+            and tokens/s of every signature with ``all_signatures``.
+        per_op: also time every op cut out into a single-op model (``--per-op``): ``ops[].latency_ms``.
+        roofline: measure this machine's peaks and classify every op (``--roofline``).
+        runtime: :class:`~tflite_flops.measure.runtime.RuntimeSettings` or a runtime name
+            (``"litert"`` default, ``"tflite_runtime"``, ``"tensorflow"``).
+        bench: :class:`~tflite_flops.measure.bench.BenchSettings` (runs, warm-up, minimum time).
+        inputs: real input arrays by input name, instead of random data.
+        progress: draw a progress bar on a terminal while timing.
+
+    Returns:
+        The :class:`Report`.
+
+    Raises:
+        ModelLoadError, ModelFormatError: the model cannot be read.
+        ShapeError, InputSpecError: the input shapes do not fit the model.
+        UnsupportedOpError, ShapeError: ``strict`` and the report has a problem ``--strict`` refuses
+            (:func:`tflite_flops.report.completeness.check_strict`).
+        RuntimeMissingError: a measurement was asked and the runtime is not installed; the static
+            report is in the exception's ``report``.
+    """
+    name = None
+    if needs_conversion(source):  # TensorFlow is imported only to convert
+        name = source_name(source)  # the converted bytes have no path: keep the directory or model name
+        source = to_tflite(source, quantization or "float")
+    elif quantization is not None:
+        raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
+    if isinstance(runtime, str):
+        runtime = RuntimeSettings(runtime)
+    what = Measurements(latency, per_op, roofline, runtime or RuntimeSettings(), bench or BenchSettings(), inputs)
+    timed = _timed_source(source) if what.any else None  # a parsed model without a path fails before any work
+    report = analyze_model(source, input_shapes, batch, while_trips=while_trips, signature=signature,
+                           cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
+                           count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
+                           name=name)
+    if timed is not None:
+        try:
+            report = measure_report(report, timed, what, progress=progress)
+        except RuntimeMissingError as exc:
+            exc.report = report
+            raise
+    if strict:
+        check_strict(report)  # the CLI's --strict applies the same function to the printed report
+    return report
+
+
+def _timed_source(source: Any) -> str | bytes:
+    """What a runtime loads: the path or bytes (a parsed :class:`Model` by its path)."""
+    if isinstance(source, Model):
+        if source.path is None:
+            raise InputSpecError("measuring a parsed Model needs its file: pass the path or the bytes")
+        return source.path
+    if isinstance(source, (bytearray, memoryview)):
+        return bytes(source)
+    return os.fspath(source) if isinstance(source, os.PathLike) else source

@@ -1,0 +1,67 @@
+"""Every measurement the library and the CLI add to a static Report, in one place.
+
+:func:`measure_report` is what ``tflite_flops.analyze(..., latency=True, per_op=True, roofline=True)``
+and ``analyze --latency --per-op --roofline`` both run, so a deployment pipeline that calls the
+library gets the CLI's report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from ..errors import RuntimeMissingError, RuntimeUnavailableError
+from ..report import Report
+from .bench import BenchSettings
+from .latency import add_latency
+from .roofline import classify, measure_peaks
+from .runtime import RuntimeSettings
+from .tokens import measure_signatures, token_roofline
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """What to measure: latency (and tokens/s of every signature), per-op latency, the roofline; how.
+
+    ``runtime`` and ``bench`` choose the interpreter (threads, XNNPACK) and the run counts; ``inputs``
+    are real input arrays by name (an ``.npz``'s contents) instead of random data.
+    """
+
+    latency: bool = False
+    per_op: bool = False
+    roofline: bool = False
+    runtime: RuntimeSettings = RuntimeSettings()
+    bench: BenchSettings = BenchSettings()
+    inputs: Mapping[str, Any] | None = None
+
+    @property
+    def any(self) -> bool:
+        """Whether anything is to be measured (a runtime is needed)."""
+        return self.latency or self.per_op or self.roofline
+
+
+def measure_report(report: Report, model: str | bytes, what: Measurements, progress: bool = True) -> Report:
+    """``report`` with what ``what`` asks measured and merged in.
+
+    A runtime that cannot load, prepare or run the model leaves the static figures intact: the
+    measurement says ``skipped`` and why, and a warning repeats it.
+
+    Raises:
+        RuntimeMissingError: the runtime is not installed.
+    """
+    if what.latency or what.per_op:
+        report = add_latency(report, model, what.runtime, what.bench, what.inputs, per_op=what.per_op,
+                             progress=progress)
+    if what.latency and report.signatures:
+        report = measure_signatures(report, model, what.runtime, what.bench)
+    if what.roofline:
+        try:
+            peaks = measure_peaks(what.runtime)
+        except RuntimeMissingError:
+            raise
+        except RuntimeUnavailableError as exc:
+            return replace(report, warnings=report.warnings + (f"roofline skipped: {exc}",))
+        report = classify(report, peaks)
+        if report.signatures:
+            report = token_roofline(report, peaks.peak_bytes_per_s)
+    return report

@@ -1,0 +1,296 @@
+"""The one module that imports the generated TFLite flatbuffer bindings (PyPI package ``tflite``).
+
+Everything else in the package sees plain Python values: op names, dtype names and option
+dicts with snake_case keys (``stride_w``, ``fused_activation_function``, ``keep_num_dims``).
+Enum-typed option fields are decoded to their names (``"SAME"``, ``"RELU6"``, ``"INT8"``).
+
+The bindings never read a model's bytes: :data:`MODEL_SCHEMA` describes every table (field
+slots, types, defaults, unions; the types of :mod:`tflite_flops.reader.flatbuffer_layout`) as read off
+the bindings, and :mod:`tflite_flops.reader.columnar` verifies and decodes the file with it. (The tests
+read operators through the bindings too, as an independent check of that decoding.)
+
+The bindings in use may be older than the schema of a model. Codes they do not know are
+filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tensor types).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Mapping, Sequence
+
+import tflite  # the generated bindings; nothing else in tflite_flops imports them
+from tflite.ActivationFunctionType import ActivationFunctionType
+from tflite.BuiltinOperator import BuiltinOperator
+from tflite.BuiltinOptions import BuiltinOptions
+from tflite.BuiltinOptions2 import BuiltinOptions2
+from tflite.CombinerType import CombinerType
+from tflite.FullyConnectedOptionsWeightsFormat import FullyConnectedOptionsWeightsFormat
+from tflite.LSTMKernelType import LSTMKernelType
+from tflite.MirrorPadMode import MirrorPadMode
+from tflite.Padding import Padding
+from tflite.TensorType import TensorType
+
+from . import flatbuffer_layout as layout
+from ..errors import ModelFormatError
+
+FILE_IDENTIFIER = b"TFL3"
+
+# Ops and tensor types newer than the bindings (TFLite schema.fbs, 2026).
+_EXTRA_BUILTIN_OPS = {209: "STABLEHLO_CASE"}
+_EXTRA_TENSOR_TYPES = {19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
+
+
+def _enum_names(cls: type) -> dict[int, str]:
+    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+BUILTIN_OPS: dict[int, str] = {**_enum_names(BuiltinOperator), **_EXTRA_BUILTIN_OPS}
+BUILTIN_OPS.pop(127, None)  # PLACEHOLDER_FOR_GREATER_OP_CODES is a sentinel, not an op
+BUILTIN_CODES: dict[str, int] = {name: code for code, name in BUILTIN_OPS.items()}
+TENSOR_TYPES: dict[int, str] = {**_enum_names(TensorType), **_EXTRA_TENSOR_TYPES}
+CUSTOM_CODE = BuiltinOperator.CUSTOM
+
+_ACTIVATIONS = _enum_names(ActivationFunctionType)
+_ENUM_FIELDS: dict[str, dict[int, str]] = {
+    "padding": _enum_names(Padding),
+    "fused_activation_function": _ACTIVATIONS,
+    "activation": _ACTIVATIONS,
+    "weights_format": _enum_names(FullyConnectedOptionsWeightsFormat),
+    "kernel_type": _enum_names(LSTMKernelType),
+    "combiner": _enum_names(CombinerType),
+    "mode": _enum_names(MirrorPadMode),
+}
+_DTYPE_FIELDS = {"out_type", "output_type", "in_data_type", "out_data_type", "idx_out_type",
+                 "index_out_type", "quantized_bias_type"}
+
+
+def builtin_bindings_codes() -> dict[int, str]:
+    """The BuiltinOperator enum exactly as the installed bindings define it (for coverage tests)."""
+    codes = _enum_names(BuiltinOperator)
+    codes.pop(127, None)
+    return codes
+
+
+def op_name(builtin_code: int, custom_code: str | None) -> str:
+    """Name an op: the builtin name, ``CUSTOM:<custom_code>``, or ``UNKNOWN_<code>``."""
+    if builtin_code == CUSTOM_CODE:
+        return f"CUSTOM:{custom_code or ''}"
+    return BUILTIN_OPS.get(builtin_code, f"UNKNOWN_{builtin_code}")
+
+
+def dtype_name(code: int) -> str:
+    """Name a TensorType code (``UNKNOWN_<code>`` for codes beyond the schema)."""
+    return TENSOR_TYPES.get(code, f"UNKNOWN_{code}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The accessors of the generated classes and the options tables of both unions.
+
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SKIP_SUFFIXES = ("AsNumpy", "Length", "IsNone", "BufferHasIdentifier")
+
+
+def _snake(name: str) -> str:
+    return _CAMEL_RE.sub("_", name).lower()
+
+
+def _union_classes(union: type) -> dict[int, type]:
+    out = {}
+    for name, value in vars(union).items():
+        if name.startswith("_") or not isinstance(value, int) or value == 0:
+            continue
+        cls = getattr(tflite, name, None)
+        if isinstance(cls, type):
+            out[value] = cls
+    return out
+
+
+_OPTIONS_1 = _union_classes(BuiltinOptions)
+_OPTIONS_2 = _union_classes(BuiltinOptions2)
+
+
+def accessors(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The field accessors of a generated table class, as (method name, is a vector), by name."""
+    members = {k for k, v in vars(cls).items() if callable(v)}
+    return tuple((name, f"{name}Length" in members) for name in sorted(members)
+                 if not (name[0].islower() or name.startswith("GetRootAs") or name == "Init"
+                         or name.endswith(_SKIP_SUFFIXES)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Table layouts for the verifier (columnar.py), read off the generated bindings.
+#
+# Each accessor of a generated class is run once against a probe that stands in for
+# ``flatbuffers.table.Table`` and records what the accessor reads: its vtable slot, whether it
+# follows an offset (table, string, vector, union) and the scalar type it unpacks. Run once
+# more with the field absent, it returns the field's default. The layouts therefore follow
+# the installed bindings exactly, for all ~200 options tables, without a hand-kept copy of
+# schema.fbs. Nothing here ever touches a model's bytes.
+
+# union accessor name -> the bindings' enum of its member types
+_UNION_ENUMS = {"BuiltinOptions": "BuiltinOptions", "BuiltinOptions2": "BuiltinOptions2",
+                "Details": "QuantizationDetails", "ArraySegments": "SparseIndexVector",
+                "ArrayIndices": "SparseIndexVector"}
+# (table, field) vectors returned as (start, count) spans and never read: weights and
+# per-channel data that nothing needs element by element.
+_SPAN_FIELDS = {("Buffer", "data"), ("Operator", "custom_options"), ("QuantizationParameters", "min"),
+                ("QuantizationParameters", "max"), ("QuantizationParameters", "scale"),
+                ("QuantizationParameters", "zero_point"), ("Int32Vector", "values"),
+                ("Uint16Vector", "values"), ("Uint8Vector", "values")}
+
+
+class _Probe:
+    """Stands in for ``flatbuffers.table.Table`` and records what one accessor reads."""
+
+    __slots__ = ("Bytes", "Pos", "slot", "kind", "flags", "absent")
+
+    def __init__(self, absent: bool = False) -> None:
+        self.Bytes = b""
+        self.Pos = 0
+        self.slot: int | None = None
+        self.kind: str | None = None
+        self.flags: Any = None
+        self.absent = absent
+
+    def Offset(self, slot: int) -> int:  # noqa: N802 - the bindings' API
+        if self.slot is None:
+            self.slot = slot
+        return 0 if self.absent else 4
+
+    def Get(self, flags: Any, off: int) -> Any:  # noqa: N802
+        if self.flags is None:
+            self.flags = flags
+        if self.kind is None:
+            self.kind = layout.SCALAR
+        return flags.py_type(0)
+
+    def Vector(self, off: int) -> int:  # noqa: N802
+        self.kind = layout.VECTOR
+        return 8
+
+    def VectorLen(self, off: int) -> int:  # noqa: N802
+        return 1
+
+    def String(self, off: int) -> bytes:  # noqa: N802
+        self.kind = layout.STRING if self.kind is None else layout.VEC_STRING
+        return b""
+
+    def Indirect(self, off: int) -> int:  # noqa: N802
+        self.kind = layout.TABLE if self.kind is None else layout.VEC_TABLE
+        return 8
+
+    def Union(self, table: Any, off: int) -> Any:  # noqa: N802
+        self.kind = layout.UNION
+        return table
+
+
+def _call(cls: type, method: str, probe: _Probe, is_vector: bool) -> Any:
+    obj = cls.__new__(cls)
+    obj._tab = probe
+    fn = getattr(obj, method)
+    return fn(0) if is_vector else fn()
+
+
+def _union_members(method: str) -> dict[int, str]:
+    enum = getattr(tflite, _UNION_ENUMS.get(method, method), None)
+    enum_cls = getattr(enum, _UNION_ENUMS.get(method, method), enum) if enum is not None else None
+    if not isinstance(enum_cls, type):
+        return {}
+    return {code: cls.__name__ for code, cls in _union_classes(enum_cls).items()}
+
+
+@functools.lru_cache(maxsize=None)
+def table_layout(name: str) -> tuple[layout.Field, ...]:
+    """The verifier's field list of table ``name`` (a class of the bindings, e.g. ``"Tensor"``).
+
+    Raises:
+        ModelFormatError: no such table in the bindings.
+    """
+    module = getattr(tflite, name, None)
+    cls = getattr(module, name, module)
+    if not isinstance(cls, type):
+        raise ModelFormatError(f"no table {name!r} in the schema bindings")
+    fields = []
+    for method, is_vector in accessors(cls):
+        probe = _Probe()
+        try:
+            result = _call(cls, method, probe, is_vector)
+            default = _call(cls, method, _Probe(absent=True), is_vector)
+        except Exception:  # noqa: BLE001 - an accessor shape we do not know: checked as opaque
+            result, default = None, None
+            probe.kind = layout.UNKNOWN if probe.slot is not None else None
+        if probe.slot is None or probe.kind is None:
+            continue
+        key = _snake(method)
+        kind = probe.kind
+        fmt = probe.flags.packer_type.format.lstrip("<") if probe.flags is not None else ""
+        size = probe.flags.bytewidth if probe.flags is not None else 4
+        table = type(result).__name__ if kind in (layout.TABLE, layout.VEC_TABLE) else ""
+        if kind == layout.UNION:
+            fields.append(layout.Field(key, probe.slot, kind, union=_union_members(method),
+                                       type_field=f"{key}_type"))
+        elif kind == layout.VECTOR:
+            span = (name, key) in _SPAN_FIELDS or fmt in ("B", "b")
+            fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, span=span))
+        elif kind == layout.SCALAR:
+            fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
+        else:
+            fields.append(layout.Field(key, probe.slot, kind, table=table))
+    return tuple(fields)
+
+
+MODEL_SCHEMA = layout.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
+
+
+def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
+                    buf: Any) -> tuple[list[str], list[Sequence[Any]]]:
+    """Options of many ops holding options table type ``code``, a field (column) at a time.
+
+    Args:
+        code: the member type of the ``builtin_options`` union (``builtin_options_2`` if ``second``).
+        table: field name -> one decoded value per op, as the verifier returns them.
+        buf: the model's bytes (for byte vectors, which the verifier returns as spans).
+
+    Returns:
+        The option names and, for each, one converted value per op: enums named, TensorType
+        codes named, absent vectors ``()``, byte vectors as tuples of ints; nested tables dropped.
+    """
+    cls = (_OPTIONS_2 if second else _OPTIONS_1).get(code or 0)
+    plan = _options_plan(cls.__name__) if cls is not None else {}
+    names, columns = [], []
+    for name, values in table.items():
+        how = plan.get(name)
+        if how == "skip":  # nested tables: no formula needs them
+            continue
+        if how == "vector":
+            values = [() if v is None else tuple(bytes(buf[v.start:v.start + v.count])) if isinstance(v, layout.Span)
+                      else v for v in values]
+        elif how == "dtype":
+            values = [dtype_name(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+        elif how is not None:  # an enum: value -> name
+            values = [how.get(v, v) if isinstance(v, int) else v for v in values]
+        names.append(name)
+        columns.append(values)
+    return names, columns
+
+
+@functools.lru_cache(maxsize=None)
+def _options_plan(name: str) -> dict[str, Any]:
+    """How :func:`options_columns` converts each field of options table ``name``.
+
+    field -> "vector" (absent -> ``()``, byte span -> tuple of ints), "dtype" (a TensorType
+    name), "skip" (nested tables: no formula needs them) or an enum's value -> name map.
+    Fields not listed pass through unchanged.
+    """
+    plan: dict[str, Any] = {}
+    for f in table_layout(name):
+        if f.kind in (layout.VECTOR, layout.VEC_STRING):
+            plan[f.name] = "vector"
+        elif f.kind in (layout.TABLE, layout.VEC_TABLE, layout.UNION):
+            plan[f.name] = "skip"
+        elif f.name in _ENUM_FIELDS:
+            plan[f.name] = _ENUM_FIELDS[f.name]
+        elif f.name in _DTYPE_FIELDS:
+            plan[f.name] = "dtype"
+    return plan

@@ -1,0 +1,185 @@
+"""Compare two reports: totals, by-op-type deltas and ops matched by type and position.
+
+Typical pairs: a float model against its int8 conversion, or a model before and after a
+change. Ops are matched with :class:`difflib.SequenceMatcher` over the op-type sequences of
+the per-inference ops: runs of equal types pair up one to one ("same"); a replaced run pairs
+ops by position ("changed"); the rest is "only_a" / "only_b" (an int8 model's QUANTIZE at the
+input, for example). Deltas are B − A; ratios are B / A.
+
+The renderers (table, json, csv, md, html) are in :mod:`tflite_flops.render.compare`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import OpRecord, Report
+
+MATCHES = ("same", "changed", "only_a", "only_b")
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One total in A and B."""
+
+    key: str
+    label: str
+    a: int | float | None
+    b: int | float | None
+    kind: str = "count"  # count | bytes | ms | rate
+
+    @property
+    def delta(self) -> int | float | None:
+        """B − A (None when either side is missing)."""
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def ratio(self) -> float | None:
+        """B / A (None when A is 0 or missing)."""
+        return None if not self.a or self.b is None else self.b / self.a
+
+
+@dataclass(frozen=True)
+class TypeDelta:
+    """One op type in A and B (per-inference ops)."""
+
+    op_type: str
+    count_a: int
+    count_b: int
+    macs_a: int
+    macs_b: int
+    flops_a: int
+    flops_b: int
+
+
+@dataclass(frozen=True)
+class OpPair:
+    """Two matched ops, or an op present on one side only."""
+
+    match: str  # same | changed | only_a | only_b
+    a: OpRecord | None
+    b: OpRecord | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``compare`` shows."""
+
+    label_a: str
+    label_b: str
+    a: Report
+    b: Report
+    totals: tuple[MetricDelta, ...]
+    by_type: tuple[TypeDelta, ...]
+    ops: tuple[OpPair, ...]
+
+    def match_counts(self) -> dict[str, int]:
+        """How many pairs of each kind."""
+        return {m: sum(1 for p in self.ops if p.match == m) for m in MATCHES}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (counts stay ints)."""
+        def op(o: OpRecord | None) -> dict[str, Any] | None:
+            if o is None:
+                return None
+            return {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "name": o.name,
+                    "outputs": [list(s) for s in o.outputs], "precision": o.precision, "macs": o.macs,
+                    "flops": o.flops, "latency_ms": o.latency_ms}
+
+        return {
+            "a": {"label": self.label_a, "path": self.a.model.path, "sha256": self.a.model.sha256},
+            "b": {"label": self.label_b, "path": self.b.model.path, "sha256": self.b.model.sha256},
+            "totals": {m.key: {"a": m.a, "b": m.b, "delta": m.delta, "ratio": m.ratio} for m in self.totals},
+            "by_op_type": {t.op_type: {"count": [t.count_a, t.count_b], "macs": [t.macs_a, t.macs_b],
+                                       "flops": [t.flops_a, t.flops_b], "flops_delta": t.flops_b - t.flops_a}
+                           for t in self.by_type},
+            "matches": self.match_counts(),
+            "ops": [{"match": p.match, "a": op(p.a), "b": op(p.b)} for p in self.ops],
+        }
+
+
+def _label(report: Report, fallback: str) -> str:
+    return os.path.basename(report.model.path) if report.model.path else fallback
+
+
+def _inference(report: Report) -> list[OpRecord]:
+    return [o for o in report.ops if o.phase == "inference"]
+
+
+def _totals(a: Report, b: Report) -> list[MetricDelta]:
+    ta, tb = a.totals, b.totals
+    rows = [MetricDelta("macs", "MACs", ta.macs, tb.macs), MetricDelta("flops", "FLOPs (all)", ta.flops, tb.flops)]
+    precs = list(dict.fromkeys([*ta.by_precision, *tb.by_precision]))
+    precs.sort(key=lambda p: -max(ta.by_precision.get(p, {}).get("flops", 0),
+                                  tb.by_precision.get(p, {}).get("flops", 0)))
+    for p in precs:
+        rows.append(MetricDelta(f"flops.{p}", f"  {p} FLOPs/OPs", ta.by_precision.get(p, {}).get("flops", 0),
+                                tb.by_precision.get(p, {}).get("flops", 0)))
+    rows += [MetricDelta("params", "Params", ta.params, tb.params),
+             MetricDelta("param_bytes", "Param bytes", ta.param_bytes, tb.param_bytes, "bytes"),
+             MetricDelta("bytes_read", "Bytes read", ta.bytes_read, tb.bytes_read, "bytes"),
+             MetricDelta("bytes_written", "Bytes written", ta.bytes_written, tb.bytes_written, "bytes"),
+             MetricDelta("model_size", "Model file size", a.model.size_bytes, b.model.size_bytes, "bytes"),
+             *_memory_rows(a, b),
+             MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
+             MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
+    if ta.opaque_ops or tb.opaque_ops:  # their work is unknown, not 0: the totals above leave it out
+        rows.append(MetricDelta("opaque_ops", "Ops compiled for an accelerator", ta.opaque_ops, tb.opaque_ops))
+    for key, label in (("median_ms", "Latency median"), ("p90_ms", "Latency p90"), ("min_ms", "Latency min")):
+        va, vb = getattr(a.latency, key, None), getattr(b.latency, key, None)  # None: not measured
+        if va is not None or vb is not None:
+            rows.append(MetricDelta(f"latency.{key}", label, va, vb, "ms"))
+    for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
+        va, vb = getattr(a.throughput, key, None), getattr(b.throughput, key, None)
+        if va is not None or vb is not None:
+            rows.append(MetricDelta(f"throughput.{key}", label, va, vb, "rate"))
+    return rows
+
+
+def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
+    """The memory figures side by side (only when both reports have them)."""
+    ma, mb = a.memory, b.memory
+    if ma is None or mb is None:
+        return []
+    return [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
+            for key, label in (("arena_bytes", "Arena (TFLite)"), ("peak_live_bytes", "Peak live activations"),
+                               ("persistent_arena_bytes", "Persistent arena"),
+                               ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
+
+
+def _by_type(a: Report, b: Report) -> list[TypeDelta]:
+    keys = list(dict.fromkeys([*a.by_op_type, *b.by_op_type]))
+    rows = []
+    for k in keys:
+        x, y = a.by_op_type.get(k), b.by_op_type.get(k)
+        rows.append(TypeDelta(k, x.count if x else 0, y.count if y else 0, x.macs if x else 0, y.macs if y else 0,
+                              x.flops if x else 0, y.flops if y else 0))
+    rows.sort(key=lambda t: (-max(t.flops_a, t.flops_b), t.op_type))
+    return rows
+
+
+def match_ops(a: Sequence[OpRecord], b: Sequence[OpRecord]) -> list[OpPair]:
+    """Pair ops by type and position (SequenceMatcher over op types)."""
+    sm = difflib.SequenceMatcher(None, [o.op_type for o in a], [o.op_type for o in b], autojunk=False)
+    pairs: list[OpPair] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            pairs += [OpPair("same", a[i], b[j]) for i, j in zip(range(i1, i2), range(j1, j2))]
+            continue
+        n = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        pairs += [OpPair("changed", a[i1 + k], b[j1 + k]) for k in range(n)]
+        pairs += [OpPair("only_a", a[i], None) for i in range(i1 + n, i2)]
+        pairs += [OpPair("only_b", None, b[j]) for j in range(j1 + n, j2)]
+    return pairs
+
+
+def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: str | None = None) -> Comparison:
+    """Compare report ``b`` against report ``a``."""
+    la, lb = label_a or _label(a, "A"), label_b or _label(b, "B")
+    if la == lb:
+        la, lb = f"A: {la}", f"B: {lb}"
+    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)),
+                      tuple(match_ops(_inference(a), _inference(b))))

@@ -1,0 +1,543 @@
+"""The Report: frozen dataclasses between analysis and renderers, with a versioned JSON form.
+
+``Report.from_dict(report.to_dict()) == report`` holds, so other tools can store and reload it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Iterable, Mapping
+
+
+SCHEMA_VERSION = 1
+# opaque: accelerator-compiled, its work not visible; error: the op's cost formula raised (a bug in the
+# formula, not an unsupported op)
+STATUSES = ("ok", "zero", "unsupported", "opaque", "error")
+PHASES = ("inference", "init", "not_executed")
+
+
+@dataclass(frozen=True)
+class TensorSummary:
+    """A model input or output."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    shape_signature: tuple[int, ...] | None
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """Cost of one operator. Counts are per inference: already multiplied by ``executions``."""
+
+    subgraph: int
+    index: int
+    op_type: str
+    name: str
+    inputs: tuple[tuple[int, ...], ...]
+    outputs: tuple[tuple[int, ...], ...]
+    macs: int
+    flops: int
+    bytes_read: int
+    bytes_written: int
+    params: int
+    status: str
+    formula: str
+    note: str = ""
+    precision: str = "float32"
+    phase: str = "inference"
+    executions: int = 1
+    shapes_resolved: bool = True
+    effective_macs: int | None = None  # MACs over non-zero weights only (sparse / mostly-zero weights)
+    weight_density: float | None = None  # non-zero fraction of the op's weights, when measured
+    latency_ms: float | None = None
+    live_bytes: int | None = None  # activation bytes alive in the op's subgraph arena while it runs
+
+
+def new_record(values: dict[str, Any]) -> OpRecord:
+    """``OpRecord(**values)`` built in one step; ``values`` must hold every field.
+
+    The generated ``__init__`` of a frozen dataclass pays one ``object.__setattr__`` per field
+    (21 here); the analysis builds one record per op, so it fills the instance dict directly
+    (it matters in benchmarks/static_speed.py's chain_600).
+    """
+    record = object.__new__(OpRecord)
+    object.__setattr__(record, "__dict__", values)
+    return record
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over the ops of one phase. ``by_precision`` maps precision -> {"macs", "flops", "ops"}."""
+
+    macs: int = 0
+    flops: int = 0
+    params: int = 0
+    param_bytes: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    effective_macs: int = 0  # MACs over non-zero weights only (= macs for dense weights)
+    opaque_ops: int = 0  # accelerator-compiled ops whose work is not in these sums (not a 0: unknown)
+    complete: bool = True  # False when some ops are not counted or counted at unresolved (placeholder) shapes
+    unresolved_ops: int = 0  # ops whose shapes propagation could not resolve (counted at stored/placeholder shapes)
+
+    @classmethod
+    def of(cls, ops: Iterable[OpRecord], *, params: int = 0, param_bytes: int = 0, complete: bool = True,
+           unresolved_ops: int = 0) -> "Totals":
+        """The sums over ``ops`` (one phase's records). ``params`` / ``param_bytes`` are the stored weights,
+        each counted once however many ops read it, so they are given, not summed."""
+        ops = list(ops)
+        return cls(macs=sum(o.macs for o in ops), flops=sum(o.flops for o in ops), params=params,
+                   param_bytes=param_bytes, bytes_read=sum(o.bytes_read for o in ops),
+                   bytes_written=sum(o.bytes_written for o in ops), by_precision=precision_split(ops),
+                   effective_macs=sum(o.macs if o.effective_macs is None else o.effective_macs for o in ops),
+                   opaque_ops=sum(1 for o in ops if o.status == "opaque"), complete=complete,
+                   unresolved_ops=unresolved_ops)
+
+
+@dataclass(frozen=True)
+class OpTypeSummary:
+    """Per op type: count (ops that run per inference), summed costs, and the precision split."""
+
+    count: int
+    macs: int
+    flops: int
+    bytes_read: int = 0
+    bytes_written: int = 0
+    params: int = 0
+    by_precision: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ops: Iterable[OpRecord]) -> "OpTypeSummary":
+        """The sums over the records of one op type (each record's params: the weights it reads)."""
+        ops = list(ops)
+        return cls(count=len(ops), macs=sum(o.macs for o in ops), flops=sum(o.flops for o in ops),
+                   bytes_read=sum(o.bytes_read for o in ops), bytes_written=sum(o.bytes_written for o in ops),
+                   params=sum(o.params for o in ops), by_precision=precision_split(ops))
+
+
+def precision_split(ops: Iterable[OpRecord]) -> dict[str, dict[str, int]]:
+    """``{precision: {"macs", "flops", "ops"}}`` over the ops that do arithmetic, in order of first appearance."""
+    split: dict[str, dict[str, int]] = {}
+    for o in ops:
+        if o.macs or o.flops:
+            slot = split.setdefault(o.precision, {"macs": 0, "flops": 0, "ops": 0})
+            slot["macs"] += o.macs
+            slot["flops"] += o.flops
+            slot["ops"] += 1
+    return split
+
+
+class LazyText:
+    """A dataclass field whose value may be given as a zero-argument callable, called at the first read.
+
+    ``ModelInfo.sha256`` uses it: hashing a multi-GB file costs seconds, so the analysis passes
+    a callable and only a reader of the field (a renderer, ``to_dict``, ``==``) pays for it;
+    the result then replaces the callable. To everything else the field is a plain ``str``.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self._slot[1:])  # no class-level default: the field stays required
+        value = obj.__dict__[self._slot]
+        if callable(value):
+            value = value()
+            obj.__dict__[self._slot] = value  # a cache of the same value: the dataclass stays frozen
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self._slot] = value
+
+
+@dataclass(frozen=True)
+class SubgraphMemory:
+    """The activation memory of one subgraph: TFLite gives every subgraph it runs an arena of its own."""
+
+    subgraph: int
+    name: str
+    buffers: int  # arena buffers (tensors that do not reuse another tensor's buffer)
+    shared_tensors: int  # outputs written in place into an input's buffer
+    activations_total_bytes: int
+    peak_live_bytes: int
+    peak_op: str | None
+    arena_bytes: int
+    persistent_bytes: int
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
+
+    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. Kernel scratch
+    buffers, delegates' own memory and the interpreter's structures come on top (docs/memory.md).
+    """
+
+    activations_total_bytes: int  # every activation tensor at its own (64-byte aligned) place: no reuse
+    peak_live_bytes: int  # the most activation bytes alive at one op (callers' included): a lower bound
+    peak_op: str | None  # "subgraph:index" of that op
+    arena_bytes: int  # TFLite's ArenaPlanner: the activation arenas of every subgraph it runs
+    persistent_arena_bytes: int  # TFLite's persistent arena: variables, weights dequantized at init
+    tflm_arena_bytes: int  # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
+    weights_bytes: int  # constant buffers as stored in the file (not in any arena)
+    subgraphs: tuple[SubgraphMemory, ...] = ()
+    complete: bool = True  # False: some shapes are placeholders, and so are these figures
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the model is. ``sha256`` is computed when first read (see :class:`LazyText`)."""
+
+    path: str | None
+    size_bytes: int
+    sha256: str = LazyText()  # type: ignore[assignment]
+    subgraphs: int
+    operators: int
+    description: str
+    signatures: tuple[str, ...] = ()
+    subgraph_names: tuple[str, ...] = ()  # name, else its signature key, else "subgraph_<i>" (Model Explorer's ids)
+
+
+@dataclass(frozen=True)
+class TokenFigures:
+    """Per-token figures of a signature that runs a generative model's prefill or decode step.
+
+    Counts per token are the signature's totals divided by ``tokens``, rounded to the nearest
+    int. See :mod:`tflite_flops.analysis.generative` for how the role, the tokens and the cache are found.
+    """
+
+    role: str  # "prefill" | "decode"
+    tokens: int  # tokens one call processes: the token input's last dim
+    token_input: str  # the signature input that carries the token ids
+    macs_per_token: int
+    flops_per_token: int
+    weight_bytes_per_token: int  # the weights the signature reads (stored bytes), once per call, ÷ tokens
+    kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
+    kv_cache_inputs: tuple[str, ...] = ()
+    kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
+    latency_ms: float | None = None  # median of timed signature-runner calls
+    tokens_per_s: float | None = None  # tokens / median call time
+    time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
+    bytes_per_token: int = 0  # weight bytes per token + KV-cache bytes per token (the cache is read once per call)
+    roofline_tokens_per_s: float | None = None  # memory-bound limit: measured bandwidth ÷ bytes_per_token
+
+
+def _sparse_dict(record: Any, keep_none: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of ``record`` that are set (not None, or named in ``keep_none``), in declaration
+    order, then its ``extra`` keys: the JSON form of a record whose keys depend on what was measured."""
+    out = {f.name: getattr(record, f.name) for f in fields(record)
+           if f.name != "extra" and (getattr(record, f.name) is not None or f.name in keep_none)}
+    out.update(getattr(record, "extra", None) or {})
+    return out
+
+
+def _split_known(cls: type, d: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``d`` split into the fields of ``cls`` and the rest (keys of a newer version: kept, not lost)."""
+    names = {f.name for f in fields(cls)} - {"extra"}
+    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Measured time of a model (``--latency``) or of one signature-runner call, and the per-op summary.
+
+    Every field is optional: a run shows the fields it measured. A run the runtime could not do has
+    ``skipped`` (why) and ``runtime`` only. Times are milliseconds, statistics over the timed
+    ``invoke()`` runs (see :mod:`tflite_flops.measure.bench`). The JSON form (:meth:`to_dict`) lists the set
+    fields in this order.
+    """
+
+    skipped: str | None = None  # why the model was not timed (the static report stays)
+    runtime: str | None = None
+    runtime_version: str | None = None
+    threads: int | None = None
+    xnnpack: bool | None = None
+    runs: int | None = None
+    warmup: int | None = None
+    init_ms: float | None = None  # load + allocate
+    first_ms: float | None = None  # the first invoke (not in the statistics)
+    mean_ms: float | None = None
+    std_ms: float | None = None  # population standard deviation, as benchmark_model
+    min_ms: float | None = None
+    median_ms: float | None = None
+    p90_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    cv: float | None = None  # coefficient of variation (std / mean)
+    peak_rss_added_mb: float | None = None
+    input_shapes: tuple[tuple[int, ...], ...] | None = None  # the shapes the runtime ran
+    cpu: str | None = None
+    python: str | None = None
+    method: str | None = None  # what one timed call does (signature runner)
+    shapes_consistent: bool | None = None  # False: the timed graph has unresolved shapes (see shape_warning)
+    shape_warning: str | None = None
+    per_op_skipped: str | None = None  # why --per-op timed nothing
+    source: str | None = None  # where per-op times come from (an imported device profile)
+    per_op_sum_ms: float | None = None
+    per_op_timed: int | None = None
+    per_op_not_timed: int | None = None  # --per-op only
+    per_op_vs_whole: float | None = None  # --per-op: per_op_sum_ms / median_ms (null when no median)
+    profile_rows: int | None = None  # device profile: its op rows
+    profile_total_ms: float | None = None
+    unmatched_rows: tuple[str, ...] | None = None  # device profile rows that matched no op
+    per_op_note: str | None = None  # why the per-op sum differs from the whole-model time
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the set fields (``per_op_vs_whole`` also when null, next to the per-op summary)."""
+        out = _sparse_dict(self, ("per_op_vs_whole",) if self.per_op_not_timed is not None else ())
+        if self.input_shapes is not None:
+            out["input_shapes"] = [list(s) for s in self.input_shapes]
+        if self.unmatched_rows is not None:
+            out["unmatched_rows"] = list(self.unmatched_rows)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "LatencyStats":
+        """Rebuild from :meth:`to_dict` output (or a JSON report's ``latency``)."""
+        known, extra = _split_known(cls, d)
+        if known.get("input_shapes") is not None:
+            known["input_shapes"] = tuple(tuple(s) for s in known["input_shapes"])
+        if known.get("unmatched_rows") is not None:
+            known["unmatched_rows"] = tuple(known["unmatched_rows"])
+        return cls(**known, extra=extra)
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Rates from the median latency: FLOP/s, MAC/s, inferences/s, float FLOP/s and integer OP/s
+    apart, and decode tokens/s (KV-length sweeps). Unset rates stay None and out of the JSON."""
+
+    tokens_per_s: float | None = None
+    flops_per_s: float | None = None
+    macs_per_s: float | None = None
+    inferences_per_s: float | None = None
+    float_flops_per_s: float | None = None
+    int_ops_per_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the set rates."""
+        return _sparse_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Throughput":
+        """Rebuild from :meth:`to_dict` output."""
+        known, extra = _split_known(cls, d)
+        return cls(**known, extra=extra)
+
+
+@dataclass(frozen=True)
+class RooflineOp:
+    """One costed op under the measured roofs (see :mod:`tflite_flops.measure.roofline`)."""
+
+    subgraph: int
+    index: int
+    op_type: str
+    intensity: float  # FLOPs / bytes moved
+    bound: str  # "compute" | "memory"
+    roof_flops_per_s: float  # min(peak FLOP/s, intensity · peak bytes/s)
+    achieved_flops_per_s: float | None = None  # when the op was timed
+    fraction_of_roof: float | None = None  # achieved / roof, not capped
+    above_roof: bool = False  # fraction_of_roof > 1 (data kept in the CPU caches)
+
+
+@dataclass(frozen=True)
+class BoundCounts:
+    """How many ops of a roofline are compute-bound and memory-bound."""
+
+    compute: int = 0
+    memory: int = 0
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """This machine's measured peaks and every costed op placed under them (``--roofline``)."""
+
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    ridge_intensity: float  # peak_flops_per_s / peak_bytes_per_s, FLOPs per byte
+    compute_probe: str | None = None  # what was timed for the peak compute
+    bandwidth_probe: str | None = None
+    runtime: str | None = None
+    threads: int | None = None
+    xnnpack: bool | None = None
+    ops: tuple[RooflineOp, ...] = ()
+    counts: BoundCounts = field(default_factory=BoundCounts)
+    above_roof: int = 0  # ops above 100% of their roof
+    above_roof_note: str | None = None  # why (set when above_roof > 0)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: peaks, ``ops`` (one dict per op), ``counts``, ``above_roof`` (and its note)."""
+        out = _sparse_dict(self, ("ops", "counts", "above_roof"))
+        out["ops"] = [asdict(o) for o in self.ops]
+        out["counts"] = asdict(self.counts)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Roofline":
+        """Rebuild from :meth:`to_dict` output. Unknown top-level keys are kept in ``extra``; unknown
+        keys of an op or of the counts (a newer version's) are left out."""
+        known, extra = _split_known(cls, d)
+        ops = tuple(RooflineOp(**_split_known(RooflineOp, o)[0]) for o in d.get("ops") or ())
+        counts = BoundCounts(**_split_known(BoundCounts, d.get("counts") or {})[0])
+        return cls(**{**known, "ops": ops, "counts": counts}, extra=extra)
+
+
+@dataclass(frozen=True)
+class SignatureReport:
+    """One signature of a multi-signature model: its totals, and token figures for prefill/decode.
+
+    ``totals.params`` / ``param_bytes`` count the weights this signature's subgraphs read; weights
+    shared with other signatures are in every signature that reads them and once in the report's
+    own ``totals.params``.
+    """
+
+    key: str
+    subgraph: int
+    inputs: tuple[TensorSummary, ...]
+    outputs: tuple[TensorSummary, ...]
+    totals: Totals
+    operators: int  # ops that run per call (WHILE bodies counted once)
+    unsupported: Mapping[str, int] = field(default_factory=dict)
+    tokens: TokenFigures | None = None
+    latency: LatencyStats | None = None  # the bench statistics of one signature-runner call
+    memory: MemorySummary | None = None  # the signature's own arenas (its subgraphs at its shapes)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything an analysis produces: pure data. Renderers only read it.
+
+    Write it in any format with :func:`tflite_flops.render.write` (the format from the file's
+    extension, as ``-o``) or :func:`tflite_flops.render.render`; ``to_json`` is the JSON form.
+    """
+
+    tool: Mapping[str, str]
+    model: ModelInfo
+    inputs: tuple[TensorSummary, ...]
+    outputs: tuple[TensorSummary, ...]
+    totals: Totals
+    init_totals: Totals
+    by_op_type: Mapping[str, OpTypeSummary]
+    ops: tuple[OpRecord, ...]
+    unsupported: Mapping[str, int]
+    warnings: tuple[str, ...]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    latency: LatencyStats | None = None  # measured with --latency (None: not measured)
+    throughput: Throughput | None = None
+    roofline: Roofline | None = None
+    schema_version: int = SCHEMA_VERSION
+    memory: MemorySummary | None = None
+    signatures: Mapping[str, SignatureReport] = field(default_factory=dict)  # analyze(all_signatures=True)
+
+    # ---- serialisation --------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the documented contract; counts are ints)."""
+        d = asdict(self)
+        order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
+                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline",
+                 "signatures"]
+        # measured records list only the fields that were measured: their own to_dict
+        for key in ("latency", "throughput", "roofline"):
+            value = getattr(self, key)
+            d[key] = None if value is None else value.to_dict()
+        for key, sig in self.signatures.items():
+            d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
+        return {k: _jsonable(d[k]) for k in order}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The JSON form of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
+        """Rebuild a Report from :meth:`to_dict` output."""
+        version = d.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"unsupported report schema_version {version!r} (this tool reads {SCHEMA_VERSION})")
+
+        def summary(t: Mapping[str, Any]) -> TensorSummary:
+            sig = t.get("shape_signature")
+            return TensorSummary(t["name"], t["dtype"], tuple(t["shape"]), tuple(sig) if sig is not None else None,
+                                 t.get("index", 0))
+
+        def totals(t: Mapping[str, Any]) -> Totals:
+            return Totals(**{**t, "by_precision": {k: dict(v) for k, v in t.get("by_precision", {}).items()}})
+
+        op_fields = {f.name for f in fields(OpRecord)}
+        ops = tuple(
+            OpRecord(**{**{k: v for k, v in o.items() if k in op_fields},
+                        "inputs": tuple(tuple(s) for s in o["inputs"]),
+                        "outputs": tuple(tuple(s) for s in o["outputs"])})
+            for o in d["ops"])
+        model = dict(d["model"])
+        model["signatures"] = tuple(model.get("signatures", ()))
+        model["subgraph_names"] = tuple(model.get("subgraph_names", ()))
+        return cls(
+            tool=dict(d["tool"]), model=ModelInfo(**model),
+            inputs=tuple(summary(t) for t in d["inputs"]), outputs=tuple(summary(t) for t in d["outputs"]),
+            totals=totals(d["totals"]), init_totals=totals(d.get("init_totals") or {}),
+            by_op_type={k: OpTypeSummary(**v) for k, v in d["by_op_type"].items()},
+            ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
+            settings=dict(d.get("settings") or {}), latency=_record(LatencyStats, d.get("latency")),
+            throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
+            memory=_memory(d.get("memory")),
+            schema_version=version,
+            signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        """Rebuild a Report from its JSON text."""
+        return cls.from_dict(json.loads(text))
+
+    # ---- conveniences -----------------------------------------------------------------------
+
+    def top_ops(self, n: int = 10, key: str = "flops") -> list[OpRecord]:
+        """The ``n`` most expensive per-inference ops by ``key``."""
+        ops = [o for o in self.ops if o.phase == "inference"]
+        return sorted(ops, key=lambda o: getattr(o, key) or 0, reverse=True)[:n]
+
+    def with_latency(self, latency: LatencyStats | None, throughput: Throughput | None) -> "Report":
+        """A copy with measured latency and throughput merged in."""
+        return replace(self, latency=latency, throughput=throughput)
+
+
+
+def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
+    if d is None:
+        return None
+    return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ()))})
+
+
+def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
+    """A :class:`SignatureReport` from its ``to_dict`` form (``summary`` / ``totals`` rebuild the parts)."""
+    tokens = d.get("tokens")
+    if tokens is not None:
+        tokens = TokenFigures(**{**tokens, "kv_cache_inputs": tuple(tokens.get("kv_cache_inputs", ()))})
+    return SignatureReport(key=d["key"], subgraph=d["subgraph"], inputs=tuple(summary(t) for t in d["inputs"]),
+                           outputs=tuple(summary(t) for t in d["outputs"]), totals=totals(d["totals"]),
+                           operators=d["operators"], unsupported=dict(d.get("unsupported") or {}), tokens=tokens,
+                           latency=_record(LatencyStats, d.get("latency")), memory=_memory(d.get("memory")))
+
+
+def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:
+    """``cls.from_dict(d)``, None for a JSON null."""
+    return None if d is None else cls.from_dict(d)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a stray NumPy scalar
+        return value.item()
+    return value

@@ -1,0 +1,157 @@
+"""Analyze a model zoo at once: one summary row per model, in parallel worker processes.
+
+A failure on one model (an unreadable file, a shape problem, a crash of a worker) is written
+in that model's row (``status = error``, ``error`` = the message) and does not stop the rest.
+Rows come back in the order of the input paths, whatever order the workers finish in. The
+renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.batch`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..analysis import analyze_model
+from ..errors import InputSpecError, TfliteFlopsError
+from ..measure.bench import BenchSettings
+from ..measure.pipeline import Measurements, measure_report
+from ..measure.runtime import RuntimeSettings
+from ..report.completeness import partial_note
+
+MODEL_SUFFIXES = (".tflite", ".lite")
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What every worker applies to its model (picklable)."""
+
+    input_shapes: tuple[str, ...] | None = None
+    batch: int | None = None
+    while_trips: int = 1
+    latency: Mapping[str, Any] | None = None  # {"runtime", "threads", "xnnpack", "runs", "warmup", "min_time"}
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def expand_sources(sources: Sequence[str]) -> list[str]:
+    """Model paths from files, directories (every ``*.tflite`` below, recursively) and globs.
+
+    A file named explicitly is kept even when it does not exist or is not a model, so that its
+    row reports the problem. Duplicates are dropped; order follows the arguments.
+
+    Raises:
+        InputSpecError: a directory or glob that matches no model.
+    """
+    paths: list[str] = []
+    for src in sources:
+        if os.path.isdir(src):
+            found = sorted(os.path.join(root, f) for root, _, files in os.walk(src) for f in files
+                           if f.lower().endswith(MODEL_SUFFIXES))
+            if not found:
+                raise InputSpecError(f"{src}: no .tflite files in this directory")
+            paths += found
+        elif any(c in src for c in "*?["):  # a glob pattern
+            found = sorted(p for p in glob.glob(src, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise InputSpecError(f"{src}: no file matches this pattern")
+            paths += found
+        else:
+            paths.append(src)
+    return list(dict.fromkeys(paths))
+
+
+# The row's columns, in output order: every row has them; the precisions with a FLOPs column of their own.
+PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
+COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
+           + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
+                                                          "bytes_written", "arena_bytes", "tflm_arena_bytes",
+                                                          "unsupported_ops", "unresolved_ops",
+                                                          "warnings", "latency_median_ms", "inferences_per_s",
+                                                          "latency_skipped", "seconds"])
+
+
+def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+    row: dict[str, Any] = {c: "" for c in COLUMNS}
+    row.update(model=path, status="error", error=message, seconds=round(seconds, 3))
+    return row
+
+
+def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
+    """Analyze one model into a summary row; errors become the row's message (never raised)."""
+    start = time.perf_counter()
+    try:
+        report = analyze_model(path, input_shapes=list(options.input_shapes) if options.input_shapes else None,
+                         batch=options.batch, while_trips=options.while_trips)
+        if options.latency:
+            lat = options.latency
+            what = Measurements(latency=True, runtime=RuntimeSettings(lat["runtime"], lat["threads"], lat["xnnpack"]),
+                                bench=BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]))
+            report = measure_report(report, path, what, progress=False)
+    except TfliteFlopsError as exc:
+        return _error_row(path, str(exc), time.perf_counter() - start)
+    except Exception as exc:  # a bug of ours must not stop the zoo: report it in the row
+        return _error_row(path, f"internal error ({type(exc).__name__}: {exc})", time.perf_counter() - start)
+    t = report.totals
+    by_prec = {p: v.get("flops", 0) for p, v in t.by_precision.items()}
+    row: dict[str, Any] = {
+        # partial: some ops not counted, or counted at unresolved (placeholder) shapes, e.g. a dynamic
+        # model without --input-shape/--batch; "note" says which
+        "model": path, "status": "ok" if t.complete else "partial", "error": "", "note": _row_note(report),
+        "size_bytes": report.model.size_bytes, "sha256": report.model.sha256, "subgraphs": report.model.subgraphs,
+        "operators": report.model.operators, "macs": t.macs, "flops": t.flops,
+        **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},
+        "flops_other": sum(v for p, v in by_prec.items() if p not in PRECISION_COLUMNS),
+        "params": t.params, "param_bytes": t.param_bytes, "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
+        "arena_bytes": report.memory.arena_bytes if report.memory is not None else "",
+        "tflm_arena_bytes": report.memory.tflm_arena_bytes if report.memory is not None else "",
+        "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
+        "warnings": len(report.warnings), "latency_skipped": _get(report.latency, "skipped"),
+        "latency_median_ms": _get(report.latency, "median_ms"),
+        "inferences_per_s": _get(report.throughput, "inferences_per_s"),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    return row
+
+
+def _get(record: Any, name: str) -> Any:
+    """A measured figure of a row: '' when not measured (no record, or the field is None)."""
+    value = getattr(record, name, None)
+    return "" if value is None else value
+
+
+def _row_note(report: Any) -> str:
+    """Why a row is partial or has no latency: one line, or ''."""
+    skipped = report.latency.skipped if report.latency is not None else None
+    return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}") if n)
+
+
+def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
+              progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
+    """Analyze every path (``jobs`` worker processes; 1 = in this process) and return rows in input order."""
+    rows: list[dict[str, Any] | None] = [None] * len(paths)
+    done = 0
+    if jobs <= 1 or len(paths) <= 1:
+        for i, path in enumerate(paths):
+            rows[i] = analyze_one(path, options)
+            done += 1
+            if progress:
+                progress(done, len(paths), path)
+        return [r for r in rows if r is not None]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        futures: dict[Future, int] = {pool.submit(analyze_one, p, options): i for i, p in enumerate(paths)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                rows[i] = fut.result()
+            except BrokenProcessPool:
+                rows[i] = _error_row(paths[i], "the worker process died (crash or out of memory)")
+            except Exception as exc:  # e.g. an unpicklable result
+                rows[i] = _error_row(paths[i], f"worker error ({type(exc).__name__}: {exc})")
+            done += 1
+            if progress:
+                progress(done, len(paths), paths[i])
+    return [r if r is not None else _error_row(p, "not analyzed") for r, p in zip(rows, paths)]
