@@ -77,12 +77,11 @@ def classify(report: Report, peaks: Roofline) -> Report:
     peak_f, peak_b = peaks.peak_flops_per_s, peaks.peak_bytes_per_s
     rows = []
     for o in report.ops:
-        moved = o.bytes_read + o.bytes_written
-        if o.phase != "inference" or not o.flops or not moved:
+        intensity = o.intensity
+        if o.phase != "inference" or not o.flops or intensity is None:
             continue
-        intensity = o.flops / moved
         roof = min(peak_f, intensity * peak_b)
-        achieved = o.flops / (o.latency_ms / 1e3) if o.latency_ms else None
+        achieved = o.achieved_flops_per_s
         fraction = achieved / roof if achieved is not None else None
         rows.append(RooflineOp(o.subgraph, o.index, o.op_type, intensity,
                                "compute" if intensity >= peaks.ridge_intensity else "memory", roof, achieved,

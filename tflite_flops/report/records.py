@@ -55,6 +55,22 @@ class OpRecord:
     latency_ms: float | None = None
     live_bytes: int | None = None  # activation bytes alive in the op's subgraph arena while it runs
 
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes read plus bytes written."""
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float | None:
+        """Arithmetic intensity, FLOPs per byte moved (None when the op moves no bytes)."""
+        moved = self.bytes_moved
+        return self.flops / moved if moved else None
+
+    @property
+    def achieved_flops_per_s(self) -> float | None:
+        """FLOPs over the measured latency (None when the op was not timed)."""
+        return self.flops / (self.latency_ms / 1e3) if self.latency_ms is not None and self.latency_ms > 0 else None
+
 
 def new_record(values: dict[str, Any]) -> OpRecord:
     """``OpRecord(**values)`` built in one step; ``values`` must hold every field.

@@ -89,6 +89,14 @@ class SweepPoint:
     throughput: Throughput | None = None
     report: Report | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def achieved_flops_per_s(self) -> float | None:
+        """The point's FLOPs over its median latency (None when it was not timed)."""
+        if self.throughput is not None and self.throughput.flops_per_s is not None:
+            return self.throughput.flops_per_s
+        median = self.latency.median_ms if self.latency is not None else None
+        return self.totals.flops / (median / 1e3) if self.totals.flops and median else None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the report itself is left out)."""
         return {"input_shapes": {k: list(v) for k, v in self.input_shapes.items()}, "totals": self.totals.to_dict(),

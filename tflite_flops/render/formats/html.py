@@ -286,7 +286,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
     if timed:
         pts = [(float(o.flops), float(o.latency_ms), colors.get(o.op_type, "#999"),
                 f"{o.subgraph}:{o.index} {o.op_type} {o.name}\n{human(o.flops)} FLOPs, {o.latency_ms:.4f} ms"
-                + (f", {human_unit(o.flops / (o.latency_ms / 1e3), 'FLOP/s')}" if o.flops else ""))
+                + (f", {human_unit(o.achieved_flops_per_s, 'FLOP/s')}" if o.flops else ""))
                for o in timed]
         chart = scatter_chart(pts, title="Per-op latency versus FLOPs", x_label="FLOPs (log)",
                               y_label="latency, ms (log)", y_fmt=lambda v: f"{v:g}")
@@ -301,7 +301,7 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
         rows = "".join(
             f'<tr><td class="mono">{o.subgraph}:{o.index}</td><td>{esc(o.op_type)}</td><td class="name">{breakable(o.name)}'
             f'</td><td class="n">{o.latency_ms:.4f}</td><td class="n">{esc(human(o.flops))}</td><td class="n">'
-            f'{esc(human_unit(o.flops / (o.latency_ms / 1e3), "FLOP/s") if o.flops else "-")}</td></tr>' for o in top)
+            f'{esc(human_unit(o.achieved_flops_per_s, "FLOP/s") if o.flops else "-")}</td></tr>' for o in top)
         parts.append('<h3>Slowest ops</h3><table><thead><tr><th>op</th><th>type</th><th>output</th><th class="n">ms'
                      '</th><th class="n">FLOPs</th><th class="n">achieved</th></tr></thead>'
                      f'<tbody>{rows}</tbody></table>')
@@ -340,12 +340,9 @@ def sweep_rows(sweep: SweepResult) -> list[dict[str, Any]]:
     """One row per point: label, macs, flops, median_ms, flops_per_s (None when not measured), error."""
     rows = []
     for p in sweep.points:
-        lat, tp = p.latency or LatencyStats(), p.throughput or Throughput()
-        flops, median, fps = p.totals.flops, lat.median_ms, tp.flops_per_s
-        if fps is None and flops and median:
-            fps = flops / (median / 1e3)
-        rows.append({"label": sweep_label(p), "macs": p.totals.macs, "flops": flops, "median_ms": median,
-                     "flops_per_s": fps, "error": f"latency skipped: {lat.skipped}" if lat.skipped else None})
+        lat = p.latency or LatencyStats()
+        rows.append({"label": sweep_label(p), "macs": p.totals.macs, "flops": p.totals.flops, "median_ms": lat.median_ms,
+                     "flops_per_s": p.achieved_flops_per_s, "error": f"latency skipped: {lat.skipped}" if lat.skipped else None})
     return rows
 
 
@@ -433,15 +430,14 @@ def roofline_section(report: Report | None, roofline: Roofline | None,
                         f"{ref}: {o.bound}-bound (not timed: drawn on its roof)"))
     if not pts and report is not None:
         for o in report.ops:
-            moved = o.bytes_read + o.bytes_written
-            if o.latency_ms and o.flops and moved:
-                pts.append((o.flops / moved, o.flops / (o.latency_ms / 1e3), colors.get(o.op_type, "#4c78a8"),
+            if o.latency_ms and o.flops and o.bytes_moved:
+                pts.append((o.intensity, o.achieved_flops_per_s, colors.get(o.op_type, "#4c78a8"),
                             f"{o.subgraph}:{o.index} {o.op_type} {o.name}"))
                 keys.append((o.op_type, colors.get(o.op_type, "#4c78a8"), "ring"))
-        med = report.latency.median_ms if report.latency is not None else None
+        achieved = report.throughput.flops_per_s if report.throughput is not None else None
         moved = report.totals.bytes_read + report.totals.bytes_written
-        if not pts and med and report.totals.flops and moved:
-            pts.append((report.totals.flops / moved, report.totals.flops / (med / 1e3), "#e45756", "whole model"))
+        if not pts and achieved and report.totals.flops and moved:
+            pts.append((report.totals.flops / moved, achieved, "#e45756", "whole model"))
             keys.append(("whole model", "#e45756", "ring"))
     ridge = peak / bw
     xs = [p[0] for p in pts] or [ridge]
@@ -480,13 +476,13 @@ def _op_row(i: int, o: OpRecord, total: int, has_lat: bool) -> str:
              f'<td class="n" data-v="{o.flops}" title="{esc(grouped(o.flops))}">{esc(human(o.flops))}</td>',
              f'<td class="n" data-v="{share:.6f}"><span class="share" style="width:{min(share, 100) * 0.6:.1f}px">'
              f'</span>{share:.1f}%</td>',
-             f'<td class="n rw" data-v="{o.bytes_read + o.bytes_written}">'
+             f'<td class="n rw" data-v="{o.bytes_moved}">'
              f'{esc(human_bytes(o.bytes_read)).replace(" ", "&nbsp;")}&nbsp;/ '
              f'{esc(human_bytes(o.bytes_written)).replace(" ", "&nbsp;")}</td>',
              f'<td class="n" data-v="{o.params}">{esc(human(o.params))}</td>']
     if has_lat:
         lat = o.latency_ms
-        fps = o.flops / (lat / 1e3) if lat and o.flops else None
+        fps = o.achieved_flops_per_s if o.flops else None
         cells.append(f'<td class="n" data-v="{"" if lat is None else lat}">{"-" if lat is None else f"{lat:.4f}"}</td>')
         cells.append(f'<td class="n" data-v="{"" if fps is None else fps}">'
                      f'{"-" if fps is None else esc(human(fps))}</td>')

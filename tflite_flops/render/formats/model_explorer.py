@@ -31,13 +31,11 @@ from . import register_format
 METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
     "flops": ("FLOPs", lambda o: o.flops),
     "macs": ("MACs", lambda o: o.macs),
-    "bytes": ("bytes moved", lambda o: o.bytes_read + o.bytes_written),
+    "bytes": ("bytes moved", lambda o: o.bytes_moved),
     "params": ("params", lambda o: o.params),
     "latency_ms": ("latency (ms)", lambda o: o.latency_ms),
-    "flops_per_s": ("achieved FLOP/s",
-                    lambda o: o.flops / (o.latency_ms / 1e3) if o.latency_ms and o.latency_ms > 0 else None),
-    "intensity": ("FLOPs per byte",
-                  lambda o: o.flops / (o.bytes_read + o.bytes_written) if o.bytes_read + o.bytes_written else None),
+    "flops_per_s": ("achieved FLOP/s", lambda o: o.achieved_flops_per_s),
+    "intensity": ("FLOPs per byte", lambda o: o.intensity),
 }
 
 GRADIENT = ({"stop": 0, "bgColor": "#fff5eb"}, {"stop": 0.5, "bgColor": "#fd8d3c"}, {"stop": 1, "bgColor": "#a63603"})

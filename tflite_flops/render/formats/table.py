@@ -128,9 +128,9 @@ def render_table(report: Report, top: int = 10) -> str:
             out.append(f"  ({lat.per_op_note})")
         for title, ranked in (("slowest", sorted(timed, key=lambda o: -(o.latency_ms or 0))),
                               ("least efficient (FLOPs per ms)",
-                               sorted([o for o in timed if o.flops], key=lambda o: o.flops / (o.latency_ms or 1)))):
+                               sorted([o for o in timed if o.flops], key=lambda o: o.achieved_flops_per_s))):
             rows = [[f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, 36), f"{o.latency_ms:.4f}",
-                     human(o.flops), f"{human_unit(o.flops / (o.latency_ms / 1e3), 'FLOP/s')}"] for o in ranked[:5]]
+                     human(o.flops), human_unit(o.achieved_flops_per_s, 'FLOP/s')] for o in ranked[:5]]
             if rows:
                 out += [f"  {title}:"] + ["    " + line for line in text_table(
                     ["op", "type", "output", "ms", "FLOPs", "achieved"], rows, [False, False, False, True, True, True])]
