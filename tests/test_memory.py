@@ -20,8 +20,8 @@ import pytest
 import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.analysis.memory import (align, allocation_kinds, greedy_plan, place_buffers, plan_subgraph,
-                                          tensor_sizes, tflm_arena)
+from tflite_flops.analysis.memory import (align, allocation_kinds, first_fit_arena, greedy_plan, place_buffers,
+                                          plan_subgraph, tensor_sizes, tflm_arena)
 from tflite_flops.reader.model import load_model
 from tflite_flops.report import Report
 from tflite_flops.report.budget import check_budget
@@ -278,6 +278,20 @@ def test_greedy_plan_is_the_brute_force_first_fit_largest_first():
         buffers = [(size, lo - 1, hi - 1) for size, lo, hi in _random_buffers(rng, steps, rng.randrange(20))]
         ordered = sorted(buffers, key=lambda b: -b[0])  # stable: ties keep their order
         assert greedy_plan(buffers) == _brute_place(ordered, 0)[1], buffers
+
+
+def test_never_used_buffers_are_stacked_apart_exactly():
+    """first_fit_arena's shortcut for TFLM's never-used tensors (step 0) gives place_buffers' arena,
+    with and without a buffer that is read but never written (alive from step 0 on)."""
+    rng = random.Random(29)
+    for _ in range(600):
+        steps = rng.choice([1, 2, 5, 12])
+        buffers = _random_buffers(rng, steps, rng.randrange(15))
+        buffers += [(rng.choice([0, 16, 32, 48]), 0, 0) for _ in range(rng.randrange(12))]
+        if rng.random() < 0.3:
+            buffers.append((rng.randrange(1, 100), 0, rng.randrange(steps)))
+        buffers.sort(key=lambda b: -b[0])
+        assert first_fit_arena(buffers, steps) == place_buffers(buffers, steps)[1], buffers
 
 
 def _variable_model() -> bytes:

@@ -395,8 +395,9 @@ def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment
     searched a place from there on instead of from 0, since no gap among them fits one with bytes.
     The arena size counts them.
     """
-    # (offset, end, first step) of the placed buffers alive at each step
+    # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
     alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+    starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
     latest = -1  # the last step where a placed buffer starts
     offsets: list[int] = []
     append = offsets.append
@@ -412,8 +413,7 @@ def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment
         # disjoint sets, so no buffer is seen twice.
         here = others = alive[lo]
         if hi > lo < latest:
-            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in alive[step]
-                             if entry[2] == step]
+            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
         others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
         if alignment:
             best = best_gap = -1
@@ -437,6 +437,7 @@ def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment
         end = at + size
         entry = (at, end, lo)
         here.append(entry)
+        starts[lo].append(entry)
         if hi == lo + 1:
             alive[hi].append(entry)
         elif hi > lo:
@@ -517,7 +518,7 @@ def _tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], co
             if not constant_of[t] and not tensors[t].is_variable:
                 buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
     buffers.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return place_buffers(buffers, scope + 2)[1]
+    return first_fit_arena(buffers, scope + 2)
 
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
@@ -535,7 +536,23 @@ def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = Non
         steps = max((b[2] for b in buffers), default=0) + 2
     shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
     shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return place_buffers(shifted, steps)[1]
+    return first_fit_arena(shifted, steps)
+
+
+def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
+    """The arena size of :func:`place_buffers` (alignment 0, first fit) for buffers ordered largest first,
+    with lifetimes shifted so that step 0 is TFLM's "never used".
+
+    TFLM plans the tensors no op uses as well (those of a multi-signature model's other signatures:
+    thousands in an LLM), all with the lifetime "never used". When no other buffer is alive at that
+    step, they overlap one another and nothing else, so first fit stacks them end to end: their
+    arena is their sum, found without comparing each with all the others placed before it.
+    """
+    if all(lo > 0 or hi == 0 for _, lo, hi in buffers):
+        unused = sum([size for size, lo, hi in buffers if lo == hi == 0])
+        rest = [b for b in buffers if not b[1] == b[2] == 0]
+        return max(place_buffers(rest, steps)[1], unused)
+    return place_buffers(buffers, steps)[1]
 
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
