@@ -1,4 +1,4 @@
-"""KV-length sweep of the decode step (tflite_flops/kv_sweep.py) on sample_models/tiny_decoder_kv.tflite:
+"""KV-length sweep of the decode step (tflite_flops/studies/kv_sweep.py) on sample_models/tiny_decoder_kv.tflite:
 the tiny decoder (D = 64, 4 heads, 2 layers, FFN 128, vocab 256) with int8 weights (dynamic range),
 decode signatures compiled at KV lengths 32, 64 and 128, and a ``decode`` whose cache length is a
 dynamic dim ([1, -1, 4, 16])."""

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
-from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals, new_record
+from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
 from .memory import analyze_memory
 from .shapes import input_display_name
 from .walk import Walk
@@ -47,7 +47,7 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRe
             "latency_ms": None}
         for name, by_op in figures.items():
             values[name] = by_op.get(key)
-        out.append(new_record(values))
+        out.append(OpRecord(**values))
     return out
 
 

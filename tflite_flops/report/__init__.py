@@ -4,6 +4,10 @@
 ``budget``, ``completeness`` and ``compare`` read Reports and never the other way round.
 """
 
-from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord, new_record, Totals, OpTypeSummary, LazyText, SubgraphMemory, MemorySummary, ModelInfo, TokenFigures, LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, SignatureReport, Report)
+from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord, Totals, OpTypeSummary,
+                      precision_split, LazyText, SubgraphMemory, MemorySummary, ModelInfo, TokenFigures,
+                      LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, SignatureReport, Report)
 
-__all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "new_record", "Totals", "OpTypeSummary", "LazyText", "SubgraphMemory", "MemorySummary", "ModelInfo", "TokenFigures", "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "SignatureReport", "Report"]
+__all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "Totals", "OpTypeSummary",
+           "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "ModelInfo", "TokenFigures",
+           "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "SignatureReport", "Report"]

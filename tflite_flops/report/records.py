@@ -72,18 +72,6 @@ class OpRecord:
         return self.flops / (self.latency_ms / 1e3) if self.latency_ms is not None and self.latency_ms > 0 else None
 
 
-def new_record(values: dict[str, Any]) -> OpRecord:
-    """``OpRecord(**values)`` built in one step; ``values`` must hold every field.
-
-    The generated ``__init__`` of a frozen dataclass pays one ``object.__setattr__`` per field
-    (21 here); the analysis builds one record per op, so it fills the instance dict directly
-    (it matters in benchmarks/static_speed.py's chain_600).
-    """
-    record = object.__new__(OpRecord)
-    object.__setattr__(record, "__dict__", values)
-    return record
-
-
 @dataclass(frozen=True)
 class Totals:
     """Sums over the ops of one phase. ``by_precision`` maps precision -> {"macs", "flops", "ops"}."""
