@@ -27,7 +27,8 @@ def test_table_default():
     assert "Totals per inference" in r.stdout
     assert "By op type" in r.stdout
     assert "CONV_2D" in r.stdout
-    assert "397,392" in r.stdout  # total MACs of the float CNN (see test_analysis.py for the derivation)
+    # total MACs of the float CNN, derived layer by layer in test_crosscheck_tf.py::test_sample_cnn_variants
+    assert "397,392" in r.stdout
 
 
 def test_json_stdout_is_clean_and_warnings_go_to_stderr():
