@@ -87,6 +87,27 @@ def _cycle() -> bytes:
     return build_model(sgs, [118, 129])
 
 
+def _shared_byte_vector() -> bytes:
+    # 1,000 ops share one StableHLOCompositeOptions table holding a 100 KB byte vector: a 124 KB
+    # file whose options would decode into 10**8 Python ints (800 MB), were the vector not
+    # counted against the verifier's budget of decoded elements at every visit.
+    shared: list[int] = []
+
+    def options(b) -> int:
+        import tflite
+
+        if not shared:
+            attributes = b.CreateByteVector(bytes(100_000))
+            tflite.StableHLOCompositeOptionsStart(b)
+            tflite.StableHLOCompositeOptionsAddCompositeAttributes(b, attributes)
+            shared.append(tflite.StableHLOCompositeOptionsEnd(b))
+        return shared[0]
+
+    op = {"opcode": 0, "inputs": [0], "outputs": [1], "raw_options_2": (21, options)}  # 21: StableHLOCompositeOptions
+    sg = {"tensors": [{"shape": [2]}, {"shape": [2]}], "inputs": [0], "outputs": [1], "operators": [op] * 1000}
+    return build_model([sg], [206])  # STABLEHLO_COMPOSITE
+
+
 CASES = {
     "empty": (lambda: b"", "empty"),
     "text": (lambda: b"this is a text file, not a model\n" * 4, "file identifier"),
@@ -102,6 +123,7 @@ CASES = {
     "opcode-index": (_bad_opcode_index, "opcode index 4"),
     "io-index": (_bad_io_index, "tensor -3"),
     "subgraph-cycle": (_cycle, "cycle"),
+    "shared-options-vector": (_shared_byte_vector, "refusing to allocate"),
 }
 
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from render_helpers import LATENCY, sample_report
-from tflite_flops.report.budget import (_parse_simple_toml, add_budget_arguments, budget_exit_code, budget_limits,
-                                        check_budget, load_budget_file)
+from tflite_flops.report.budget import (add_budget_arguments, budget_exit_code, budget_limits, check_budget,
+                                        load_budget_file)
 from tflite_flops.errors import InputSpecError
 from tflite_flops.report import LatencyStats
 
@@ -73,14 +73,12 @@ def test_budget_file_toml(tmp_path, report):
         load_budget_file(str(tmp_path / "missing.toml"))
 
 
-def test_simple_toml_fallback_matches_tomllib():
-    text = '[budget]\nmax_macs = "300M"  # comment\nmax_flops = 6.5e8\nmax_params = 3_500_000\n'
-    expected = {"budget": {"max_macs": "300M", "max_flops": 6.5e8, "max_params": 3_500_000}}
-    assert _parse_simple_toml(text, "b.toml") == expected
-    tomllib = pytest.importorskip("tomllib")
-    assert tomllib.loads(text) == expected
-    with pytest.raises(InputSpecError):
-        _parse_simple_toml("max_macs: 3\n", "b.toml")
+def test_invalid_toml_is_one_line(tmp_path):
+    f = tmp_path / "b.toml"
+    f.write_text('[budget]\nmax_macs = "300M"\nmax_macs: 3\n')
+    with pytest.raises(InputSpecError, match=r"b\.toml: invalid TOML \(.*line 3") as exc:
+        load_budget_file(str(f))
+    assert "\n" not in str(exc.value)
 
 
 def test_options_override_the_file(tmp_path):

@@ -78,6 +78,32 @@ def test_unknown_options_union_type_is_accepted_and_not_decoded():
     assert op.op_type == "ADD" and dict(op.options) == {}
 
 
+def test_byte_vector_of_options_is_a_tuple_of_ints():
+    # StableHLOCompositeOptions.composite_attributes: a byte vector the verifier decodes (and
+    # counts against its budget) instead of returning a span; two ops share the table
+    shared: list[int] = []
+
+    def table(b):
+        if not shared:
+            attributes = b.CreateByteVector(bytes([1, 2, 250]))
+            name = b.CreateString("odml.rms_norm")
+            tflite.StableHLOCompositeOptionsStart(b)
+            tflite.StableHLOCompositeOptionsAddName(b, name)
+            tflite.StableHLOCompositeOptionsAddCompositeAttributes(b, attributes)
+            tflite.StableHLOCompositeOptionsAddDecompositionSubgraphIndex(b, 1)
+            shared.append(tflite.StableHLOCompositeOptionsEnd(b))
+        return shared[0]
+
+    op = {"opcode": 0, "inputs": [0], "outputs": [1], "raw_options_2": (21, table)}  # 21: StableHLOCompositeOptions
+    sgs = [{"tensors": [{"shape": [2]}, {"shape": [2]}], "inputs": [0], "outputs": [1], "operators": ops}
+           for ops in ([op, op], [])]
+    data = build_model(sgs, [206])  # STABLEHLO_COMPOSITE
+    ops = load_model(data).main.operators
+    fop = tflite.Model.GetRootAs(data, 0).Subgraphs(0).Operators(0)
+    assert ops[0].options["composite_attributes"] == (1, 2, 250)
+    assert dict(ops[0].options) == dict(ops[1].options) == dict(decode_options(fop, len(data)))
+
+
 def test_custom_op_name_and_flexbuffer_options():
     fbb = flexbuffers.Builder()
     with fbb.Map():

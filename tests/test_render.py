@@ -299,7 +299,10 @@ def test_every_command_takes_its_extensions_from_the_one_formats_table():
 def test_css_and_js_ship_as_package_data():
     from importlib import resources
 
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
 
     from tflite_flops.render.formats import html as html_mod
 

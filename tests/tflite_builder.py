@@ -109,6 +109,10 @@ def _operator(b: flatbuffers.Builder, op: dict) -> int:
     elif op.get("raw_options"):  # (type code, options table offset built by the caller's function)
         code, fn = op["raw_options"]
         options = (code, fn(b))
+    options2 = None
+    if op.get("raw_options_2"):  # the same, for the builtin_options_2 union
+        code, fn = op["raw_options_2"]
+        options2 = (code, fn(b))
     custom = b.CreateByteVector(op["custom_options"]) if op.get("custom_options") is not None else None
     tflite.OperatorStart(b)
     tflite.OperatorAddOpcodeIndex(b, op.get("opcode", 0))
@@ -117,6 +121,9 @@ def _operator(b: flatbuffers.Builder, op: dict) -> int:
     if options is not None:
         tflite.OperatorAddBuiltinOptionsType(b, options[0])
         tflite.OperatorAddBuiltinOptions(b, options[1])
+    if options2 is not None:
+        tflite.OperatorAddBuiltinOptions2Type(b, options2[0])
+        tflite.OperatorAddBuiltinOptions2(b, options2[1])
     if custom is not None:
         tflite.OperatorAddCustomOptions(b, custom)
     if op.get("large_custom_options"):

@@ -34,12 +34,12 @@ class BenchSettings:
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear-interpolation percentile (NumPy's default method) of sorted values, q in [0, 100]."""
+    """Linear-interpolation percentile (``numpy.percentile``, method ``linear``) of sorted values, q in [0, 100]."""
     if not sorted_values:
         return float("nan")
-    pos = (len(sorted_values) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+    import numpy as np
+
+    return float(np.percentile(sorted_values, q, method="linear"))
 
 
 def summarize_ms(samples_ms: Sequence[float]) -> dict[str, float]:

@@ -49,7 +49,7 @@ register_traits(["VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"], not_isolated
 register_traits(["HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE"],
                 not_isolated="stateful (hash table)")
 register_zero(["LSH_PROJECTION", "SKIP_GRAM"], "hashing / string processing, not arithmetic on values",
-              reference="flop_conventions §3.9 proposal (0)")
+              reference="TFLite kernels lsh_projection.cc (Fingerprint64 hashes), skip_gram.cc (string n-grams)")
 register_zero(["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL", "MULTINOMIAL"],
               "random number generation is not counted as arithmetic (as onnx-tool)", reference="onnx-tool (0)")
 register_not_costed("CONCAT_EMBEDDINGS", "the TFLite runtime has no kernel for this op")
@@ -130,14 +130,15 @@ def _multinomial_shape(ctx: OpContext) -> list[Shape]:
 
 # FAKE_QUANT: per element clamp to [min, max] (2 compares), subtract min, divide by the scale
 # (1 mul), round, multiply back and add min: 6 ops.
-@register("FAKE_QUANT", "FLOPs = 6·n(out)", reference="flop_conventions §3.3 proposal (6/elem)")
+@register("FAKE_QUANT", "FLOPs = 6·n(out)",
+          reference="TFLite kernel fake_quant.cc (FakeQuantizeArray: clamp, shift, scale, round, rescale)")
 def fake_quant(ctx: OpContext) -> Cost:
     """Quantize-dequantize round trip."""
     return Cost(0, 6 * ctx.output(0).n)
 
 
 # COMPLEX_ABS: |a + bi| = sqrt(a² + b²): 2 mul + 1 add + 1 sqrt (SQRT is 1/elem) = 4.
-@register("COMPLEX_ABS", "FLOPs = 4·n(out)", reference="flop_conventions §3.10 proposal (2 mul + add + sqrt)")
+@register("COMPLEX_ABS", "FLOPs = 4·n(out)", reference="2 mul + add + sqrt per element: 4/elem")
 def complex_abs(ctx: OpContext) -> Cost:
     """Magnitude of complex numbers."""
     return Cost(0, 4 * ctx.output(0).n)
@@ -154,7 +155,8 @@ def cumsum(ctx: OpContext) -> Cost:
 
 
 # BUCKETIZE: a binary search over the sorted boundaries per element: ⌈log2(b + 1)⌉ compares.
-@register("BUCKETIZE", "FLOPs = n(in)·⌈log2(boundaries + 1)⌉", reference="flop_conventions §3.10 proposal")
+@register("BUCKETIZE", "FLOPs = n(in)·⌈log2(boundaries + 1)⌉",
+          reference="TFLite kernel bucketize.cc (std::upper_bound: a binary search per element)")
 def bucketize(ctx: OpContext) -> Cost:
     """Bucket index of each element."""
     boundaries = len(ctx.opt("boundaries", ()) or ())
@@ -169,7 +171,8 @@ SEGMENT_OPS = ["SEGMENT_SUM", "UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "
                "UNSORTED_SEGMENT_MIN"]
 
 
-@register(SEGMENT_OPS, "FLOPs = n(data)", reference="flop_conventions §3.6 proposal (n(data))")
+@register(SEGMENT_OPS, "FLOPs = n(data)",
+          reference="TFLite kernels segment_sum.cc, unsorted_segment.cc (1 add/mul/max/min per data element)")
 def segment_reduce(ctx: OpContext) -> Cost:
     """Reduce data rows into segments."""
     return Cost(0, ctx.input(0).n)
@@ -214,7 +217,7 @@ def _segments_value(ctx: OpContext) -> list[np.ndarray | None]:
 # [..., fft_h, fft_w/2 + 1]. FFTW's convention for a real transform of N = fft_h·fft_w points:
 # 2.5·N·log2(N) flops, per 2-D transform; batches = n(in)/(H·W).
 @register("RFFT2D", "FLOPs = batches · 2.5·N·log2(N), N = fft_h·fft_w",
-          reference="FFTW convention for real transforms (flop_conventions §3.10)")
+          reference="FFTW convention for real transforms (benchFFT: 2.5·N·log2(N))")
 def rfft2d(ctx: OpContext) -> Cost:
     """2-D real FFT over the last two dims."""
     x = ctx.input(0)

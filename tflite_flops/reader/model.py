@@ -48,9 +48,10 @@ _MAX_RANK = 32  # NumPy's limit is 64; TFLite kernels stop at 6
 _F32 = struct.Struct("<f")
 _I64 = struct.Struct("<q")
 
-# Errors the generated bindings raise when offsets point outside the buffer or at garbage.
-_FB_ERRORS = (struct.error, IndexError, ValueError, OverflowError, TypeError, AttributeError,
-              UnicodeDecodeError, MemoryError, RecursionError)
+# Errors that reading bytes the verifier should have refused can raise (an offset outside the
+# buffer, a value out of range). TypeError, AttributeError and MemoryError are not among them:
+# those are bugs of ours, and must surface as bugs rather than as "bad model file".
+_FB_ERRORS = (struct.error, IndexError, ValueError, OverflowError, UnicodeDecodeError, RecursionError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,8 +435,6 @@ def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Mo
         raise ModelFormatError(f"{name}: {exc}") from exc
     except RecursionError as exc:
         raise ModelFormatError(f"{name}: corrupted flatbuffer (nested offsets loop)") from exc
-    except MemoryError as exc:
-        raise ModelFormatError(f"{name}: corrupted flatbuffer (a size field is absurdly large)") from exc
     except _FB_ERRORS as exc:  # belt and braces: the verifier should have refused these bytes
         raise ModelFormatError(f"{name}: corrupted or truncated flatbuffer ({type(exc).__name__}: {exc})") from exc
 
@@ -737,7 +736,7 @@ class _Reader:
                 else:
                     distinct = list(first.values())
                     fields = {name: [values[i] for i in distinct] for name, values in fields.items()}
-        names, values = schema.options_columns(code, second, fields, self.buf)
+        names, values = schema.options_columns(code, second, fields)
         keys = zip(*values) if values else repeat((), len(rows) if which is None else 1)
         if which is None:  # one key per op
             self.set_options(second, code, names, zip(rows, keys), options, refs)

@@ -108,6 +108,7 @@ def _union_classes(union: type) -> dict[int, type]:
 
 _OPTIONS_1 = _union_classes(BuiltinOptions)
 _OPTIONS_2 = _union_classes(BuiltinOptions2)
+_OPTIONS_TABLES = {cls.__name__ for cls in (*_OPTIONS_1.values(), *_OPTIONS_2.values())}
 
 
 def accessors(cls: type) -> tuple[tuple[str, bool], ...]:
@@ -231,7 +232,11 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
             fields.append(layout.Field(key, probe.slot, kind, union=_union_members(method),
                                        type_field=f"{key}_type"))
         elif kind == layout.VECTOR:
-            span = (name, key) in _SPAN_FIELDS or fmt in ("B", "b")
+            # Byte vectors are spans too (opaque blobs), except in options tables: every op's
+            # options hold those as tuples of ints, so the verifier decodes them and counts them
+            # against its budget of decoded elements (many ops sharing one long vector are refused
+            # before anything is allocated, as for the options' other vectors).
+            span = (name, key) in _SPAN_FIELDS or (fmt in ("B", "b") and name not in _OPTIONS_TABLES)
             fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, span=span))
         elif kind == layout.SCALAR:
             fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
@@ -243,14 +248,13 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
 MODEL_SCHEMA = layout.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)
 
 
-def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
-                    buf: Any) -> tuple[list[str], list[Sequence[Any]]]:
+def options_columns(code: int, second: bool,
+                    table: Mapping[str, Sequence[Any]]) -> tuple[list[str], list[Sequence[Any]]]:
     """Options of many ops holding options table type ``code``, a field (column) at a time.
 
     Args:
         code: the member type of the ``builtin_options`` union (``builtin_options_2`` if ``second``).
         table: field name -> one decoded value per op, as the verifier returns them.
-        buf: the model's bytes (for byte vectors, which the verifier returns as spans).
 
     Returns:
         The option names and, for each, one converted value per op: enums named, TensorType
@@ -264,8 +268,7 @@ def options_columns(code: int, second: bool, table: Mapping[str, Sequence[Any]],
         if how == "skip":  # nested tables: no formula needs them
             continue
         if how == "vector":
-            values = [() if v is None else tuple(bytes(buf[v.start:v.start + v.count])) if isinstance(v, layout.Span)
-                      else v for v in values]
+            values = [() if v is None else v for v in values]
         elif how == "dtype":
             values = [dtype_name(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
         elif how is not None:  # an enum: value -> name

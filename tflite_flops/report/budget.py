@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from typing import Any, Mapping
 
@@ -135,15 +134,14 @@ def load_budget_file(path: str) -> dict[str, int | float]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputSpecError(f"--budget {path}: not UTF-8 text") from None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the same module, published as tomli before it joined the standard library
+        import tomli as tomllib
     try:
-        import tomllib  # Python >= 3.11
-    except ImportError:  # Python 3.10: the small subset a budget file needs
-        data = _parse_simple_toml(text, path)
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputSpecError(f"--budget {path}: invalid TOML ({exc})") from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputSpecError(f"--budget {path}: invalid TOML ({exc})") from None
     table = data.get("budget", data) if isinstance(data.get("budget"), Mapping) else data
     limits: dict[str, int | float] = {}
     for key, value in table.items():
@@ -152,37 +150,6 @@ def load_budget_file(path: str) -> dict[str, int | float]:
             raise InputSpecError(f"--budget {path}: unknown key {key!r} (known: {', '.join(LIMITS)})")
         limits[name] = _limit_value(name, value)
     return limits
-
-
-_LINE = re.compile(r"""^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"]*"|'[^']*'|[^#\s]+)\s*(?:#.*)?$""")
-
-
-def _parse_simple_toml(text: str, path: str) -> dict[str, Any]:
-    """Key = value lines (numbers or quoted strings), comments, and ``[table]`` headers."""
-    data: dict[str, Any] = {}
-    cur = data
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if s.startswith("[") and s.endswith("]"):
-            cur = data.setdefault(s[1:-1].strip(), {})
-            continue
-        m = _LINE.match(line)
-        if not m:
-            raise InputSpecError(f"--budget {path}: line {n}: cannot read {s!r} (expected key = value)")
-        key, value = m.group(1), m.group(2)
-        if value[0] in "\"'":
-            cur[key] = value[1:-1]
-        else:
-            try:
-                cur[key] = int(value.replace("_", ""))
-            except ValueError:
-                try:
-                    cur[key] = float(value.replace("_", ""))
-                except ValueError:
-                    raise InputSpecError(f"--budget {path}: line {n}: {value!r} is not a number") from None
-    return data
 
 
 # ---- CLI ---------------------------------------------------------------------------------------
