@@ -26,7 +26,7 @@ from static_speed import make_chain  # noqa: E402
 import tflite_flops  # noqa: E402
 from tflite_flops.analysis import assemble  # noqa: E402
 from tflite_flops.analysis.walk import Walk, walk_model  # noqa: E402
-from tflite_flops.reader.model import load_model  # noqa: E402
+from tflite_flops.reader.load import load_model  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:

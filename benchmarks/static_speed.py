@@ -282,7 +282,7 @@ def _child(tool: str, path: str, repeat: int) -> None:
         def run():
             return tflite_flops.analyze(path)
     elif tool == "tflite_flops_read":
-        from tflite_flops.reader.model import load_model
+        from tflite_flops.reader.load import load_model
 
         def run():
             return load_model(path)

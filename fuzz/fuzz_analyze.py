@@ -20,7 +20,7 @@ import atheris
 with atheris.instrument_imports(include=["tflite_flops"]):
     import tflite_flops
     from tflite_flops.errors import TfliteFlopsError
-    from tflite_flops.reader.model import load_model
+    from tflite_flops.reader.load import load_model
 
 # Which stages to run: "reader" (load_model only) or "analyze" (load_model + analyze + to_json).
 STAGE = os.environ.get("TFLITE_FLOPS_FUZZ_STAGE", "analyze")

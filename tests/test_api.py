@@ -13,7 +13,7 @@ import pytest
 import tflite_flops
 from tflite_flops.errors import InputSpecError, RuntimeMissingError
 from tflite_flops.measure.bench import BenchSettings
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 CNN = ROOT / "sample_models" / "cnn_float.tflite"

@@ -17,7 +17,7 @@ import pytest
 from tflite_builder import ADD, build_model, fc_model
 
 from tflite_flops.errors import TfliteFlopsError
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG_GUARD = 30  # seconds; a real run takes well under one

@@ -41,7 +41,7 @@ from fuzz_corpus import mutate, seed_corpus
 
 import tflite_flops
 from tflite_flops.errors import TfliteFlopsError
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 
 SEED = int(os.environ.get("TFLITE_FLOPS_FUZZ_SEED", "20261122"))
 BUDGET = float(os.environ.get("TFLITE_FLOPS_FUZZ_SECONDS", "30"))

@@ -22,7 +22,7 @@ from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
 from tflite_flops.analysis.memory import (align, allocation_kinds, first_fit_arena, greedy_plan, place_buffers,
                                           plan_subgraph, tensor_sizes, tflm_arena)
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 from tflite_flops.report import Report
 from tflite_flops.report.budget import check_budget
 from tflite_flops.analysis.shapes import subgraph_tensors

@@ -11,7 +11,7 @@ import pytest
 import tflite_flops
 from tflite_flops.measure import model_writer, runtimes
 from tflite_flops.errors import RuntimeMissingError
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 

@@ -22,7 +22,7 @@ import tflite_flops
 from tflite_flops.reader import columnar, schema
 from tflite_flops.errors import ModelFormatError
 from tflite_flops.reader.flatbuffer_layout import UNION, UNKNOWN, Span
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 
 from reference_verifier import decode_options
 from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, INT8, build_model, control_flow_model, fc_model

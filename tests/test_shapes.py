@@ -17,7 +17,7 @@ import pytest
 
 import tflite_flops
 from tflite_flops.errors import InputSpecError, ShapeError
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 from tflite_flops.ops.registry import OpContext, TensorInfo, lookup_shape, lookup_value
 from tflite_flops.analysis import propagated_shapes, unresolved_tensors
 from tflite_flops.analysis.shapes import normalize_input_shapes, parse_shape_spec, resolve_inputs

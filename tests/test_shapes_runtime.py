@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 import tflite_flops
-from tflite_flops.reader.model import load_model
+from tflite_flops.reader.load import load_model
 from tflite_flops.analysis import propagated_shapes
 
 pytestmark = pytest.mark.runtime

@@ -17,7 +17,8 @@ from .analysis import infer_trip_count  # noqa: E402
 from .api import analyze  # noqa: E402
 from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError,  # noqa: E402
                      RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError)
-from .reader.model import Model, load_model  # noqa: E402
+from .reader.model import Model  # noqa: E402
+from .reader.load import load_model  # noqa: E402
 from .ops import Cost, OpContext, register_cost, register_shape, supported_ops  # noqa: E402
 from .report import OpRecord, Report, Totals  # noqa: E402
 from .studies.sweep import sweep  # noqa: E402

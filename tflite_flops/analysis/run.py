@@ -14,7 +14,8 @@ from typing import Any, Iterator, Mapping
 
 from ..errors import InputSpecError, ShapeError
 from ..ops.registry import Shape
-from ..reader.model import Model, load_model
+from ..reader.model import Model
+from ..reader.load import load_model
 from ..report import Report
 from ..report.completeness import check_strict
 from .shapes import SubgraphShapes, normalize_input_shapes

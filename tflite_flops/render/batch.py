@@ -15,7 +15,7 @@ from ..units import human, human_bytes
 from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.markdown import md_table, md_text
-from ..studies.batch import COLUMNS, PRECISION_COLUMNS
+from ..studies.batch import COLUMNS
 from .text import text_table
 
 

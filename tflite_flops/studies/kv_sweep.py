@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 from ..analysis import analyze_model
 from ..errors import InputSpecError
 from ..analysis.generative import cache_inputs, kv_length, signature_roles
-from ..reader.model import Model, Signature, load_model
+from ..reader.model import Model, Signature
+from ..reader.load import load_model
 from ..report import LatencyStats, Throughput
 from .scaling_law import FIT_METRICS, Fit, Variable, fit_law
 from .sweep import PointSpec, SweepPoint, SweepResult, point_of

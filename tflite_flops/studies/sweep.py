@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..errors import InputSpecError, ShapeError
-from ..reader.model import Model, load_model
+from ..reader.model import Model
+from ..reader.load import load_model
 from ..report import LatencyStats, Report, Throughput
 from .scaling_law import Fit, fit_points
 from ..analysis.shapes import Shape, normalize_input_shapes
