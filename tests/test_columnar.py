@@ -19,6 +19,7 @@ from fuzz_corpus import mutate, seed_corpus
 from reference_verifier import verify
 
 from tflite_flops.reader import columnar, schema
+from tflite_flops.reader.flatbuffer_layout import plain
 from tflite_flops.errors import ModelFormatError
 from tflite_flops.reader.flatbuffer_layout import VEC_STRING, VEC_TABLE, Field, Schema, Span
 
@@ -26,7 +27,7 @@ from tflite_flops.reader.flatbuffer_layout import VEC_STRING, VEC_TABLE, Field, 
 def _both(data: bytes, sch: Schema = schema.MODEL_SCHEMA, **limits) -> tuple[object, object]:
     """(reference result or its error, columnar result or its error), errors as ModelFormatError."""
     out = []
-    for run in (lambda: verify(data, sch, **limits), lambda: columnar.plain(columnar.decode(data, sch, **limits))):
+    for run in (lambda: verify(data, sch, **limits), lambda: plain(columnar.decode(data, sch, **limits))):
         try:
             out.append(run())
         except ModelFormatError as exc:

@@ -20,6 +20,7 @@ from flatbuffers import flexbuffers
 
 import tflite_flops
 from tflite_flops.reader import columnar, schema
+from tflite_flops.reader.flatbuffer_layout import plain
 from tflite_flops.errors import ModelFormatError
 from tflite_flops.reader.flatbuffer_layout import UNION, UNKNOWN, Span
 from tflite_flops.reader.load import load_model
@@ -321,7 +322,7 @@ def test_table_count_and_depth_limits():
 
 
 def test_weights_are_spans_not_values():
-    root = columnar.plain(columnar.decode(fc_model(), schema.MODEL_SCHEMA))
+    root = plain(columnar.decode(fc_model(), schema.MODEL_SCHEMA))
     data = root["buffers"][1]["data"]
     assert isinstance(data, Span) and data.count == 48
 

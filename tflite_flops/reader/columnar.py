@@ -35,8 +35,8 @@ A batch of one table (the root, a model's only subgraph) is checked with Python 
 ``struct`` instead, the same checks in the same order: there NumPy's per-call overhead is all
 the cost.
 
-The result keeps vectors of tables as :class:`Columns` (field name -> one value per table)
-instead of one dict per table; :func:`plain` turns it into one dict per table. The tests keep
+The result keeps vectors of tables as :class:`~tflite_flops.reader.flatbuffer_layout.Columns` (field name -> one value per table)
+instead of one dict per table; :func:`~tflite_flops.reader.flatbuffer_layout.plain` turns it into one dict per table. The tests keep
 a simple one-table-at-a-time verifier of the same rules (``tests/reference_verifier.py``) and
 require both to give the same verdicts and the same decoded values, on the sample models and
 on random mutations.
@@ -49,15 +49,14 @@ is decoded once.
 
 from __future__ import annotations
 
-import bisect
 import struct
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ModelFormatError
-from .flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR, Field, Schema,
-                                Span)
+from .flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRING, VEC_TABLE, VECTOR, Columns, Field,
+                                Schema, SpanList, UnionColumn)
 
 MAX_DEPTH = 64
 MAX_TABLES = 1_000_000
@@ -68,110 +67,6 @@ _U16x2 = struct.Struct("<HH")
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _SCALARS: dict[str, struct.Struct] = {}  # struct format -> its little-endian Struct
-
-
-class SpanList(Sequence):
-    """A column of span vectors: ``starts[i]``/``counts[i]``, or ``None`` where the field is absent."""
-
-    __slots__ = ("starts", "counts")
-
-    def __init__(self, starts: list[int | None], counts: list[int]) -> None:
-        self.starts = starts
-        self.counts = counts
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return SpanList(self.starts[i], self.counts[i])
-        start = self.starts[i]
-        return None if start is None else Span(start, self.counts[i])
-
-    def __iter__(self) -> Iterator[Span | None]:
-        return (None if s is None else Span(s, c) for s, c in zip(self.starts, self.counts))
-
-
-class Columns:
-    """The decoded fields of ``n`` tables of one type: field name -> a sequence of ``n`` values.
-
-    Values are as in the root table :func:`decode` returns: a vector of tables is a
-    :class:`Columns` (or ``None`` when absent) and span vectors come as a :class:`SpanList`.
-    """
-
-    __slots__ = ("n", "fields")
-
-    def __init__(self, n: int, fields: dict[str, Sequence[Any]]) -> None:
-        self.n = n
-        self.fields = fields
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, name: str) -> Sequence[Any]:
-        return self.fields[name]
-
-    def slice(self, lo: int, hi: int) -> "Columns":
-        """Tables ``lo`` to ``hi`` (exclusive)."""
-        return Columns(hi - lo, {k: v[lo:hi] for k, v in self.fields.items()})
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One dict per table (nested vectors of tables stay :class:`Columns`)."""
-        keys = list(self.fields)
-        return [dict(zip(keys, values)) for values in zip(*(self.fields[k] for k in keys))] if keys else [
-            {} for _ in range(self.n)]
-
-
-class UnionColumn(Sequence):
-    """A column of union values, kept by member type: ``groups`` of (type code, member table name,
-    the indices of the tables that hold it, in ascending order, and the members' :class:`Columns`).
-
-    Indexing gives the member as a dict, or None (no member, type 0, or a type newer than the
-    schema). Readers that convert a whole column (operator options) use ``groups`` directly.
-    """
-
-    __slots__ = ("n", "groups")
-
-    def __init__(self, n: int, groups: list[tuple[int, str, list[int], Columns]]) -> None:
-        self.n = n
-        self.groups = groups
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            lo, hi, _ = i.indices(self.n)
-            groups = []
-            for code, member, rows, cols in self.groups:
-                a, b = bisect.bisect_left(rows, lo), bisect.bisect_left(rows, hi)
-                if b > a:
-                    groups.append((code, member, [r - lo for r in rows[a:b]], cols.slice(a, b)))
-            return UnionColumn(max(hi - lo, 0), groups)
-        if not -self.n <= i < self.n:
-            raise IndexError(i)
-        i %= self.n
-        for _code, _member, rows, cols in self.groups:
-            j = bisect.bisect_left(rows, i)
-            if j < len(rows) and rows[j] == i:
-                return {k: v[j] for k, v in cols.fields.items()}
-        return None
-
-    def __iter__(self) -> Iterator[dict[str, Any] | None]:
-        values: list[Any] = [None] * self.n
-        for _code, _member, rows, cols in self.groups:
-            for i, row in zip(rows, cols.rows()):
-                values[i] = row
-        return iter(values)
-
-
-def plain(value: Any) -> Any:
-    """Columns and dicts holding them -> plain values: a vector of tables as a tuple of dicts."""
-    if isinstance(value, Columns):
-        return tuple(plain(row) for row in value.rows())
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
 
 
 def decode(buf: Any, schema: Schema, *, max_depth: int = MAX_DEPTH,

@@ -23,7 +23,7 @@ from flatbuffers import flexbuffers
 
 from . import columnar, schema
 from ..errors import ModelFormatError, ModelLoadError
-from .flatbuffer_layout import Span
+from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
                     calls_subgraphs, subgraph_refs)
 
@@ -170,7 +170,7 @@ class _Reader:
                 code = max(builtin, deprecated)
                 custom_code = (custom or "") if code == schema.CUSTOM_CODE else None
                 codes.append((code, custom_code, version, schema.op_name(code, custom_code)))
-        self.buffers = fb["buffers"] or columnar.Columns(0, {"data": columnar.SpanList([], []), "offset": [], "size": []})
+        self.buffers = fb["buffers"] or Columns(0, {"data": SpanList([], []), "offset": [], "size": []})
         self.data_table(self.buffers)
         raw_subgraphs = fb["subgraphs"]
         n_sub = len(raw_subgraphs) if raw_subgraphs is not None else 0
@@ -207,7 +207,7 @@ class _Reader:
             description=fb["description"] or "", subgraphs=subgraphs,
             signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
 
-    def data_table(self, buffers: columnar.Columns) -> None:
+    def data_table(self, buffers: Columns) -> None:
         """Tensor buffer -> data offset and size (``data_starts``, ``data_sizes``; 0 and 0 for buffer 0).
 
         ``bad_spans`` tells whether a buffer's data lies outside the file (an error only when a
@@ -229,7 +229,7 @@ class _Reader:
             starts[0] = sizes[0] = 0  # buffer 0 means "no data", whatever it holds
         self.data_starts, self.data_sizes = starts or [0], sizes or [0]
 
-    def buffer_spans(self, buffers: columnar.Columns) -> list[tuple[int, int] | None]:
+    def buffer_spans(self, buffers: Columns) -> list[tuple[int, int] | None]:
         """(start, size) of every buffer's data in the file; None for a buffer whose range lies outside.
 
         A bad range is an error only when a tensor uses the buffer (see :meth:`buffer_span`).
@@ -285,7 +285,7 @@ class _Reader:
                         tuple("SPARSE_CSR" if dm["format"] == 1 else "DENSE" for dm in dims),
                         tuple(dm["dense_size"] for dm in dims))
 
-    def tensors(self, cols: columnar.Columns | None) -> tuple[Tensor, ...]:
+    def tensors(self, cols: Columns | None) -> tuple[Tensor, ...]:
         """The :class:`Tensor` tuples of a subgraph, built a column at a time.
 
         Each field becomes one list (names, dtype names, data spans, quantization...), and the
@@ -352,7 +352,7 @@ class _Reader:
             return MappingProxyType({})
         return MappingProxyType({str(k): v for k, v in value.items()})
 
-    def builtin_options(self, cols: columnar.Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
+    def builtin_options(self, cols: Columns) -> tuple[list[Mapping[str, Any]], list[Mapping[str, int]]]:
         """Options of every op of a subgraph and the subgraphs they name (empty for ops without options).
 
         Converted an options type at a time; ops with equal options share one read-only mapping.
@@ -365,7 +365,7 @@ class _Reader:
                 self.options_group(second, code, rows, table, options, refs)
         return options, refs
 
-    def options_group(self, second: bool, code: int, rows: list[int], table: columnar.Columns,
+    def options_group(self, second: bool, code: int, rows: list[int], table: Columns,
                       options: list[Mapping[str, Any]], refs: list[Mapping[str, int]]) -> None:
         """Set ``options[row]`` and ``refs[row]`` of the ops ``rows``, which hold options table type ``code``.
 
@@ -437,7 +437,7 @@ class _Reader:
             return offset, size
         return 0, 0
 
-    def custom_spans(self, cols: columnar.Columns, stop: int) -> list[tuple[int, int]]:
+    def custom_spans(self, cols: Columns, stop: int) -> list[tuple[int, int]]:
         """(offset, size) of the custom options of every op ((0, 0) for none), checked for ops before ``stop``.
 
         Raises:
@@ -453,7 +453,7 @@ class _Reader:
                 spans[i] = self.custom_span(data[i], large_off[i], large_size[i])
         return spans
 
-    def operators(self, index: int, cols: columnar.Columns | None, n_t: int,
+    def operators(self, index: int, cols: Columns | None, n_t: int,
                   codes: list[tuple[int, str | None, int, str]]) -> tuple[Operator, ...]:
         """The :class:`Operator` tuples of a subgraph, built a column at a time (as :meth:`tensors`).
 
