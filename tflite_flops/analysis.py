@@ -35,8 +35,8 @@ from .ops.registry import (CALLER_OPS, CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, MA
                            Cost, OpContext, OpSpec, Shape, join_notes as _join, lookup_value)
 from .report import MemorySummary, ModelInfo, OpRecord, new_record, OpTypeSummary, Report, TensorSummary, Totals
 from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros, weight_inputs
-from .shapes import (SubgraphShapes, SubgraphTensors, initial_state, input_display_name, normalize_input_shapes,
-                     resolve_inputs, step, subgraph_tensors)
+from .shapes import (InputAssumptions, SubgraphShapes, SubgraphTensors, initial_state, input_display_name,
+                     normalize_input_shapes, resolve_inputs, step, subgraph_tensors)
 from .units import FLOAT_DTYPES
 
 _PRECISION = {"FLOAT32": "float32", "FLOAT16": "float16", "BFLOAT16": "bfloat16", "INT8": "int8",
@@ -84,6 +84,7 @@ class _Walk:
     count_zeros: bool = True
     entries: dict[tuple[int, int], _Entry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    assumed: InputAssumptions = field(default_factory=InputAssumptions)  # e.g. batch 1 for a dynamic batch
     param_tensors: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
     # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
@@ -263,7 +264,7 @@ def _walk_model(walk: _Walk, entry: int, spec: Mapping, batch: int | None) -> No
     model = walk.model
     if batch is not None and int(batch) < 1:
         raise InputSpecError(f"--batch must be at least 1 (got {batch})")
-    shapes, resolved, warnings = resolve_inputs(model, model.subgraphs[entry], spec, batch)
+    shapes, resolved, warnings, walk.assumed = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
     for key, mult in inference:
@@ -996,11 +997,11 @@ def _build_report(walk: _Walk, model: Model, sg: Subgraph, entry: int, spec: Map
                                                          f"subgraph_{s.index}") for s in model.subgraphs))
     settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
-                "count_zeros": walk.count_zeros}
+                "count_zeros": walk.count_zeros, **walk.assumed.settings}
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(summary(t) for t in sg.inputs), outputs=tuple(summary(t) for t in sg.outputs),
         totals=_totals(inference, params, param_bytes, not (unresolved or unsupported or opaque or failed), unresolved),
         init_totals=_totals(init),
         by_op_type=by_type, ops=tuple(records), unsupported=unsupported, warnings=tuple(warnings),
-        settings=settings, memory=memory)
+        settings=settings, memory=memory, notes=walk.assumed.notes)
