@@ -104,19 +104,21 @@ def _resolve(path, spec, batch=None):
 def test_resolve_inputs_name_index_bare_and_batch():
     idx = load_model(FCN).main.inputs[0]
     for spec in ("image=2x32x48x3", "0=2x32x48x3", "2x32x48x3"):
-        shapes, resolved, warnings = _resolve(FCN, spec)
-        assert shapes[idx] == (2, 32, 48, 3) and resolved[idx] and not warnings
-    shapes, resolved, warnings = _resolve(MLP, None, batch=4)
+        shapes, resolved, warnings, assumed = _resolve(FCN, spec)
+        assert shapes[idx] == (2, 32, 48, 3) and resolved[idx] and not warnings and not assumed.notes
+    shapes, resolved, warnings, assumed = _resolve(MLP, None, batch=4)
     assert list(shapes.values()) == [(4, 64)] and all(resolved.values()) and not warnings
+    assert assumed.batch is None and not assumed.notes and not assumed.settings
 
 
 def test_dynamic_input_without_shape_warns_with_the_fix():
-    _, resolved, warnings = _resolve(FCN, None)
-    assert not any(resolved.values())
+    _, resolved, warnings, assumed = _resolve(FCN, None)
+    assert not any(resolved.values()) and assumed.batch is None
     (w,) = warnings
     assert "'image'" in w and "[0, 1, 2]" in w and "--input-shape image=1x224x224x3" in w
-    (w,) = _resolve(MLP, None)[2]
-    assert "'features'" in w and "[0]" in w and "--batch N" in w
+    # with --batch, the example carries that batch (a shape of another batch would contradict it)
+    (w,) = _resolve(FCN, None, batch=2)[2]
+    assert "[1, 2]" in w and "--input-shape image=2x224x224x3" in w
 
 
 @pytest.mark.parametrize("spec, error, match", [
@@ -143,7 +145,7 @@ def test_batch_contradicting_a_given_shape_is_an_error():
 
 def test_static_batch_one_model_accepts_batch():
     # A static [1,16,32] input: the batch dim 1 may be changed (LiteRT resizes it), others may not.
-    shapes, _, _ = _resolve(TRANSFORMER, "tokens=3x16x32")
+    shapes, _, _, _ = _resolve(TRANSFORMER, "tokens=3x16x32")
     assert list(shapes.values()) == [(3, 16, 32)]
     with pytest.raises(ShapeError, match="fixes it at 16"):
         _resolve(TRANSFORMER, "tokens=1x17x32")

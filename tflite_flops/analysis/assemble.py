@@ -136,7 +136,7 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
                      subgraph_names=names)
     settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
-                "count_zeros": walk.count_zeros}
+                "count_zeros": walk.count_zeros, **walk.assumed.settings}
     complete = not (unresolved or unsupported or opaque or failed)
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
@@ -144,4 +144,5 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
         totals=Totals.of(inference, params=params, param_bytes=param_bytes, complete=complete,
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
-        warnings=tuple(_warnings(walk, ops, unsupported)), settings=settings, memory=summary)
+        warnings=tuple(_warnings(walk, ops, unsupported)), settings=settings, memory=summary,
+        notes=walk.assumed.notes)

@@ -66,6 +66,7 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
     roles = signature_roles(model, prefill, decode)
     out: dict[str, SignatureReport] = {}
     warnings = list(report.warnings)
+    notes = list(report.notes)
     for sig in model.signatures:
         sub, walk = analyze_entry(model, sig.key, None, None, **settings)
         reached = {o.subgraph for o in sub.ops if o.phase != "not_executed"} | {sig.subgraph_index}
@@ -85,7 +86,9 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
             operators=sum(1 for o in sub.ops if o.phase == "inference"), unsupported=dict(sub.unsupported),
             tokens=tokens, memory=sub.memory)
         warnings += [f"signature {sig.key}: {w}" for w in sub.warnings if w not in report.warnings]
-    return dataclasses.replace(report, signatures=out, warnings=tuple(dict.fromkeys(warnings)))
+        notes += [f"signature {sig.key}: {n}" for n in sub.notes if n not in report.notes]
+    return dataclasses.replace(report, signatures=out, warnings=tuple(dict.fromkeys(warnings)),
+                               notes=tuple(dict.fromkeys(notes)))
 
 
 def signature_roles(model: Model, prefill: str | None = None,

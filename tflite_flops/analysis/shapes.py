@@ -8,9 +8,9 @@ scaled by 1.5) resolve too. A tensor whose shape could not be derived keeps its 
 is marked unresolved, and the ops that touch it are flagged.
 
 :func:`resolve_inputs` turns ``--input-shape`` / ``--batch`` into input shapes (with the loud
-warning for dims left dynamic). The analysis walks the subgraphs op by op with :func:`step`,
-following control flow; :func:`tflite_flops.analysis.propagated_shapes` returns the shapes of that
-very walk, which the
+warning for dims left dynamic, and batch 1 with a note for a model whose only dynamic dim is the
+batch). The analysis walks the subgraphs op by op with :func:`step`, following control flow;
+:func:`tflite_flops.analysis.propagated_shapes` returns the shapes of that very walk, which the
 interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 """
 
@@ -187,12 +187,54 @@ def input_display_name(model: Model, sg: Subgraph, tensor_index: int) -> str:
     return sg.tensors[tensor_index].name
 
 
+ASSUMED_BATCH = 1  # the batch of a dynamic-batch model analysed without --batch: per sample
+
+
+@dataclass(frozen=True)
+class InputAssumptions:
+    """What :func:`resolve_inputs` assumed for inputs nobody sized: informational, not a warning.
+
+    A model whose only dynamic dims are the leading batch of its inputs (every Keras-converted
+    model: ``[-1,224,224,3]``) is analysed per sample, at ``batch`` 1, with complete totals; the
+    report says so in one note (``Report.notes``) and in ``settings["assumed_batch"]``.
+    """
+
+    batch: int | None = None  # the batch assumed for ``inputs`` (None: nothing assumed)
+    inputs: tuple[str, ...] = ()  # display names of the dynamic-batch inputs
+    signatures: tuple[Shape, ...] = ()  # their shape signatures
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The one note of the assumed batch (empty when nothing was assumed)."""
+        if self.batch is None:
+            return ()
+        several = len(self.inputs) > 1
+        names = ", ".join(repr(n) for n in self.inputs)
+        sigs = ", ".join(_fmt(s) for s in self.signatures)
+        return (f"input{'s' if several else ''} {names} ha{'ve' if several else 's'} a dynamic batch "
+                f"(signature{'s' if several else ''} {sigs}): analysed per sample, at batch {self.batch} "
+                f"(--batch N for a batch of N)",)
+
+    @property
+    def settings(self) -> dict[str, int]:
+        """``{"assumed_batch": 1}`` when a batch was assumed, else empty (so other reports stay as they were)."""
+        return {} if self.batch is None else {"assumed_batch": self.batch}
+
+
 def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: int | None
-                   ) -> tuple[dict[int, Shape], dict[int, bool], list[str]]:
+                   ) -> tuple[dict[int, Shape], dict[int, bool], list[str], InputAssumptions]:
     """Shapes of the entry subgraph's inputs from user shapes and ``batch``.
 
+    An input left with dynamic dims (no shape given, no ``batch`` for a dynamic batch) keeps its
+    stored placeholder shape, is unresolved, and gets a warning naming the option that fixes it,
+    with an example shape taken from the model where it can (:func:`_example_shape`). One case is
+    not a problem: when every input left dynamic is dynamic in its leading (batch) dim only, and no
+    shape given for another dynamic-batch input says otherwise, those inputs are resolved at batch
+    1 (per sample) and the returned :class:`InputAssumptions` says so. As soon as one input has
+    another dynamic dim, every input left dynamic is warned about and unresolved, as before.
+
     Returns:
-        (shape per input tensor index, whether it is fully resolved, warnings).
+        (shape per input tensor index, whether it is fully resolved, warnings, what was assumed).
 
     Raises:
         ShapeError: a given shape has the wrong rank or contradicts a static dim.
@@ -215,10 +257,12 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
         else:
             names = ", ".join(input_display_name(model, sg, t) for t in sg.inputs)
             raise InputSpecError(f"no input named {key!r} (inputs: {names})")
+    per_sample = _batch_only(sg, given, batch)
 
     shapes: dict[int, Shape] = {}
     resolved: dict[int, bool] = {}
     warnings: list[str] = []
+    assumed: list[int] = []
     for tidx in sg.inputs:
         t = sg.tensors[tidx]
         sig = _signature(t)
@@ -239,8 +283,6 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
                                      f"(signature {_fmt(sig)})")
         else:
             shape = tuple(t.shape)
-            if batch is None and any(d < 0 for d in sig):
-                pass  # warned below, after batch is applied
         if batch is not None and tidx not in given and shape:
             if sig[0] < 0 or sig[0] == 1:
                 shape = (int(batch),) + tuple(shape[1:])
@@ -248,19 +290,119 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
                 warnings.append(f"--batch {batch} ignored for input {name!r}: its batch dim is fixed at {sig[0]}")
         dynamic = [axis for axis, d in enumerate(sig) if d < 0
                    and tidx not in given and not (axis == 0 and batch is not None)]
+        if per_sample and dynamic == [0]:
+            shape, dynamic = (ASSUMED_BATCH,) + tuple(shape[1:]), []
+            assumed.append(tidx)
         shapes[tidx] = tuple(int(d) for d in shape)
         resolved[tidx] = not dynamic
         if dynamic:
-            guess = 224 if len(sig) == 4 else 128  # an image side / a sequence length, for the example
-            example = "x".join(str(d if d >= 0 else (1 if a == 0 else guess)) for a, d in enumerate(sig))
-            fix = "--batch N" if dynamic == [0] else f"--input-shape {name}={example}"
+            example, how = _example_shape(model, sg, name, sig, dynamic, batch)
+            fix = "--batch N" if dynamic == [0] else f"--input-shape {name}={example}{how}"
             warnings.append(
                 f"input {name!r} has dynamic dims {dynamic} (signature {_fmt(sig)}); costs use the stored placeholder "
                 f"shape {_fmt(t.shape)}"
                 + (f" (batch {t.shape[0] if t.shape else 1})" if dynamic == [0] else " and are probably far too low")
                 + f". Give the real shape: {fix}"
                 + (f" (or --input-shape {name}={example})" if dynamic == [0] else ""))
-    return shapes, resolved, warnings
+    if not assumed:
+        return shapes, resolved, warnings, InputAssumptions()
+    return shapes, resolved, warnings, InputAssumptions(
+        ASSUMED_BATCH, tuple(input_display_name(model, sg, t) for t in assumed),
+        tuple(_signature(sg.tensors[t]) for t in assumed))
+
+
+def _batch_only(sg: Subgraph, given: Mapping[int, Shape], batch: int | None) -> bool:
+    """Whether the inputs left dynamic (no shape given, no ``batch``) are dynamic in their leading
+    dim only, there is at least one, and no shape given for a dynamic-batch input has a batch other
+    than :data:`ASSUMED_BATCH` (the user's shapes then say which batch to run)."""
+    if batch is not None:
+        return False
+    found = False
+    for tidx in sg.inputs:
+        sig = _signature(sg.tensors[tidx])
+        if tidx in given:
+            shape = given[tidx]
+            if sig and sig[0] < 0 and shape and shape[0] != ASSUMED_BATCH:
+                return False
+            continue
+        dynamic = [axis for axis, d in enumerate(sig) if d < 0]
+        if dynamic and dynamic != [0]:
+            return False
+        found = found or bool(dynamic)
+    return found
+
+
+_IMAGE_CHANNELS = frozenset({1, 3, 4})  # gray, RGB, RGBA: a rank-4 input with such a channel dim is an image
+
+
+def _example_shape(model: Model, sg: Subgraph, name: str, sig: Shape, dynamic: Sequence[int],
+                   batch: int | None = None) -> tuple[str, str]:
+    """An example shape for the warning of an input left with ``dynamic`` dims, and what it stands for.
+
+    A dynamic batch is ``batch`` (1 when not given). The other dynamic dims come from the model where it tells: another
+    signature's input of the same name (else of the same rank and static dims) that fixes them,
+    as a multi-signature decoder does with its KV-cache length (``decode_kv128``). Otherwise an
+    image (rank 4 with 1, 3 or 4 channels, last or second) gets 224×224, and any other input a
+    placeholder letter (``1xNx4x16``) that the shape parser refuses, so that nothing invented
+    passes for a real size.
+
+    Returns:
+        (example such as ``1x128x4x16``, an explanation starting with a space, or "").
+    """
+    axes = [a for a in dynamic if a != 0]
+    values: dict[int, int] = {}
+    how = ""
+    if axes:
+        found = _from_other_signatures(model, sg, name, sig, axes)
+        if found is not None:
+            key, values, others = found
+            dims = ", ".join(str(a) for a in axes)
+            how = (f" (dim{'s' if len(axes) > 1 else ''} {dims} as in signature {key!r}"
+                   + (f"; other signatures have {', '.join(others)}" if others else "") + ")")
+        elif len(sig) == 4 and ((sig[3] in _IMAGE_CHANNELS and set(axes) <= {1, 2})
+                                or (sig[1] in _IMAGE_CHANNELS and set(axes) <= {2, 3})):
+            values = {a: 224 for a in axes}  # an image side
+        else:
+            letters = ["N"] if len(axes) == 1 else [f"N{i + 1}" for i in range(len(axes))]
+            values = dict(zip(axes, letters))  # type: ignore[arg-type]
+            how = (f" (replace {', '.join(letters)} with the size{'s' if len(axes) > 1 else ''} of "
+                   f"dim{'s' if len(axes) > 1 else ''} {', '.join(str(a) for a in axes)})")
+    if sig and sig[0] < 0:
+        values[0] = 1 if batch is None else int(batch)  # with --batch, a shape of another batch is refused
+    example = "x".join(str(values.get(a, d if d >= 0 else 1)) for a, d in enumerate(sig))
+    return example, how
+
+
+def _from_other_signatures(model: Model, sg: Subgraph, name: str, sig: Shape, axes: Sequence[int]
+                           ) -> tuple[str, dict[int, int], list[str]] | None:
+    """(signature key, {axis: value}, the other values seen) from the first other signature whose
+    input named ``name`` (else, when no signature has one, any input of the same rank) matches the
+    static dims of ``sig`` and fixes every axis of ``axes``; None when none does."""
+    static = [(a, d) for a, d in enumerate(sig) if d >= 0 and a != 0]
+    for by_name in (True, False):
+        found: list[tuple[str, tuple[int, ...]]] = []
+        named = False
+        for other in model.signatures:
+            if other.subgraph_index == sg.index:
+                continue
+            tensors = model.subgraphs[other.subgraph_index].tensors
+            candidates = [other.inputs[name]] if by_name and name in other.inputs else \
+                [] if by_name else list(other.inputs.values())
+            named = named or bool(candidates)
+            for index in candidates:
+                theirs = _signature(tensors[index])
+                if (len(theirs) == len(sig) and all(theirs[a] == d for a, d in static)
+                        and all(theirs[a] >= 1 for a in axes)):
+                    found.append((other.key, tuple(theirs[a] for a in axes)))
+                    break
+        if found:
+            key, first = found[0]
+            others = [v for v in dict.fromkeys("x".join(map(str, dims)) for _, dims in found[1:])
+                      if v != "x".join(map(str, first))]
+            return key, dict(zip(axes, first)), others
+        if named:
+            return None  # signatures that have this input but leave it dynamic too: no guess from other names
+    return None
 
 
 def _dims(shape: Sequence[int]) -> str:

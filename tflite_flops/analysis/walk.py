@@ -26,7 +26,8 @@ from ..errors import InputSpecError, ModelFormatError, ShapeError
 from ..ops.registry import CALLER_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, OpContext, join_notes as _join
 from ..reader.model import Model, Subgraph
 from .entries import CostOverride, Entry, ParamCount, constant_input0, cost_entry, opaque_note
-from .shapes import SubgraphShapes, SubgraphTensors, initial_state, resolve_inputs, step, subgraph_tensors
+from .shapes import (InputAssumptions, SubgraphShapes, SubgraphTensors, initial_state, resolve_inputs, step,
+                     subgraph_tensors)
 from .sparsity import WeightZeros, weight_inputs
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
@@ -43,6 +44,7 @@ class Walk:
     count_zeros: bool = True
     entries: dict[tuple[int, int], Entry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    assumed: InputAssumptions = field(default_factory=InputAssumptions)  # e.g. batch 1 for a dynamic batch
     params: ParamCount = field(default_factory=lambda: ParamCount({}, {}))
     states: dict[int, SubgraphShapes] = field(default_factory=dict)
     # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
@@ -66,7 +68,7 @@ def walk_model(walk: Walk, entry: int, spec: Mapping, batch: int | None) -> None
     model = walk.model
     if batch is not None and int(batch) < 1:
         raise InputSpecError(f"--batch must be at least 1 (got {batch})")
-    shapes, resolved, warnings = resolve_inputs(model, model.subgraphs[entry], spec, batch)
+    shapes, resolved, warnings, walk.assumed = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
     for key, mult in inference:

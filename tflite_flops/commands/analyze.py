@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
-                     latency_settings, print_warnings)
+                     latency_settings, print_notes, print_warnings)
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         report, missing = exc.report, exc
     partial = partial_note(report)
     print_warnings(report.warnings + ((partial,) if partial else ()))
+    print_notes(report.notes)
     emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
          args.format, targets)
     if missing is not None:

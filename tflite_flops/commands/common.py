@@ -51,6 +51,12 @@ def print_warnings(warnings) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
+def print_notes(notes) -> None:
+    """Informational notes (``Report.notes``: nothing is wrong) go to stderr as ``note: ...``, after the warnings."""
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, roofline: bool = True,
                         inputs: bool = True) -> None:
     """--latency and the runtime/timing options, with --per-op and --roofline where they apply."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
-                     latency_settings, print_warnings)
+                     latency_settings, print_notes, print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         args.latency = True
     a, b = _load(args.a, args), _load(args.b, args)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
+    print_notes([f"A: {n}" for n in a.notes] + [f"B: {n}" for n in b.notes])
     c = compare_reports(a, b)
     emit(lambda fmt: render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt),
          args.format, targets)

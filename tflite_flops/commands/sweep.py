@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (add_latency_options, add_output_options, at_least, emit, latency_settings,
-                     print_warnings)
+                     print_notes, print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -87,6 +87,7 @@ def _finish(result, args: argparse.Namespace, targets) -> int:
     skipped = [f"point {p.spec.label}: latency skipped: {p.latency.skipped}" for p in result.points
                if p.latency is not None and p.latency.skipped]
     print_warnings(list(result.warnings) + skipped)
+    print_notes(result.notes)
     emit(lambda fmt: render_sweep(result, fmt), args.format, targets)
     if args.strict:
         problems = [f"point {p.spec.label}: {why}" for p in result.points if p.report is not None

@@ -440,6 +440,8 @@ class Report:
     schema_version: int = SCHEMA_VERSION
     memory: MemorySummary | None = None
     signatures: Mapping[str, SignatureReport] = field(default_factory=dict)  # analyze(all_signatures=True)
+    # informational lines, not problems (a dynamic batch analysed per sample); JSON key "notes", only when any
+    notes: tuple[str, ...] = ()
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -447,8 +449,10 @@ class Report:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
-                 "by_op_type", "ops", "unsupported", "warnings", "settings", "latency", "throughput", "roofline",
-                 "signatures"]
+                 "by_op_type", "ops", "unsupported", "warnings", "notes", "settings", "latency", "throughput",
+                 "roofline", "signatures"]
+        if not self.notes:
+            order.remove("notes")  # written only when there is one: the reports without notes are unchanged
         # measured records list only the fields that were measured: their own to_dict
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
@@ -491,6 +495,7 @@ class Report:
             totals=totals(d["totals"]), init_totals=totals(d.get("init_totals") or {}),
             by_op_type={k: OpTypeSummary(**v) for k, v in d["by_op_type"].items()},
             ops=ops, unsupported=dict(d["unsupported"]), warnings=tuple(d["warnings"]),
+            notes=tuple(d.get("notes") or ()),
             settings=dict(d.get("settings") or {}), latency=_record(LatencyStats, d.get("latency")),
             throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
             memory=_memory(d.get("memory")),

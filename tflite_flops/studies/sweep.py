@@ -132,6 +132,12 @@ class SweepResult:
                 out.append(f"[{p.spec.label}] {w}")
         return list(dict.fromkeys(out))
 
+    @property
+    def notes(self) -> list[str]:
+        """The informational notes of every point's report (each once), prefixed like :attr:`warnings`."""
+        out = [f"[{p.spec.label}] {n}" for p in self.points if p.report is not None for n in p.report.notes]
+        return list(dict.fromkeys(out))
+
 
 # ---------------------------------------------------------------------------------------------
 # Points

@@ -154,6 +154,8 @@ def _summary(report: Report) -> str:
                                                      for k, v in s["input_shapes"].items())))
     if s.get("batch") is not None:
         pairs.append(("batch", s["batch"]))
+    elif s.get("assumed_batch") is not None:
+        pairs.append(("batch", f"{s['assumed_batch']} (assumed: dynamic batch, per sample)"))
     io_rows = "".join(
         f'<tr><td>{kind}</td><td class="name">{breakable(t.name)}</td><td>{esc(t.dtype)}</td>'
         f'<td class="mono">{esc(shape_text(t.shape))}</td>'
@@ -533,6 +535,9 @@ def _notes(report: Report) -> str:
     if report.warnings:
         items = "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
         parts.append(f'<h3>Warnings</h3><ul class="warnings">{items}</ul>')
+    if report.notes:
+        items = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+        parts.append(f'<ul class="info-notes">{items}</ul>')
     return f'<section id="notes"><h2>Notes</h2>{"".join(parts)}</section>' if parts else ""
 
 

@@ -123,4 +123,6 @@ def render_markdown(report: Report, top: int = 10) -> str:
     if report.warnings:
         out += ["", "<details><summary>Warnings</summary>", ""] + [f"- {md_text(w)}" for w in report.warnings] + \
                ["", "</details>"]
+    for note in report.notes:
+        out += ["", f"*Note:* {md_text(note)}"]
     return "\n".join(out) + "\n"

@@ -166,5 +166,7 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["", f"Opaque: {opaque}"]
     if report.warnings:
         out += ["", "Warnings"] + [f"  ! {w}" for w in report.warnings]
+    if report.notes:
+        out += ["", "Notes"] + [f"  {n}" for n in report.notes]
     return "\n".join(out) + "\n"
 
