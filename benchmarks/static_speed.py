@@ -1,13 +1,16 @@
 """Static-analysis speed: tflite_flops vs the official C++ model analyzer, on models that look real.
 
-    python benchmarks/static_speed.py                   # everything (~10 min on 2 cores; first run also converts, ~4 min)
-    python benchmarks/static_speed.py --quick           # real-looking models + chain_600 + 4 GB sparse, 2 rounds (~3 min)
-    python benchmarks/static_speed.py --baseline SRC    # also the tflite_flops package found in SRC, interleaved
+    python benchmarks/static_speed.py                   # everything, 3 rounds (~4 min on 2 cores)
+    python benchmarks/static_speed.py --quick           # real-looking models, chain_600, sparse_4GB; 2 rounds (~1.5 min)
+    python benchmarks/static_speed.py --baseline SRC    # also the tflite_flops package in SRC, same rounds (5 by default)
     python benchmarks/static_speed.py --cache DIR       # where converted/generated models are kept (reused)
+    python benchmarks/static_speed.py --clock wall      # elapsed time instead of CPU time
     python benchmarks/static_speed.py --tf              # also tf.lite.experimental.Analyzer (imports TensorFlow)
 
+The first run also converts the models with TensorFlow (~5 min); later runs reuse them.
+
 Models (never committed; made on the first run and cached in ``--cache``, by default a folder
-under the system temp dir, so that later runs skip conversion):
+under the system temp dir):
 
 * **samples**: the bundled ``sample_models/*.tflite`` (small Keras conversions: CNNs in float,
   int8, dynamic-range and fp16, a dynamic-shape FCN, an MLP, a transformer block, an LSTM as a
@@ -17,32 +20,38 @@ under the system temp dir, so that later runs skip conversion):
   ``mobilenet_v2`` (inverted residuals, widths 16-320, strides 1/2), ``mobilenet_v2_int8`` (the
   same, full-integer quantized, calibrated on random images), ``efficientnet_b0`` (MBConv with
   squeeze-excitation, kernels 3/5), ``nasnet_mobile`` (branching NASNet cells),
-  ``inception_v3`` (Inception modules, 91 MB of weights, above the 64 MiB zero-counting limit),
+  ``inception_v3`` (Inception modules, 91 MiB of weights, above the 64 MiB zero-counting limit),
   ``transformer_stack`` (6 Keras encoder layers: MultiHeadAttention, LayerNormalization, Dense
   GELU FFN) and ``decoder_3sig`` (a ``tf.Module`` decoder with RMSNorm, rotary embeddings, a
   SiLU-gated FFN and a KV cache, converted with three signatures, ``prefill_32``,
-  ``prefill_128``, ``decode``, over 3,000 ops in all). The Keras applications keep the
-  converter's dynamic batch dim (``shape_signature [-1, ...]``), as ``from_keras_model`` writes
-  them; the transformer and the decoder have static shapes.
+  ``prefill_128``, ``decode``: 3,209 ops in all). The Keras applications keep the converter's
+  dynamic batch dim (``shape_signature [-1, ...]``), as ``from_keras_model`` writes them; the
+  transformer and the decoder have static shapes.
 * **synthetic**: written directly with the flatbuffers Builder (no TensorFlow): ``chain_600``, a
-  MobileNet-like chain of 150 identical blocks (the old headline; now one row among others,
-  never the headline), the same chain at 5,000 / 10,000 / 20,000 ops (cost must grow linearly),
+  MobileNet-like chain of 150 identical blocks (the old headline; now one row, never the
+  headline), the same chain at 5,000 / 10,000 / 20,000 ops (cost must grow linearly),
   ``fc_500MB`` (four huge FULLY_CONNECTED layers: memory must not grow with the weights) and
   ``sparse_4GB`` (8 FULLY_CONNECTED layers whose 4 GiB of weights sit after the flatbuffer, in a
-  sparse file; goal: analysed in under 1 s and under 100 MB peak RSS).
+  sparse file; goal: analysed in under 1 s and under 100 MB peak RSS). The three long chains
+  and ``fc_500MB`` are skipped by ``--quick`` and run in the first 2 rounds only.
 
 Tools, each (tool, model) in its own child process (so that peak RSS is the tool's own and no
 measuring process ever imports TensorFlow), run in turn in ``--rounds`` rounds (the order
 rotating each round), so that a burst of load from other jobs hits every tool alike:
 
-* ``tflite_flops``: ``tflite_flops.analyze(path)``, best of up to ``--repeat`` calls (also the
-  first, cold call, and ``tflite_flops.load_model(path)`` alone, alternating with it).
+* ``tflite_flops``: ``tflite_flops.analyze(path)``, best of up to ``--repeat`` calls within
+  ``--budget`` seconds (alternating with ``tflite_flops.load_model(path)``, the "read" column).
 * ``cpp_analyzer``: ``ai_edge_litert``'s C++ model analyzer
   (``_pywrap_analyzer_wrapper.ModelAnalyzer(path, True, False)``, the code behind
   ``tf.lite.experimental.Analyzer.analyze``), which returns its text dump: no shapes, no costs.
-* ``cli``: the whole process ``python -m tflite_flops analyze MODEL > /dev/null`` (wall time,
-  interpreter start and imports included), one run per round, best of the rounds.
+* ``cli``: the whole process ``python -m tflite_flops analyze MODEL > /dev/null``, interpreter
+  start and imports included, ``--cli-runs`` per round (default 1), best of all.
 * ``tf_analyzer`` (``--tf``): ``tf.lite.experimental.Analyzer.analyze(model_path=...)``.
+
+Clock: by default the CPU time of the measuring process (``time.process_time``; for the CLI,
+the child's user + system time), which stays steady on a machine shared with other jobs where
+wall time can double; ``--clock wall`` uses elapsed time. The "CLI wall" column is always the
+wall time of the whole process.
 
 With ``--baseline SRC`` (a directory holding another copy of the ``tflite_flops`` package, e.g. a
 git worktree of an earlier commit), ``tflite_flops`` and ``cli`` also run with ``PYTHONPATH=SRC``
@@ -62,6 +71,7 @@ import json
 import math
 import mmap
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -460,6 +470,7 @@ SYNTHETIC = {
 }
 REMOVE_AFTER = ("fc_500MB",)  # not left in the cache: 537 MB of disk (the sparse file takes none)
 LINEAR = ("chain_5000", "chain_10000", "chain_20000")
+SECONDARY_ROUNDS = 2  # the linearity chains and fc_500MB run in the first rounds only (the slowest rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,18 +485,22 @@ def _rss_kb(field: str) -> int:
     return 0
 
 
-def _best_calls(fns, repeat: int, budget_s: float) -> list[list[float]]:
-    """Call each of ``fns`` in turn up to ``repeat`` times (at least twice, fewer past ``budget_s``)."""
-    times: list[list[float]] = [[] for _ in fns]
+def _calls(fns, repeat: int, budget_s: float) -> list[list[tuple[float, float]]]:
+    """Call each of ``fns`` in turn up to ``repeat`` times (at least twice, fewer past ``budget_s``
+    of wall time); the (wall, CPU) seconds of every call."""
+    times: list[list[tuple[float, float]]] = [[] for _ in fns]
     start = time.perf_counter()
     for i in range(max(repeat, 2)):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             fn()
-            ts.append(time.perf_counter() - t0)
+            ts.append((time.perf_counter() - w0, time.process_time() - c0))
         if i >= 1 and time.perf_counter() - start > budget_s:
             break
     return times
+
+
+CLOCKS = ("wall", "cpu")  # time.perf_counter, time.process_time
 
 
 def _child(tool: str, path: str, repeat: int, budget_s: float) -> None:
@@ -513,11 +528,14 @@ def _child(tool: str, path: str, repeat: int, budget_s: float) -> None:
         raise SystemExit(f"unknown tool {tool}")
     imported = time.perf_counter() - t0
     baseline = _rss_kb("VmRSS")
-    times = _best_calls(fns, repeat, budget_s)
-    result = {"tool": tool, "import_s": imported, "first_s": times[0][0], "best_s": min(times[0]),
-              "calls": len(times[0]), "baseline_kb": baseline, "hwm_kb": _rss_kb("VmHWM"), **extra}
-    if len(times) > 1:
-        result["read_s"] = min(times[1])
+    times = _calls(fns, repeat, budget_s)
+    result = {"tool": tool, "import_s": imported, "calls": len(times[0]), "baseline_kb": baseline,
+              "hwm_kb": _rss_kb("VmHWM"), **extra}
+    for c, clock in enumerate(CLOCKS):
+        result[f"first_{clock}"] = times[0][0][c]
+        result[f"best_{clock}"] = min(t[c] for t in times[0])
+        if len(times) > 1:
+            result[f"read_{clock}"] = min(t[c] for t in times[1])
     print(json.dumps(result))
 
 
@@ -545,18 +563,27 @@ def run_child(tool: str, path: Path, src: Path | None, repeat: int, budget_s: fl
     return result
 
 
-def run_cli(path: Path, src: Path | None, cwd: Path) -> dict:
-    """Wall time of the whole process ``python -m tflite_flops analyze MODEL > /dev/null``.
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_cli(path: Path, src: Path | None, cwd: Path, runs: int = 1) -> dict:
+    """Wall and CPU time (user + system) of the whole process ``python -m tflite_flops analyze MODEL > /dev/null``,
+    best of ``runs``.
 
     ``cwd`` must not hold a ``tflite_flops`` package (``-m`` puts the working directory first on sys.path).
     """
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path)], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, cwd=cwd, env=_env(src), timeout=1800)
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        return {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1]}
-    return {"best_s": wall}
+    result = {"best_wall": math.inf, "best_cpu": math.inf}
+    for _ in range(max(runs, 1)):
+        cpu, start = _children_cpu(), time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=cwd, env=_env(src), timeout=1800)
+        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        if proc.returncode != 0:
+            return {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1]}
+        result = {"best_wall": min(result["best_wall"], wall), "best_cpu": min(result["best_cpu"], cpu)}
+    return result
 
 
 def heavy_imports(src: Path | None, cwd: Path) -> str:
@@ -608,15 +635,16 @@ def prepare_models(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
     return models
 
 
-def _geomean(values: list[float]) -> float:
+def _geomean(values) -> float:
+    values = list(values)
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
-def _ms(result: dict | None, key: str = "best_s") -> str:
+def _ms(result: dict | None, key: str) -> str:
     return f"{result[key] * 1000:9.1f}" if result and key in result else f"{'-':>9}"
 
 
-def _ratio(a: dict | None, b: dict | None, key: str = "best_s", width: int = 6) -> str:
+def _ratio(a: dict | None, b: dict | None, key: str, width: int = 6) -> str:
     if a and b and key in a and key in b and b[key] > 0:
         return f"{a[key] / b[key]:{width}.2f}"
     return f"{'-':>{width}}"
@@ -632,10 +660,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", metavar="DIR", type=Path,
                    default=Path(tempfile.gettempdir()) / "tflite_flops_static_speed",
                    help="where the converted and generated models are kept (default: %(default)s)")
+    p.add_argument("--clock", choices=CLOCKS, default="cpu",
+                   help="cpu (default): CPU time of the measuring process (steady on a shared machine); "
+                        "wall: elapsed time. The 'CLI wall' column is wall time either way")
     p.add_argument("--tf", action="store_true", help="also time tf.lite.experimental.Analyzer (imports TensorFlow)")
     p.add_argument("--repeat", type=int, default=30, help="calls per child process (the best is kept)")
     p.add_argument("--budget", type=float, default=1.0, help="seconds of calls per child process, past which it stops")
-    p.add_argument("--rounds", type=int, help="rounds of every tool on every model (default 3, --quick 2)")
+    p.add_argument("--rounds", type=int,
+                   help="rounds of every tool on every model (default 3, 5 with --baseline; --quick 2)")
+    p.add_argument("--cli-runs", type=int, default=1, help="whole-process CLI runs per model per round")
     p.add_argument("--only", metavar="NAME", nargs="+", help="only these models (names as printed)")
     p.add_argument("--child", nargs=4, metavar=("TOOL", "MODEL", "REPEAT", "BUDGET"), help=argparse.SUPPRESS)
     p.add_argument("--convert", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
@@ -647,14 +680,15 @@ def main(argv: list[str] | None = None) -> int:
         _convert_child(*args.convert)
         return 0
 
-    rounds = max(args.rounds or (2 if args.quick else 3), 1)
+    rounds = max(args.rounds or (2 if args.quick else 5 if args.baseline else 3), 1)
     cache = args.cache.resolve()
     cache.mkdir(parents=True, exist_ok=True)
     base = args.baseline.resolve() if args.baseline else None
     if base is not None and not (base / "tflite_flops" / "__init__.py").exists():
         p.error(f"--baseline {args.baseline}: no tflite_flops package there")
     began = time.perf_counter()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), {rounds} round(s); models cached in {cache}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), load average {os.getloadavg()[0]:.1f}, "
+          f"{rounds} round(s), clock: {args.clock}; models cached in {cache}")
     models = prepare_models(cache, args.quick)
     if args.only:
         models = [m for m in models if m[1] in args.only]
@@ -664,25 +698,27 @@ def main(argv: list[str] | None = None) -> int:
     # Jobs: (column, run(path) -> result). "new" is this checkout's tflite_flops, "base" the baseline's.
     jobs = [("new", lambda path: run_child("tflite_flops", path, ROOT, args.repeat, args.budget)),
             ("cpp", lambda path: run_child("cpp_analyzer", path, None, args.repeat, args.budget)),
-            ("cli", lambda path: run_cli(path, ROOT, cache))]
+            ("cli", lambda path: run_cli(path, ROOT, cache, args.cli_runs))]
     if base is not None:
         jobs += [("base", lambda path: run_child("tflite_flops", path, base, args.repeat, args.budget)),
-                 ("base_cli", lambda path: run_cli(path, base, cache))]
+                 ("base_cli", lambda path: run_cli(path, base, cache, args.cli_runs))]
     if args.tf:
         jobs.append(("tf", lambda path: run_child("tf_analyzer", path, None, args.repeat, args.budget)))
     results: dict[str, dict[str, dict]] = {name: {} for _, name, _ in models}
     try:
         for r in range(rounds):
-            print(f"round {r + 1}/{rounds} ...", flush=True)
+            print(f"round {r + 1}/{rounds} (load average {os.getloadavg()[0]:.1f}) ...", flush=True)
             order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]  # rotate, so that no tool always goes first
             for _, name, path in models:
+                if r >= SECONDARY_ROUNDS and name in LINEAR + REMOVE_AFTER:
+                    continue
                 for column, job in order:
                     results[name][column] = _keep_best(results[name].get(column), job(path))
-        print_table(models, results, base is not None, args.tf, rounds)
+        print_table(models, results, args.clock, base is not None, args.tf, rounds)
     finally:
         for name in REMOVE_AFTER:
             (cache / f"{name}.tflite").unlink(missing_ok=True)
-    print(f"\n(whole run {time.perf_counter() - began:.0f} s)")
+    print(f"\n(whole run {time.perf_counter() - began:.0f} s, load average at the end {os.getloadavg()[0]:.1f})")
     return 0
 
 
@@ -693,16 +729,17 @@ def _keep_best(previous: dict | None, result: dict) -> dict:
     if "error" in result:
         return previous
     best = {**previous}
-    for key in ("best_s", "read_s"):
-        if key in result:
-            best[key] = min(previous.get(key, math.inf), result[key])
+    for key, value in result.items():
+        if key.startswith(("best_", "read_")):
+            best[key] = min(previous.get(key, math.inf), value)
     return best
 
 
-def print_table(models, results, has_base: bool, has_tf: bool, rounds: int) -> None:
+def print_table(models, results, clock: str, has_base: bool, has_tf: bool, rounds: int) -> None:
     """The per-model table, then the headline, the linearity and the 4 GB sparse check."""
-    header = (f"{'model':<22} {'sigs':>4} {'ops':>6} {'MB':>7} {'ours ms':>9} {'C++ ms':>9} {'x C++':>6}"
-              f" {'read ms':>9} {'peak MB':>8} {'CLI ms':>9}")
+    best, read = f"best_{clock}", f"read_{clock}"
+    header = (f"{'model':<18} {'sigs':>4} {'ops':>6} {'MB':>7} {'ours ms':>9} {'C++ ms':>9} {'x C++':>6}"
+              f" {'read ms':>9} {'peak MB':>8} {'CLI ms':>9} {'CLI wall':>9}")
     if has_base:
         header += f" {'base ms':>9} {'new/base':>8} {'base CLI':>9} {'CLI n/b':>8}"
     if has_tf:
@@ -720,23 +757,27 @@ def print_table(models, results, has_base: bool, has_tf: bool, rounds: int) -> N
         new, cpp, cli = row.get("new"), row.get("cpp"), row.get("cli")
         errors = [f"{col}: {res['error']}" for col, res in row.items() if "error" in res]
         peak = f"{(new['hwm_kb'] - new['baseline_kb']) / 1024:8.1f}" if new and "hwm_kb" in new else f"{'-':>8}"
-        line = (f"{name:<22} {n_sigs:>4} {n_ops:>6} {path.stat().st_size / 1e6:>7.1f} {_ms(new)} {_ms(cpp)}"
-                f" {_ratio(new, cpp)} {_ms(new, 'read_s')} {peak} {_ms(cli)}")
+        line = (f"{name:<18} {n_sigs:>4} {n_ops:>6} {path.stat().st_size / 1e6:>7.1f} {_ms(new, best)} {_ms(cpp, best)}"
+                f" {_ratio(new, cpp, best)} {_ms(new, read)} {peak} {_ms(cli, best)} {_ms(cli, 'best_wall')}")
         if has_base:
             base, base_cli = row.get("base"), row.get("base_cli")
-            line += f" {_ms(base)} {_ratio(new, base, width=8)} {_ms(base_cli)} {_ratio(cli, base_cli, width=8)}"
+            line += f" {_ms(base, best)} {_ratio(new, base, best, 8)} {_ms(base_cli, best)} {_ratio(cli, base_cli, best, 8)}"
         if has_tf:
-            line += f" {_ms(row.get('tf'))}"
+            line += f" {_ms(row.get('tf'), best)}"
         print(line + ("   " + "; ".join(errors) if errors else ""))
 
     print()
-    print(f"Times: best of {rounds} round(s) (each a child process, best of its calls); 'ours' is "
-          "tflite_flops.analyze(path), 'read' tflite_flops.load_model(path), 'peak MB' what analyze added to its "
-          "process's RSS, 'CLI' the whole process `python -m tflite_flops analyze MODEL > /dev/null`.")
+    fewer = [name for _, name, _ in models if name in LINEAR + REMOVE_AFTER]
+    fewer_note = f" ({min(rounds, SECONDARY_ROUNDS)} for {', '.join(fewer)})" if fewer and rounds > SECONDARY_ROUNDS else ""
+    print(f"Times ({'CPU time' if clock == 'cpu' else 'wall time'}, ms): best of {rounds} round(s){fewer_note}, "
+          "each a child process "
+          "and the best of its calls. ours: tflite_flops.analyze(path); read: tflite_flops.load_model(path); peak MB: "
+          "what analyze added to its process's RSS; CLI: the whole process `python -m tflite_flops analyze MODEL "
+          f"> /dev/null` ({'its CPU time, user + system' if clock == 'cpu' else 'wall'}); CLI wall: the same, wall time.")
 
     def ratios(names, a, b):
-        return {n: results[n][a]["best_s"] / results[n][b]["best_s"] for n in names
-                if "best_s" in results[n].get(a, {}) and "best_s" in results[n].get(b, {})}
+        return {n: results[n][a][best] / results[n][b][best] for n in names
+                if best in results[n].get(a, {}) and best in results[n].get(b, {})}
 
     real = [name for grp, name, _ in models if grp != "synthetic"]
     print()
@@ -746,42 +787,40 @@ def print_table(models, results, has_base: bool, has_tf: bool, rounds: int) -> N
         rs = ratios(names, "new", "cpp")
         if rs:
             worst = max(rs, key=rs.get)
-            print(f"  {label:<17} {len(rs):>2} models: geometric mean {_geomean(list(rs.values())):.2f}x, median "
+            print(f"  {label:<17} {len(rs):>2} models: geometric mean {_geomean(rs.values()):.2f}x, median "
                   f"{statistics.median(rs.values()):.2f}x, best {min(rs.values()):.2f}x, worst {rs[worst]:.2f}x ({worst})")
-    clis = [results[n]["cli"]["best_s"] for n in real if "best_s" in results[n].get("cli", {})]
-    if clis:
-        print(f"  whole process `python -m tflite_flops analyze`: median {statistics.median(clis) * 1000:.0f} ms, "
-              f"max {max(clis) * 1000:.0f} ms over {len(clis)} real-looking models")
+    for key, label in (("best_wall", "wall"), ("best_cpu", "CPU")):
+        clis = [results[n]["cli"][key] for n in real if key in results[n].get("cli", {})]
+        if clis:
+            print(f"  whole process `python -m tflite_flops analyze MODEL`, {label}: median "
+                  f"{statistics.median(clis) * 1000:.0f} ms, max {max(clis) * 1000:.0f} ms over {len(clis)} models")
     if has_base:
-        rs = ratios(real, "new", "base")
-        cs = ratios(real, "cli", "base_cli")
-        if rs:
-            worst = max(rs, key=rs.get)
-            print(f"  new/baseline analyze: geometric mean {_geomean(list(rs.values())):.3f}, worst {rs[worst]:.3f} "
-                  f"({worst}); models slower by more than 5%: {', '.join(n for n, v in rs.items() if v > 1.05) or 'none'}")
-        if cs:
-            worst = max(cs, key=cs.get)
-            print(f"  new/baseline CLI process: geometric mean {_geomean(list(cs.values())):.3f}, worst {cs[worst]:.3f} "
-                  f"({worst})")
+        for a, b, label in (("new", "base", "analyze"), ("cli", "base_cli", "CLI process")):
+            rs = ratios(real, a, b)
+            if rs:
+                worst = max(rs, key=rs.get)
+                print(f"  new/baseline {label}: geometric mean {_geomean(rs.values()):.3f}, best "
+                      f"{min(rs.values()):.3f}, worst {rs[worst]:.3f} ({worst}); slower by more than 5%: "
+                      f"{', '.join(n for n, v in rs.items() if v > 1.05) or 'none'}")
     chain = ratios(["chain_600"] if "chain_600" in results else [], "new", "cpp")
     if chain:
-        print(f"  (synthetic chain_600, 600 identical-kind ops, not the headline: {chain['chain_600']:.2f}x)")
+        print(f"  (synthetic chain_600, 150 identical blocks, not the headline: {chain['chain_600']:.2f}x)")
 
-    linear = [n for n in LINEAR if "best_s" in results.get(n, {}).get("new", {})]
+    linear = [n for n in LINEAR if best in results.get(n, {}).get("new", {})]
     if linear:
         print()
         print("linearity (best time per op):")
         for column, label in (("new", "tflite_flops"), ("base", "baseline"), ("cpp", "cpp_analyzer")):
-            cells = [f"{int(n.split('_')[1]):>6} ops {results[n][column]['best_s'] / int(n.split('_')[1]) * 1e6:6.1f} µs/op"
-                     for n in linear if "best_s" in results[n].get(column, {})]
+            cells = [f"{int(n.split('_')[1]):>6} ops {results[n][column][best] / int(n.split('_')[1]) * 1e6:6.1f} µs/op"
+                     for n in linear if best in results[n].get(column, {})]
             if cells:
                 print(f"  {label:<13} " + " | ".join(cells))
     sparse = results.get(SPARSE, {}).get("new", {})
-    if "first_s" in sparse:
+    if "first_wall" in sparse:
         print()
         print(f"{SPARSE} (sparse file, 8 FULLY_CONNECTED, weights stored after the flatbuffer): "
-              f"tflite_flops.analyze first call {sparse['first_s'] * 1000:.0f} ms (goal < 1000 ms: "
-              f"{'met' if sparse['first_s'] < 1 else 'NOT met'}); peak RSS of its process {sparse['hwm_kb'] / 1024:.1f} MB "
+              f"tflite_flops.analyze first call {sparse['first_wall'] * 1000:.0f} ms wall (goal < 1000 ms: "
+              f"{'met' if sparse['first_wall'] < 1 else 'NOT met'}); peak RSS of its process {sparse['hwm_kb'] / 1024:.1f} MB "
               f"(goal < 100 MB: {'met' if sparse['hwm_kb'] < 100 * 1024 else 'NOT met'})")
 
 
