@@ -1,8 +1,8 @@
 """Static-analysis speed: tflite_flops vs the official C++ model analyzer, on models that look real.
 
-    python benchmarks/static_speed.py                   # everything, 3 rounds (~4 min on 2 cores)
-    python benchmarks/static_speed.py --quick           # real-looking models, chain_600, sparse_4GB; 2 rounds (~1.5 min)
-    python benchmarks/static_speed.py --baseline SRC    # also the tflite_flops package in SRC, same rounds (5 by default)
+    python benchmarks/static_speed.py                   # everything, 3 rounds (~1.5 min on 2 cores)
+    python benchmarks/static_speed.py --quick           # real-looking models, chain_600, sparse_4GB; 2 rounds (~1 min)
+    python benchmarks/static_speed.py --baseline SRC    # also the tflite_flops package in SRC, 5 rounds (~4.5 min; --quick ~1.5)
     python benchmarks/static_speed.py --cache DIR       # where converted/generated models are kept (reused)
     python benchmarks/static_speed.py --clock wall      # elapsed time instead of CPU time
     python benchmarks/static_speed.py --tf              # also tf.lite.experimental.Analyzer (imports TensorFlow)
