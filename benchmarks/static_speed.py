@@ -610,10 +610,13 @@ def count_ops(path: Path) -> tuple[int, int, int]:
     return counts
 
 
-def prepare_models(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
-    """(group, name, path) of every model of this run, converting or generating what the cache lacks."""
+def prepare_models(cache: Path, quick: bool, only: list[str] | None = None) -> list[tuple[str, str, Path]]:
+    """(group, name, path) of every model of this run (``only``: of these names), converting or
+    generating what the cache lacks."""
     models = [("samples", p.stem, p) for p in sorted((ROOT / "sample_models").glob("*.tflite"))]
     for name in CONVERTED:
+        if only and name not in only:
+            continue
         path = cache / f"{name}.{RECIPE}.tflite"
         if not path.exists():
             print(f"converting {name} (TensorFlow, in a child process) ...", end=" ", flush=True)
@@ -626,7 +629,7 @@ def prepare_models(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
             print(f"{time.perf_counter() - start:.0f} s")
         models.append(("converted", name, path))
     for name, (make, in_quick) in SYNTHETIC.items():
-        if quick and not in_quick:
+        if (quick and not in_quick) or (only and name not in only):
             continue
         path = cache / f"{name}.tflite"
         if not path.exists():
@@ -689,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), load average {os.getloadavg()[0]:.1f}, "
           f"{rounds} round(s), clock: {args.clock}; models cached in {cache}")
-    models = prepare_models(cache, args.quick)
+    models = prepare_models(cache, args.quick, args.only)
     if args.only:
         models = [m for m in models if m[1] in args.only]
     print(f"heavy modules imported by `python -m tflite_flops analyze sample_models/cnn_float.tflite`: "
