@@ -1,36 +1,65 @@
-"""Static-analysis speed and memory: tflite_flops vs the official C++ analyzer vs a naive bindings walk.
+"""Static-analysis speed: tflite_flops vs the official C++ model analyzer, on models that look real.
 
-    python benchmarks/static_speed.py             # everything (~2 min; writes ~0.6 GB to a temp dir)
-    python benchmarks/static_speed.py --quick     # skips the 500 MB model and the 20,000-op model
-    python benchmarks/static_speed.py --tf        # also tf.lite.experimental.Analyzer (imports TensorFlow)
-    python benchmarks/static_speed.py --keep DIR  # generate the models into DIR and keep them
+    python benchmarks/static_speed.py                   # everything, 3 rounds (~1.5 min on 2 cores)
+    python benchmarks/static_speed.py --quick           # real-looking models, chain_600, sparse_4GB; 2 rounds (~1 min)
+    python benchmarks/static_speed.py --baseline SRC    # also the tflite_flops package in SRC, 5 rounds (~4.5 min; --quick ~1.5)
+    python benchmarks/static_speed.py --cache DIR       # where converted/generated models are kept (reused)
+    python benchmarks/static_speed.py --clock wall      # elapsed time instead of CPU time
+    python benchmarks/static_speed.py --tf              # also tf.lite.experimental.Analyzer (imports TensorFlow)
 
-Models are generated, never committed: a ~600-op MobileNet-like chain, the same chain at
-5,000 / 10,000 / 20,000 ops (cost must grow linearly), a ~500 MB model of four huge
-FULLY_CONNECTED layers (memory must not grow with the weights), and a 4 GB model written as a
-sparse file (goal: analysed in under 1 s and under 100 MB peak RSS; always run, even with --quick). They are written directly with
-the flatbuffers Builder and the ``tflite`` builder functions, so no TensorFlow is needed.
+The first run also converts the models with TensorFlow (~5 min); later runs reuse them.
 
-Every (tool, model) pair runs in its own child process, so that peak RSS (``VmHWM``) is the
-tool's own. Each child reports the time of the first call (cold: includes lazy set-up) and
-the best of ``--repeat`` calls, its RSS after imports (the baseline) and its peak RSS. On the
-600-op and the 4 GB models, the tools' children run in turn ``--rounds`` times (default 3) and
-the best of all rounds is kept, so that a burst of load from other jobs on a shared machine hits
-every tool alike instead of one tool's only run.
+Models (never committed; made on the first run and cached in ``--cache``, by default a folder
+under the system temp dir):
 
-Tools:
+* **samples**: the bundled ``sample_models/*.tflite`` (small Keras conversions: CNNs in float,
+  int8, dynamic-range and fp16, a dynamic-shape FCN, an MLP, a transformer block, an LSTM as a
+  WHILE loop, two multi-signature decoders).
+* **converted**: genuine converter output, built and converted locally in a child process that
+  imports TensorFlow (``weights=None``: random weights, nothing downloaded):
+  ``mobilenet_v2`` (inverted residuals, widths 16-320, strides 1/2), ``mobilenet_v2_int8`` (the
+  same, full-integer quantized, calibrated on random images), ``efficientnet_b0`` (MBConv with
+  squeeze-excitation, kernels 3/5), ``nasnet_mobile`` (branching NASNet cells),
+  ``inception_v3`` (Inception modules, 91 MiB of weights, above the 64 MiB zero-counting limit),
+  ``transformer_stack`` (6 Keras encoder layers: MultiHeadAttention, LayerNormalization, Dense
+  GELU FFN) and ``decoder_3sig`` (a ``tf.Module`` decoder with RMSNorm, rotary embeddings, a
+  SiLU-gated FFN and a KV cache, converted with three signatures, ``prefill_32``,
+  ``prefill_128``, ``decode``: 3,209 ops in all). The Keras applications keep the converter's
+  dynamic batch dim (``shape_signature [-1, ...]``), as ``from_keras_model`` writes them; the
+  transformer and the decoder have static shapes.
+* **synthetic**: written directly with the flatbuffers Builder (no TensorFlow): ``chain_600``, a
+  MobileNet-like chain of 150 identical blocks (the old headline; now one row, never the
+  headline), the same chain at 5,000 / 10,000 / 20,000 ops (cost must grow linearly),
+  ``fc_500MB`` (four huge FULLY_CONNECTED layers: memory must not grow with the weights) and
+  ``sparse_4GB`` (8 FULLY_CONNECTED layers whose 4 GiB of weights sit after the flatbuffer, in a
+  sparse file; goal: analysed in under 1 s and under 100 MB peak RSS). The three long chains
+  and ``fc_500MB`` are skipped by ``--quick`` and run in the first 2 rounds only.
 
-* ``tflite_flops``: ``tflite_flops.analyze(path)`` (full report: shapes, costs, totals; the file's sha256
-  is lazy, computed when a renderer or ``to_dict`` first reads ``report.model.sha256``).
-* ``tflite_flops_read``: ``tflite_flops.load_model(path)`` alone (verify + read, no analysis).
-* ``cpp_analyzer``: ``ai_edge_litert``'s C++ model analyzer (``_pywrap_analyzer_wrapper.ModelAnalyzer``,
-  the code behind ``tf.lite.experimental.Analyzer.analyze``), which returns its text dump.
-* ``tf_analyzer`` (``--tf``): ``tf.lite.experimental.Analyzer.analyze(model_path=...)``, stdout suppressed.
-* ``naive_bindings``: ``open(path).read()`` + the ``tflite`` generated bindings, visiting every op,
-  its options and every tensor's shape, type and buffer size (what a quick script would do).
+Tools, each (tool, model) in its own child process (so that peak RSS is the tool's own and no
+measuring process ever imports TensorFlow), run in turn in ``--rounds`` rounds (the order
+rotating each round), so that a burst of load from other jobs hits every tool alike:
 
-Also timed: the whole process ``python -m tflite_flops analyze sample_models/cnn_float.tflite``,
-and whether it imported TensorFlow or LiteRT.
+* ``tflite_flops``: ``tflite_flops.analyze(path)``, best of up to ``--repeat`` calls within
+  ``--budget`` seconds (alternating with ``tflite_flops.load_model(path)``, the "read" column).
+* ``cpp_analyzer``: ``ai_edge_litert``'s C++ model analyzer
+  (``_pywrap_analyzer_wrapper.ModelAnalyzer(path, True, False)``, the code behind
+  ``tf.lite.experimental.Analyzer.analyze``), which returns its text dump: no shapes, no costs.
+* ``cli``: the whole process ``python -m tflite_flops analyze MODEL > /dev/null``, interpreter
+  start and imports included, ``--cli-runs`` per round (default 1), best of all.
+* ``tf_analyzer`` (``--tf``): ``tf.lite.experimental.Analyzer.analyze(model_path=...)``.
+
+Clock: by default the CPU time of the measuring process (``time.process_time``; for the CLI,
+the child's user + system time), which stays steady on a machine shared with other jobs where
+wall time can double; ``--clock wall`` uses elapsed time. The "CLI wall" column is always the
+wall time of the whole process.
+
+With ``--baseline SRC`` (a directory holding another copy of the ``tflite_flops`` package, e.g. a
+git worktree of an earlier commit), ``tflite_flops`` and ``cli`` also run with ``PYTHONPATH=SRC``
+in the same rounds, and the table gets the baseline's times and the new/baseline ratios.
+
+Only the public API is used (``tflite_flops.analyze``, ``tflite_flops.load_model``, the CLI), so
+that any copy of the package can be measured. The script prints figures; it asserts nothing.
+The headline is the ratio to the C++ analyzer on the real-looking models (samples and converted).
 """
 
 from __future__ import annotations
@@ -39,7 +68,10 @@ import argparse
 import contextlib
 import io
 import json
+import math
+import mmap
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,7 +80,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ("tflite_flops", "tflite_flops_read", "cpp_analyzer", "naive_bindings")
 
 # ---------------------------------------------------------------------------------------------
 # Model generation (flatbuffers Builder + tflite builder functions)
@@ -259,8 +290,188 @@ def write_sparse_fc(path: Path, total_bytes: int = 4 << 30, layers: int = 8) -> 
         f.truncate(base + layers * layer_bytes)  # the weights: holes, read back as zeros
 
 
+# ---------------------------------------------------------------------------------------------
+# Converted models: built with Keras / tf.Module and converted by TensorFlow's converter, in a
+# child process (``--convert NAME OUT``); the measuring processes never import TensorFlow.
+
+RECIPE = "r1"  # part of each cached file's name: change it when a recipe changes
+
+
+def _keras_app(name: str):
+    def build(tf):
+        app = getattr(tf.keras.applications, name)
+        return tf.lite.TFLiteConverter.from_keras_model(app(weights=None)).convert()
+    return build
+
+
+def _mobilenet_v2_int8(tf):
+    import numpy as np
+
+    model = tf.keras.applications.MobileNetV2(weights=None)
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+
+    def representative():
+        rng = np.random.default_rng(0)
+        for _ in range(4):
+            yield [rng.uniform(-1.0, 1.0, (1, 224, 224, 3)).astype(np.float32)]
+
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = representative
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+    return conv.convert()
+
+
+def _transformer_stack(tf, layers: int = 6, seq: int = 128, d: int = 256, heads: int = 4, ffn: int = 1024,
+                       vocab: int = 8000):
+    """A BERT-like encoder: token embedding + learned positions, ``layers`` × [MultiHeadAttention,
+    residual, LayerNormalization, Dense GELU FFN, residual, LayerNormalization], logits."""
+    keras, L = tf.keras, tf.keras.layers
+
+    class Positions(L.Layer):
+        def build(self, shape):
+            self.table = self.add_weight(shape=tuple(shape[1:]), initializer="random_normal", name="table")
+
+        def call(self, x):
+            return x + self.table
+
+    tokens = keras.Input((seq,), batch_size=1, dtype="int32", name="tokens")
+    x = Positions()(L.Embedding(vocab, d)(tokens))
+    for _ in range(layers):
+        att = L.MultiHeadAttention(heads, d // heads)(x, x)
+        x = L.LayerNormalization(epsilon=1e-6)(x + att)
+        h = L.Dense(d)(L.Dense(ffn, activation="gelu")(x))
+        x = L.LayerNormalization(epsilon=1e-6)(x + h)
+    logits = L.Dense(vocab)(x)
+    return tf.lite.TFLiteConverter.from_keras_model(keras.Model(tokens, logits)).convert()
+
+
+def _decoder(tf, layers: int = 20, d: int = 128, heads: int = 4, ffn: int = 384, vocab: int = 2048,
+             kv_len: int = 256, signatures=(("prefill_32", 32), ("prefill_128", 128), ("decode", 1))):
+    """A decoder-only LM in the shape of LiteRT's generative exports: a ``tf.Module`` whose
+    signatures (prefill of 32 and of 128 tokens, one-token decode) take the tokens, their
+    positions and the KV cache and return the logits and the updated cache; RMSNorm, separate
+    Q/K/V projections, rotary position embeddings, K/V written with DYNAMIC_UPDATE_SLICE,
+    attention over the whole cache with a causal mask, SiLU-gated FFN. The signatures share the
+    weights (stored once). ``layers`` is chosen so that the three signatures pass 3,000 ops."""
+    import numpy as np
+    from tensorflow.compiler.tf2xla.python import xla
+
+    dh = d // heads
+    rng = np.random.default_rng(0)
+
+    def var(*shape, scale=0.05, offset=0.0):
+        return tf.Variable((offset + rng.normal(0.0, scale, shape)).astype(np.float32))
+
+    inv = 1.0 / (10000.0 ** (np.arange(0, dh, 2) / dh))
+    angles = np.arange(kv_len)[:, None] * inv[None, :]  # [KV, dh/2]
+    cos_table, sin_table = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+    class Decoder(tf.Module):
+        def __init__(self):
+            super().__init__(name="decoder")
+            self.embed = var(vocab, d)
+            self.blocks = [{"n1": var(d, scale=0.1, offset=1.0), "q": var(d, d), "k": var(d, d), "v": var(d, d),
+                            "o": var(d, d), "n2": var(d, scale=0.1, offset=1.0), "gate": var(d, ffn),
+                            "up": var(d, ffn), "down": var(ffn, d)} for _ in range(layers)]
+            self.norm = var(d, scale=0.1, offset=1.0)
+            self.head = var(d, vocab)
+
+        @staticmethod
+        def rms(x, g):
+            return x * tf.math.rsqrt(tf.reduce_mean(tf.square(x), axis=-1, keepdims=True) + 1e-6) * g
+
+        @staticmethod
+        def rope(x, cos, sin):  # x [1, T, H, dh]
+            x1, x2 = tf.split(x, 2, axis=-1)
+            return tf.concat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+        def step(self, tokens, input_pos, caches):
+            t = tokens.shape[1]
+            x = tf.gather(self.embed, tokens)  # [1, T, D]
+            cos = tf.reshape(tf.gather(cos_table, input_pos), [1, t, 1, dh // 2])
+            sin = tf.reshape(tf.gather(sin_table, input_pos), [1, t, 1, dh // 2])
+            mask = tf.where(tf.range(kv_len)[None, :] <= input_pos[:, None], 0.0, -1e9)  # [T, KV]
+            start = tf.stack([0, input_pos[0], 0, 0])
+            out = {}
+            for i, blk in enumerate(self.blocks):
+                h = self.rms(x, blk["n1"])
+                q = self.rope(tf.reshape(tf.matmul(h, blk["q"]), [1, t, heads, dh]), cos, sin)
+                k = self.rope(tf.reshape(tf.matmul(h, blk["k"]), [1, t, heads, dh]), cos, sin)
+                v = tf.reshape(tf.matmul(h, blk["v"]), [1, t, heads, dh])
+                k_cache = xla.dynamic_update_slice(caches[f"kv_cache_k_{i}"], k, start)
+                v_cache = xla.dynamic_update_slice(caches[f"kv_cache_v_{i}"], v, start)
+                out[f"kv_cache_k_{i}"], out[f"kv_cache_v_{i}"] = k_cache, v_cache
+                qh = tf.transpose(q, [0, 2, 1, 3])  # [1, H, T, dh]
+                scores = tf.matmul(qh, tf.transpose(k_cache, [0, 2, 1, 3]), transpose_b=True) * (1.0 / dh ** 0.5)
+                probs = tf.nn.softmax(scores + mask, axis=-1)
+                att = tf.matmul(probs, tf.transpose(v_cache, [0, 2, 1, 3]))  # [1, H, T, dh]
+                x = x + tf.matmul(tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [1, t, d]), blk["o"])
+                h = self.rms(x, blk["n2"])
+                x = x + tf.matmul(tf.nn.silu(tf.matmul(h, blk["gate"])) * tf.matmul(h, blk["up"]), blk["down"])
+            out["logits"] = tf.matmul(self.rms(x, self.norm), self.head)
+            return out
+
+    module = Decoder()
+    cache_names = [f"kv_cache_{kv}_{i}" for i in range(layers) for kv in "kv"]
+
+    def signature(tokens: int):
+        specs = [tf.TensorSpec([1, tokens], tf.int32, name="tokens"), tf.TensorSpec([tokens], tf.int32, name="input_pos")]
+        specs += [tf.TensorSpec([1, kv_len, heads, dh], tf.float32, name=n) for n in cache_names]
+
+        @tf.function(input_signature=specs)
+        def run(tokens, input_pos, *caches):
+            return module.step(tokens, input_pos, dict(zip(cache_names, caches)))
+
+        return run.get_concrete_function()
+
+    sigs = {key: signature(tokens) for key, tokens in signatures}
+    with tempfile.TemporaryDirectory(prefix="static_speed_savedmodel_") as folder:
+        tf.saved_model.save(module, folder, signatures=sigs)
+        return tf.lite.TFLiteConverter.from_saved_model(folder, signature_keys=list(sigs)).convert()
+
+
+# name -> (what it is, recipe(tf) -> the converted model's bytes)
+CONVERTED = {
+    "mobilenet_v2": ("Keras MobileNetV2: inverted residuals, widths 16-320, strides 1/2", _keras_app("MobileNetV2")),
+    "mobilenet_v2_int8": ("the same, full-integer int8 (calibrated on random images)", _mobilenet_v2_int8),
+    "efficientnet_b0": ("Keras EfficientNetB0: MBConv + squeeze-excitation, kernels 3/5", _keras_app("EfficientNetB0")),
+    "nasnet_mobile": ("Keras NASNetMobile: branching NASNet cells", _keras_app("NASNetMobile")),
+    "inception_v3": ("Keras InceptionV3: Inception modules, 91 MB of weights", _keras_app("InceptionV3")),
+    "transformer_stack": ("6 Keras encoder layers (MultiHeadAttention, LayerNorm, GELU FFN)", _transformer_stack),
+    "decoder_3sig": ("decoder LM, KV cache, signatures prefill_32 / prefill_128 / decode", _decoder),
+}
+
+
+def _convert_child(name: str, out: str) -> None:
+    """Build and convert one model of ``CONVERTED``; written to a temporary name, then renamed."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(0)
+    with contextlib.redirect_stdout(io.StringIO()):  # Keras' export chatter
+        data = CONVERTED[name][1](tf)
+    tmp = out + ".part"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, out)
+
+
 SPARSE = "sparse_4GB"
-SPARSE_TOOLS = ("tflite_flops", "tflite_flops_read", "cpp_analyzer", "tf_analyzer")  # naive_bindings would read 4 GB
+# Synthetic models: name -> (maker(path), in --quick too)
+SYNTHETIC = {
+    "chain_600": (lambda path: path.write_bytes(make_chain(600)), True),
+    "chain_5000": (lambda path: path.write_bytes(make_chain(5000)), False),
+    "chain_10000": (lambda path: path.write_bytes(make_chain(10000)), False),
+    "chain_20000": (lambda path: path.write_bytes(make_chain(20000)), False),
+    "fc_500MB": (lambda path: path.write_bytes(make_big_fc()), False),
+    SPARSE: (write_sparse_fc, True),
+}
+REMOVE_AFTER = ("fc_500MB",)  # not left in the cache: 537 MB of disk (the sparse file takes none)
+LINEAR = ("chain_5000", "chain_10000", "chain_20000")
+SECONDARY_ROUNDS = 2  # the linearity chains and fc_500MB run in the first rounds only (the slowest rows)
+
 
 # ---------------------------------------------------------------------------------------------
 # Child process: one tool on one model
@@ -274,23 +485,37 @@ def _rss_kb(field: str) -> int:
     return 0
 
 
-def _child(tool: str, path: str, repeat: int) -> None:
+def _calls(fns, repeat: int, budget_s: float) -> list[list[tuple[float, float]]]:
+    """Call each of ``fns`` in turn up to ``repeat`` times (at least twice, fewer past ``budget_s``
+    of wall time); the (wall, CPU) seconds of every call."""
+    times: list[list[tuple[float, float]]] = [[] for _ in fns]
+    start = time.perf_counter()
+    for i in range(max(repeat, 2)):
+        for fn, ts in zip(fns, times):
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            ts.append((time.perf_counter() - w0, time.process_time() - c0))
+        if i >= 1 and time.perf_counter() - start > budget_s:
+            break
+    return times
+
+
+CLOCKS = ("wall", "cpu")  # time.perf_counter, time.process_time
+
+
+def _child(tool: str, path: str, repeat: int, budget_s: float) -> None:
+    """Time one tool on one model and print one JSON line (times in seconds, RSS in kB)."""
     t0 = time.perf_counter()
+    extra = {}
     if tool == "tflite_flops":
         import tflite_flops
 
-        def run():
-            return tflite_flops.analyze(path)
-    elif tool == "tflite_flops_read":
-        from tflite_flops.reader.load import load_model
-
-        def run():
-            return load_model(path)
+        extra["module"] = tflite_flops.__file__
+        fns = [lambda: tflite_flops.analyze(path), lambda: tflite_flops.load_model(path)]
     elif tool == "cpp_analyzer":
         from ai_edge_litert import _pywrap_analyzer_wrapper as wrapper
 
-        def run():
-            return wrapper.ModelAnalyzer(path, True, False)
+        fns = [lambda: wrapper.ModelAnalyzer(path, True, False)]
     elif tool == "tf_analyzer":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import tensorflow as tf
@@ -298,178 +523,308 @@ def _child(tool: str, path: str, repeat: int) -> None:
         def run():
             with contextlib.redirect_stdout(io.StringIO()):
                 return tf.lite.experimental.Analyzer.analyze(model_path=path)
-    elif tool == "naive_bindings":
-        import tflite
-
-        def run():
-            with open(path, "rb") as f:
-                data = f.read()
-            model = tflite.Model.GetRootAs(data, 0)
-            seen = 0
-            for s in range(model.SubgraphsLength()):
-                sg = model.Subgraphs(s)
-                for i in range(sg.OperatorsLength()):
-                    op = sg.Operators(i)
-                    code = model.OperatorCodes(op.OpcodeIndex())
-                    max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-                    op.BuiltinOptions()
-                    for t in list(op.InputsAsNumpy()) + list(op.OutputsAsNumpy()):
-                        if t < 0:
-                            continue
-                        tensor = sg.Tensors(int(t))
-                        tensor.ShapeAsNumpy()
-                        tensor.Type()
-                        seen += model.Buffers(tensor.Buffer()).DataLength()
-            return seen
+        fns = [run]
     else:
         raise SystemExit(f"unknown tool {tool}")
     imported = time.perf_counter() - t0
     baseline = _rss_kb("VmRSS")
-    times = []
-    for _ in range(max(repeat, 1)):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    print(json.dumps({"tool": tool, "import_s": imported, "first_s": times[0], "best_s": min(times),
-                      "median_s": statistics.median(times), "baseline_kb": baseline, "hwm_kb": _rss_kb("VmHWM"),
-                      "heavy": sorted(m for m in ("tensorflow", "ai_edge_litert") if m in sys.modules)}))
+    times = _calls(fns, repeat, budget_s)
+    result = {"tool": tool, "import_s": imported, "calls": len(times[0]), "baseline_kb": baseline,
+              "hwm_kb": _rss_kb("VmHWM"), **extra}
+    for c, clock in enumerate(CLOCKS):
+        result[f"first_{clock}"] = times[0][0][c]
+        result[f"best_{clock}"] = min(t[c] for t in times[0])
+        if len(times) > 1:
+            result[f"read_{clock}"] = min(t[c] for t in times[1])
+    print(json.dumps(result))
 
 
-def measure(tool: str, path: Path, repeat: int) -> dict:
-    """Run one tool on one model in a fresh child process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "TF_CPP_MIN_LOG_LEVEL": "3"}
-    proc = subprocess.run([sys.executable, __file__, "--child", tool, str(path), str(repeat)],
-                          capture_output=True, text=True, env=env, timeout=1800)
+# ---------------------------------------------------------------------------------------------
+# Parent: models, jobs, rounds
+
+
+def _env(src: Path | None) -> dict[str, str]:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env.pop("PYTHONPATH", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
+def run_child(tool: str, path: Path, src: Path | None, repeat: int, budget_s: float) -> dict:
+    """One tool on one model in a fresh child process (``src``: where ``tflite_flops`` is imported from)."""
+    proc = subprocess.run([sys.executable, __file__, "--child", tool, str(path), str(repeat), str(budget_s)],
+                          capture_output=True, text=True, env=_env(src), timeout=1800)
     if proc.returncode != 0:
-        return {"tool": tool, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if src is not None and "module" in result and not Path(result["module"]).resolve().is_relative_to(src.resolve()):
+        return {"error": f"tflite_flops was imported from {result['module']}, not from {src}"}
+    return result
 
 
-def cli_process_time(runs: int = 5) -> tuple[float, list[str]]:
-    """Median wall time of ``python -m tflite_flops analyze sample_models/cnn_float.tflite``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = ("import runpy, sys; sys.argv = ['tflite_flops', 'analyze', 'sample_models/cnn_float.tflite'];\n"
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_cli(path: Path, src: Path | None, cwd: Path, runs: int = 1) -> dict:
+    """Wall and CPU time (user + system) of the whole process ``python -m tflite_flops analyze MODEL > /dev/null``,
+    best of ``runs``.
+
+    ``cwd`` must not hold a ``tflite_flops`` package (``-m`` puts the working directory first on sys.path).
+    """
+    result = {"best_wall": math.inf, "best_cpu": math.inf}
+    for _ in range(max(runs, 1)):
+        cpu, start = _children_cpu(), time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=cwd, env=_env(src), timeout=1800)
+        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        if proc.returncode != 0:
+            return {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1]}
+        result = {"best_wall": min(result["best_wall"], wall), "best_cpu": min(result["best_cpu"], cpu)}
+    return result
+
+
+def heavy_imports(src: Path | None, cwd: Path) -> str:
+    """The heavy modules (TensorFlow, LiteRT) imported by ``python -m tflite_flops analyze`` on a sample."""
+    code = ("import runpy, sys; sys.argv = ['tflite_flops', 'analyze', sys.argv[1]];\n"
             "import atexit; atexit.register(lambda: sys.stderr.write('HEAVY ' + ','.join(sorted(m for m in "
             "('tensorflow', 'ai_edge_litert', 'tflite_runtime') if m in sys.modules)) + '\\n'))\n"
             "runpy.run_module('tflite_flops', run_name='__main__')")
-    times, heavy = [], []
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
-        times.append(time.perf_counter() - start)
-        heavy = [line for line in proc.stderr.splitlines() if line.startswith("HEAVY")]
-    return statistics.median(times), heavy
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "sample_models" / "cnn_float.tflite")],
+                          capture_output=True, text=True, cwd=cwd, env=_env(src))
+    heavy = [line[6:] for line in proc.stderr.splitlines() if line.startswith("HEAVY")]
+    return (heavy[-1] or "none") if heavy else "?"
 
 
-def _best_of(previous: dict | None, result: dict) -> dict:
-    """One tool's figures over rounds: the first round's cold call and RSS, the best time of all rounds."""
+def count_ops(path: Path) -> tuple[int, int, int]:
+    """(operators in all subgraphs, subgraphs, signatures), read with the ``tflite`` bindings."""
+    import tflite
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        model = tflite.Model.GetRootAs(data, 0)
+        n_ops = sum(model.Subgraphs(i).OperatorsLength() for i in range(model.SubgraphsLength()))
+        counts = n_ops, model.SubgraphsLength(), model.SignatureDefsLength()
+        del model
+    return counts
+
+
+def prepare_models(cache: Path, quick: bool, only: list[str] | None = None) -> list[tuple[str, str, Path]]:
+    """(group, name, path) of every model of this run (``only``: of these names), converting or
+    generating what the cache lacks."""
+    models = [("samples", p.stem, p) for p in sorted((ROOT / "sample_models").glob("*.tflite"))]
+    for name in CONVERTED:
+        if only and name not in only:
+            continue
+        path = cache / f"{name}.{RECIPE}.tflite"
+        if not path.exists():
+            print(f"converting {name} (TensorFlow, in a child process) ...", end=" ", flush=True)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, __file__, "--convert", name, str(path)], capture_output=True,
+                                  text=True, env=_env(None), timeout=3600)
+            if proc.returncode != 0:
+                print("failed:", (proc.stderr.strip().splitlines() or ["?"])[-1])
+                continue
+            print(f"{time.perf_counter() - start:.0f} s")
+        models.append(("converted", name, path))
+    for name, (make, in_quick) in SYNTHETIC.items():
+        if (quick and not in_quick) or (only and name not in only):
+            continue
+        path = cache / f"{name}.tflite"
+        if not path.exists():
+            make(path)
+        models.append(("synthetic", name, path))
+    return models
+
+
+def _geomean(values) -> float:
+    values = list(values)
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def _ms(result: dict | None, key: str) -> str:
+    return f"{result[key] * 1000:9.1f}" if result and key in result else f"{'-':>9}"
+
+
+def _ratio(a: dict | None, b: dict | None, key: str, width: int = 6) -> str:
+    if a and b and key in a and key in b and b[key] > 0:
+        return f"{a[key] / b[key]:{width}.2f}"
+    return f"{'-':>{width}}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prepare the models, run every tool on each in rounds, print the comparison."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="skip chain_5000/10000/20000 and fc_500MB, and run 2 rounds unless --rounds is given")
+    p.add_argument("--baseline", metavar="SRC", type=Path,
+                   help="a directory holding another tflite_flops package (e.g. a git worktree of an earlier commit)")
+    p.add_argument("--cache", metavar="DIR", type=Path,
+                   default=Path(tempfile.gettempdir()) / "tflite_flops_static_speed",
+                   help="where the converted and generated models are kept (default: %(default)s)")
+    p.add_argument("--clock", choices=CLOCKS, default="cpu",
+                   help="cpu (default): CPU time of the measuring process (steady on a shared machine); "
+                        "wall: elapsed time. The 'CLI wall' column is wall time either way")
+    p.add_argument("--tf", action="store_true", help="also time tf.lite.experimental.Analyzer (imports TensorFlow)")
+    p.add_argument("--repeat", type=int, default=30, help="calls per child process (the best is kept)")
+    p.add_argument("--budget", type=float, default=1.0, help="seconds of calls per child process, past which it stops")
+    p.add_argument("--rounds", type=int,
+                   help="rounds of every tool on every model (default 3, 5 with --baseline; --quick 2)")
+    p.add_argument("--cli-runs", type=int, default=1, help="whole-process CLI runs per model per round")
+    p.add_argument("--only", metavar="NAME", nargs="+", help="only these models (names as printed)")
+    p.add_argument("--child", nargs=4, metavar=("TOOL", "MODEL", "REPEAT", "BUDGET"), help=argparse.SUPPRESS)
+    p.add_argument("--convert", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        _child(args.child[0], args.child[1], int(args.child[2]), float(args.child[3]))
+        return 0
+    if args.convert:
+        _convert_child(*args.convert)
+        return 0
+
+    rounds = max(args.rounds or (2 if args.quick else 5 if args.baseline else 3), 1)
+    cache = args.cache.resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    base = args.baseline.resolve() if args.baseline else None
+    if base is not None and not (base / "tflite_flops" / "__init__.py").exists():
+        p.error(f"--baseline {args.baseline}: no tflite_flops package there")
+    began = time.perf_counter()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), load average {os.getloadavg()[0]:.1f}, "
+          f"{rounds} round(s), clock: {args.clock}; models cached in {cache}")
+    models = prepare_models(cache, args.quick, args.only)
+    if args.only:
+        models = [m for m in models if m[1] in args.only]
+    print(f"heavy modules imported by `python -m tflite_flops analyze sample_models/cnn_float.tflite`: "
+          f"{heavy_imports(ROOT, cache)}")
+
+    # Jobs: (column, run(path) -> result). "new" is this checkout's tflite_flops, "base" the baseline's.
+    jobs = [("new", lambda path: run_child("tflite_flops", path, ROOT, args.repeat, args.budget)),
+            ("cpp", lambda path: run_child("cpp_analyzer", path, None, args.repeat, args.budget)),
+            ("cli", lambda path: run_cli(path, ROOT, cache, args.cli_runs))]
+    if base is not None:
+        jobs += [("base", lambda path: run_child("tflite_flops", path, base, args.repeat, args.budget)),
+                 ("base_cli", lambda path: run_cli(path, base, cache, args.cli_runs))]
+    if args.tf:
+        jobs.append(("tf", lambda path: run_child("tf_analyzer", path, None, args.repeat, args.budget)))
+    results: dict[str, dict[str, dict]] = {name: {} for _, name, _ in models}
+    try:
+        for r in range(rounds):
+            print(f"round {r + 1}/{rounds} (load average {os.getloadavg()[0]:.1f}) ...", flush=True)
+            order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]  # rotate, so that no tool always goes first
+            for _, name, path in models:
+                if r >= SECONDARY_ROUNDS and name in LINEAR + REMOVE_AFTER:
+                    continue
+                for column, job in order:
+                    results[name][column] = _keep_best(results[name].get(column), job(path))
+        print_table(models, results, args.clock, base is not None, args.tf, rounds)
+    finally:
+        for name in REMOVE_AFTER:
+            (cache / f"{name}.tflite").unlink(missing_ok=True)
+    print(f"\n(whole run {time.perf_counter() - began:.0f} s, load average at the end {os.getloadavg()[0]:.1f})")
+    return 0
+
+
+def _keep_best(previous: dict | None, result: dict) -> dict:
+    """One job's figures over rounds: the first round's cold call and RSS, the best times of all rounds."""
     if previous is None or "error" in previous:
         return result
     if "error" in result:
         return previous
-    return {**previous, "best_s": min(previous["best_s"], result["best_s"])}
+    best = {**previous}
+    for key, value in result.items():
+        if key.startswith(("best_", "read_")):
+            best[key] = min(previous.get(key, math.inf), value)
+    return best
 
 
-# ---------------------------------------------------------------------------------------------
+def print_table(models, results, clock: str, has_base: bool, has_tf: bool, rounds: int) -> None:
+    """The per-model table, then the headline, the linearity and the 4 GB sparse check."""
+    best, read = f"best_{clock}", f"read_{clock}"
+    header = (f"{'model':<18} {'sigs':>4} {'ops':>6} {'MB':>7} {'ours ms':>9} {'C++ ms':>9} {'x C++':>6}"
+              f" {'read ms':>9} {'peak MB':>8} {'CLI ms':>9} {'CLI wall':>9}")
+    if has_base:
+        header += f" {'base ms':>9} {'new/base':>8} {'base CLI':>9} {'CLI n/b':>8}"
+    if has_tf:
+        header += f" {'TF ms':>9}"
+    print()
+    print(header)
+    print("-" * len(header))
+    group = None
+    for grp, name, path in models:
+        if grp != group:
+            group = grp
+            print(f"[{grp}]")
+        row = results[name]
+        n_ops, _, n_sigs = count_ops(path)
+        new, cpp, cli = row.get("new"), row.get("cpp"), row.get("cli")
+        errors = [f"{col}: {res['error']}" for col, res in row.items() if "error" in res]
+        peak = f"{(new['hwm_kb'] - new['baseline_kb']) / 1024:8.1f}" if new and "hwm_kb" in new else f"{'-':>8}"
+        line = (f"{name:<18} {n_sigs:>4} {n_ops:>6} {path.stat().st_size / 1e6:>7.1f} {_ms(new, best)} {_ms(cpp, best)}"
+                f" {_ratio(new, cpp, best)} {_ms(new, read)} {peak} {_ms(cli, best)} {_ms(cli, 'best_wall')}")
+        if has_base:
+            base, base_cli = row.get("base"), row.get("base_cli")
+            line += f" {_ms(base, best)} {_ratio(new, base, best, 8)} {_ms(base_cli, best)} {_ratio(cli, base_cli, best, 8)}"
+        if has_tf:
+            line += f" {_ms(row.get('tf'), best)}"
+        print(line + ("   " + "; ".join(errors) if errors else ""))
 
+    print()
+    fewer = [name for _, name, _ in models if name in LINEAR + REMOVE_AFTER]
+    fewer_note = f" ({min(rounds, SECONDARY_ROUNDS)} for {', '.join(fewer)})" if fewer and rounds > SECONDARY_ROUNDS else ""
+    print(f"Times ({'CPU time' if clock == 'cpu' else 'wall time'}, ms): best of {rounds} round(s){fewer_note}, "
+          "each a child process "
+          "and the best of its calls. ours: tflite_flops.analyze(path); read: tflite_flops.load_model(path); peak MB: "
+          "what analyze added to its process's RSS; CLI: the whole process `python -m tflite_flops analyze MODEL "
+          f"> /dev/null` ({'its CPU time, user + system' if clock == 'cpu' else 'wall'}); CLI wall: the same, wall time.")
 
-def _fmt_ms(s: float) -> str:
-    return f"{s * 1000:9.1f}"
+    def ratios(names, a, b):
+        return {n: results[n][a][best] / results[n][b][best] for n in names
+                if best in results[n].get(a, {}) and best in results[n].get(b, {})}
 
+    real = [name for grp, name, _ in models if grp != "synthetic"]
+    print()
+    print("HEADLINE: tflite_flops.analyze vs the C++ analyzer on real-looking models (x C++, lower is better)")
+    for label, grp in (("converted", "converted"), ("samples", "samples"), ("all real-looking", None)):
+        names = [name for g, name, _ in models if g != "synthetic" and (grp is None or g == grp)]
+        rs = ratios(names, "new", "cpp")
+        if rs:
+            worst = max(rs, key=rs.get)
+            print(f"  {label:<17} {len(rs):>2} models: geometric mean {_geomean(rs.values()):.2f}x, median "
+                  f"{statistics.median(rs.values()):.2f}x, best {min(rs.values()):.2f}x, worst {rs[worst]:.2f}x ({worst})")
+    for key, label in (("best_wall", "wall"), ("best_cpu", "CPU")):
+        clis = [results[n]["cli"][key] for n in real if key in results[n].get("cli", {})]
+        if clis:
+            print(f"  whole process `python -m tflite_flops analyze MODEL`, {label}: median "
+                  f"{statistics.median(clis) * 1000:.0f} ms, max {max(clis) * 1000:.0f} ms over {len(clis)} models")
+    if has_base:
+        for a, b, label in (("new", "base", "analyze"), ("cli", "base_cli", "CLI process")):
+            rs = ratios(real, a, b)
+            if rs:
+                worst = max(rs, key=rs.get)
+                print(f"  new/baseline {label}: geometric mean {_geomean(rs.values()):.3f}, best "
+                      f"{min(rs.values()):.3f}, worst {rs[worst]:.3f} ({worst}); slower by more than 5%: "
+                      f"{', '.join(n for n, v in rs.items() if v > 1.05) or 'none'}")
+    chain = ratios(["chain_600"] if "chain_600" in results else [], "new", "cpp")
+    if chain:
+        print(f"  (synthetic chain_600, 150 identical blocks, not the headline: {chain['chain_600']:.2f}x)")
 
-def main(argv: list[str] | None = None) -> int:
-    """Generate the models, run every tool on each, print the comparison."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="skip the 500 MB and 20,000-op models")
-    p.add_argument("--tf", action="store_true", help="also time tf.lite.experimental.Analyzer (imports TensorFlow)")
-    p.add_argument("--keep", metavar="DIR", help="generate models into DIR and keep them (reused when present)")
-    p.add_argument("--repeat", type=int, default=5, help="calls per tool per model (the best is reported)")
-    p.add_argument("--rounds", type=int, default=3,
-                   help="runs of every tool in turn on the 600-op and 4 GB models (the best of all is reported)")
-    p.add_argument("--child", nargs=3, metavar=("TOOL", "MODEL", "REPEAT"), help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    if args.child:
-        _child(args.child[0], args.child[1], int(args.child[2]))
-        return 0
-
-    tools = TOOLS + (("tf_analyzer",) if args.tf else ())
-    rounds = max(args.rounds, 1)
-    specs = [("chain_600", lambda: make_chain(600), args.repeat, rounds)]
-    if not args.quick:
-        specs += [("chain_5000", lambda: make_chain(5000), 3, 1), ("chain_10000", lambda: make_chain(10000), 3, 1),
-                  ("chain_20000", lambda: make_chain(20000), 3, 1), ("fc_500MB", make_big_fc, 3, 1)]
-    specs.append((SPARSE, None, 3, rounds))
-    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tflite_flops_bench_"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, dict[str, dict]] = {}
-    try:
-        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s); models in {workdir}")
-        cli_s, heavy = cli_process_time()
-        print(f"whole process `python -m tflite_flops analyze sample_models/cnn_float.tflite`: "
-              f"{cli_s * 1000:.0f} ms median of 5; heavy modules imported: {heavy[-1][6:] or 'none' if heavy else '?'}")
+    linear = [n for n in LINEAR if best in results.get(n, {}).get("new", {})]
+    if linear:
         print()
-        header = (f"{'model':<12} {'ops':>6} {'MB':>7}  {'tool':<17} {'first ms':>9} {'best ms':>9} {'x C++':>6}"
-                  f" {'base MB':>8} {'peak MB':>8} {'peak-base':>9}")
-        print(header)
-        print("-" * len(header))
-        for name, make, repeat, n_rounds in specs:
-            path = workdir / f"{name}.tflite"
-            if not path.exists() and make is None:
-                write_sparse_fc(path)
-            elif not path.exists():
-                data = make()
-                with open(path, "wb") as f:
-                    f.write(data)
-                del data
-            n_ops = int(name.split("_")[1]) if name.startswith("chain") else 8 if name == SPARSE else 4
-            size_mb = path.stat().st_size / 1e6
-            row = results[name] = {}
-            model_tools = [t for t in tools if name != SPARSE or t in SPARSE_TOOLS]
-            for _ in range(n_rounds):  # the tools in turn, so that machine noise hits them alike
-                for tool in model_tools:
-                    row[tool] = _best_of(row.get(tool), measure(tool, path, repeat))
-            ref = row.get("cpp_analyzer", {}).get("best_s")
-            for tool in model_tools:
-                r = row[tool]
-                if "error" in r:
-                    print(f"{name:<12} {n_ops:>6} {size_mb:>7.1f}  {tool:<17} error: {r['error']}")
-                    continue
-                ratio = f"{r['best_s'] / ref:6.1f}" if ref else "     -"
-                print(f"{name:<12} {n_ops:>6} {size_mb:>7.1f}  {tool:<17} {_fmt_ms(r['first_s'])}"
-                      f" {_fmt_ms(r['best_s'])} {ratio} {r['baseline_kb'] / 1024:8.1f} {r['hwm_kb'] / 1024:8.1f}"
-                      f" {(r['hwm_kb'] - r['baseline_kb']) / 1024:9.1f}")
-        chain = results.get("chain_600", {})
-        ours, ref = chain.get("tflite_flops", {}).get("best_s"), chain.get("cpp_analyzer", {}).get("best_s")
-        if ours and ref:
-            print()
-            print(f"chain_600: tflite_flops.analyze {ours / ref:.2f}x the C++ analyzer, best of {rounds} round(s) "
-                  f"(goal <= 2x: {'met' if ours <= 2 * ref else 'NOT met'})")
-        sparse = results.get(SPARSE, {}).get("tflite_flops", {})
-        if "best_s" in sparse:
-            print()
-            print(f"{SPARSE} (sparse file, {8} FULLY_CONNECTED, weights stored after the flatbuffer): "
-                  f"tflite_flops.analyze first {sparse['first_s'] * 1000:.0f} ms, best {sparse['best_s'] * 1000:.0f} ms "
-                  f"(goal < 1000 ms: {'met' if sparse['first_s'] < 1 else 'NOT met'}); peak RSS "
-                  f"{sparse['hwm_kb'] / 1024:.1f} MB (goal < 100 MB: {'met' if sparse['hwm_kb'] < 100 * 1024 else 'NOT met'})")
-        chains = [n for n in ("chain_5000", "chain_10000", "chain_20000") if n in results]
-        if chains:
-            print()
-            print("linearity (best time per op):")
-            for tool in tools:
-                per_op = []
-                for n in chains:
-                    r = results[n][tool]
-                    if "best_s" in r:
-                        ops = int(n.split("_")[1])
-                        per_op.append(f"{ops:>6} ops {r['best_s'] / ops * 1e6:7.1f} µs/op")
-                print(f"  {tool:<17} " + " | ".join(per_op))
-    finally:
-        if not args.keep:
-            for f in workdir.glob("*.tflite"):
-                f.unlink()
-            workdir.rmdir()
-    return 0
+        print("linearity (best time per op):")
+        for column, label in (("new", "tflite_flops"), ("base", "baseline"), ("cpp", "cpp_analyzer")):
+            cells = [f"{int(n.split('_')[1]):>6} ops {results[n][column][best] / int(n.split('_')[1]) * 1e6:6.1f} µs/op"
+                     for n in linear if best in results[n].get(column, {})]
+            if cells:
+                print(f"  {label:<13} " + " | ".join(cells))
+    sparse = results.get(SPARSE, {}).get("new", {})
+    if "first_wall" in sparse:
+        print()
+        print(f"{SPARSE} (sparse file, 8 FULLY_CONNECTED, weights stored after the flatbuffer): "
+              f"tflite_flops.analyze first call {sparse['first_wall'] * 1000:.0f} ms wall (goal < 1000 ms: "
+              f"{'met' if sparse['first_wall'] < 1 else 'NOT met'}); peak RSS of its process {sparse['hwm_kb'] / 1024:.1f} MB "
+              f"(goal < 100 MB: {'met' if sparse['hwm_kb'] < 100 * 1024 else 'NOT met'})")
 
 
 if __name__ == "__main__":
