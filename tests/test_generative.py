@@ -160,6 +160,7 @@ def test_tokens_per_second_with_an_injected_clock():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_cli_latency_prints_tokens_per_second():
     run = _cli("--all-signatures", "--latency", "--runs", "5", "--warmup", "2")
     assert run.returncode == 0, run.stderr

@@ -21,6 +21,7 @@ def run(*args):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_analyze_latency_json():
     r = run("analyze", CNN, "--latency", "--runs", "20", "--warmup", "2", "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -35,6 +36,7 @@ def test_analyze_latency_json():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_no_xnnpack_and_shapes_follow_input(tmp_path):
     fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
     r = run("analyze", fcn, "--input-shape", "2x48x40x3", "--latency", "--no-xnnpack", "--runs", "5", "-f", "json")
@@ -44,6 +46,7 @@ def test_no_xnnpack_and_shapes_follow_input(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_per_op_latency_sums_and_explains():
     r = run("analyze", CNN, "--per-op", "--runs", "5", "--warmup", "1", "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -57,6 +60,7 @@ def test_per_op_latency_sums_and_explains():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_inputs_npz(tmp_path):
     import numpy as np
 
@@ -84,6 +88,7 @@ def test_missing_runtime_still_prints_the_static_report():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_sweep_latency_per_point():
     fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
     r = run("sweep", fcn, "--input-shape", "1x32x32x3", "--input-shape", "1x64x64x3", "--latency", "--runs", "5",
@@ -99,6 +104,7 @@ def test_sweep_latency_per_point():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_model_the_runtime_cannot_load_keeps_its_static_report(tmp_path):
     """The first op of the float CNN becomes an unregistered custom op: LiteRT refuses the model."""
     import flatbuffers

@@ -329,6 +329,7 @@ interpreter.print_allocations()
 
 
 @pytest.mark.micro
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_tflm_arena_matches_the_micro_interpreter(samples_dir, name):
     path = str(samples_dir / f"{name}.tflite")
