@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,8 +15,7 @@ KEYS = {"runtime", "runtime_version", "threads", "xnnpack", "runs", "init_ms", "
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return cli_process.run(args, cwd=ROOT, timeout=300)
 
 
 @pytest.mark.runtime

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import cli_process
 import numpy as np
 import pytest
 
@@ -164,8 +165,7 @@ def test_html_draws_the_live_bytes_with_the_peak(samples_dir):
 
 
 def test_cli_json_has_memory_and_live_bytes(samples_dir):
-    out = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(samples_dir / "cnn_int8.tflite"),
-                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    out = cli_process.run(["analyze", str(samples_dir / "cnn_int8.tflite"), "--format", "json"], check=True).stdout
     data = json.loads(out)
     for key in ("activations_total_bytes", "peak_live_bytes", "peak_op", "arena_bytes", "tflm_arena_bytes",
                 "weights_bytes"):
@@ -175,15 +175,12 @@ def test_cli_json_has_memory_and_live_bytes(samples_dir):
 
 def test_max_arena_gate(samples_dir, tmp_path):
     path = str(samples_dir / "cnn_float.tflite")  # arena 61,440 bytes
-    over = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", path, "--max-arena", "48KiB"],
-                          capture_output=True, text=True)
+    over = cli_process.run(["analyze", path, "--max-arena", "48KiB"])
     assert over.returncode == 3 and "budget exceeded: arena" in over.stderr
-    assert subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", path, "--max-arena", "61440"],
-                          capture_output=True, text=True).returncode == 0
+    assert cli_process.run(["analyze", path, "--max-arena", "61440"]).returncode == 0
     budget = tmp_path / "b.toml"
     budget.write_text('[budget]\nmax_arena = "60K"\n')
-    assert subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", path, "--budget", str(budget)],
-                          capture_output=True, text=True).returncode == 3
+    assert cli_process.run(["analyze", path, "--budget", str(budget)]).returncode == 3
     report = tflite_flops.analyze(path)
     assert report.check_budget(max_arena=61_440) == [] and report.check_budget(max_arena="2MiB") == []
     assert report.check_budget(max_arena=61_439)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,8 +23,7 @@ MACS_B3 = 1_192_016
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return cli_process.run(args, cwd=ROOT, timeout=300)
 
 
 def one_line_reason(text: str) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
+import cli_process
 import pytest
 
 from tflite_flops import runtimes
@@ -34,8 +33,7 @@ def test_a_missing_runtime_names_its_install_hint(monkeypatch):
 
 
 def test_runtime_choices_come_from_the_registry():
-    help_text = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", "--help"], capture_output=True,
-                               text=True, timeout=60, check=True).stdout
+    help_text = cli_process.run(["analyze", "--help"], timeout=60, check=True).stdout
     assert "{" + ",".join(runtimes.names()) + "}" in help_text
 
 
