@@ -213,7 +213,7 @@ def test_model_explorer_file_loads_in_the_packages_dataclasses():
     assert set(written) == set(ours)
     for gid, g in ours.items():  # the package writes our fields unchanged (plus its own defaults)
         assert {k: written[gid][k] for k in g} == g
-    dacite = pytest.importorskip("dacite")
+    dacite = pytest.importorskip("dacite", reason="dacite (a dependency of ai-edge-model-explorer) is not installed")
     strict = dacite.from_dict(nd.ModelNodeData, {"graphsData": ours}, config=dacite.Config(strict=True))
     assert json.loads(strict.to_json_string()) == written
     th = json.loads(render_model_explorer(sample_report(), style="thresholds"))

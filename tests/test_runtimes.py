@@ -39,16 +39,14 @@ def test_runtime_choices_come_from_the_registry():
 
 @pytest.mark.runtime
 def test_litert_adapter_loads():
-    pytest.importorskip("ai_edge_litert")
     loaded = runtimes.load("litert")
     assert loaded.version and hasattr(loaded.op_resolver_type, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
 
 
 @pytest.mark.runtime
-@pytest.mark.parametrize("name", ["litert", "tensorflow"])
+@pytest.mark.parametrize("name", ["litert", pytest.param("tensorflow", marks=pytest.mark.tf)])
 def test_activations_are_captured_through_every_adapter(name):
     """Per-op timing captures activations through make_interpreter, whatever the runtime (no LiteRT special case)."""
-    pytest.importorskip("ai_edge_litert" if name == "litert" else "tensorflow")
     from pathlib import Path
 
     import tflite_flops
