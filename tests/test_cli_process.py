@@ -14,6 +14,9 @@ from pathlib import Path
 import cli_process
 import pytest
 
+# These tests force the forked runner, which needs os.fork (elsewhere every run is a real process).
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the forked runner needs os.fork")
+
 ROOT = Path(__file__).resolve().parent.parent
 CNN = "sample_models/cnn_float.tflite"
 
