@@ -4,6 +4,11 @@
 * Tests marked ``tf`` are skipped when TensorFlow cannot be imported, tests marked
   ``runtime`` when the LiteRT interpreter (``ai_edge_litert``) cannot be imported. The
   markers are declared in pyproject.toml. Tests marked ``micro`` need the ``tflite-micro`` package.
+  With ``CI=true`` nothing is skipped for a missing package: those tests fail. Test bodies never
+  call ``pytest.importorskip`` for these packages (a missing one then errors).
+* Every ``tf`` test is also ``slow``: importing TensorFlow takes seconds and each of these tests
+  converts a Keras model (or runs TensorFlow) on top of it, so ``pytest -m "not slow"`` (the quick
+  lane) leaves them all out, including those of a module that forgot the marker.
 * ``samples_dir``: the repository's ``sample_models/`` directory.
 """
 
@@ -39,16 +44,22 @@ def _importable(module: str) -> bool:
     return True
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the added ``slow`` must count there
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("tf") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item):
+    # Only a test that runs imports the (slow) optional module it needs; a deselected one does not.
     # In CI (CI=true) a missing optional package is an install bug, not a reason to skip:
     # the tests that need it fail instead, so a green CI really ran everything.
-    in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-    for item in items:
-        for marker, (module, reason) in _OPTIONAL.items():
-            # Only import the (slow) optional module when a selected test needs it.
-            if item.get_closest_marker(marker) is not None and not _importable(module):
-                if not in_ci:  # in CI the test runs and fails on the missing import
-                    item.add_marker(pytest.mark.skip(reason=reason))
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        return
+    for marker, (module, reason) in _OPTIONAL.items():
+        if item.get_closest_marker(marker) is not None and not _importable(module):
+            pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

@@ -1,35 +1,45 @@
-"""Every static output of the tool on the sample models, for the golden-file test (tests/test_golden.py).
+"""Every static output of the tool on the sample models, recorded as text under tests/golden/.
 
-    python tests/golden_outputs.py --update     # record the digests of today's outputs
-    python tests/golden_outputs.py --dump DIR   # write every output to DIR (to diff two versions)
+    python tests/golden_outputs.py --update     # record today's outputs (and delete stale files)
+    python tests/golden_outputs.py              # compare, print a diff of each changed output
+    python tests/golden_outputs.py --dump DIR   # write every output to DIR (same layout)
 
-A refactor must leave every report, compare, batch, sweep and ops output byte-identical: the
-test compares the sha256 of each output with ``tests/golden/digests.json``. When a change is
-meant to alter an output, dump the outputs before and after, read the diff, then ``--update``.
-Only static analysis is covered (latency differs at every run). Commands run in a subprocess from
-the repository root with relative paths, so that paths in the outputs are the same everywhere.
+A refactor must leave every report, compare, batch, sweep and ops output byte-identical to its file
+under ``tests/golden/`` (``tests/test_golden.py``). When a change is meant to alter an output, run
+``--update`` and commit the files with the change: the reviewer reads the outputs' diff.
+
+Each case is one command (``cases()``); its stdout is stored as ``tests/golden/<command>/<name><ext>``,
+the extension the tool itself gives the format (``.txt`` table, ``.json``, ``.csv``, ``.md``,
+``.html``, ``.me.json`` Model Explorer), so a file opens as what it is. Every case must exit with 0,
+unless ``EXIT_CODES`` says otherwise. Only static analysis is covered (latency differs at every
+run). Commands run from the repository root with relative paths, so that paths in the outputs are the
+same everywhere; the one figure that changes from run to run, the seconds each model of ``batch``
+took, is replaced by ``S``, and the generated 600-op chain's temporary path by ``chain_600.tflite``.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
+import difflib
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import cli_process
+
 ROOT = Path(__file__).resolve().parent.parent
-DIGESTS = Path(__file__).resolve().parent / "golden" / "digests.json"
+GOLDEN = Path(__file__).resolve().parent / "golden"
 SAMPLES = ["cnn_float", "cnn_int8", "cnn_fp16", "cnn_dynamic_range", "fcn_dynamic", "mlp_dynamic_batch",
            "transformer_block", "lstm", "tiny_decoder", "tiny_decoder_kv"]
 REPORT_FORMATS = ["table", "json", "csv", "md", "html", "model-explorer"]
+EXTENSIONS = {"table": ".txt", "json": ".json", "csv": ".csv", "md": ".md", "html": ".html", "model-explorer": ".me.json"}
+EXIT_CODES: dict[str, int] = {}  # case -> its exit status, for a case that must not exit with 0
+CHAIN = "chain_600.tflite"  # how the generated chain is named in the outputs
 
 
-def cases(chain: str | None = None) -> dict[str, list[str]]:
-    """{case name: CLI arguments}; ``chain`` is a generated 600-op model (relative to the root) or None."""
+def cases(chain: str = CHAIN) -> dict[str, list[str]]:
+    """{case name: CLI arguments}; ``chain`` is the generated 600-op model (relative to the root)."""
     out: dict[str, list[str]] = {}
     for name in SAMPLES:
         for fmt in REPORT_FORMATS:
@@ -54,10 +64,20 @@ def cases(chain: str | None = None) -> dict[str, list[str]]:
         out[f"batch/samples.{fmt}"] = ["batch", "sample_models", "-j", "1", "--format", fmt]
     for fmt in ["table", "csv", "md"]:
         out[f"ops/catalog.{fmt}"] = ["ops", "--format", fmt]
-    if chain is not None:
-        for fmt in ["table", "json"]:
-            out[f"analyze/chain_600.{fmt}"] = ["analyze", chain, "--format", fmt]
+    for fmt in ["table", "json"]:
+        out[f"analyze/chain_600.{fmt}"] = ["analyze", chain, "--format", fmt]
     return out
+
+
+def golden_path(name: str) -> Path:
+    """The file of case ``name`` ("analyze/cnn_float.table" -> tests/golden/analyze/cnn_float.txt)."""
+    stem, fmt = name.rsplit(".", 1)
+    return GOLDEN / f"{stem}{EXTENSIONS[fmt]}"
+
+
+def golden_files() -> list[Path]:
+    """Every file recorded under tests/golden/ (the .gitattributes aside)."""
+    return sorted(p for p in GOLDEN.rglob("*") if p.is_file() and p.name != ".gitattributes")
 
 
 def make_chain(folder: Path) -> str:
@@ -65,7 +85,7 @@ def make_chain(folder: Path) -> str:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from static_speed import make_chain as build
 
-    path = folder / "chain_600.tflite"
+    path = folder / CHAIN
     path.write_bytes(build(600))
     return path.relative_to(ROOT).as_posix()
 
@@ -73,45 +93,84 @@ def make_chain(folder: Path) -> str:
 _SECONDS = [re.compile(rb'("seconds": )[0-9.]+'), re.compile(rb",[0-9.]+$", re.M)]  # batch's wall time
 
 
-def run(args: list[str]) -> bytes:
-    """The stdout of ``python -m tflite_flops ARGS`` run from the root (any exit code: budget, partial)."""
-    proc = subprocess.run([sys.executable, "-m", "tflite_flops", *args], cwd=ROOT, capture_output=True, timeout=600)
+def run(args: list[str], chain: str = CHAIN) -> tuple[bytes, int]:
+    """(stdout, exit status) of ``python -m tflite_flops ARGS`` run from the root, normalised."""
+    proc = cli_process.run(args, cwd=ROOT, text=False, timeout=600)
     out = proc.stdout
     if args[0] == "batch":  # the time each model took is the one figure that changes from run to run
         out = _SECONDS[0].sub(rb"\1S", out)
         if "csv" in args:
             out = _SECONDS[1].sub(b",S", out)
-    return out + f"\n[exit {proc.returncode}]\n".encode()
+    return out.replace(chain.encode(), CHAIN.encode()), proc.returncode
 
 
-def outputs() -> dict[str, bytes]:
-    """Every case's output."""
-    with tempfile.TemporaryDirectory(dir=ROOT, prefix=".golden-") as tmp:  # ignored by git
-        chain = make_chain(Path(tmp))
-        # the chain's path differs per run: name it the same in every output
-        return {name: run(args).replace(chain.encode(), b"chain_600.tflite")
-                for name, args in cases(chain).items()}
+class Chain:
+    """The generated chain in a temporary folder inside the root (ignored by git), for ``with``."""
+
+    def __enter__(self) -> str:
+        self.tmp = tempfile.TemporaryDirectory(dir=ROOT, prefix=".golden-")
+        return make_chain(Path(self.tmp.name))
+
+    def __exit__(self, *exc: object) -> None:
+        self.tmp.cleanup()
 
 
-def digests(found: dict[str, bytes]) -> dict[str, str]:
-    return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(found.items())}
+def outputs() -> dict[str, tuple[bytes, int]]:
+    """Every case's (stdout, exit status)."""
+    with Chain() as chain:
+        return {name: run(args, chain) for name, args in cases(chain).items()}
+
+
+def diff(name: str, expected: bytes, found: bytes, lines: int = 60) -> str:
+    """A unified diff of a golden file and today's output (the first ``lines`` lines), for a failure."""
+    rel = golden_path(name).relative_to(ROOT).as_posix()
+    out = list(difflib.unified_diff(expected.decode("utf-8", "replace").splitlines(),
+                                    found.decode("utf-8", "replace").splitlines(),
+                                    f"{rel} (recorded)", f"{rel} (now)", lineterm=""))
+    clipped = [line if len(line) <= 300 else line[:300] + " …" for line in out[:lines]]
+    more = f"\n… {len(out) - lines} more diff lines" if len(out) > lines else ""
+    return "\n".join(clipped) + more
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--update", action="store_true", help="record today's digests in tests/golden/digests.json")
-    p.add_argument("--dump", metavar="DIR", help="write every output to DIR")
+    p.add_argument("--update", action="store_true", help="record today's outputs in tests/golden/")
+    p.add_argument("--dump", metavar="DIR", help="write every output to DIR instead")
     a = p.parse_args(argv)
     found = outputs()
+    bad = {name: code for name, (_, code) in found.items() if code != EXIT_CODES.get(name, 0)}
+    if bad:
+        print(f"unexpected exit status (EXIT_CODES in {Path(__file__).name} lists the expected ones): {bad}",
+              file=sys.stderr)
+        return 1
     if a.dump:
-        for name, data in found.items():
-            target = Path(a.dump) / name
+        for name, (data, _) in found.items():
+            target = Path(a.dump) / golden_path(name).relative_to(GOLDEN)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        return 0
     if a.update:
-        DIGESTS.parent.mkdir(exist_ok=True)
-        DIGESTS.write_text(json.dumps(digests(found), indent=1) + "\n")
-    return 0
+        keep = {golden_path(name) for name in found}
+        for stale in set(golden_files()) - keep:
+            stale.unlink()
+        for name, (data, _) in found.items():
+            target = golden_path(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.exists() or target.read_bytes() != data:
+                target.write_bytes(data)
+        return 0
+    changed = 0
+    for name, (data, _) in found.items():
+        path = golden_path(name)
+        expected = path.read_bytes() if path.exists() else b""
+        if data != expected:
+            changed += 1
+            print(diff(name, expected, data, lines=200), end="\n\n")
+    stale = sorted(set(golden_files()) - {golden_path(name) for name in found})
+    for path in stale:
+        print(f"stale: {path.relative_to(ROOT).as_posix()} (no case writes it)")
+    print(f"{changed} of {len(found)} outputs differ from tests/golden/; {len(stale)} stale file(s)")
+    return 1 if changed or stale else 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 from tflite_builder import ADD, build_model, fc_model
 
@@ -25,8 +26,7 @@ HANG_GUARD = 30  # seconds; a real run takes well under one
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=HANG_GUARD)
+    return cli_process.run(args, cwd=ROOT, env=env, timeout=HANG_GUARD)
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:

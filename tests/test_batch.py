@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import cli_process
 import pytest
 
 import tflite_flops
@@ -33,8 +34,7 @@ def zoo(tmp_path):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tflite_flops", "batch", *args], capture_output=True, text=True,
-                          timeout=300)
+    return cli_process.run(["batch", *args], timeout=300)
 
 
 def test_directory_with_a_broken_model(zoo, tmp_path):

@@ -6,9 +6,9 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,8 +17,7 @@ FCN = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return cli_process.run(args, cwd=cwd, timeout=120)
 
 
 def test_table_default():

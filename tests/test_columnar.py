@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import random
 import struct
-import time
 
 import pytest
+import reference_verifier
 from fuzz_corpus import mutate, seed_corpus
 from reference_verifier import verify
+from work_counter import Tally, counting
 
 from tflite_flops.reader import columnar, schema
 from tflite_flops.reader.flatbuffer_layout import plain
@@ -101,7 +102,22 @@ def test_shared_strings_decode_once_and_agree():
     assert ref == col == {"names": ("hello",) * 1000}
 
 
-def test_overlapping_strings_are_refused_quickly():
+def _count_gathered(monkeypatch, budget: int | None = None) -> tuple[Tally, Tally]:
+    """Tallies of the work of both verifiers, counted where it is done (no clock).
+
+    columnar: the elements every gather asks ``columnar._runs`` for (offset vectors, scalar
+    vectors, string bytes), counted *before* the gather runs, so a budget stops a huge one
+    before it allocates. reference: the characters of every string it decodes.
+    """
+    col, ref = Tally(budget), Tally(budget)
+    monkeypatch.setattr(columnar, "_runs", counting(
+        columnar._runs, col, before=lambda starts, counts, step, total=None: int(counts.sum())))
+    monkeypatch.setattr(reference_verifier._Verifier, "string", counting(
+        reference_verifier._Verifier.string, ref, after=len))
+    return col, ref
+
+
+def test_overlapping_strings_are_refused_before_decoding_them(monkeypatch):
     # 20,000 strings that start 4 bytes apart and all run to the same terminating zero: each one
     # is valid alone, but decoding them all would take ~800 MB. A valid file's distinct strings
     # never share bytes, so both verifiers refuse more string bytes than the file holds.
@@ -110,11 +126,14 @@ def test_overlapping_strings_are_refused_quickly():
     for j in range(m):
         struct.pack_into("<I", blob, 4 * j, 4 * m - 4 * j - 4)  # runs to the zero at the end
     data = _names_file([4 * j for j in range(m)], bytes(blob))
-    start = time.perf_counter()
+    # Work, not time: neither verifier may gather or decode more than the file's bytes (a
+    # regression would ask for ~800 M and is stopped by the budget before it allocates them).
+    col_work, ref_work = _count_gathered(monkeypatch, budget=len(data))
     ref, col = _both(data, _NAMES)
-    assert time.perf_counter() - start < 2
     assert isinstance(ref, ModelFormatError) and "strings overlap" in str(ref)
     assert isinstance(col, ModelFormatError) and "strings overlap" in str(col)
+    assert col_work.total <= m  # the one vector of 20,000 string offsets; no string bytes
+    assert ref_work.total < 2 * 4 * m  # the strings decoded before their sum passed the file size
 
 
 def test_string_with_an_inner_zero_byte():
@@ -125,43 +144,45 @@ def test_string_with_an_inner_zero_byte():
 
 # -- differential fuzzing ------------------------------------------------------------------------
 
-def _differential(budget: float, seed: int) -> tuple[int, int]:
+# A fixed number of mutations, not a time budget: every machine checks the same files, and a
+# slow machine cannot make the test check fewer.
+SMOKE_MUTATIONS = 400
+BUDGET_MUTATIONS = 4000
+
+
+def _differential(cases: int, seed: int) -> tuple[int, int]:
+    """Run ``cases`` mutations (the same ones on every machine); returns (cases, how many both accepted)."""
     rng = random.Random(seed)
     corpus = seed_corpus()
-    count = accepted = 0
-    deadline = time.monotonic() + budget
-    while time.monotonic() < deadline:
+    accepted = 0
+    for count in range(cases):
         data, what = mutate(rng, rng.choice(corpus), corpus)
         ref, col = _both(data)
         same = (isinstance(ref, ModelFormatError) and isinstance(col, ModelFormatError)) or _same(ref, col)
         assert same, f"mutation {count} ({what}): reference {ref!r:.200} vs columnar {col!r:.200}"
-        count += 1
         accepted += not isinstance(ref, ModelFormatError)
-    return count, accepted
+    return cases, accepted
 
 
 def test_differential_fuzz_smoke():
-    count, accepted = _differential(3.0, 20261122)
-    print(f"\ndifferential fuzz: {count} mutations, {accepted} accepted by both, 0 disagreements")
-    assert count > 100 and accepted > 0
+    _, accepted = _differential(SMOKE_MUTATIONS, 20261122)
+    print(f"\ndifferential fuzz: {SMOKE_MUTATIONS} mutations, {accepted} accepted by both, 0 disagreements")
+    assert accepted > 0
 
 
 @pytest.mark.slow
 def test_differential_fuzz_budget():
-    count, accepted = _differential(20.0, 7)
-    print(f"\ndifferential fuzz: {count} mutations, {accepted} accepted by both, 0 disagreements")
-    assert count > 1000 and accepted > 0
+    _, accepted = _differential(BUDGET_MUTATIONS, 7)
+    print(f"\ndifferential fuzz: {BUDGET_MUTATIONS} mutations, {accepted} accepted by both, 0 disagreements")
+    assert accepted > 0
 
 
 _SHARED = Schema(lambda name: {"Root": (Field("items", 4, VEC_TABLE, table="Item"),),
                                "Item": (Field("names", 4, VEC_STRING),)}[name], root="Root", identifier=b"TEST")
 
 
-def test_a_vector_shared_by_many_tables_is_bounded():
-    # 4,000 tables that all point at one vector of 4,000 strings: 16 M element visits from a
-    # 100 KB file. Both verifiers count offset-vector elements at every visit and stop at
-    # MAX_DECODED instead of building 16 M entries.
-    n = m = 4000
+def _shared_vector_file(n: int, m: int) -> bytes:
+    """``n`` tables that all point at one vector of ``m`` strings: n·m element visits."""
     out = bytearray(struct.pack("<I4sHHH2x", 16, b"TEST", 6, 8, 4))  # root at 16, vtable at 8 (shared)
     out += struct.pack("<iI", 8, 4)  # root table: soffset to vtable 8, items vector 4 bytes later
     items_at = len(out)
@@ -176,12 +197,32 @@ def test_a_vector_shared_by_many_tables_is_bounded():
     out += struct.pack("<I", m) + b"".join(
         struct.pack("<I", strings_at - (names_at + 4 + 4 * k)) for k in range(m))
     out += struct.pack("<I", 1) + b"x\0\0\0"  # every entry names the same string
-    data = bytes(out)
-    start = time.perf_counter()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("n", [1000, 4000])
+def test_a_vector_shared_by_many_tables_is_bounded(monkeypatch, n):
+    # n tables that all point at one vector of n strings: n·n element visits (16 M for n = 4,000)
+    # from a file of 16·n bytes. Both verifiers count offset-vector elements at every visit and
+    # stop at MAX_DECODED instead of building n·n entries. Work, not time: the elements each one
+    # really visits are counted, and stay under the limit when n·n is 5 or 80 times over it.
+    # The limit is lowered to 200,000 so that the one-table-at-a-time reference reaches it in
+    # a fraction of a second (at the shipped 2**23 it walks 8 M elements in Python first).
+    limit = 200_000
+    monkeypatch.setattr(columnar, "MAX_DECODED", limit)
+    col_work = Tally(budget=limit)  # a regression stops here instead of building n·n entries
+    monkeypatch.setattr(columnar, "_runs", counting(
+        columnar._runs, col_work, before=lambda starts, counts, step, total=None: int(counts.sum())))
+    ref_work = Tally(budget=limit)
+    monkeypatch.setattr(reference_verifier._Verifier, "elements", counting(
+        reference_verifier._Verifier.elements, ref_work, after=len))
+    data = _shared_vector_file(n, n)
+    assert n * n >= 5 * limit
     ref, col = _both(data, _SHARED)
-    assert time.perf_counter() - start < 5
-    assert isinstance(ref, ModelFormatError) and "vector elements" in str(ref)
-    assert isinstance(col, ModelFormatError) and "vector elements" in str(col)
+    assert isinstance(ref, ModelFormatError) and "more than 200,000 vector elements" in str(ref)
+    assert isinstance(col, ModelFormatError) and "more than 200,000 vector elements" in str(col)
+    assert ref_work.total <= limit  # whole vectors, each counted before it is walked
+    assert col_work.total <= n  # the items vector; the n·n names are refused before they are gathered
 
 
 def test_union_column_indexing_and_slicing_agree_with_iteration(samples_dir):

@@ -7,8 +7,8 @@ import dataclasses
 import io
 import json
 import subprocess
-import sys
 
+import cli_process
 import pytest
 
 import tflite_flops
@@ -106,8 +106,7 @@ def test_compare_html_escapes_names(pair):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tflite_flops", "compare", *args], capture_output=True, text=True,
-                          timeout=120)
+    return cli_process.run(["compare", *args], timeout=120)
 
 
 def test_cli_side_by_side(tmp_path):

@@ -5,10 +5,9 @@ in docs/conventions.md matches the registry.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 from tflite_flops.reader import schema
@@ -65,8 +64,7 @@ def test_catalog_lists_every_op_and_nothing_is_missing():
 
 
 def test_cli_ops_lists_every_op():
-    r = subprocess.run([sys.executable, "-m", "tflite_flops", "ops"], capture_output=True, text=True, cwd=ROOT,
-                       timeout=120)
+    r = cli_process.run(["ops"], cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "MISSING" not in r.stdout
     for name in ("CONV_2D", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STABLEHLO_CASE", "CUSTOM:TFLite_Detection_PostProcess"):

@@ -7,10 +7,9 @@ sample_models/cnn_float.tflite.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 import tflite_flops
@@ -58,8 +57,7 @@ def test_empty_profile_is_an_error():
 
 
 def test_cli_import_profile():
-    r = subprocess.run([sys.executable, "-m", "tflite_flops", "import-profile", str(CNN),
-                        str(FIX / "benchmark_model_op_profile.txt")], capture_output=True, text=True, cwd=ROOT)
+    r = cli_process.run(["import-profile", str(CNN), str(FIX / "benchmark_model_op_profile.txt")], cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "Per-op latency from benchmark_model profile" in r.stdout and "MFLOP/s" in r.stdout
 
@@ -68,8 +66,7 @@ def test_cli_import_profile():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", "import-profile", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return cli_process.run(["import-profile", *args], cwd=ROOT, timeout=120)
 
 
 def test_profile_of_another_model_is_refused():

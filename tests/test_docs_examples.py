@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +36,6 @@ def test_the_docs_have_examples():
 
 @pytest.mark.parametrize("doc, args", examples())
 def test_example_runs(doc, args):
-    r = subprocess.run([sys.executable, "-m", "tflite_flops", *shlex.split(args)], capture_output=True, text=True,
-                       cwd=ROOT, timeout=120)
+    r = cli_process.run(shlex.split(args), cwd=ROOT, timeout=120)
     assert r.returncode == 0, f"{doc}: tflite-flops {args}\n{r.stderr}"
     assert r.stdout

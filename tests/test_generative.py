@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 import tflite_flops
@@ -40,8 +40,7 @@ PREFILL_MACS = 16 * PER_TOKEN_WEIGHT_MACS + 16 * ATTENTION_MACS_PER_TOKEN  # 1,3
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(DECODER), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return cli_process.run(["analyze", str(DECODER), *args], cwd=ROOT, timeout=300)
 
 
 def test_all_signatures_json_matches_the_hand_derivation():
@@ -160,6 +159,7 @@ def test_tokens_per_second_with_an_injected_clock():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_cli_latency_prints_tokens_per_second():
     run = _cli("--all-signatures", "--latency", "--runs", "5", "--warmup", "2")
     assert run.returncode == 0, run.stderr

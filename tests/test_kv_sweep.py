@@ -6,10 +6,9 @@ dynamic dim ([1, -1, 4, 16])."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 from tflite_flops.errors import InputSpecError
@@ -61,15 +60,13 @@ def test_model_without_a_kv_length_is_refused():
 
 
 def test_cli_json_and_errors():
-    run = subprocess.run([sys.executable, "-m", "tflite_flops", "sweep", str(KV_MODEL), "--kv-length", "32,64,128",
-                          "-f", "json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    run = cli_process.run(["sweep", str(KV_MODEL), "--kv-length", "32,64,128", "-f", "json"], cwd=ROOT, timeout=300)
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert [p["totals"]["macs"] for p in data["points"]] == [90_112, 98_304, 114_688]
     assert data["fit"]["laws"]["macs"]["terms"] == [{"monomial": "S", "powers": [1], "coefficient": 256},
                                                     {"monomial": "1", "powers": [0], "coefficient": 81_920}]
-    bad = subprocess.run([sys.executable, "-m", "tflite_flops", "sweep", str(KV_MODEL), "--kv-length", "64",
-                          "--batch", "2"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    bad = cli_process.run(["sweep", str(KV_MODEL), "--kv-length", "64", "--batch", "2"], cwd=ROOT, timeout=300)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --kv-length makes its own points")
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,11 +15,11 @@ KEYS = {"runtime", "runtime_version", "threads", "xnnpack", "runs", "init_ms", "
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return cli_process.run(args, cwd=ROOT, timeout=300)
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_analyze_latency_json():
     r = run("analyze", CNN, "--latency", "--runs", "20", "--warmup", "2", "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -35,6 +34,7 @@ def test_analyze_latency_json():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_no_xnnpack_and_shapes_follow_input(tmp_path):
     fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
     r = run("analyze", fcn, "--input-shape", "2x48x40x3", "--latency", "--no-xnnpack", "--runs", "5", "-f", "json")
@@ -44,6 +44,7 @@ def test_no_xnnpack_and_shapes_follow_input(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_per_op_latency_sums_and_explains():
     r = run("analyze", CNN, "--per-op", "--runs", "5", "--warmup", "1", "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -57,6 +58,7 @@ def test_per_op_latency_sums_and_explains():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_inputs_npz(tmp_path):
     import numpy as np
 
@@ -71,7 +73,6 @@ def test_inputs_npz(tmp_path):
 
 
 def test_missing_runtime_still_prints_the_static_report():
-    pytest.importorskip("numpy")
     try:
         import tflite_runtime  # noqa: F401
         pytest.skip("tflite_runtime is installed here")
@@ -84,6 +85,7 @@ def test_missing_runtime_still_prints_the_static_report():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_sweep_latency_per_point():
     fcn = str(ROOT / "sample_models" / "fcn_dynamic.tflite")
     r = run("sweep", fcn, "--input-shape", "1x32x32x3", "--input-shape", "1x64x64x3", "--latency", "--runs", "5",
@@ -99,6 +101,7 @@ def test_sweep_latency_per_point():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_model_the_runtime_cannot_load_keeps_its_static_report(tmp_path):
     """The first op of the float CNN becomes an unregistered custom op: LiteRT refuses the model."""
     import flatbuffers

@@ -17,8 +17,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
 
 def _schema():
-    pytest.importorskip("ai_edge_litert")
-    return runtimes.schema_module("litert")
+    return runtimes.schema_module("litert")  # (runtime tests: LiteRT is installed, or they fail)
 
 
 @pytest.mark.runtime
@@ -62,7 +61,6 @@ def test_single_op_model_keeps_the_op_and_takes_the_given_shapes():
 
 @pytest.mark.runtime
 def test_a_runtime_without_a_schema_module_borrows_an_installed_one():
-    pytest.importorskip("ai_edge_litert")
     assert runtimes.get("tflite_runtime").schema is None
     assert runtimes.schema_module("tflite_runtime") is runtimes.schema_module("litert")
 

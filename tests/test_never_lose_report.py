@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,8 +23,7 @@ MACS_B3 = 1_192_016
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return cli_process.run(args, cwd=ROOT, timeout=300)
 
 
 def one_line_reason(text: str) -> None:
@@ -38,6 +36,7 @@ def one_line_reason(text: str) -> None:
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_analyze_keeps_the_static_report_when_invoke_fails():
     r = run("analyze", CNN, *INVOKE_FAILS)
     assert r.returncode == 0, r.stderr
@@ -60,6 +59,7 @@ def test_analyze_keeps_the_static_report_when_invoke_fails():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_sweep_skips_the_point_that_fails():
     r = run("sweep", CNN, "--batch", "1,3", "--latency", "--no-xnnpack", *FAST, "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -73,6 +73,7 @@ def test_sweep_skips_the_point_that_fails():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_compare_keeps_both_reports_when_invoke_fails():
     r = run("compare", CNN, str(ROOT / "sample_models" / "cnn_int8.tflite"), *INVOKE_FAILS)
     assert r.returncode == 0, r.stderr
@@ -83,6 +84,7 @@ def test_compare_keeps_both_reports_when_invoke_fails():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_batch_rows_keep_their_static_costs_when_invoke_fails():
     r = run("batch", CNN, *INVOKE_FAILS, "-f", "json")
     assert r.returncode == 0, r.stderr
@@ -107,6 +109,7 @@ def test_library_add_latency_skips_instead_of_raising():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_per_op_failure_keeps_the_whole_model_latency():
     """XNNPACK runs the batch-3 graph, the builtin kernels (used to capture activations) do not."""
     r = run("analyze", CNN, "--batch", "3", "--per-op", *FAST, "-f", "json")
@@ -225,6 +228,7 @@ def test_strict_fails_on_partial_totals_after_printing_the_report():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_latency_of_an_inconsistent_graph_is_flagged():
     """XNNPACK runs the batch-3 CNN although its TRANSPOSE_CONV output keeps batch 1."""
     r = run("analyze", CNN, "--batch", "3", "--latency", *FAST)
@@ -259,6 +263,7 @@ def test_batch_flags_dynamic_models_as_partial():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_no_runtime_log_lines_on_stderr():
     r = run("analyze", CNN, "--latency", *FAST)
     assert r.returncode == 0, r.stderr
@@ -277,6 +282,7 @@ def test_no_tensorflow_log_lines_on_stderr():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["image", "serving_default_image:0", "0", "arr_0"])
 def test_inputs_accept_every_name_the_report_shows(tmp_path, key):
     import numpy as np
@@ -290,6 +296,7 @@ def test_inputs_accept_every_name_the_report_shows(tmp_path, key):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_inputs_errors_are_clear(tmp_path):
     import numpy as np
 
@@ -310,6 +317,7 @@ def test_inputs_errors_are_clear(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_inputs_imply_latency_in_sweep_and_compare(tmp_path):
     import numpy as np
 

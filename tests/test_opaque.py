@@ -4,10 +4,9 @@ opaque: their own status, a line in every report, flagged totals, and --strict f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
@@ -96,8 +95,7 @@ def test_strict_fails_on_opaque_ops():
 def test_cli_strict_exit_code(tmp_path):
     path = tmp_path / "tpu.tflite"
     path.write_bytes(edgetpu_model())
-    run = lambda *a: subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path), *a],  # noqa: E731
-                                    capture_output=True, text=True, cwd=ROOT, timeout=120)
+    run = lambda *a: cli_process.run(["analyze", str(path), *a], cwd=ROOT, timeout=120)  # noqa: E731
     ok = run()
     assert ok.returncode == 0 and "Opaque: 1 op(s) compiled for an accelerator" in ok.stdout
     strict = run("--strict")

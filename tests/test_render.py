@@ -8,9 +8,8 @@ import html
 import io
 import json
 import re
-import subprocess
-import sys
 
+import cli_process
 import pytest
 
 from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
@@ -81,10 +80,10 @@ def test_model_explorer_extension_wins_over_json():
 def test_cli_writes_every_format_by_extension(tmp_path):
     model = SAMPLES / "cnn_int8.tflite"
     outs = {fmt: tmp_path / f"r{RENDERERS[fmt][1][0]}" for fmt in RENDERERS}
-    args = [sys.executable, "-m", "tflite_flops", "analyze", str(model), "-f", "json"]
+    args = ["analyze", str(model), "-f", "json"]
     for path in outs.values():
         args += ["-o", str(path)]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    proc = cli_process.run(args, timeout=120)
     assert proc.returncode == 0, proc.stderr
     from tflite_flops.report import Report
 
@@ -214,7 +213,7 @@ def test_model_explorer_file_loads_in_the_packages_dataclasses():
     assert set(written) == set(ours)
     for gid, g in ours.items():  # the package writes our fields unchanged (plus its own defaults)
         assert {k: written[gid][k] for k in g} == g
-    dacite = pytest.importorskip("dacite")
+    dacite = pytest.importorskip("dacite", reason="dacite (a dependency of ai-edge-model-explorer) is not installed")
     strict = dacite.from_dict(nd.ModelNodeData, {"graphsData": ours}, config=dacite.Config(strict=True))
     assert json.loads(strict.to_json_string()) == written
     th = json.loads(render_model_explorer(sample_report(), style="thresholds"))
@@ -251,8 +250,7 @@ def test_hostile_tensor_name_in_a_real_model(tmp_path):
     model = tmp_path / "hostile.tflite"
     model.write_bytes(data.replace(old, HOSTILE.encode() + old[25:]))
     out = tmp_path / "hostile.html"
-    proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(model), "-o", str(out),
-                           "-f", "md"], capture_output=True, text=True, timeout=120)
+    proc = cli_process.run(["analyze", str(model), "-o", str(out), "-f", "md"], timeout=120)
     assert proc.returncode == 0, proc.stderr
     page = out.read_text(encoding="utf-8")
     assert html.escape(HOSTILE) in page and "<script>alert" not in page

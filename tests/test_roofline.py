@@ -33,6 +33,7 @@ def test_classify_with_given_peaks():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_measured_peaks_are_positive_and_classify():
     from tflite_flops.measure.bench import BenchSettings
     from tflite_flops.measure.roofline import measure_peaks

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
+import cli_process
 import pytest
 
 from tflite_flops.measure import runtimes
@@ -34,23 +33,20 @@ def test_a_missing_runtime_names_its_install_hint(monkeypatch):
 
 
 def test_runtime_choices_come_from_the_registry():
-    help_text = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", "--help"], capture_output=True,
-                               text=True, timeout=60, check=True).stdout
+    help_text = cli_process.run(["analyze", "--help"], timeout=60, check=True).stdout
     assert "{" + ",".join(runtimes.names()) + "}" in help_text
 
 
 @pytest.mark.runtime
 def test_litert_adapter_loads():
-    pytest.importorskip("ai_edge_litert")
     loaded = runtimes.load("litert")
     assert loaded.version and hasattr(loaded.op_resolver_type, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
 
 
 @pytest.mark.runtime
-@pytest.mark.parametrize("name", ["litert", "tensorflow"])
+@pytest.mark.parametrize("name", ["litert", pytest.param("tensorflow", marks=pytest.mark.tf)])
 def test_activations_are_captured_through_every_adapter(name):
     """Per-op timing captures activations through make_interpreter, whatever the runtime (no LiteRT special case)."""
-    pytest.importorskip("ai_edge_litert" if name == "litert" else "tensorflow")
     from pathlib import Path
 
     import tflite_flops

@@ -8,10 +8,9 @@ test_shapes_runtime.py; the counts here are derived by hand in the comments.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import numpy as np
 import pytest
 
@@ -331,8 +330,7 @@ def test_unfollowable_batch_is_flagged_not_silently_wrong():
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return cli_process.run(args, cwd=ROOT, timeout=120)
 
 
 def test_cli_input_shape_forms_and_batch():

@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import cli_process
 import pytest
 from tflite_builder import CUSTOM, build_model, fc_model
 
@@ -58,13 +59,12 @@ def _model_path(model: bytes | Path, tmp_path: Path) -> Path:
 def _library(path: Path, args: tuple[str, ...], strict: bool) -> subprocess.CompletedProcess:
     batch = f", batch={int(args[1])}" if args else ""
     code = PRELUDE + f"tflite_flops.analyze({str(path)!r}{batch}, strict={strict})\n"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return cli_process.run_code(code, cwd=ROOT, timeout=120)
 
 
 def _cli(path: Path, *args: str) -> subprocess.CompletedProcess:
     code = PRELUDE + "from tflite_flops.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-    return subprocess.run([sys.executable, "-c", code, "analyze", str(path), *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return cli_process.run_code(code, ["analyze", str(path), *args], cwd=ROOT, timeout=120)
 
 
 @pytest.mark.parametrize("kind", list(CASES))

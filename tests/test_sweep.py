@@ -10,11 +10,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
+import cli_process
 import pytest
 
 from tflite_flops.errors import InputSpecError, ShapeError
@@ -211,8 +210,7 @@ def test_table_states_the_check(fcn_sweep):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tflite_flops", "sweep", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return cli_process.run(["sweep", *args], cwd=ROOT, timeout=120)
 
 
 def test_cli_sweep_table_and_files(tmp_path):
