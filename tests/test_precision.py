@@ -114,6 +114,35 @@ def test_dense_weights_with_few_zeros_are_not_reported():
     assert op.effective_macs is None and op.weight_density is None
 
 
+def test_a_weight_counted_to_half_is_counted_whole_when_its_op_may_be_mostly_zero():
+    """Zero counting stops at half of a dense weight (it cannot be mostly zero then); an op whose other
+    weight is nearly all zeros still gets the exact density: BATCH_MATMUL of two constants."""
+    a = np.ones((1, 64, 64), np.float32)  # dense: counting stops after its first 2,048 non-zeros
+    b = np.zeros((1, 64, 256), np.float32)
+    b[0, 0, :100] = 3.0  # 100 non-zeros of 16,384
+    sg = {"tensors": [{"shape": [1, 64, 64], "buffer": 1}, {"shape": [1, 64, 256], "buffer": 2},
+                      {"shape": [1, 64, 256]}],
+          "operators": [{"opcode": 0, "inputs": [0, 1], "outputs": [2]}], "inputs": [], "outputs": [2]}
+    (op,) = tflite_flops.analyze(build_model([sg], [126], buffers=[None, a.tobytes(), b.tobytes()])).ops  # BATCH_MATMUL
+    # MACs 64·256·64 = 1,048,576; non-zeros 4,096 + 100 = 4,196 of 4,096 + 16,384 = 20,480
+    assert op.macs == 1_048_576
+    assert op.weight_density == round(4_196 / 20_480, 6)
+    assert op.effective_macs == 1_048_576 * 4_196 // 20_480  # 214,835
+
+
+def test_dense_weights_are_read_to_half_only(monkeypatch):
+    """A dense weight is known not to be mostly zero once half of it is found non-zero: the rest is not read."""
+    from tflite_flops.reader import model as model_module
+
+    seen = []
+    real = np.count_nonzero
+    monkeypatch.setattr(model_module.np, "count_nonzero", lambda x, *a, **k: seen.append(x.size) or real(x, *a, **k))
+    w = np.ones((256, 64), np.float32)  # 16,384 non-zeros
+    (op,) = tflite_flops.analyze(_fc(0, 0, w.tobytes(), (256, 64))).ops
+    assert op.weight_density is None
+    assert sum(n for n in seen if n > 64) == 8_192  # the weight's 16,384 / 2 (small calls: the reader's own)
+
+
 def _csr(rows: list[list[int]], n_cols: int) -> dict:
     """SparsityParameters of a [len(rows), n_cols] matrix: dim 0 dense, dim 1 CSR."""
     segments = np.cumsum([0] + [len(r) for r in rows]).tolist()

@@ -436,6 +436,22 @@ def test_batched_zero_counts_match_numpy():
         assert model.count_nonzeros(requests, chunk_bytes=64) == expected * 2  # one by one, chunked
 
 
+def test_zero_counts_stop_when_enough_non_zeros_are_found():
+    # count_nonzero(..., enough=e): exact below e, at least e otherwise (a lower bound); chunked too
+    w = np.zeros((40, 10), np.float32)
+    w[:5] = 1.0  # 50 non-zeros, all in the first 50 of 400 elements
+    data = build_model([{"tensors": [{"name": "w", "shape": [40, 10], "buffer": 1}], "operators": [],
+                         "inputs": [], "outputs": []}], [FULLY_CONNECTED], buffers=[None, w.tobytes()])
+    (t,) = load_model(data).main.tensors
+    model = load_model(data)
+    for chunk in (8 << 20, 64):
+        assert model.count_nonzero(t, chunk_bytes=chunk) == 50
+        assert model.count_nonzero(t, chunk_bytes=chunk, enough=51) == 50  # never reached: exact
+        assert model.count_nonzero(t, chunk_bytes=chunk, enough=20) >= 20  # reached: stopped
+        assert model.count_nonzero(t, chunk_bytes=chunk, enough=20) <= 50
+        assert model.count_nonzeros([(t, 0)], chunk_bytes=chunk, enough=[20])[0] >= 20
+
+
 def test_sha256_in_background_matches(tmp_path, samples_dir):
     import hashlib
 

@@ -9,18 +9,19 @@ and a deployment pipeline get the same Report.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .analysis import analyze_model
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, RuntimeMissingError
-from .measure.bench import BenchSettings
-from .measure.pipeline import Measurements, measure_report
-from .measure.runtime import RuntimeSettings
 from .reader.model import Model
 from .report import Report
 from .report.completeness import check_strict
+
+if TYPE_CHECKING:  # the measurement modules are imported when a measurement is asked for
+    from .measure.bench import BenchSettings
+    from .measure.runtime import RuntimeSettings
 
 
 def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
@@ -81,15 +82,19 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         source = to_tflite(source, quantization or "float")
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
-    if isinstance(runtime, str):
-        runtime = RuntimeSettings(runtime)
-    what = Measurements(latency, per_op, roofline, runtime or RuntimeSettings(), bench or BenchSettings(), inputs)
-    timed = _timed_source(source) if what.any else None  # a parsed model without a path fails before any work
+    timed = _timed_source(source) if latency or per_op or roofline else None  # a Model without a file fails first
     report = analyze_model(source, input_shapes, batch, while_trips=while_trips, signature=signature,
                            cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
                            count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
                            name=name)
     if timed is not None:
+        from .measure.bench import BenchSettings
+        from .measure.pipeline import Measurements, measure_report
+        from .measure.runtime import RuntimeSettings
+
+        if isinstance(runtime, str):
+            runtime = RuntimeSettings(runtime)
+        what = Measurements(latency, per_op, roofline, runtime or RuntimeSettings(), bench or BenchSettings(), inputs)
         try:
             report = measure_report(report, timed, what, progress=progress)
         except RuntimeMissingError as exc:

@@ -36,14 +36,11 @@ def _load(path: str, args: argparse.Namespace):
             raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelLoadError(f"{path}: not a tflite_flops JSON report ({exc})") from None
-    report = analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
-                     signature=args.signature)
-    if args.latency or args.per_op:
-        from ..measure.latency import add_latency
-
-        runtime, bench, inputs = latency_settings(args)
-        report = add_latency(report, path, runtime, bench, inputs, per_op=args.per_op)
-    return report
+    timed = args.latency or args.per_op
+    runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)
+    return analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
+                   signature=args.signature, latency=timed, per_op=args.per_op, runtime=runtime, bench=bench,
+                   inputs=inputs, progress=True)
 
 
 def run(args: argparse.Namespace) -> int:

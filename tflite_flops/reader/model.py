@@ -213,35 +213,43 @@ class Model:
             return None
         return np_dtype, count
 
-    def count_nonzero(self, tensor: Tensor, zero: int | float = 0, chunk_bytes: int = 8 << 20) -> int | None:
+    def count_nonzero(self, tensor: Tensor, zero: int | float = 0, chunk_bytes: int = 8 << 20,
+                      enough: int | None = None) -> int | None:
         """Elements of a constant tensor that differ from ``zero``, or None when it has no readable values.
 
         The data is read ``chunk_bytes`` at a time, and the pages of a memory-mapped file are
         released after each chunk, so counting the zeros of a 500 MB model keeps only one
-        chunk of weights resident (RSS stays O(chunk), not O(file)).
+        chunk of weights resident (RSS stays O(chunk), not O(file)). ``enough``: stop once that
+        many non-zeros are found (the first ``enough`` elements are read first): a count of
+        ``enough`` or more is then a lower bound, a smaller one is exact.
         """
         flat = self._flat_values(tensor)
         if flat is None:
             return None
-        if flat.nbytes <= chunk_bytes:  # small: one pass, nothing worth releasing
-            return int(np.count_nonzero(flat)) if zero == 0 else int(np.count_nonzero(flat != zero))
         itemsize = flat.itemsize
-        step = max(chunk_bytes // itemsize, 1)
+        release = flat.nbytes > chunk_bytes  # small: nothing worth releasing
+        cuts = list(range(0, flat.size, max(chunk_bytes // itemsize, 1))) + [flat.size]
+        if enough is not None and 0 < enough < cuts[1]:
+            cuts.insert(1, enough)
         nnz = 0
-        for first in range(0, flat.size, step):
-            part = flat[first:first + step]
+        for first, last in zip(cuts, cuts[1:]):
+            part = flat[first:last]
             nnz += int(np.count_nonzero(part)) if zero == 0 else int(np.count_nonzero(part != zero))
-            self._release(tensor.data_offset + first * itemsize, part.size * itemsize)
+            if release:
+                self._release(tensor.data_offset + first * itemsize, part.size * itemsize)
+            if enough is not None and nnz >= enough:
+                break
         return nnz
 
     def count_nonzeros(self, requests: Sequence[tuple[Tensor, int | float]],
-                       chunk_bytes: int = 8 << 20) -> list[int | None]:
+                       chunk_bytes: int = 8 << 20, enough: Sequence[int | None] | None = None) -> list[int | None]:
         """:meth:`count_nonzero` of many ``(tensor, zero)`` at once; same results, fewer NumPy calls.
 
         Weights of one dtype and zero that lie close together in the file are counted in one
         pass over the range that holds them (one comparison, then a sum per tensor), instead of
-        one NumPy call per tensor. Tensors above ``chunk_bytes`` and scattered ones are counted
-        one by one, as :meth:`count_nonzero` does.
+        one NumPy call per tensor; those counts are exact. Tensors above ``chunk_bytes`` and
+        scattered ones are counted one by one, as :meth:`count_nonzero` does, each with its
+        ``enough`` (one per request) when given.
         """
         out: list[int | None] = [None] * len(requests)
         groups: dict[tuple[Any, int | float], list[tuple[int, Tensor, int]]] = {}
@@ -252,7 +260,7 @@ class Model:
                 continue
             dtype, count = layout
             if count * dtype.itemsize > chunk_bytes or tensor.data_offset % dtype.itemsize:
-                out[i] = self.count_nonzero(tensor, zero, chunk_bytes)
+                out[i] = self.count_nonzero(tensor, zero, chunk_bytes, enough and enough[i])
             else:
                 groups.setdefault((dtype, zero), []).append((i, tensor, count))
         for (dtype, zero), members in groups.items():
@@ -262,7 +270,7 @@ class Model:
             lo, hi = int(starts.min()), int((starts + sizes * itemsize).max())
             if len(members) < 4 or hi - lo > max(2 * int(sizes.sum()) * itemsize, 1 << 16) or hi - lo > chunk_bytes:
                 for i, tensor, _ in members:  # few or scattered: one by one
-                    out[i] = self.count_nonzero(tensor, zero, chunk_bytes)
+                    out[i] = self.count_nonzero(tensor, zero, chunk_bytes, enough and enough[i])
                 continue
             region = np.frombuffer(self._buf, dtype=dtype, count=(hi - lo) // itemsize, offset=lo)
             nonzero = region != zero  # what np.count_nonzero counts: -0.0 is zero, NaN is not
