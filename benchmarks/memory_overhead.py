@@ -2,6 +2,7 @@
 
     python benchmarks/memory_overhead.py            # the 600-op chain (and 5,000 ops)
     python benchmarks/memory_overhead.py --ops 600 --repeat 30
+    python benchmarks/memory_overhead.py --model M.tflite ...   # real-looking models (static_speed.py caches some)
 
 The chain is the generated MobileNet-like model of ``static_speed.py`` (written with the
 flatbuffers Builder, never committed). "without" replaces the memory pass with a no-op, so the
@@ -43,12 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ops", type=int, nargs="+", default=[600, 5000], help="chain sizes (default 600 5000)")
     p.add_argument("--repeat", type=int, default=10, help="calls per variant and round (best is kept)")
     p.add_argument("--rounds", type=int, default=8, help="alternating rounds (best over all is kept)")
+    p.add_argument("--model", nargs="+", default=[], metavar="PATH", help="measure these models instead of chains")
     args = p.parse_args(argv)
     real_memory = assemble.memory
     with tempfile.TemporaryDirectory() as tmp:
-        for n in args.ops:
-            path = Path(tmp) / f"chain_{n}.tflite"
-            path.write_bytes(make_chain(n))
+        paths = [Path(m) for m in args.model]
+        for n in ([] if paths else args.ops):
+            paths.append(Path(tmp) / f"chain_{n}.tflite")
+            paths[-1].write_bytes(make_chain(n))
+        for path in paths:
             report = tflite_flops.analyze(path)
             model = load_model(path)
             walk = Walk(model, while_trips=1, overrides={}, trust_stored=True, count_zeros=False)
@@ -61,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 assemble.memory = lambda walk, entry: (None, {})
                 without = min(without, best_of(lambda: tflite_flops.analyze(path), args.repeat))
             assemble.memory = real_memory
-            print(f"chain_{n} ({report.model.operators} ops): analyze {without * 1e3:.2f} ms without the memory "
+            print(f"{path.stem} ({report.model.operators} ops): analyze {without * 1e3:.2f} ms without the memory "
                   f"pass, {with_pass * 1e3:.2f} ms with it (+{100 * (with_pass - without) / without:.1f}%); "
                   f"the pass alone {alone * 1e3:.2f} ms = {100 * alone / without:.1f}% "
                   f"(arena {report.memory.arena_bytes:,} B, TFLM {report.memory.tflm_arena_bytes:,} B)")

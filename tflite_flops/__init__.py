@@ -7,21 +7,22 @@ Library use::
     report = tflite_flops.analyze("model.tflite", input_shapes={"input": (1, 224, 224, 3)})
     print(report.totals.macs, report.totals.flops)
     write(report, "ops.csv")  # the format from the extension, as -o
+    timed = tflite_flops.analyze("model.tflite", latency=True, per_op=True, roofline=True)  # as the CLI's options
 
 Static analysis needs only numpy, flatbuffers and the ``tflite`` schema bindings; it never
 imports TensorFlow or LiteRT.
 """
 
 from ._version import __version__
-from .analysis import infer_trip_count  # noqa: E402
-from .api import analyze  # noqa: E402
-from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError,  # noqa: E402
-                     RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError)
-from .reader.model import Model  # noqa: E402
-from .reader.load import load_model  # noqa: E402
-from .ops import Cost, OpContext, register_cost, register_shape, supported_ops  # noqa: E402
-from .report import OpRecord, Report, Totals  # noqa: E402
-from .studies.sweep import sweep  # noqa: E402
+from .analysis import infer_trip_count
+from .api import analyze
+from .errors import (InputSpecError, ModelFormatError, ModelLoadError, OutputFormatError, RuntimeUnavailableError,
+                     ShapeError, TfliteFlopsError, UnsupportedOpError)
+from .ops import Cost, OpContext, register_cost, register_shape, supported_ops
+from .reader.load import load_model
+from .reader.model import Model
+from .report import OpRecord, Report, Totals
+from .studies.sweep import sweep
 
 __all__ = [
     "analyze", "infer_trip_count", "load_model", "Model", "Report", "OpRecord", "Totals", "Cost", "OpContext",
