@@ -22,7 +22,14 @@ from .ops import Cost, OpContext, register_cost, register_shape, supported_ops
 from .reader.load import load_model
 from .reader.model import Model
 from .report import OpRecord, Report, Totals
-from .studies.sweep import sweep
+
+
+def __getattr__(name: str):  # PEP 562: ``tflite_flops.sweep`` is loaded when first used, not by every CLI run
+    if name == "sweep":
+        from .studies.sweep import sweep
+
+        return sweep
+    raise AttributeError(f"module 'tflite_flops' has no attribute {name!r}")
 
 __all__ = [
     "analyze", "infer_trip_count", "load_model", "Model", "Report", "OpRecord", "Totals", "Cost", "OpContext",

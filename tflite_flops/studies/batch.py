@@ -11,17 +11,15 @@ from __future__ import annotations
 import glob
 import os
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..errors import InputSpecError, TfliteFlopsError
-from ..measure.bench import BenchSettings
-from ..measure.pipeline import Measurements, measure_report
-from ..measure.runtime import RuntimeSettings
 from ..report.completeness import partial_note
+
+# The worker pool and the measurement modules are imported where they are used: every CLI run
+# imports this module (the batch renderer reads COLUMNS), and a static analysis needs neither.
 
 MODEL_SUFFIXES = (".tflite", ".lite")
 
@@ -87,6 +85,10 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         report = analyze_model(path, input_shapes=list(options.input_shapes) if options.input_shapes else None,
                          batch=options.batch, while_trips=options.while_trips)
         if options.latency:
+            from ..measure.bench import BenchSettings
+            from ..measure.pipeline import Measurements, measure_report
+            from ..measure.runtime import RuntimeSettings
+
             lat = options.latency
             what = Measurements(latency=True, runtime=RuntimeSettings(lat["runtime"], lat["threads"], lat["xnnpack"]),
                                 bench=BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]))
@@ -141,6 +143,9 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
             if progress:
                 progress(done, len(paths), path)
         return [r for r in rows if r is not None]
+    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         futures: dict[Future, int] = {pool.submit(analyze_one, p, options): i for i, p in enumerate(paths)}
         for fut in as_completed(futures):
