@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import cli_process
@@ -188,3 +189,14 @@ def test_library_batch_below_one_is_an_input_spec_error():
 
     with pytest.raises(InputSpecError, match="at least 1"):
         tflite_flops.analyze(CNN, batch=0)
+
+
+def test_a_run_builds_only_its_own_command():
+    """``analyze`` builds only its own options: the other commands' renderers and studies (the worker pool,
+    the sweep and its exact fits) are not imported, so every CLI run does not pay for them."""
+    code = ("import sys, io, contextlib; from tflite_flops.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): code = main(['analyze', sys.argv[1]])\n"
+            "print(code, sorted(m for m in ('tflite_flops.studies.batch', 'tflite_flops.studies.sweep',"
+            " 'tflite_flops.render.compare', 'concurrent.futures', 'fractions') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, CNN], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split(None, 1) == ["0", "[]\n"], out.stdout + out.stderr

@@ -34,8 +34,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand; ``command``: only that one gets its options (and
+    imports what they need: renderers, runtimes), the others only their help line."""
     parser = argparse.ArgumentParser(
         prog="tflite-flops", description="FLOPs, MACs, bytes, params and latency of TensorFlow Lite / LiteRT models.")
     parser.add_argument("--version", action="version", version=f"tflite_flops {__version__}")
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f".commands.{module_name}", __package__)
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
+        if command is None or command == name:
+            module.add_arguments(p)
         p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
         p.set_defaults(_run=module.run, _parser=p)
     return parser
@@ -51,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m tflite_flops`` and the ``tflite-flops`` script."""
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)  # a run builds only its command's options
+    args, extra = parser.parse_known_args(words)
     if extra:  # an unknown option belongs to the subcommand: show its usage, not the top-level one
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
