@@ -22,18 +22,20 @@ import json
 import math
 import os
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
 from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
-from ...studies.scaling_law import Fit
-from ...studies.sweep import SweepPoint, SweepResult
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
 from ..opaque import not_counted_line, opaque_line
 from ..signatures import signatures_html
 from . import register_format
+
+if TYPE_CHECKING:  # annotations only: an analyze run does not load the sweep
+    from ...studies.scaling_law import Fit
+    from ...studies.sweep import SweepPoint, SweepResult
 
 
 _LATENCY_KEYS = ("median_ms", "mean_ms", "std_ms", "min_ms", "p90_ms", "p99_ms", "max_ms", "cv", "init_ms",
