@@ -34,11 +34,6 @@ class Measurements:
     bench: BenchSettings = BenchSettings()
     inputs: Mapping[str, Any] | None = None
 
-    @property
-    def any(self) -> bool:
-        """Whether anything is to be measured (a runtime is needed)."""
-        return self.latency or self.per_op or self.roofline
-
 
 def measure_report(report: Report, model: str | bytes, what: Measurements, progress: bool = True) -> Report:
     """``report`` with what ``what`` asks measured and merged in.
