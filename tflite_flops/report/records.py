@@ -378,8 +378,9 @@ class Roofline:
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: peaks, ``ops`` (one dict per op), ``counts``, ``above_roof`` (and its note)."""
-        out = _sparse_dict(self, ("ops", "counts", "above_roof"))
+        """The JSON form: peaks, ``ops`` (one dict per op), ``counts``, ``above_roof`` and its note
+        (``null`` when no op is above its roof: the keys do not depend on the timings)."""
+        out = _sparse_dict(self, ("ops", "counts", "above_roof", "above_roof_note"))
         out["ops"] = [asdict(o) for o in self.ops]
         out["counts"] = asdict(self.counts)
         return out
