@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
+from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK,
+                        DelegateOp, activation, bias_type, filter_and_bias, float_or_q8, float_or_qc8, ints, num_io,
+                        padding, rank_in, reason, register_placement, static)
 from .registry import (Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, register_traits,
                        shape_fn)
 
@@ -176,3 +179,100 @@ def conv3d_transpose(ctx: OpContext) -> Cost:
     macs = ctx.input(2).n * kd * kh * kw * c_out
     extra, note = _bias_and_activation(ctx, 3, ctx.output(0).n)
     return Cost(macs, FLOPS_PER_MAC * macs + extra, note=note)
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitConv2DNode / VisitDepthwiseConv2DNode / VisitTransposeConvNode)
+
+_XNN = "xnnpack_delegate.cc "
+
+
+def _xnn_weights(op: DelegateOp, filter_dim: int) -> str | None:
+    """Filter (input 1) and bias (input 2) of a convolution: the checks both conv visitors share, in their order."""
+    w, b = op.input(1), op.input(2)
+    if w is None:
+        return reason(CATEGORY_INPUTS, "no filter")
+    return (float_or_qc8(op, w, "filter", filter_dim) or rank_in(w, "filter", 4) or static(w, "filter")
+            or (reason(CATEGORY_INPUTS, "no bias (XNNPACK wants one)") if b is None else None)
+            or bias_type(op, b) or rank_in(b, "bias", 1) or static(b, "bias") or filter_and_bias(w, b))
+
+
+def _positive(op: DelegateOp, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if int(op.opt(name, 1) or 0) <= 0:
+            return reason(CATEGORY_OPTIONS, f"{name} {op.opt(name)}")
+    return None
+
+
+@register_placement(XNNPACK, "CONV_2D", source=_XNN + "VisitConv2DNode")
+def _xnn_conv2d(op: DelegateOp) -> str | None:
+    """Float, int8/uint8 or dynamic-range (float input, int8 filter) 2-D convolution with static weights."""
+    found = (_positive(op, ("stride_w", "stride_h", "dilation_w_factor", "dilation_h_factor")) or num_io(op, 3)
+             or float_or_q8(op, op.input(0), "input") or rank_in(op.input(0), "input", 4) or _xnn_weights(op, 0)
+             or float_or_q8(op, op.outputs[0], "output") or rank_in(op.outputs[0], "output", 4))
+    if found:
+        return found
+    x, w, y = op.input(0), op.input(1), op.outputs[0]
+    hybrid = op.config.dynamically_quantized and x.dtype == "FLOAT32" and w.dtype == "INT8"
+    if x.dtype != y.dtype:
+        return reason(CATEGORY_DTYPE, f"input {x.dtype} and output {y.dtype}")
+    if x.dtype != w.dtype and not hybrid:
+        return reason(CATEGORY_HYBRID if x.dtype in ("FLOAT32", "FLOAT16") else CATEGORY_DTYPE,
+                      f"input {x.dtype} with {w.dtype} filter")
+    if w.shape[3] <= 0 or x.shape[3] // w.shape[3] == 0:
+        return reason(CATEGORY_SHAPE, f"input channels {x.shape[3]} under filter channels {w.shape[3]}")
+    return padding(op) or activation(op)
+
+
+@register_placement(XNNPACK, "DEPTHWISE_CONV_2D", source=_XNN + "VisitDepthwiseConv2DNode")
+def _xnn_depthwise(op: DelegateOp) -> str | None:
+    """Float or int8/uint8 depthwise convolution with static weights; no dynamic-range (hybrid) variant."""
+    found = (num_io(op, 3) or float_or_q8(op, op.input(0), "input") or rank_in(op.input(0), "input", 4)
+             or _xnn_weights(op, 3) or float_or_q8(op, op.outputs[0], "output") or rank_in(op.outputs[0], "output", 4))
+    if found:
+        return found
+    x, w, y = op.input(0), op.input(1), op.outputs[0]
+    if x.dtype != y.dtype:
+        return reason(CATEGORY_DTYPE, f"input {x.dtype} and output {y.dtype}")
+    if x.dtype != w.dtype:
+        return reason(CATEGORY_HYBRID if x.dtype in ("FLOAT32", "FLOAT16") else CATEGORY_DTYPE,
+                      f"input {x.dtype} with {w.dtype} filter (no dynamic-range depthwise kernel)")
+    multiplier = int(op.opt("depth_multiplier", 1) or 0)
+    found = _positive(op, ("stride_w", "stride_h"))
+    if found:
+        return found
+    if multiplier <= 0 or w.shape[3] % multiplier:
+        return reason(CATEGORY_OPTIONS, f"depth multiplier {multiplier} with {w.shape[3]} output channels")
+    return _positive(op, ("dilation_w_factor", "dilation_h_factor")) or padding(op) or activation(op)
+
+
+@register_placement(XNNPACK, "TRANSPOSE_CONV", source=_XNN + "VisitTransposeConvNode")
+def _xnn_transpose_conv(op: DelegateOp) -> str | None:
+    """Float, int8/uint8 or dynamic-range transposed convolution with a static output shape and weights."""
+    found = num_io(op, (3, 4))
+    if found:
+        return found
+    shape_t, w, x, y = op.input(0), op.input(1), op.input(2), op.outputs[0]
+    if shape_t is None or w is None or x is None:
+        return reason(CATEGORY_INPUTS, "a missing input")
+    if shape_t.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"output shape is {shape_t.dtype}")
+    if shape_t.rank != 1:
+        return reason(CATEGORY_SHAPE, f"output shape tensor has rank {shape_t.rank}")
+    found = (static(shape_t, "output shape", quasi=False) or
+             (reason(CATEGORY_SHAPE, "output shape is not 4-D") if shape_t.shape[0] != 4 else None)
+             or rank_in(w, "filter", 4) or static(w, "filter") or float_or_q8(op, x, "input", fp16=False)
+             or rank_in(x, "input", 4) or float_or_qc8(op, w, "filter", 0))
+    if found:
+        return found
+    b = op.input(3)
+    if b is not None:
+        found = bias_type(op, b) or rank_in(b, "bias", 1) or static(b, "bias")
+    found = found or float_or_q8(op, y, "output", fp16=False) or rank_in(y, "output", 4)
+    if found:
+        return found
+    out_shape = ints(shape_t)
+    if out_shape is not None and len(out_shape) == 4 and out_shape[3] != w.shape[0]:
+        return reason(CATEGORY_SHAPE, f"output channels {out_shape[3]} and filter {w.shape[0]}")
+    if w.shape[3] != x.shape[3]:
+        return reason(CATEGORY_SHAPE, f"input channels {x.shape[3]} and filter {w.shape[3]}")
+    return _positive(op, ("stride_w", "stride_h")) or padding(op) or activation(op)

@@ -7,9 +7,14 @@ docs/conventions.md). Binary ops read each input at its own (pre-broadcast) size
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ShapeError
+from .placement import (CATEGORY_DTYPE, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, XNN_MAX_TENSOR_DIMS, XNNPACK,
+                        DelegateOp, DelegateTensor, activation, float_only, float_or_q8, num_io, q8_only, rank_in,
+                        reason, register_placement, same_type, scale, scale_ratio, static)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
                        register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
 
@@ -188,3 +193,106 @@ def _fold_binary(ctx: OpContext):
 def _fold_unary(ctx: OpContext):
     a = ctx.input(0).value
     return [None if a is None else _as_output(ctx, _FOLD_UNARY[ctx.op_type](a))]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitBinaryNode / VisitUnaryNode / VisitSoftmaxNode) ---------------
+
+_XNN_ARITHMETIC = ("ADD", "MUL", "SUB")  # float or 8-bit quantized, one type throughout
+_XNN_FLOAT_BINARY = ("DIV", "MAXIMUM", "MINIMUM", "PRELU", "SQUARED_DIFFERENCE")  # float only
+
+
+@register_placement(XNNPACK, _XNN_ARITHMETIC + _XNN_FLOAT_BINARY, source="xnnpack_delegate.cc VisitBinaryNode")
+def _xnn_binary(op: DelegateOp) -> str | None:
+    """Broadcasting binary ops up to rank 6; ADD/SUB/MUL also 8-bit quantized within the kernels' scale ranges."""
+    found = num_io(op, 2)
+    if found:
+        return found
+    a, b, y = op.input(0), op.input(1), op.outputs[0]
+    if a is None or b is None:
+        return reason(CATEGORY_INPUTS, "a missing input")
+    found = rank_in(a, "input 1", 0, XNN_MAX_TENSOR_DIMS) or rank_in(b, "input 2", 0, XNN_MAX_TENSOR_DIMS)
+    if found:
+        return found
+    if op.op_type in _XNN_ARITHMETIC:
+        found = (float_or_q8(op, a, "input 1") or float_or_q8(op, b, "input 2") or float_or_q8(op, y, "output")
+                 or same_type((a, b, "inputs"), (a, y, "input and output")))
+    else:
+        found = float_only(op, a, "input 1") or float_only(op, b, "input 2") or float_only(op, y, "output")
+    if found:
+        return found
+    if op.op_type in ("ADD", "SUB"):
+        found = (scale_ratio(a, y, 1 / 1024, 256.0, "input 1 / output")
+                 or scale_ratio(b, y, 1 / 1024, 256.0, "input 2 / output"))
+    elif op.op_type == "MUL" and a.dtype == b.dtype == y.dtype and a.dtype in ("INT8", "UINT8"):
+        sa, sb, sy = scale(a), scale(b), scale(y)
+        if sa is not None and sb is not None and sy is not None and not 1 / 65536 <= sa * sb / sy < 256.0:
+            found = reason(CATEGORY_QUANT, f"input product / output scale {sa * sb / sy:.3g} is outside [1/65536, 256)")
+    elif op.op_type == "PRELU":
+        found = static(b, "slope")
+    if found:
+        return found
+    return activation(op) if op.op_type in ("ADD", "SUB", "MUL", "DIV") else None
+
+
+_XNN_FLOAT_UNARY = ("ABS", "CEIL", "COS", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LOG", "NEG", "RELU_N1_TO_1", "RELU",
+                    "RELU6", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE")
+
+
+@register_placement(XNNPACK, _XNN_FLOAT_UNARY + ("DEQUANTIZE", "ELU", "LOGISTIC", "TANH", "LEAKY_RELU", "QUANTIZE"),
+                    source="xnnpack_delegate.cc VisitUnaryNode")
+def _xnn_unary(op: DelegateOp) -> str | None:
+    """Unary ops up to rank 6: float only, except DEQUANTIZE/QUANTIZE, ELU (int8), LOGISTIC/TANH/LEAKY_RELU (8-bit)."""
+    found = num_io(op, 1)
+    if found:
+        return found
+    x, y = op.input(0), op.outputs[0]
+    if x is None:
+        return reason(CATEGORY_INPUTS, "no input")
+    found = rank_in(x, "input", 0, XNN_MAX_TENSOR_DIMS)
+    if found:
+        return found
+    kind = op.op_type
+    if kind in _XNN_FLOAT_UNARY:
+        return float_only(op, x, "input") or float_only(op, y, "output")
+    if kind == "DEQUANTIZE":
+        return q8_only(op, x, "input") or float_only(op, y, "output")
+    if kind == "ELU":
+        return float_or_q8(op, x, "input", uint8=False) or float_or_q8(op, y, "output", uint8=False)
+    found = float_or_q8(op, x, "input") or float_or_q8(op, y, "output")
+    if found or kind in ("LOGISTIC", "TANH"):
+        return found
+    if kind == "LEAKY_RELU":
+        alpha = float(op.opt("alpha", 0.0) or 0.0)
+        if not math.isfinite(alpha) or alpha == 0.0 or abs(alpha) < np.finfo(np.float32).tiny:
+            return reason(CATEGORY_OPTIONS, f"alpha {alpha}")
+        sx, sy = scale(x), scale(y)
+        if sx and sy:
+            positive = sx / sy
+            negative = positive * alpha
+            if not 1 / 256 <= positive <= 128 or not -127.99609375 <= negative <= 128 or abs(negative) < 1 / 256:
+                return reason(CATEGORY_QUANT, f"input / output scale {positive:.3g} with alpha {alpha}")
+        return None
+    # QUANTIZE: from float, or a requantization within one 8-bit type
+    if x.dtype in ("FLOAT32", "FLOAT16"):
+        return None
+    if _q8_kind(x) != _q8_kind(y):
+        return reason(CATEGORY_DTYPE, f"requantization from {x.dtype} to {y.dtype}")
+    sx, sy = scale(x), scale(y)
+    ratio = sx / sy if sx and sy else float("nan")
+    if not 1 / 256 <= ratio <= 128:
+        return reason(CATEGORY_QUANT, f"input / output scale {ratio:.3g} is outside [1/256, 128]")
+    return None
+
+
+def _q8_kind(t: DelegateTensor) -> str:
+    q = t.quantization
+    return f"{t.dtype}/{'channelwise' if q is not None and q.num_scales > 1 else 'tensor'}"
+
+
+@register_placement(XNNPACK, "SOFTMAX", source="xnnpack_delegate.cc VisitSoftmaxNode")
+def _xnn_softmax(op: DelegateOp) -> str | None:
+    """Float softmax with beta 1."""
+    beta = float(op.opt("beta", 0.0) or 0.0)
+    if beta != 1.0:
+        return reason(CATEGORY_OPTIONS, f"beta {beta:g} (XNNPACK wants 1)")
+    return num_io(op, 1) or float_only(op, op.input(0), "input") or float_only(op, op.outputs[0], "output")

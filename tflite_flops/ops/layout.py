@@ -10,6 +10,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import num_elements
+from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, CATEGORY_SHAPE,
+                        XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, DelegateTensor, float_or_q8, ints, num_io, rank_in,
+                        reason, register_placement, static)
 from .registry import (MAX_VALUE_ELEMENTS, Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
                        register_memory, same_as_input, shape_fn, value_fn)
 
@@ -537,3 +540,179 @@ def _fold_zeros_like(ctx: OpContext):
 def _fold_reverse(ctx: OpContext):
     v = ctx.input(0).value
     return [None if v is None or not _small(ctx) else np.flip(v, axis=tuple(_ints(ctx, 1, "axis")))]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, the Visit*Node of each op) ----------------------------------------------
+# EXPAND_DIMS has a visitor that refuses every node (it returns before its checks), so it has no rule.
+
+def _xnn_param_vector(t: DelegateTensor | None, where: str, dtypes: tuple[str, ...] = ("INT32",)) -> str | None:
+    """``CheckShapeTensorShape`` (1-D), ``CheckTensorStaticAllocation`` and the type check of a parameter tensor."""
+    if t is None:
+        return reason(CATEGORY_INPUTS, f"no {where}")
+    if t.rank != 1:
+        return reason(CATEGORY_SHAPE, f"{where} tensor has rank {t.rank}")
+    if not t.static:
+        return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+    if t.dtype not in dtypes:
+        return reason(CATEGORY_DTYPE, f"{where} is {t.dtype}")
+    return None
+
+
+def _same_quantization(a: DelegateTensor, b: DelegateTensor, what: str) -> str | None:
+    qa, qb = a.quantization, b.quantization
+    if (qa.scale, qa.zero_point) if qa else None != ((qb.scale, qb.zero_point) if qb else None):
+        return reason(CATEGORY_QUANT, f"{what} have different scales or zero points")
+    return None
+
+
+@register_placement(XNNPACK, "CONCATENATION", source="xnnpack_delegate.cc VisitConcatenationNode")
+def _xnn_concat(op: DelegateOp) -> str | None:
+    """2 to 5 float or 8-bit inputs (uint8 ones sharing the output's quantization)."""
+    found = num_io(op, (2, 5)) or float_or_q8(op, op.outputs[0], "output")
+    if found:
+        return found
+    axis, y = int(op.opt("axis", 0) or 0), op.outputs[0]
+    for i, t in enumerate(op.inputs):
+        if t is None or axis >= t.rank:
+            return reason(CATEGORY_SHAPE, f"axis {axis} beyond input {i + 1}")
+    if y.dtype == "UINT8":
+        for t in op.inputs:
+            found = found or _same_quantization(t, y, "inputs and output")
+    for i, t in enumerate(op.inputs):
+        found = found or float_or_q8(op, t, f"input {i + 1}")
+    return found
+
+
+@register_placement(XNNPACK, "RESHAPE", source="xnnpack_delegate.cc VisitReshapeNode")
+def _xnn_reshape(op: DelegateOp) -> str | None:
+    """Float or 8-bit reshape to a static shape (the new-shape input a constant, or the options)."""
+    x, y = op.input(0), op.outputs[0]
+    found = (num_io(op, (1, 2)) or float_or_q8(op, x, "input") or rank_in(x, "input", 0, XNN_MAX_TENSOR_DIMS)
+             or float_or_q8(op, y, "output") or rank_in(y, "output", 0, XNN_MAX_TENSOR_DIMS))
+    if found:
+        return found
+    if y.dtype in ("INT8", "UINT8"):
+        found = _same_quantization(x, y, "input and output")
+        if found:
+            return found
+    if len(op.inputs) == 2 and op.input(1) is not None:
+        shape = op.input(1)
+        if shape.dtype != "INT32":
+            return reason(CATEGORY_DTYPE, f"new shape is {shape.dtype}")
+        if any(d != 1 for d in shape.shape[:-1]):
+            return reason(CATEGORY_SHAPE, f"new shape tensor of shape {list(shape.shape)}")
+        if not shape.static:
+            return reason(CATEGORY_DYNAMIC, "new shape is computed at run time")
+        target = ints(shape)
+    else:
+        target = [int(v) for v in op.opt("new_shape", ()) or ()]
+    if target is not None and target == [-1]:
+        return reason(CATEGORY_SHAPE, "flattening to [-1]")
+    return None
+
+
+@register_placement(XNNPACK, "PAD", source="xnnpack_delegate.cc VisitPadNode")
+def _xnn_pad(op: DelegateOp) -> str | None:
+    """Float or 8-bit zero padding by static, non-negative amounts, rank 1 to 6."""
+    x, pads, y = op.input(0), op.input(1), op.outputs[0]
+    found = num_io(op, 2) or float_or_q8(op, x, "input") or rank_in(x, "input", 1, XNN_MAX_TENSOR_DIMS)
+    if found:
+        return found
+    if pads is None or pads.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, "paddings are not INT32")
+    if pads.rank != 2 or pads.shape[0] != x.rank or pads.shape[1] != 2:
+        return reason(CATEGORY_SHAPE, f"paddings of shape {list(pads.shape)}")
+    found = (static(pads, "paddings", quasi=False) or float_or_q8(op, y, "output")
+             or rank_in(y, "output", 1, XNN_MAX_TENSOR_DIMS))
+    values = ints(pads)
+    if not found and values is not None and any(v < 0 for v in values):
+        return reason(CATEGORY_OPTIONS, "negative padding")
+    return found
+
+
+@register_placement(XNNPACK, "SLICE", source="xnnpack_delegate.cc VisitSliceNode")
+def _xnn_slice(op: DelegateOp) -> str | None:
+    """Float or 8-bit slice with static begin and size, every size positive (no -1)."""
+    begin, size = op.input(1), op.input(2)
+    found = (_xnn_param_vector(begin, "begin", ("INT32", "INT64")) or _xnn_param_vector(size, "size", ("INT32", "INT64")))
+    if found:
+        return found
+    if begin.shape[0] != size.shape[0]:
+        return reason(CATEGORY_SHAPE, "begin and size lengths differ")
+    found = float_or_q8(op, op.input(0), "input") or float_or_q8(op, op.outputs[0], "output")
+    sizes = ints(size)
+    if not found and sizes is not None and any(v <= 0 for v in sizes):
+        return reason(CATEGORY_OPTIONS, f"size {sizes} (XNNPACK wants every size given)")
+    return found
+
+
+@register_placement(XNNPACK, "STRIDED_SLICE", source="xnnpack_delegate.cc VisitStridedSliceNode")
+def _xnn_strided_slice(op: DelegateOp) -> str | None:
+    """Float or 8-bit strided slice with static begin/end, unit strides and no ellipsis/new-axis/shrink masks."""
+    for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+        if int(op.opt(mask, 0) or 0):
+            return reason(CATEGORY_OPTIONS, f"{mask} {op.opt(mask)}")
+    x, begin, end, strides = op.input(0), op.input(1), op.input(2), op.input(3)
+    found = _xnn_param_vector(strides, "strides")
+    if found:
+        return found
+    values = ints(strides)
+    if values is not None and any(v != 1 for v in values):
+        return reason(CATEGORY_OPTIONS, f"strides {values} (XNNPACK wants 1)")
+    found = _xnn_param_vector(begin, "begin") or _xnn_param_vector(end, "end")
+    if found:
+        return found
+    if x is None or any(t.shape[0] != x.rank for t in (begin, end, strides)):
+        return reason(CATEGORY_SHAPE, "begin, end or strides do not match the input rank")
+    return float_or_q8(op, x, "input") or float_or_q8(op, op.outputs[0], "output")
+
+
+@register_placement(XNNPACK, "SPLIT", source="xnnpack_delegate.cc VisitSplitNode")
+def _xnn_split(op: DelegateOp) -> str | None:
+    """Float or 8-bit split into 2 to 4 outputs along a static int32 axis."""
+    if int(op.opt("num_splits", 0) or 0) != len(op.outputs):
+        return reason(CATEGORY_OPTIONS, f"num_splits {op.opt('num_splits')} with {len(op.outputs)} outputs")
+    found = num_io(op, 2, (2, 4))
+    if found:
+        return found
+    axis = op.input(0)
+    if axis is None or axis.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, "split axis is not INT32")
+    found = static(axis, "split axis", quasi=False) or float_or_q8(op, op.input(1), "input")
+    for i, t in enumerate(op.outputs):
+        found = found or float_or_q8(op, t, f"output {i + 1}")
+    return found
+
+
+@register_placement(XNNPACK, "TRANSPOSE", source="xnnpack_delegate.cc VisitTransposeNode")
+def _xnn_transpose(op: DelegateOp) -> str | None:
+    """Float or 8-bit transpose, rank 1 to 6, by a static permutation."""
+    x, perm = op.input(0), op.input(1)
+    found = num_io(op, 2) or float_or_q8(op, x, "input") or rank_in(x, "input", 1, XNN_MAX_TENSOR_DIMS)
+    if found:
+        return found
+    return reason(CATEGORY_INPUTS, "no permutation") if perm is None else static(perm, "permutation", quasi=False)
+
+
+@register_placement(XNNPACK, "DEPTH_TO_SPACE", source="xnnpack_delegate.cc VisitDepthToSpaceNode")
+def _xnn_depth_to_space(op: DelegateOp) -> str | None:
+    """Float or 8-bit, block size above 1."""
+    found = num_io(op, 1) or float_or_q8(op, op.input(0), "input") or float_or_q8(op, op.outputs[0], "output")
+    if not found and int(op.opt("block_size", 0) or 0) <= 1:
+        return reason(CATEGORY_OPTIONS, f"block size {op.opt('block_size')}")
+    return found
+
+
+@register_placement(XNNPACK, "SPACE_TO_DEPTH", source="xnnpack_delegate.cc VisitSpaceToDepthNode")
+def _xnn_space_to_depth(op: DelegateOp) -> str | None:
+    """Float32 or 8-bit, block size above 1 dividing the height and width."""
+    x = op.input(0)
+    found = (num_io(op, 1) or float_or_q8(op, x, "input", fp16=False) or float_or_q8(op, op.outputs[0], "output"))
+    if found:
+        return found
+    block = int(op.opt("block_size", 0) or 0)
+    if block <= 1:
+        return reason(CATEGORY_OPTIONS, f"block size {block}")
+    if x.rank >= 3 and (x.shape[1] % block or x.shape[2] % block):
+        return reason(CATEGORY_SHAPE, f"height and width {x.shape[1]}x{x.shape[2]} not divisible by {block}")
+    return None

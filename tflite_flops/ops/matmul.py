@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, num_elements
+from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT,
+                        CATEGORY_SHAPE, CATEGORY_VERSION, XNNPACK, DelegateOp, DelegateTensor, activation, bias_type,
+                        filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason, register_placement, static)
 from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, join_notes, register,
                        register_traits, shape_fn)
 
@@ -72,3 +75,87 @@ def batch_matmul(ctx: OpContext) -> Cost:
 def _bmm_shape(ctx: OpContext) -> list[Shape]:
     batch, m, _, p = _bmm_dims(ctx)
     return [batch + (m, p)]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitFullyConnectedNode / VisitBatchMatMulNode) ----------------------
+
+@register_placement(XNNPACK, "FULLY_CONNECTED", source="xnnpack_delegate.cc VisitNode, VisitFullyConnectedNode")
+def _xnn_fully_connected(op: DelegateOp) -> str | None:
+    """Float, int8/uint8, dynamic-range (float input, int8/int4/int2 weights) or int8 with int4/int2 weights,
+    default weights format, static weights (unless the dynamic fully-connected flag is set)."""
+    if op.version == 8:
+        return reason(CATEGORY_VERSION, "version 8 (sparse weights)")
+    if op.opt("weights_format", "DEFAULT") != "DEFAULT":
+        return reason(CATEGORY_OPTIONS, f"weights format {op.opt('weights_format')}")
+    found = num_io(op, (2, 3)) or float_or_q8(op, op.input(0), "input")
+    if found:
+        return found
+    x, w, y = op.input(0), op.input(1), op.outputs[0]
+    if w is None:
+        return reason(CATEGORY_INPUTS, "no weights")
+    found = rank_in(w, "weights", 2)
+    if not found and not (op.config.dynamic_fully_connected and w.dtype == "FLOAT32"):
+        found = filter_type(op, w, "weights", 0) or static(w, "weights")
+    if found:
+        return found
+    b = op.input(2)
+    if b is not None:
+        if not (op.config.dynamic_fully_connected and b.dtype == "FLOAT32"):
+            n = 1
+            for d in b.shape:
+                n *= d
+            if n != w.shape[0]:
+                return reason(CATEGORY_SHAPE, f"bias of {n} elements for {w.shape[0]} outputs")
+            found = bias_type(op, b) or static(b, "bias")
+        found = found or filter_and_bias(w, b)
+        if found:
+            return found
+    found = float_or_q8(op, y, "output")
+    if found:
+        return found
+    int_weights = w.dtype in ("INT8", "INT4", "INT2")
+    hybrid = op.config.dynamically_quantized and x.dtype in ("FLOAT32", "FLOAT16") and int_weights
+    srq = x.dtype == "INT8" and int_weights
+    if x.dtype != y.dtype:
+        return reason(CATEGORY_DTYPE, f"input {x.dtype} and output {y.dtype}")
+    if x.dtype != w.dtype and not (hybrid or srq):
+        return reason(CATEGORY_HYBRID if x.dtype in ("FLOAT32", "FLOAT16") else CATEGORY_DTYPE,
+                      f"input {x.dtype} with {w.dtype} weights")
+    q = w.quantization
+    if not hybrid and w.dtype == "INT8" and q is not None and q.zero_point not in (0, None):
+        return reason(CATEGORY_QUANT, f"weights zero point {q.zero_point} (XNNPACK wants 0)")
+    if w.dtype == "INT4" and w.shape[1] % 2:
+        return reason(CATEGORY_SHAPE, f"int4 weights with an odd input size {w.shape[1]}")
+    if w.dtype == "INT2" and w.shape[1] % 4:
+        return reason(CATEGORY_SHAPE, f"int2 weights with input size {w.shape[1]} not a multiple of 4")
+    return activation(op)
+
+
+@register_placement(XNNPACK, "BATCH_MATMUL", source="xnnpack_delegate.cc VisitBatchMatMulNode")
+def _xnn_batch_matmul(op: DelegateOp) -> str | None:
+    """Float, or uint8/int8 activations times int8 (per channel on the contracted-out dim), or float times int8."""
+    a, b, y = op.input(0), op.input(1), op.outputs[0]
+    if b is None:
+        return reason(CATEGORY_INPUTS, "one input")
+    found = float_or_q8(op, a, "input A") or float_or_qc8(op, b, "input B", b.rank - 2 if op.opt("adj_y") else b.rank - 1)
+    if found:
+        return found
+    hybrid = a.dtype == "FLOAT32" and b.dtype == "INT8"
+    if b.dtype == "INT8" and not hybrid and b.quantization is not None and b.quantization.zero_point not in (0, None):
+        return reason(CATEGORY_QUANT, f"input B zero point {b.quantization.zero_point} (XNNPACK wants 0)")
+    found = float_or_q8(op, y, "output")
+    if found:
+        return found
+    if _xnn_datatype(a) != _xnn_datatype(b) and not hybrid:
+        return reason(CATEGORY_DTYPE, f"inputs {a.dtype} and {b.dtype}")
+    if a.rank < 2 or b.rank < 2:
+        return reason(CATEGORY_SHAPE, f"input ranks {a.rank} and {b.rank} (XNNPACK wants at least 2)")
+    return None
+
+
+def _xnn_datatype(t: DelegateTensor) -> str:
+    """``GetXNNPackDatatype``: int8 per channel is a datatype of its own (qcint8), apart from per-tensor qint8."""
+    q = t.quantization
+    if t.dtype == "INT8" and q is not None and q.num_scales > 1:
+        return "QCINT8"
+    return t.dtype

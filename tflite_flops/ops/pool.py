@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from .conv import conv_out_dim, nonempty
+from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK, DelegateOp, activation, float_only,
+                        float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
 from .registry import Cost, OpContext, Shape, fused_activation, register, register_zero, shape_fn
 
 
@@ -60,3 +62,53 @@ def _resize_shape(ctx: OpContext) -> list[Shape]:
     if size is None or size.size != 2 or x.rank != 4:
         raise ShapeError(f"{ctx.op_type}: size is not a known constant")
     return [(x.shape[0], int(size.reshape(-1)[0]), int(size.reshape(-1)[1]), x.shape[3])]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitAveragePool2DNode / VisitMaxPool2DNode / VisitResizeBilinearNode)
+
+def _xnn_pool_params(op: DelegateOp) -> str | None:
+    """``CheckPoolingParams``: positive strides and window, stride within the window, no 1x1 window with a stride."""
+    sw, sh = int(op.opt("stride_w", 0) or 0), int(op.opt("stride_h", 0) or 0)
+    fw, fh = int(op.opt("filter_width", 0) or 0), int(op.opt("filter_height", 0) or 0)
+    if min(sw, sh, fw, fh) <= 0:
+        return reason(CATEGORY_OPTIONS, f"stride {sw}x{sh} or window {fw}x{fh} not positive")
+    if sw > fw or sh > fh:
+        return reason(CATEGORY_OPTIONS, f"stride {sw}x{sh} exceeds the {fw}x{fh} window")
+    if fw == 1 and fh == 1 and max(sw, sh) > 1:
+        return reason(CATEGORY_OPTIONS, f"1x1 window with stride {sw}x{sh}")
+    return None
+
+
+@register_placement(XNNPACK, "AVERAGE_POOL_2D", source="xnnpack_delegate.cc VisitAveragePool2DNode")
+def _xnn_average_pool(op: DelegateOp) -> str | None:
+    """Float average pooling."""
+    return (num_io(op, 1) or float_only(op, op.input(0), "input") or float_only(op, op.outputs[0], "output")
+            or _xnn_pool_params(op) or padding(op) or activation(op))
+
+
+@register_placement(XNNPACK, "MAX_POOL_2D", source="xnnpack_delegate.cc VisitMaxPool2DNode")
+def _xnn_max_pool(op: DelegateOp) -> str | None:
+    """Float32 or 8-bit max pooling."""
+    return (num_io(op, 1) or float_or_q8(op, op.input(0), "input", fp16=False)
+            or float_or_q8(op, op.outputs[0], "output") or _xnn_pool_params(op) or padding(op) or activation(op))
+
+
+@register_placement(XNNPACK, "RESIZE_BILINEAR", source="xnnpack_delegate.cc VisitResizeBilinearNode")
+def _xnn_resize_bilinear(op: DelegateOp) -> str | None:
+    """Float32 or 8-bit 4-D bilinear resize to a static, positive size."""
+    found = num_io(op, 2) or float_or_q8(op, op.input(0), "input", fp16=False) or rank_in(op.input(0), "input", 4)
+    if found:
+        return found
+    size = op.input(1)
+    if size is None or size.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, "size is not INT32")
+    if size.rank != 1:
+        return reason(CATEGORY_SHAPE, f"size tensor has rank {size.rank}")
+    found = (static(size, "size", quasi=False) or float_or_q8(op, op.outputs[0], "output")
+             or rank_in(op.outputs[0], "output", 4))
+    if found:
+        return found
+    values = ints(size)
+    if values is not None and any(v <= 0 for v in values):
+        return reason(CATEGORY_OPTIONS, f"size {values}")
+    return None

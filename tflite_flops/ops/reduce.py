@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, float_or_q8, ints,
+                        num_io, reason, register_placement, static)
 from .registry import Cost, OpContext, Shape, register, shape_fn, value_fn
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
@@ -88,3 +90,30 @@ def _fold_arg(ctx: OpContext):
     (axis,) = _axes(ctx, x.ndim)[:1] or [0]
     out = (np.argmax if ctx.op_type == "ARG_MAX" else np.argmin)(x, axis=axis)
     return [out.astype(np.int64 if ctx.opt("output_type") == "INT64" else np.int32)]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitNode and VisitReduceNode) -----------------------------------------
+
+@register_placement(XNNPACK, ["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"], source="xnnpack_delegate.cc VisitReduceNode")
+def _xnn_reduce(op: DelegateOp) -> str | None:
+    """Float or 8-bit reductions over static int32 axes."""
+    found = num_io(op, 2) or float_or_q8(op, op.input(0), "input")
+    if found:
+        return found
+    x, axes = op.input(0), op.input(1)
+    if axes is None or axes.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"axes are {axes.dtype if axes else 'missing'}")
+    if axes.rank > 1:
+        return reason(CATEGORY_SHAPE, f"axes tensor has rank {axes.rank}")
+    found = static(axes, "axes", quasi=False)
+    if found:
+        return found
+    n = 1
+    for d in axes.shape:
+        n *= d
+    values = ints(axes)
+    if n <= 0 or (n == 1 and x.rank == 0 and values == [0]):
+        return reason(CATEGORY_SHAPE, "no axis to reduce")
+    if n > XNN_MAX_TENSOR_DIMS:
+        return reason(CATEGORY_SHAPE, f"{n} axes")
+    return float_or_q8(op, op.outputs[0], "output")

@@ -1,0 +1,372 @@
+"""Where an op runs: each delegate's per-op rule, registered next to the op's formula.
+
+A rule is a small pure function of a :class:`DelegateOp` (the op as the delegate sees it when it
+is applied: tensor types, shapes, quantization, which inputs are static weights, the delegate's
+configuration). It returns ``None`` when the delegate takes the op, or the reason it refuses it.
+A reason reads ``"<category>: <detail>"``; the categories are the ``CATEGORY_*`` constants, so
+reports can group kept ops by why they were kept.
+
+An op type without a rule for a delegate is refused with category :data:`OP_TYPE`: the delegate
+has no kernel for it. A second registration of the same op type for the same delegate raises and
+names the first site, as the cost registry does.
+
+The shared checks below (:func:`float_or_q8` and friends) each follow one check function of
+LiteRT's XNNPACK delegate (``tflite/delegates/xnnpack/xnnpack_delegate.cc``), named in its
+docstring; the rules in the op families compose them in the order the delegate's ``Visit*Node``
+calls them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
+
+import numpy as np
+
+from ..reader.model import Quantization
+from .registry import _names, _site
+
+XNNPACK = "xnnpack"
+GPU = "gpu"
+DELEGATES = (XNNPACK, GPU)
+
+CATEGORY_OP_TYPE = "op type"  # no kernel for this op type (or custom op)
+CATEGORY_DTYPE = "dtype"  # a tensor type or type combination it does not take
+CATEGORY_QUANT = "quantization"  # per-channel vs per-tensor, zero points, scales out of range
+CATEGORY_HYBRID = "hybrid weights"  # float activations with integer weights the kernel does not take
+CATEGORY_OPTIONS = "options"  # a fused activation, padding, stride, beta... it refuses
+CATEGORY_SHAPE = "shape"  # rank or dimensions out of range
+CATEGORY_DYNAMIC = "dynamic"  # weights, shapes or parameters not constant in the file
+CATEGORY_VERSION = "op version"
+CATEGORY_INPUTS = "inputs"  # number of inputs or outputs, a missing bias
+CATEGORY_FED = "feeds a kept op"  # weight unpacking (DEQUANTIZE/DENSIFY) whose output a kept op reads
+CATEGORY_NOT_RUN = "not run"  # the op's subgraph is not delegated (e.g. never executed)
+CATEGORIES = (CATEGORY_OP_TYPE, CATEGORY_DTYPE, CATEGORY_QUANT, CATEGORY_HYBRID, CATEGORY_OPTIONS, CATEGORY_SHAPE,
+              CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED, CATEGORY_NOT_RUN)
+
+
+def reason(category: str, detail: str) -> str:
+    """A refusal: ``"<category>: <detail>"``."""
+    return f"{category}: {detail}"
+
+
+def category_of(text: str) -> str:
+    """The category of a reason made by :func:`reason`."""
+    return text.split(":", 1)[0]
+
+
+class DelegateConfig(NamedTuple):
+    """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
+    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on)."""
+
+    qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
+    qu8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QU8
+    dynamic_fully_connected: bool = False  # TFLITE_XNNPACK_DELEGATE_FLAG_DYNAMIC_FULLY_CONNECTED
+    dynamically_quantized: bool = True  # not TFLITE_XNNPACK_DELEGATE_FLAG_DISABLE_DYNAMICALLY_QUANTIZED_OPS
+    threads: int = 1
+
+
+class DelegateTensor(NamedTuple):
+    """A tensor as the delegate sees it when it is applied."""
+
+    index: int
+    dtype: str  # "FLOAT32", "INT8"...
+    shape: tuple[int, ...]
+    static: bool  # weights stored in the file (kTfLiteMmapRo)
+    quasi_static: bool = False  # unpacked by the delegate at init (DEQUANTIZE/DENSIFY of static weights)
+    quantization: Quantization | None = None
+    sparse: bool = False
+    value: np.ndarray | None = None  # a static tensor's values, when small (axes, paddings, permutations)
+    fp16_weights: bool = False  # dequantized from fp16 weights only GEMMs read: their type checks see FLOAT16
+
+    @property
+    def rank(self) -> int:
+        """Number of dims."""
+        return len(self.shape)
+
+    @property
+    def weight_dtype(self) -> str:
+        """The type ``CheckFilterAndBiasTypes`` sees (``GetTensorType``: FLOAT16 behind an elided fp16 DEQUANTIZE)."""
+        return "FLOAT16" if self.fp16_weights else self.dtype
+
+    @property
+    def weights(self) -> bool:
+        """Static, or unpacked from static weights by the delegate."""
+        return self.static or self.quasi_static
+
+
+class DelegateOp(NamedTuple):
+    """An op as a delegate rule receives it."""
+
+    op_type: str
+    version: int
+    options: Mapping[str, Any]
+    inputs: tuple[DelegateTensor | None, ...]  # None: an omitted optional input (-1)
+    outputs: tuple[DelegateTensor, ...]
+    config: DelegateConfig = DelegateConfig()
+
+    def input(self, i: int) -> DelegateTensor | None:
+        """Input ``i``, or None when omitted or absent."""
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def opt(self, name: str, default: Any = None) -> Any:
+        """An option value by snake_case name (the schema's default when the file omits it)."""
+        return self.options.get(name, default)
+
+
+Rule = Callable[[DelegateOp], "str | None"]
+
+
+class PlacementRule(NamedTuple):
+    """A registered rule and where it was registered."""
+
+    rule: Rule
+    source: str  # the delegate source the rule follows
+    site: str
+
+
+_RULES: dict[str, dict[str, PlacementRule]] = {d: {} for d in DELEGATES}
+
+
+def register_placement(delegate: str, op_types: str | Iterable[str], *, source: str) -> Callable[[Rule], Rule]:
+    """Decorator: the rule by which ``delegate`` takes or refuses ``op_types``.
+
+    ``source`` names the delegate code the rule follows (file and function).
+    """
+    if delegate not in _RULES:
+        raise ValueError(f"unknown delegate {delegate!r}")
+
+    def deco(fn: Rule) -> Rule:
+        site = _site()
+        for name in _names(op_types):
+            prev = _RULES[delegate].get(name)
+            if prev is not None:
+                raise ValueError(f"{delegate} placement of {name} is registered twice: at {prev.site} and at {site}")
+            _RULES[delegate][name] = PlacementRule(fn, source, site)
+        return fn
+
+    return deco
+
+
+def placement_rule(delegate: str, op_type: str) -> PlacementRule | None:
+    """The registered rule, or None (the delegate has no kernel for the op type)."""
+    return _RULES[delegate].get(op_type)
+
+
+def placed_op_types(delegate: str) -> tuple[str, ...]:
+    """The op types ``delegate`` may take (it refuses every other), sorted."""
+    return tuple(sorted(_RULES[delegate]))
+
+
+def decide(delegate: str, op: DelegateOp) -> str | None:
+    """None when ``delegate`` takes ``op``, else the reason it refuses it."""
+    entry = _RULES[delegate].get(op.op_type)
+    if entry is None:
+        name = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}[delegate]
+        return reason(CATEGORY_OP_TYPE, f"{name} has no kernel for {op.op_type}")
+    return entry.rule(op)
+
+
+# ---- XNNPACK's shared checks (xnnpack_delegate.cc) --------------------------------------------------
+# Each returns None when the check passes, else the reason. Rules chain them with ``or``.
+
+XNN_MAX_TENSOR_DIMS = 6
+
+
+def _normal(x: float | None) -> bool:
+    return x is not None and math.isfinite(x) and x != 0 and abs(x) >= np.finfo(np.float32).tiny
+
+
+def _per_tensor(t: DelegateTensor, where: str) -> str | None:
+    """An 8-bit tensor with one scale on dimension 0 (the per-tensor quantization every activation check wants)."""
+    q = t.quantization
+    if q is None or q.kind not in ("per_tensor", "per_axis") or q.axis != 0 or q.num_scales != 1:
+        what = "no quantization" if q is None else f"{q.num_scales}-scale {q.kind} quantization"
+        return reason(CATEGORY_QUANT, f"{where} is {t.dtype} with {what} (XNNPACK wants one scale)")
+    return None
+
+
+def float_or_q8(op: DelegateOp, t: DelegateTensor | None, where: str, *, fp16: bool = True,
+                uint8: bool = True) -> str | None:
+    """``CheckTensorFloatOrQUInt8Type`` (``fp16=False``: ``CheckTensorFloat32OrQUInt8Type``;
+    ``uint8=False``: ``CheckTensorFloatOrQInt8Type``): float, or 8-bit quantized per tensor."""
+    if t is None:
+        return reason(CATEGORY_INPUTS, f"{where} is missing")
+    if t.dtype == "FLOAT32" or (fp16 and t.dtype == "FLOAT16"):
+        return None
+    if t.dtype == "INT8" and op.config.qs8:
+        return _per_tensor(t, where)
+    if t.dtype == "UINT8" and uint8 and op.config.qu8:
+        return _per_tensor(t, where)
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype}")
+
+
+def float_only(op: DelegateOp, t: DelegateTensor | None, where: str, *, fp16: bool = True) -> str | None:
+    """``CheckTensorFloatType`` (``fp16=False``: ``CheckTensorFloat32Type``)."""
+    if t is None:
+        return reason(CATEGORY_INPUTS, f"{where} is missing")
+    if t.dtype == "FLOAT32" or (fp16 and t.dtype == "FLOAT16"):
+        return None
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype} (float only)")
+
+
+def q8_only(op: DelegateOp, t: DelegateTensor, where: str) -> str | None:
+    """``CheckTensorQInt8OrQUInt8Type``: 8-bit quantized per tensor."""
+    if (t.dtype == "INT8" and op.config.qs8) or (t.dtype == "UINT8" and op.config.qu8):
+        return _per_tensor(t, where)
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype} (8-bit quantized only)")
+
+
+def _channelwise(t: DelegateTensor, where: str, channel_dim: int) -> str | None:
+    """``xnn_validate_channelwise_quantized_tensor`` / ``xnn_validate_quantized_tensor`` on a weight."""
+    q = t.quantization
+    assert q is not None
+    if q.num_scales > 1:
+        if q.axis != channel_dim:
+            return reason(CATEGORY_QUANT, f"{where} is quantized on dimension {q.axis}, not {channel_dim}")
+        if q.zero_point not in (0, None):
+            return reason(CATEGORY_QUANT, f"{where} has per-channel zero point {q.zero_point} (XNNPACK wants 0)")
+    elif t.dtype == "INT8" and not -128 <= (q.zero_point or 0) <= 127:
+        return reason(CATEGORY_QUANT, f"{where} zero point {q.zero_point} is out of the int8 range")
+    if not _normal(q.scale) or (q.scale or 0) < 0:
+        return reason(CATEGORY_QUANT, f"{where} scale {q.scale} is not a positive normal number")
+    return None
+
+
+def float_or_qc8(op: DelegateOp, t: DelegateTensor | None, where: str, channel_dim: int) -> str | None:
+    """``CheckTensorFloat32OrQCInt8Type``: float, int8 per tensor or per channel on ``channel_dim``, uint8 per tensor."""
+    if t is None:
+        return reason(CATEGORY_INPUTS, f"{where} is missing")
+    if t.dtype in ("FLOAT32", "FLOAT16"):
+        return None
+    q = t.quantization
+    if t.dtype == "INT8" and op.config.qs8:
+        if q is None or q.kind not in ("per_tensor", "per_axis"):
+            return reason(CATEGORY_QUANT, f"{where} is INT8 without affine quantization")
+        return _channelwise(t, where, channel_dim)
+    if t.dtype == "UINT8" and op.config.qu8:
+        return _per_tensor(t, where) or _channelwise(t, where, channel_dim)
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype}")
+
+
+def filter_type(op: DelegateOp, t: DelegateTensor | None, where: str, channel_dim: int) -> str | None:
+    """``CheckTensorFilterType`` (fully connected weights): float, int8/int4/int2 per channel or blockwise, uint8."""
+    if t is None:
+        return reason(CATEGORY_INPUTS, f"{where} is missing")
+    if t.dtype in ("FLOAT32", "FLOAT16"):
+        return None
+    q = t.quantization
+    if t.dtype in ("INT8", "INT4", "INT2") and op.config.qs8:
+        if q is None:
+            return reason(CATEGORY_QUANT, f"{where} is {t.dtype} without quantization")
+        if q.kind in ("per_tensor", "per_axis"):
+            if q.num_scales > 1 and q.axis != channel_dim:
+                return reason(CATEGORY_QUANT, f"{where} is quantized on dimension {q.axis}, not {channel_dim}")
+            if t.dtype == "INT2" and (q.axis >= t.rank or q.num_scales != t.shape[q.axis]):
+                return reason(CATEGORY_QUANT, f"{where} is INT2 quantized per tensor (XNNPACK wants per channel)")
+        return None
+    if t.dtype == "UINT8" and op.config.qu8:
+        return _per_tensor(t, where)
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype}")
+
+
+def bias_type(op: DelegateOp, t: DelegateTensor, where: str = "bias") -> str | None:
+    """``CheckTensorFloat32OrFloat16OrQCInt32Type``: float, or int32 quantized on dimension 0."""
+    if t.dtype in ("FLOAT32", "FLOAT16"):
+        return None
+    q = t.quantization
+    if t.dtype == "INT32" and op.config.qs8:
+        if q is None or q.kind not in ("per_tensor", "per_axis") or q.axis != 0:
+            return reason(CATEGORY_QUANT, f"{where} is INT32 without quantization on dimension 0")
+        if not _normal(q.scale) or (q.scale or 0) < 0:
+            return reason(CATEGORY_QUANT, f"{where} scale {q.scale} is not a positive normal number")
+        return None
+    return reason(CATEGORY_DTYPE, f"{where} is {t.dtype}")
+
+
+def rank_in(t: DelegateTensor, where: str, lo: int, hi: int | None = None) -> str | None:
+    """``CheckTensorShape``: rank within [lo, hi] and every dimension positive."""
+    hi = lo if hi is None else hi
+    if not lo <= t.rank <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        return reason(CATEGORY_SHAPE, f"{where} has rank {t.rank} (XNNPACK wants {want})")
+    if any(d <= 0 for d in t.shape):
+        return reason(CATEGORY_SHAPE, f"{where} has an empty or unknown dimension {list(t.shape)}")
+    return None
+
+
+def static(t: DelegateTensor, where: str, *, quasi: bool = True) -> str | None:
+    """``CheckTensorStaticAllocation`` (skipped for quasi-static tensors when ``quasi``)."""
+    if t.static or (quasi and t.quasi_static):
+        return None
+    return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+
+
+def num_io(op: DelegateOp, inputs: int | tuple[int, int], outputs: int | tuple[int, int] = 1) -> str | None:
+    """``CheckNumInputsAndOutputs``: counts of inputs (omitted ones included) and outputs."""
+    for what, n, want in (("inputs", len(op.inputs), inputs), ("outputs", len(op.outputs), outputs)):
+        lo, hi = (want, want) if isinstance(want, int) else want
+        if not lo <= n <= hi:
+            return reason(CATEGORY_INPUTS, f"{n} {what} (XNNPACK wants {lo if lo == hi else f'{lo} to {hi}'})")
+    return None
+
+
+_ACTIVATIONS = {"NONE", "RELU", "RELU_N1_TO_1", "RELU6"}
+
+
+def activation(op: DelegateOp) -> str | None:
+    """``ConvertActivationToOutputRange``: no fused activation, ReLU, ReLU-N1-to-1 or ReLU6."""
+    act = op.opt("fused_activation_function", "NONE")
+    if act not in _ACTIVATIONS:
+        return reason(CATEGORY_OPTIONS, f"fused activation {act}")
+    return None
+
+
+def padding(op: DelegateOp) -> str | None:
+    """``CalculatePadding``: SAME or VALID."""
+    pad = op.opt("padding", "SAME")
+    if pad not in ("SAME", "VALID"):
+        return reason(CATEGORY_OPTIONS, f"padding {pad}")
+    return None
+
+
+def filter_and_bias(w: DelegateTensor, b: DelegateTensor) -> str | None:
+    """``CheckFilterAndBiasTypes``: a float filter takes a bias of its type (or float32 under an fp16 filter)."""
+    wt, bt = w.weight_dtype, b.weight_dtype
+    if wt in ("FLOAT16", "FLOAT32") and bt != wt and not (wt == "FLOAT16" and bt == "FLOAT32"):
+        return reason(CATEGORY_DTYPE, f"filter {wt} and bias {bt}")
+    return None
+
+
+def same_type(*pairs: tuple[DelegateTensor, DelegateTensor, str]) -> str | None:
+    """The tensors of each pair have one type."""
+    for a, b, what in pairs:
+        if a.dtype != b.dtype:
+            return reason(CATEGORY_DTYPE, f"{what}: {a.dtype} and {b.dtype}")
+    return None
+
+
+def scale(t: DelegateTensor) -> float | None:
+    """The per-tensor scale (``GetTensorScaleOrDefault`` without the default)."""
+    q = t.quantization
+    return q.scale if q is not None and q.num_scales == 1 and q.axis == 0 else None
+
+
+def scale_ratio(a: DelegateTensor, out: DelegateTensor, lo: float, hi: float, what: str) -> str | None:
+    """``CheckTensorsInputOutputScale``: input scale / output scale in [lo, hi) for same-type 8-bit tensors."""
+    if a.dtype != out.dtype or a.dtype not in ("INT8", "UINT8"):
+        return None
+    sa, so = scale(a), scale(out)
+    if sa is None or so is None:
+        return None
+    r = sa / so
+    if not lo <= r < hi:
+        return reason(CATEGORY_QUANT, f"{what} scale ratio {r:.3g} is outside [{lo:.3g}, {hi:.3g})")
+    return None
+
+
+def ints(t: DelegateTensor | None) -> list[int] | None:
+    """A static int tensor's values (None when not known)."""
+    if t is None or t.value is None:
+        return None
+    return [int(v) for v in np.asarray(t.value).reshape(-1)]
