@@ -12,7 +12,9 @@ from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
 from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
+from ..ops.placement import DELEGATES
 from .memory import analyze_memory
+from .placement import place_model, placement_figures
 from .shapes import input_display_name
 from .walk import Walk
 
@@ -105,7 +107,16 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
     summary, live = memory(walk, entry)
-    ops = records(walk, {"live_bytes": live})
+    figures: dict[str, Mapping[OpKey, Any]] = {"live_bytes": live}
+    delegation = {}
+    keys = sorted(walk.entries)
+    subgraphs = sorted({sg_index for sg_index, _ in keys})
+    entry_shapes = {t: tuple(walk.states[entry].shapes[t]) for t in sg.inputs}
+    for delegate in DELEGATES:
+        placed = place_model(model, subgraphs, delegate, entry, entry_shapes)
+        per_op, delegation[delegate] = placement_figures(placed, keys, delegate)
+        figures.update(per_op)
+    ops = records(walk, figures)
     inference = [o for o in ops if o.phase == "inference"]
     init = [o for o in ops if o.phase == "init"]
     unsupported: dict[str, int] = {}
@@ -145,4 +156,4 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
         warnings=tuple(_warnings(walk, ops, unsupported)), settings=settings, memory=summary,
-        notes=walk.assumed.notes)
+        notes=walk.assumed.notes, delegation=delegation)

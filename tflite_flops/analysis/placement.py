@@ -22,8 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..ops.placement import (CATEGORY_FED, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, decide, reason)
+from ..ops.placement import (CATEGORY_FED, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide,
+                             reason)
 from ..reader.model import Model, Subgraph
+from ..report import DelegatePlacement
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
 _GEMM_WEIGHT_READERS = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})
@@ -201,3 +203,35 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
             subsets[ready_at[t]][3].append(t)
     return tuple(Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(set(s[2]))), tuple(sorted(set(s[3]))))
                  for s in subsets if s[0])
+
+
+def place_model(model: Model, subgraphs: Sequence[int], delegate: str, entry: int,
+                entry_shapes: Mapping[int, tuple[int, ...]], config: DelegateConfig = DelegateConfig(),
+                ) -> dict[int, SubgraphPlacement]:
+    """:func:`place_subgraph` over ``subgraphs``; the entry subgraph's inputs carry ``entry_shapes``."""
+    return {i: place_subgraph(model, i, delegate, config, entry_shapes if i == entry else None) for i in subgraphs}
+
+
+def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tuple[int, int]], prefix: str,
+                      ) -> tuple[dict[str, dict[tuple[int, int], object]], DelegatePlacement]:
+    """The per-op fields ``<prefix>``, ``<prefix>_reason``, ``<prefix>_partition`` of the ops ``keys``, and the summary."""
+    taken: dict[tuple[int, int], object] = {}
+    why: dict[tuple[int, int], object] = {}
+    where: dict[tuple[int, int], object] = {}
+    by_reason: dict[str, int] = {}
+    for key in keys:
+        p = placed.get(key[0])
+        if p is None:
+            continue
+        r = p.reasons.get(key[1])
+        taken[key], why[key], where[key] = r is None, r, p.partition_of.get(key[1])
+        if r is not None:
+            category = category_of(r)
+            by_reason[category] = by_reason.get(category, 0) + 1
+    delegated = sum(1 for v in taken.values() if v)
+    summary = DelegatePlacement(
+        delegated_ops=delegated, kept_ops=len(taken) - delegated,
+        partitions=sum(len(p.partitions) for p in placed.values()),
+        kept_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
+        partitions_by_subgraph={str(i): len(p.partitions) for i, p in sorted(placed.items())})
+    return {prefix: taken, f"{prefix}_reason": why, f"{prefix}_partition": where}, summary

@@ -89,6 +89,9 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed type, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B"]
+    moved = placement_change_lines(c)
+    if moved:
+        out += ["", "Where the ops run: changes"] + ["  " + line for line in moved]
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a), _op_ref(p.b), (p.a or p.b).op_type if p.match != "changed"
@@ -99,6 +102,28 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
         out += ["  " + s for s in text_table(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
     return "\n".join(out) + "\n"
+
+
+def placement_change_lines(c: Comparison, limit: int = 12) -> list[str]:
+    """The ops a delegate takes on one side only, grouped by delegate, direction and op type with B's (or A's) reason."""
+    out = []
+    for key in dict.fromkeys(ch.delegate for ch in c.placement):
+        name = {"xnnpack": "XNNPACK", "gpu": "the GPU delegate"}.get(key, key)
+        for lost in (True, False):
+            changes = [ch for ch in c.placement if ch.delegate == key and ch.lost == lost]
+            if not changes:
+                continue
+            groups: dict[tuple[str, str], list[str]] = {}
+            for ch in changes:
+                side = ch.b if lost else ch.a
+                why = getattr(side, f"{key}_reason") or ""
+                groups.setdefault((side.op_type, why), []).append(_op_ref(ch.b if lost else ch.a))
+            verb = f"taken by {name} in A, kept off in B" if lost else f"kept off {name} in A, taken in B"
+            out.append(f"{len(changes)} op(s) {verb}:")
+            for (op_type, why), refs in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:limit]:
+                where = ", ".join(refs[:4]) + (" …" if len(refs) > 4 else "")
+                out.append(f"  {op_type} ×{len(refs)} ({where})" + (f": {why}" if why else ""))
+    return out
 
 
 def side_notes(c: Comparison) -> list[tuple[str, str]]:
@@ -140,6 +165,9 @@ def render_compare_csv(c: Comparison) -> str:
         key = f"{p.match} {_op_ref(p.a) or '-'} {_op_ref(p.b) or '-'} {(p.a or p.b).op_type}"
         for metric in ("macs", "flops"):
             row("op", key, metric, getattr(p.a, metric) if p.a else None, getattr(p.b, metric) if p.b else None)
+    for ch in c.placement:
+        row("placement", f"{_op_ref(ch.a)} {_op_ref(ch.b)} {ch.b.op_type}", ch.delegate, getattr(ch.a, ch.delegate),
+            getattr(ch.b, ch.delegate))
     return buf.getvalue()
 
 
@@ -157,6 +185,10 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
     counts = c.match_counts()
     out += ["", f"Ops matched by type and position: {counts['same']} same type, {counts['changed']} changed, "
                 f"{counts['only_a']} only in A, {counts['only_b']} only in B."]
+    moved = placement_change_lines(c)
+    if moved:
+        out += ["", "**Where the ops run: changes**", ""] + [
+            f"{'  ' if line.startswith('  ') else ''}- {md_text(line.strip())}" for line in moved]
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a) or "-", _op_ref(p.b) or "-",

@@ -7,7 +7,8 @@ Library::
     # ['macs 300.8 M > 200 M']
 
 CLI (wired into ``analyze``): ``--max-macs 200M``, ``--max-flops 1.2G``, ``--max-params 3.5M``,
-``--max-latency-ms 15``, ``--max-arena 2MiB`` and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
+``--max-latency-ms 15``, ``--max-arena 2MiB``, ``--max-partitions 1`` (XNNPACK's DELEGATE nodes),
+``--fail-on-fallback xnnpack|gpu`` (any executed op kept off that delegate) and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
 The command exits with code 3 and prints one ``budget exceeded: ...`` line per violated limit
 on stderr. A budget file holds the same keys, at the top level or in a ``[budget]`` table::
 
@@ -17,6 +18,8 @@ on stderr. A budget file holds the same keys, at the top level or in a ``[budget
     max_params = "3.6M"
     max_latency_ms = 25.0
     max_arena = "2MiB"
+    max_partitions = 1
+    fail_on_fallback = ["xnnpack"]
 
 Options given on the command line override the file. A latency limit on a report without a
 latency measurement is a violation (an unmeasured latency cannot be shown to be in budget).
@@ -42,7 +45,10 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_params": ("params", True),
     "max_latency_ms": ("latency_ms", False),
     "max_arena": ("arena_bytes", True),  # TFLite's activation arena (report.memory), in bytes
+    "max_partitions": ("partitions", True),  # XNNPACK's partitions (report.delegation), DELEGATE nodes
 }
+FALLBACK = "fail_on_fallback"  # delegates no executed op may be kept off (report.delegation)
+DELEGATE_KEYS = ("xnnpack", "gpu")
 
 
 def _limit_value(key: str, value: Any) -> int | float:
@@ -69,9 +75,39 @@ def _limit_value(key: str, value: Any) -> int | float:
     raise InputSpecError(f"budget {key}: expected a number, got {value!r}")
 
 
+def _delegates(value: Any) -> tuple[str, ...]:
+    """``fail_on_fallback``: a delegate name or a list of them."""
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise InputSpecError(f"budget {FALLBACK}: expected a delegate name or a list of them, got {value!r}")
+    unknown = [n for n in names if n not in DELEGATE_KEYS]
+    if unknown:
+        raise InputSpecError(f"budget {FALLBACK}: unknown delegate {unknown[0]!r} (known: {', '.join(DELEGATE_KEYS)})")
+    return tuple(dict.fromkeys(names))
+
+
+def _fallback(report: Report, delegate: str) -> str | None:
+    """One line naming the executed ops kept off ``delegate`` (None when every one is taken)."""
+    if delegate not in report.delegation:
+        return f"{delegate} placement not analysed"
+    kept: dict[str, list[str]] = {}
+    for o in report.ops:
+        why = getattr(o, f"{delegate}_reason")
+        if why is not None and o.phase != "not_executed":
+            kept.setdefault(f"{o.op_type} ({why})", []).append(f"{o.subgraph}:{o.index}")
+    if not kept:
+        return None
+    n = sum(len(v) for v in kept.values())
+    groups = sorted(kept.items(), key=lambda kv: -len(kv[1]))
+    shown = "; ".join(f"{what} at {', '.join(at[:3])}{' …' if len(at) > 3 else ''}" for what, at in groups[:4])
+    more = f"; {len(groups) - 4} more kinds" if len(groups) > 4 else ""
+    return f"fallback: {n} op(s) kept off {delegate}: {shown}{more}"
+
+
 def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
                  max_params: int | str | None = None, max_latency_ms: float | str | None = None,
-                 max_arena: int | str | None = None) -> list[str]:
+                 max_arena: int | str | None = None, max_partitions: int | str | None = None,
+                 fail_on_fallback: str | tuple[str, ...] | list[str] | None = None) -> list[str]:
     """The violated limits of ``report``, one message each (empty when within budget).
 
     Args:
@@ -80,6 +116,8 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         max_latency_ms: limit on the median latency; needs a latency measurement in the report.
         max_arena: limit on TFLite's activation arena (``report.memory.arena_bytes``): an int, or a
             string such as ``"2MiB"`` or ``"512K"``.
+        max_partitions: limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes).
+        fail_on_fallback: a delegate ("xnnpack", "gpu") or several: any executed op kept off one is a violation.
 
     Returns:
         Messages such as ``"macs 300.8 M > 200 M"``.
@@ -88,8 +126,12 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         InputSpecError: a limit that is not a non-negative number.
     """
     given = {"max_macs": max_macs, "max_flops": max_flops, "max_params": max_params,
-             "max_latency_ms": max_latency_ms, "max_arena": max_arena}
+             "max_latency_ms": max_latency_ms, "max_arena": max_arena, "max_partitions": max_partitions}
     out = []
+    for delegate in _delegates(fail_on_fallback) if fail_on_fallback is not None else ():
+        line = _fallback(report, delegate)
+        if line:
+            out.append(line)
     for key, raw in given.items():
         if raw is None:
             continue
@@ -110,6 +152,13 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
                 out.append(f"arena {human_bytes(memory.arena_bytes)} > {human_bytes(int(limit))} "
                            f"({memory.arena_bytes:,} > {int(limit):,} bytes)")
             continue
+        if what == "partitions":
+            placed = report.delegation.get("xnnpack")
+            if placed is None:
+                out.append(f"partitions not analysed (limit {int(limit)})")
+            elif placed.partitions > limit:
+                out.append(f"partitions {placed.partitions} > {int(limit)} (XNNPACK DELEGATE nodes)")
+            continue
         value = getattr(report.totals, what)
         if value > limit:
             out.append(f"{what} {human(value)} > {human(limit)}")
@@ -119,7 +168,7 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
 # ---- budget files ------------------------------------------------------------------------------
 
 
-def load_budget_file(path: str) -> dict[str, int | float]:
+def load_budget_file(path: str) -> dict[str, Any]:
     """Read the limits of a TOML budget file (keys at top level or under ``[budget]``).
 
     Raises:
@@ -143,11 +192,14 @@ def load_budget_file(path: str) -> dict[str, int | float]:
     except tomllib.TOMLDecodeError as exc:
         raise InputSpecError(f"--budget {path}: invalid TOML ({exc})") from None
     table = data.get("budget", data) if isinstance(data.get("budget"), Mapping) else data
-    limits: dict[str, int | float] = {}
+    limits: dict[str, Any] = {}
     for key, value in table.items():
+        if key == FALLBACK:
+            limits[FALLBACK] = _delegates(value)
+            continue
         name = key if key.startswith("max_") else f"max_{key}"
         if name not in LIMITS:
-            raise InputSpecError(f"--budget {path}: unknown key {key!r} (known: {', '.join(LIMITS)})")
+            raise InputSpecError(f"--budget {path}: unknown key {key!r} (known: {', '.join([*LIMITS, FALLBACK])})")
         limits[name] = _limit_value(name, value)
     return limits
 
@@ -185,18 +237,24 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (needs --latency)")
     g.add_argument("--max-arena", type=_bytes_arg, metavar="BYTES",
                    help="limit on TFLite's activation arena (e.g. 512K, 2MiB)")
+    g.add_argument("--max-partitions", type=_count_arg, metavar="N",
+                   help="limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes)")
+    g.add_argument("--fail-on-fallback", action="append", choices=DELEGATE_KEYS, metavar="DELEGATE",
+                   help="fail when any executed op is kept off this delegate: xnnpack or gpu (repeatable)")
     g.add_argument("--budget", metavar="FILE.toml", help="read limits from a TOML file (options above override it)")
 
 
-def budget_limits(args: argparse.Namespace) -> dict[str, int | float]:
+def budget_limits(args: argparse.Namespace) -> dict[str, Any]:
     """The limits in force: the ``--budget`` file, overridden by the ``--max-*`` options."""
-    limits: dict[str, int | float] = {}
+    limits: dict[str, Any] = {}
     if getattr(args, "budget", None):
         limits.update(load_budget_file(args.budget))
     for key in LIMITS:
         value = getattr(args, key, None)
         if value is not None:
             limits[key] = value
+    if getattr(args, FALLBACK, None):
+        limits[FALLBACK] = tuple(dict.fromkeys(getattr(args, FALLBACK)))
     return limits
 
 

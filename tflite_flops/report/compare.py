@@ -65,6 +65,20 @@ class OpPair:
 
 
 @dataclass(frozen=True)
+class PlacementChange:
+    """A matched op that one delegate takes on one side and keeps off on the other."""
+
+    delegate: str  # "xnnpack" | "gpu"
+    a: OpRecord
+    b: OpRecord
+
+    @property
+    def lost(self) -> bool:
+        """Taken in A, kept off in B (e.g. the ops a float model loses from XNNPACK when quantized)."""
+        return bool(getattr(self.a, self.delegate)) and not getattr(self.b, self.delegate)
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything ``compare`` shows."""
 
@@ -75,6 +89,7 @@ class Comparison:
     totals: tuple[MetricDelta, ...]
     by_type: tuple[TypeDelta, ...]
     ops: tuple[OpPair, ...]
+    placement: tuple[PlacementChange, ...] = ()
 
     def match_counts(self) -> dict[str, int]:
         """How many pairs of each kind."""
@@ -98,6 +113,9 @@ class Comparison:
                            for t in self.by_type},
             "matches": self.match_counts(),
             "ops": [{"match": p.match, "a": op(p.a), "b": op(p.b)} for p in self.ops],
+            "placement_changes": [{"delegate": c.delegate, "change": "lost" if c.lost else "gained",
+                                   "a": op(c.a), "b": op(c.b), "a_reason": getattr(c.a, f"{c.delegate}_reason"),
+                                   "b_reason": getattr(c.b, f"{c.delegate}_reason")} for c in self.placement],
         }
 
 
@@ -123,7 +141,7 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              MetricDelta("bytes_read", "Bytes read", ta.bytes_read, tb.bytes_read, "bytes"),
              MetricDelta("bytes_written", "Bytes written", ta.bytes_written, tb.bytes_written, "bytes"),
              MetricDelta("model_size", "Model file size", a.model.size_bytes, b.model.size_bytes, "bytes"),
-             *_memory_rows(a, b),
+             *_memory_rows(a, b), *_delegation_rows(a, b),
              MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
     if ta.opaque_ops or tb.opaque_ops:  # their work is unknown, not 0: the totals above leave it out
@@ -148,6 +166,33 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
             for key, label in (("arena_bytes", "Arena (TFLite)"), ("peak_live_bytes", "Peak live activations"),
                                ("persistent_arena_bytes", "Persistent arena"),
                                ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
+
+
+def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:
+    """Per delegate both reports placed: ops delegated, ops kept off, partitions."""
+    rows = []
+    for key in a.delegation:
+        da, db = a.delegation[key], b.delegation.get(key)
+        if db is None:
+            continue
+        name = {"xnnpack": "XNNPACK", "gpu": "GPU"}.get(key, key)
+        rows += [MetricDelta(f"delegation.{key}.{field}", f"{name} {label}", getattr(da, field), getattr(db, field))
+                 for field, label in (("delegated_ops", "ops delegated"), ("kept_ops", "ops kept off"),
+                                      ("partitions", "partitions"))]
+    return rows
+
+
+def placement_changes(pairs: Sequence[OpPair], delegates: Sequence[str]) -> list[PlacementChange]:
+    """The matched ops whose placement differs between A and B, per delegate."""
+    out = []
+    for key in delegates:
+        for p in pairs:
+            if p.a is None or p.b is None:
+                continue
+            ta, tb = getattr(p.a, key), getattr(p.b, key)
+            if ta is not None and tb is not None and ta != tb:
+                out.append(PlacementChange(key, p.a, p.b))
+    return out
 
 
 def _by_type(a: Report, b: Report) -> list[TypeDelta]:
@@ -181,5 +226,7 @@ def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: s
     la, lb = label_a or _label(a, "A"), label_b or _label(b, "B")
     if la == lb:
         la, lb = f"A: {la}", f"B: {lb}"
-    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)),
-                      tuple(match_ops(_inference(a), _inference(b))))
+    pairs = tuple(match_ops(_inference(a), _inference(b)))
+    delegates = [k for k in a.delegation if k in b.delegation]
+    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs,
+                      tuple(placement_changes(pairs, delegates)))

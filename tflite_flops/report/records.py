@@ -54,6 +54,14 @@ class OpRecord:
     weight_density: float | None = None  # non-zero fraction of the op's weights, when measured
     latency_ms: float | None = None
     live_bytes: int | None = None  # activation bytes alive in the op's subgraph arena while it runs
+    # where it runs (docs/placement.md): taken by the delegate, why not (None when taken), which of
+    # its subgraph's partitions (DELEGATE nodes, in run order) holds it
+    xnnpack: bool | None = None
+    xnnpack_reason: str | None = None
+    xnnpack_partition: int | None = None
+    gpu: bool | None = None
+    gpu_reason: str | None = None
+    gpu_partition: int | None = None
 
     @property
     def bytes_moved(self) -> int:
@@ -396,6 +404,37 @@ class Roofline:
 
 
 @dataclass(frozen=True)
+class DelegatePlacement:
+    """One delegate's placement of the report's ops: what it takes, what it keeps off, how the graph is cut.
+
+    ``partitions`` counts the DELEGATE nodes the runtime creates over the report's subgraphs;
+    ``kept_by_reason`` counts the kept ops per reason category ("op type", "dtype", ...).
+    ``source`` is ``"predicted"`` (the delegate's rules, docs/placement.md) or ``"device"``
+    (imported from benchmark_model's runtime details).
+    """
+
+    delegated_ops: int
+    kept_ops: int
+    partitions: int
+    kept_by_reason: Mapping[str, int] = field(default_factory=dict)
+    partitions_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> partitions
+    source: str = "predicted"
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "DelegatePlacement":
+        """Rebuild from :meth:`to_dict` output."""
+        known, extra = _split_known(cls, d)
+        return cls(**known, extra=extra)
+
+
+@dataclass(frozen=True)
 class SignatureReport:
     """One signature of a multi-signature model: its totals, and token figures for prefill/decode.
 
@@ -443,6 +482,8 @@ class Report:
     signatures: Mapping[str, SignatureReport] = field(default_factory=dict)  # analyze(all_signatures=True)
     # informational lines, not problems (a dynamic batch analysed per sample); JSON key "notes", only when any
     notes: tuple[str, ...] = ()
+    # where the ops run, per delegate ("xnnpack", "gpu"): JSON key "delegation"
+    delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -450,7 +491,7 @@ class Report:
         """A JSON-ready dict (the documented contract; counts are ints)."""
         d = asdict(self)
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
-                 "by_op_type", "ops", "unsupported", "warnings", "notes", "settings", "latency", "throughput",
+                 "delegation", "by_op_type", "ops", "unsupported", "warnings", "notes", "settings", "latency", "throughput",
                  "roofline", "signatures"]
         if not self.notes:
             order.remove("notes")  # written only when there is one: the reports without notes are unchanged
@@ -458,6 +499,7 @@ class Report:
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
             d[key] = None if value is None else value.to_dict()
+        d["delegation"] = {k: v.to_dict() for k, v in self.delegation.items()}
         for key, sig in self.signatures.items():
             d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
         return {k: _jsonable(d[k]) for k in order}
@@ -500,6 +542,7 @@ class Report:
             settings=dict(d.get("settings") or {}), latency=_record(LatencyStats, d.get("latency")),
             throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
             memory=_memory(d.get("memory")),
+            delegation={k: DelegatePlacement.from_dict(v) for k, v in (d.get("delegation") or {}).items()},
             schema_version=version,
             signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 

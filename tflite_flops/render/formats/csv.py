@@ -14,7 +14,9 @@ from . import register_format
 
 COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
            "bytes_read", "bytes_written", "params", "live_bytes", "inputs", "outputs", "shapes_resolved", "latency_ms",
-           "formula", "note"]
+           "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason", "gpu_partition", "formula", "note"]
+_OPTIONAL = ("latency_ms", "live_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason",
+             "gpu_partition")  # empty cells when not known
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -39,7 +41,6 @@ def render_csv(report: Report) -> str:
     for op in report.ops:
         row = {**{c: getattr(op, c, "") for c in COLUMNS},
                "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
-               "latency_ms": "" if op.latency_ms is None else op.latency_ms,
-               "live_bytes": "" if op.live_bytes is None else op.live_bytes}
+               **{c: "" if getattr(op, c) is None else getattr(op, c) for c in _OPTIONAL}}
         writer.writerow([safe_cell(row[c]) for c in COLUMNS])
     return buf.getvalue()

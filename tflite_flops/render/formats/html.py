@@ -29,6 +29,7 @@ from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throug
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
+from ..placement import delegate_name, kept_groups, placement_summary
 from ..opaque import not_counted_line, opaque_line
 from ..signatures import signatures_html
 from . import register_format
@@ -253,6 +254,51 @@ def _memory(report: Report) -> str:
         title = f"Live activation bytes, subgraph {sub.subgraph}" + (f" ({sub.name})" if sub.name else "")
         parts.append(f'<h3>{esc(title)}: arena {esc(human_bytes(sub.arena_bytes))}</h3>'
                      + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+_PARTITION_SHADES = ("#2da44e", "#1a7f37")  # delegated ops, alternating per partition so the boundaries show
+_KEPT = "#cf222e"
+
+
+def _placement(report: Report) -> str:
+    """Per delegate: the summary, the op sequence of each subgraph coloured by placement (partition
+    boundaries as alternating shades and a gap), and the kept ops grouped by reason."""
+    if not report.delegation:
+        return ""
+    parts = ['<section id="placement"><h2>Where it runs</h2>']
+    for key, d in report.delegation.items():
+        source = "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
+        parts.append(f'<h3>{esc(delegate_name(key))} <span class="muted">({esc(source)})</span></h3>'
+                     f'<p>{esc(placement_summary(report, key))}</p>')
+        by_sg: dict[int, list[OpRecord]] = {}
+        for o in report.ops:
+            if getattr(o, key) is not None:
+                by_sg.setdefault(o.subgraph, []).append(o)
+        for sg, ops in sorted(by_sg.items())[:6]:
+            cells, last = [], None
+            for o in sorted(ops, key=lambda o: o.index):
+                part = getattr(o, f"{key}_partition")
+                why = getattr(o, f"{key}_reason")
+                colour = _KEPT if why is not None else _PARTITION_SHADES[(part or 0) % 2]
+                edge = " edge" if part != last else ""
+                last = part
+                label = f"#{o.index} {o.op_type}: " + (f"kept ({why})" if why else f"partition {part}")
+                cells.append(f'<span class="op{edge}" style="background:{colour}" title="{esc(label)}"></span>')
+            parts.append(f'<div class="muted">subgraph {sg}</div><div class="strip" data-delegate="{esc(key)}">'
+                         f'{"".join(cells)}</div>')
+        rows = []
+        for category, items in kept_groups(report, key):
+            for op_type, detail, ops in items:
+                at = ", ".join(f"{o.subgraph}:{o.index}" for o in ops[:8]) + (" …" if len(ops) > 8 else "")
+                rows.append(f"<tr><td>{esc(category)}</td><td>{esc(op_type)}</td><td class=\"n\">{len(ops)}</td>"
+                            f'<td class="mono">{esc(at)}</td><td>{esc(detail)}</td></tr>')
+        if rows:
+            parts.append('<table><thead><tr><th>kept because</th><th>type</th><th class="n">ops</th><th>ops</th>'
+                         f'<th>detail</th></tr></thead><tbody>{"".join(rows[:60])}</tbody></table>')
+    parts.append(_legend([("delegated (a shade per partition)", _PARTITION_SHADES[0], ""),
+                          ("kept off the delegate", _KEPT, "")]))
     parts.append("</section>")
     return "".join(parts)
 
@@ -566,7 +612,7 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), signatures_html(report),
-                                 _charts(report, colors), _memory(report), _latency(report, colors), sweep_section(sweep),
+                                 _charts(report, colors), _placement(report), _memory(report), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
     if sweep is not None:

@@ -15,6 +15,7 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
+from ..placement import delegate_name, kept_groups
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
@@ -85,6 +86,16 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += ["", "**Memory at run time**", ""] + md_table(
             ["", "value", "exact"], [list(r) for r in memory_rows(report.memory)], [False, True, False])
         out += ["", f"_{md_text(memory_caveat(report.memory))}_"]
+
+    if report.delegation:
+        rows = []
+        for key, d in report.delegation.items():
+            kept = "; ".join(f"{cat}: " + ", ".join(f"{t} ×{len(ops)}" for t, _, ops in items[:4])
+                             for cat, items in kept_groups(report, key)[:3])
+            rows.append([delegate_name(key) + (" (device)" if d.source == "device" else ""), str(d.delegated_ops),
+                         str(d.kept_ops), str(d.partitions), md_text(kept or "-")])
+        out += ["", "**Where it runs**", ""] + md_table(["delegate", "delegated", "kept", "partitions", "kept, by reason"],
+                                                         rows, [False, True, True, True, False])
 
     if report.by_op_type:
         total = t.flops or 1

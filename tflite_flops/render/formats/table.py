@@ -9,6 +9,7 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
+from ..placement import placement_lines
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip, text_table
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
@@ -74,6 +75,10 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["  " + line for line in text_table(["", "value", "exact"], memory_rows(report.memory),
                                                [False, True, False])]
         out.append(f"  ({memory_caveat(report.memory)})")
+
+    where = placement_lines(report)
+    if where:
+        out += ["", "Where it runs"] + ["  " + line for line in where]
 
     if report.by_op_type:
         out += ["", "By op type (per inference)"]

@@ -1,0 +1,58 @@
+"""Where the ops run, as lines every text renderer shows the same way: per delegate, the partitions and
+the kept ops grouped by reason."""
+
+from __future__ import annotations
+
+from ..report import OpRecord, Report
+
+DELEGATE_NAMES = {"xnnpack": "XNNPACK", "gpu": "GPU delegate"}
+_MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
+
+
+def delegate_name(key: str) -> str:
+    """The display name of a delegate key."""
+    return DELEGATE_NAMES.get(key, key)
+
+
+def placement_summary(report: Report, key: str) -> str:
+    """One line: delegated ops, partitions, kept ops."""
+    d = report.delegation[key]
+    total = d.delegated_ops + d.kept_ops
+    where = "builtin kernels" if key == "xnnpack" else "the CPU"
+    parts = f"{d.partitions} partition{'s' if d.partitions != 1 else ''}"
+    return f"{d.delegated_ops} of {total} ops delegated · {parts} · {d.kept_ops} kept on {where}"
+
+
+def kept_groups(report: Report, key: str) -> list[tuple[str, list[tuple[str, str, list[OpRecord]]]]]:
+    """The kept ops per reason category (most ops first), each as (op type, detail, ops) groups."""
+    groups: dict[str, dict[tuple[str, str], list[OpRecord]]] = {}
+    for o in report.ops:
+        why = getattr(o, f"{key}_reason")
+        if why is None:
+            continue
+        category, _, detail = why.partition(": ")
+        groups.setdefault(category, {}).setdefault((o.op_type, detail), []).append(o)
+    ordered = sorted(groups.items(), key=lambda kv: (-sum(len(v) for v in kv[1].values()), kv[0]))
+    return [(cat, [(t, d, ops) for (t, d), ops in sorted(g.items(), key=lambda kv: (-len(kv[1]), kv[0]))])
+            for cat, g in ordered]
+
+
+def placement_lines(report: Report) -> list[str]:
+    """The "Where it runs" section's lines (empty when the report has no placement)."""
+    out: list[str] = []
+    for key in report.delegation:
+        d = report.delegation[key]
+        source = "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
+        out.append(f"{delegate_name(key)} ({source}): {placement_summary(report, key)}")
+        if len(d.partitions_by_subgraph) > 1:
+            per = ", ".join(f"subgraph {s}: {n}" for s, n in d.partitions_by_subgraph.items())
+            out.append(f"  partitions per subgraph: {per}")
+        for category, items in kept_groups(report, key):
+            n = sum(len(ops) for _, _, ops in items)
+            out.append(f"  kept, {category} ({n} op{'s' if n != 1 else ''}):")
+            for op_type, detail, ops in items[:_MAX_GROUPS]:
+                at = ", ".join(f"{o.subgraph}:{o.index}" for o in ops[:4]) + (" …" if len(ops) > 4 else "")
+                out.append(f"    {op_type} ×{len(ops)} ({at}): {detail}")
+            if len(items) > _MAX_GROUPS:
+                out.append(f"    … {len(items) - _MAX_GROUPS} more kinds")
+    return out
