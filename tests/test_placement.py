@@ -149,3 +149,50 @@ def test_compare_shows_the_ops_a_quantized_twin_loses(samples_dir, int8_report):
     rows = {m.key: (m.a, m.b) for m in c.totals}
     assert rows["delegation.xnnpack.partitions"] == (1, 2)
     assert c.to_dict()["placement_changes"][0]["change"] == "lost"
+
+
+def _rescanning_partition(g: _Subgraph, delegated: set[int]) -> list[tuple[int, ...]]:
+    """graph_info.cc's loop as written: open an epoch, rescan every op in order until none joins
+    (an op joins when its inputs are computed and its kind is the epoch's, which the first ready op sets)."""
+    ready_at: dict[int, int] = {}
+    produced = {t for op in g.operators for t in op.outputs}
+    placed: dict[int, int] = {}
+    subsets: list[tuple[bool | None, list[int]]] = []
+    while True:
+        kind: list = [None]
+        members: list[int] = []
+        epoch = len(subsets)
+        progress = True
+        while progress:
+            progress = False
+            for op in g.operators:
+                if op.index in placed or any(t in produced and t not in ready_at for t in op.inputs):
+                    continue
+                if kind[0] is None:
+                    kind[0] = op.index in delegated
+                if kind[0] != (op.index in delegated):
+                    continue
+                placed[op.index] = epoch
+                members.append(op.index)
+                ready_at.update((t, epoch) for t in op.outputs)
+                progress = True
+        if not members:
+            break
+        subsets.append((kind[0], members))
+    return [tuple(sorted(m)) for k, m in subsets if k]
+
+
+def test_partition_is_the_rescanning_algorithm_on_random_graphs():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(1, 14)
+        ops = []
+        for i in range(n):  # op i reads graph input t0 and/or earlier ops' outputs t(1+j), writes t(1+i)
+            reads = {0} if rng.random() < 0.3 else set()
+            reads |= {1 + j for j in range(i) if rng.random() < 0.35}
+            ops.append(("D", tuple(sorted(reads or {0})), (1 + i,)))
+        g = _graph(*ops, outputs=(n,))
+        delegated = {i for i in range(n) if rng.random() < 0.6}
+        assert [p.ops for p in partition(g, sorted(delegated))] == _rescanning_partition(g, delegated), (ops, delegated)

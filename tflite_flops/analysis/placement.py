@@ -19,6 +19,7 @@ applied), except the entry subgraph's inputs, which carry the analysed shapes (a
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -65,6 +66,15 @@ def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[i
     return views
 
 
+def _unpacked_at_init(kind: str, src: DelegateTensor, dst: DelegateTensor) -> bool:
+    """``PrepareOpsToDelegate``'s test for a DEQUANTIZE of fp16/int8 weights (static, or themselves
+    unpacked) or a DENSIFY of static sparse weights: XNNPACK unpacks them at init."""
+    if kind == "DEQUANTIZE":
+        return (not src.sparse and (src.static or src.quasi_static) and dst.dtype == "FLOAT32"
+                and (src.dtype == "FLOAT16" or (src.dtype == "INT8" and src.quantization is not None)))
+    return src.static and src.sparse and src.dtype in ("FLOAT16", "INT8", "FLOAT32") and dst.dtype == src.dtype
+
+
 def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: DelegateConfig = DelegateConfig(),
                    input_shapes: Mapping[int, tuple[int, ...]] | None = None) -> SubgraphPlacement:
     """What ``delegate`` takes of subgraph ``index`` and the partitions it forms.
@@ -80,47 +90,35 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
         The reason per op (None when taken), and the partitions.
     """
     sg = model.subgraphs[index]
-    views = _tensor_views(model, sg, input_shapes or {})
-    consumers: dict[int, list[int]] = {}
-    for op in sg.operators:
-        for t in op.inputs:
-            if t >= 0:
-                consumers.setdefault(t, []).append(op.index)
+    views: list[DelegateTensor | None] = _tensor_views(model, sg, input_shapes or {})  # type: ignore[assignment]
+    views.append(None)  # index -1: an omitted optional tensor
     unpack: dict[int, int] = {}  # tensor unpacked at init -> the DEQUANTIZE/DENSIFY producing it
     unpack_nodes: dict[int, str | None] = {}  # op -> None, or why it is not claimed after all
-    fp16_weights: set[int] = set()  # outputs of fp16 DEQUANTIZEs feeding only weights (seen as FLOAT16)
     reasons: dict[int, str | None] = {}
-
-    def view(t: int) -> DelegateTensor | None:
-        if t < 0:
-            return None
-        v = views[t]
-        if t in unpack:
-            v = v._replace(quasi_static=True, fp16_weights=t in fp16_weights)
-        return v
+    consumers: dict[int, list[int]] | None = None  # built when an fp16 DEQUANTIZE asks
 
     for op in sg.operators:
         kind = op.op_type
         if kind in ("DEQUANTIZE", "DENSIFY") and len(op.inputs) == 1 and len(op.outputs) == 1 and delegate == XNNPACK:
             src, dst = views[op.inputs[0]], views[op.outputs[0]]
-            if kind == "DEQUANTIZE":
-                fits = (not src.sparse and (src.static or src.index in unpack) and dst.dtype == "FLOAT32"
-                        and (src.dtype == "FLOAT16" or (src.dtype == "INT8" and src.quantization is not None)))
-            else:
-                fits = src.static and src.sparse and src.dtype in ("FLOAT16", "INT8", "FLOAT32") and dst.dtype == src.dtype
-            if fits:
-                if kind == "DEQUANTIZE" and src.dtype == "FLOAT16" and all(
-                        sg.operators[c].op_type in _GEMM_WEIGHT_READERS and sg.operators[c].inputs[0] != dst.index
-                        for c in consumers.get(dst.index, ())):
-                    fp16_weights.add(dst.index)
+            if src is not None and dst is not None and _unpacked_at_init(kind, src, dst):
+                fp16_weights = False
+                if kind == "DEQUANTIZE" and src.dtype == "FLOAT16":
+                    if consumers is None:
+                        consumers = {}
+                        for other in sg.operators:
+                            for t in set(other.inputs):
+                                consumers.setdefault(t, []).append(other.index)
+                    fp16_weights = all(sg.operators[c].op_type in _GEMM_WEIGHT_READERS
+                                       and sg.operators[c].inputs[0] != dst.index for c in consumers.get(dst.index, ()))
+                views[dst.index] = dst._replace(quasi_static=True, fp16_weights=fp16_weights)
                 unpack[dst.index] = op.index
                 unpack_nodes[op.index] = None
                 continue
-        dop = DelegateOp(kind, op.version, op.options, tuple(view(t) for t in op.inputs),
-                         tuple(view(t) if t >= 0 else views[0] for t in op.outputs), config)
-        found = decide(delegate, dop)
+        found = decide(delegate, DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
+                                            tuple(views[t] for t in op.outputs), config))  # type: ignore[misc]
         reasons[op.index] = found
-        if found is not None:
+        if found is not None and unpack:
             for t in op.inputs:
                 producer = unpack.get(t)
                 if producer is not None and unpack_nodes.get(producer) is None:
@@ -136,72 +134,75 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
 def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
     """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order.
 
-    Epoch after epoch, every op whose inputs are ready joins the epoch if it is of the epoch's kind
-    (the first ready op sets the kind), scanning the ops in order until nothing more joins. Ops with
-    side effects (control flow, resource tensors) keep their order through control edges.
+    Epoch after epoch, the first ready op (lowest index) sets the epoch's kind (delegated or not),
+    and every op of that kind whose inputs become ready joins it, until none can: TFLite finds
+    this fixed point by rescanning the ops in order; here a ready count per op reaches it in one
+    pass over the edges. Ops with side effects (control flow, resource tensors) keep their order
+    through control edges.
     """
     ops = sg.operators
     n = len(ops)
     kind = [False] * n
     for i in delegated:
         kind[i] = True
-    ready_at: dict[int, int] = {}  # tensor -> epoch that produced it; absent: ready from the start
-    produced = {t for op in ops for t in op.outputs if t >= 0}
+    producer = {t: op.index for op in ops for t in op.outputs if t >= 0}
+    consumers: dict[int, list[int]] = {}
+    waiting = [0] * n  # inputs not yet computed (distinct tensors) + control edges not yet released
+    for op in ops:
+        for t in set(op.inputs):
+            if t >= 0 and t in producer:
+                consumers.setdefault(t, []).append(op.index)
+                waiting[op.index] += 1
     resource = {t.index for t in sg.tensors if t.dtype in ("RESOURCE", "VARIANT")}
     successor: dict[int, int] = {}
-    incoming = [0] * n
     last = -1
     for op in ops:
-        if op.op_type in _SIDE_EFFECT_OPS or any(t in resource for t in (*op.inputs, *op.outputs)):
+        if op.op_type in _SIDE_EFFECT_OPS or (resource and not resource.isdisjoint((*op.inputs, *op.outputs))):
             if last >= 0:
                 successor[last] = op.index
-                incoming[op.index] += 1
+                waiting[op.index] += 1
             last = op.index
-    epoch_of = [-1] * n
-    subsets: list[tuple[bool | None, list[int], list[int], list[int]]] = []  # (kind, ops, inputs, outputs)
-    pending = list(range(n))
-    while pending:
-        current: list = [None, [], [], []]
-        subsets.append(current)  # type: ignore[arg-type]
-        epoch = len(subsets) - 1
-        progress = True
-        while progress:
-            progress = False
-            rest = []
-            for i in pending:
-                op = ops[i]
-                if incoming[i] or any(t >= 0 and t in produced and t not in ready_at for t in op.inputs):
-                    rest.append(i)
+    ready = [i for i in range(n) if not waiting[i]]
+    heapq.heapify(ready)
+    epoch_of_tensor: dict[int, int] = {}
+    subsets: list[tuple[bool, list[int], set[int], set[int]]] = []  # (kind, ops, inputs, outputs)
+    while ready:
+        epoch = len(subsets)
+        current = (kind[ready[0]], [], set(), set())
+        subsets.append(current)
+        later = []
+        queue = []
+        while ready:  # split the ready ops: this epoch's kind now, the other kind later
+            i = heapq.heappop(ready)
+            (queue if kind[i] == current[0] else later).append(i)
+        while queue:
+            i = queue.pop()
+            op = ops[i]
+            current[1].append(i)
+            for t in op.inputs:
+                if t < 0:
                     continue
-                if current[0] is None:
-                    current[0] = kind[i]
-                if current[0] != kind[i]:
-                    rest.append(i)
-                    continue
-                epoch_of[i] = epoch
-                current[1].append(i)
-                for t in op.outputs:
-                    if t >= 0:
-                        ready_at[t] = epoch
-                for t in op.inputs:
-                    if t < 0:
-                        continue
-                    source = ready_at.get(t, -2) if t in produced else -2
-                    if source != epoch:
-                        current[2].append(t)
-                        if source >= 0:
-                            subsets[source][3].append(t)
-                if i in successor:
-                    incoming[successor[i]] -= 1
-                progress = True
-            pending = rest
-        if not current[1]:
-            subsets.pop()
-            break
+                source = epoch_of_tensor.get(t, -2)
+                if source != epoch:
+                    current[2].add(t)
+                    if source >= 0:
+                        subsets[source][3].add(t)
+            released = [c for t in op.outputs if t >= 0 for c in consumers.get(t, ())]
+            for t in op.outputs:
+                if t >= 0:
+                    epoch_of_tensor[t] = epoch
+            if i in successor:
+                released.append(successor[i])
+            for c in released:
+                waiting[c] -= 1
+                if not waiting[c]:
+                    (queue if kind[c] == current[0] else later).append(c)
+        ready = later
+        heapq.heapify(ready)
     for t in sg.outputs:
-        if t in ready_at:
-            subsets[ready_at[t]][3].append(t)
-    return tuple(Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(set(s[2]))), tuple(sorted(set(s[3]))))
+        if t in epoch_of_tensor:
+            subsets[epoch_of_tensor[t]][3].add(t)
+    return tuple(Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(s[2])), tuple(sorted(s[3])))
                  for s in subsets if s[0])
 
 

@@ -290,7 +290,7 @@ def rank_in(t: DelegateTensor, where: str, lo: int, hi: int | None = None) -> st
     if not lo <= t.rank <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"
         return reason(CATEGORY_SHAPE, f"{where} has rank {t.rank} (XNNPACK wants {want})")
-    if any(d <= 0 for d in t.shape):
+    if t.shape and min(t.shape) <= 0:
         return reason(CATEGORY_SHAPE, f"{where} has an empty or unknown dimension {list(t.shape)}")
     return None
 
