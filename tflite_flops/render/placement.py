@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..report import OpRecord, Report
 
-DELEGATE_NAMES = {"xnnpack": "XNNPACK", "gpu": "GPU delegate"}
+DELEGATE_NAMES = {"xnnpack": "XNNPACK", "gpu": "GPU delegate", "device": "On the device"}
 _MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
 
 
@@ -14,11 +14,30 @@ def delegate_name(key: str) -> str:
     return DELEGATE_NAMES.get(key, key)
 
 
+def taken(o: OpRecord, key: str) -> bool | None:
+    """Whether delegation ``key`` ("xnnpack", "gpu", "device") has the op on a delegate (None: not known)."""
+    if key == "device":
+        return None if o.device_placement is None else o.device_placement != "builtin"
+    return getattr(o, key)
+
+
+def why_kept(o: OpRecord, key: str) -> str | None:
+    """The reason the op is kept off (None when taken or not known); the device gives no reasons."""
+    if key == "device":
+        return "ran on builtin kernels: the device's delegate did not take it" if o.device_placement == "builtin" else None
+    return getattr(o, f"{key}_reason")
+
+
+def partition_of(o: OpRecord, key: str) -> int | None:
+    """The op's partition under ``key``."""
+    return getattr(o, f"{key}_partition")
+
+
 def placement_summary(report: Report, key: str) -> str:
     """One line: delegated ops, partitions, kept ops."""
     d = report.delegation[key]
     total = d.delegated_ops + d.kept_ops
-    where = "builtin kernels" if key == "xnnpack" else "the CPU"
+    where = "the CPU" if key == "gpu" else "builtin kernels"
     parts = f"{d.partitions} partition{'s' if d.partitions != 1 else ''}"
     return f"{d.delegated_ops} of {total} ops delegated · {parts} · {d.kept_ops} kept on {where}"
 
@@ -27,7 +46,7 @@ def kept_groups(report: Report, key: str) -> list[tuple[str, list[tuple[str, str
     """The kept ops per reason category (most ops first), each as (op type, detail, ops) groups."""
     groups: dict[str, dict[tuple[str, str], list[OpRecord]]] = {}
     for o in report.ops:
-        why = getattr(o, f"{key}_reason")
+        why = why_kept(o, key)
         if why is None:
             continue
         category, _, detail = why.partition(": ")
@@ -43,7 +62,14 @@ def placement_lines(report: Report) -> list[str]:
     for key in report.delegation:
         d = report.delegation[key]
         source = "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
-        out.append(f"{delegate_name(key)} ({source}): {placement_summary(report, key)}")
+        names = d.extra.get("delegates") if key == "device" else None
+        by = f" by {', '.join(names)}" if names else ""
+        out.append(f"{delegate_name(key)} ({source}{by}): {placement_summary(report, key)}")
+        differ = d.extra.get("differs_from_xnnpack_prediction")
+        if differ is not None:
+            out.append(f"  against the XNNPACK prediction: {'the same placement' if not differ else ''}"
+                       + (f"{len(differ)} op(s) differ: {', '.join(differ[:6])}{' …' if len(differ) > 6 else ''}"
+                          if differ else ""))
         if len(d.partitions_by_subgraph) > 1:
             per = ", ".join(f"subgraph {s}: {n}" for s, n in d.partitions_by_subgraph.items())
             out.append(f"  partitions per subgraph: {per}")

@@ -227,6 +227,6 @@ def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: s
     if la == lb:
         la, lb = f"A: {la}", f"B: {lb}"
     pairs = tuple(match_ops(_inference(a), _inference(b)))
-    delegates = [k for k in a.delegation if k in b.delegation]
+    delegates = [k for k in a.delegation if k in b.delegation and k in ("xnnpack", "gpu")]  # predicted per op
     return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs,
                       tuple(placement_changes(pairs, delegates)))

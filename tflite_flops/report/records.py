@@ -62,6 +62,10 @@ class OpRecord:
     gpu: bool | None = None
     gpu_reason: str | None = None
     gpu_partition: int | None = None
+    # where it ran on a device (benchmark_model's runtime details, import-profile --runtime-info):
+    # the delegate's name or "builtin"; which of its subgraph's DELEGATE nodes
+    device_placement: str | None = None
+    device_partition: int | None = None
 
     @property
     def bytes_moved(self) -> int:

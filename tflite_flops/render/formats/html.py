@@ -29,7 +29,7 @@ from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throug
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
-from ..placement import delegate_name, kept_groups, placement_summary
+from ..placement import delegate_name, kept_groups, partition_of, placement_summary, taken, why_kept
 from ..opaque import not_counted_line, opaque_line
 from ..signatures import signatures_html
 from . import register_format
@@ -274,13 +274,13 @@ def _placement(report: Report) -> str:
                      f'<p>{esc(placement_summary(report, key))}</p>')
         by_sg: dict[int, list[OpRecord]] = {}
         for o in report.ops:
-            if getattr(o, key) is not None:
+            if taken(o, key) is not None:
                 by_sg.setdefault(o.subgraph, []).append(o)
         for sg, ops in sorted(by_sg.items())[:6]:
             cells, last = [], None
             for o in sorted(ops, key=lambda o: o.index):
-                part = getattr(o, f"{key}_partition")
-                why = getattr(o, f"{key}_reason")
+                part = partition_of(o, key)
+                why = why_kept(o, key)
                 colour = _KEPT if why is not None else _PARTITION_SHADES[(part or 0) % 2]
                 edge = " edge" if part != last else ""
                 last = part

@@ -106,8 +106,13 @@ def render_table(report: Report, top: int = 10) -> str:
     if lat.skipped:
         out += ["", f"Latency skipped: {lat.skipped}"]
     if lat.median_ms is not None:
-        out += ["", f"Latency ({lat.runtime} {lat.runtime_version or ''}, {lat.threads} thread(s), "
-                    f"XNNPACK {'on' if lat.xnnpack else 'off'}, {lat.runs} runs)"]
+        setup = [f"{lat.runtime} {lat.runtime_version or ''}".strip()]
+        if lat.threads is not None:
+            setup.append(f"{lat.threads} thread(s)")
+        if lat.xnnpack is not None:
+            setup.append(f"XNNPACK {'on' if lat.xnnpack else 'off'}")
+        setup.append(f"{lat.runs} runs")
+        out += ["", f"Latency ({', '.join(setup)})"]
         out.append("  " + "  ".join(f"{k.replace('_ms', '')} {getattr(lat, k):.3f} ms" for k in
                                      ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms")
                                      if getattr(lat, k) is not None))
