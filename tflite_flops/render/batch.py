@@ -42,15 +42,23 @@ def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
         ok = r["status"] != "error"
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
-                     human(r["params"]) if ok else "-", _arena(r), md_text(r["error"])[:120]])
-    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "arena", "error"], body,
-                              [False, False, True, True, True, True, False])) + "\n"
+                     human(r["params"]) if ok else "-", _arena(r), _partitions(r), md_text(r["error"])[:120]])
+    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "error"], body,
+                              [False, False, True, True, True, True, True, False])) + "\n"
 
 
 def _arena(row: Mapping[str, Any]) -> str:
     """TFLite's activation arena of a row, or '-' (an error row, or a report without memory figures)."""
     value = row.get("arena_bytes")
     return human_bytes(value) if isinstance(value, int) and row["status"] != "error" else "-"
+
+
+def _partitions(row: Mapping[str, Any]) -> str:
+    """XNNPACK's partitions and kept ops of a row ("1 part" or "2 parts, 3 kept"), or '-'."""
+    parts, kept = row.get("xnnpack_partitions"), row.get("xnnpack_kept_ops")
+    if not isinstance(parts, int) or row["status"] == "error":
+        return "-"
+    return f"{parts} part{'s' if parts != 1 else ''}" + (f", {kept} kept" if isinstance(kept, int) and kept else "")
 
 
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
@@ -61,9 +69,9 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         lat = r.get("latency_median_ms")
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
-                     f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
-    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "median ms", "error"]
-    right = [False, False, True, True, True, True, True, False]
+                     _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
+    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms", "error"]
+    right = [False, False, True, True, True, True, True, True, False]
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 
