@@ -559,8 +559,12 @@ def _xnn_param_vector(t: DelegateTensor | None, where: str, dtypes: tuple[str, .
 
 
 def _same_quantization(a: DelegateTensor, b: DelegateTensor, what: str) -> str | None:
-    qa, qb = a.quantization, b.quantization
-    if (qa.scale, qa.zero_point) if qa else None != ((qb.scale, qb.zero_point) if qb else None):
+    """The tensors' ``params.scale`` and ``params.zero_point`` are equal (0 and 0 without quantization)."""
+    def params(t: DelegateTensor) -> tuple[float, int]:
+        q = t.quantization
+        return (q.scale or 0.0, q.zero_point or 0) if q is not None else (0.0, 0)
+
+    if params(a) != params(b):
         return reason(CATEGORY_QUANT, f"{what} have different scales or zero points")
     return None
 

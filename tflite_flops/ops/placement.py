@@ -220,7 +220,8 @@ def q8_only(op: DelegateOp, t: DelegateTensor, where: str) -> str | None:
 def _channelwise(t: DelegateTensor, where: str, channel_dim: int) -> str | None:
     """``xnn_validate_channelwise_quantized_tensor`` / ``xnn_validate_quantized_tensor`` on a weight."""
     q = t.quantization
-    assert q is not None
+    if q is None:
+        return reason(CATEGORY_QUANT, f"{where} is {t.dtype} without quantization")
     if q.num_scales > 1:
         if q.axis != channel_dim:
             return reason(CATEGORY_QUANT, f"{where} is quantized on dimension {q.axis}, not {channel_dim}")
