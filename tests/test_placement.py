@@ -196,3 +196,11 @@ def test_partition_is_the_rescanning_algorithm_on_random_graphs():
         g = _graph(*ops, outputs=(n,))
         delegated = {i for i in range(n) if rng.random() < 0.6}
         assert [p.ops for p in partition(g, sorted(delegated))] == _rescanning_partition(g, delegated), (ops, delegated)
+
+
+def test_model_explorer_colours_ops_by_placement(int8_report):
+    from tflite_flops.render.formats.model_explorer import node_data
+
+    (graph,) = node_data(int8_report, "xnnpack").values()
+    values = [r["value"] for r in graph["results"].values()]
+    assert sorted(values) == [0, 0] + [1] * 10 and graph["thresholds"][0] == {"value": 0, "bgColor": "#cf222e"}

@@ -36,7 +36,10 @@ METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
     "latency_ms": ("latency (ms)", lambda o: o.latency_ms),
     "flops_per_s": ("achieved FLOP/s", lambda o: o.achieved_flops_per_s),
     "intensity": ("FLOPs per byte", lambda o: o.intensity),
+    "xnnpack": ("on XNNPACK (1) or kept off (0)", lambda o: None if o.xnnpack is None else int(o.xnnpack)),
+    "gpu": ("on the GPU delegate (1) or kept off (0)", lambda o: None if o.gpu is None else int(o.gpu)),
 }
+PLACEMENT_BANDS = ({"value": 0, "bgColor": "#cf222e"}, {"value": 1, "bgColor": "#2da44e"})  # kept red, taken green
 
 GRADIENT = ({"stop": 0, "bgColor": "#fff5eb"}, {"stop": 0.5, "bgColor": "#fd8d3c"}, {"stop": 1, "bgColor": "#a63603"})
 THRESHOLD_COLORS = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
@@ -72,7 +75,8 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
     Args:
         report: the analysis.
         metric: one of :data:`METRICS` (``flops``, ``macs``, ``bytes``, ``params``, ``latency_ms``,
-            ``flops_per_s``, ``intensity``). Latency metrics need per-op latency in the report.
+            ``flops_per_s``, ``intensity``, ``xnnpack``, ``gpu``). Latency metrics need per-op latency in the
+            report; the placement metrics colour taken ops green and kept ones red.
         style: ``gradient`` (colour interpolated from min to max) or ``thresholds`` (four bands by percentile).
 
     Raises:
@@ -96,7 +100,9 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
     if not graphs and metric in ("latency_ms", "flops_per_s"):
         raise OutputFormatError(f"Model Explorer metric {metric!r} needs per-op latency (analyze --latency --per-op)")
     for graph in graphs.values():
-        if style == "gradient":
+        if metric in ("xnnpack", "gpu"):  # two values: a band each, whatever the style
+            graph["thresholds"] = [dict(b) for b in PLACEMENT_BANDS]
+        elif style == "gradient":
             graph["gradient"] = [dict(g) for g in GRADIENT]
         else:
             graph["thresholds"] = _thresholds([r["value"] for r in graph["results"].values()])
