@@ -13,6 +13,12 @@ checks the answer against the rule of the source it cites (google-ai-edge/LiteRT
   SPLIT/SPLIT_V excluded without OpenCL.
 
 Each rule category gets a taken and a refused case.
+
+``tf.lite.experimental.Analyzer.analyze(model_content=..., gpu_compatibility=True)`` disagrees with
+every refusal tested here: in TensorFlow 2.21 it prints "Your model looks compatible with GPU
+delegate" for the one-op models of CONV_2D v7, RESHAPE v2, INT32 ADD, ADD broadcasting [8, 4] to 4-D,
+SUM with runtime axes, a 5-D ABS, CEIL, SHAPE and TransformLandmarks alike (tried by hand; it is not a
+reference, as issue 20 says, so no test runs it).
 """
 
 from __future__ import annotations
