@@ -23,6 +23,8 @@ reference, as issue 20 says, so no test runs it).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tflite
@@ -597,3 +599,39 @@ def test_nothing_supported_no_partition():
     p = g.place()
     assert p.partitions == () and p.partition_of == {}
     assert refused(p.reasons[0], CATEGORY_OP_TYPE, "CEIL")
+
+
+# ---- the samples: invariants of the pass ----------------------------------------------------------------
+
+SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_samples_respect_the_partition_limit(path):
+    # GetOpsToReplace: at most max_delegated_partitions (1) partitions, unless every op but the fp16
+    # DEQUANTIZEs is supported (FP16GraphPartitionHelper scenario 1); every op has a decision, every
+    # refusal a known category.
+    model = load_model(str(path))
+    for i, sg in enumerate(model.subgraphs):
+        p = place_subgraph(model, i, GPU)
+        assert sorted(p.reasons) == list(range(len(sg.operators)))
+        taken = [op for op, r in p.reasons.items() if r is None]
+        assert sorted(op for part in p.partitions for op in part.ops) == taken
+        assert all(category_of(r) in CATEGORIES for r in p.reasons.values() if r is not None)
+        if len(taken) < len(sg.operators):
+            assert len(p.partitions) <= 1
+
+
+def test_fp16_sample_fully_delegated():
+    # cnn_fp16: every op but its fp16 weight DEQUANTIZEs is supported, so the delegate takes them all, in one
+    # partition (FP16GraphPartitionHelper scenario 1); the decoder sample is cut to its largest partition.
+    root = Path(__file__).resolve().parent.parent / "sample_models"
+    model = load_model(str(root / "cnn_fp16.tflite"))
+    p = place_subgraph(model, 0, GPU)
+    assert all(r is None for r in p.reasons.values()) and len(p.partitions) == 1
+    assert any(op.op_type == "DEQUANTIZE" for op in model.subgraphs[0].operators)
+    model = load_model(str(root / "tiny_decoder.tflite"))
+    one_part = place_subgraph(model, 0, GPU)
+    more = place_subgraph(model, 0, GPU, DelegateConfig(gpu_max_partitions=8))
+    assert len(one_part.partitions) == 1 and len(more.partitions) > 1
+    assert len(one_part.partitions[0].ops) == max(len(part.ops) for part in more.partitions)

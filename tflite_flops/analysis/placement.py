@@ -27,6 +27,9 @@ applied), except the entry subgraph's inputs, which carry the analysed shapes (a
   ``max_delegated_partitions`` of them (1 by default, ``TfLiteGpuDelegateOptionsV2Default``); the
   fp16 DEQUANTIZEs stay on the CPU and the delegated ops read the fp16 constants directly, which is
   what the final partitioning (``ReplaceNodeSubsetsWithDelegateKernels``) sees.
+* It takes no dynamic tensors, so the interpreter prepares every op before applying it: the GPU
+  delegate sees prepared shapes. Pass the ones known beyond the inputs in ``input_shapes``; for a
+  model of static shapes the file's shapes are those.
 """
 
 from __future__ import annotations
