@@ -354,7 +354,10 @@ def _gpu_resampler(op: DelegateOp) -> str | None:
     return None
 
 
-_MEDIAPIPE_RUNTIME_INPUTS = {TRANSFORM_BILINEAR: 2, TRANSFORM_LANDMARKS: 2, LANDMARKS_TO_MATRIX: 1}
+# MediaPipe's NewCustomOperationParser also knows the older names TransformTensor (v1 of
+# TransformTensorBilinear) and Landmarks2TransformMatrixV2.
+_MEDIAPIPE_RUNTIME_INPUTS = {TRANSFORM_BILINEAR: 2, "CUSTOM:TransformTensor": 2, TRANSFORM_LANDMARKS: 2,
+                             LANDMARKS_TO_MATRIX: 1, "CUSTOM:Landmarks2TransformMatrixV2": 1}
 
 
 @register_placement(GPU, tuple(_MEDIAPIPE_RUNTIME_INPUTS),
@@ -363,7 +366,7 @@ _MEDIAPIPE_RUNTIME_INPUTS = {TRANSFORM_BILINEAR: 2, TRANSFORM_LANDMARKS: 2, LAND
                            "OperationParser::IsSupported")
 def _gpu_mediapipe(op: DelegateOp) -> str | None:
     """Refused by LiteRT's GPU delegate (no parser for these names). With MediaPipe's parsers: up to
-    v2; two runtime inputs (one for Landmarks2TransformMatrix) and one output."""
+    v2; two runtime inputs (one for Landmarks2TransformMatrix and its V2) and one output."""
     if not op.config.gpu_mediapipe_ops:
         return reason(CATEGORY_OP_TYPE, f"LiteRT's GPU delegate has no parser for {op.op_type[7:]} (only MediaPipe's "
                                         f"build of the delegate has)")
