@@ -15,16 +15,31 @@ One pass per subgraph, in execution order, following what LiteRT does when it ap
 The delegate sees the shapes stored in the file (its tensors are not yet prepared when it is
 applied), except the entry subgraph's inputs, which carry the analysed shapes (a resize before
 ``allocate_tensors``).
+
+**The GPU delegate** (``GetOpsToReplace`` in ``tflite/delegates/gpu/common/model_builder.cc``, with
+``FP16GraphPartitionHelper`` of ``tflite/delegates/utils.cc``) decides differently around the rules:
+
+* A DEQUANTIZE of constant fp16 weights is never taken on its own: the ops reading its output are
+  checked as if they read the fp16 constant itself (``RemapFp16InputTensors``).
+* When every other op is taken, the delegate takes the whole subgraph, those DEQUANTIZEs included,
+  whatever its partition limit (scenario 1 of ``GetNodesOfFirstNLargestPartitionsImpl``).
+* Otherwise it previews the partitions of the ops it supports and keeps only the largest
+  ``max_delegated_partitions`` of them (1 by default, ``TfLiteGpuDelegateOptionsV2Default``); the
+  fp16 DEQUANTIZEs stay on the CPU and the delegated ops read the fp16 constants directly, which is
+  what the final partitioning (``ReplaceNodeSubsetsWithDelegateKernels``) sees.
+* It takes no dynamic tensors, so the interpreter prepares every op before applying it: the GPU
+  delegate sees prepared shapes. Pass the ones known beyond the inputs in ``input_shapes``; for a
+  model of static shapes the file's shapes are those.
 """
 
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from ..ops.placement import (CATEGORY_FED, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide,
-                             reason)
+from ..ops.placement import (CATEGORY_FED, CATEGORY_PARTIAL, CATEGORY_PARTITION_LIMIT, GPU, XNNPACK, DelegateConfig,
+                             DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
 from ..report import DelegatePlacement
 
@@ -82,7 +97,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     Args:
         model: the parsed model.
         index: the subgraph.
-        delegate: :data:`~tflite_flops.ops.placement.XNNPACK` (the GPU delegate registers its rules the same way).
+        delegate: :data:`~tflite_flops.ops.placement.XNNPACK` or :data:`~tflite_flops.ops.placement.GPU`.
         config: the delegate's flags.
         input_shapes: shapes of the subgraph's inputs when they were resized (tensor index -> shape).
 
@@ -90,7 +105,10 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
         The reason per op (None when taken), and the partitions.
     """
     sg = model.subgraphs[index]
-    views: list[DelegateTensor | None] = _tensor_views(model, sg, input_shapes or {})  # type: ignore[assignment]
+    tensors = _tensor_views(model, sg, input_shapes or {})
+    if delegate == GPU:
+        return _place_gpu(sg, tensors, config)
+    views: list[DelegateTensor | None] = list(tensors)
     views.append(None)  # index -1: an omitted optional tensor
     unpack: dict[int, int] = {}  # tensor unpacked at init -> the DEQUANTIZE/DENSIFY producing it
     unpack_nodes: dict[int, str | None] = {}  # op -> None, or why it is not claimed after all
@@ -129,6 +147,82 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     partitions = partition(sg, taken) if taken else ()
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
     return SubgraphPlacement(index, delegate, reasons, partitions, partition_of)
+
+
+def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTensor]:
+    """The views with each tensor's producer and readers (``GetTensorInfo`` in model_builder.cc counts
+    a reader once per input slot naming the tensor)."""
+    producer: dict[int, str] = {}
+    readers: dict[int, list[tuple[str, str]]] = {}
+    for op in sg.operators:
+        first = views[op.outputs[0]].dtype if op.outputs and op.outputs[0] >= 0 else ""
+        for t in op.inputs:
+            if t >= 0:
+                readers.setdefault(t, []).append((op.op_type, first))
+        for t in op.outputs:
+            if t >= 0:
+                producer[t] = op.op_type
+    return [v._replace(producer=producer.get(v.index), readers=tuple(readers.get(v.index, ()))) for v in views]
+
+
+def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig) -> SubgraphPlacement:
+    """The GPU delegate's choice on one subgraph: ``GetOpsToReplace`` (model_builder.cc) with
+    ``FP16GraphPartitionHelper`` (tflite/delegates/utils.cc)."""
+    views = _neighbours(sg, views)
+    fp16_source: dict[int, int] = {}  # output of a constant-fp16 DEQUANTIZE -> its fp16 constant
+    fp16_nodes: list[int] = []
+    reasons: dict[int, str | None] = {}
+    for op in sg.operators:
+        if op.op_type == "DEQUANTIZE" and op.inputs and op.inputs[0] >= 0:
+            src = views[op.inputs[0]]
+            if src.dtype == "FLOAT16" and src.static:  # FP16GraphPartitionHelper::IsNodeSupported
+                for t in op.outputs[:1]:
+                    fp16_source[t] = src.index
+                fp16_nodes.append(op.index)
+                continue
+        inputs = tuple(None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs)
+        dop = DelegateOp(op.op_type, op.version, op.options, inputs,
+                         tuple(views[t] if t >= 0 else views[0] for t in op.outputs), config)
+        reasons[op.index] = decide(GPU, dop)
+    supported = [i for i, r in reasons.items() if r is None]
+    n_ops = len(sg.operators)
+    if n_ops and len(supported) + len(fp16_nodes) == n_ops:
+        # Scenario 1, full delegation: every node, the fp16 DEQUANTIZEs too, whatever the partition limit.
+        for i in fp16_nodes:
+            reasons[i] = None
+        chosen = list(range(n_ops))
+    else:
+        # Scenario 2: the largest max_delegated_partitions partitions of the supported ops (std::sort by size,
+        # descending; ties are kept in run order here, std::sort does not promise one), the fp16 DEQUANTIZEs
+        # on the CPU.
+        limit = config.gpu_max_partitions if config.gpu_max_partitions > 0 else 1  # Delegate::Delegate
+        preview = partition(sg, supported) if supported else ()
+        ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
+        kept = set(ranked[:limit])
+        chosen = sorted(op for p in kept for op in preview[p].ops)
+        for p in ranked[limit:]:
+            for op in preview[p].ops:
+                reasons[op] = reason(CATEGORY_PARTITION_LIMIT,
+                                     f"supported, but in a GPU partition of {len(preview[p].ops)} ops outside the "
+                                     f"largest {limit} (max_delegated_partitions = {limit})")
+        for i in fp16_nodes:
+            reasons[i] = reason(CATEGORY_PARTIAL, "DEQUANTIZE of fp16 weights: the GPU delegate reads the fp16 "
+                                                  "constant itself and leaves this op on the CPU unless it takes "
+                                                  "every op of the subgraph")
+    reasons = dict(sorted(reasons.items()))
+    partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+    partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
+    return SubgraphPlacement(sg.index, GPU, reasons, partitions, partition_of)
+
+
+def _remap_fp16(sg: Subgraph, fp16_source: Mapping[int, int], chosen: set[int]) -> Subgraph:
+    """The subgraph with the chosen ops' inputs read from a constant-fp16 DEQUANTIZE pointed at the fp16
+    constant (``RemapFp16InputTensors(ops_to_replace)``, before ``ReplaceNodeSubsetsWithDelegateKernels``)."""
+    if not fp16_source:
+        return sg
+    ops = tuple(op._replace(inputs=tuple(fp16_source.get(t, t) for t in op.inputs)) if op.index in chosen else op
+                for op in sg.operators)
+    return replace(sg, operators=ops)
 
 
 def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK,
                         DelegateOp, activation, bias_type, filter_and_bias, float_or_q8, float_or_qc8, ints, num_io,
                         padding, rank_in, reason, register_placement, static)
+from .placement import GPU, gpu_activation, gpu_conv_io, gpu_positive, gpu_version
 from .registry import (Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, register_traits,
                        shape_fn)
 
@@ -301,3 +304,58 @@ def transposed_padding(op: DelegateOp, size_in: tuple[int, ...], kernel: tuple[i
     if kernel[0] < stride[0] or kernel[1] < stride[1]:
         return reason(CATEGORY_OPTIONS, f"strides {stride[0]}x{stride[1]} larger than the {kernel[0]}x{kernel[1]} kernel")
     return None
+
+
+# ---- GPU delegate placement (model_builder.cc Conv2DOperationParser / DepthwiseConvolutionOperationParser /
+# TransposeConvBuiltinOperationParser, gpu_compatibility.cc CheckGpuDelegateCompatibility) -----------------------
+
+_GPU = "model_builder.cc "
+_GPU_COMPAT = ", gpu_compatibility.cc CheckGpuDelegateCompatibility"
+_STRIDES = ("stride_h", "stride_w")
+_DILATIONS = ("dilation_h_factor", "dilation_w_factor")
+
+
+@register_placement(GPU, "CONV_2D", source=_GPU + "Conv2DOperationParser::IsSupported" + _GPU_COMPAT)
+def _gpu_conv2d(op: DelegateOp) -> str | None:
+    """Up to v6; one or two runtime inputs (a runtime filter is taken); strides and dilations above 0;
+    no SIGN_BIT activation. Hybrid (int8 filter, float input) and fp16 filters pass: constants are
+    not type-checked."""
+    return (gpu_version(op, 6) or gpu_conv_io(op) or gpu_positive(op, _STRIDES, "strides")
+            or gpu_positive(op, _DILATIONS, "dilations") or gpu_activation(op))
+
+
+@register_placement(GPU, "DEPTHWISE_CONV_2D", source=_GPU + "DepthwiseConvolutionOperationParser::IsSupported, "
+                                                            "gpu_compatibility.cc CheckDepthwiseConvGpuDelegateCompatibility")
+def _gpu_depthwise(op: DelegateOp) -> str | None:
+    """Up to v6; the convolution checks; 4-D input, filter and output; output channels = filter
+    channels = input channels × depth multiplier; a bias input (when the op lists one, even omitted)
+    of output-channels elements."""
+    found = (gpu_version(op, 6) or gpu_conv_io(op) or gpu_positive(op, _STRIDES, "strides")
+             or gpu_positive(op, _DILATIONS, "dilations") or gpu_activation(op))
+    if found:
+        return found
+    x, w, y = op.input(0), op.input(1), op.outputs[0]
+    for t, where in ((x, "input"), (w, "filter"), (y, "output")):
+        if t is None or t.rank != 4:
+            return reason(CATEGORY_SHAPE, f"{where} is not 4-D")
+    if x.shape[0] != y.shape[0]:
+        return reason(CATEGORY_SHAPE, f"input batch {x.shape[0]} and output batch {y.shape[0]}")
+    multiplier = int(op.opt("depth_multiplier", 0) or 0)
+    if w.shape[3] != y.shape[3]:
+        return reason(CATEGORY_SHAPE, f"filter channels {w.shape[3]} and output channels {y.shape[3]}")
+    if y.shape[3] != x.shape[3] * multiplier:
+        return reason(CATEGORY_OPTIONS, f"output channels {y.shape[3]} are not input channels {x.shape[3]} × "
+                                        f"depth multiplier {multiplier}")
+    if len(op.inputs) > 2:
+        b = op.input(2)
+        n = 1 if b is None else int(np.prod(b.shape, dtype=np.int64))  # an omitted bias has no dims: 1 element
+        if n != y.shape[3]:
+            what = "an omitted bias" if b is None else f"bias of {n} elements"
+            return reason(CATEGORY_SHAPE, f"{what} for {y.shape[3]} output channels")
+    return None
+
+
+@register_placement(GPU, "TRANSPOSE_CONV", source=_GPU + "TransposeConvBuiltinOperationParser::IsSupported" + _GPU_COMPAT)
+def _gpu_transpose_conv(op: DelegateOp) -> str | None:
+    """Up to v3; one or two runtime inputs, one output; strides above 0."""
+    return gpu_version(op, 3) or gpu_conv_io(op) or gpu_positive(op, _STRIDES, "strides")

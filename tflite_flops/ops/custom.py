@@ -17,6 +17,8 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .conv import conv_out_dim, transposed_conv2d_cost
+from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp,
+                        gpu_activation, gpu_io, gpu_positive, gpu_version, reason, register_placement)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_traits, register_zero,
                        shape_fn)
 
@@ -28,6 +30,7 @@ TRANSFORM_BILINEAR = "CUSTOM:TransformTensorBilinear"
 TRANSFORM_LANDMARKS = "CUSTOM:TransformLandmarks"
 LANDMARKS_TO_MATRIX = "CUSTOM:Landmarks2TransformMatrix"
 GRU = "CUSTOM:UNIDIRECTIONAL_SEQUENCE_GRU"
+RESAMPLER = "CUSTOM:Resampler"  # (no cost formula: only its GPU placement is known)
 
 _PADDING = {1: "SAME", 2: "VALID"}
 
@@ -272,3 +275,99 @@ def _gru_shape(ctx: OpContext) -> list[Shape]:
     if len(x) != 3:
         raise ShapeError(f"{GRU}: input {x}, expected [T, B, I]")
     return [(x[0], x[1], n_out), (x[1], n_out)][:max(len(ctx.outputs), 1)]
+
+
+# ---- GPU delegate placement (model_builder.cc NewOperationParser, kTfLiteBuiltinCustom case;
+# gpu_compatibility.cc CheckCustomOpsGpuDelegateCompatibility) ---------------------------------------------------
+# The delegate parses four custom ops itself. Every other custom name goes to NewCustomOperationParser:
+# in LiteRT's build (tflite/delegates/gpu/common/default/custom_parsers.cc) an
+# UnimplementedOperationParser, which refuses it; MediaPipe's build of the delegate links parsers for
+# its landmark and transform ops (``DelegateConfig.gpu_mediapipe_ops``).
+
+
+def _raw_struct(op: DelegateOp, n: int) -> tuple[int, ...] | None:
+    """The op's raw C-struct custom options (``custom_initial_data``) as int32 words, or None when absent."""
+    raw = op.opt("raw_int32")
+    return tuple(int(v) for v in raw) if raw is not None and len(raw) >= n else None
+
+
+def _no_options(op: DelegateOp) -> str:
+    return reason(CATEGORY_OPTIONS, f"no custom options struct (the GPU delegate reads {op.op_type[7:]}'s "
+                                    f"parameters from it)")
+
+
+@register_placement(GPU, CONV_T_BIAS, source="gpu_compatibility.cc CheckCustomOpsGpuDelegateCompatibility "
+                                             "(model_builder.cc TransposeConvCustomOperationParser)")
+def _gpu_conv_t_bias(op: DelegateOp) -> str | None:
+    """A filter input; TfLiteTransposeConvParams options with strides above 0 (any version)."""
+    if len(op.inputs) < 2:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (no filter)")
+    raw = _raw_struct(op, 3)
+    if raw is None:
+        return _no_options(op)
+    return gpu_positive(op, ("stride_h", "stride_w"), "strides", (raw[2], raw[1]))
+
+
+@register_placement(GPU, MAXPOOL_ARGMAX, source="model_builder.cc Pooling2DOperationParser::IsSupported, "
+                                                "gpu_compatibility.cc CheckPooling2DGpuDelegateCompatibility")
+def _gpu_max_pool_argmax(op: DelegateOp) -> str | None:
+    """Up to v2; TfLitePoolParams options; one runtime input and two outputs; window and strides above
+    0; no SIGN_BIT activation."""
+    found = gpu_version(op, 2)
+    if found:
+        return found
+    raw = _raw_struct(op, 6)
+    if raw is None:
+        return _no_options(op)
+    return (gpu_io(op, 1, 2) or gpu_positive(op, ("filter_height", "filter_width"), "window", (raw[4], raw[3]))
+            or gpu_positive(op, ("stride_h", "stride_w"), "strides", (raw[2], raw[1])) or gpu_activation(op, raw[5]))
+
+
+@register_placement(GPU, MAX_UNPOOL, source="gpu_compatibility.cc CheckCustomOpsGpuDelegateCompatibility "
+                                            "(model_builder.cc Unpooling2DOperationParser)")
+def _gpu_max_unpool(op: DelegateOp) -> str | None:
+    """Two runtime inputs (values, indices), one output; TfLitePoolParams with window and strides above 0."""
+    found = gpu_io(op, 2, 1)
+    if found:
+        return found
+    raw = _raw_struct(op, 5)
+    if raw is None:
+        return _no_options(op)
+    return (gpu_positive(op, ("filter_height", "filter_width"), "window", (raw[4], raw[3]))
+            or gpu_positive(op, ("stride_h", "stride_w"), "strides", (raw[2], raw[1])))
+
+
+@register_placement(GPU, RESAMPLER, source="gpu_compatibility.cc CheckCustomOpsGpuDelegateCompatibility "
+                                           "(model_builder.cc ResamplerOperationParser)")
+def _gpu_resampler(op: DelegateOp) -> str | None:
+    """Two runtime inputs, one output; 4-D source and warp of one batch; a warp of 2 channels or more."""
+    found = gpu_io(op, 2, 1)
+    if found:
+        return found
+    src, warp = op.input(0), op.input(1)
+    if src.rank != 4 or warp.rank != 4:
+        return reason(CATEGORY_SHAPE, f"source rank {src.rank} and warp rank {warp.rank} (4 each)")
+    if src.shape[0] != warp.shape[0]:
+        return reason(CATEGORY_SHAPE, f"source batch {src.shape[0]} and warp batch {warp.shape[0]}")
+    if warp.shape[3] < 2:
+        return reason(CATEGORY_SHAPE, f"warp has {warp.shape[3]} channels (2 or more)")
+    return None
+
+
+# MediaPipe's NewCustomOperationParser also knows the older names TransformTensor (v1 of
+# TransformTensorBilinear) and Landmarks2TransformMatrixV2.
+_MEDIAPIPE_RUNTIME_INPUTS = {TRANSFORM_BILINEAR: 2, "CUSTOM:TransformTensor": 2, TRANSFORM_LANDMARKS: 2,
+                             LANDMARKS_TO_MATRIX: 1, "CUSTOM:Landmarks2TransformMatrixV2": 1}
+
+
+@register_placement(GPU, tuple(_MEDIAPIPE_RUNTIME_INPUTS),
+                    source="default/custom_parsers.cc NewCustomOperationParser (LiteRT: unimplemented); MediaPipe "
+                           "build: TransformTensorBilinear / TransformLandmarks / LandmarksToTransformMatrix "
+                           "OperationParser::IsSupported")
+def _gpu_mediapipe(op: DelegateOp) -> str | None:
+    """Refused by LiteRT's GPU delegate (no parser for these names). With MediaPipe's parsers: up to
+    v2; two runtime inputs (one for Landmarks2TransformMatrix and its V2) and one output."""
+    if not op.config.gpu_mediapipe_ops:
+        return reason(CATEGORY_OP_TYPE, f"LiteRT's GPU delegate has no parser for {op.op_type[7:]} (only MediaPipe's "
+                                        f"build of the delegate has)")
+    return gpu_version(op, 2) or gpu_io(op, _MEDIAPIPE_RUNTIME_INPUTS[op.op_type], 1)

@@ -15,6 +15,8 @@ from ..errors import ShapeError
 from .placement import (CATEGORY_DTYPE, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, XNN_MAX_TENSOR_DIMS, XNNPACK,
                         DelegateOp, DelegateTensor, activation, float_only, float_or_q8, num_io, q8_only, rank_in,
                         reason, register_placement, same_type, scale, scale_ratio, static)
+from .placement import (CATEGORY_OP_TYPE, GPU, gpu_activation, gpu_broadcast, gpu_comparison_feeds_select, gpu_io,
+                        gpu_io_either, gpu_version)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
                        register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
 
@@ -296,3 +298,103 @@ def _xnn_softmax(op: DelegateOp) -> str | None:
     if beta != 1.0:
         return reason(CATEGORY_OPTIONS, f"beta {beta:g} (XNNPACK wants 1)")
     return num_io(op, 1) or float_only(op, op.input(0), "input") or float_only(op, op.outputs[0], "output")
+
+
+# ---- GPU delegate placement (model_builder.cc ElementwiseOperationParser / ReLUOperationParser / ...,
+# gpu_compatibility.cc CheckGpuDelegateCompatibility) ------------------------------------------------------------
+
+_GPU_SRC = "model_builder.cc NewOperationParser, "
+_GPU_ONE_OPERAND = ("ABS", "COS", "ELU", "EXP", "FLOOR", "GELU", "LOG", "LOGISTIC", "NEG", "RSQRT", "SIGN", "SIN", "SQRT",
+                    "SQUARE", "TANH")
+_GPU_TWO_OPERANDS = ("DIV", "FLOOR_DIV", "FLOOR_MOD", "LOGICAL_AND", "MAXIMUM", "MINIMUM", "POW", "SQUARED_DIFFERENCE",
+                     "SUB")
+_GPU_COMPARE = ("EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "NOT_EQUAL")
+
+
+@register_placement(GPU, ("ADD", "ADD_N", "MUL") + _GPU_ONE_OPERAND + _GPU_TWO_OPERANDS + _GPU_COMPARE,
+                    source=_GPU_SRC + "ElementwiseOperationParser::IsSupported, gpu_compatibility.cc "
+                                      "CheckGpuDelegateCompatibility")
+def _gpu_elementwise(op: DelegateOp) -> str | None:
+    """Up to v2 (MUL v3). A comparison only feeding a CAST or SELECT to float; ADD and MUL two inputs
+    broadcast the delegate's way (ADD's fused activation is not checked here: the parser fuses it
+    later); ADD_N two inputs; unary ops one runtime input; binary ops two operands, at most one
+    constant; no SIGN_BIT activation on MUL, DIV, SUB."""
+    kind = op.op_type
+    found = gpu_version(op, 3 if kind == "MUL" else 2)
+    if found:
+        return found
+    if kind in _GPU_COMPARE:
+        return gpu_comparison_feeds_select(op)
+    if kind in ("ADD", "MUL"):
+        if len(op.inputs) != 2:
+            return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs ({kind} on the GPU wants two)")
+        a, b = op.input(0), op.input(1)
+        found = gpu_broadcast(a, b) if a is not None and b is not None else None
+        return found or (gpu_activation(op) if kind == "MUL" else None)
+    if kind == "ADD_N":
+        return None if len(op.inputs) == 2 else reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (ADD_N on the "
+                                                                        f"GPU takes 2)")
+    if kind in _GPU_ONE_OPERAND:
+        return gpu_io(op, 1, 1, consts=0)
+    found = gpu_io_either(op)
+    return found or (gpu_activation(op) if kind in ("DIV", "SUB") else None)
+
+
+@register_placement(GPU, "HARD_SWISH", source=_GPU_SRC + "HardSwishOperationParser::IsSupported, "
+                                                         "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_hard_swish(op: DelegateOp) -> str | None:
+    """One runtime input, one output (any version)."""
+    return gpu_io(op, 1, 1)
+
+
+@register_placement(GPU, ("RELU", "RELU6", "RELU_0_TO_1", "RELU_N1_TO_1", "LEAKY_RELU"),
+                    source=_GPU_SRC + "ReLUOperationParser::IsSupported")
+def _gpu_relu(op: DelegateOp) -> str | None:
+    """Up to v2; nothing else is checked."""
+    return gpu_version(op, 2)
+
+
+@register_placement(GPU, "PRELU", source=_GPU_SRC + "PReLUOperationParser::IsSupported")
+def _gpu_prelu(op: DelegateOp) -> str | None:
+    """v1; nothing else is checked (the parser wants a constant alpha later)."""
+    return gpu_version(op, 1)
+
+
+@register_placement(GPU, "SOFTMAX", source=_GPU_SRC + "SoftmaxOperationParser::IsSupported, gpu_compatibility.cc "
+                                                      "CheckGpuDelegateCompatibility")
+def _gpu_softmax(op: DelegateOp) -> str | None:
+    """Up to v2, beta 1."""
+    beta = float(op.opt("beta", 0.0) or 0.0)
+    return gpu_version(op, 2) or (reason(CATEGORY_OPTIONS, f"beta {beta:g} (the GPU delegate wants 1)")
+                                  if beta != 1.0 else None)
+
+
+def _gpu_quant_ops(op: DelegateOp) -> str | None:
+    """``NewOperationParser``: DEQUANTIZE and QUANTIZE have a parser only with quantized ops allowed."""
+    if not op.config.gpu_quant_ops:
+        return reason(CATEGORY_OP_TYPE, f"the GPU delegate parses {op.op_type} only with quantized ops enabled "
+                                        f"(TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT)")
+    return None
+
+
+@register_placement(GPU, "DEQUANTIZE", source=_GPU_SRC + "DequantizeOperationParser::IsSupported, "
+                                                         "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_dequantize(op: DelegateOp) -> str | None:
+    """With quantized ops on: up to v3, one input and one output, not INT16. (A DEQUANTIZE of constant
+    fp16 weights never reaches this rule: see :mod:`tflite_flops.analysis.placement`.)"""
+    found = _gpu_quant_ops(op) or gpu_version(op, 3)
+    if found:
+        return found
+    if len(op.inputs) != 1 or len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (1 each)")
+    x = op.input(0)
+    if x is not None and x.dtype == "INT16":
+        return reason(CATEGORY_DTYPE, "INT16 input (the GPU delegate does not dequantize INT16)")
+    return None
+
+
+@register_placement(GPU, "QUANTIZE", source=_GPU_SRC + "QuantizeOperationParser::IsSupported, gpu_compatibility.cc "
+                                                       "CheckGpuDelegateCompatibility")
+def _gpu_quantize(op: DelegateOp) -> str | None:
+    """With quantized ops on: up to v2, one runtime input, one output."""
+    return _gpu_quant_ops(op) or gpu_version(op, 2) or gpu_io(op, 1, 1)

@@ -7,6 +7,7 @@ from ..units import FLOPS_PER_MAC, num_elements
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT,
                         CATEGORY_SHAPE, CATEGORY_VERSION, XNNPACK, DelegateOp, DelegateTensor, activation, bias_type,
                         filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason, register_placement, static)
+from .placement import GPU, gpu_runtime_inputs, gpu_version
 from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, join_notes, register,
                        register_traits, shape_fn)
 
@@ -159,3 +160,44 @@ def _xnn_datatype(t: DelegateTensor) -> str:
     if t.dtype == "INT8" and q is not None and q.num_scales > 1:
         return "QCINT8"
     return t.dtype
+
+
+# ---- GPU delegate placement (model_builder.cc FullyConnectedOperationParser / BatchedMatMulOperationParser,
+# gpu_compatibility.cc CheckGpuDelegateCompatibility) ----------------------------------------------------------
+
+@register_placement(GPU, "FULLY_CONNECTED", source="model_builder.cc FullyConnectedOperationParser::IsSupported, "
+                                                   "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_fully_connected(op: DelegateOp) -> str | None:
+    """Up to v9; default weights format; at most two runtime inputs, a runtime input 0; with
+    keep_num_dims, input and output of one rank. Hybrid and fp16 weights pass (constants are not
+    type-checked)."""
+    found = gpu_version(op, 9)
+    if found:
+        return found
+    if not op.inputs:
+        return reason(CATEGORY_INPUTS, "no input")
+    fmt = op.opt("weights_format", "DEFAULT")
+    if fmt not in ("DEFAULT", 0):
+        return reason(CATEGORY_OPTIONS, f"weights format {fmt}")
+    if gpu_runtime_inputs(op) > 2:
+        return reason(CATEGORY_INPUTS, f"{gpu_runtime_inputs(op)} runtime inputs (the GPU delegate takes 2 at most)")
+    x = op.input(0)
+    if x is not None and x.static:
+        return reason(CATEGORY_INPUTS, "input 1 is a constant (the GPU delegate wants it computed)")
+    if op.opt("keep_num_dims", False):
+        if not op.outputs:
+            return reason(CATEGORY_INPUTS, "no output")
+        if x is not None and x.rank != op.outputs[0].rank:
+            return reason(CATEGORY_OPTIONS, f"keep_num_dims with input rank {x.rank} and output rank "
+                                            f"{op.outputs[0].rank}")
+    return None
+
+
+@register_placement(GPU, "BATCH_MATMUL", source="model_builder.cc BatchedMatMulOperationParser::IsSupported, "
+                                                "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_batch_matmul(op: DelegateOp) -> str | None:
+    """Two inputs and one output (any version)."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (the GPU delegate "
+                                       f"wants 2 and 1)")
+    return None

@@ -11,6 +11,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
+from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU,
+                        DelegateOp, gpu_io, gpu_version, reason, register_placement)
 from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_traits,
                        register_zero, same_as_input, shape_fn, value_fn)
 
@@ -277,3 +279,69 @@ def non_max_suppression(ctx: OpContext) -> Cost:
     m = min(m, n)
     return Cost(0, n + n * _log2(n) + IOU_FLOPS * n * m,
                 note=f"ESTIMATE: data-dependent; IoU tests counted as an upper bound ({n} boxes, keep {m})")
+
+
+# ---- GPU delegate placement (model_builder.cc CumsumOperationParser / OneHotOperationParser /
+# DensifyOperationParser, gpu_compatibility.cc CheckGpuDelegateCompatibility) -------------------------------------
+
+_GPU_FLOATS = ("FLOAT32", "FLOAT16")
+
+
+@register_placement(GPU, "CUMSUM", source="model_builder.cc CumsumOperationParser::IsSupported, gpu_compatibility.cc "
+                                          "CheckCumsumGpuDelegateCompatibility")
+def _gpu_cumsum(op: DelegateOp) -> str | None:
+    """v1; two inputs, one output; float input and output of one type; constant int32 axis."""
+    found = gpu_version(op, 1)
+    if found:
+        return found
+    if len(op.inputs) != 2 or len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (2 and 1)")
+    x, axis, y = op.input(0), op.input(1), op.outputs[0]
+    if x is None or x.dtype not in _GPU_FLOATS or y.dtype != x.dtype:
+        return reason(CATEGORY_DTYPE, f"input {x.dtype if x else None} and output {y.dtype} (float, one type)")
+    if axis is None or axis.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"axis is {axis.dtype if axis else None} (INT32)")
+    if not axis.static:
+        return reason(CATEGORY_DYNAMIC, "axis is not a constant of the file")
+    return None
+
+
+@register_placement(GPU, "ONE_HOT", source="model_builder.cc OneHotOperationParser::IsSupported, gpu_compatibility.cc "
+                                           "CheckOneHotGpuDelegateCompatibility")
+def _gpu_one_hot(op: DelegateOp) -> str | None:
+    """v1; four inputs, one output; int32 indices, all but the batch (rank > 3) and last dimension 1;
+    axis -1 (or equal to the last index dimension, as the source compares); constant scalar float
+    on/off values."""
+    found = gpu_version(op, 1)
+    if found:
+        return found
+    if len(op.inputs) != 4 or len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (4 and 1)")
+    idx, on, off = op.input(0), op.input(2), op.input(3)
+    if idx is None or idx.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"indices are {idx.dtype if idx else None} (INT32)")
+    axis = int(op.opt("axis", -1))
+    dims = idx.shape
+    if axis != -1 and (not dims or axis != dims[-1]):
+        return reason(CATEGORY_OPTIONS, f"axis {axis} (the GPU delegate wants -1)")
+    for i in range(len(dims) - 1):
+        if len(dims) > 3 and i == 0:
+            continue
+        if dims[i] != 1:
+            return reason(CATEGORY_SHAPE, f"indices dimension {i} is {dims[i]} (the GPU delegate wants 1)")
+    for t, where in ((on, "on value"), (off, "off value")):
+        if t is None or t.dtype != "FLOAT32":
+            return reason(CATEGORY_DTYPE, f"{where} is {t.dtype if t else None} (FLOAT32)")
+    for t, where in ((on, "on value"), (off, "off value")):
+        if not t.static:
+            return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+        if t.rank > 1 or (t.rank == 1 and t.shape[0] > 1):
+            return reason(CATEGORY_SHAPE, f"{where} has shape {list(t.shape)} (a scalar)")
+    return None
+
+
+@register_placement(GPU, "DENSIFY", source="model_builder.cc DensifyOperationParser::IsSupported, gpu_compatibility.cc "
+                                           "CheckGpuDelegateCompatibility")
+def _gpu_densify(op: DelegateOp) -> str | None:
+    """v1; no runtime input (a constant sparse tensor), one output."""
+    return gpu_version(op, 1) or gpu_io(op, 0, 1)

@@ -13,7 +13,10 @@ names the first site, as the cost registry does.
 The shared checks below (:func:`float_or_q8` and friends) each follow one check function of
 LiteRT's XNNPACK delegate (``tflite/delegates/xnnpack/xnnpack_delegate.cc``), named in its
 docstring; the rules in the op families compose them in the order the delegate's ``Visit*Node``
-calls them.
+calls them. The GPU delegate's shared checks (:func:`gpu_version` and friends, in their own
+section at the end) follow ``tflite/delegates/gpu/common/model_builder.cc`` and
+``tflite/tools/versioning/gpu_compatibility.cc`` the same way; :func:`decide` applies the
+delegate's tensor check (``IsAllAllowedTensors``) after every GPU rule, as ``GetOpsToReplace`` does.
 """
 
 from __future__ import annotations
@@ -41,8 +44,11 @@ CATEGORY_VERSION = "op version"
 CATEGORY_INPUTS = "inputs"  # number of inputs or outputs, a missing bias
 CATEGORY_FED = "feeds a kept op"  # weight unpacking (DEQUANTIZE/DENSIFY) whose output a kept op reads
 CATEGORY_NOT_RUN = "not run"  # the op's subgraph is not delegated (e.g. never executed)
+CATEGORY_PARTITION_LIMIT = "partition limit"  # taken, but in a partition beyond the delegate's partition limit (GPU)
+CATEGORY_PARTIAL = "partial delegation"  # an fp16-weight DEQUANTIZE the GPU delegate leaves on the CPU
 CATEGORIES = (CATEGORY_OP_TYPE, CATEGORY_DTYPE, CATEGORY_QUANT, CATEGORY_HYBRID, CATEGORY_OPTIONS, CATEGORY_SHAPE,
-              CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED, CATEGORY_NOT_RUN)
+              CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED, CATEGORY_NOT_RUN,
+              CATEGORY_PARTITION_LIMIT, CATEGORY_PARTIAL)
 
 
 def reason(category: str, detail: str) -> str:
@@ -57,13 +63,18 @@ def category_of(text: str) -> str:
 
 class DelegateConfig(NamedTuple):
     """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
-    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on)."""
+    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on; the GPU
+    delegate with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one partition)."""
 
     qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
     qu8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QU8
     dynamic_fully_connected: bool = False  # TFLITE_XNNPACK_DELEGATE_FLAG_DYNAMIC_FULLY_CONNECTED
     dynamically_quantized: bool = True  # not TFLITE_XNNPACK_DELEGATE_FLAG_DISABLE_DYNAMICALLY_QUANTIZED_OPS
     threads: int = 1
+    gpu_max_partitions: int = 1  # TfLiteGpuDelegateOptionsV2.max_delegated_partitions (<= 0 counts as 1)
+    gpu_quant_ops: bool = True  # TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT: DEQUANTIZE/QUANTIZE and 8-bit tensors
+    gpu_opencl: bool = True  # OpenCL available; without it (OpenGL backend) SPLIT and SPLIT_V are excluded
+    gpu_mediapipe_ops: bool = False  # MediaPipe's build of the delegate, with its landmark/transform custom parsers
 
 
 class DelegateTensor(NamedTuple):
@@ -78,6 +89,8 @@ class DelegateTensor(NamedTuple):
     sparse: bool = False
     value: np.ndarray | None = None  # a static tensor's values, when small (axes, paddings, permutations)
     fp16_weights: bool = False  # dequantized from fp16 weights only GEMMs read: their type checks see FLOAT16
+    producer: str | None = None  # op type that writes it in the subgraph (GPU rules that look at neighbours)
+    readers: tuple[tuple[str, str], ...] = ()  # (op type, its first output's dtype) per reading input slot
 
     @property
     def rank(self) -> int:
@@ -164,7 +177,10 @@ def decide(delegate: str, op: DelegateOp) -> str | None:
     if entry is None:
         name = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}[delegate]
         return reason(CATEGORY_OP_TYPE, f"{name} has no kernel for {op.op_type}")
-    return entry.rule(op)
+    found = entry.rule(op)
+    if found is None and delegate == GPU:
+        found = gpu_allowed_tensors(op)
+    return found
 
 
 # ---- XNNPACK's shared checks (xnnpack_delegate.cc) --------------------------------------------------
@@ -371,3 +387,180 @@ def ints(t: DelegateTensor | None) -> list[int] | None:
     if t is None or t.value is None:
         return None
     return [int(v) for v in np.asarray(t.value).reshape(-1)]
+
+
+# ---- The GPU delegate's shared checks -----------------------------------------------------------------------
+# LiteRT's GPU delegate decides an op in ``GetOpsToReplace`` (tflite/delegates/gpu/common/model_builder.cc):
+# ``NewOperationParser`` picks the op type's parser (none: refused), the parser's ``IsSupported`` checks
+# the op version (``CheckMaxSupportedOpVersion``, operation_parser.cc) and most then call
+# ``CheckGpuDelegateCompatibility`` (tflite/tools/versioning/gpu_compatibility.cc); last,
+# ``IsAllAllowedTensors`` checks every tensor's rank and every non-constant tensor's type
+# (:func:`gpu_allowed_tensors`, which :func:`decide` applies after each GPU rule). Each check below
+# returns None when it passes, else the reason; rules chain them with ``or`` in the source's order.
+
+GPU_MAX_RANK = 4  # IsAllAllowedTensors: a tensor of rank 5 or more is refused
+_GPU_SIGN_BIT = ("SIGN_BIT", 5)  # IsActivationSupported refuses kTfLiteActSignBit (schema name, C enum value)
+_GPU_COMPARISONS = frozenset({"GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "EQUAL", "NOT_EQUAL"})  # IsLogicalCode
+_GPU_FLOATS = ("FLOAT32", "FLOAT16")
+
+
+def gpu_version(op: DelegateOp, max_version: int) -> str | None:
+    """``CheckMaxSupportedOpVersion`` (operation_parser.cc): the op's version at most ``max_version``."""
+    if op.version > max_version:
+        return reason(CATEGORY_VERSION, f"{op.op_type} v{op.version} (the GPU delegate supports up to v{max_version})")
+    return None
+
+
+def gpu_runtime_inputs(op: DelegateOp) -> int:
+    """``GetNumberOfRuntimeInputs`` (gpu_compatibility.cc): inputs neither omitted nor constant in the file."""
+    return sum(1 for t in op.inputs if t is not None and not t.static)
+
+
+def gpu_const_inputs(op: DelegateOp) -> int:
+    """The constant inputs ``CheckInputsConstsOutputs`` counts (``kTfLiteMmapRo``)."""
+    return sum(1 for t in op.inputs if t is not None and t.static)
+
+
+def gpu_io(op: DelegateOp, runtime: int, outputs: int, consts: int | None = None) -> str | None:
+    """``CheckInputsOutputs`` (``consts`` given: ``CheckInputsConstsOutputs``): exact counts of runtime
+    inputs, constant inputs and outputs. A constant the delegate wants that is computed at run time
+    reads as category ``dynamic``."""
+    n_run, n_const = gpu_runtime_inputs(op), gpu_const_inputs(op)
+    if consts is not None and n_const != consts:
+        dynamic = n_const < consts and n_run + n_const == runtime + consts
+        return reason(CATEGORY_DYNAMIC if dynamic else CATEGORY_INPUTS,
+                      f"{n_const} constant and {n_run} runtime inputs (the GPU delegate wants {consts} constant "
+                      f"and {runtime} runtime)")
+    if n_run != runtime:
+        return reason(CATEGORY_INPUTS, f"{n_run} runtime inputs (the GPU delegate wants {runtime})")
+    if len(op.outputs) != outputs:
+        return reason(CATEGORY_INPUTS, f"{len(op.outputs)} outputs (the GPU delegate wants {outputs})")
+    return None
+
+
+def gpu_io_either(op: DelegateOp) -> str | None:
+    """Two runtime inputs, or one runtime and one constant, and one output (the two-operand check of
+    ``CheckGpuDelegateCompatibility``: "Op can only handle 1 or 2 operand(s)")."""
+    if gpu_io(op, 2, 1, consts=0) and gpu_io(op, 1, 1, consts=1):
+        return reason(CATEGORY_INPUTS, f"{gpu_runtime_inputs(op)} runtime and {gpu_const_inputs(op)} constant inputs, "
+                                       f"{len(op.outputs)} outputs (the GPU delegate wants 2 operands, at most one "
+                                       f"constant, and 1 output)")
+    return None
+
+
+def gpu_conv_io(op: DelegateOp) -> str | None:
+    """``CheckConvolutionInputOutput``: one or two runtime inputs (a runtime filter), one output, and a
+    filter input present when only one input is runtime."""
+    n = gpu_runtime_inputs(op)
+    if not 1 <= n <= 2:
+        return reason(CATEGORY_INPUTS, f"{n} runtime inputs (the GPU delegate wants 1 or 2)")
+    if len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.outputs)} outputs (the GPU delegate wants 1)")
+    if n == 1 and len(op.inputs) < 2:
+        return reason(CATEGORY_INPUTS, "no filter input")
+    return None
+
+
+def gpu_positive(op: DelegateOp, names: tuple[str, ...], what: str, values: tuple[int | None, ...] | None = None
+                 ) -> str | None:
+    """``CheckStrides`` / ``CheckDilation`` / ``CheckKernels``: every named option above 0 (``values``
+    replaces the options, for custom ops storing a raw struct)."""
+    got = values if values is not None else tuple(op.opt(n, 0) for n in names)
+    if any(int(v or 0) <= 0 for v in got):
+        shown = ", ".join(f"{n} {int(v or 0)}" for n, v in zip(names, got))
+        return reason(CATEGORY_OPTIONS, f"{what} {shown} (the GPU delegate wants them above 0)")
+    return None
+
+
+def gpu_activation(op: DelegateOp, value: Any = None) -> str | None:
+    """``IsActivationSupported``: every fused activation but SIGN_BIT (``value`` replaces the option)."""
+    act = op.opt("fused_activation_function", "NONE") if value is None else value
+    if act in _GPU_SIGN_BIT:
+        return reason(CATEGORY_OPTIONS, "fused activation SIGN_BIT")
+    return None
+
+
+def gpu_axes(op: DelegateOp, i: int) -> str | None:
+    """``CheckAxesAreInt32Const``: input ``i`` (the axes) constant and int32."""
+    axes = op.input(i)
+    if axes is None or not axes.static:
+        return reason(CATEGORY_DYNAMIC, f"{op.op_type} axes are not a constant of the file")
+    if axes.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"axes are {axes.dtype} (the GPU delegate wants INT32)")
+    return None
+
+
+def gpu_broadcast(a: DelegateTensor, b: DelegateTensor) -> str | None:
+    """``CheckAddMulBroadcastCompatibility`` with ``GpuCompatibilityFlags::kStandard`` (what the delegate
+    passes): inputs of different ranks, both above 1, broadcast only 3-D to 4-D with batch 1, 2-D
+    [1, 1] to 4-D with batch 1, or 2-D [b, c] to 4-D [b, x, y, c]."""
+    if a.rank <= 1 or b.rank <= 1 or a.rank == b.rank:
+        return None
+    long, short = (a.shape, b.shape) if a.rank >= b.rank else (b.shape, a.shape)
+    ok = ((len(long) == 4 and len(short) == 3 and long[0] == 1)
+          or (len(long) == 4 and len(short) == 2 and long[0] == 1 and short[0] == 1 and short[1] == 1)
+          or (len(long) == 4 and len(short) == 2 and long[0] == short[0] and long[3] == short[1]))
+    if not ok:
+        return reason(CATEGORY_SHAPE, f"broadcast of {list(a.shape)} and {list(b.shape)} (the GPU delegate "
+                                      f"broadcasts only 3-D or 2-D to 4-D)")
+    return None
+
+
+def gpu_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The types ``GetOpsToReplace`` allows for the op's non-constant inputs and outputs."""
+    ins: list[str] = list(_GPU_FLOATS)
+    outs: list[str] = list(_GPU_FLOATS)
+    if op.config.gpu_quant_ops:
+        ins += ["INT8", "UINT8"]
+        outs += ["INT8", "UINT8"]
+    kind = op.op_type
+    if kind in _GPU_COMPARISONS:
+        outs.append("BOOL")
+    if kind == "CAST":
+        ins += ["BOOL", "INT32"]
+        outs += ["INT32", "BOOL"]
+    if kind in ("ONE_HOT", "GATHER"):
+        ins.append("INT32")
+    if kind in ("SELECT", "SELECT_V2"):
+        ins.append("BOOL")
+    if kind == "LOGICAL_AND":
+        ins.append("BOOL")
+        outs.append("BOOL")
+    return tuple(ins), tuple(outs)
+
+
+def gpu_allowed_tensors(op: DelegateOp) -> str | None:
+    """``IsAllAllowedTensors`` as ``GetOpsToReplace`` calls it on inputs then outputs: no tensor of rank 5
+    or more (constants included), and every non-constant tensor of an allowed type."""
+    ins, outs = gpu_allowed_types(op)
+    for where, tensors, allowed in (("input", op.inputs, ins), ("output", op.outputs, outs)):
+        for i, t in enumerate(tensors):
+            if t is None:
+                continue
+            if t.rank > GPU_MAX_RANK:
+                return reason(CATEGORY_SHAPE, f"{where} {i + 1} has rank {t.rank} (the GPU delegate takes rank "
+                                              f"{GPU_MAX_RANK} at most)")
+            if not t.static and t.dtype not in allowed:
+                return reason(CATEGORY_DTYPE, f"{where} {i + 1} is {t.dtype} (the GPU delegate takes "
+                                              f"{', '.join(dict.fromkeys(allowed))} for {op.op_type})")
+    return None
+
+
+def gpu_comparison_types() -> frozenset[str]:
+    """The comparison op types (``IsLogicalCode``)."""
+    return _GPU_COMPARISONS
+
+
+def gpu_comparison_feeds_select(op: DelegateOp) -> str | None:
+    """``ElementwiseOperationParser::IsSupported`` for a comparison: its bool output has one reader, a
+    CAST, SELECT or SELECT_V2 whose output is float (then ``CheckGpuDelegateCompatibility`` is skipped)."""
+    y = op.outputs[0] if op.outputs else None
+    if y is None or len(y.readers) != 1:
+        n = 0 if y is None else len(y.readers)
+        return reason(CATEGORY_INPUTS, f"its output has {n} readers (the GPU delegate takes a comparison only "
+                                       f"when one CAST or SELECT reads it)")
+    kind, dtype = y.readers[0]
+    if kind not in ("CAST", "SELECT", "SELECT_V2") or dtype not in _GPU_FLOATS:
+        return reason(CATEGORY_INPUTS, f"its output feeds {kind} with a {dtype} output (the GPU delegate wants a "
+                                       f"CAST or SELECT to float)")
+    return None

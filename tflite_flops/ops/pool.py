@@ -6,6 +6,7 @@ from ..errors import ShapeError
 from .conv import conv_out_dim, nonempty
 from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK, DelegateOp, activation, float_only,
                         float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
+from .placement import GPU, gpu_activation, gpu_io, gpu_positive, gpu_version
 from .registry import Cost, OpContext, Shape, fused_activation, register, register_zero, shape_fn
 
 
@@ -111,4 +112,30 @@ def _xnn_resize_bilinear(op: DelegateOp) -> str | None:
     values = ints(size)
     if values is not None and any(v <= 0 for v in values):
         return reason(CATEGORY_OPTIONS, f"size {values}")
+    return None
+
+
+# ---- GPU delegate placement (model_builder.cc Pooling2DOperationParser / Resize2DOperationParser,
+# gpu_compatibility.cc CheckPooling2DGpuDelegateCompatibility / CheckGpuDelegateCompatibility) ---------------------
+
+@register_placement(GPU, ("AVERAGE_POOL_2D", "MAX_POOL_2D"),
+                    source="model_builder.cc Pooling2DOperationParser::IsSupported, gpu_compatibility.cc "
+                           "CheckPooling2DGpuDelegateCompatibility")
+def _gpu_pool(op: DelegateOp) -> str | None:
+    """Up to v2; one runtime input, one output; window and strides above 0; no SIGN_BIT activation."""
+    return (gpu_version(op, 2) or gpu_io(op, 1, 1) or gpu_positive(op, ("filter_height", "filter_width"), "window")
+            or gpu_positive(op, ("stride_h", "stride_w"), "strides") or gpu_activation(op))
+
+
+@register_placement(GPU, ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"),
+                    source="model_builder.cc Resize2DOperationParser::IsSupported, gpu_compatibility.cc "
+                           "CheckGpuDelegateCompatibility")
+def _gpu_resize(op: DelegateOp) -> str | None:
+    """Up to v3; one runtime input (a constant size), one output; bilinear not both align_corners and
+    half_pixel_centers."""
+    found = gpu_version(op, 3) or gpu_io(op, 1, 1)
+    if found:
+        return found
+    if op.op_type == "RESIZE_BILINEAR" and op.opt("align_corners", False) and op.opt("half_pixel_centers", False):
+        return reason(CATEGORY_OPTIONS, "align_corners with half_pixel_centers")
     return None

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
+from .placement import (CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp, gpu_io, gpu_version, reason,
+                        register_placement)
 from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, OpContext, Shape, TensorInfo, join_notes,
                        register, register_traits, shape_fn)
 
@@ -361,3 +363,38 @@ def _embedding_sparse_shape(ctx: OpContext) -> list[Shape]:
         raise ShapeError("EMBEDDING_LOOKUP_SPARSE: dense_shape is not a known constant")
     dims = [int(d) for d in dense.reshape(-1).tolist()]
     return [tuple(dims[:-1]) + ctx.input(4).shape[1:]]
+
+
+# ---- GPU delegate placement (model_builder.cc LSTMOperationParser, gpu_compatibility.cc
+# CheckGpuDelegateCompatibility) --------------------------------------------------------------------------------
+
+@register_placement(GPU, "LSTM", source="model_builder.cc LSTMOperationParser::IsSupported, gpu_compatibility.cc "
+                                        "CheckGpuDelegateCompatibility")
+def _gpu_lstm(op: DelegateOp) -> str | None:
+    """Up to v4. Full kernel: 20 or 24 inputs, one output, sigmoid or tanh activation. Basic kernel:
+    three runtime and two constant inputs, four outputs, the last output's depth a multiple of 4, tanh,
+    no cell or projection clip."""
+    found = gpu_version(op, 4)
+    if found:
+        return found
+    act = op.opt("fused_activation_function", "NONE")
+    if op.opt("kernel_type", "FULL") in ("BASIC", 1):
+        found = gpu_io(op, 3, 4, consts=2)
+        if found:
+            return found
+        last = op.outputs[3]
+        if last.rank and last.shape[-1] % 4:
+            return reason(CATEGORY_SHAPE, f"activation depth {last.shape[-1]} is not a multiple of 4")
+        if act != "TANH":
+            return reason(CATEGORY_OPTIONS, f"fused activation {act} (the basic kernel takes TANH only)")
+        for clip in ("cell_clip", "proj_clip"):
+            if float(op.opt(clip, 0.0) or 0.0) != 0.0:
+                return reason(CATEGORY_OPTIONS, f"{clip} {op.opt(clip)} (the GPU delegate wants 0)")
+        return None
+    if len(op.inputs) not in (20, 24):
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (the GPU delegate wants 20 or 24)")
+    if len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.outputs)} outputs (the GPU delegate wants 1)")
+    if act not in ("TANH", "SIGMOID"):
+        return reason(CATEGORY_OPTIONS, f"fused activation {act} (the GPU delegate takes sigmoid or tanh)")
+    return None

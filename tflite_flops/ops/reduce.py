@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ShapeError
 from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, float_or_q8, ints,
                         num_io, reason, register_placement, static)
+from .placement import GPU, gpu_axes, gpu_io
 from .registry import Cost, OpContext, Shape, register, shape_fn, value_fn
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
@@ -117,3 +118,14 @@ def _xnn_reduce(op: DelegateOp) -> str | None:
     if n > XNN_MAX_TENSOR_DIMS:
         return reason(CATEGORY_SHAPE, f"{n} axes")
     return float_or_q8(op, op.outputs[0], "output")
+
+
+# ---- GPU delegate placement (model_builder.cc MeanOperationParser / ReduceOperationParser,
+# gpu_compatibility.cc CheckGpuDelegateCompatibility) ----------------------------------------------------------
+
+@register_placement(GPU, ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"),
+                    source="model_builder.cc MeanOperationParser / ReduceOperationParser::IsSupported, "
+                           "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_reduce(op: DelegateOp) -> str | None:
+    """One runtime input, one constant input (the axes, int32), one output (any version)."""
+    return gpu_io(op, 1, 1, consts=1) or gpu_axes(op, 1)
