@@ -14,7 +14,7 @@ from ..reader.model import Model, Subgraph
 from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
 from ..ops.placement import DELEGATES
 from .memory import analyze_memory
-from .placement import place_model, placement_figures
+from .placement import delegate_shapes, place_model, placement_figures
 from .shapes import input_display_name
 from .walk import Walk
 
@@ -111,9 +111,8 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     delegation = {}
     keys = sorted(walk.entries)
     subgraphs = sorted({sg_index for sg_index, _ in keys})
-    entry_shapes = {t: tuple(walk.states[entry].shapes[t]) for t in sg.inputs}
     for delegate in DELEGATES:
-        placed = place_model(model, subgraphs, delegate, entry, entry_shapes)
+        placed = place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate)
         per_op, delegation[delegate] = placement_figures(placed, keys, delegate)
         figures.update(per_op)
     ops = records(walk, figures)

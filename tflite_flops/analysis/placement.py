@@ -300,11 +300,27 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
                  for s in subsets if s[0])
 
 
-def place_model(model: Model, subgraphs: Sequence[int], delegate: str, entry: int,
-                entry_shapes: Mapping[int, tuple[int, ...]], config: DelegateConfig = DelegateConfig(),
-                ) -> dict[int, SubgraphPlacement]:
-    """:func:`place_subgraph` over ``subgraphs``; the entry subgraph's inputs carry ``entry_shapes``."""
-    return {i: place_subgraph(model, i, delegate, config, entry_shapes if i == entry else None) for i in subgraphs}
+def place_model(model: Model, shapes: Mapping[int, Mapping[int, tuple[int, ...]]], delegate: str,
+                config: DelegateConfig = DelegateConfig()) -> dict[int, SubgraphPlacement]:
+    """:func:`place_subgraph` over the subgraphs ``shapes`` names, each with the shapes known beyond the file's."""
+    return {i: place_subgraph(model, i, delegate, config, known) for i, known in shapes.items()}
+
+
+def delegate_shapes(delegate: str, model: Model, states: Mapping[int, object], subgraphs: Sequence[int],
+                    entry: int) -> dict[int, dict[int, tuple[int, ...]]]:
+    """The shapes each delegate sees, per subgraph: XNNPACK is applied before the tensors are prepared (the
+    entry's inputs carry the analysed shapes, the rest the file's); the GPU delegate after every op was
+    prepared (every analysed shape that was resolved)."""
+    out: dict[int, dict[int, tuple[int, ...]]] = {}
+    for i in subgraphs:
+        state = states.get(i)
+        if state is None:
+            out[i] = {}
+        elif delegate == GPU:
+            out[i] = {t: tuple(s) for t, (s, ok) in enumerate(zip(state.shapes, state.resolved)) if ok}  # type: ignore[attr-defined]
+        else:
+            out[i] = {t: tuple(state.shapes[t]) for t in model.subgraphs[i].inputs} if i == entry else {}  # type: ignore[attr-defined]
+    return out
 
 
 def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tuple[int, int]], prefix: str,
