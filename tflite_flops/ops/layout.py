@@ -558,9 +558,17 @@ def _xnn_param_vector(t: DelegateTensor | None, where: str, dtypes: tuple[str, .
     return None
 
 
+def _legacy_params(t: DelegateTensor) -> tuple[float, int]:
+    """``TfLiteTensor::params``: the scale and zero point of a one-scale quantization, else (0, 0)."""
+    q = t.quantization
+    if q is None or q.num_scales != 1 or q.kind not in ("per_tensor", "per_axis"):
+        return 0.0, 0
+    return float(q.scale or 0.0), int(q.zero_point or 0)
+
+
 def _same_quantization(a: DelegateTensor, b: DelegateTensor, what: str) -> str | None:
-    qa, qb = a.quantization, b.quantization
-    if (qa.scale, qa.zero_point) if qa else None != ((qb.scale, qb.zero_point) if qb else None):
+    """The zero point and scale checks of ``VisitReshapeNode`` / ``VisitConcatenationNode`` (legacy ``params``)."""
+    if _legacy_params(a) != _legacy_params(b):
         return reason(CATEGORY_QUANT, f"{what} have different scales or zero points")
     return None
 
