@@ -547,3 +547,498 @@ def test_converted_models_match_litert(precision, keras_models, tmp_path):
         ours = compare(path)
         seen[name] = int(sum(r is None for r in ours.reasons.values()))
     assert seen
+
+
+# ---- one op at a time: every XNNPACK visitor on accepted and refused variants ------------------------------------
+
+
+def a(shape, dtype="FLOAT32", quant=None) -> dict:
+    """An activation tensor."""
+    return {"shape": list(shape), "dtype": dtype, "quant": quant}
+
+
+def c(data, dtype="INT32", quant=None, shape=None) -> dict:
+    """A constant tensor (``data`` broadcast to ``shape``; random when ``data`` is None)."""
+    return {"shape": list(np.shape(data) if shape is None else shape), "dtype": dtype, "quant": quant,
+            "data": data, "const": True}
+
+
+def one(name: str, inputs, outputs, options: tuple | None = None, version: int = 1, **kw) -> Callable[[], bytes]:
+    """A model of one op (inputs -1: omitted)."""
+    def build() -> bytes:
+        g = Graph()
+
+        def tensor(spec):
+            if spec == -1:
+                return -1
+            if spec.get("const"):
+                if spec["data"] is None:
+                    return g.w(spec["shape"], spec["dtype"], spec["quant"])
+                return g.t(spec["shape"], spec["dtype"], spec["quant"], data=spec["data"])
+            return g.t(spec["shape"], spec["dtype"], spec["quant"])
+
+        g.op(name, [tensor(s) for s in inputs], [tensor(s) for s in outputs], options, version=version, **kw)
+        return g.build()
+    return build
+
+
+F4 = (1, 4, 4, 8)
+Q8 = q(0.05, 3)
+QU8 = q(0.05, 128)
+
+
+def un(name, dtype="FLOAT32", xq=None, yq=None, shape=F4, options=None, ydtype=None):
+    return one(name, [a(shape, dtype, xq)], [a(shape, ydtype or dtype, yq)], options)
+
+
+def bi(name, dtype="FLOAT32", aq=None, bq=None, yq=None, a_shape=F4, b_shape=F4, act=ACT.NONE, b=None):
+    kind = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions", "DIV": "DivOptions"}.get(name)
+    out = np.broadcast_shapes(tuple(a_shape), tuple(b_shape))
+    return one(name, [a(a_shape, dtype, aq), b if b is not None else a(b_shape, dtype, bq)], [a(out, dtype, yq)],
+               (kind, _act(act)) if kind else None)
+
+
+def fc(x=(1, 16), n_out=8, dtype="FLOAT32", w_dtype=None, xq=None, wq=None, yq=None, bias="auto", act=ACT.NONE,
+       version=1, keep_num_dims=False, weights_format=0, w=None):
+    w_dtype = w_dtype or dtype
+    weights = w if w is not None else c(None, w_dtype, wq, shape=(n_out, x[-1]))
+    if bias == "auto":
+        bias = c(None, "INT32", q(0.05 * 0.05), shape=(n_out,)) if dtype in ("INT8", "UINT8") else \
+            c(None, "FLOAT32", shape=(n_out,))
+    out = (*x[:-1], n_out) if keep_num_dims else (int(np.prod(x[:-1])), n_out)
+    return one("FULLY_CONNECTED", [a(x, dtype, xq), weights, *([bias] if bias is not None else [])],
+               [a(out, dtype, yq)], ("FullyConnectedOptions", {"fused_activation_function": act,
+                                                               "keep_num_dims": keep_num_dims,
+                                                               "weights_format": weights_format}), version=version)
+
+
+def _bias_q(xq: dict, wq: dict) -> dict:
+    """The int32 bias quantization of a quantized convolution: input scale times each filter scale."""
+    return q([xq["scale"][0] * s for s in wq["scale"]])
+
+
+def _reshape_options(shape: list[int]) -> Callable:
+    def build(b) -> int:
+        vec = b.CreateNumpyVector(np.asarray(shape, np.int32))
+        tflite.ReshapeOptionsStart(b)
+        tflite.ReshapeOptionsAddNewShape(b, vec)
+        return tflite.ReshapeOptionsEnd(b)
+    return build
+
+
+def cv(dtype="FLOAT32", w_dtype=None, xq=None, wq=None, yq=None, bias_dtype=None, cin=8, wcin=None, cout=8,
+       stride=1, dilation=1, act=ACT.NONE, padding=SAME, kernel=3):
+    w_dtype = w_dtype or dtype
+    bias_dtype = bias_dtype or ("INT32" if dtype in ("INT8", "UINT8") else "FLOAT32")
+    bq = _bias_q(xq, wq) if bias_dtype == "INT32" else None
+    o = -(-8 // stride) if padding == SAME else (8 - (kernel - 1) * dilation - 1) // stride + 1
+    return one("CONV_2D", [a((1, 8, 8, cin), dtype, xq), c(None, w_dtype, wq, shape=(cout, kernel, kernel, wcin or cin)),
+                           c(None, bias_dtype, bq, shape=(cout,))], [a((1, o, o, cout), dtype, yq)],
+               ("Conv2DOptions", {"padding": padding, "stride_w": stride, "stride_h": stride,
+                                  "dilation_w_factor": dilation, "dilation_h_factor": dilation,
+                                  "fused_activation_function": act}), version=3)
+
+
+def dw(dtype="FLOAT32", w_dtype=None, xq=None, wq=None, yq=None, mult=1, stride=1, dilation=1, act=ACT.NONE,
+       version=2):
+    w_dtype = w_dtype or dtype
+    bias_dtype = "INT32" if dtype in ("INT8", "UINT8") else "FLOAT32"
+    bq = _bias_q(xq, wq) if bias_dtype == "INT32" else None
+    o = -(-8 // stride)
+    return one("DEPTHWISE_CONV_2D", [a((1, 8, 8, 4), dtype, xq), c(None, w_dtype, wq, shape=(1, 3, 3, 4 * mult)),
+                                     c(None, bias_dtype, bq, shape=(4 * mult,))], [a((1, o, o, 4 * mult), dtype, yq)],
+               ("DepthwiseConv2DOptions", {"padding": SAME, "stride_w": stride, "stride_h": stride,
+                                           "depth_multiplier": mult, "dilation_w_factor": dilation,
+                                           "dilation_h_factor": dilation, "fused_activation_function": act}),
+               version=version)
+
+
+def tconv(dtype="FLOAT32", xq=None, wq=None, yq=None, bias=True, shape_const=True, stride=2, act=ACT.NONE):
+    bias_dtype = "INT32" if dtype in ("INT8", "UINT8") else "FLOAT32"
+    bq = _bias_q(xq, wq) if bias_dtype == "INT32" else None
+    o = 4 * stride
+    shape = c([1, o, o, 8]) if shape_const else a((4,), "INT32")
+    inputs = [shape, c(None, dtype, wq, shape=(8, 3, 3, 4)), a((1, 4, 4, 4), dtype, xq)]
+    if bias:
+        inputs.append(c(None, bias_dtype, bq, shape=(8,)))
+    return one("TRANSPOSE_CONV", inputs, [a((1, o, o, 8), dtype, yq)],
+               ("TransposeConvOptions", {"padding": SAME, "stride_w": stride, "stride_h": stride,
+                                         "fused_activation_function": act}), version=4 if act else 3)
+
+
+def pool(name, dtype="FLOAT32", quant=None, stride=2, window=2, padding=SAME, act=ACT.NONE):
+    o = -(-8 // stride) if padding == SAME else (8 - window) // stride + 1
+    return one(name, [a((1, 8, 8, 4), dtype, quant)], [a((1, o, o, 4), dtype, quant)],
+               ("Pool2DOptions", {"padding": padding, "stride_w": stride, "stride_h": stride, "filter_width": window,
+                                  "filter_height": window, "fused_activation_function": act}))
+
+
+def reduce(name, axes, dtype="FLOAT32", quant=None, keep=True, shape=F4, axes_const=True, axes_dtype="INT32"):
+    out = [1 if i in [x % len(shape) for x in axes] else d for i, d in enumerate(shape)] if keep else \
+        [d for i, d in enumerate(shape) if i not in [x % len(shape) for x in axes]]
+    ax = c(np.asarray(axes), axes_dtype) if axes_const else a((len(axes),), axes_dtype)
+    return one(name, [a(shape, dtype, quant), ax], [a(out, dtype, quant)], ("ReducerOptions", {"keep_dims": keep}))
+
+
+def sslice(begin, end, strides, out, dtype="FLOAT32", quant=None, shape=F4, **masks):
+    return one("STRIDED_SLICE", [a(shape, dtype, quant), c(begin), c(end), c(strides)], [a(out, dtype, quant)],
+               ("StridedSliceOptions", masks), version=4)
+
+
+def resize(dtype="FLOAT32", quant=None, size=(8, 8), size_const=True, **opts):
+    sz = c(list(size)) if size_const else a((2,), "INT32")
+    return one("RESIZE_BILINEAR", [a((1, 4, 4, 8), dtype, quant), sz], [a((1, *size, 8), dtype, quant)],
+               ("ResizeBilinearOptions", opts))
+
+
+def bmm(a_shape=(1, 4, 8), b_shape=(1, 8, 6), dtype="FLOAT32", b_dtype=None, aq=None, bq=None, yq=None,
+        b_const=False, adj_y=False):
+    b_dtype = b_dtype or dtype
+    n = b_shape[-2] if adj_y else b_shape[-1]
+    out = (*np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2])), a_shape[-2], n)
+    b = c(None, b_dtype, bq, shape=b_shape) if b_const else a(b_shape, b_dtype, bq)
+    return one("BATCH_MATMUL", [a(a_shape, dtype, aq), b], [a(out, dtype, yq)],
+               ("BatchMatMulOptions", {"adj_y": adj_y}), version=4 if dtype == "INT8" else 1)
+
+
+QLOGISTIC = q(1 / 256, -128)
+QTANH = q(1 / 128, 0)
+F16 = "FLOAT16"
+
+SWEEP: list[tuple[str, str, Callable[[], bytes]]] = [
+    # VisitUnaryNode: float-only ops, the 8-bit ones, QUANTIZE/DEQUANTIZE
+    *[(f"{n.lower()}_float", "VisitUnaryNode", un(n)) for n in
+      ("ABS", "CEIL", "COS", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LOG", "NEG", "RELU_N1_TO_1", "RELU", "RELU6",
+       "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE", "ELU", "LOGISTIC", "TANH")],
+    ("leaky_relu_float", "VisitUnaryNode", un("LEAKY_RELU", options=("LeakyReluOptions", {"alpha": 0.2}))),
+    ("leaky_relu_int8", "VisitUnaryNode", un("LEAKY_RELU", "INT8", Q8, Q8, options=("LeakyReluOptions", {"alpha": 0.2}))),
+    ("logistic_int8", "VisitUnaryNode", un("LOGISTIC", "INT8", Q8, QLOGISTIC)),
+    ("tanh_int8", "VisitUnaryNode", un("TANH", "INT8", Q8, QTANH)),
+    ("logistic_uint8", "VisitUnaryNode", un("LOGISTIC", "UINT8", QU8, q(1 / 256, 0))),
+    ("elu_int8", "VisitUnaryNode", un("ELU", "INT8", Q8, Q8)),
+    ("relu_int8", "VisitUnaryNode", un("RELU", "INT8", Q8, Q8)),
+    ("hard_swish_int8", "VisitUnaryNode", un("HARD_SWISH", "INT8", Q8, Q8)),
+    ("abs_int16", "VisitUnaryNode", un("ABS", "INT16", q(0.01), q(0.01))),
+    ("quantize_float_int8", "VisitUnaryNode", un("QUANTIZE", "FLOAT32", None, Q8, ydtype="INT8")),
+    ("quantize_float_uint8", "VisitUnaryNode", un("QUANTIZE", "FLOAT32", None, QU8, ydtype="UINT8")),
+    ("quantize_int8_int8", "VisitUnaryNode", un("QUANTIZE", "INT8", Q8, q(0.1, -5))),
+    ("quantize_int8_int8_far", "VisitUnaryNode", un("QUANTIZE", "INT8", q(1.0), q(1 / 512))),
+    ("quantize_uint8_int8", "VisitUnaryNode", un("QUANTIZE", "UINT8", QU8, Q8, ydtype="INT8")),
+    ("quantize_float_int16", "VisitUnaryNode", un("QUANTIZE", "FLOAT32", None, q(0.001), ydtype="INT16")),
+    ("dequantize_int8", "VisitUnaryNode", un("DEQUANTIZE", "INT8", Q8, None, ydtype="FLOAT32")),
+    ("dequantize_uint8", "VisitUnaryNode", un("DEQUANTIZE", "UINT8", QU8, None, ydtype="FLOAT32")),
+    ("dequantize_int16", "VisitUnaryNode", un("DEQUANTIZE", "INT16", q(0.001), None, ydtype="FLOAT32")),
+    ("dequantize_fp16_activation", "VisitUnaryNode", un("DEQUANTIZE", F16, None, None, ydtype="FLOAT32")),
+    ("exp_rank6", "VisitUnaryNode", un("EXP", shape=(1, 2, 1, 2, 1, 2))),
+    ("exp_scalar", "VisitUnaryNode", un("EXP", shape=())),
+    # VisitBinaryNode
+    *[(f"{n.lower()}_float", "VisitBinaryNode", bi(n)) for n in
+      ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE")],
+    ("add_broadcast", "VisitBinaryNode", bi("ADD", b_shape=(1, 1, 1, 8))),
+    ("add_scalar_const", "VisitBinaryNode", bi("ADD", b_shape=(), b=c(0.5, "FLOAT32"))),
+    ("add_rank6", "VisitBinaryNode", bi("ADD", a_shape=(1, 2, 1, 2, 1, 2), b_shape=(1, 2, 1, 2, 1, 2))),
+    ("add_relu6", "VisitBinaryNode", bi("ADD", act=ACT.RELU6)),
+    ("add_relu_n1", "VisitBinaryNode", bi("ADD", act=ACT.RELU_N1_TO_1)),
+    ("sub_int8", "VisitBinaryNode", bi("SUB", "INT8", Q8, Q8, q(0.1))),
+    ("mul_int8", "VisitBinaryNode", bi("MUL", "INT8", Q8, Q8, q(0.01))),
+    ("mul_int8_product_scale", "VisitBinaryNode, CheckTensorsInputProductOutputScale",
+     bi("MUL", "INT8", q(1.0), q(1.0), q(1 / 512))),
+    ("add_uint8", "VisitBinaryNode", bi("ADD", "UINT8", QU8, QU8, QU8)),
+    ("add_int16", "VisitBinaryNode", bi("ADD", "INT16", q(0.001), q(0.001), q(0.002))),
+    ("maximum_int8", "VisitBinaryNode", bi("MAXIMUM", "INT8", Q8, Q8, Q8)),
+    ("squared_difference_int8", "VisitBinaryNode", bi("SQUARED_DIFFERENCE", "INT8", Q8, Q8, q(0.01))),
+    ("prelu_const_slope", "VisitBinaryNode", bi("PRELU", b_shape=(1, 1, 8), b=c(None, "FLOAT32", shape=(1, 1, 8)))),
+    ("prelu_dynamic_slope", "VisitBinaryNode", bi("PRELU", b_shape=(1, 1, 8))),
+    ("div_int32", "VisitBinaryNode", bi("DIV", "INT32")),
+    # VisitFullyConnectedNode
+    ("fc_float", "VisitFullyConnectedNode", fc()),
+    ("fc_no_bias", "VisitFullyConnectedNode", fc(bias=None)),
+    ("fc_relu", "VisitFullyConnectedNode", fc(act=ACT.RELU)),
+    ("fc_rank3_keep_dims", "VisitFullyConnectedNode", fc(x=(1, 4, 16), keep_num_dims=True)),
+    ("fc_rank3", "VisitFullyConnectedNode", fc(x=(2, 4, 16))),
+    ("fc_int8", "VisitFullyConnectedNode", fc(dtype="INT8", xq=Q8, wq=q(0.05), yq=q(0.2))),
+    ("fc_int8_per_channel", "VisitFullyConnectedNode", fc(dtype="INT8", xq=Q8, wq=q([0.05] * 8), yq=q(0.2),
+                                                          version=5)),
+    ("fc_uint8", "VisitFullyConnectedNode", fc(dtype="UINT8", xq=QU8, wq=q(0.05, 128), yq=q(0.2, 128))),
+    ("fc_hybrid_int8", "VisitFullyConnectedNode", fc(w_dtype="INT8", wq=q(0.05), version=3)),
+    ("fc_hybrid_int8_per_channel", "VisitFullyConnectedNode", fc(w_dtype="INT8", wq=q([0.05] * 8), version=12)),
+    ("fc_dynamic_bias", "VisitFullyConnectedNode, CheckTensorStaticAllocation", fc(bias=a((8,)))),
+    ("fc_int16", "VisitFullyConnectedNode", fc(dtype="INT16", w_dtype="INT8", xq=q(0.001), wq=q(0.05), yq=q(0.002),
+                                               bias=c(None, "INT64", q(0.00005), shape=(8,)), version=7)),
+    # VisitBatchMatMulNode
+    ("bmm_float", "VisitBatchMatMulNode", bmm()),
+    ("bmm_float_const", "VisitBatchMatMulNode", bmm(b_const=True)),
+    ("bmm_adj_y", "VisitBatchMatMulNode", bmm(b_shape=(1, 6, 8), adj_y=True)),
+    ("bmm_broadcast", "VisitBatchMatMulNode", bmm(a_shape=(2, 4, 8), b_shape=(1, 8, 6))),
+    ("bmm_int8", "VisitBatchMatMulNode", bmm(dtype="INT8", aq=Q8, bq=q(0.05), yq=q(0.2))),
+    ("bmm_int8_const", "VisitBatchMatMulNode", bmm(dtype="INT8", aq=Q8, bq=q(0.05), yq=q(0.2), b_const=True)),
+    ("bmm_hybrid", "VisitBatchMatMulNode", bmm(b_dtype="INT8", bq=q(0.05), b_const=True)),
+    # VisitConv2DNode
+    ("conv_float", "VisitConv2DNode", cv()),
+    ("conv_stride2_valid", "VisitConv2DNode", cv(stride=2, padding=VALID)),
+    ("conv_dilation2", "VisitConv2DNode", cv(dilation=2)),
+    ("conv_grouped", "VisitConv2DNode", cv(wcin=4)),
+    ("conv_int8", "VisitConv2DNode", cv("INT8", xq=Q8, wq=q([0.05] * 8), yq=q(0.5))),
+    ("conv_int8_per_tensor", "VisitConv2DNode", cv("INT8", xq=Q8, wq=q(0.05), yq=q(0.5))),
+    ("conv_uint8", "VisitConv2DNode", cv("UINT8", xq=QU8, wq=q(0.05, 120), yq=q(0.5, 128))),
+    ("conv_sign_bit", "VisitConv2DNode", cv(act=ACT.SIGN_BIT)),
+    ("conv_tanh", "VisitConv2DNode", cv(act=ACT.TANH)),
+    ("conv_int16", "VisitConv2DNode", cv("INT16", "INT8", q(0.001), q([0.05] * 8), q(0.002), bias_dtype="INT64")),
+    # VisitDepthwiseConv2DNode
+    ("dw_float", "VisitDepthwiseConv2DNode", dw()),
+    ("dw_multiplier2", "VisitDepthwiseConv2DNode", dw(mult=2)),
+    ("dw_stride2_dilation2", "VisitDepthwiseConv2DNode", dw(stride=2, dilation=2)),
+    ("dw_int8", "VisitDepthwiseConv2DNode", dw("INT8", xq=Q8, wq=q([0.05] * 4, axis=3), yq=q(0.5), version=3)),
+    ("dw_uint8", "VisitDepthwiseConv2DNode", dw("UINT8", xq=QU8, wq=q(0.05, 120), yq=q(0.5, 128))),
+    ("dw_relu_n1", "VisitDepthwiseConv2DNode", dw(act=ACT.RELU_N1_TO_1)),
+    # VisitTransposeConvNode
+    ("tconv_float", "VisitTransposeConvNode", tconv()),
+    ("tconv_no_bias", "VisitTransposeConvNode", tconv(bias=False)),
+    ("tconv_dynamic_shape", "VisitTransposeConvNode", tconv(shape_const=False)),
+    ("tconv_int8", "VisitTransposeConvNode", tconv("INT8", Q8, q([0.05] * 8), q(0.5))),
+    ("tconv_relu", "VisitTransposeConvNode", tconv(act=ACT.RELU)),
+    # pooling
+    ("max_pool_float", "VisitMaxPool2DNode", pool("MAX_POOL_2D")),
+    ("max_pool_int8", "VisitMaxPool2DNode", pool("MAX_POOL_2D", "INT8", Q8)),
+    ("max_pool_uint8", "VisitMaxPool2DNode", pool("MAX_POOL_2D", "UINT8", QU8)),
+    ("max_pool_1x1_stride2", "VisitMaxPool2DNode, CheckPoolingParams", pool("MAX_POOL_2D", window=1)),
+    ("max_pool_1x1_stride1", "VisitMaxPool2DNode, CheckPoolingParams", pool("MAX_POOL_2D", window=1, stride=1)),
+    ("max_pool_valid_relu", "VisitMaxPool2DNode", pool("MAX_POOL_2D", window=3, padding=VALID, act=ACT.RELU)),
+    ("avg_pool_int8", "VisitAveragePool2DNode", pool("AVERAGE_POOL_2D", "INT8", Q8)),
+    ("avg_pool_stride_over_window", "VisitAveragePool2DNode", pool("AVERAGE_POOL_2D", stride=3, window=2)),
+    ("l2_pool", "VisitNode", pool("L2_POOL_2D")),
+    # resize
+    ("resize_bilinear", "VisitResizeBilinearNode", resize()),
+    ("resize_bilinear_align", "VisitResizeBilinearNode", resize(align_corners=True)),
+    ("resize_bilinear_half_pixel", "VisitResizeBilinearNode", resize(half_pixel_centers=True)),
+    ("resize_bilinear_int8", "VisitResizeBilinearNode", resize("INT8", Q8)),
+    ("resize_bilinear_dynamic", "VisitResizeBilinearNode", resize(size_const=False)),
+    ("resize_nearest", "VisitNode", one("RESIZE_NEAREST_NEIGHBOR", [a((1, 4, 4, 8)), c([8, 8])], [a((1, 8, 8, 8))],
+                                        ("ResizeNearestNeighborOptions", {}))),
+    # reductions
+    ("mean_hw", "VisitReduceNode", reduce("MEAN", [1, 2])),
+    ("mean_c_no_keep", "VisitReduceNode", reduce("MEAN", [3], keep=False)),
+    ("mean_negative_axis", "VisitReduceNode", reduce("MEAN", [-1])),
+    ("mean_int8", "VisitReduceNode", reduce("MEAN", [1, 2], "INT8", Q8)),
+    ("mean_dynamic_axes", "VisitReduceNode", reduce("MEAN", [1, 2], axes_const=False)),
+    ("sum_float", "VisitReduceNode", reduce("SUM", [1, 2])),
+    ("sum_int8", "VisitReduceNode", reduce("SUM", [1, 2], "INT8", Q8)),
+    ("reduce_max_float", "VisitReduceNode", reduce("REDUCE_MAX", [3])),
+    ("reduce_max_int8", "VisitReduceNode", reduce("REDUCE_MAX", [3], "INT8", Q8)),
+    ("reduce_min_float", "VisitReduceNode", reduce("REDUCE_MIN", [0, 3])),
+    ("reduce_prod", "VisitNode", reduce("REDUCE_PROD", [3])),
+    ("mean_rank5", "VisitReduceNode", reduce("MEAN", [1], shape=(1, 2, 2, 2, 2))),
+    # softmax
+    ("softmax_int8", "VisitSoftmaxNode", one("SOFTMAX", [a((1, 10), "INT8", Q8)], [a((1, 10), "INT8", q(1 / 256, -128))],
+                                             ("SoftmaxOptions", {"beta": 1.0}))),
+    ("softmax_rank4", "VisitSoftmaxNode", one("SOFTMAX", [a(F4)], [a(F4)], ("SoftmaxOptions", {"beta": 1.0}))),
+    ("log_softmax", "VisitNode", one("LOG_SOFTMAX", [a((1, 10))], [a((1, 10))])),
+]
+
+SWEEP += [
+    # VisitConcatenationNode
+    ("concat_float", "VisitConcatenationNode", one("CONCATENATION", [a((1, 2, 4)), a((1, 2, 4))], [a((1, 2, 8))],
+                                                    ("ConcatenationOptions", {"axis": 2}))),
+    ("concat_negative_axis", "VisitConcatenationNode", one("CONCATENATION", [a((1, 2, 4)), a((1, 2, 4))],
+                                                            [a((1, 2, 8))], ("ConcatenationOptions", {"axis": -1}))),
+    ("concat_int8", "VisitConcatenationNode", one("CONCATENATION", [a((1, 2, 4), "INT8", Q8), a((1, 2, 4), "INT8", Q8)],
+                                                   [a((1, 2, 8), "INT8", Q8)], ("ConcatenationOptions", {"axis": 2}))),
+    ("concat_uint8_mixed", "VisitConcatenationNode",
+     one("CONCATENATION", [a((1, 2, 4), "UINT8", QU8), a((1, 2, 4), "UINT8", q(0.1, 128))],
+         [a((1, 2, 8), "UINT8", QU8)], ("ConcatenationOptions", {"axis": 2}))),
+    ("concat_const_input", "VisitConcatenationNode", one("CONCATENATION", [a((1, 2, 4)), c(None, "FLOAT32", shape=(1, 2, 4))],
+                                                          [a((1, 2, 8))], ("ConcatenationOptions", {"axis": 2}))),
+    ("concat_int32", "VisitConcatenationNode", one("CONCATENATION", [a((2,), "INT32"), a((2,), "INT32")],
+                                                    [a((4,), "INT32")], ("ConcatenationOptions", {"axis": 0}))),
+    # VisitReshapeNode
+    ("reshape_const_shape", "VisitReshapeNode", one("RESHAPE", [a(F4), c([1, 16, 8])], [a((1, 16, 8))])),
+    ("reshape_minus_one", "VisitReshapeNode", one("RESHAPE", [a(F4), c([1, -1])], [a((1, 128))])),
+    ("reshape_flat_minus_one", "VisitReshapeNode", one("RESHAPE", [a(F4), c([-1])], [a((128,))])),
+    ("reshape_options_only", "VisitReshapeNode", one("RESHAPE", [a(F4)], [a((1, 128))],
+                                                      raw_options=(tflite.BuiltinOptions.ReshapeOptions,
+                                                                   _reshape_options([1, 128])))),
+    ("reshape_options_flat", "VisitReshapeNode", one("RESHAPE", [a(F4)], [a((128,))],
+                                                     raw_options=(tflite.BuiltinOptions.ReshapeOptions,
+                                                                  _reshape_options([-1])))),
+    ("reshape_dynamic_shape", "VisitReshapeNode", one("RESHAPE", [a(F4), a((2,), "INT32")], [a((1, 128))])),
+    ("reshape_int8_requant", "VisitReshapeNode", one("RESHAPE", [a(F4, "INT8", Q8), c([1, 128])],
+                                                      [a((1, 128), "INT8", q(0.1, 3))])),
+    ("reshape_to_rank7", "VisitReshapeNode", one("RESHAPE", [a(F4), c([1, 2, 2, 2, 2, 2, 4])], [a((1, 2, 2, 2, 2, 2, 4))])),
+    # VisitPadNode
+    ("pad_float", "VisitPadNode", one("PAD", [a(F4), c([[0, 0], [1, 1], [1, 1], [0, 0]])], [a((1, 6, 6, 8))])),
+    ("pad_int8", "VisitPadNode", one("PAD", [a(F4, "INT8", Q8), c([[0, 0], [1, 1], [1, 1], [0, 0]])],
+                                     [a((1, 6, 6, 8), "INT8", Q8)])),
+    ("pad_int64_paddings", "VisitPadNode", one("PAD", [a(F4), c([[0, 0], [1, 1], [1, 1], [0, 0]], "INT64")],
+                                               [a((1, 6, 6, 8))])),
+    ("padv2", "VisitNode", one("PADV2", [a(F4), c([[0, 0], [1, 1], [1, 1], [0, 0]]), c(0.0, "FLOAT32")],
+                               [a((1, 6, 6, 8))])),
+    ("mirror_pad", "VisitNode", one("MIRROR_PAD", [a(F4), c([[0, 0], [1, 1], [1, 1], [0, 0]])], [a((1, 6, 6, 8))],
+                                    ("MirrorPadOptions", {"mode": 0}))),
+    # VisitSliceNode
+    ("slice_float", "VisitSliceNode", one("SLICE", [a(F4), c([0, 1, 1, 0]), c([1, 2, 2, 8])], [a((1, 2, 2, 8))])),
+    ("slice_size_minus_one", "VisitSliceNode", one("SLICE", [a(F4), c([0, 1, 1, 0]), c([1, -1, 2, -1])],
+                                                    [a((1, 3, 2, 8))])),
+    ("slice_int64", "VisitSliceNode", one("SLICE", [a(F4), c([0, 1, 1, 0], "INT64"), c([1, 2, 2, 8], "INT64")],
+                                          [a((1, 2, 2, 8))])),
+    ("slice_int8", "VisitSliceNode", one("SLICE", [a(F4, "INT8", Q8), c([0, 1, 1, 0]), c([1, 2, 2, 8])],
+                                         [a((1, 2, 2, 8), "INT8", Q8)])),
+    ("slice_dynamic_begin", "VisitSliceNode", one("SLICE", [a(F4), a((4,), "INT32"), c([1, 2, 2, 8])],
+                                                  [a((1, 2, 2, 8))])),
+    # VisitStridedSliceNode
+    ("strided_slice_masks", "VisitStridedSliceNode", sslice([0, 1, 0, 0], [0, 3, 0, 0], [1, 1, 1, 1], (1, 2, 4, 8),
+                                                            begin_mask=13, end_mask=13)),
+    ("strided_slice_negative", "VisitStridedSliceNode", sslice([0, 0, 0, -4], [1, 4, 4, -1], [1, 1, 1, 1], (1, 4, 4, 3))),
+    ("strided_slice_int8", "VisitStridedSliceNode", sslice([0, 0, 0, 0], [1, 2, 4, 8], [1, 1, 1, 1], (1, 2, 4, 8),
+                                                           "INT8", Q8)),
+    ("strided_slice_ellipsis", "VisitStridedSliceNode", sslice([0, 0], [1, 4], [1, 1], (1, 4, 4, 4), ellipsis_mask=1)),
+    ("strided_slice_new_axis", "VisitStridedSliceNode", sslice([0, 0, 0, 0, 0], [1, 1, 4, 4, 8], [1, 1, 1, 1, 1],
+                                                               (1, 1, 4, 4, 8), new_axis_mask=1)),
+    ("strided_slice_offset", "VisitStridedSliceNode", sslice([0, 0, 0, 0], [1, 2, 4, 8], [1, 1, 1, 1], (1, 2, 4, 8),
+                                                             offset=True)),
+    ("strided_slice_int32", "VisitStridedSliceNode", sslice([0, 0, 0, 0], [1, 2, 4, 8], [1, 1, 1, 1], (1, 2, 4, 8),
+                                                            "INT32")),
+    # VisitSplitNode
+    ("split_2", "VisitSplitNode", one("SPLIT", [c(3), a(F4)], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+                                      ("SplitOptions", {"num_splits": 2}))),
+    ("split_negative_axis", "VisitSplitNode", one("SPLIT", [c(-1), a(F4)], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+                                                  ("SplitOptions", {"num_splits": 2}))),
+    ("split_8", "VisitSplitNode", one("SPLIT", [c(3), a(F4)], [a((1, 4, 4, 1))] * 1 and [a((1, 4, 4, 1)) for _ in range(8)],
+                                      ("SplitOptions", {"num_splits": 8}))),
+    ("split_int8", "VisitSplitNode", one("SPLIT", [c(3), a(F4, "INT8", Q8)], [a((1, 4, 4, 4), "INT8", Q8)] * 2,
+                                         ("SplitOptions", {"num_splits": 2}))),
+    ("split_dynamic_axis", "VisitSplitNode", one("SPLIT", [a((), "INT32"), a(F4)], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+                                                 ("SplitOptions", {"num_splits": 2}))),
+    ("split_v", "VisitNode", one("SPLIT_V", [a(F4), c([4, 4]), c(3)], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+                                 ("SplitVOptions", {"num_splits": 2}))),
+    # VisitTransposeNode
+    ("transpose_float", "VisitTransposeNode", one("TRANSPOSE", [a(F4), c([0, 3, 1, 2])], [a((1, 8, 4, 4))])),
+    ("transpose_int8", "VisitTransposeNode", one("TRANSPOSE", [a(F4, "INT8", Q8), c([0, 3, 1, 2])],
+                                                 [a((1, 8, 4, 4), "INT8", Q8)])),
+    ("transpose_dynamic_perm", "VisitTransposeNode", one("TRANSPOSE", [a(F4), a((4,), "INT32")], [a((1, 8, 4, 4))])),
+    ("transpose_int32", "VisitTransposeNode", one("TRANSPOSE", [a(F4, "INT32"), c([0, 3, 1, 2])], [a((1, 8, 4, 4), "INT32")])),
+    # VisitDepthToSpaceNode / VisitSpaceToDepthNode
+    ("depth_to_space", "VisitDepthToSpaceNode", one("DEPTH_TO_SPACE", [a(F4)], [a((1, 8, 8, 2))],
+                                                    ("DepthToSpaceOptions", {"block_size": 2}))),
+    ("depth_to_space_int8", "VisitDepthToSpaceNode", one("DEPTH_TO_SPACE", [a(F4, "INT8", Q8)],
+                                                         [a((1, 8, 8, 2), "INT8", Q8)],
+                                                         ("DepthToSpaceOptions", {"block_size": 2}))),
+    ("space_to_depth", "VisitSpaceToDepthNode", one("SPACE_TO_DEPTH", [a(F4)], [a((1, 2, 2, 32))],
+                                                    ("SpaceToDepthOptions", {"block_size": 2}))),
+    ("space_to_depth_int8", "VisitSpaceToDepthNode", one("SPACE_TO_DEPTH", [a(F4, "INT8", Q8)],
+                                                         [a((1, 2, 2, 32), "INT8", Q8)],
+                                                         ("SpaceToDepthOptions", {"block_size": 2}))),
+    # no visitor (or one that refuses every node)
+    ("expand_dims", "VisitExpandDimsNode (returns kTfLiteError first)", one("EXPAND_DIMS", [a(F4), c(0)],
+                                                                            [a((1, 1, 4, 4, 8))])),
+    ("squeeze", "VisitNode", one("SQUEEZE", [a((1, 4, 1, 8))], [a((4, 8))], ("SqueezeOptions", {}))),
+    ("select_v2", "VisitNode", one("SELECT_V2", [a(F4, "BOOL"), a(F4), a(F4)], [a(F4)])),
+    ("cast", "VisitNode", one("CAST", [a(F4)], [a(F4, "INT32")])),
+    ("embedding_lookup", "VisitNode", one("EMBEDDING_LOOKUP", [a((3,), "INT32"), c(None, "FLOAT32", shape=(10, 4))],
+                                          [a((3, 4))])),
+    ("pack", "VisitNode", one("PACK", [a((2, 3)), a((2, 3))], [a((2, 2, 3))], ("PackOptions", {"values_count": 2, "axis": 1}))),
+    ("tile", "VisitNode", one("TILE", [a((2, 3)), c([2, 1])], [a((4, 3))])),
+    ("hard_swish_int16", "VisitUnaryNode", un("HARD_SWISH", "INT16", q(0.001), q(0.001))),
+]
+
+
+@pytest.mark.parametrize("name,source,build", SWEEP, ids=[s[0] for s in SWEEP])
+def test_one_op_matches_litert(name, source, build, tmp_path):
+    """One op: placement and reason as the delegate's visitor (``source``) decides."""
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(build())
+    compare(path)
+
+
+# ---- int4 weights, sparse weights, FULLY_CONNECTED version 8 ---------------------------------------------------
+
+
+def _int4(values: np.ndarray) -> bytes:
+    """Pack int4 values two per byte, the first in the low nibble."""
+    flat = (np.asarray(values, np.int8).reshape(-1) & 0xF).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, 0)
+    return (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8).tobytes()
+
+
+def _fc_int4(blockwise: int = 0, n_in: int = 64, n_out: int = 8, x_dtype="FLOAT32", xq=None, yq=None,
+             per_channel: bool = True) -> Callable[[], bytes]:
+    """FULLY_CONNECTED with int4 weights: per channel (or per tensor), or blockwise with fp16 scales."""
+    def build() -> bytes:
+        g = Graph()
+        rng = np.random.default_rng(0)
+        x = g.t([1, n_in], x_dtype, xq)
+        if blockwise:
+            scales = g.t([n_out, n_in // blockwise], F16, data=np.full((n_out, n_in // blockwise), 0.01))
+            wq = {"blockwise": (scales, -1, blockwise), "axis": 0}
+        else:
+            wq = q([0.01] * n_out) if per_channel else q(0.01)
+        w = g.t([n_out, n_in], "INT4", wq, packed=_int4(rng.integers(-8, 8, size=(n_out, n_in))))
+        bias = g.w([n_out], "FLOAT32") if x_dtype == "FLOAT32" else g.w([n_out], "INT32", q([xq["scale"][0] * 0.01] * n_out))
+        y = g.t([1, n_out], x_dtype, yq)
+        g.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", _act()), version=13)
+        return g.build()
+    return build
+
+
+def _densify_fc(version: int = 1) -> bytes:
+    """Sparse (CSR) float weights -> DENSIFY -> FULLY_CONNECTED: XNNPACK unpacks them at init (PrepareOpsToDelegate)."""
+    g = Graph()
+    dense = np.zeros((4, 8), np.float32)
+    dense[0, 1], dense[2, 5], dense[3, 0] = 1.0, 2.0, 3.0
+    rows, cols = np.nonzero(dense)
+    segments = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=4))])
+    w_sparse = g.t([4, 8], "FLOAT32", data=None, packed=dense[rows, cols].tobytes())
+    g.tensors[w_sparse]["sparsity"] = {"traversal_order": [0, 1], "dims": [(0, 4, None, None),
+                                                                            (1, 0, list(segments), list(cols))]}
+    w = g.t([4, 8])
+    g.op("DENSIFY", [w_sparse], [w])
+    x = g.t([1, 8])
+    y = g.t([1, 4])
+    g.op("FULLY_CONNECTED", [x, w, g.w([4])], [y], ("FullyConnectedOptions", _act()), version=version)
+    return g.build()
+
+
+WEIGHTS = [
+    Case("fc_int4_per_channel", "VisitFullyConnectedNode, CheckTensorFilterType (int4 per channel, dynamically "
+         "quantized)", _fc_int4()),
+    Case("fc_int4_per_tensor", "VisitFullyConnectedNode, CheckTensorFilterType (int4 per tensor)",
+         _fc_int4(per_channel=False)),
+    Case("fc_int4_blockwise", "VisitFullyConnectedNode, CheckTensorFilterType (int4 blockwise, fp16 scales)",
+         _fc_int4(blockwise=32)),
+    Case("fc_int4_odd_inputs", "VisitFullyConnectedNode (int4 weights need an even input size)", _fc_int4(n_in=63),
+         (CATEGORY_SHAPE,)),
+    Case("fc_int8_int4_weights", "VisitFullyConnectedNode (supported_srq: int8 activations, int4 weights)",
+         _fc_int4(x_dtype="INT8", xq=Q8, yq=q(0.2))),
+    Case("densify_fc", "PrepareOpsToDelegate (DENSIFY of static sparse weights)", _densify_fc),
+    Case("fc_v8_densify", "VisitNode (FULLY_CONNECTED version 8) and PrepareOpsToDelegate (its DENSIFY stays)",
+         lambda: _densify_fc(8), (CATEGORY_VERSION, CATEGORY_FED)),
+]
+
+
+@pytest.mark.parametrize("case", WEIGHTS, ids=[c.name for c in WEIGHTS])
+def test_packed_weights_match_litert(case, tmp_path):
+    path = tmp_path / f"{case.name}.tflite"
+    path.write_bytes(case.build())
+    ours = compare(path)
+    assert set(case.expect) <= categories(ours), ours.reasons
+
+
+# ---- the default configuration ----------------------------------------------------------------------------------
+
+
+def test_default_config_is_litert_default(tmp_path):
+    """``DelegateConfig()`` is what ai-edge-litert applies by default, read off the runtime: a uint8 ADD is taken
+    (TFLITE_XNNPACK_DELEGATE_FLAG_QU8), an int8 ADD too (..._QS8), a FULLY_CONNECTED with float weights computed at run
+    time is not (no ..._DYNAMIC_FULLY_CONNECTED), a dynamic-range CONV_2D is (no
+    ..._DISABLE_DYNAMICALLY_QUANTIZED_OPS)."""
+    from tflite_flops.ops.placement import DelegateConfig
+
+    probes = {"qu8": bi("ADD", "UINT8", QU8, QU8, QU8), "qs8": bi("ADD", "INT8", Q8, Q8, Q8),
+              "dynamic_fully_connected": fc(w=a((8, 16))), "dynamically_quantized": _hybrid_conv}
+    config = DelegateConfig()
+    for flag, build in probes.items():
+        path = tmp_path / f"{flag}.tflite"
+        path.write_bytes(build())
+        taken = 0 in litert_plan(str(path)).delegated
+        assert getattr(config, flag) is taken, flag
+        compare(path)
