@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
+from .placement import CATEGORY_FED, CATEGORY_SHAPE, XNNPACK, DelegateOp, float_or_q8, reason, register_placement
 from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_traits,
                        register_zero, same_as_input, shape_fn, value_fn)
 
@@ -277,3 +278,33 @@ def non_max_suppression(ctx: OpContext) -> Cost:
     m = min(m, n)
     return Cost(0, n + n * _log2(n) + IOU_FLOPS * n * m,
                 note=f"ESTIMATE: data-dependent; IoU tests counted as an upper bound ({n} boxes, keep {m})")
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitVarHandleNode / VisitReadVariableNode / VisitAssignVariableNode)
+# The delegate handles variable operators by default (``support_variable_ops()``). These rules are the per-op
+# checks; what spans ops is in analysis/placement.py as ``Delegate::PrepareOpsToDelegate`` does it: a READ or
+# ASSIGN is taken only after a VAR_HANDLE of its resource tensor, and with the type and shape of the first
+# one taken (``ResourceInfo::AddProxyValue``); a VAR_HANDLE is claimed after the pass when one of them was.
+
+VAR_HANDLE_PENDING = reason(CATEGORY_FED, "no READ_VARIABLE or ASSIGN_VARIABLE of its variable is taken")
+
+
+@register_placement(XNNPACK, "VAR_HANDLE", source="xnnpack_delegate.cc VisitVarHandleNode, PrepareOpsToDelegate")
+def _xnn_var_handle(op: DelegateOp) -> str | None:
+    """Refused when visited; claimed by the pass if a READ/ASSIGN of its variable is taken."""
+    return VAR_HANDLE_PENDING
+
+
+@register_placement(XNNPACK, "READ_VARIABLE", source="xnnpack_delegate.cc VisitReadVariableNode")
+def _xnn_read_variable(op: DelegateOp) -> str | None:
+    """A ranked (not scalar) float or 8-bit value."""
+    y = op.outputs[0] if op.outputs else None
+    if y is not None and y.rank == 0:
+        return reason(CATEGORY_SHAPE, "a scalar (or unranked) variable")
+    return float_or_q8(op, y, "value")
+
+
+@register_placement(XNNPACK, "ASSIGN_VARIABLE", source="xnnpack_delegate.cc VisitAssignVariableNode")
+def _xnn_assign_variable(op: DelegateOp) -> str | None:
+    """A float or 8-bit value."""
+    return float_or_q8(op, op.input(1), "value")
