@@ -275,4 +275,26 @@ def _xnn_transpose_conv(op: DelegateOp) -> str | None:
         return reason(CATEGORY_SHAPE, f"output channels {out_shape[3]} and filter {w.shape[0]}")
     if w.shape[3] != x.shape[3]:
         return reason(CATEGORY_SHAPE, f"input channels {x.shape[3]} and filter {w.shape[3]}")
-    return _positive(op, ("stride_w", "stride_h")) or padding(op) or activation(op)
+    found = _positive(op, ("stride_w", "stride_h"))
+    if found or out_shape is None or len(out_shape) != 4:
+        return found or padding(op) or activation(op)
+    return (transpose_conv_padding(op.opt("padding", "SAME"), x.shape[1:3], w.shape[1:3],
+                                   (int(op.opt("stride_h")), int(op.opt("stride_w"))), out_shape[1:3])
+            or activation(op))
+
+
+def transpose_conv_padding(pad: str, in_hw, kernel_hw, stride_hw, out_hw) -> str | None:
+    """``CalculateTransposeConvPaddings`` (dilation 1): VALID needs the output at least the kernel; SAME needs the
+    input size the output implies (``ceil(out / stride)``) and a kernel no smaller than the stride."""
+    if pad == "VALID":
+        if any(k > o for k, o in zip(kernel_hw, out_hw)):
+            return reason(CATEGORY_SHAPE, f"output {list(out_hw)} smaller than the kernel {list(kernel_hw)} (VALID)")
+        return None
+    if pad == "SAME":
+        expected = [-(-o // s) for o, s in zip(out_hw, stride_hw)]
+        if expected != list(in_hw):
+            return reason(CATEGORY_SHAPE, f"output {list(out_hw)} implies input {expected}, not {list(in_hw)}")
+        if any(k < s for k, s in zip(kernel_hw, stride_hw)):
+            return reason(CATEGORY_OPTIONS, f"kernel {list(kernel_hw)} smaller than the stride {list(stride_hw)}")
+        return None
+    return reason(CATEGORY_OPTIONS, f"padding {pad}")
