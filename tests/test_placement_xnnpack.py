@@ -1135,3 +1135,138 @@ def test_converted_variables_match_litert(tmp_path):
     path.write_bytes(conv.convert())
     ours = compare(path, unobservable=frozenset({"CALL_ONCE"}))
     assert len(ours.partitions) == 4
+
+
+# ---- custom ops the delegate implements ---------------------------------------------------------------------------
+
+
+def _custom(name: str, inputs, outputs, words: tuple[int, ...] = (), flex: bytes | None = None) -> Callable[[], bytes]:
+    """A custom op with raw int32 options (MediaPipe's C structs) or FlexBuffer options."""
+    import struct
+
+    options = flex if flex is not None else struct.pack(f"<{len(words)}i", *words)
+    return one(f"CUSTOM:{name}", inputs, outputs, custom_options=options)
+
+
+def _flex(values: dict) -> bytes:
+    from flatbuffers import flexbuffers
+
+    return bytes(flexbuffers.Dumps(values))
+
+
+def _sdpa(q_shape=(1, 4, 2, 8), kv_shape=(1, 4, 2, 8), mask=None, dtype="FLOAT32") -> Callable[[], bytes]:
+    inputs = [a(q_shape, dtype), a(kv_shape, dtype), a(kv_shape, dtype)] + ([a(mask)] if mask else [])
+    return _custom("odml.scaled_dot_product_attention", inputs, [a(q_shape, dtype)],
+                   flex=_flex({"scale": 0.35, "logit_cap": 0.0}))
+
+
+CUSTOM_OPS = [
+    ("conv_t_bias_same", "VisitMediaPipeDeconvolutionNode",
+     _custom("Convolution2DTransposeBias", [a((1, 4, 4, 4)), c(None, "FLOAT32", shape=(8, 3, 3, 4)),
+                                            c(None, "FLOAT32", shape=(8,))], [a((1, 8, 8, 8))], (1, 2, 2))),
+    ("conv_t_bias_valid", "VisitMediaPipeDeconvolutionNode",
+     _custom("Convolution2DTransposeBias", [a((1, 4, 4, 4)), c(None, "FLOAT32", shape=(8, 3, 3, 4)),
+                                            c(None, "FLOAT32", shape=(8,))], [a((1, 9, 9, 8))], (2, 2, 2))),
+    ("conv_t_bias_kernel_under_stride", "VisitMediaPipeDeconvolutionNode, CalculateTransposeConvPaddings",
+     _custom("Convolution2DTransposeBias", [a((1, 4, 4, 4)), c(None, "FLOAT32", shape=(8, 1, 1, 4)),
+                                            c(None, "FLOAT32", shape=(8,))], [a((1, 8, 8, 8))], (1, 2, 2))),
+    ("conv_t_bias_dynamic_filter", "VisitMediaPipeDeconvolutionNode, CheckTensorStaticAllocation",
+     _custom("Convolution2DTransposeBias", [a((1, 4, 4, 4)), a((8, 3, 3, 4)), c(None, "FLOAT32", shape=(8,))],
+             [a((1, 8, 8, 8))], (1, 2, 2))),
+    ("max_pool_argmax", "VisitMediaPipeMaxPoolingNode",
+     _custom("MaxPoolingWithArgmax2D", [a((1, 8, 8, 4))], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+             (1, 2, 2, 2, 2, 0))),
+    ("max_pool_argmax_window_not_stride", "VisitMediaPipeMaxPoolingNode, CheckMediaPipePoolParams",
+     _custom("MaxPoolingWithArgmax2D", [a((1, 8, 8, 4))], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+             (1, 2, 2, 3, 3, 0))),
+    ("max_pool_argmax_relu", "VisitMediaPipeMaxPoolingNode, CheckMediaPipePoolParams (ReLU refused in 2.3)",
+     _custom("MaxPoolingWithArgmax2D", [a((1, 8, 8, 4))], [a((1, 4, 4, 4)), a((1, 4, 4, 4))],
+             (1, 2, 2, 2, 2, 1))),
+    ("max_unpool_same", "VisitMediaPipeUnpoolingNode",
+     _custom("MaxUnpooling2D", [a((1, 4, 4, 4)), a((1, 4, 4, 4))], [a((1, 8, 8, 4))], (1, 2, 2, 2, 2, 0))),
+    ("max_unpool_valid", "VisitMediaPipeUnpoolingNode",
+     _custom("MaxUnpooling2D", [a((1, 4, 4, 4)), a((1, 4, 4, 4))], [a((1, 8, 8, 4))], (2, 2, 2, 2, 2, 0))),
+    ("max_pool_argmax_valid", "VisitMediaPipeMaxPoolingNode",
+     _custom("MaxPoolingWithArgmax2D", [a((1, 8, 8, 4))], [a((1, 4, 4, 4)), a((1, 4, 4, 4))], (2, 2, 2, 2, 2, 0))),
+    ("max_pool_argmax_relu6", "VisitMediaPipeMaxPoolingNode, CheckMediaPipePoolParams",
+     _custom("MaxPoolingWithArgmax2D", [a((1, 8, 8, 4))], [a((1, 4, 4, 4)), a((1, 4, 4, 4))], (1, 2, 2, 2, 2, 3))),
+    ("max_unpool_tanh", "VisitMediaPipeUnpoolingNode, CheckMediaPipePoolParams",
+     _custom("MaxUnpooling2D", [a((1, 4, 4, 4)), a((1, 4, 4, 4))], [a((1, 8, 8, 4))], (1, 2, 2, 2, 2, 4))),
+    ("sdpa", "VisitScaledDotAttentionCompositeNode, VisitDotAttentionNode", _sdpa()),
+    ("sdpa_mask", "VisitDotAttentionNode", _sdpa(mask=(1, 1, 4, 4))),
+    ("sdpa_mask_mismatch", "VisitDotAttentionNode (mask length)", _sdpa(mask=(1, 1, 4, 6))),
+    ("sdpa_head_mismatch", "VisitDotAttentionNode (head size)", _sdpa(kv_shape=(1, 4, 2, 4))),
+    ("sdpa_fp16", "VisitDotAttentionNode, CheckTensorFloat32Type", _sdpa(dtype=F16)),
+    ("unknown_custom", "VisitNode (unsupported custom operator type)",
+     _custom("SomethingElse", [a(F4)], [a(F4)])),
+    ("tconv_kernel_under_stride", "VisitTransposeConvNode, CalculateTransposeConvPaddings",
+     one("TRANSPOSE_CONV", [c([1, 8, 8, 8]), c(None, "FLOAT32", shape=(8, 1, 1, 4)), a((1, 4, 4, 4))],
+         [a((1, 8, 8, 8))], ("TransposeConvOptions", {"padding": SAME, "stride_w": 2, "stride_h": 2}))),
+    ("tconv_valid", "VisitTransposeConvNode, CalculateTransposeConvPaddings",
+     one("TRANSPOSE_CONV", [c([1, 9, 9, 8]), c(None, "FLOAT32", shape=(8, 3, 3, 4)), a((1, 4, 4, 4))],
+         [a((1, 9, 9, 8))], ("TransposeConvOptions", {"padding": VALID, "stride_w": 2, "stride_h": 2}))),
+]
+
+
+@pytest.mark.parametrize("name,source,build", CUSTOM_OPS, ids=[s[0] for s in CUSTOM_OPS])
+def test_custom_ops_match_litert(name, source, build, tmp_path):
+    """A custom op XNNPACK takes runs without a kernel of its own; one it refuses stops ``allocate_tensors`` with
+    "unresolved custom op" at that node (which the runtime thereby shows it kept)."""
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(build())
+    try:
+        compare(path)
+    except RuntimeError as exc:
+        if "unresolved custom op" not in str(exc):
+            raise
+        ours = place_subgraph(load_model(path), 0)
+        node = int(str(exc).split("Node number ")[1].split()[0])
+        assert ours.reasons[node] is not None, f"LiteRT kept op {node}; ours takes it"
+
+
+def _composite(name: str = "odml.scaled_dot_product_attention", kv=(1, 4, 2, 8), dtype="FLOAT32") -> Callable[[], bytes]:
+    """A STABLEHLO_COMPOSITE (query, key, value) whose decomposition subgraph (query + query) runs when the delegate
+    refuses it."""
+    def build() -> bytes:
+        g = Graph()
+        qs = (1, 4, 2, 8)
+        q_, k_, v_, y = g.t(qs, dtype), g.t(kv, dtype), g.t(kv, dtype), g.t(qs, dtype)
+        attrs = _flex({"scale": 0.35})
+
+        def options(b) -> int:
+            nm, at = b.CreateString(name), b.CreateByteVector(attrs)
+            tflite.StableHLOCompositeOptionsStart(b)
+            tflite.StableHLOCompositeOptionsAddName(b, nm)
+            tflite.StableHLOCompositeOptionsAddDecompositionSubgraphIndex(b, 1)
+            tflite.StableHLOCompositeOptionsAddCompositeAttributes(b, at)
+            tflite.StableHLOCompositeOptionsAddCompositeAttributesFormat(b, 1)
+            tflite.StableHLOCompositeOptionsAddVersion(b, 1)
+            return tflite.StableHLOCompositeOptionsEnd(b)
+
+        g.op("STABLEHLO_COMPOSITE", [q_, k_, v_], [y])
+        g.ops[-1]["raw_options_2"] = (tflite.BuiltinOptions2.StableHLOCompositeOptions, options)
+        d = Graph()
+        d.codes, d.buffers = g.codes, g.buffers
+        dq, dk, dv, dy = d.t(qs, dtype), d.t(kv, dtype), d.t(kv, dtype), d.t(qs, dtype)
+        d.op("ADD", [dq, dq], [dy], ("AddOptions", _act()))
+        decomposition = {**d.subgraph(), "inputs": [dq, dk, dv], "name": "decomposition"}
+        return build_model([g.subgraph(), decomposition], g.codes, buffers=g.buffers)
+    return build
+
+
+COMPOSITES = [
+    Case("composite_sdpa", "VisitNode (kTfLiteBuiltinStablehloComposite), VisitScaledDotAttentionCompositeNode",
+         _composite()),
+    Case("composite_sdpa_head_mismatch", "VisitDotAttentionNode (head size)", _composite(kv=(1, 4, 2, 4)),
+         (CATEGORY_SHAPE,)),
+    Case("composite_other", "VisitNode (unsupported stablehlo.composite)", _composite("odml.rms_norm"),
+         (CATEGORY_OP_TYPE,)),
+]
+
+
+@pytest.mark.parametrize("case", COMPOSITES, ids=[c.name for c in COMPOSITES])
+def test_composites_match_litert(case, tmp_path):
+    path = tmp_path / f"{case.name}.tflite"
+    path.write_bytes(case.build())
+    ours = compare(path)
+    assert set(case.expect) <= categories(ours), ours.reasons
