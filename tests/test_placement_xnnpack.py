@@ -1270,3 +1270,78 @@ def test_composites_match_litert(case, tmp_path):
     path.write_bytes(case.build())
     ours = compare(path)
     assert set(case.expect) <= categories(ours), ours.reasons
+
+
+# ---- weight unpacking (PrepareOpsToDelegate) and the types GEMMs then see (GetTensorType) -------------------------
+
+
+def _dequantized_conv(filter16: bool, bias16: bool, filter_also_to_mul: bool = False,
+                      int8_filter: bool = False) -> Callable[[], bytes]:
+    """CONV_2D whose filter and/or bias come from DEQUANTIZE of fp16 (or int8) constants."""
+    def build() -> bytes:
+        g = Graph()
+        x = g.t([1, 8, 8, 4])
+        if filter16 or int8_filter:
+            packed = g.w([8, 3, 3, 4], "INT8", q([0.02] * 8)) if int8_filter else g.w([8, 3, 3, 4], F16)
+            w = g.t([8, 3, 3, 4])
+            g.op("DEQUANTIZE", [packed], [w])
+        else:
+            w = g.w([8, 3, 3, 4])
+        if bias16:
+            packed_b = g.w([8], F16, seed=2)
+            b = g.t([8])
+            g.op("DEQUANTIZE", [packed_b], [b])
+        else:
+            b = g.w([8], seed=2)
+        y = g.t([1, 8, 8, 8])
+        g.op("CONV_2D", [x, w, b], [y], ("Conv2DOptions", {"padding": SAME, "stride_w": 1, "stride_h": 1}))
+        if filter_also_to_mul:
+            m = g.t([8, 3, 3, 4])
+            g.op("MUL", [w, w], [m], ("MulOptions", _act()))
+        return g.build()
+    return build
+
+
+def _fp16_sparse_chain() -> bytes:
+    """Sparse fp16 weights -> DENSIFY -> DEQUANTIZE -> FULLY_CONNECTED: a quasi-static input unpacked twice."""
+    g = Graph()
+    dense = np.zeros((4, 8), np.float16)
+    dense[0, 1], dense[2, 5], dense[3, 0] = 1.0, 2.0, 3.0
+    rows, cols = np.nonzero(dense)
+    segments = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=4))])
+    sparse = g.t([4, 8], F16, packed=dense[rows, cols].tobytes())
+    g.tensors[sparse]["sparsity"] = {"traversal_order": [0, 1], "dims": [(0, 4, None, None),
+                                                                         (1, 0, list(segments), list(cols))]}
+    w16 = g.t([4, 8], F16)
+    g.op("DENSIFY", [sparse], [w16])
+    w = g.t([4, 8])
+    g.op("DEQUANTIZE", [w16], [w])
+    x, y = g.t([1, 8]), g.t([1, 4])
+    g.op("FULLY_CONNECTED", [x, w, g.w([4])], [y], ("FullyConnectedOptions", _act()))
+    return g.build()
+
+
+UNPACKING = [
+    Case("fp16_filter_and_bias", "PrepareOpsToDelegate (fp16 DEQUANTIZE skipped), CheckFilterAndBiasTypes",
+         _dequantized_conv(True, True)),
+    Case("fp16_filter_fp32_bias", "CheckFilterAndBiasTypes (fp16 filter with a float32 bias)",
+         _dequantized_conv(True, False)),
+    Case("fp32_filter_fp16_bias", "CheckFilterAndBiasTypes (float32 filter, fp16 bias: refused)",
+         _dequantized_conv(False, True), (CATEGORY_DTYPE, CATEGORY_FED)),
+    Case("fp16_filter_also_read_by_mul", "PrepareOpsToDelegate (a non-GEMM reader: not skipped, seen as float32)",
+         _dequantized_conv(True, False, filter_also_to_mul=True)),
+    Case("fp16_filter_read_by_mul_fp16_bias", "GetTensorType: float32 filter (unpacked), fp16 bias (skipped)",
+         _dequantized_conv(True, True, filter_also_to_mul=True), (CATEGORY_DTYPE,)),
+    Case("int8_dequantized_filter", "PrepareOpsToDelegate (int8 DEQUANTIZE of per-channel weights)",
+         _dequantized_conv(False, False, int8_filter=True)),
+    Case("fp16_sparse_densify_dequantize", "PrepareOpsToDelegate (DENSIFY then DEQUANTIZE of a quasi-static tensor)",
+         _fp16_sparse_chain),
+]
+
+
+@pytest.mark.parametrize("case", UNPACKING, ids=[c.name for c in UNPACKING])
+def test_weight_unpacking_matches_litert(case, tmp_path):
+    path = tmp_path / f"{case.name}.tflite"
+    path.write_bytes(case.build())
+    ours = compare(path)
+    assert set(case.expect) <= categories(ours), ours.reasons
