@@ -501,7 +501,16 @@ def _keras_models(tf) -> dict:
         x = layers.GRU(8)(x)
         return tf.keras.Model(i, layers.Dense(4)(x))
 
-    return {"cnn": (cnn(), (1, 16, 16, 3)), "squeeze_excite": (squeeze_excite(), (1, 8, 8, 16)),
+    def mobilenet():  # depthwise weights above the converter's 1024-element threshold: hybrid in dynamic range
+        i = tf.keras.Input((12, 12, 3), batch_size=1)
+        x = layers.Conv2D(128, 3, strides=2, padding="same", activation="relu6")(i)
+        for _ in range(2):
+            x = layers.DepthwiseConv2D(3, padding="same", activation="relu6")(x)
+            x = layers.Conv2D(128, 1, activation="relu6")(x)
+        x = layers.GlobalAveragePooling2D()(x)
+        return tf.keras.Model(i, layers.Dense(10)(x))
+
+    return {"mobilenet": (mobilenet(), (1, 12, 12, 3)), "cnn": (cnn(), (1, 16, 16, 3)), "squeeze_excite": (squeeze_excite(), (1, 8, 8, 16)),
             "dynamic_batch": (dynamic_batch(), (1, 8, 8, 4)), "attention": (attention(), (1, 8, 16)),
             "decoder": (decoder(), (1, 8, 8, 4)), "recurrent": (recurrent(), (1, 6, 8))}
 
@@ -543,7 +552,8 @@ def keras_models():
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_converted_models_match_litert(precision, keras_models, tmp_path):
     """Each Keras model in ``precision``: the delegate's whole rule set (VisitNode and every Visit*Node it
-    reaches; PrepareOpsToDelegate's fp16/int8 weight unpacking) and the partitioning."""
+    reaches; PrepareOpsToDelegate's fp16/int8 weight unpacking) and the partitioning. In dynamic range the
+    MobileNet's hybrid depthwise convolutions stay (VisitDepthwiseConv2DNode) and cut it into partitions."""
     tf, models = keras_models
     seen: dict[str, int] = {}
     for name, (model, shape) in models.items():
@@ -553,8 +563,10 @@ def test_converted_models_match_litert(precision, keras_models, tmp_path):
         path = tmp_path / f"{name}_{precision}.tflite"
         path.write_bytes(data)
         ours = compare(path)
-        seen[name] = int(sum(r is None for r in ours.reasons.values()))
+        seen[name] = len(ours.partitions)
     assert seen
+    if precision == "dynamic_int8":
+        assert seen["mobilenet"] >= 3
 
 
 # ---- one op at a time: every XNNPACK visitor on accepted and refused variants ------------------------------------
@@ -1392,3 +1404,27 @@ def test_non_primary_subgraphs_match_litert(path, tmp_path):
         assert ours.reasons == theirs.reasons and len(ours.partitions) == len(theirs.partitions), k
         compared += 1
     assert compared > 0
+
+
+# ---- resized inputs, threads, and the categories covered ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,shape", [("mlp_dynamic_batch", (8, 64)), ("fcn_dynamic", (2, 17, 9, 3))])
+def test_resized_inputs_and_threads_match_litert(name, shape):
+    """Inputs resized before ``allocate_tensors`` (the delegate sees the new shapes) and 4 threads."""
+    from tflite_flops.ops.placement import DelegateConfig
+
+    path = SAMPLES[0].parent / f"{name}.tflite"
+    model = load_model(path)
+    entry = model.subgraphs[0].inputs[0]
+    ours = place_subgraph(model, 0, config=DelegateConfig(threads=4), input_shapes={entry: shape})
+    plan = litert_plan(str(path), input_shapes={entry: list(shape)}, num_threads=4)
+    assert frozenset(i for i, r in ours.reasons.items() if r is None) == plan.delegated
+    assert {frozenset(p.ops) for p in ours.partitions} == set(plan.partitions)
+
+
+def test_every_reason_category_is_exercised():
+    """The hand-built cases expect every category but "not run" (a subgraph that never runs; LiteRT delegates every
+    subgraph it loads, so there is nothing to compare it with)."""
+    expected = {cat for cases in (CASES, WEIGHTS, UNPACKING, COMPOSITES) for case in cases for cat in case.expect}
+    assert expected | {CATEGORY_NOT_RUN} == set(CATEGORIES)
