@@ -1441,3 +1441,27 @@ def test_every_reason_category_is_exercised():
     subgraph it loads, so there is nothing to compare it with)."""
     expected = {cat for cases in (CASES, WEIGHTS, UNPACKING, COMPOSITES) for case in cases for cat in case.expect}
     assert expected | {CATEGORY_NOT_RUN} == set(CATEGORIES)
+
+
+@pytest.mark.tf
+def test_converted_sparse_weights_match_litert(keras_models, tmp_path):
+    """90%-zero weights converted with EXPERIMENTAL_SPARSITY: the converter stores them sparse behind DENSIFY ops,
+    which PrepareOpsToDelegate unpacks at init. (With int8 quantization on top, LiteRT 2.3 claims the
+    FULLY_CONNECTED and then fails to build it, so that model does not run with the default delegate.)"""
+    tf, _ = keras_models
+    i = tf.keras.Input((8, 8, 16), batch_size=1)
+    x = tf.keras.layers.Flatten()(tf.keras.layers.Conv2D(32, 3, padding="same")(i))
+    model = tf.keras.Model(i, tf.keras.layers.Dense(64)(x))
+    rng = np.random.default_rng(0)
+    for layer in model.layers:
+        weights = layer.get_weights()
+        if weights:
+            w = weights[0]
+            w[rng.random(w.shape) < 0.9] = 0
+            layer.set_weights([w, *weights[1:]])
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    path = tmp_path / "sparse.tflite"
+    path.write_bytes(conv.convert())
+    assert "DENSIFY" in {op.op_type for op in load_model(path).subgraphs[0].operators}
+    compare(path)
