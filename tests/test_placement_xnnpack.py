@@ -1465,3 +1465,35 @@ def test_converted_sparse_weights_match_litert(keras_models, tmp_path):
     path.write_bytes(conv.convert())
     assert "DENSIFY" in {op.op_type for op in load_model(path).subgraphs[0].operators}
     compare(path)
+
+
+# ---- partitioning on random graphs --------------------------------------------------------------------------------
+
+
+def _random_graph(seed: int, n_ops: int = 14) -> bytes:
+    """A random DAG of same-shape float ops, some XNNPACK takes (ADD, MUL, ABS), some it has no kernel for (POW,
+    ZEROS_LIKE): branches, joins and several outputs exercise the greedy epochs of the partitioning."""
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    shape = (1, 4, 4)
+    tensors = [g.t(shape), g.t(shape)]
+    for _ in range(n_ops):
+        kind = rng.choice(["ADD", "MUL", "ABS", "POW", "ZEROS_LIKE"], p=[0.3, 0.2, 0.15, 0.2, 0.15])
+        recent = tensors[-6:]
+        ins = [int(rng.choice(recent))] if kind in ("ABS", "ZEROS_LIKE") else [int(t) for t in rng.choice(recent, 2)]
+        y = g.t(shape)
+        options = {"ADD": ("AddOptions", _act()), "MUL": ("MulOptions", _act())}.get(kind)
+        g.op(str(kind), ins, [y], options)
+        tensors.append(y)
+    return g.build()
+
+
+def test_random_graphs_partition_as_litert(tmp_path):
+    """PartitionGraphIntoIndependentNodeSubsets (greedy) on 40 random graphs: the same delegated ops and the same
+    partitions, op for op."""
+    parts = 0
+    for seed in range(40):
+        path = tmp_path / f"random_{seed}.tflite"
+        path.write_bytes(_random_graph(seed))
+        parts += len(compare(path).partitions)
+    assert parts > 40  # the kept ops do cut graphs into several partitions
