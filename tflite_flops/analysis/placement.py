@@ -192,7 +192,9 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
         kind[i] = True
     ready_at: dict[int, int] = {}  # tensor -> epoch that produced it; absent: ready from the start
     produced = {t for op in ops for t in op.outputs if t >= 0}
-    resource = {t.index for t in sg.tensors if t.dtype in ("RESOURCE", "VARIANT")}
+    # ``Subgraph::OpMightHaveSideEffect``: IF/WHILE/CALL_ONCE, or a RESOURCE tensor among its inputs or outputs
+    # (a VARIANT tensor does not count).
+    resource = {t.index for t in sg.tensors if t.dtype == "RESOURCE"}
     successor: dict[int, int] = {}
     incoming = [0] * n
     last = -1
