@@ -67,11 +67,11 @@ def _add_sinks(delegates: list[dict], found_sets: list[set[int]], originals: lis
     leave no trace outside it (an ASSIGN_VARIABLE, or an op read only by one).
 
     Such an op X belongs to partition P when every tensor X reads is available in P (P's inputs or
-    produced in P), none it writes is an input of P, and either X reads a tensor produced in P that P does not output (a kept op would
-    need it as an output), or X reads an input of P no op found in P reads (P's inputs are exactly
-    what its ops read from outside). Repeated until nothing is added. Returns the ops left that could
-    still belong to a partition (all they read available in it, nothing they write read anywhere):
-    the tensors cannot tell whether they were replaced.
+    produced in P), none it writes is an input of P, and either X reads a tensor produced in P that
+    P does not output (a kept op would need it as an output), or X reads an input of P no op found in
+    P reads (P's inputs are exactly what its ops read from outside). Repeated until nothing is added.
+    Returns the ops left that could still belong to a partition (all they read available in it,
+    nothing they write read anywhere): the tensors cannot tell whether they were replaced.
     """
     outputs_of = {int(n["index"]): [int(t) for t in n["outputs"] if t >= 0] for n in originals}
     claimed = set().union(*found_sets) if found_sets else set()

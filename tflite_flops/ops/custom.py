@@ -297,7 +297,7 @@ def _xnn_mp_padding(code: int) -> str | None:
 
 @register_placement(XNNPACK, CONV_T_BIAS, source=_XNN_MP + "VisitMediaPipeDeconvolutionNode")
 def _xnn_conv_t_bias(op: DelegateOp) -> str | None:
-    """Float32 input, filter, bias and output; static filter and bias; SAME/VALID paddings consistent with the shapes."""
+    """Float32 input, filter, bias and output; static filter and bias; SAME/VALID paddings fitting the shapes."""
     found = num_io(op, 3)
     if found:
         return found
