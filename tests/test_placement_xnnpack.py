@@ -752,6 +752,8 @@ SWEEP: list[tuple[str, str, Callable[[], bytes]]] = [
     ("leaky_relu_float", "VisitUnaryNode", un("LEAKY_RELU", options=("LeakyReluOptions", {"alpha": 0.2}))),
     ("leaky_relu_int8", "VisitUnaryNode",
      un("LEAKY_RELU", "INT8", Q8, Q8, options=("LeakyReluOptions", {"alpha": 0.2}))),
+    ("leaky_relu_int8_scale", "VisitUnaryNode (LEAKY_RELU scale ranges)",
+     un("LEAKY_RELU", "INT8", q(1.0), q(1 / 512), options=("LeakyReluOptions", {"alpha": 0.2}))),
     ("logistic_int8", "VisitUnaryNode", un("LOGISTIC", "INT8", Q8, QLOGISTIC)),
     ("tanh_int8", "VisitUnaryNode", un("TANH", "INT8", Q8, QTANH)),
     ("logistic_uint8", "VisitUnaryNode", un("LOGISTIC", "UINT8", QU8, q(1 / 256, 0))),
@@ -803,6 +805,13 @@ SWEEP: list[tuple[str, str, Callable[[], bytes]]] = [
     ("fc_hybrid_int8", "VisitFullyConnectedNode", fc(w_dtype="INT8", wq=q(0.05), version=3)),
     ("fc_hybrid_int8_per_channel", "VisitFullyConnectedNode", fc(w_dtype="INT8", wq=q([0.05] * 8), version=12)),
     ("fc_dynamic_bias", "VisitFullyConnectedNode, CheckTensorStaticAllocation", fc(bias=a((8,)))),
+    ("fc_hybrid_uint8", "VisitFullyConnectedNode (float input, uint8 weights: no dynamic-range kernel)",
+     fc(w_dtype="UINT8", wq=q(0.05, 128), version=3)),
+    ("fc_int8_weight_zero_point", "VisitFullyConnectedNode (int8 weights need zero point 0)",
+     fc(dtype="INT8", xq=Q8, wq=q(0.05, 5), yq=q(0.2))),
+    ("fc_int8_int64_bias", "VisitFullyConnectedNode, CheckTensorFloat32OrFloat16OrQCInt32Type",
+     fc(dtype="INT8", xq=Q8, wq=q(0.05), yq=q(0.2), bias=c(None, "INT64", q(0.0025), shape=(8,)))),
+    ("fc_rank4_input", "VisitFullyConnectedNode", fc(x=(1, 2, 2, 16))),
     ("fc_int16", "VisitFullyConnectedNode", fc(dtype="INT16", w_dtype="INT8", xq=q(0.001), wq=q(0.05), yq=q(0.002),
                                                bias=c(None, "INT64", q(0.00005), shape=(8,)), version=7)),
     # VisitBatchMatMulNode
@@ -813,6 +822,8 @@ SWEEP: list[tuple[str, str, Callable[[], bytes]]] = [
     ("bmm_int8", "VisitBatchMatMulNode", bmm(dtype="INT8", aq=Q8, bq=q(0.05), yq=q(0.2))),
     ("bmm_int8_const", "VisitBatchMatMulNode", bmm(dtype="INT8", aq=Q8, bq=q(0.05), yq=q(0.2), b_const=True)),
     ("bmm_hybrid", "VisitBatchMatMulNode", bmm(b_dtype="INT8", bq=q(0.05), b_const=True)),
+    ("bmm_hybrid_per_channel", "VisitBatchMatMulNode, CheckTensorFloat32OrQCInt8Type",
+     bmm(b_dtype="INT8", bq=q([0.05] * 6, axis=2), b_const=True)),
     # VisitConv2DNode
     ("conv_float", "VisitConv2DNode", cv()),
     ("conv_stride2_valid", "VisitConv2DNode", cv(stride=2, padding=VALID)),
@@ -1026,6 +1037,19 @@ def _fc_int4(blockwise: int = 0, n_in: int = 64, n_out: int = 8, x_dtype="FLOAT3
     return build
 
 
+def _conv_int4() -> bytes:
+    """Full-int8 CONV_2D with int4 per-channel filters: the builtin kernel runs it, XNNPACK's conv check
+    (CheckTensorFloat32OrQCInt8Type) has no int4."""
+    g = Graph()
+    rng = np.random.default_rng(0)
+    x = g.t([1, 8, 8, 4], "INT8", Q8)
+    w = g.t([8, 3, 3, 4], "INT4", q([0.05] * 8), packed=_int4(rng.integers(-8, 8, size=(8, 3, 3, 4))))
+    b = g.w([8], "INT32", q([0.05 * 0.05] * 8))
+    y = g.t([1, 8, 8, 8], "INT8", q(0.5))
+    g.op("CONV_2D", [x, w, b], [y], ("Conv2DOptions", {"padding": SAME, "stride_w": 1, "stride_h": 1}), version=7)
+    return g.build()
+
+
 def _densify_fc(version: int = 1) -> bytes:
     """Sparse (CSR) float weights -> DENSIFY -> FULLY_CONNECTED: XNNPACK unpacks them at init (PrepareOpsToDelegate)."""
     g = Graph()
@@ -1055,6 +1079,8 @@ WEIGHTS = [
          (CATEGORY_SHAPE,)),
     Case("fc_int8_int4_weights", "VisitFullyConnectedNode (supported_srq: int8 activations, int4 weights)",
          _fc_int4(x_dtype="INT8", xq=Q8, yq=q(0.2))),
+    Case("conv_int4_filter", "VisitConv2DNode, CheckTensorFloat32OrQCInt8Type (no int4)", _conv_int4,
+         (CATEGORY_DTYPE,)),
     Case("densify_fc", "PrepareOpsToDelegate (DENSIFY of static sparse weights)", _densify_fc),
     Case("fc_v8_densify", "VisitNode (FULLY_CONNECTED version 8) and PrepareOpsToDelegate (its DENSIFY stays)",
          lambda: _densify_fc(8), (CATEGORY_VERSION, CATEGORY_FED)),
