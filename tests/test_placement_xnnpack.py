@@ -1367,8 +1367,9 @@ def _dequantized_conv(filter16: bool, bias16: bool, filter_also_to_mul: bool = F
     return build
 
 
-def _fp16_sparse_chain() -> bytes:
-    """Sparse fp16 weights -> DENSIFY -> DEQUANTIZE -> FULLY_CONNECTED: a quasi-static input unpacked twice."""
+def _fp16_sparse_chain(gather: bool = False) -> bytes:
+    """Sparse fp16 weights -> DENSIFY -> DEQUANTIZE -> FULLY_CONNECTED (or GATHER): a quasi-static input unpacked
+    twice. A refused reader releases only the DEQUANTIZE: the DENSIFY stays claimed, a partition of its own."""
     g = Graph()
     dense = np.zeros((4, 8), np.float16)
     dense[0, 1], dense[2, 5], dense[3, 0] = 1.0, 2.0, 3.0
@@ -1381,6 +1382,10 @@ def _fp16_sparse_chain() -> bytes:
     g.op("DENSIFY", [sparse], [w16])
     w = g.t([4, 8])
     g.op("DEQUANTIZE", [w16], [w])
+    if gather:
+        y = g.t([2, 8])
+        g.op("GATHER", [w, g.const([1, 3])], [y], ("GatherOptions", {"axis": 0}))
+        return g.build()
     x, y = g.t([1, 8]), g.t([1, 4])
     g.op("FULLY_CONNECTED", [x, w, g.w([4])], [y], ("FullyConnectedOptions", _act()))
     return g.build()
@@ -1401,6 +1406,8 @@ UNPACKING = [
          _dequantized_conv(False, False, int8_filter=True)),
     Case("fp16_sparse_densify_dequantize", "PrepareOpsToDelegate (DENSIFY then DEQUANTIZE of a quasi-static tensor)",
          _fp16_sparse_chain),
+    Case("fp16_sparse_chain_to_gather", "PrepareOpsToDelegate (a refused node erases only its direct unpacking "
+         "producer)", lambda: _fp16_sparse_chain(gather=True), (CATEGORY_FED, CATEGORY_OP_TYPE)),
 ]
 
 
