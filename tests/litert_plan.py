@@ -3,8 +3,11 @@
 After the delegate is applied, each partition is one DELEGATE node appended to the primary
 subgraph's nodes, with the partition's input and output tensors. The ops a DELEGATE node replaced
 are recovered from those: walking back from its outputs through the producers, stopping at its
-inputs, reaches exactly the ops of the partition (a partition's inputs are every tensor it reads
-from outside). Only the primary subgraph's nodes are visible through the Python interpreter.
+inputs, reaches the ops of the partition (a partition's inputs are every tensor it reads from
+outside) whose results are used outside it. Ops whose results are not (an ASSIGN_VARIABLE) are
+placed from the tensors they read (:func:`_add_sinks`); an op the tensors cannot place (one with
+neither inputs nor outputs, such as a CALL_ONCE) is reported in ``ambiguous``. Only the primary
+subgraph's nodes are visible through the Python interpreter.
 """
 
 from __future__ import annotations
