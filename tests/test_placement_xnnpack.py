@@ -749,6 +749,8 @@ SWEEP: list[tuple[str, str, Callable[[], bytes]]] = [
     *[(f"{n.lower()}_float", "VisitUnaryNode", un(n)) for n in
       ("ABS", "CEIL", "COS", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LOG", "NEG", "RELU_N1_TO_1", "RELU", "RELU6",
        "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE", "ELU", "LOGISTIC", "TANH")],
+    ("gelu_approximate", "VisitUnaryNode (GELU's approximate option is not checked)",
+     un("GELU", options=("GeluOptions", {"approximate": True}))),
     ("leaky_relu_float", "VisitUnaryNode", un("LEAKY_RELU", options=("LeakyReluOptions", {"alpha": 0.2}))),
     ("leaky_relu_int8", "VisitUnaryNode",
      un("LEAKY_RELU", "INT8", Q8, Q8, options=("LeakyReluOptions", {"alpha": 0.2}))),
