@@ -26,12 +26,29 @@ def _tables(b: flatbuffers.Builder, offsets: list[int]) -> int:
     return b.EndVector()
 
 
+def _blockwise(b: flatbuffers.Builder, scales: int, zero_points: int, block_size: int) -> int:
+    """A ``BlockwiseQuantization`` table (not in the ``tflite`` package's schema): scales and zero
+    points are tensor indices (-1: none)."""
+    b.StartObject(3)
+    b.PrependInt32Slot(0, scales, 0)
+    b.PrependInt32Slot(1, zero_points, 0)
+    b.PrependInt32Slot(2, block_size, 0)
+    return b.EndObject()
+
+
 def _quant(b: flatbuffers.Builder, q: dict) -> int:
-    scale = _ints(b, q["scale"], np.float32)
-    zp = _ints(b, q.get("zero_point", [0] * len(q["scale"])), np.int64)
+    """Affine quantization (``scale``, ``zero_point``, ``axis``), or ``blockwise``: (scales tensor,
+    zero points tensor, block size) with ``axis``."""
+    details = _blockwise(b, *q["blockwise"]) if q.get("blockwise") else None
+    scale = _ints(b, q["scale"], np.float32) if q.get("scale") is not None else None
+    zp = _ints(b, q.get("zero_point", [0] * len(q["scale"])), np.int64) if scale is not None else None
     tflite.QuantizationParametersStart(b)
-    tflite.QuantizationParametersAddScale(b, scale)
-    tflite.QuantizationParametersAddZeroPoint(b, zp)
+    if scale is not None:
+        tflite.QuantizationParametersAddScale(b, scale)
+        tflite.QuantizationParametersAddZeroPoint(b, zp)
+    if details is not None:
+        tflite.QuantizationParametersAddDetailsType(b, 2)
+        tflite.QuantizationParametersAddDetails(b, details)
     tflite.QuantizationParametersAddQuantizedDimension(b, q.get("axis", 0))
     return tflite.QuantizationParametersEnd(b)
 

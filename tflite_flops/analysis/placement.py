@@ -38,14 +38,56 @@ import heapq
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from ..ops.placement import (CATEGORY_FED, CATEGORY_PARTIAL, CATEGORY_PARTITION_LIMIT, GPU, XNNPACK, DelegateConfig,
-                             DelegateOp, DelegateTensor, category_of, decide, reason)
+from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CATEGORY_PARTITION_LIMIT, CATEGORY_SHAPE,
+                             GPU, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
 from ..report import DelegatePlacement
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
 _GEMM_WEIGHT_READERS = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})
 _SIDE_EFFECT_OPS = frozenset({"IF", "WHILE", "CALL_ONCE"})
+_VARIABLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
+
+class _Variables:
+    """XNNPACK's resource variables within one subgraph (``ResourceInfo`` in ``xnnpack_delegate.cc``).
+
+    A VAR_HANDLE binds its resource tensor to a variable (container, shared name); a READ_VARIABLE or
+    ASSIGN_VARIABLE its per-op rule accepts is taken only when a VAR_HANDLE of the tensor came
+    before it and its value has the type and shape of the first one taken (``AddProxyValue``).
+    After the pass, the VAR_HANDLE bound last to each tensor with a taken READ/ASSIGN is claimed.
+    """
+
+    def __init__(self) -> None:
+        self.global_ids: dict[tuple[str, str], int] = {}
+        self.handle: dict[int, int] = {}  # resource tensor -> the VAR_HANDLE op bound to it
+        self.bound: dict[int, int] = {}  # resource tensor -> global variable id
+        self.proxy: dict[int, DelegateTensor] = {}  # resource tensor -> the first value taken
+
+    def visit(self, op, dop: DelegateOp, found: str | None) -> str | None:
+        if op.op_type == "VAR_HANDLE":
+            key = (str(op.options.get("container") or ""), str(op.options.get("shared_name") or ""))
+            gid = self.global_ids.setdefault(key, len(self.global_ids))
+            t = op.outputs[0]
+            if self.bound.get(t, gid) == gid:  # ``SetVarHandle`` keeps the first variable of a tensor
+                self.bound[t] = gid
+                self.handle[t] = op.index
+            return found
+        if found is not None:
+            return found
+        resource = op.inputs[0]
+        value = dop.outputs[0] if op.op_type == "READ_VARIABLE" else dop.input(1)
+        if resource not in self.handle:
+            return reason(CATEGORY_INPUTS, "no VAR_HANDLE of its variable before it in this subgraph")
+        first = self.proxy.setdefault(resource, value)
+        if first is not value and (first.dtype != value.dtype or first.shape != value.shape):
+            return reason(CATEGORY_SHAPE, f"variable first used as {first.dtype}{list(first.shape)}, "
+                                          f"here {value.dtype}{list(value.shape)}")
+        return None
+
+    def claimed(self) -> dict[int, None]:
+        """The VAR_HANDLE ops the delegate claims after the pass."""
+        return {self.handle[t]: None for t in self.proxy}
 
 
 @dataclass(frozen=True)
@@ -114,6 +156,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     unpack_nodes: dict[int, str | None] = {}  # op -> None, or why it is not claimed after all
     reasons: dict[int, str | None] = {}
     consumers: dict[int, list[int]] | None = None  # built when an fp16 DEQUANTIZE asks
+    variables = _Variables()
 
     for op in sg.operators:
         kind = op.op_type
@@ -133,8 +176,11 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
                 unpack[dst.index] = op.index
                 unpack_nodes[op.index] = None
                 continue
-        found = decide(delegate, DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
-                                            tuple(views[t] for t in op.outputs), config))  # type: ignore[misc]
+        dop = DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
+                         tuple(views[t] for t in op.outputs), config)  # type: ignore[arg-type]
+        found = decide(delegate, dop)
+        if delegate == XNNPACK and kind in _VARIABLE_OPS:
+            found = variables.visit(op, dop, found)
         reasons[op.index] = found
         if found is not None and unpack:
             for t in op.inputs:
@@ -142,6 +188,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
                 if producer is not None and unpack_nodes.get(producer) is None:
                     unpack_nodes[producer] = reason(CATEGORY_FED, f"{kind} (op {op.index}) reads its output")
     reasons.update(unpack_nodes)
+    reasons.update(variables.claimed())
     reasons = dict(sorted(reasons.items()))
     taken = [i for i, r in reasons.items() if r is None]
     partitions = partition(sg, taken) if taken else ()
@@ -247,7 +294,9 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
             if t >= 0 and t in producer:
                 consumers.setdefault(t, []).append(op.index)
                 waiting[op.index] += 1
-    resource = {t.index for t in sg.tensors if t.dtype in ("RESOURCE", "VARIANT")}
+    # ``Subgraph::OpMightHaveSideEffect``: IF/WHILE/CALL_ONCE, or a RESOURCE tensor among its inputs or outputs
+    # (a VARIANT tensor does not count).
+    resource = {t.index for t in sg.tensors if t.dtype == "RESOURCE"}
     successor: dict[int, int] = {}
     last = -1
     for op in ops:

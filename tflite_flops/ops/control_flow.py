@@ -6,6 +6,8 @@ CALL and STABLEHLO_COMPOSITE (the called / decomposition subgraph). See analysis
 
 from __future__ import annotations
 
+from .custom import SDPA, xnn_dot_attention
+from .placement import CATEGORY_OP_TYPE, XNNPACK, DelegateOp, reason, register_placement
 from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
 
 register_zero(["WHILE", "STABLEHLO_WHILE"], "cost is in its cond/body subgraphs (× trip count)",
@@ -27,3 +29,18 @@ register_traits("STABLEHLO_CASE", not_isolated="control flow")
 @shape_fn(["WHILE", "STABLEHLO_WHILE"])
 def _loop_shape(ctx: OpContext) -> list[Shape]:
     return [t.shape for t in ctx.inputs if t is not None][:len(ctx.outputs)]
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitNode: kTfLiteBuiltinStablehloComposite) -------------------------
+# The delegate takes one composite, ODML's scaled dot-product attention, by its name, checked as the custom op of
+# the same name; every other composite runs its decomposition on the interpreter.
+
+
+@register_placement(XNNPACK, "STABLEHLO_COMPOSITE",
+                    source="xnnpack_delegate.cc VisitNode (kTfLiteBuiltinStablehloComposite), VisitDotAttentionNode")
+def _xnn_composite(op: DelegateOp) -> str | None:
+    """``odml.scaled_dot_product_attention`` as the attention custom op; any other composite is refused."""
+    name = op.opt("name")
+    if name != SDPA.split(":", 1)[1]:
+        return reason(CATEGORY_OP_TYPE, f"XNNPACK has no kernel for the composite {name!r}")
+    return xnn_dot_attention(op)

@@ -11,8 +11,6 @@ padded taps included, as in TensorFlow's profiler and the TFLite converter.
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from ..errors import ShapeError
@@ -280,30 +278,29 @@ def _xnn_transpose_conv(op: DelegateOp) -> str | None:
         return reason(CATEGORY_SHAPE, f"output channels {out_shape[3]} and filter {w.shape[0]}")
     if w.shape[3] != x.shape[3]:
         return reason(CATEGORY_SHAPE, f"input channels {x.shape[3]} and filter {w.shape[3]}")
-    found = padding(op)
-    if not found and out_shape is not None and len(out_shape) == 4:
-        found = transposed_padding(op, x.shape[1:3], w.shape[1:3], out_shape[1:3])
-    return found or activation(op)
+    found = _positive(op, ("stride_w", "stride_h"))
+    if found or out_shape is None or len(out_shape) != 4:
+        return found or padding(op) or activation(op)
+    return (transpose_conv_padding(op.opt("padding", "SAME"), x.shape[1:3], w.shape[1:3],
+                                   (int(op.opt("stride_h")), int(op.opt("stride_w"))), out_shape[1:3])
+            or activation(op))
 
 
-def transposed_padding(op: DelegateOp, size_in: tuple[int, ...], kernel: tuple[int, ...],
-                       size_out: Sequence[int]) -> str | None:
-    """``CalculateTransposeConvPaddings``: VALID needs the kernel within the output; SAME needs the input to
-    be ceil(output / stride) and the kernel at least the stride."""
-    stride = (int(op.opt("stride_h", 1) or 0), int(op.opt("stride_w", 1) or 0))
-    if min(stride) <= 0:
-        return reason(CATEGORY_OPTIONS, f"strides {stride[0]}x{stride[1]}")
-    if op.opt("padding", "SAME") == "VALID":
-        if kernel[0] > size_out[0] or kernel[1] > size_out[1]:
-            return reason(CATEGORY_SHAPE, f"kernel {kernel[0]}x{kernel[1]} larger than the VALID output "
-                                          f"{size_out[0]}x{size_out[1]}")
+def transpose_conv_padding(pad: str, in_hw, kernel_hw, stride_hw, out_hw) -> str | None:
+    """``CalculateTransposeConvPaddings`` (dilation 1): VALID needs the output at least the kernel; SAME needs the
+    input size the output implies (``ceil(out / stride)``) and a kernel no smaller than the stride."""
+    if pad == "VALID":
+        if any(k > o for k, o in zip(kernel_hw, out_hw)):
+            return reason(CATEGORY_SHAPE, f"output {list(out_hw)} smaller than the kernel {list(kernel_hw)} (VALID)")
         return None
-    expected = tuple((o + s - 1) // s for o, s in zip(size_out, stride))
-    if expected != tuple(size_in):
-        return reason(CATEGORY_SHAPE, f"input {size_in[0]}x{size_in[1]} is not output / stride {expected[0]}x{expected[1]}")
-    if kernel[0] < stride[0] or kernel[1] < stride[1]:
-        return reason(CATEGORY_OPTIONS, f"strides {stride[0]}x{stride[1]} larger than the {kernel[0]}x{kernel[1]} kernel")
-    return None
+    if pad == "SAME":
+        expected = [-(-o // s) for o, s in zip(out_hw, stride_hw)]
+        if expected != list(in_hw):
+            return reason(CATEGORY_SHAPE, f"output {list(out_hw)} implies input {expected}, not {list(in_hw)}")
+        if any(k < s for k, s in zip(kernel_hw, stride_hw)):
+            return reason(CATEGORY_OPTIONS, f"kernel {list(kernel_hw)} smaller than the stride {list(stride_hw)}")
+        return None
+    return reason(CATEGORY_OPTIONS, f"padding {pad}")
 
 
 # ---- GPU delegate placement (model_builder.cc Conv2DOperationParser / DepthwiseConvolutionOperationParser /

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
-from .conv import conv_out_dim, transposed_conv2d_cost
-from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp,
-                        gpu_activation, gpu_io, gpu_positive, gpu_version, reason, register_placement)
+from .conv import conv_out_dim, transpose_conv_padding, transposed_conv2d_cost
+from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp,
+                        float_only, gpu_activation, gpu_io, gpu_positive, gpu_version, num_io, rank_in, reason,
+                        register_placement, static)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_traits, register_zero,
                        shape_fn)
 
@@ -371,3 +372,116 @@ def _gpu_mediapipe(op: DelegateOp) -> str | None:
         return reason(CATEGORY_OP_TYPE, f"LiteRT's GPU delegate has no parser for {op.op_type[7:]} (only MediaPipe's "
                                         f"build of the delegate has)")
     return gpu_version(op, 2) or gpu_io(op, _MEDIAPIPE_RUNTIME_INPUTS[op.op_type], 1)
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitNode's custom ops: VisitMediaPipeDeconvolutionNode,
+# VisitMediaPipeMaxPoolingNode, VisitMediaPipeUnpoolingNode, VisitScaledDotAttentionCompositeNode) ---------------
+# The MediaPipe ops read a raw TfLiteTransposeConvParams / TfLitePoolParams (``SafeCopyCustomData``: missing words
+# are 0, padding 0 is "unknown"). A custom op the delegate refuses needs a kernel of its own in the interpreter.
+
+SDPA = "CUSTOM:odml.scaled_dot_product_attention"
+_XNN_MP = "xnnpack_delegate.cc "
+
+
+def _raw_word(op: DelegateOp, i: int) -> int:
+    raw = op.opt("raw_int32") or ()
+    return int(raw[i]) if len(raw) > i else 0
+
+
+def _xnn_mp_padding(code: int) -> str | None:
+    """``CalculatePadding`` on the raw padding word (1 SAME, 2 VALID)."""
+    return None if code in _PADDING else reason(CATEGORY_OPTIONS, f"padding code {code} (neither SAME nor VALID)")
+
+
+@register_placement(XNNPACK, CONV_T_BIAS, source=_XNN_MP + "VisitMediaPipeDeconvolutionNode")
+def _xnn_conv_t_bias(op: DelegateOp) -> str | None:
+    """Float32 input, filter, bias and output; static filter and bias; SAME/VALID paddings fitting the shapes."""
+    found = num_io(op, 3)
+    if found:
+        return found
+    x, w, b, y = op.input(0), op.input(1), op.input(2), op.outputs[0]
+    if x is None or w is None or b is None:
+        return reason(CATEGORY_INPUTS, "a missing input")
+    found = (float_only(op, x, "input", fp16=False) or rank_in(x, "input", 4)
+             or float_only(op, w, "filter", fp16=False) or rank_in(w, "filter", 4) or static(w, "filter")
+             or float_only(op, b, "bias", fp16=False) or rank_in(b, "bias", 1) or static(b, "bias")
+             or float_only(op, y, "output", fp16=False) or rank_in(y, "output", 4))
+    if found:
+        return found
+    pad, sw, sh = _raw_word(op, 0), _raw_word(op, 1), _raw_word(op, 2)
+    if sw <= 0 or sh <= 0:
+        return reason(CATEGORY_OPTIONS, f"stride {sw}x{sh}")
+    return transpose_conv_padding(_PADDING.get(pad, f"code {pad}"), x.shape[1:3], w.shape[1:3], (sh, sw),
+                                  y.shape[1:3])
+
+
+def _xnn_mp_pool_params(op: DelegateOp) -> str | None:
+    """``CheckMediaPipePoolParams``: positive strides and window, the window equal to the stride, no fused
+    activation. (The source snapshot accepts a ReLU with a log line; ai-edge-litert 2.3 refuses every fused
+    activation, which the runtime test shows.)"""
+    pad, sw, sh, fw, fh, act = (_raw_word(op, i) for i in range(6))
+    if min(sw, sh, fw, fh) <= 0:
+        return reason(CATEGORY_OPTIONS, f"stride {sw}x{sh} or window {fw}x{fh} not positive")
+    if fw != sw or fh != sh:
+        return reason(CATEGORY_OPTIONS, f"window {fw}x{fh} differs from the stride {sw}x{sh}")
+    if act != 0:
+        return reason(CATEGORY_OPTIONS, f"fused activation code {act}")
+    return None
+
+
+@register_placement(XNNPACK, MAXPOOL_ARGMAX, source=_XNN_MP + "VisitMediaPipeMaxPoolingNode")
+def _xnn_max_pool_argmax(op: DelegateOp) -> str | None:
+    """Float32 4-D input and values, 4-D indices; window equal to the stride; SAME or VALID."""
+    found = num_io(op, 1, 2)
+    if found:
+        return found
+    x, y, idx = op.input(0), op.outputs[0], op.outputs[1]
+    return (float_only(op, x, "input", fp16=False) or rank_in(x, "input", 4)
+            or float_only(op, y, "values", fp16=False) or rank_in(y, "values", 4) or rank_in(idx, "indices", 4)
+            or _xnn_mp_pool_params(op) or _xnn_mp_padding(_raw_word(op, 0)))
+
+
+@register_placement(XNNPACK, MAX_UNPOOL, source=_XNN_MP + "VisitMediaPipeUnpoolingNode")
+def _xnn_max_unpool(op: DelegateOp) -> str | None:
+    """Float32 4-D values and output, 4-D indices; window equal to the stride; VALID padding only (a SAME
+    padding's non-zero XNNPACK flags are refused; the source snapshot only logs them, ai-edge-litert 2.3 refuses)."""
+    found = num_io(op, 2)
+    if found:
+        return found
+    x, idx, y = op.input(0), op.input(1), op.outputs[0]
+    if x is None or idx is None:
+        return reason(CATEGORY_INPUTS, "a missing input")
+    return (float_only(op, x, "values", fp16=False) or rank_in(x, "values", 4) or rank_in(idx, "indices", 4)
+            or float_only(op, y, "output", fp16=False) or rank_in(y, "output", 4)
+            or _xnn_mp_pool_params(op) or _xnn_mp_padding(_raw_word(op, 0))
+            or (reason(CATEGORY_OPTIONS, "SAME padding") if _raw_word(op, 0) == 1 else None))
+
+
+def xnn_dot_attention(op: DelegateOp) -> str | None:
+    """``VisitDotAttentionNode`` (what it checks before building): float32 query, key, value, optional mask and
+    output; one head size; the mask's last dimension the key and value length (their dimension 1)."""
+    if len(op.inputs) < 3 or not op.outputs:
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (query, key, value and an optional mask)")
+    qt, kt, vt = op.input(0), op.input(1), op.input(2)
+    mask = op.input(3) if len(op.inputs) > 3 else None
+    if qt is None or kt is None or vt is None:
+        return reason(CATEGORY_INPUTS, "a missing input")
+    found = (float_only(op, qt, "query", fp16=False) or float_only(op, kt, "key", fp16=False)
+             or float_only(op, vt, "value", fp16=False)
+             or (float_only(op, mask, "mask", fp16=False) if mask is not None else None)
+             or float_only(op, op.outputs[0], "output", fp16=False))
+    if found:
+        return found
+    if not (qt.rank and kt.rank and vt.rank) or not qt.shape[-1] == kt.shape[-1] == vt.shape[-1]:
+        return reason(CATEGORY_SHAPE, f"head sizes of query {list(qt.shape)}, key {list(kt.shape)}, "
+                                      f"value {list(vt.shape)} differ")
+    if mask is not None and (kt.rank < 2 or vt.rank < 2 or not mask.rank
+                             or not kt.shape[1] == vt.shape[1] == mask.shape[-1]):
+        return reason(CATEGORY_SHAPE, f"mask {list(mask.shape)} does not match the key/value length")
+    return None
+
+
+@register_placement(XNNPACK, SDPA, source=_XNN_MP + "VisitScaledDotAttentionCompositeNode, VisitDotAttentionNode")
+def _xnn_sdpa(op: DelegateOp) -> str | None:
+    """The ODML scaled dot-product attention custom op."""
+    return xnn_dot_attention(op)

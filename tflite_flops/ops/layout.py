@@ -560,13 +560,17 @@ def _xnn_param_vector(t: DelegateTensor | None, where: str, dtypes: tuple[str, .
     return None
 
 
-def _same_quantization(a: DelegateTensor, b: DelegateTensor, what: str) -> str | None:
-    """The tensors' ``params.scale`` and ``params.zero_point`` are equal (0 and 0 without quantization)."""
-    def params(t: DelegateTensor) -> tuple[float, int]:
-        q = t.quantization
-        return (q.scale or 0.0, q.zero_point or 0) if q is not None else (0.0, 0)
+def _legacy_params(t: DelegateTensor) -> tuple[float, int]:
+    """``TfLiteTensor::params``: the scale and zero point of a one-scale quantization, else (0, 0)."""
+    q = t.quantization
+    if q is None or q.num_scales != 1 or q.kind not in ("per_tensor", "per_axis"):
+        return 0.0, 0
+    return float(q.scale or 0.0), int(q.zero_point or 0)
 
-    if params(a) != params(b):
+
+def _same_quantization(a: DelegateTensor, b: DelegateTensor, what: str) -> str | None:
+    """The zero point and scale checks of ``VisitReshapeNode`` / ``VisitConcatenationNode`` (legacy ``params``)."""
+    if _legacy_params(a) != _legacy_params(b):
         return reason(CATEGORY_QUANT, f"{what} have different scales or zero points")
     return None
 

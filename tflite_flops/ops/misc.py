@@ -11,8 +11,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
-from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU,
-                        DelegateOp, gpu_io, gpu_version, reason, register_placement)
+from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_OPTIONS,
+                        CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp, float_or_q8, gpu_io, gpu_version, reason,
+                        register_placement)
 from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_traits,
                        register_zero, same_as_input, shape_fn, value_fn)
 
@@ -345,3 +346,33 @@ def _gpu_one_hot(op: DelegateOp) -> str | None:
 def _gpu_densify(op: DelegateOp) -> str | None:
     """v1; no runtime input (a constant sparse tensor), one output."""
     return gpu_version(op, 1) or gpu_io(op, 0, 1)
+
+
+# ---- XNNPACK placement (xnnpack_delegate.cc, VisitVarHandleNode / VisitReadVariableNode / VisitAssignVariableNode)
+# The delegate handles variable operators by default (``support_variable_ops()``). These rules are the per-op
+# checks; what spans ops is in analysis/placement.py as ``Delegate::PrepareOpsToDelegate`` does it: a READ or
+# ASSIGN is taken only after a VAR_HANDLE of its resource tensor, and with the type and shape of the first
+# one taken (``ResourceInfo::AddProxyValue``); a VAR_HANDLE is claimed after the pass when one of them was.
+
+VAR_HANDLE_PENDING = reason(CATEGORY_FED, "no READ_VARIABLE or ASSIGN_VARIABLE of its variable is taken")
+
+
+@register_placement(XNNPACK, "VAR_HANDLE", source="xnnpack_delegate.cc VisitVarHandleNode, PrepareOpsToDelegate")
+def _xnn_var_handle(op: DelegateOp) -> str | None:
+    """Refused when visited; claimed by the pass if a READ/ASSIGN of its variable is taken."""
+    return VAR_HANDLE_PENDING
+
+
+@register_placement(XNNPACK, "READ_VARIABLE", source="xnnpack_delegate.cc VisitReadVariableNode")
+def _xnn_read_variable(op: DelegateOp) -> str | None:
+    """A ranked (not scalar) float or 8-bit value."""
+    y = op.outputs[0] if op.outputs else None
+    if y is not None and y.rank == 0:
+        return reason(CATEGORY_SHAPE, "a scalar (or unranked) variable")
+    return float_or_q8(op, y, "value")
+
+
+@register_placement(XNNPACK, "ASSIGN_VARIABLE", source="xnnpack_delegate.cc VisitAssignVariableNode")
+def _xnn_assign_variable(op: DelegateOp) -> str | None:
+    """A float or 8-bit value."""
+    return float_or_q8(op, op.input(1), "value")

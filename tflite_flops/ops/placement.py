@@ -63,7 +63,8 @@ def category_of(text: str) -> str:
 
 class DelegateConfig(NamedTuple):
     """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
-    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on; the GPU
+    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on, fully connected
+    weights computed at run time off, read off ai-edge-litert 2.3 by the placement tests; the GPU
     delegate with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one partition)."""
 
     qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
