@@ -17,8 +17,8 @@ import pytest
 import cli_process
 import tflite_flops
 from litert_plan import litert_plan
-from tflite_flops.measure.device_evidence import (join_runtime_details, parse_benchmark_result, parse_profile_proto,
-                                                  parse_runtime_details, runtime_mismatches)
+from tflite_flops.measure.device_evidence import (join_runtime_details, message_class, parse_benchmark_result,
+                                                  parse_profile_proto, parse_runtime_details, runtime_mismatches)
 
 pytestmark = pytest.mark.runtime
 
@@ -26,13 +26,12 @@ pytestmark = pytest.mark.runtime
 def _runtime_details(path: str, replaced: list[frozenset[int]] | None = None, delegate="TfLiteXNNPackDelegate") -> bytes:
     """A ModelRuntimeDetails of ``path``'s primary subgraph as benchmark_model writes it (model_runtime_info.cc):
     every original node by id and name, then one DELEGATE node per partition with the ids it replaced."""
-    from ai_edge_litert import model_runtime_info_pb2 as m
-
+    details_class = message_class("tflite.profiling.ModelRuntimeDetails")  # ai-edge-litert's model_runtime_info_pb2
     model = tflite_flops.load_model(path)
     plan = litert_plan(path)
     partitions = plan.partitions if replaced is None else replaced
-    details = m.ModelRuntimeDetails(model_name=path.rsplit("/", 1)[-1])
-    sg = details.subgraphs.add(subgraph_id=0, subgraph_type=m.RuntimeSubgraph.TFLITE_SUBGRAPH)
+    details = details_class(model_name=path.rsplit("/", 1)[-1])
+    sg = details.subgraphs.add(subgraph_id=0, subgraph_type=1)  # RuntimeSubgraph.TFLITE_SUBGRAPH
     owner = {op: p for p, ops in enumerate(partitions) for op in ops}
     n = len(model.subgraphs[0].operators)
     for op in model.subgraphs[0].operators:
@@ -126,11 +125,9 @@ def test_benchmark_result_is_read_from_its_wire_format(tmp_path, samples_dir):
 
 
 def test_the_op_profile_in_proto_form_joins_like_the_text_form(samples_dir, tmp_path):
-    from ai_edge_litert import profiling_info_pb2 as p
-
     path = str(samples_dir / "cnn_int8.tflite")
     model = tflite_flops.load_model(path)
-    data = p.BenchmarkProfilingData(model_name="cnn_int8.tflite")
+    data = message_class("tflite.profiling.BenchmarkProfilingData")(model_name="cnn_int8.tflite")
     sg = data.runtime_profile.subgraph_profiles.add(subgraph_index=0, subgraph_name="main")
     for op in model.subgraphs[0].operators:  # benchmark_model names a row by its op's output tensor
         name = model.subgraphs[0].tensors[op.outputs[0]].name
@@ -155,3 +152,21 @@ def test_a_file_that_is_no_such_proto_fails_in_one_line(samples_dir, tmp_path, f
     run = cli_process.run(args)
     assert run.returncode != 0 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+
+
+@pytest.mark.tf
+def test_the_protos_read_after_tensorflow_registered_its_copy(samples_dir):
+    """TensorFlow ships the same tflite.profiling .proto files; imported first, it owns them in protobuf's pool,
+    and ai-edge-litert's modules cannot register theirs. The reader then uses TensorFlow's identical classes."""
+    import subprocess
+    import sys
+
+    code = ("import tensorflow, tflite_flops\n"
+            "from tflite_flops.measure.device_evidence import message_class, parse_runtime_details\n"
+            "d = message_class('tflite.profiling.ModelRuntimeDetails')(model_name='m')\n"
+            "sg = d.subgraphs.add(subgraph_id=0)\n"
+            "sg.nodes.add(id=0, name='ADD')\n"
+            "print(parse_runtime_details(d.SerializeToString()).nodes[0].op_type)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("ADD")

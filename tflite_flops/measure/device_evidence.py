@@ -30,16 +30,26 @@ from .device_profile import ProfileRow, _op_type
 BUILTIN = "builtin"  # OpRecord.device_placement of an op the device ran on TFLite's builtin kernels
 
 
-def _pb2(name: str) -> Any:
+def message_class(full_name: str) -> Any:
+    """The class of a ``tflite.profiling`` message: ai-edge-litert's (``model_runtime_info_pb2``,
+    ``profiling_info_pb2``), or the identical one TensorFlow registered first in protobuf's default pool
+    (both describe the same .proto files, and the pool takes each file once)."""
+    from google.protobuf import descriptor_pool, message_factory
+
+    pool = descriptor_pool.Default()
     try:
-        if name == "runtime":
-            from ai_edge_litert import model_runtime_info_pb2 as module
+        return message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
+    except KeyError:
+        pass
+    try:
+        if "ModelRuntimeDetails" in full_name:
+            from ai_edge_litert import model_runtime_info_pb2  # noqa: F401  (registers the file)
         else:
-            from ai_edge_litert import profiling_info_pb2 as module
+            from ai_edge_litert import profiling_info_pb2  # noqa: F401
     except ImportError as exc:
         raise RuntimeMissingError("reading benchmark_model's protos needs ai-edge-litert "
                                   "(pip install 'tflite_flops[runtime]')") from exc
-    return module
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
 
 
 def _parse(message: Any, data: bytes, path: str, what: str) -> Any:
@@ -93,7 +103,7 @@ def parse_runtime_details(data: bytes, path: str = "runtime info") -> DevicePlac
     Raises:
         ModelFormatError: not such a proto, or a DELEGATE node naming an op that does not exist.
     """
-    details = _parse(_pb2("runtime").ModelRuntimeDetails(), data, path, "ModelRuntimeDetails")
+    details = _parse(message_class("tflite.profiling.ModelRuntimeDetails")(), data, path, "ModelRuntimeDetails")
     if not details.subgraphs:
         raise ModelFormatError(f"{path}: a ModelRuntimeDetails without subgraphs")
     nodes: list[DeviceNode] = []
@@ -256,7 +266,7 @@ def parse_profile_proto(data: bytes, path: str = "profile") -> list[ProfileRow]:
 
     Delegate rows (a DELEGATE node's time) keep their node type, as in the text form.
     """
-    profile = _parse(_pb2("profiling").BenchmarkProfilingData(), data, path, "BenchmarkProfilingData")
+    profile = _parse(message_class("tflite.profiling.BenchmarkProfilingData")(), data, path, "BenchmarkProfilingData")
     rows = []
     for sg in profile.runtime_profile.subgraph_profiles:
         for op in sorted(sg.per_op_profiles, key=lambda o: o.run_order):

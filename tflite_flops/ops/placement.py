@@ -43,11 +43,10 @@ CATEGORY_DYNAMIC = "dynamic"  # weights, shapes or parameters not constant in th
 CATEGORY_VERSION = "op version"
 CATEGORY_INPUTS = "inputs"  # number of inputs or outputs, a missing bias
 CATEGORY_FED = "feeds a kept op"  # weight unpacking (DEQUANTIZE/DENSIFY) whose output a kept op reads
-CATEGORY_NOT_RUN = "not run"  # the op's subgraph is not delegated (e.g. never executed)
 CATEGORY_PARTITION_LIMIT = "partition limit"  # taken, but in a partition beyond the delegate's partition limit (GPU)
 CATEGORY_PARTIAL = "partial delegation"  # an fp16-weight DEQUANTIZE the GPU delegate leaves on the CPU
 CATEGORIES = (CATEGORY_OP_TYPE, CATEGORY_DTYPE, CATEGORY_QUANT, CATEGORY_HYBRID, CATEGORY_OPTIONS, CATEGORY_SHAPE,
-              CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED, CATEGORY_NOT_RUN,
+              CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED,
               CATEGORY_PARTITION_LIMIT, CATEGORY_PARTIAL)
 
 
