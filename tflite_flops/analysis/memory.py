@@ -34,9 +34,10 @@ from itertools import accumulate, compress
 from operator import attrgetter, itemgetter
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
-from ..ops.registry import MEMORY_FACTS
-from ..report import MemorySummary, SubgraphMemory
+from ..ops.registry import MEMORY_FACTS, TEMPORARIES, KernelSetup, OpContext, Temporary
+from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
 from ..units import dense_bytes, num_elements
 
@@ -277,9 +278,11 @@ class _ArenaPlan(NamedTuple):
 
 
 def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: SubgraphUses,
-                total: int | None = None) -> _ArenaPlan:
+                total: int | None = None, temporaries: Sequence[tuple[int, int, bool]] = ()) -> _ArenaPlan:
     """:func:`plan_subgraph`, without building the mappings (the memory summary needs none);
-    ``total``: the activations' total, if the caller has it."""
+    ``total``: the activations' total, if the caller has it. ``temporaries``: the kernels' buffers,
+    ``(op, bytes, persistent)`` in the order Prepare adds them; each gets the next tensor index after
+    the model's, as ``AddTensors`` gives it."""
     ops = sg.operators
     readers, last_read, pinned = uses.readers, uses.last_read, uses.pinned
 
@@ -350,11 +353,23 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
                 whole.append(t)
             else:
                 rest.append((-size, first, t, size, last, last if last < end else end))
+    # ExecuteAllocations: a temporary is allocated and freed at its op (alloc_node_ = dealloc_node_);
+    # it joins the size order of the other buffers (CreateTensorAllocationVector). A persistent one
+    # goes to the persistent arena, where nothing is ever freed.
+    extra: dict[int, int] = {}
+    for k, (op, size, is_persistent) in enumerate(temporaries, len(sizes)):
+        if not size:
+            continue
+        extra[k] = size
+        if is_persistent:
+            kept.append((1, -size, op, k))
+        else:
+            rest.append((-size, op, k, size, op, op if op < end else end))
     whole.sort()
     rest.sort()
     persistent = 0
     for *_, t in sorted(kept):
-        persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
+        persistent = align(persistent, TFLITE_ALIGNMENT) + (sizes[t] if t < len(sizes) else extra[t])
 
     # Every whole-run buffer overlaps every other buffer: they lie end to end from offset 0 (each
     # at the aligned end of the one before), and the others are placed above them.
@@ -555,8 +570,39 @@ def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
     return place_buffers(buffers, steps)[1]
 
 
+def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
+                       threads: int = 1) -> dict[tuple[int, int], tuple[Temporary, ...]]:
+    """The temporaries LiteRT's builtin kernels (XNNPACK off, ``threads`` threads) add in Prepare, per
+    op of the reached subgraphs: ``{(subgraph, op): temporaries}`` for the ops that have any.
+
+    Each op type's facts are registered next to its formula (:func:`~tflite_flops.ops.registry.register_temporaries`).
+    An op whose shapes do not fit its kernel's facts (unresolved, malformed) is left out.
+    """
+    out: dict[tuple[int, int], tuple[Temporary, ...]] = {}
+    for index in reached:
+        sg, state = model.subgraphs[index], states[index]
+        ops = [op for op in sg.operators if op.op_type in TEMPORARIES]
+        if not ops:
+            continue
+        tensors = subgraph_tensors(sg, state)
+        for op in ops:
+            weight = op.inputs[1] if len(op.inputs) > 1 and op.inputs[1] >= 0 else None
+            quant = sg.tensors[weight].quantization if weight is not None else None
+            setup = KernelSetup(threads, quant.num_scales if quant is not None else 0)
+            ctx = OpContext(op.op_type, op.options, tensors.infos_of(state, op.inputs),
+                            tensors.infos_of(state, op.outputs), index, op.index)
+            try:
+                found = TEMPORARIES[op.op_type](ctx, setup)
+            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+                continue
+            if found:
+                out[(index, op.index)] = found
+    return out
+
+
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
-                   calls: Mapping[tuple[int, int], Sequence[int]]
+                   calls: Mapping[tuple[int, int], Sequence[int]],
+                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1
                    ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
@@ -568,6 +614,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             which TFLite keeps in its persistent arena.
         reached: the subgraphs the runtime runs (entry first), each with its own arena.
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
+        temporaries: :func:`kernel_temporaries` (at ``threads`` threads): with it, the summary's
+            ``runtime`` plans them among the tensors as LiteRT does.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -576,6 +624,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     sizes: dict[int, list[int]] = {}
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
+    runtime_plans: dict[int, _ArenaPlan] = {}
     runs = set(reached)
     for sg in model.subgraphs:
         index, state = sg.index, states[sg.index]
@@ -585,6 +634,10 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             uses = subgraph_uses(sg)
             sizes[index], kinds, total, buffers = _sizes_and_kinds(sg, state, walked, uses, tflm=index == entry)
             plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
+            if temporaries is not None:
+                own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
+                       for t in found]
+                runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
             if index == entry:
                 entry_buffers = buffers
         else:  # a subgraph the runtime never runs: TFLM plans its tensors all the same
@@ -628,6 +681,15 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
             peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
             persistent_bytes=plan.persistent_bytes))
+    runtime = None
+    if temporaries is not None:
+        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, _), found in temporaries.items()
+                             if i in runtime_plans]
+        arena = sum(runtime_plans[i].arena_bytes for i in reached)
+        persistent = sum(runtime_plans[i].persistent_bytes for i in reached)
+        runtime = RuntimeMemory(threads=threads, xnnpack=False, arena_bytes=arena,
+                                temporaries_bytes=max(arena_temporaries, default=0),
+                                persistent_arena_bytes=persistent, delegate_bytes=None, total_bytes=arena + persistent)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
@@ -635,7 +697,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=_tflm_arena(model, entry, sizes, constant, entry_buffers),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
-        complete=all(all(states[i].resolved) for i in reached))
+        complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
     return summary, {index: plan.live for index, plan in plans.items()}
 
 

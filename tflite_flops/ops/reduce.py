@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from .registry import Cost, OpContext, Shape, register, shape_fn, value_fn
+from ..units import dense_bytes
+from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, register, register_temporaries, shape_fn,
+                       value_fn)
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
 
@@ -88,3 +90,27 @@ def _fold_arg(ctx: OpContext):
     (axis,) = _axes(ctx, x.ndim)[:1] or [0]
     out = (np.argmax if ctx.op_type == "ARG_MAX" else np.argmin)(x, axis=axis)
     return [out.astype(np.int64 if ctx.opt("output_type") == "INT64" else np.int32)]
+
+
+# ---- kernel temporaries (LiteRT's builtin kernels, XNNPACK off) ------------------------------------
+
+_ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32", "INT8": "INT32",
+                "INT16": "INT32", "BOOL": "BOOL"}
+
+
+# MEAN, SUM, REDUCE_MAX/MIN/ANY/ALL with a constant axis: the index scratch (int32 per input dim) and
+# the resolved axes (int32 per axis); MEAN and SUM also the accumulator (one per output element:
+# float32 for float32, int64 for int32/int64, int32 for 8/16-bit). The normalized dims are
+# kTfLiteDynamic unless the input is constant; with a non-constant axis everything but the index
+# scratch is dynamic. (REDUCE_PROD has its own Prepare and is not listed.)
+@register_temporaries(["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"])
+def _reduce_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's reduction temporaries."""
+    x, axis = ctx.input(0), ctx.input(1)
+    source = "tflite/kernels/reduce.cc InitializeTemporaries, PrepareSimple, PrepareMeanOrSum"
+    out = [Temporary("temp_index", 4 * x.rank, False, source)]
+    if axis.is_constant:
+        out.append(Temporary("resolved_axis", 4 * axis.n, False, source))
+        if ctx.op_type in ("MEAN", "SUM") and x.dtype in _ACCUMULATOR:
+            out.append(Temporary("temp_sum", dense_bytes(ctx.output(0).n, _ACCUMULATOR[x.dtype]), False, source))
+    return tuple(out)

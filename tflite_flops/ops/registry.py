@@ -288,6 +288,48 @@ def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (
         _MEMORY[name] = facts
 
 
+class Temporary(NamedTuple):
+    """One buffer a TFLite kernel adds in Prepare (``context->AddTensors``, then ``node->temporaries``).
+
+    ``persistent``: ``kTfLiteArenaRwPersistent`` (kept for the interpreter's life in the persistent
+    arena, e.g. transposed weights or row sums); otherwise ``kTfLiteArenaRw``: planned in the arena
+    and alive while its op runs. Temporaries the kernel makes ``kTfLiteDynamic`` (heap, sized at
+    Eval) are not listed. ``source``: the kernel file and function whose line the fact follows.
+    """
+
+    name: str
+    bytes: int
+    persistent: bool
+    source: str
+
+
+class KernelSetup(NamedTuple):
+    """What, besides the op's shapes, decides a kernel's temporaries: the interpreter's threads and
+    the number of quantization scales of the op's weight (input 1; 0 when it has none)."""
+
+    threads: int = 1
+    weight_scales: int = 0
+
+
+TemporariesFn = Callable[[OpContext, KernelSetup], "tuple[Temporary, ...]"]
+_TEMPORARIES: dict[str, TemporariesFn] = {}
+TEMPORARIES: Mapping[str, TemporariesFn] = MappingProxyType(_TEMPORARIES)  # op type -> its kernel's temporaries
+
+
+def register_temporaries(op_types: str | Iterable[str]) -> Callable[[TemporariesFn], TemporariesFn]:
+    """Decorator: ``fn(ctx, setup) -> tuple[Temporary, ...]`` gives the temporaries LiteRT's builtin
+    kernel of these op types allocates (XNNPACK off); once per op type."""
+
+    def deco(fn: TemporariesFn) -> TemporariesFn:
+        for name in _names(op_types):
+            if name in _TEMPORARIES:
+                raise ValueError(f"temporaries of {name} registered twice")
+            _TEMPORARIES[name] = fn
+        return fn
+
+    return deco
+
+
 def register_traits(op_types: str | Iterable[str], *, contraction: bool = False, sparse_weights: bool = False,
                     calls_subgraphs: bool = False, init_on_constant: bool = False, not_isolated: str = "") -> None:
     """Register what the passes besides the cost formula need to know about op types; once per op type.

@@ -13,8 +13,8 @@ from ...report import Report
 from . import register_format
 
 COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
-           "bytes_read", "bytes_written", "params", "live_bytes", "inputs", "outputs", "shapes_resolved", "latency_ms",
-           "formula", "note"]
+           "bytes_read", "bytes_written", "params", "live_bytes", "temporaries_bytes", "inputs", "outputs",
+           "shapes_resolved", "latency_ms", "formula", "note"]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -40,6 +40,7 @@ def render_csv(report: Report) -> str:
         row = {**{c: getattr(op, c, "") for c in COLUMNS},
                "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
                "latency_ms": "" if op.latency_ms is None else op.latency_ms,
-               "live_bytes": "" if op.live_bytes is None else op.live_bytes}
+               "live_bytes": "" if op.live_bytes is None else op.live_bytes,
+               "temporaries_bytes": "" if op.temporaries_bytes is None else op.temporaries_bytes}
         writer.writerow([safe_cell(row[c]) for c in COLUMNS])
     return buf.getvalue()
