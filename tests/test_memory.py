@@ -22,8 +22,8 @@ import pytest
 import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.analysis.memory import (align, allocation_kinds, first_fit_arena, greedy_plan, place_buffers,
-                                          plan_subgraph, tensor_sizes, tflm_arena)
+from tflite_flops.analysis.memory import (align, allocation_kinds, control_flow_kinds, first_fit_arena, greedy_plan,
+                                          place_buffers, plan_subgraph, tensor_sizes, tflm_arena)
 from tflite_flops.reader.load import load_model
 from tflite_flops.report import Report
 from tflite_flops.report.budget import check_budget
@@ -322,9 +322,15 @@ def test_the_summary_is_what_the_public_planners_give(samples_dir, name):
         tensors = subgraph_tensors(sg, states[sg.index])
         sizes[sg.index] = tensor_sizes(sg, states[sg.index].shapes, tensors.constant, tensors.numel, tensors.stored)
         constant[sg.index] = tensors.constant
+    reached = [s.subgraph for s in report.memory.subgraphs]
+    kinds_of = {i: allocation_kinds(model.subgraphs[i], sizes[i], constant[i], states[i].derived_constant)
+                for i in reached}
+    calls = {(sg.index, op.index): tuple(op.subgraph_refs.values()) for sg in model.subgraphs for op in sg.operators
+             if op.subgraph_refs}
+    control_flow_kinds(model, reached, calls, kinds_of, states)  # WHILE/IF: what callees and callers hold
     for sub in report.memory.subgraphs:
         sg = model.subgraphs[sub.subgraph]
-        kinds = allocation_kinds(sg, sizes[sg.index], constant[sg.index], states[sg.index].derived_constant)
+        kinds = kinds_of[sg.index]
         plan = plan_subgraph(sg, sizes[sg.index], kinds)
         ours = (sub.arena_bytes, sub.persistent_bytes, sub.activations_total_bytes, sub.buffers, sub.shared_tensors)
         assert ours == (plan.arena_bytes, plan.persistent_bytes, plan.activations_total_bytes, len(plan.offsets),

@@ -29,6 +29,7 @@ partitions' tensors in their own memory. See docs/memory.md.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import attrgetter, itemgetter
@@ -49,6 +50,7 @@ _END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
 
 # Where a tensor lives, as TfLiteAllocationType.
 CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
+DYNAMIC = "dynamic"  # kTfLiteDynamic: sized at Eval and malloc'ed, outside the arena
 
 
 def align(n: int, alignment: int) -> int:
@@ -112,6 +114,8 @@ class SubgraphUses(NamedTuple):
     # Ops that may compute their outputs at Prepare: (inputs that must be known by then, outputs
     # that are not subgraph inputs), omitted tensors left out.
     prepare: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    # Ops whose outputs are dynamic unless some inputs are known at Prepare: (those inputs, the outputs).
+    dynamic: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
     # Ops that may write their output in place (an output that is a subgraph output never is): (the
     # output, whether the op changes the data, the input positions whose buffer it may take in the
     # kernel's order, the op's inputs).
@@ -161,6 +165,9 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
     prepare = tuple((tuple(op.inputs[p] for p in facts.prepare_inputs if p < len(op.inputs) and op.inputs[p] >= 0),
                      tuple(o for o in op.outputs if o >= 0 and o not in inputs))
                     for op, facts in special if facts.prepare_inputs is not None)
+    dynamic = tuple((tuple(op.inputs[p] for p in facts.dynamic_unless if p < len(op.inputs) and op.inputs[p] >= 0),
+                     tuple(o for o in op.outputs if o >= 0))
+                    for op, facts in special if facts.dynamic_unless is not None)
     inplace = tuple((op.outputs[0], not facts.data_unmodified, facts.inplace, op.inputs) for op, facts in special
                     if facts.inplace and op.outputs and op.outputs[0] >= 0 and op.outputs[0] not in outputs)
 
@@ -177,7 +184,7 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
             last_write[t] = end
         tflm = (first_use, last_write)
     return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
-                        allocated, prepare, inplace, tflm)
+                        allocated, prepare, dynamic, inplace, tflm)
 
 
 def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
@@ -190,8 +197,9 @@ def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool
 
 
 def _settle_kinds(kinds: list[str], uses: SubgraphUses) -> list[int]:
-    """Turns the arena tensors that are variables into persistent ones, and the outputs that ops
-    compute at Prepare into prepared ones; returns the tensors that left the arena."""
+    """Turns the arena tensors that are variables into persistent ones, the outputs that ops
+    compute at Prepare into prepared ones, and the outputs whose shape is known only at Eval into
+    dynamic ones; returns the tensors that left the arena."""
     moved = []
     for t in uses.variables:
         if t < len(kinds) and kinds[t] == ARENA:
@@ -202,6 +210,12 @@ def _settle_kinds(kinds: list[str], uses: SubgraphUses) -> list[int]:
             for o in outs:
                 if kinds[o] == ARENA:
                     kinds[o] = PREPARED
+                    moved.append(o)
+    for needed, outs in uses.dynamic:
+        if not all(kinds[t] == CONSTANT or kinds[t] == PREPARED for t in needed):
+            for o in outs:
+                if kinds[o] == ARENA:
+                    kinds[o] = DYNAMIC
                     moved.append(o)
     return moved
 
@@ -331,7 +345,13 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     steps = max(len(ops), 1)
     end = steps - 1
     whole: list[int] = []
-    rest: list[tuple[int, int, int, int, int, int]] = []  # (-size, first, tensor, size, last, last step)
+    # LiteRT plans lazily (Subgraph::PrepareOpsAndTensors): it prepares and allocates the ops up to
+    # the first one with a dynamic output, and the next run of ops only after that op has run, each
+    # run's buffers sorted among themselves and placed around the earlier runs' live buffers
+    # (ArenaPlanner::ExecuteAllocations(first, last)). A buffer's run: the dynamic-output ops before it.
+    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
+             if DYNAMIC in kinds else [])
+    rest: list[tuple[int, int, int, int, int, int, int]] = []  # (run, -size, first, tensor, size, last, last step)
     kept: list[tuple[int, int, int, int]] = []
     for t, first in uses.allocated.items():
         if t in shared:
@@ -352,7 +372,8 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             if first == 0 and last == _END:
                 whole.append(t)
             else:
-                rest.append((-size, first, t, size, last, last if last < end else end))
+                rest.append((bisect_left(stops, first) if stops else 0, -size, first, t, size, last,
+                             last if last < end else end))
     # ExecuteAllocations: a temporary is allocated and freed at its op (alloc_node_ = dealloc_node_);
     # it joins the size order of the other buffers (CreateTensorAllocationVector). A persistent one
     # goes to the persistent arena, where nothing is ever freed.
@@ -364,7 +385,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         if is_persistent:
             kept.append((1, -size, op, k))
         else:
-            rest.append((-size, op, k, size, op, op if op < end else end))
+            rest.append((bisect_left(stops, op) if stops else 0, -size, op, k, size, op, op if op < end else end))
     whole.sort()
     rest.sort()
     persistent = 0
@@ -379,7 +400,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         at = -(-top // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT
         offsets.append(at)
         top = at + sizes[t]
-    _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 6
+    _, _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 7
     placed, arena_bytes = place_buffers(zip(lengths, firsts, his), steps, TFLITE_ALIGNMENT, floor=top)
     offsets += placed
     pinned_bytes = sum([sizes[t] for t in whole])
@@ -600,6 +621,102 @@ def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reach
     return out
 
 
+def _node_reads(uses: SubgraphUses, t: int) -> int:
+    """``Subgraph::GetInputTensorsCount`` of tensor ``t``: reads by ops, plus one if it is a subgraph output."""
+    pins = (t in uses.inputs) + (t in uses.outputs) + (t in uses.variables)
+    return uses.readers[t] - pins + (t in uses.outputs)
+
+
+def control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
+                       kinds: Mapping[int, list[str]], states: Mapping[int, SubgraphShapes]) -> set[int]:
+    """Applies the control-flow kernels' rules (see :func:`_control_flow_kinds`) to the
+    :func:`allocation_kinds` of every reached subgraph, in place; returns the subgraphs changed.
+
+    ``calls``: ``(subgraph, op) -> subgraphs the op runs``, as :func:`analyze_memory` takes it.
+    """
+    settled = {index: (subgraph_uses(model.subgraphs[index]), kinds[index], None) for index in reached}
+    return _control_flow_kinds(model, reached, calls, settled, states)
+
+
+def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
+                        settled: Mapping[int, tuple[SubgraphUses, list[str], int | None]],
+                        states: Mapping[int, SubgraphShapes]) -> set[int]:
+    """The control-flow kernels' rules on where tensors live (tflite/kernels/while.cc and if.cc
+    ``Prepare``), applied to ``settled``'s kinds, callees before their callers; returns the
+    subgraphs whose kinds changed.
+
+    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF branch's input that no op reads
+      and that is not an output gets no bytes.
+    * The inputs of a WHILE body and of an IF branch are ``kTfLiteCustom``: they point into the
+      caller's buffers, nothing in their own arena.
+    * A WHILE output whose body input is passed through unchanged (body input i = body output i)
+      and that nothing in the caller reads is never allocated, if the WHILE is prepared before the
+      caller's planner is made (no op before it has a dynamic output): once the caller is planned,
+      dropping the output from the node no longer takes it out of the plan.
+    * When a body (or a branch) has dynamic tensors, or returns a shape other than it was given
+      (IF: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
+      the heap, and the caller's later ops are planned at run time.
+    """
+    position = {index: i for i, index in enumerate(reached)}
+    changed: set[int] = set()
+    for (index, op_index), _ in sorted(calls.items(), key=lambda kv: (-position.get(kv[0][0], -1), kv[0][1])):
+        if index not in settled:
+            continue
+        sg = model.subgraphs[index]
+        op = sg.operators[op_index]
+        refs = op.subgraph_refs
+        uses, kinds, _ = settled[index]
+        if op.op_type == "WHILE":
+            cond, body = refs.get("cond_subgraph_index"), refs.get("body_subgraph_index")
+            pruned, custom = (cond,), (body,)
+        elif op.op_type == "IF":
+            pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
+            body = None
+        else:
+            continue
+        if any(c not in settled for c in (*pruned, *custom)):
+            continue
+        for c in pruned:
+            c_uses, c_kinds, _ = settled[c]
+            for t in c_uses.inputs:
+                if _node_reads(c_uses, t) == 0 and c_kinds[t] in (ARENA, PERSISTENT):
+                    c_kinds[t] = NOTHING
+                    changed.add(c)
+        dynamic = False
+        for c in custom:
+            c_uses, c_kinds, _ = settled[c]
+            for t in c_uses.inputs:
+                if c_kinds[t] in (ARENA, PERSISTENT):
+                    c_kinds[t] = NOTHING
+                    changed.add(c)
+            dynamic = dynamic or DYNAMIC in c_kinds
+        callee = model.subgraphs
+        if body is not None:
+            b = callee[body]
+            shapes = states[body].shapes
+            for i, o in zip(b.inputs, b.outputs):
+                if i >= 0 and o >= 0 and shapes[i] != shapes[o] and (shapes[i][:1] or (0,))[0] + (shapes[o][:1] or (0,))[0] != 1:
+                    dynamic = True
+        else:
+            then, other = (callee[c] for c in custom)
+            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b]
+                                     for a, b in zip(then.outputs, other.outputs) if a >= 0 and b >= 0)
+        planned = any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for prior in sg.operators[:op_index]
+                      for t in prior.outputs)  # a lazy step: PlanAllocations has run already
+        for i, o in enumerate(op.outputs):
+            if o < 0 or kinds[o] != ARENA:
+                continue
+            if (body is not None and not planned and i < len(callee[body].inputs) and i < len(callee[body].outputs)
+                    and callee[body].inputs[i] == callee[body].outputs[i] and _node_reads(uses, o) == 0):
+                kinds[o] = NOTHING
+            elif dynamic:
+                kinds[o] = DYNAMIC
+            else:
+                continue
+            changed.add(index)
+    return changed
+
+
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
                    calls: Mapping[tuple[int, int], Sequence[int]],
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1
@@ -625,6 +742,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
     runtime_plans: dict[int, _ArenaPlan] = {}
+    settled: dict[int, tuple[SubgraphUses, list[str], int | None]] = {}  # uses, kinds and total of each reached subgraph
     runs = set(reached)
     for sg in model.subgraphs:
         index, state = sg.index, states[sg.index]
@@ -633,15 +751,22 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         if index in runs:
             uses = subgraph_uses(sg)
             sizes[index], kinds, total, buffers = _sizes_and_kinds(sg, state, walked, uses, tflm=index == entry)
-            plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
-            if temporaries is not None:
-                own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
-                       for t in found]
-                runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
+            settled[index] = (uses, kinds, total)
             if index == entry:
                 entry_buffers = buffers
         else:  # a subgraph the runtime never runs: TFLM plans its tensors all the same
             sizes[index] = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)
+    changed = _control_flow_kinds(model, reached, calls, settled, states)
+    for index in reached:
+        sg = model.subgraphs[index]
+        uses, kinds, total = settled[index]
+        if index in changed:
+            total = None  # tensors left the arena: counted again
+        plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
+        if temporaries is not None:
+            own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
+                   for t in found]
+            runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
     plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
 
     nested: dict[int, tuple[int, str | None]] = {}

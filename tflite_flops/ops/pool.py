@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from .conv import conv_out_dim, nonempty
-from .registry import Cost, OpContext, Shape, fused_activation, register, register_zero, shape_fn
+from .registry import Cost, OpContext, Shape, fused_activation, register, register_memory, register_zero, shape_fn
+
+# resize_bilinear.cc / resize_nearest_neighbor.cc Prepare: the output is kTfLiteDynamic unless the size is known
+register_memory(["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"], dynamic_unless=(1,))
 
 
 def _window(ctx: OpContext) -> int:

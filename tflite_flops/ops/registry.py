@@ -164,12 +164,16 @@ class MemoryFacts(NamedTuple):
     needs neither equal sizes nor a single reader. ``prepare_inputs``: the kernel computes the
     output once at Prepare into a read-only persistent buffer (``SetTensorToPersistentRo``) when
     these inputs are constant or themselves computed at Prepare (``()``: always, e.g. SHAPE);
+    ``None``: never. ``dynamic_unless``: the kernel makes its output ``kTfLiteDynamic`` (sized at
+    Eval, on the heap, and the planner stops there: the rest of the graph is planned at run time)
+    unless these inputs are constant or computed at Prepare (``IsConstantOrPersistentTensor``);
     ``None``: never.
     """
 
     inplace: tuple[int, ...] = ()
     data_unmodified: bool = False
     prepare_inputs: tuple[int, ...] | None = None
+    dynamic_unless: tuple[int, ...] | None = None
 
 
 _MEMORY: dict[str, MemoryFacts] = {}
@@ -279,9 +283,10 @@ def value_fn(op_types: str | Iterable[str]) -> Callable[[ValueFn], ValueFn]:
 
 
 def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (), data_unmodified: bool = False,
-                    prepare_inputs: Sequence[int] | None = None) -> None:
+                    prepare_inputs: Sequence[int] | None = None, dynamic_unless: Sequence[int] | None = None) -> None:
     """Register the runtime memory behaviour of op types (see :class:`MemoryFacts`); once per op type."""
-    facts = MemoryFacts(tuple(inplace), data_unmodified, None if prepare_inputs is None else tuple(prepare_inputs))
+    facts = MemoryFacts(tuple(inplace), data_unmodified, None if prepare_inputs is None else tuple(prepare_inputs),
+                        None if dynamic_unless is None else tuple(dynamic_unless))
     for name in _names(op_types):
         if name in _MEMORY:
             raise ValueError(f"memory facts of {name} registered twice")
