@@ -450,3 +450,32 @@ def test_arena_against_litert_on_samples(samples_dir, name, real_arena):
     assert extent == real_arena
     assert plan.arena_bytes <= extent
     assert plan.arena_bytes == {"transformer_block": 12_288, "cnn_float": 61_440}[name]
+
+
+def test_dequantize_of_a_densify_output_is_an_arena_tensor():
+    """dequantize.cc Prepare keeps its output in the persistent arena only when its input is a file
+    constant (IsConstantTensor: kTfLiteMmapRo); a DENSIFY output is a persistent arena tensor, not a
+    file constant, so its DEQUANTIZE writes an arena tensor at every run."""
+    FLOAT16, DENSIFY, DEQUANTIZE = 1, 124, 6
+    codes = [ADD, DENSIFY, DEQUANTIZE]
+    w = np.arange(16, dtype=np.float16).tobytes()
+    # x [1,16] f32 in; w [1,16] f16 const; d = DENSIFY(w); f = DEQUANTIZE(d); g = DEQUANTIZE(w);
+    # y = ADD(x, f); z = ADD(y, g) out
+    tensors = [{"name": "x", "shape": [1, 16], "type": FLOAT32}, {"name": "w", "shape": [1, 16], "type": FLOAT16,
+                                                                  "buffer": 1},
+               {"name": "d", "shape": [1, 16], "type": FLOAT16}, {"name": "f", "shape": [1, 16], "type": FLOAT32},
+               {"name": "g", "shape": [1, 16], "type": FLOAT32}, {"name": "y", "shape": [1, 16], "type": FLOAT32},
+               {"name": "z", "shape": [1, 16], "type": FLOAT32}]
+    ops = [(DENSIFY, [1], [2]), (DEQUANTIZE, [2], [3]), (DEQUANTIZE, [1], [4]), (ADD, [0, 3], [5]), (ADD, [5, 4], [6])]
+    sg = {"tensors": tensors, "operators": [{"opcode": codes.index(c), "inputs": i, "outputs": o} for c, i, o in ops],
+          "inputs": [0], "outputs": [6], "name": "main"}
+    model = load_model(build_model([sg], codes, buffers=[None, w]))
+    state = resolve_shapes(model)[0]
+    sgm = model.subgraphs[0]
+    sizes = tensor_sizes(sgm, state.shapes)
+    kinds = allocation_kinds(sgm, sizes, subgraph_tensors(sgm, state).constant, state.derived_constant)
+    assert kinds[2] == "arena_rw_persistent" and kinds[4] == "arena_rw_persistent"  # DENSIFY(w), DEQUANTIZE(w)
+    assert kinds[3] == "arena_rw"  # DEQUANTIZE(d)
+    # persistent arena: g (64 B, from op 2) and d (32 B, from op 0), largest first: g@0, d@64 -> 96
+    # (f there too would make it 160)
+    assert tflite_flops.analyze(model).memory.persistent_arena_bytes == 96

@@ -116,6 +116,10 @@ class SubgraphUses(NamedTuple):
     prepare: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
     # Ops whose outputs are dynamic unless some inputs are known at Prepare: (those inputs, the outputs).
     dynamic: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    # DEQUANTIZE outputs whose input is not stored in the file (e.g. a DENSIFY output): dequantize.cc
+    # Prepare makes the output persistent only when IsConstantTensor(input) (kTfLiteMmapRo); these
+    # are dequantized at every run into an arena tensor, even when the analysis folds them at init.
+    rederived: frozenset[int]
     # Ops that may write their output in place (an output that is a subgraph output never is): (the
     # output, whether the op changes the data, the input positions whose buffer it may take in the
     # kernel's order, the op's inputs).
@@ -183,16 +187,20 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
                 first_use[t] = end
             last_write[t] = end
         tflm = (first_use, last_write)
+    rederived = frozenset(op.outputs[0] for op in ops if op.op_type == "DEQUANTIZE" and op.inputs and op.outputs
+                          and op.inputs[0] >= 0 and op.outputs[0] >= 0 and not tensors[op.inputs[0]].data_size)
     return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
-                        allocated, prepare, dynamic, inplace, tflm)
+                        allocated, prepare, dynamic, rederived, inplace, tflm)
 
 
 def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
                      init_constant: Sequence[bool], uses: SubgraphUses | None = None) -> list[str]:
     """Where TFLite puts each tensor of ``sg`` (see the module docstring); ``uses``: its :func:`subgraph_uses`."""
-    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if init else ARENA
-             for _, c, init, size in zip(sg.tensors, constant, init_constant, sizes)]
-    _settle_kinds(kinds, subgraph_uses(sg) if uses is None else uses)
+    uses = subgraph_uses(sg) if uses is None else uses
+    rederived = uses.rederived
+    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if init and i not in rederived else ARENA
+             for i, (_, c, init, size) in enumerate(zip(sg.tensors, constant, init_constant, sizes))]
+    _settle_kinds(kinds, uses)
     return kinds  # NOTHING: strings, resources and empty tensors have nothing in the arena
 
 
@@ -247,7 +255,7 @@ def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensor
             kinds[i] = NOTHING
             continue
         sizes[i] = size
-        if init[i]:
+        if init[i] and not (uses.rederived and i in uses.rederived):
             kinds[i] = PERSISTENT
         else:
             kinds[i] = ARENA
