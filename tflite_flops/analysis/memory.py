@@ -22,9 +22,14 @@ TensorFlow Lite Micro's ``GreedyMemoryPlanner`` is simulated too, with its own l
 (tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs
 its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit).
 
-Not covered: kernel temporaries (im2col and other scratch buffers a kernel asks for in Prepare),
-tensors the runtime sizes only at invoke time (dynamic outputs), and delegates, which keep their
-partitions' tensors in their own memory. See docs/memory.md.
+The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
+Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each
+temporary planned in its subgraph's arena at its op, the persistent ones in the persistent arena.
+The control-flow kernels' rules (:func:`control_flow_kinds`), dynamic outputs (on the heap) and
+LiteRT's lazy planning in runs of ops up to each dynamic-output op are simulated for both figures.
+
+Not covered: delegates, which keep their partitions' tensors in their own memory, heap buffers
+(dynamic tensors and temporaries) and the interpreter's structures. See docs/memory.md.
 """
 
 from __future__ import annotations
