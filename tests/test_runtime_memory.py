@@ -180,3 +180,56 @@ def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocatio
     report = tflite_flops.analyze(path)
     assert [s.arena_bytes for s in report.memory.subgraphs] == [a for a, _ in real] == [964, 257, 1216, 257, 644]
     assert report.memory.runtime.arena_bytes == 3338
+
+
+def _kernel_zoo(directory: Path) -> dict[str, str]:
+    """Keras models whose kernels take every kind of temporary we model, converted float, with
+    dynamic-range (hybrid kernels) and full-int8 quantization: {name: path}."""
+    import numpy as np
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    rng = np.random.default_rng(0)
+    x = keras.Input((20, 20, 8), batch_size=1)
+    y = layers.Conv2D(16, 3, dilation_rate=2, padding="same")(x)  # dilated: im2col even at 4 threads
+    y = layers.Conv2D(16, 1, strides=2)(y)  # 1x1 stride 2: im2col
+    y = layers.DepthwiseConv2D(3, padding="same")(y)
+    y = layers.Conv2D(32, 3, strides=2, padding="valid")(y)
+    y = layers.Conv2D(40, 3, padding="same", use_bias=False)(y)
+    y = layers.Conv2D(8, 1)(y)  # 1x1 stride 1: none
+    convs = keras.Model(x, [keras.ops.sum(y, axis=[1, 2]), keras.ops.max(y, axis=1)])
+    t = keras.Input((12, 48), batch_size=2)
+    a = layers.Dense(96)(t)
+    b = layers.Dense(48, activation="relu")(a)
+    c = keras.ops.matmul(b, rng.standard_normal((48, 24)).astype(np.float32))  # a constant RHS
+    d = keras.ops.matmul(c, keras.ops.transpose(c, (0, 2, 1)))
+    dense = keras.Model(t, [d, keras.ops.mean(b, axis=-1)])
+    out = {}
+    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic"))):
+        for mode in modes:
+            converter = tf.lite.TFLiteConverter.from_keras_model(model)
+            if mode != "float":
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if mode == "int8":
+                shape = [1, *model.input_shape[1:]]
+                converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
+                                                            for _ in range(8))
+                converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            path = directory / f"{name}_{mode}.tflite"
+            path.write_bytes(converter.convert())
+            out[f"{name}_{mode}"] = str(path)
+    return out
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_runtime_arena_is_litert_s_on_a_kernel_zoo(tmp_path):
+    models = _kernel_zoo(tmp_path)
+    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    for name, path in models.items():
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, threads)
+    # the float convs at 4 threads: the multithreaded kernel's transposed weights, 66,816 B persistent
+    assert real[f"{models['convs_float']}|None|4"] == [[153_600, 66_816]]
