@@ -146,6 +146,27 @@ def _words(address: int, count: int) -> list[int]:
     return list((ctypes.c_uint64 * count).from_address(address))
 
 
+def _readable_ranges() -> list[tuple[int, int]]:
+    """The readable mappings of this process (Linux ``/proc/self/maps``; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        span, perms = line.split()[:2]
+        if perms.startswith("r"):
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            out.append((lo, hi))
+    return out
+
+
+def _is_readable(ranges: list[tuple[int, int]], address: int, size: int) -> bool:
+    """Whether ``size`` bytes at ``address`` lie in one readable mapping (True when the maps are unknown)."""
+    return not ranges or any(lo <= address and address + size <= hi for lo, hi in ranges)
+
+
 _PLANNER_WORD: int | None = None  # where a Subgraph holds its memory_planner_, found once
 
 
@@ -157,18 +178,21 @@ def _planner_allocs(subgraph: int, context: int, tensors: int) -> list[_ArenaAll
     global _PLANNER_WORD
 
     none = [_ArenaAlloc() for _ in range(tensors)]
+    ranges = _readable_ranges()  # a word that looks like a pointer is followed only into mapped memory
 
     def fits(word: int, scanning: bool) -> list[_ArenaAlloc] | None:
         q = _words(subgraph + 8 * word, 1)[0]
         if not q and not scanning:
             return none  # no planner yet: the subgraph was never prepared
-        if not q or q % 8 or q >= 1 << 47 or q < 1 << 16:
+        if not q or q % 8 or q >= 1 << 47 or q < 1 << 16 or not _is_readable(ranges, q, 48):
             return None
         if _words(q + 8, 1)[0] != context:
             return None
         begin, end, _ = _words(q + 24, 3)
         size = ctypes.sizeof(_ArenaAlloc)
         if end < begin or (end - begin) % size or (end - begin) // size > tensors:
+            return None
+        if end > begin and not _is_readable(ranges, begin, end - begin):
             return None
         count = (end - begin) // size
         return (list((_ArenaAlloc * count).from_address(begin)) if count else []) + none[count:]
@@ -223,9 +247,10 @@ def _read_subgraphs(interpreter, model_tensors: dict[int, int] | None) -> tuple[
     # The subgraph vector: (begin, end) of `count` pointers, the first one just below the primary context.
     contexts = None
     offset = 0
+    ranges = _readable_ranges()
     for k in range(1, 62):
         begin, end = head[k], head[k + 1]
-        if begin and end - begin == 8 * count and begin % 8 == 0:
+        if begin and end - begin == 8 * count and begin % 8 == 0 and _is_readable(ranges, begin, 8 * count):
             first = _words(begin, 1)[0]
             if 0 < primary - first < 4096:
                 offset = primary - first

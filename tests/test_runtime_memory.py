@@ -184,7 +184,7 @@ def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocatio
 
 def _kernel_zoo(directory: Path) -> dict[str, str]:
     """Keras models whose kernels take every kind of temporary we model, converted float, with
-    dynamic-range (hybrid kernels) and full-int8 quantization: {name: path}."""
+    dynamic-range (hybrid kernels) and full-int8 quantization, and a CONV_3D stack: {name: path}."""
     import numpy as np
     import tensorflow as tf
 
@@ -204,8 +204,13 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
     c = keras.ops.matmul(b, rng.standard_normal((48, 24)).astype(np.float32))  # a constant RHS
     d = keras.ops.matmul(c, keras.ops.transpose(c, (0, 2, 1)))
     dense = keras.Model(t, [d, keras.ops.mean(b, axis=-1)])
+    v = keras.Input((6, 10, 10, 4), batch_size=1)
+    w = layers.Conv3D(8, 3, padding="same")(v)  # CONV_3D im2col
+    w = layers.Conv3D(8, 1)(w)  # 1x1x1: none
+    volume = keras.Model(v, layers.Conv3D(6, 2, strides=2)(w))
     out = {}
-    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic"))):
+    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
+                               ("conv3d", volume, ("float",))):
         for mode in modes:
             converter = tf.lite.TFLiteConverter.from_keras_model(model)
             if mode != "float":

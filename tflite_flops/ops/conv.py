@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, dense_bytes
 from .registry import (Cost, KernelSetup, OpContext, Shape, TensorInfo, Temporary, fused_activation, join_notes,
-                       register, register_temporaries, register_traits, shape_fn)
+                       register, register_memory, register_temporaries, register_traits, shape_fn)
 
 
 def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -251,3 +251,30 @@ def _transpose_conv_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Tem
     rows = x.n // w.shape[3] if w.shape[3] else 0
     return (Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * rows, False, source),
             Temporary("input_offsets", 4 * rows, False, source))
+
+
+# CONV_3D: the pip build registers kGenericOptimized: im2col (N·Do·Ho·Wo × Kd·Kh·Kw·Ci, the input's
+# dtype) unless the filter is 1x1x1 with stride 1 and no dilation. CONV_3D_TRANSPOSE's col2im is
+# kTfLiteDynamic (heap): no arena temporary.
+@register_temporaries("CONV_3D")
+def _conv3d_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's CONV_3D temporaries."""
+    x, w, y = ctx.input(0), ctx.input(1), ctx.output(0)
+    kd, kh, kw, c_in, _ = w.shape
+    dilated = any((ctx.opt(f"dilation_{a}_factor") or 1) != 1 for a in ("d", "h", "w"))
+    strided = any((ctx.opt(f"stride_{a}") or 1) != 1 for a in ("d", "h", "w"))
+    if not (dilated or strided or kd != 1 or kh != 1 or kw != 1):
+        return ()
+    n, do, ho, wo, _ = y.shape
+    return (Temporary("im2col", dense_bytes(n * do * ho * wo * kd * kh * kw * c_in, x.dtype), False,
+                      "tflite/kernels/conv3d.cc Prepare, AllocateTemporaryTensorsIfRequired"),)
+
+
+# transpose_conv.cc / conv3d_transpose.cc Prepare: the output is kTfLiteDynamic unless its shape input is constant
+register_memory(["TRANSPOSE_CONV", "CONV_3D_TRANSPOSE"], dynamic_unless=(0,))
+
+
+@register_temporaries("CONV_3D_TRANSPOSE")
+def _conv3d_transpose_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """None in the arena: conv3d_transpose.cc AllocateTemporaryTensorsIfRequired makes col2im kTfLiteDynamic."""
+    return ()
