@@ -238,3 +238,48 @@ def test_runtime_arena_is_litert_s_on_a_kernel_zoo(tmp_path):
             assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, threads)
     # the float convs at 4 threads: the multithreaded kernel's transposed weights, 66,816 B persistent
     assert real[f"{models['convs_float']}|None|4"] == [[153_600, 66_816]]
+
+
+def _sequence_lstm(cifg: bool) -> bytes:
+    """One float UNIDIRECTIONAL_SEQUENCE_LSTM: x [1, 5, 3] (batch-major), 8 cells, no peephole or
+    projection, the states as variables; with ``cifg`` no input-gate weights."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, build_model
+
+    rng = np.random.default_rng(3)
+    tensors, buffers = [{"name": "x", "shape": [1, 5, 3], "type": FLOAT32}], [None]
+
+    def const(name: str, shape: list[int]) -> int:
+        buffers.append(rng.standard_normal(shape).astype(np.float32).tobytes())
+        tensors.append({"name": name, "shape": shape, "type": FLOAT32, "buffer": len(buffers) - 1})
+        return len(tensors) - 1
+
+    def var(name: str, shape: list[int], variable: bool = False) -> int:
+        tensors.append({"name": name, "shape": shape, "type": FLOAT32, **({"variable": True} if variable else {})})
+        return len(tensors) - 1
+
+    gates = "ifco"
+    w_in = [-1 if cifg and g == "i" else const(f"w_{g}", [8, 3]) for g in gates]
+    w_rec = [-1 if cifg and g == "i" else const(f"r_{g}", [8, 8]) for g in gates]
+    bias = [-1 if cifg and g == "i" else const(f"b_{g}", [8]) for g in gates]
+    h, c = var("h", [1, 8], True), var("c", [1, 8], True)
+    y = var("y", [1, 5, 8])
+    inputs = [0, *w_in, *w_rec, -1, -1, -1, *bias, -1, -1, h, c, -1, -1, -1, -1]
+    op = {"opcode": 0, "inputs": inputs, "outputs": [y],
+          "options": ("UnidirectionalSequenceLSTMOptions", {"fused_activation_function": 4, "time_major": False})}
+    return build_model([{"tensors": tensors, "operators": [op], "inputs": [0], "outputs": [y], "name": "main"}],
+                       [44], buffers=buffers)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("cifg", [False, True])
+def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
+    # scratch: 1 batch × (8 cells · 5 gates + 16) floats = 224 B (CIFG: 8 · 4 + 16 = 48 floats = 192 B)
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(_sequence_lstm(cifg))
+    report = tflite_flops.analyze(str(path))
+    assert [o.temporaries_bytes for o in report.ops] == [192 if cifg else 224]
+    (arena, persistent), = _real([(str(path), None, 1)])[f"{path}|None|1"]
+    assert (report.memory.runtime.arena_bytes, report.memory.runtime.persistent_arena_bytes) == (arena, persistent)
+    assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
