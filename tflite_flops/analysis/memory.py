@@ -42,7 +42,8 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
-from ..ops.registry import MEMORY_FACTS, TEMPORARIES, KernelSetup, OpContext, Temporary
+from ..ops.registry import (HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, MEMORY_FACTS, TEMPORARIES, KernelSetup,
+                           OpContext, Temporary)
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
 from ..units import dense_bytes, num_elements
@@ -619,12 +620,25 @@ def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reach
         if not ops:
             continue
         tensors = subgraph_tensors(sg, state)
+        stored = sg.tensors
+        setups: dict[int, KernelSetup] = {}
         for op in ops:
-            weight = op.inputs[1] if len(op.inputs) > 1 and op.inputs[1] >= 0 else None
-            quant = sg.tensors[weight].quantization if weight is not None else None
-            setup = KernelSetup(threads, quant.num_scales if quant is not None else 0)
-            ctx = OpContext(op.op_type, op.options, tensors.infos_of(state, op.inputs),
-                            tensors.infos_of(state, op.outputs), index, op.index)
+            inputs = op.inputs
+            hybrid = HYBRID_ONLY_TEMPORARIES.get(op.op_type)
+            if hybrid is not None:  # no temporaries unless a float32 activation meets an integer weight
+                act, weight = hybrid
+                if (len(inputs) <= max(act, weight) or inputs[act] < 0 or inputs[weight] < 0
+                        or stored[inputs[act]].dtype != "FLOAT32"
+                        or stored[inputs[weight]].dtype not in HYBRID_WEIGHT_DTYPES):
+                    continue
+            weight_index = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
+            quant = stored[weight_index].quantization if weight_index is not None else None
+            scales = quant.num_scales if quant is not None else 0
+            setup = setups.get(scales)
+            if setup is None:
+                setup = setups[scales] = KernelSetup(threads, scales)
+            infos = tensors.infos_of(state, inputs + op.outputs)
+            ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], index, op.index)
             try:
                 found = TEMPORARIES[op.op_type](ctx, setup)
             except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):

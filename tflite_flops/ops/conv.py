@@ -226,7 +226,7 @@ def _conv2d_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, 
 
 # DEPTHWISE_CONV_2D: temporaries only for hybrid (float32 input, int8 filter): the quantized input
 # (int8, its elements), scaling factors and input offsets (4 B per batch each).
-@register_temporaries("DEPTHWISE_CONV_2D")
+@register_temporaries("DEPTHWISE_CONV_2D", hybrid_only=(0, 1))
 def _depthwise_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's DEPTHWISE_CONV_2D temporaries (hybrid only)."""
     x, w = ctx.input(0), ctx.input(1)
@@ -241,7 +241,7 @@ def _depthwise_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporar
 # TRANSPOSE_CONV: col2im, the transposed weights and the int32 scratch are kTfLiteDynamic (heap,
 # not listed). Hybrid (float32 input, int8 weights) adds arena buffers: the quantized input (int8,
 # its elements), scaling factors and input offsets (4 B per input row: n(in) / Ci).
-@register_temporaries("TRANSPOSE_CONV")
+@register_temporaries("TRANSPOSE_CONV", hybrid_only=(2, 1))
 def _transpose_conv_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's TRANSPOSE_CONV arena temporaries (hybrid only)."""
     w, x = ctx.input(1), ctx.input(2)

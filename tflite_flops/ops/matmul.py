@@ -83,7 +83,7 @@ _HYBRID_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2"})
 # int4 path with its own packed buffers is not modelled): the quantized input (int8, the input's
 # elements), scaling factors and input offsets (4 B per batch row B), int32 accumulators (U × B),
 # persistent int32 row sums (U), and for sparse weights a persistent uint8 ledger.
-@register_temporaries("FULLY_CONNECTED")
+@register_temporaries("FULLY_CONNECTED", hybrid_only=(0, 1))
 def _fc_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's FULLY_CONNECTED temporaries (hybrid only)."""
     x, w = ctx.input(0), ctx.input(1)

@@ -318,18 +318,28 @@ class KernelSetup(NamedTuple):
 
 TemporariesFn = Callable[[OpContext, KernelSetup], "tuple[Temporary, ...]"]
 _TEMPORARIES: dict[str, TemporariesFn] = {}
+_HYBRID_ONLY: dict[str, tuple[int, int]] = {}
 TEMPORARIES: Mapping[str, TemporariesFn] = MappingProxyType(_TEMPORARIES)  # op type -> its kernel's temporaries
+# op type -> (activation input, weight input) of a kernel that takes temporaries only when hybrid
+# (a float32 activation, an integer weight): the analysis skips the others without building a context
+HYBRID_ONLY_TEMPORARIES: Mapping[str, tuple[int, int]] = MappingProxyType(_HYBRID_ONLY)
+HYBRID_WEIGHT_DTYPES = frozenset({"INT8", "UINT8", "INT4", "INT2"})
 
 
-def register_temporaries(op_types: str | Iterable[str]) -> Callable[[TemporariesFn], TemporariesFn]:
+def register_temporaries(op_types: str | Iterable[str], *, hybrid_only: tuple[int, int] | None = None
+                         ) -> Callable[[TemporariesFn], TemporariesFn]:
     """Decorator: ``fn(ctx, setup) -> tuple[Temporary, ...]`` gives the temporaries LiteRT's builtin
-    kernel of these op types allocates (XNNPACK off); once per op type."""
+    kernel of these op types allocates (XNNPACK off); once per op type. ``hybrid_only``: (activation
+    input, weight input) when the kernel takes none unless the activation is float32 and the weight
+    an integer type (:data:`HYBRID_WEIGHT_DTYPES`)."""
 
     def deco(fn: TemporariesFn) -> TemporariesFn:
         for name in _names(op_types):
             if name in _TEMPORARIES:
                 raise ValueError(f"temporaries of {name} registered twice")
             _TEMPORARIES[name] = fn
+            if hybrid_only is not None:
+                _HYBRID_ONLY[name] = hybrid_only
         return fn
 
     return deco
