@@ -31,7 +31,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             count_zeros: bool | None = None, all_signatures: bool = False, prefill: str | None = None,
             decode: str | None = None, latency: bool = False, per_op: bool = False, roofline: bool = False,
             runtime: RuntimeSettings | str | None = None, bench: BenchSettings | None = None,
-            inputs: Mapping[str, Any] | None = None, progress: bool = False) -> Report:
+            inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -64,6 +64,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         bench: :class:`~tflite_flops.measure.bench.BenchSettings` (runs, warm-up, minimum time).
         inputs: real input arrays by input name, instead of random data.
         progress: draw a progress bar on a terminal while timing.
+        threads: the interpreter threads of the runtime memory figure (``memory.runtime``: kernel
+            temporaries depend on them); default: the ``runtime`` settings' threads, else 1.
 
     Returns:
         The :class:`Report`.
@@ -86,7 +88,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     report = analyze_model(source, input_shapes, batch, while_trips=while_trips, signature=signature,
                            cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
                            count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
-                           name=name)
+                           name=name, threads=threads if threads is not None else getattr(runtime, "threads", 1))
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report

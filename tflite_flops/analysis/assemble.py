@@ -13,7 +13,7 @@ from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
 from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
 from ..ops.placement import DELEGATES
-from .memory import analyze_memory
+from .memory import analyze_memory, kernel_temporaries
 from .placement import delegate_shapes, place_model, placement_figures
 from .shapes import input_display_name
 from .walk import Walk
@@ -53,9 +53,10 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRe
     return out
 
 
-def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[OpKey, int]]:
+def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[str, dict[OpKey, int]]]:
     """The memory pass over the walk's resolved shapes (the subgraphs the runtime runs and their calls),
-    and the live bytes of every op of those subgraphs."""
+    and its per-op figures for :func:`records`: the live bytes of every op of those subgraphs, and
+    the arena temporaries of the ops whose kernels add some (at the walk's ``threads``)."""
     model = walk.model
     calls: dict[OpKey, tuple[int, ...]] = {}
     reached = [entry]
@@ -65,8 +66,12 @@ def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[OpKey, int]]:
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
-    summary, live = analyze_memory(model, entry, walk.states, reached, calls)
-    return summary, {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
+    temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
+    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads)
+    arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
+    live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
+    return summary, {"live_bytes": live_bytes,
+                     "temporaries_bytes": {key: arena_temporaries.get(key, 0) for key in live_bytes}}
 
 
 class _Sha256:
@@ -106,8 +111,7 @@ def _warnings(walk: Walk, ops: list[OpRecord], unsupported: Mapping[str, int]) -
 def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
-    summary, live = memory(walk, entry)
-    figures: dict[str, Mapping[OpKey, Any]] = {"live_bytes": live}
+    summary, figures = memory(walk, entry)
     delegation = {}
     keys = sorted(walk.entries)
     subgraphs = sorted({sg_index for sg_index, _ in keys})

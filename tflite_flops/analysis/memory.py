@@ -22,21 +22,29 @@ TensorFlow Lite Micro's ``GreedyMemoryPlanner`` is simulated too, with its own l
 (tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs
 its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit).
 
-Not covered: kernel temporaries (im2col and other scratch buffers a kernel asks for in Prepare),
-tensors the runtime sizes only at invoke time (dynamic outputs), and delegates, which keep their
-partitions' tensors in their own memory. See docs/memory.md.
+The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
+Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each
+temporary planned in its subgraph's arena at its op, the persistent ones in the persistent arena.
+The control-flow kernels' rules (:func:`control_flow_kinds`), dynamic outputs (on the heap) and
+LiteRT's lazy planning in runs of ops up to each dynamic-output op are simulated for both figures.
+
+Not covered: delegates, which keep their partitions' tensors in their own memory, heap buffers
+(dynamic tensors and temporaries) and the interpreter's structures. See docs/memory.md.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import attrgetter, itemgetter
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
-from ..ops.registry import MEMORY_FACTS
-from ..report import MemorySummary, SubgraphMemory
+from ..ops.registry import (HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, MEMORY_FACTS, TEMPORARIES, KernelSetup,
+                           OpContext, Temporary)
+from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
 from ..units import dense_bytes, num_elements
 
@@ -48,6 +56,7 @@ _END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
 
 # Where a tensor lives, as TfLiteAllocationType.
 CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
+DYNAMIC = "dynamic"  # kTfLiteDynamic: sized at Eval and malloc'ed, outside the arena
 
 
 def align(n: int, alignment: int) -> int:
@@ -111,6 +120,12 @@ class SubgraphUses(NamedTuple):
     # Ops that may compute their outputs at Prepare: (inputs that must be known by then, outputs
     # that are not subgraph inputs), omitted tensors left out.
     prepare: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    # Ops whose outputs are dynamic unless some inputs are known at Prepare: (those inputs, the outputs).
+    dynamic: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    # DEQUANTIZE outputs whose input is not stored in the file (e.g. a DENSIFY output): dequantize.cc
+    # Prepare makes the output persistent only when IsConstantTensor(input) (kTfLiteMmapRo); these
+    # are dequantized at every run into an arena tensor, even when the analysis folds them at init.
+    rederived: frozenset[int]
     # Ops that may write their output in place (an output that is a subgraph output never is): (the
     # output, whether the op changes the data, the input positions whose buffer it may take in the
     # kernel's order, the op's inputs).
@@ -160,6 +175,9 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
     prepare = tuple((tuple(op.inputs[p] for p in facts.prepare_inputs if p < len(op.inputs) and op.inputs[p] >= 0),
                      tuple(o for o in op.outputs if o >= 0 and o not in inputs))
                     for op, facts in special if facts.prepare_inputs is not None)
+    dynamic = tuple((tuple(op.inputs[p] for p in facts.dynamic_unless if p < len(op.inputs) and op.inputs[p] >= 0),
+                     tuple(o for o in op.outputs if o >= 0))
+                    for op, facts in special if facts.dynamic_unless is not None)
     inplace = tuple((op.outputs[0], not facts.data_unmodified, facts.inplace, op.inputs) for op, facts in special
                     if facts.inplace and op.outputs and op.outputs[0] >= 0 and op.outputs[0] not in outputs)
 
@@ -175,22 +193,27 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
                 first_use[t] = end
             last_write[t] = end
         tflm = (first_use, last_write)
+    rederived = frozenset(op.outputs[0] for op in ops if op.op_type == "DEQUANTIZE" and op.inputs and op.outputs
+                          and op.inputs[0] >= 0 and op.outputs[0] >= 0 and not tensors[op.inputs[0]].data_size)
     return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
-                        allocated, prepare, inplace, tflm)
+                        allocated, prepare, dynamic, rederived, inplace, tflm)
 
 
 def allocation_kinds(sg: Subgraph, sizes: Sequence[int], constant: Sequence[bool],
                      init_constant: Sequence[bool], uses: SubgraphUses | None = None) -> list[str]:
     """Where TFLite puts each tensor of ``sg`` (see the module docstring); ``uses``: its :func:`subgraph_uses`."""
-    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if init else ARENA
-             for _, c, init, size in zip(sg.tensors, constant, init_constant, sizes)]
-    _settle_kinds(kinds, subgraph_uses(sg) if uses is None else uses)
+    uses = subgraph_uses(sg) if uses is None else uses
+    rederived = uses.rederived
+    kinds = [CONSTANT if c else NOTHING if not size else PERSISTENT if init and i not in rederived else ARENA
+             for i, (_, c, init, size) in enumerate(zip(sg.tensors, constant, init_constant, sizes))]
+    _settle_kinds(kinds, uses)
     return kinds  # NOTHING: strings, resources and empty tensors have nothing in the arena
 
 
 def _settle_kinds(kinds: list[str], uses: SubgraphUses) -> list[int]:
-    """Turns the arena tensors that are variables into persistent ones, and the outputs that ops
-    compute at Prepare into prepared ones; returns the tensors that left the arena."""
+    """Turns the arena tensors that are variables into persistent ones, the outputs that ops
+    compute at Prepare into prepared ones, and the outputs whose shape is known only at Eval into
+    dynamic ones; returns the tensors that left the arena."""
     moved = []
     for t in uses.variables:
         if t < len(kinds) and kinds[t] == ARENA:
@@ -201,6 +224,12 @@ def _settle_kinds(kinds: list[str], uses: SubgraphUses) -> list[int]:
             for o in outs:
                 if kinds[o] == ARENA:
                     kinds[o] = PREPARED
+                    moved.append(o)
+    for needed, outs in uses.dynamic:
+        if not all(kinds[t] == CONSTANT or kinds[t] == PREPARED for t in needed):
+            for o in outs:
+                if kinds[o] == ARENA:
+                    kinds[o] = DYNAMIC
                     moved.append(o)
     return moved
 
@@ -232,7 +261,7 @@ def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensor
             kinds[i] = NOTHING
             continue
         sizes[i] = size
-        if init[i]:
+        if init[i] and not (uses.rederived and i in uses.rederived):
             kinds[i] = PERSISTENT
         else:
             kinds[i] = ARENA
@@ -277,9 +306,11 @@ class _ArenaPlan(NamedTuple):
 
 
 def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: SubgraphUses,
-                total: int | None = None) -> _ArenaPlan:
+                total: int | None = None, temporaries: Sequence[tuple[int, int, bool]] = ()) -> _ArenaPlan:
     """:func:`plan_subgraph`, without building the mappings (the memory summary needs none);
-    ``total``: the activations' total, if the caller has it."""
+    ``total``: the activations' total, if the caller has it. ``temporaries``: the kernels' buffers,
+    ``(op, bytes, persistent)`` in the order Prepare adds them; each gets the next tensor index after
+    the model's, as ``AddTensors`` gives it."""
     ops = sg.operators
     readers, last_read, pinned = uses.readers, uses.last_read, uses.pinned
 
@@ -328,7 +359,13 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     steps = max(len(ops), 1)
     end = steps - 1
     whole: list[int] = []
-    rest: list[tuple[int, int, int, int, int, int]] = []  # (-size, first, tensor, size, last, last step)
+    # LiteRT plans lazily (Subgraph::PrepareOpsAndTensors): it prepares and allocates the ops up to
+    # the first one with a dynamic output, and the next run of ops only after that op has run, each
+    # run's buffers sorted among themselves and placed around the earlier runs' live buffers
+    # (ArenaPlanner::ExecuteAllocations(first, last)). A buffer's run: the dynamic-output ops before it.
+    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
+             if DYNAMIC in kinds else [])
+    rest: list[tuple[int, int, int, int, int, int, int]] = []  # (run, -size, first, tensor, size, last, last step)
     kept: list[tuple[int, int, int, int]] = []
     for t, first in uses.allocated.items():
         if t in shared:
@@ -349,12 +386,25 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             if first == 0 and last == _END:
                 whole.append(t)
             else:
-                rest.append((-size, first, t, size, last, last if last < end else end))
+                rest.append((bisect_left(stops, first) if stops else 0, -size, first, t, size, last,
+                             last if last < end else end))
+    # ExecuteAllocations: a temporary is allocated and freed at its op (alloc_node_ = dealloc_node_);
+    # it joins the size order of the other buffers (CreateTensorAllocationVector). A persistent one
+    # goes to the persistent arena, where nothing is ever freed.
+    extra: dict[int, int] = {}
+    for k, (op, size, is_persistent) in enumerate(temporaries, len(sizes)):
+        if not size:
+            continue
+        extra[k] = size
+        if is_persistent:
+            kept.append((1, -size, op, k))
+        else:
+            rest.append((bisect_left(stops, op) if stops else 0, -size, op, k, size, op, op if op < end else end))
     whole.sort()
     rest.sort()
     persistent = 0
     for *_, t in sorted(kept):
-        persistent = align(persistent, TFLITE_ALIGNMENT) + sizes[t]
+        persistent = align(persistent, TFLITE_ALIGNMENT) + (sizes[t] if t < len(sizes) else extra[t])
 
     # Every whole-run buffer overlaps every other buffer: they lie end to end from offset 0 (each
     # at the aligned end of the one before), and the others are placed above them.
@@ -364,7 +414,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         at = -(-top // TFLITE_ALIGNMENT) * TFLITE_ALIGNMENT
         offsets.append(at)
         top = at + sizes[t]
-    _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 6
+    _, _, firsts, tensors, lengths, lasts, his = zip(*rest) if rest else ((),) * 7
     placed, arena_bytes = place_buffers(zip(lengths, firsts, his), steps, TFLITE_ALIGNMENT, floor=top)
     offsets += placed
     pinned_bytes = sum([sizes[t] for t in whole])
@@ -555,8 +605,148 @@ def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
     return place_buffers(buffers, steps)[1]
 
 
+def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
+                       threads: int = 1) -> dict[tuple[int, int], tuple[Temporary, ...]]:
+    """The temporaries LiteRT's builtin kernels (XNNPACK off, ``threads`` threads) add in Prepare, per
+    op of the reached subgraphs: ``{(subgraph, op): temporaries}`` for the ops that have any.
+
+    Each op type's facts are registered next to its formula (:func:`~tflite_flops.ops.registry.register_temporaries`).
+    An op whose shapes do not fit its kernel's facts (unresolved, malformed) is left out.
+    """
+    out: dict[tuple[int, int], tuple[Temporary, ...]] = {}
+    for index in reached:
+        sg, state = model.subgraphs[index], states[index]
+        ops = [op for op in sg.operators if op.op_type in TEMPORARIES]
+        if not ops:
+            continue
+        tensors = subgraph_tensors(sg, state)
+        stored = sg.tensors
+        setups: dict[int, KernelSetup] = {}
+        for op in ops:
+            inputs = op.inputs
+            hybrid = HYBRID_ONLY_TEMPORARIES.get(op.op_type)
+            if hybrid is not None:  # no temporaries unless a float32 activation meets an integer weight
+                act, weight = hybrid
+                if (len(inputs) <= max(act, weight) or inputs[act] < 0 or inputs[weight] < 0
+                        or stored[inputs[act]].dtype != "FLOAT32"
+                        or stored[inputs[weight]].dtype not in HYBRID_WEIGHT_DTYPES):
+                    continue
+            weight_index = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
+            quant = stored[weight_index].quantization if weight_index is not None else None
+            scales = quant.num_scales if quant is not None else 0
+            setup = setups.get(scales)
+            if setup is None:
+                setup = setups[scales] = KernelSetup(threads, scales)
+            infos = tensors.infos_of(state, inputs + op.outputs)
+            ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], index, op.index)
+            try:
+                found = TEMPORARIES[op.op_type](ctx, setup)
+            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+                continue
+            if found:
+                out[(index, op.index)] = found
+    return out
+
+
+def _node_reads(uses: SubgraphUses, t: int) -> int:
+    """``Subgraph::GetInputTensorsCount`` of tensor ``t``: reads by ops, plus one if it is a subgraph output."""
+    pins = (t in uses.inputs) + (t in uses.outputs) + (t in uses.variables)
+    return uses.readers[t] - pins + (t in uses.outputs)
+
+
+def control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
+                       kinds: Mapping[int, list[str]], states: Mapping[int, SubgraphShapes]) -> set[int]:
+    """Applies the control-flow kernels' rules (see :func:`_control_flow_kinds`) to the
+    :func:`allocation_kinds` of every reached subgraph, in place; returns the subgraphs changed.
+
+    ``calls``: ``(subgraph, op) -> subgraphs the op runs``, as :func:`analyze_memory` takes it.
+    """
+    settled = {index: (subgraph_uses(model.subgraphs[index]), kinds[index], None) for index in reached}
+    return _control_flow_kinds(model, reached, calls, settled, states)
+
+
+def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tuple[int, int], Sequence[int]],
+                        settled: Mapping[int, tuple[SubgraphUses, list[str], int | None]],
+                        states: Mapping[int, SubgraphShapes]) -> set[int]:
+    """The control-flow kernels' rules on where tensors live (tflite/kernels/while.cc and if.cc
+    ``Prepare``), applied to ``settled``'s kinds, callees before their callers; returns the
+    subgraphs whose kinds changed.
+
+    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF branch's input that no op reads
+      and that is not an output gets no bytes.
+    * The inputs of a WHILE body and of an IF branch are ``kTfLiteCustom``: they point into the
+      caller's buffers, nothing in their own arena.
+    * A WHILE output whose body input is passed through unchanged (body input i = body output i)
+      and that nothing in the caller reads is never allocated, if the WHILE is prepared before the
+      caller's planner is made (no op before it has a dynamic output): once the caller is planned,
+      dropping the output from the node no longer takes it out of the plan.
+    * When a body (or a branch) has dynamic tensors, or returns a shape other than it was given
+      (IF: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
+      the heap, and the caller's later ops are planned at run time.
+    """
+    position = {index: i for i, index in enumerate(reached)}
+    changed: set[int] = set()
+    for (index, op_index), _ in sorted(calls.items(), key=lambda kv: (-position.get(kv[0][0], -1), kv[0][1])):
+        if index not in settled:
+            continue
+        sg = model.subgraphs[index]
+        op = sg.operators[op_index]
+        refs = op.subgraph_refs
+        uses, kinds, _ = settled[index]
+        if op.op_type == "WHILE":
+            cond, body = refs.get("cond_subgraph_index"), refs.get("body_subgraph_index")
+            pruned, custom = (cond,), (body,)
+        elif op.op_type == "IF":
+            pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
+            body = None
+        else:
+            continue
+        if any(c not in settled for c in (*pruned, *custom)):
+            continue
+        for c in pruned:
+            c_uses, c_kinds, _ = settled[c]
+            for t in c_uses.inputs:
+                if _node_reads(c_uses, t) == 0 and c_kinds[t] in (ARENA, PERSISTENT):
+                    c_kinds[t] = NOTHING
+                    changed.add(c)
+        dynamic = False
+        for c in custom:
+            c_uses, c_kinds, _ = settled[c]
+            for t in c_uses.inputs:
+                if c_kinds[t] in (ARENA, PERSISTENT):
+                    c_kinds[t] = NOTHING
+                    changed.add(c)
+            dynamic = dynamic or DYNAMIC in c_kinds
+        callee = model.subgraphs
+        if body is not None:
+            b = callee[body]
+            shapes = states[body].shapes
+            for i, o in zip(b.inputs, b.outputs):
+                if i >= 0 and o >= 0 and shapes[i] != shapes[o] and (shapes[i][:1] or (0,))[0] + (shapes[o][:1] or (0,))[0] != 1:
+                    dynamic = True
+        else:
+            then, other = (callee[c] for c in custom)
+            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b]
+                                     for a, b in zip(then.outputs, other.outputs) if a >= 0 and b >= 0)
+        planned = any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for prior in sg.operators[:op_index]
+                      for t in prior.outputs)  # a lazy step: PlanAllocations has run already
+        for i, o in enumerate(op.outputs):
+            if o < 0 or kinds[o] != ARENA:
+                continue
+            if (body is not None and not planned and i < len(callee[body].inputs) and i < len(callee[body].outputs)
+                    and callee[body].inputs[i] == callee[body].outputs[i] and _node_reads(uses, o) == 0):
+                kinds[o] = NOTHING
+            elif dynamic:
+                kinds[o] = DYNAMIC
+            else:
+                continue
+            changed.add(index)
+    return changed
+
+
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
-                   calls: Mapping[tuple[int, int], Sequence[int]]
+                   calls: Mapping[tuple[int, int], Sequence[int]],
+                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1
                    ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
@@ -568,6 +758,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             which TFLite keeps in its persistent arena.
         reached: the subgraphs the runtime runs (entry first), each with its own arena.
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
+        temporaries: :func:`kernel_temporaries` (at ``threads`` threads): with it, the summary's
+            ``runtime`` plans them among the tensors as LiteRT does.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -576,6 +768,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     sizes: dict[int, list[int]] = {}
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
+    runtime_plans: dict[int, _ArenaPlan] = {}
+    settled: dict[int, tuple[SubgraphUses, list[str], int | None]] = {}  # uses, kinds and total of each reached subgraph
     runs = set(reached)
     for sg in model.subgraphs:
         index, state = sg.index, states[sg.index]
@@ -584,11 +778,22 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         if index in runs:
             uses = subgraph_uses(sg)
             sizes[index], kinds, total, buffers = _sizes_and_kinds(sg, state, walked, uses, tflm=index == entry)
-            plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
+            settled[index] = (uses, kinds, total)
             if index == entry:
                 entry_buffers = buffers
         else:  # a subgraph the runtime never runs: TFLM plans its tensors all the same
             sizes[index] = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)
+    changed = _control_flow_kinds(model, reached, calls, settled, states)
+    for index in reached:
+        sg = model.subgraphs[index]
+        uses, kinds, total = settled[index]
+        if index in changed:
+            total = None  # tensors left the arena: counted again
+        plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total)
+        if temporaries is not None:
+            own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
+                   for t in found]
+            runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
     plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
 
     nested: dict[int, tuple[int, str | None]] = {}
@@ -628,6 +833,15 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
             peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
             persistent_bytes=plan.persistent_bytes))
+    runtime = None
+    if temporaries is not None:
+        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, _), found in temporaries.items()
+                             if i in runtime_plans]
+        arena = sum(runtime_plans[i].arena_bytes for i in reached)
+        persistent = sum(runtime_plans[i].persistent_bytes for i in reached)
+        runtime = RuntimeMemory(threads=threads, xnnpack=False, arena_bytes=arena,
+                                temporaries_bytes=max(arena_temporaries, default=0),
+                                persistent_arena_bytes=persistent, delegate_bytes=None, total_bytes=arena + persistent)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
@@ -635,7 +849,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=_tflm_arena(model, entry, sizes, constant, entry_buffers),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
-        complete=all(all(states[i].resolved) for i in reached))
+        complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
     return summary, {index: plan.live for index, plan in plans.items()}
 
 

@@ -30,11 +30,13 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
                   batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None, all_signatures: bool = False,
-                  prefill: str | None = None, decode: str | None = None, name: str | None = None) -> Report:
+                  prefill: str | None = None, decode: str | None = None, name: str | None = None,
+                  threads: int = 1) -> Report:
     """The static Report of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
 
     Arguments as for :func:`tflite_flops.analyze`, which also converts Keras models and measures;
-    ``name`` names a model given as bytes (the report's ``model.path``).
+    ``name`` names a model given as bytes (the report's ``model.path``); ``threads``: the interpreter
+    threads of the runtime memory figure (``memory.runtime``).
 
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
@@ -44,7 +46,7 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
     with _collector_paused():
         model = source if isinstance(source, Model) else load_model(source)
         settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
-                    "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros}
+                    "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros, "threads": threads}
         report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
@@ -78,7 +80,7 @@ def _collector_paused() -> Iterator[None]:
 
 def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *,
                   while_trips: int, cost_overrides: Mapping[str, CostOverride] | None, trust_stored_shapes: bool,
-                  count_zeros: bool | None) -> tuple[Report, Walk]:
+                  count_zeros: bool | None, threads: int = 1) -> tuple[Report, Walk]:
     """The report of one entry (subgraph 0 or a signature's subgraph) and the walk that made it.
 
     :func:`analyze_model` without the signature summaries; the walk tells
@@ -88,7 +90,8 @@ def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch:
     spec = normalize_input_shapes(input_shapes)
     if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
         count_zeros = model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT
-    walk = Walk(model, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes, bool(count_zeros))
+    walk = Walk(model, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes, bool(count_zeros),
+                threads=max(int(threads), 1))
     walk_model(walk, entry, spec, batch)
     return build_report(walk, model.subgraphs[entry], entry, spec, batch), walk
 

@@ -42,6 +42,7 @@ class Walk:
     overrides: Mapping[str, CostOverride]
     trust_stored: bool
     count_zeros: bool = True
+    threads: int = 1  # the interpreter threads the runtime memory figure is for (kernel temporaries)
     entries: dict[tuple[int, int], Entry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     assumed: InputAssumptions = field(default_factory=InputAssumptions)  # e.g. batch 1 for a dynamic batch

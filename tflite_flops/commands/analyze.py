@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
                          signature=args.signature, count_zeros=args.count_zeros, all_signatures=all_signatures,
                          prefill=args.prefill, decode=args.decode, latency=args.latency, per_op=args.per_op,
-                         roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True)
+                         roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True,
+                         threads=args.threads)
     except RuntimeMissingError as exc:
         if exc.report is None:
             raise

@@ -68,7 +68,8 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
 
     g.add_argument("--runtime", choices=runtimes.names(), default=runtimes.names()[0],
                    help=f"interpreter to use (default {runtimes.names()[0]} = ai_edge_litert)")
-    g.add_argument("--threads", type=at_least(1), default=1, metavar="N", help="interpreter threads (default 1)")
+    g.add_argument("--threads", type=at_least(1), default=1, metavar="N",
+                   help="interpreter threads (default 1); also the threads of the LiteRT memory figure")
     g.add_argument("--no-xnnpack", action="store_true",
                    help="builtin kernels without the default XNNPACK delegate")
     g.add_argument("--runs", type=at_least(1), default=50, metavar="N", help="timed runs (default 50)")

@@ -40,7 +40,7 @@ def _load(path: str, args: argparse.Namespace):
     runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)
     return analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
                    signature=args.signature, latency=timed, per_op=args.per_op, runtime=runtime, bench=bench,
-                   inputs=inputs, progress=True)
+                   inputs=inputs, progress=True, threads=args.threads)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..units import FLOPS_PER_MAC
+from ..units import FLOPS_PER_MAC, dense_bytes
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK,
                         DelegateOp, activation, bias_type, filter_and_bias, float_or_q8, float_or_qc8, ints, num_io,
                         padding, rank_in, reason, register_placement, static)
 from .placement import GPU, gpu_activation, gpu_conv_io, gpu_positive, gpu_version
-from .registry import (Cost, OpContext, Shape, TensorInfo, fused_activation, join_notes, register, register_traits,
-                       shape_fn)
+from .registry import (Cost, KernelSetup, OpContext, Shape, TensorInfo, Temporary, fused_activation, join_notes,
+                       register, register_memory, register_temporaries, register_traits, shape_fn)
 
 
 def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -356,3 +356,105 @@ def _gpu_depthwise(op: DelegateOp) -> str | None:
 def _gpu_transpose_conv(op: DelegateOp) -> str | None:
     """Up to v3; one or two runtime inputs, one output; strides above 0."""
     return gpu_version(op, 3) or gpu_conv_io(op) or gpu_positive(op, _STRIDES, "strides")
+
+
+# ---- kernel temporaries (LiteRT's builtin kernels, XNNPACK off) ------------------------------------
+
+_HYBRID_WEIGHTS = frozenset({"INT8", "UINT8", "INT4"})
+_QUANTIZED_INPUTS = frozenset({"INT8", "UINT8", "INT16"})
+_CONV_SOURCE = "tflite/kernels/conv.cc Prepare, AllocateTemporaryTensorsIfRequired"
+
+
+# CONV_2D: the pip build registers kMultithreadOptimized (TFLITE_WITH_MULTITHREADED_EIGEN).
+# supports_multithreaded_kernel = threads != 1, not hybrid, no dilation, a constant filter; then
+# float32 keeps HWCN weights (persistent, Kh·Kw·Ci/G × Co) and needs no im2col. im2col
+# (N·Ho·Wo × Kh·Kw·Ci/G, the input's dtype; int8 for hybrid) otherwise, unless 1x1 stride 1 without
+# dilation (IsIm2ColRequired). Hybrid (float32 input, int8 filter): the quantized input (int8, the
+# input's elements), scaling factors (float32, N·H·W·G of the input), int32 accumulators (Co ×
+# N·Ho·Wo), and with per-channel scales the input offsets (int32, N·H·W·G) and persistent row sums
+# (int32, Co).
+@register_temporaries("CONV_2D")
+def _conv2d_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's CONV_2D temporaries."""
+    x, w, y = ctx.input(0), ctx.input(1), ctx.output(0)
+    n, h, wd, c_in = x.shape
+    c_out, kh, kw, c_per_group = w.shape
+    _, ho, wo, _ = y.shape
+    groups = c_in // c_per_group if c_per_group else 1
+    dilated = (ctx.opt("dilation_h_factor") or 1) != 1 or (ctx.opt("dilation_w_factor") or 1) != 1
+    hybrid = x.dtype == "FLOAT32" and w.dtype in _HYBRID_WEIGHTS
+    multithreaded = setup.threads != 1 and not hybrid and not dilated and w.is_constant
+    hwcn = x.dtype == "FLOAT32" and multithreaded
+    window = kh * kw * c_per_group
+    out: list[Temporary] = []
+    strided = (ctx.opt("stride_h") or 1) != 1 or (ctx.opt("stride_w") or 1) != 1
+    if not hwcn and (dilated or strided or kh != 1 or kw != 1) and (x.dtype in _QUANTIZED_INPUTS or not multithreaded):
+        dtype = ("INT8" if w.dtype == "INT4" else w.dtype) if hybrid else x.dtype
+        out.append(Temporary("im2col", dense_bytes(n * ho * wo * window, dtype), False, _CONV_SOURCE))
+    if hwcn:
+        out.append(Temporary("hwcn_weights", 4 * window * c_out, True, _CONV_SOURCE))
+    if hybrid:
+        rows = n * h * wd * groups
+        out += [Temporary("input_quantized", x.n, False, _CONV_SOURCE),
+                Temporary("scaling_factors", 4 * rows, False, _CONV_SOURCE),
+                Temporary("accum_scratch", 4 * c_out * n * ho * wo, False, _CONV_SOURCE)]
+        if setup.weight_scales > 1:
+            out += [Temporary("input_offsets", 4 * rows, False, _CONV_SOURCE),
+                    Temporary("row_sums", 4 * c_out, True, _CONV_SOURCE)]
+    return tuple(out)
+
+
+# DEPTHWISE_CONV_2D: temporaries only for hybrid (float32 input, int8 filter): the quantized input
+# (int8, its elements), scaling factors and input offsets (4 B per batch each).
+@register_temporaries("DEPTHWISE_CONV_2D", hybrid_only=(0, 1))
+def _depthwise_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's DEPTHWISE_CONV_2D temporaries (hybrid only)."""
+    x, w = ctx.input(0), ctx.input(1)
+    if not (x.dtype == "FLOAT32" and w.dtype in _HYBRID_WEIGHTS):
+        return ()
+    source = "tflite/kernels/depthwise_conv.cc Prepare"
+    batch = x.shape[0]
+    return (Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * batch, False, source),
+            Temporary("input_offsets", 4 * batch, False, source))
+
+
+# TRANSPOSE_CONV: col2im, the transposed weights and the int32 scratch are kTfLiteDynamic (heap,
+# not listed). Hybrid (float32 input, int8 weights) adds arena buffers: the quantized input (int8,
+# its elements), scaling factors and input offsets (4 B per input row: n(in) / Ci).
+@register_temporaries("TRANSPOSE_CONV", hybrid_only=(2, 1))
+def _transpose_conv_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's TRANSPOSE_CONV arena temporaries (hybrid only)."""
+    w, x = ctx.input(1), ctx.input(2)
+    if not (x.dtype == "FLOAT32" and w.dtype == "INT8"):
+        return ()
+    source = "tflite/kernels/transpose_conv.cc Prepare"
+    rows = x.n // w.shape[3] if w.shape[3] else 0
+    return (Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * rows, False, source),
+            Temporary("input_offsets", 4 * rows, False, source))
+
+
+# CONV_3D: the pip build registers kGenericOptimized: im2col (N·Do·Ho·Wo × Kd·Kh·Kw·Ci, the input's
+# dtype) unless the filter is 1x1x1 with stride 1 and no dilation. CONV_3D_TRANSPOSE's col2im is
+# kTfLiteDynamic (heap): no arena temporary.
+@register_temporaries("CONV_3D")
+def _conv3d_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's CONV_3D temporaries."""
+    x, w, y = ctx.input(0), ctx.input(1), ctx.output(0)
+    kd, kh, kw, c_in, _ = w.shape
+    dilated = any((ctx.opt(f"dilation_{a}_factor") or 1) != 1 for a in ("d", "h", "w"))
+    strided = any((ctx.opt(f"stride_{a}") or 1) != 1 for a in ("d", "h", "w"))
+    if not (dilated or strided or kd != 1 or kh != 1 or kw != 1):
+        return ()
+    n, do, ho, wo, _ = y.shape
+    return (Temporary("im2col", dense_bytes(n * do * ho * wo * kd * kh * kw * c_in, x.dtype), False,
+                      "tflite/kernels/conv3d.cc Prepare, AllocateTemporaryTensorsIfRequired"),)
+
+
+# transpose_conv.cc / conv3d_transpose.cc Prepare: the output is kTfLiteDynamic unless its shape input is constant
+register_memory(["TRANSPOSE_CONV", "CONV_3D_TRANSPOSE"], dynamic_unless=(0,))
+
+
+@register_temporaries("CONV_3D_TRANSPOSE")
+def _conv3d_transpose_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """None in the arena: conv3d_transpose.cc AllocateTemporaryTensorsIfRequired makes col2im kTfLiteDynamic."""
+    return ()

@@ -36,8 +36,16 @@ register_zero(["TRANSPOSE", "SLICE", "STRIDED_SLICE", "GATHER", "GATHER_ND", "PA
 register_memory(["SQUEEZE", "EXPAND_DIMS", "BITCAST"], inplace=(0,), data_unmodified=True)
 register_memory("RESHAPE", inplace=(0,), data_unmodified=True, prepare_inputs=(0, 1))
 register_memory(["SHAPE", "RANK"], prepare_inputs=())
-register_memory(["GATHER", "TILE", "BROADCAST_ARGS"], prepare_inputs=(0, 1))
-register_memory("STRIDED_SLICE", prepare_inputs=(0, 1, 2, 3))
+register_memory(["GATHER", "BROADCAST_ARGS"], prepare_inputs=(0, 1))
+# The output is kTfLiteDynamic unless the inputs that decide its shape are known at Prepare:
+# tile.cc Prepare (multipliers), strided_slice.cc Prepare (begin, end; the offset option aside),
+# slice.cc Prepare (begin, size), pad.cc Prepare (paddings), broadcast_to.cc Prepare (shape),
+# fill.cc Prepare (dims).
+register_memory("TILE", prepare_inputs=(0, 1), dynamic_unless=(1,))
+register_memory("STRIDED_SLICE", prepare_inputs=(0, 1, 2, 3), dynamic_unless=(1, 2))
+register_memory("SLICE", dynamic_unless=(1, 2))
+register_memory(["PAD", "PADV2", "MIRROR_PAD", "BROADCAST_TO"], dynamic_unless=(1,))
+register_memory("FILL", dynamic_unless=(0,))
 
 
 # CONCATENATION: copying is free; only a fused activation costs (rare).

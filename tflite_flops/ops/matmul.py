@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ..errors import ShapeError
-from ..units import FLOPS_PER_MAC, num_elements
+from ..units import FLOPS_PER_MAC, dense_bytes, num_elements
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT,
                         CATEGORY_SHAPE, CATEGORY_VERSION, XNNPACK, DelegateOp, DelegateTensor, activation, bias_type,
-                        filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason, register_placement, static)
+                        filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason,
+                        register_placement, static)
 from .placement import GPU, gpu_runtime_inputs, gpu_version
-from .registry import (Cost, OpContext, Shape, broadcast_shapes, fused_activation, join_notes, register,
-                       register_traits, shape_fn)
+from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, broadcast_shapes, fused_activation, join_notes,
+                       register, register_temporaries, register_traits, shape_fn)
 
 
 def _fc_dims(ctx: OpContext) -> tuple[int, int, int]:
@@ -201,3 +202,46 @@ def _gpu_batch_matmul(op: DelegateOp) -> str | None:
         return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (the GPU delegate "
                                        f"wants 2 and 1)")
     return None
+
+
+# ---- kernel temporaries (LiteRT's builtin kernels, XNNPACK off) ------------------------------------
+
+_HYBRID_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2"})
+
+
+# FULLY_CONNECTED: temporaries only for hybrid (float32 input, int8/uint8/int4/int2 weights; the
+# int4 path with its own packed buffers is not modelled): the quantized input (int8, the input's
+# elements), scaling factors and input offsets (4 B per batch row B), int32 accumulators (U × B),
+# persistent int32 row sums (U), and for sparse weights a persistent uint8 ledger.
+@register_temporaries("FULLY_CONNECTED", hybrid_only=(0, 1))
+def _fc_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's FULLY_CONNECTED temporaries (hybrid only)."""
+    x, w = ctx.input(0), ctx.input(1)
+    if not (x.dtype == "FLOAT32" and w.dtype in _HYBRID_WEIGHTS):
+        return ()
+    b, _, units = _fc_dims(ctx)
+    source = "tflite/kernels/fully_connected.cc PrepareImpl"
+    return (Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * b, False, source),
+            Temporary("accum_scratch", 4 * units * b, False, source),
+            Temporary("input_offsets", 4 * b, False, source), Temporary("row_sums", 4 * units, True, source))
+
+
+# BATCH_MATMUL: the LHS transposed (its shape with the last two dims swapped, its dtype) and the RHS
+# transposed (persistent when the RHS is constant). Hybrid (float32 LHS, int8 RHS) adds the
+# quantized LHS (int8, its elements), scaling factors and input offsets (4 B per row: Π(LHS batch)·M),
+# int32 accumulators (P × M) and persistent int32 row sums (Π(RHS batch)·P).
+@register_temporaries("BATCH_MATMUL")
+def _bmm_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's BATCH_MATMUL temporaries."""
+    x, y = ctx.input(0), ctx.input(1)
+    source = "tflite/kernels/batch_matmul.cc InitializeTemporaries"
+    out = [Temporary("lhs_transposed", x.nbytes, False, source),
+           Temporary("rhs_transposed", y.nbytes, y.is_constant, source)]
+    if x.dtype == "FLOAT32" and y.dtype == "INT8":
+        m = x.shape[-1] if ctx.opt("adj_x", False) else x.shape[-2]
+        p = y.shape[-2] if ctx.opt("adj_y", False) else y.shape[-1]
+        rows = num_elements(x.shape[:-2]) * m
+        out += [Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * rows, False, source),
+                Temporary("accum_scratch", 4 * p * m, False, source), Temporary("input_offsets", 4 * rows, False, source),
+                Temporary("row_sums", 4 * num_elements(y.shape[:-2]) * p, True, source)]
+    return tuple(out)

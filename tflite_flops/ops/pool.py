@@ -7,7 +7,10 @@ from .conv import conv_out_dim, nonempty
 from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK, DelegateOp, activation, float_only,
                         float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
 from .placement import GPU, gpu_activation, gpu_io, gpu_positive, gpu_version
-from .registry import Cost, OpContext, Shape, fused_activation, register, register_zero, shape_fn
+from .registry import Cost, OpContext, Shape, fused_activation, register, register_memory, register_zero, shape_fn
+
+# resize_bilinear.cc / resize_nearest_neighbor.cc Prepare: the output is kTfLiteDynamic unless the size is known
+register_memory(["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"], dynamic_unless=(1,))
 
 
 def _window(ctx: OpContext) -> int:

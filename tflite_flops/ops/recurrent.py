@@ -19,8 +19,8 @@ from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .placement import (CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp, gpu_io, gpu_version, reason,
                         register_placement)
-from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, OpContext, Shape, TensorInfo, join_notes,
-                       register, register_traits, shape_fn)
+from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, KernelSetup, OpContext, Shape, Temporary,
+                       TensorInfo, join_notes, register, register_temporaries, register_traits, shape_fn)
 
 SIGMOID = TRANSCENDENTAL  # a gate's logistic, as LOGISTIC
 LAYER_NORM_PER_ELEM = 7  # mean 1 (add) + variance 3 (sub, mul, add) + normalise 2 (sub, mul) + scale 1 (mul)
@@ -398,3 +398,20 @@ def _gpu_lstm(op: DelegateOp) -> str | None:
     if act not in ("TANH", "SIGMOID"):
         return reason(CATEGORY_OPTIONS, f"fused activation {act} (the GPU delegate takes sigmoid or tanh)")
     return None
+
+
+# UNIDIRECTIONAL_SEQUENCE_LSTM with a float input: one scratch buffer of the input's dtype,
+# n_batch × (n_cell·5 + 16), or n_cell·4 + 16 with CIFG (no input gate weights): the gates and
+# ruy's accumulation slack. n_batch is the input's dim 1 when time-major, else dim 0; n_cell the
+# rows of input_to_output_weights (input 4). The hybrid kernel's further buffers (quantized
+# input and states, scaling factors, …) and the integer kernel's are not listed.
+@register_temporaries("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def _ulstm_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's UNIDIRECTIONAL_SEQUENCE_LSTM temporaries (float kernel)."""
+    x, w = ctx.input(0), ctx.input(4)
+    if x.dtype != "FLOAT32":  # the integer kernel's six temporaries are not listed
+        return ()
+    n_batch = x.shape[1] if ctx.opt("time_major", False) else x.shape[0]
+    width = w.shape[0] * (4 if not ctx.has_input(1) else 5) + 16
+    source = "tflite/kernels/unidirectional_sequence_lstm.cc Prepare"
+    return (Temporary("scratch_buffer", 4 * n_batch * width, False, source),)

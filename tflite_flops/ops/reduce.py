@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..units import dense_bytes
 from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, float_or_q8, ints,
                         num_io, reason, register_placement, static)
 from .placement import GPU, gpu_axes, gpu_io
-from .registry import Cost, OpContext, Shape, register, shape_fn, value_fn
+from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, register, register_temporaries, shape_fn,
+                       value_fn)
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
 
@@ -129,3 +131,27 @@ def _xnn_reduce(op: DelegateOp) -> str | None:
 def _gpu_reduce(op: DelegateOp) -> str | None:
     """One runtime input, one constant input (the axes, int32), one output (any version)."""
     return gpu_io(op, 1, 1, consts=1) or gpu_axes(op, 1)
+
+
+# ---- kernel temporaries (LiteRT's builtin kernels, XNNPACK off) ------------------------------------
+
+_ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32", "INT8": "INT32",
+                "INT16": "INT32", "BOOL": "BOOL"}
+
+
+# MEAN, SUM, REDUCE_MAX/MIN/ANY/ALL with a constant axis: the index scratch (int32 per input dim) and
+# the resolved axes (int32 per axis); MEAN and SUM also the accumulator (one per output element:
+# float32 for float32, int64 for int32/int64, int32 for 8/16-bit). The normalized dims are
+# kTfLiteDynamic unless the input is constant; with a non-constant axis everything but the index
+# scratch is dynamic. (REDUCE_PROD has its own Prepare and is not listed.)
+@register_temporaries(["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"])
+def _reduce_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
+    """LiteRT's reduction temporaries."""
+    x, axis = ctx.input(0), ctx.input(1)
+    source = "tflite/kernels/reduce.cc InitializeTemporaries, PrepareSimple, PrepareMeanOrSum"
+    out = [Temporary("temp_index", 4 * x.rank, False, source)]
+    if axis.is_constant:
+        out.append(Temporary("resolved_axis", 4 * axis.n, False, source))
+        if ctx.op_type in ("MEAN", "SUM") and x.dtype in _ACCUMULATOR:
+            out.append(Temporary("temp_sum", dense_bytes(ctx.output(0).n, _ACCUMULATOR[x.dtype]), False, source))
+    return tuple(out)

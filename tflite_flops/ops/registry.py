@@ -164,12 +164,16 @@ class MemoryFacts(NamedTuple):
     needs neither equal sizes nor a single reader. ``prepare_inputs``: the kernel computes the
     output once at Prepare into a read-only persistent buffer (``SetTensorToPersistentRo``) when
     these inputs are constant or themselves computed at Prepare (``()``: always, e.g. SHAPE);
+    ``None``: never. ``dynamic_unless``: the kernel makes its output ``kTfLiteDynamic`` (sized at
+    Eval, on the heap, and the planner stops there: the rest of the graph is planned at run time)
+    unless these inputs are constant or computed at Prepare (``IsConstantOrPersistentTensor``);
     ``None``: never.
     """
 
     inplace: tuple[int, ...] = ()
     data_unmodified: bool = False
     prepare_inputs: tuple[int, ...] | None = None
+    dynamic_unless: tuple[int, ...] | None = None
 
 
 _MEMORY: dict[str, MemoryFacts] = {}
@@ -279,13 +283,66 @@ def value_fn(op_types: str | Iterable[str]) -> Callable[[ValueFn], ValueFn]:
 
 
 def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (), data_unmodified: bool = False,
-                    prepare_inputs: Sequence[int] | None = None) -> None:
+                    prepare_inputs: Sequence[int] | None = None, dynamic_unless: Sequence[int] | None = None) -> None:
     """Register the runtime memory behaviour of op types (see :class:`MemoryFacts`); once per op type."""
-    facts = MemoryFacts(tuple(inplace), data_unmodified, None if prepare_inputs is None else tuple(prepare_inputs))
+    facts = MemoryFacts(tuple(inplace), data_unmodified, None if prepare_inputs is None else tuple(prepare_inputs),
+                        None if dynamic_unless is None else tuple(dynamic_unless))
     for name in _names(op_types):
         if name in _MEMORY:
             raise ValueError(f"memory facts of {name} registered twice")
         _MEMORY[name] = facts
+
+
+class Temporary(NamedTuple):
+    """One buffer a TFLite kernel adds in Prepare (``context->AddTensors``, then ``node->temporaries``).
+
+    ``persistent``: ``kTfLiteArenaRwPersistent`` (kept for the interpreter's life in the persistent
+    arena, e.g. transposed weights or row sums); otherwise ``kTfLiteArenaRw``: planned in the arena
+    and alive while its op runs. Temporaries the kernel makes ``kTfLiteDynamic`` (heap, sized at
+    Eval) are not listed. ``source``: the kernel file and function whose line the fact follows.
+    """
+
+    name: str
+    bytes: int
+    persistent: bool
+    source: str
+
+
+class KernelSetup(NamedTuple):
+    """What, besides the op's shapes, decides a kernel's temporaries: the interpreter's threads and
+    the number of quantization scales of the op's weight (input 1; 0 when it has none)."""
+
+    threads: int = 1
+    weight_scales: int = 0
+
+
+TemporariesFn = Callable[[OpContext, KernelSetup], "tuple[Temporary, ...]"]
+_TEMPORARIES: dict[str, TemporariesFn] = {}
+_HYBRID_ONLY: dict[str, tuple[int, int]] = {}
+TEMPORARIES: Mapping[str, TemporariesFn] = MappingProxyType(_TEMPORARIES)  # op type -> its kernel's temporaries
+# op type -> (activation input, weight input) of a kernel that takes temporaries only when hybrid
+# (a float32 activation, an integer weight): the analysis skips the others without building a context
+HYBRID_ONLY_TEMPORARIES: Mapping[str, tuple[int, int]] = MappingProxyType(_HYBRID_ONLY)
+HYBRID_WEIGHT_DTYPES = frozenset({"INT8", "UINT8", "INT4", "INT2"})
+
+
+def register_temporaries(op_types: str | Iterable[str], *, hybrid_only: tuple[int, int] | None = None
+                         ) -> Callable[[TemporariesFn], TemporariesFn]:
+    """Decorator: ``fn(ctx, setup) -> tuple[Temporary, ...]`` gives the temporaries LiteRT's builtin
+    kernel of these op types allocates (XNNPACK off); once per op type. ``hybrid_only``: (activation
+    input, weight input) when the kernel takes none unless the activation is float32 and the weight
+    an integer type (:data:`HYBRID_WEIGHT_DTYPES`)."""
+
+    def deco(fn: TemporariesFn) -> TemporariesFn:
+        for name in _names(op_types):
+            if name in _TEMPORARIES:
+                raise ValueError(f"temporaries of {name} registered twice")
+            _TEMPORARIES[name] = fn
+            if hybrid_only is not None:
+                _HYBRID_ONLY[name] = hybrid_only
+        return fn
+
+    return deco
 
 
 def register_traits(op_types: str | Iterable[str], *, contraction: bool = False, sparse_weights: bool = False,

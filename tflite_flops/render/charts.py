@@ -136,13 +136,21 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
 
 def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str, peak: int | None = None,
                width: int = 960, height: int = 220, fmt: Fmt = human, color: str = "#4c78a8",
-               x_label: str = "op, in execution order") -> str:
-    """A filled step profile, one step per item: ``values`` = (value, tooltip); ``peak`` is marked."""
+               x_label: str = "op, in execution order", stacked: Sequence[float] | None = None,
+               stacked_color: str = "#f58518") -> str:
+    """A filled step profile, one step per item: ``values`` = (value, tooltip); ``peak`` is marked.
+
+    ``stacked``: a second profile drawn on top of the first (one value per item), when any is > 0;
+    the peak is then marked at the top of both.
+    """
     if not values:
         return ""
+    if stacked is not None and not any(stacked):
+        stacked = None
     left, right, top, bottom = 84, 12, 16, 34
     pw, ph = width - left - right, height - top - bottom
-    ticks = nice_ticks(0, max(v for v, _ in values) or 1, 4)
+    tops = [v + (stacked[i] if stacked is not None else 0) for i, (v, _) in enumerate(values)]
+    ticks = nice_ticks(0, max(tops) or 1, 4)
     ymax = ticks[-1] or 1
     slot = pw / len(values)
 
@@ -157,6 +165,12 @@ def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str,
     points.append(f"{width - right},{top + ph}")
     out.append(f'<polygon points="{" ".join(points)}" fill="{esc(color)}" fill-opacity="0.35" stroke="{esc(color)}" '
                'stroke-width="1.2"/>')
+    if stacked is not None:  # the second layer: from each item's value up to value + stacked
+        upper = [f"{_num(left + i * slot + d * slot)},{_num(y(tops[i]))}" for i in range(len(values)) for d in (0, 1)]
+        lower = [f"{_num(left + i * slot + d * slot)},{_num(y(values[i][0]))}"
+                 for i in reversed(range(len(values))) for d in (1, 0)]
+        out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{esc(stacked_color)}" fill-opacity="0.45" '
+                   f'stroke="{esc(stacked_color)}" stroke-width="1"/>')
     for i, (v, tip) in enumerate(values):  # hover targets
         out.append(f'<rect x="{_num(left + i * slot)}" y="{top}" width="{_num(slot)}" height="{ph}" fill="transparent">'
                    f'<title>{esc(tip)}</title></rect>')
@@ -166,7 +180,7 @@ def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str,
         dx = -6 if anchor == "end" else 6
         out.append(f'<line x1="{_num(x)}" x2="{_num(x)}" y1="{top}" y2="{top + ph}" stroke="#e45756" '
                    f'stroke-dasharray="4 3"/><text x="{_num(x + dx)}" y="{top + 10}" text-anchor="{anchor}" '
-                   f'fill="#e45756">peak {esc(fmt(values[peak][0]))} at op {peak}</text>')
+                   f'fill="#e45756">peak {esc(fmt(tops[peak]))} at op {peak}</text>')
     out += _index_axis(len(values), slot, left, width - right, top, ph, height, pw, x_label, y_label)
     out.append("</svg>")
     return "".join(out)

@@ -16,13 +16,27 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
             ("Weights (in the file)", memory.weights_bytes, "")]
     if memory.persistent_arena_bytes:
         rows.insert(1, ("Persistent arena", memory.persistent_arena_bytes, " variables, init-time weights"))
+    runtime = memory.runtime
+    if runtime is not None:
+        config = f"{runtime.threads} thread{'s' if runtime.threads != 1 else ''}, XNNPACK {'on' if runtime.xnnpack else 'off'}"
+        rows[:0] = [(f"LiteRT arena ({config})", runtime.arena_bytes, " tensors + kernel temporaries"),
+                    ("  largest temporaries of one op", runtime.temporaries_bytes, ""),
+                    ("  persistent arena", runtime.persistent_arena_bytes, " + persistent temporaries")]
+        if runtime.delegate_bytes is not None:
+            rows.insert(3, ("  delegate", runtime.delegate_bytes, ""))
+        rows.insert(len([r for r in rows if r[0].startswith(("LiteRT", "  "))]),
+                    ("  total", runtime.total_bytes, ""))
+        rows = [(("Arena, tensors only (lower bound)" if label == "Arena (TFLite planner)" else label), value, extra)
+                for label, value, extra in rows]
     return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
 
 
 def memory_caveat(memory: MemorySummary) -> str:
     """The line that goes under the figures."""
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
-    text = f"activation memory{per_sg}; kernel scratch buffers and delegates' memory come on top"
+    text = f"activation memory{per_sg}; " + (
+        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside), delegates' memory comes "
+        "on top" if memory.runtime is not None else "kernel scratch buffers and delegates' memory come on top")
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"
     return text

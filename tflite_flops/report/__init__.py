@@ -5,11 +5,11 @@
 """
 
 from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord, Totals, OpTypeSummary,
-                      precision_split, LazyText, SubgraphMemory, MemorySummary, ModelInfo, TokenFigures,
+                      precision_split, LazyText, SubgraphMemory, MemorySummary, RuntimeMemory, ModelInfo, TokenFigures,
                       LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, DelegatePlacement, SignatureReport,
                       Report)
 
 __all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "Totals", "OpTypeSummary",
-           "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "ModelInfo", "TokenFigures",
+           "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "RuntimeMemory", "ModelInfo", "TokenFigures",
            "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "DelegatePlacement",
            "SignatureReport", "Report"]

@@ -44,7 +44,7 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_flops": ("flops", True),
     "max_params": ("params", True),
     "max_latency_ms": ("latency_ms", False),
-    "max_arena": ("arena_bytes", True),  # TFLite's activation arena (report.memory), in bytes
+    "max_arena": ("arena_bytes", True),  # TFLite's arena (report.memory.runtime, else .arena_bytes), in bytes
     "max_partitions": ("partitions", True),  # XNNPACK's partitions (report.delegation), DELEGATE nodes
 }
 FALLBACK = "fail_on_fallback"  # delegates no executed op may be kept off (report.delegation)
@@ -114,8 +114,9 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         report: a :class:`~tflite_flops.report.Report`.
         max_macs, max_flops, max_params: count limits (ints, or strings such as ``"300M"``).
         max_latency_ms: limit on the median latency; needs a latency measurement in the report.
-        max_arena: limit on TFLite's activation arena (``report.memory.arena_bytes``): an int, or a
-            string such as ``"2MiB"`` or ``"512K"``.
+        max_arena: limit on TFLite's arena as LiteRT allocates it, kernel temporaries included
+            (``report.memory.runtime.arena_bytes``; the tensors-only ``report.memory.arena_bytes`` for a
+            report without it): an int, or a string such as ``"2MiB"`` or ``"512K"``.
         max_partitions: limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes).
         fail_on_fallback: a delegate ("xnnpack", "gpu") or several: any executed op kept off one is a violation.
 
@@ -148,9 +149,13 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
             memory = report.memory
             if memory is None:
                 out.append(f"arena not analysed (limit {human_bytes(int(limit))})")
-            elif memory.arena_bytes > limit:
-                out.append(f"arena {human_bytes(memory.arena_bytes)} > {human_bytes(int(limit))} "
-                           f"({memory.arena_bytes:,} > {int(limit):,} bytes)")
+                continue
+            # the arena as LiteRT allocates it (kernel temporaries included) when the report has it
+            arena, which = ((memory.runtime.arena_bytes, f" (LiteRT, {memory.runtime.threads} thread(s), XNNPACK off)")
+                            if memory.runtime is not None else (memory.arena_bytes, " (tensors only)"))
+            if arena > limit:
+                out.append(f"arena{which} {human_bytes(arena)} > {human_bytes(int(limit))} "
+                           f"({arena:,} > {int(limit):,} bytes)")
             continue
         if what == "partitions":
             placed = report.delegation.get("xnnpack")
@@ -236,7 +241,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
     g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (needs --latency)")
     g.add_argument("--max-arena", type=_bytes_arg, metavar="BYTES",
-                   help="limit on TFLite's activation arena (e.g. 512K, 2MiB)")
+                   help="limit on LiteRT's arena, kernel temporaries included, at --threads (e.g. 512K, 2MiB)")
     g.add_argument("--max-partitions", type=_count_arg, metavar="N",
                    help="limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes)")
     g.add_argument("--fail-on-fallback", action="append", choices=DELEGATE_KEYS, metavar="DELEGATE",

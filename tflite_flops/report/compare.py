@@ -162,10 +162,18 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
     ma, mb = a.memory, b.memory
     if ma is None or mb is None:
         return []
-    return [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
-            for key, label in (("arena_bytes", "Arena (TFLite)"), ("peak_live_bytes", "Peak live activations"),
-                               ("persistent_arena_bytes", "Persistent arena"),
-                               ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
+    rows = []
+    ra, rb = ma.runtime, mb.runtime
+    if ra is not None and rb is not None:  # as LiteRT allocates it (a report of an older version has none)
+        rows += [MetricDelta(f"memory.runtime.{key}", label, getattr(ra, key), getattr(rb, key), "bytes")
+                 for key, label in (("arena_bytes", "Arena (LiteRT, with temporaries)"),
+                                    ("persistent_arena_bytes", "Persistent arena (LiteRT)"),
+                                    ("total_bytes", "Total (LiteRT)"))]
+    return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
+                   for key, label in (("arena_bytes", "Arena (TFLite, tensors only)"),
+                                      ("peak_live_bytes", "Peak live activations"),
+                                      ("persistent_arena_bytes", "Persistent arena"),
+                                      ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
 
 
 def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:

@@ -54,6 +54,7 @@ class OpRecord:
     weight_density: float | None = None  # non-zero fraction of the op's weights, when measured
     latency_ms: float | None = None
     live_bytes: int | None = None  # activation bytes alive in the op's subgraph arena while it runs
+    temporaries_bytes: int | None = None  # the arena temporaries LiteRT's kernel adds for the op (memory.runtime)
     # where it runs (docs/placement.md): taken by the delegate, why not (None when taken), which of
     # its subgraph's partitions (DELEGATE nodes, in run order) holds it
     xnnpack: bool | None = None
@@ -187,6 +188,28 @@ class SubgraphMemory:
 
 
 @dataclass(frozen=True)
+class RuntimeMemory:
+    """Memory as LiteRT allocates it in one configuration: tensors plus its kernels' temporaries.
+
+    ``arena_bytes``: the activation arenas of every subgraph with the temporaries the builtin
+    kernels add in Prepare planned among the tensors (each alive while its op runs).
+    ``temporaries_bytes``: the most arena temporary bytes one op holds. ``persistent_arena_bytes``:
+    the persistent arenas, with the persistent temporaries (transposed weights of the multithreaded
+    float CONV_2D, hybrid row sums). ``delegate_bytes``: a delegate's own memory (None: no delegate
+    in this configuration). ``total_bytes``: the sum of the arenas and the delegate's bytes.
+    Temporaries the kernels keep on the heap (``kTfLiteDynamic``) are not counted (docs/memory.md).
+    """
+
+    threads: int
+    xnnpack: bool
+    arena_bytes: int
+    temporaries_bytes: int
+    persistent_arena_bytes: int
+    delegate_bytes: int | None
+    total_bytes: int
+
+
+@dataclass(frozen=True)
 class MemorySummary:
     """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
 
@@ -203,6 +226,7 @@ class MemorySummary:
     weights_bytes: int  # constant buffers as stored in the file (not in any arena)
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
+    runtime: RuntimeMemory | None = None  # as LiteRT allocates it (temporaries included), XNNPACK off
 
 
 @dataclass(frozen=True)
@@ -571,7 +595,9 @@ class Report:
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
     if d is None:
         return None
-    return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ()))})
+    runtime = d.get("runtime")
+    return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
+                            "runtime": None if runtime is None else RuntimeMemory(**runtime)})
 
 
 def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:

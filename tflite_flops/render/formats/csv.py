@@ -13,10 +13,11 @@ from ...report import Report
 from . import register_format
 
 COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
-           "bytes_read", "bytes_written", "params", "live_bytes", "inputs", "outputs", "shapes_resolved", "latency_ms",
-           "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason", "gpu_partition", "formula", "note"]
-_OPTIONAL = ("latency_ms", "live_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason",
-             "gpu_partition")  # empty cells when not known
+           "bytes_read", "bytes_written", "params", "live_bytes", "temporaries_bytes", "inputs", "outputs",
+           "shapes_resolved", "latency_ms", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason",
+           "gpu_partition", "formula", "note"]
+_OPTIONAL = ("latency_ms", "live_bytes", "temporaries_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu",
+             "gpu_reason", "gpu_partition")  # empty cells when not known
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 

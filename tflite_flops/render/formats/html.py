@@ -248,12 +248,17 @@ def _memory(report: Report) -> str:
                      key=lambda o: o.index)
         if not ops:
             continue
-        values = [(o.live_bytes or 0, f"#{o.index} {o.op_type} {o.name}\n{human_bytes(o.live_bytes or 0)} live")
-                  for o in ops]
-        peak = max(range(len(values)), key=lambda i: values[i][0])
+        temporaries = [o.temporaries_bytes or 0 for o in ops]
+        values = [(o.live_bytes or 0, f"#{o.index} {o.op_type} {o.name}\n{human_bytes(o.live_bytes or 0)} live"
+                   + (f" + {human_bytes(t)} kernel temporaries" if t else ""))
+                  for o, t in zip(ops, temporaries)]
+        peak = max(range(len(values)), key=lambda i: values[i][0] + temporaries[i])
         title = f"Live activation bytes, subgraph {sub.subgraph}" + (f" ({sub.name})" if sub.name else "")
+        legend = ('<div class="legend">blue: tensors alive; orange, stacked: the kernel temporaries LiteRT plans '
+                  'in the same arena while the op runs</div>' if any(temporaries) else "")
         parts.append(f'<h3>{esc(title)}: arena {esc(human_bytes(sub.arena_bytes))}</h3>'
-                     + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes))
+                     + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes,
+                                  stacked=temporaries) + legend)
     parts.append("</section>")
     return "".join(parts)
 

@@ -1,0 +1,285 @@
+"""The runtime memory figure (``memory.runtime``: tensors plus kernel temporaries) against LiteRT's
+real allocation, and the kernel temporaries' facts on hand-built ops.
+
+The reference is LiteRT itself: :mod:`litert_arena` reads every subgraph's tensors and temporaries
+from the interpreter's C structures after ``allocate_tensors`` and one ``invoke`` (builtin kernels,
+no XNNPACK), in a child process (it reads raw memory: a layout change must not take pytest down).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tflite_flops
+from tflite_flops.ops.registry import TEMPORARIES, KernelSetup, OpContext, TensorInfo
+from tflite_flops.reader.load import load_model
+
+HERE = Path(__file__).resolve().parent
+
+# (sample, input shape or None)
+CASES = [("cnn_float", None), ("cnn_int8", None), ("cnn_fp16", None), ("cnn_dynamic_range", None),
+         ("mlp_dynamic_batch", None), ("transformer_block", None), ("tiny_decoder", None), ("tiny_decoder_kv", None),
+         ("fcn_dynamic", (1, 32, 32, 3)), ("fcn_dynamic", (2, 48, 40, 3)), ("lstm", None)]
+
+_READER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from litert_arena import read_allocation
+out = {}
+for path, shape, threads in json.loads(sys.argv[2]):
+    real = read_allocation(path, threads, input_shapes={0: tuple(shape)} if shape else None)
+    out[f"{path}|{shape}|{threads}"] = [(real.arena(i), real.persistent(i)) for i in range(len(real.subgraphs))]
+print(json.dumps(out))
+"""
+
+
+def _real(jobs: list[tuple[str, tuple[int, ...] | None, int]]) -> dict[str, list[tuple[int, int]]]:
+    run = subprocess.run([sys.executable, "-c", _READER, str(HERE), json.dumps(jobs)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def real_allocations(samples_dir):
+    jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads) for name, shape in CASES for threads in (1, 4)]
+    return _real(jobs)
+
+
+def _ours(path: str, shape, threads: int):
+    spec = "x".join(map(str, shape)) if shape else None
+    report = tflite_flops.analyze(path, input_shapes=spec, threads=threads)
+    return report, [s.subgraph for s in report.memory.subgraphs]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("name, shape", CASES)
+def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, threads):
+    path = str(samples_dir / f"{name}.tflite")
+    report, reached = _ours(path, shape, threads)
+    real = real_allocations[f"{path}|{list(shape) if shape else None}|{threads}"]
+    runtime = report.memory.runtime
+    arena = sum(real[i][0] for i in reached)
+    persistent = sum(real[i][1] for i in reached)
+    assert (runtime.threads, runtime.xnnpack, runtime.delegate_bytes) == (threads, False, None)
+    assert abs(runtime.arena_bytes - arena) <= 0.02 * arena, (runtime.arena_bytes, arena)
+    assert abs(runtime.persistent_arena_bytes - persistent) <= 0.02 * max(persistent, 1), (
+        runtime.persistent_arena_bytes, persistent)
+    # today every sample is planned to the byte, subgraph by subgraph (the tensors alone too, where no
+    # kernel takes temporaries)
+    assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent)
+    if not report.memory.runtime.temporaries_bytes:
+        assert [s.arena_bytes for s in report.memory.subgraphs] == [real[i][0] for i in reached]
+    assert runtime.total_bytes == runtime.arena_bytes + runtime.persistent_arena_bytes
+    assert report.memory.arena_bytes <= runtime.arena_bytes  # the tensors alone: the lower bound
+
+
+@pytest.mark.runtime
+def test_threads_trade_im2col_for_persistent_transposed_weights(samples_dir, real_allocations):
+    # cnn_float at 1 thread: im2col of the stem (16·16 × 3·3·3 floats = 27,648 B) and the branch
+    # conv (8·8 × 3·3·16 floats = 36,864 B) push the arena from 61,440 to 72,704 B. At 4 threads
+    # the multithreaded kernel keeps HWCN weights instead, in the persistent arena: 27·16 + 16·16 +
+    # 144·8 floats = 1,728 + 1,024 + 4,608 = 7,360 B.
+    path = str(samples_dir / "cnn_float.tflite")
+    assert real_allocations[f"{path}|None|1"][0] == [72_704, 0]
+    assert real_allocations[f"{path}|None|4"][0] == [61_440, 7_360]
+    one, four = (tflite_flops.analyze(path, threads=t).memory.runtime for t in (1, 4))
+    assert (one.arena_bytes, one.persistent_arena_bytes, one.temporaries_bytes) == (72_704, 0, 36_864)
+    assert (four.arena_bytes, four.persistent_arena_bytes) == (61_440, 7_360)
+
+
+def _info(index: int, dtype: str, shape: tuple[int, ...], constant: bool = False) -> TensorInfo:
+    return TensorInfo(index, f"t{index}", dtype, shape, constant)
+
+
+def _conv(x_dtype: str, w_dtype: str, kernel: int, stride: int, out_hw: int, dilation: int = 1) -> OpContext:
+    x = _info(0, x_dtype, (1, 16, 16, 8))
+    w = _info(1, w_dtype, (4, kernel, kernel, 8), constant=True)
+    y = _info(2, x_dtype if x_dtype != "FLOAT32" or w_dtype == "FLOAT32" else "FLOAT32", (1, out_hw, out_hw, 4))
+    return OpContext("CONV_2D", {"stride_h": stride, "stride_w": stride, "dilation_h_factor": dilation,
+                                 "dilation_w_factor": dilation}, (x, w, None), (y,))
+
+
+def _sizes(ctx: OpContext, setup: KernelSetup) -> list[tuple[str, int, bool]]:
+    return [(t.name, t.bytes, t.persistent) for t in TEMPORARIES[ctx.op_type](ctx, setup)]
+
+
+def test_conv2d_temporaries_follow_the_kernel_conditions():
+    # float 3x3 stride 1, 1 thread: im2col 1·16·16 × 3·3·8 floats = 2,304 · 4 = 73,728 B
+    assert _sizes(_conv("FLOAT32", "FLOAT32", 3, 1, 16), KernelSetup(1)) == [("im2col", 73_728, False)]
+    # 1x1 stride 1: no im2col at all
+    assert _sizes(_conv("FLOAT32", "FLOAT32", 1, 1, 16), KernelSetup(1)) == []
+    # 1x1 stride 2: im2col 8·8 × 8 floats = 2,048 B
+    assert _sizes(_conv("FLOAT32", "FLOAT32", 1, 2, 8), KernelSetup(1)) == [("im2col", 2_048, False)]
+    # 4 threads, float: persistent HWCN weights 3·3·8 × 4 floats = 1,152 B, no im2col
+    assert _sizes(_conv("FLOAT32", "FLOAT32", 3, 1, 16), KernelSetup(4)) == [("hwcn_weights", 1_152, True)]
+    # 4 threads, dilated: not multithreaded, im2col again (16·16 × 72 floats)
+    assert _sizes(_conv("FLOAT32", "FLOAT32", 3, 1, 16, dilation=2), KernelSetup(4)) == [("im2col", 73_728, False)]
+    # int8 at 4 threads: im2col in int8, 16·16·72 = 18,432 B
+    assert _sizes(_conv("INT8", "INT8", 3, 1, 16), KernelSetup(4)) == [("im2col", 18_432, False)]
+    # hybrid per-channel: int8 im2col 18,432; quantized input 16·16·8 = 2,048; 256 scaling factors and
+    # input offsets (1,024 B each); accumulators 4 × 256 int32 = 4,096; row sums 4 int32 = 16 (persistent)
+    assert _sizes(_conv("FLOAT32", "INT8", 3, 1, 16), KernelSetup(4, weight_scales=4)) == [
+        ("im2col", 18_432, False), ("input_quantized", 2_048, False), ("scaling_factors", 1_024, False),
+        ("accum_scratch", 4_096, False), ("input_offsets", 1_024, False), ("row_sums", 16, True)]
+
+
+def test_matmul_and_reduce_temporaries():
+    x, w = _info(0, "FLOAT32", (3, 64)), _info(1, "INT8", (32, 64), constant=True)
+    fc = OpContext("FULLY_CONNECTED", {}, (x, w, None), (_info(2, "FLOAT32", (3, 32)),))
+    # hybrid: 192 int8 inputs; 3 scaling factors and offsets (12 B each); 32 × 3 int32 = 384; 32 row sums = 128
+    assert _sizes(fc, KernelSetup()) == [("input_quantized", 192, False), ("scaling_factors", 12, False),
+                                         ("accum_scratch", 384, False), ("input_offsets", 12, False),
+                                         ("row_sums", 128, True)]
+    float_fc = OpContext("FULLY_CONNECTED", {}, (x, _info(1, "FLOAT32", (32, 64), True), None), fc.outputs)
+    assert _sizes(float_fc, KernelSetup()) == []
+    a, b = _info(0, "FLOAT32", (2, 16, 8)), _info(1, "FLOAT32", (2, 8, 16), constant=True)
+    bmm = OpContext("BATCH_MATMUL", {}, (a, b), (_info(2, "FLOAT32", (2, 16, 16)),))
+    # both operands transposed, 2·16·8 floats = 1,024 B each; a constant RHS's copy is persistent
+    assert _sizes(bmm, KernelSetup()) == [("lhs_transposed", 1_024, False), ("rhs_transposed", 1_024, True)]
+    m = OpContext("MEAN", {}, (_info(0, "INT8", (1, 8, 8, 16)), _info(1, "INT32", (2,), constant=True)),
+                  (_info(2, "INT8", (1, 16)),))
+    # index scratch 4 dims · 4 = 16; resolved axes 2 · 4 = 8; int32 accumulator per output 16 · 4 = 64
+    assert _sizes(m, KernelSetup()) == [("temp_index", 16, False), ("resolved_axis", 8, False),
+                                        ("temp_sum", 64, False)]
+
+
+def test_every_temporary_cites_its_kernel_source(samples_dir):
+    report = tflite_flops.analyze(samples_dir / "cnn_dynamic_range.tflite")
+    model = load_model(samples_dir / "cnn_dynamic_range.tflite")
+    from tflite_flops.analysis import resolve_shapes
+    from tflite_flops.analysis.memory import kernel_temporaries
+
+    found = kernel_temporaries(model, resolve_shapes(model), [0])
+    assert found and all(t.source.startswith("tflite/kernels/") and t.source.split()[0].endswith(".cc")
+                         for ts in found.values() for t in ts)
+    per_op = {(o.subgraph, o.index): o.temporaries_bytes for o in report.ops}
+    assert all(isinstance(v, int) for v in per_op.values())
+    assert per_op == {k: sum(t.bytes for t in found.get(k, ()) if not t.persistent) for k in per_op}
+    assert report.memory.runtime.temporaries_bytes == max(per_op.values())
+
+
+@pytest.mark.runtime
+def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocations):
+    """lstm.tflite: two WHILE loops (cond 1 and 3, bodies 2 and 4), checked subgraph by subgraph.
+
+    The bodies' inputs live in the caller's buffers; the conds keep only the two loop counters they
+    read (4 B each) and their three 1-byte results; body 2 slices with run-time offsets (dynamic
+    tensors), so the first WHILE's outputs are on the heap and the rest of the main graph is planned
+    lazily: the second WHILE's passed-through output (8·1·16 floats = 512 B, read by nobody) is then
+    allocated all the same, where it would not be had the WHILE come first.
+    """
+    path = str(samples_dir / "lstm.tflite")
+    real = real_allocations[f"{path}|None|1"]
+    report = tflite_flops.analyze(path)
+    assert [s.arena_bytes for s in report.memory.subgraphs] == [a for a, _ in real] == [964, 257, 1216, 257, 644]
+    assert report.memory.runtime.arena_bytes == 3338
+
+
+def _kernel_zoo(directory: Path) -> dict[str, str]:
+    """Keras models whose kernels take every kind of temporary we model, converted float, with
+    dynamic-range (hybrid kernels) and full-int8 quantization, and a CONV_3D stack: {name: path}."""
+    import numpy as np
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    rng = np.random.default_rng(0)
+    x = keras.Input((20, 20, 8), batch_size=1)
+    y = layers.Conv2D(16, 3, dilation_rate=2, padding="same")(x)  # dilated: im2col even at 4 threads
+    y = layers.Conv2D(16, 1, strides=2)(y)  # 1x1 stride 2: im2col
+    y = layers.DepthwiseConv2D(3, padding="same")(y)
+    y = layers.Conv2D(32, 3, strides=2, padding="valid")(y)
+    y = layers.Conv2D(40, 3, padding="same", use_bias=False)(y)
+    y = layers.Conv2D(8, 1)(y)  # 1x1 stride 1: none
+    convs = keras.Model(x, [keras.ops.sum(y, axis=[1, 2]), keras.ops.max(y, axis=1)])
+    t = keras.Input((12, 48), batch_size=2)
+    a = layers.Dense(96)(t)
+    b = layers.Dense(48, activation="relu")(a)
+    c = keras.ops.matmul(b, rng.standard_normal((48, 24)).astype(np.float32))  # a constant RHS
+    d = keras.ops.matmul(c, keras.ops.transpose(c, (0, 2, 1)))
+    dense = keras.Model(t, [d, keras.ops.mean(b, axis=-1)])
+    v = keras.Input((6, 10, 10, 4), batch_size=1)
+    w = layers.Conv3D(8, 3, padding="same")(v)  # CONV_3D im2col
+    w = layers.Conv3D(8, 1)(w)  # 1x1x1: none
+    volume = keras.Model(v, layers.Conv3D(6, 2, strides=2)(w))
+    out = {}
+    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
+                               ("conv3d", volume, ("float",))):
+        for mode in modes:
+            converter = tf.lite.TFLiteConverter.from_keras_model(model)
+            if mode != "float":
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if mode == "int8":
+                shape = [1, *model.input_shape[1:]]
+                converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
+                                                            for _ in range(8))
+                converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            path = directory / f"{name}_{mode}.tflite"
+            path.write_bytes(converter.convert())
+            out[f"{name}_{mode}"] = str(path)
+    return out
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_runtime_arena_is_litert_s_on_a_kernel_zoo(tmp_path):
+    models = _kernel_zoo(tmp_path)
+    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    for name, path in models.items():
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, threads)
+    # the float convs at 4 threads: the multithreaded kernel's transposed weights, 66,816 B persistent
+    assert real[f"{models['convs_float']}|None|4"] == [[153_600, 66_816]]
+
+
+def _sequence_lstm(cifg: bool) -> bytes:
+    """One float UNIDIRECTIONAL_SEQUENCE_LSTM: x [1, 5, 3] (batch-major), 8 cells, no peephole or
+    projection, the states as variables; with ``cifg`` no input-gate weights."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, build_model
+
+    rng = np.random.default_rng(3)
+    tensors, buffers = [{"name": "x", "shape": [1, 5, 3], "type": FLOAT32}], [None]
+
+    def const(name: str, shape: list[int]) -> int:
+        buffers.append(rng.standard_normal(shape).astype(np.float32).tobytes())
+        tensors.append({"name": name, "shape": shape, "type": FLOAT32, "buffer": len(buffers) - 1})
+        return len(tensors) - 1
+
+    def var(name: str, shape: list[int], variable: bool = False) -> int:
+        tensors.append({"name": name, "shape": shape, "type": FLOAT32, **({"variable": True} if variable else {})})
+        return len(tensors) - 1
+
+    gates = "ifco"
+    w_in = [-1 if cifg and g == "i" else const(f"w_{g}", [8, 3]) for g in gates]
+    w_rec = [-1 if cifg and g == "i" else const(f"r_{g}", [8, 8]) for g in gates]
+    bias = [-1 if cifg and g == "i" else const(f"b_{g}", [8]) for g in gates]
+    h, c = var("h", [1, 8], True), var("c", [1, 8], True)
+    y = var("y", [1, 5, 8])
+    inputs = [0, *w_in, *w_rec, -1, -1, -1, *bias, -1, -1, h, c, -1, -1, -1, -1]
+    op = {"opcode": 0, "inputs": inputs, "outputs": [y],
+          "options": ("UnidirectionalSequenceLSTMOptions", {"fused_activation_function": 4, "time_major": False})}
+    return build_model([{"tensors": tensors, "operators": [op], "inputs": [0], "outputs": [y], "name": "main"}],
+                       [44], buffers=buffers)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("cifg", [False, True])
+def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
+    # scratch: 1 batch × (8 cells · 5 gates + 16) floats = 224 B (CIFG: 8 · 4 + 16 = 48 floats = 192 B)
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(_sequence_lstm(cifg))
+    report = tflite_flops.analyze(str(path))
+    assert [o.temporaries_bytes for o in report.ops] == [192 if cifg else 224]
+    (arena, persistent), = _real([(str(path), None, 1)])[f"{path}|None|1"]
+    assert (report.memory.runtime.arena_bytes, report.memory.runtime.persistent_arena_bytes) == (arena, persistent)
+    assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
