@@ -130,7 +130,7 @@ def test_measured_records_keep_their_json_keys_in_order():
     assert LatencyStats.from_dict(newer).to_dict() == newer  # kept, not lost
     assert Throughput.from_dict({}).to_dict() == {}
     rl = {"peak_flops_per_s": 1.0, "peak_bytes_per_s": 2.0, "ridge_intensity": 0.5, "ops": [],
-          "counts": {"compute": 0, "memory": 0}, "above_roof": 0}
+          "counts": {"compute": 0, "memory": 0}, "above_roof": 0, "above_roof_note": None}
     assert Roofline.from_dict(rl).to_dict() == rl
     op = {"subgraph": 0, "index": 1, "op_type": "ADD", "intensity": 0.1, "bound": "memory", "roof_flops_per_s": 1.0,
           "achieved_flops_per_s": None, "fraction_of_roof": None, "above_roof": False}
