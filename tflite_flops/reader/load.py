@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from dataclasses import replace
 from itertools import chain, repeat
 from operator import itemgetter
 from types import MappingProxyType
@@ -22,7 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from flatbuffers import flexbuffers
 
 from . import columnar, schema
-from ..errors import ModelFormatError, ModelLoadError
+from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from .bundle import Bundle, Section, is_bundle, read_bundle
 from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
                     calls_subgraphs, subgraph_refs)
@@ -58,27 +60,39 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
     return buf, path
 
 
-def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
-    """Parse a .tflite file or its bytes.
+def load_model(source: str | os.PathLike | bytes | bytearray | memoryview, section: str | int | None = None) -> Model:
+    """Parse a .tflite file or its bytes, or a model section of a LiteRT-LM bundle (``.litertlm``).
 
     The whole flatbuffer is verified first (:mod:`tflite_flops.reader.columnar`): every offset, vector
     length, string and union is checked against the file before it is used. Then every index
     (tensor, buffer, opcode, subgraph) is checked against what it indexes, and the subgraph
     call graph (WHILE/IF/CALL_ONCE/CALL/... references) is checked for cycles.
 
+    A bundle's header is read by :func:`tflite_flops.reader.bundle.read_bundle`; the chosen model
+    section is then read in place, through a zero-copy view of the mapped file, and the Model
+    keeps the bundle and the section (``model.bundle``, ``model.section``).
+
     Args:
         source: a path (memory-mapped) or the model's bytes.
+        section: for a bundle, the model section to read: its index or ``model_type``
+            (default: the ``prefill_decode`` model, see :meth:`Bundle.pick`).
 
     Returns:
         The parsed :class:`Model`.
 
     Raises:
         ModelLoadError: the file is missing, a directory, empty or unreadable.
-        ModelFormatError: the bytes are not a valid TFLite flatbuffer.
+        ModelFormatError: the bytes are not a valid TFLite flatbuffer or LiteRT-LM bundle.
+        InputSpecError: ``section`` names no model section, or is given for a plain .tflite.
     """
     buf, path = _open(source)
     name = path or "<bytes>"
     try:
+        if is_bundle(buf):
+            bundle = read_bundle(buf, path)
+            return load_section(bundle, bundle.pick(section))
+        if section is not None:
+            raise InputSpecError(f"{name}: --section applies to a LiteRT-LM bundle (.litertlm), not a .tflite file")
         model = _Reader(buf, path).read()
         check_call_graph(model)
         return model
@@ -88,6 +102,25 @@ def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Mo
         raise ModelFormatError(f"{name}: corrupted flatbuffer (nested offsets loop)") from exc
     except _FB_ERRORS as exc:  # belt and braces: the verifier should have refused these bytes
         raise ModelFormatError(f"{name}: corrupted or truncated flatbuffer ({type(exc).__name__}: {exc})") from exc
+
+
+def load_section(bundle: Bundle, section: Section) -> Model:
+    """Parse one TFLite model section of a bundle, in place (a zero-copy view of the bundle's bytes).
+
+    Raises:
+        ModelFormatError: the section is not a valid TFLite flatbuffer (the message names the section).
+    """
+    try:
+        model = _Reader(bundle.view(section), bundle.path).read()
+        check_call_graph(model)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"section {section.label}: {exc}") from exc
+    except RecursionError as exc:
+        raise ModelFormatError(f"section {section.label}: corrupted flatbuffer (nested offsets loop)") from exc
+    except _FB_ERRORS as exc:
+        raise ModelFormatError(f"section {section.label}: corrupted or truncated flatbuffer "
+                               f"({type(exc).__name__}: {exc})") from exc
+    return replace(model, bundle=bundle, section=section)
 
 
 # The analysis walks a called subgraph once per call site. A file whose subgraphs call each

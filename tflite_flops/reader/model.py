@@ -20,6 +20,7 @@ import numpy as np
 
 from ..units import num_elements, tensor_bytes
 from . import columnar
+from .bundle import Bundle, Section
 
 _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
     "FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
@@ -156,6 +157,9 @@ class Model:
     signatures: tuple[Signature, ...]
     metadata: Mapping[str, int]
     _buf: Any = field(repr=False, compare=False)
+    # a model read from a LiteRT-LM bundle: the bundle and its section (offsets above are the section's)
+    bundle: Bundle | None = field(default=None, repr=False, compare=False)
+    section: Section | None = None
 
     def hash_in_background(self) -> None:
         """Start computing :meth:`sha256` on a background thread, to overlap other work.
