@@ -6,8 +6,10 @@
 
 from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord, Totals, OpTypeSummary,
                       precision_split, LazyText, SubgraphMemory, MemorySummary, ModelInfo, TokenFigures,
-                      LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, SignatureReport, Report)
+                      LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, SignatureReport, Report,
+                      BundleSectionInfo, LlmInfo, EngineRun, BundleInfo)
 
 __all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "Totals", "OpTypeSummary",
            "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "ModelInfo", "TokenFigures",
-           "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "SignatureReport", "Report"]
+           "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "SignatureReport", "Report",
+           "BundleSectionInfo", "LlmInfo", "EngineRun", "BundleInfo"]

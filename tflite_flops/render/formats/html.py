@@ -30,6 +30,7 @@ from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
 from ..opaque import not_counted_line, opaque_line
+from ..bundle import bundle_html
 from ..signatures import signatures_html
 from . import register_format
 
@@ -565,7 +566,8 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
     subtitle = esc(f"{report.tool.get('name', 'tflite_flops')} {report.tool.get('version', '')} · "
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
-    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), signatures_html(report),
+    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
+                                 signatures_html(report),
                                  _charts(report, colors), _memory(report), _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
