@@ -70,7 +70,9 @@ class Tensor(NamedTuple):
     shape: tuple[int, ...]
     shape_signature: tuple[int, ...] | None
     buffer: int
-    data_offset: int  # where the constant data starts in the file (0 if none)
+    # where the constant data starts in the file (0 if none); negative for weights stored outside the
+    # model (an external buffer: -id), which are counted (data_size) but have no readable values
+    data_offset: int
     data_size: int  # bytes of constant data stored (0 for activations)
     is_variable: bool
     quantization: Quantization | None
@@ -80,6 +82,11 @@ class Tensor(NamedTuple):
     def is_constant(self) -> bool:
         """True when the tensor's values are stored in the model (weights, biases, shape constants)."""
         return self.data_size > 0
+
+    @property
+    def is_external(self) -> bool:
+        """True when the values are stored outside the model (an external buffer, e.g. a bundle's weights section)."""
+        return self.data_offset < 0
 
     @property
     def is_dynamic(self) -> bool:
@@ -157,6 +164,9 @@ class Model:
     signatures: tuple[Signature, ...]
     metadata: Mapping[str, int]
     _buf: Any = field(repr=False, compare=False)
+    # weights stored outside the model: external buffer id -> (group, offset, length); group names
+    external_buffers: Mapping[int, tuple[int, int, int]] = field(default_factory=dict, repr=False)
+    external_groups: tuple[str, ...] = ()
     # a model read from a LiteRT-LM bundle: the bundle and its section (offsets above are the section's)
     bundle: Bundle | None = field(default=None, repr=False, compare=False)
     section: Section | None = None
@@ -204,8 +214,8 @@ class Model:
     def _layout(self, tensor: Tensor) -> tuple[np.dtype, int] | None:
         """(NumPy dtype, element count) of a constant tensor's readable values, or None."""
         np_dtype = _NP_DTYPES.get(tensor.dtype)
-        if not tensor.data_size or np_dtype is None or tensor.sparsity is not None:
-            return None
+        if not tensor.data_size or np_dtype is None or tensor.sparsity is not None or tensor.data_offset < 0:
+            return None  # (a negative offset: the values are in an external buffer, not in this file)
         shape = tensor.shape
         if len(shape) > _MAX_RANK or (shape and min(shape) < 0):
             return None  # a corrupted or placeholder shape: the values cannot be laid out
