@@ -5,6 +5,8 @@ Usage (needs TensorFlow, e.g. ``pip install tensorflow-cpu``)::
     python sample_models/make_samples.py            # writes every model next to this script
     python sample_models/make_samples.py --check    # also load + invoke each file in LiteRT
     python sample_models/make_samples.py --out DIR  # write somewhere else
+    python sample_models/make_samples.py --bundle   # only the LiteRT-LM bundle, from tiny_decoder.tflite
+                                                    # (needs litert-lm-builder and sentencepiece, not TensorFlow)
 
 Every model is built from fixed seeds (Keras weights, BatchNorm statistics, calibration
 data), so running the script again with the same TensorFlow version gives the same graphs
@@ -25,6 +27,10 @@ Files written (see README.md in this directory for shapes and what each one exer
                              decode (1 token) sharing one set of weights
   tiny_decoder_kv.tflite     the same decoder with int8 weights (dynamic range): decode signatures at
                              KV lengths 32, 64, 128 and one with a dynamic KV length (for sweep --kv-length)
+  tiny_decoder.litertlm      a LiteRT-LM bundle of tiny_decoder.tflite (the prefill_decode model), packed
+                             with the official litert-lm-builder, with a SentencePiece tokenizer trained
+                             here on generated text and LlmMetadata (written when litert-lm-builder and
+                             sentencepiece are installed: pip install 'tflite_flops[bundle]')
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
@@ -489,14 +495,69 @@ def build_all() -> dict[str, bytes]:
     return files
 
 
+# The bundle's tokenizer: a 64-piece SentencePiece model trained on sentences drawn (fixed seed) from these words.
+BUNDLE_WORDS = ("the a model token decoder layer cache key value small tiny runs fast slow prefill decode sample "
+                "edge device phone").split()
+BUNDLE_VOCAB, BUNDLE_SENTENCES, BUNDLE_MAX_TOKENS = 64, 2000, 64
+
+
+def build_bundle(decoder: Path, out: Path) -> int:
+    """Pack ``decoder`` (tiny_decoder.tflite) into a LiteRT-LM bundle at ``out``; return its size.
+
+    Uses the official ``litert-lm-builder``: the model as the ``prefill_decode`` section (backend
+    constraint cpu), a SentencePiece tokenizer trained offline on generated text (ids 0 unk,
+    1 bos, 2 eos; identity normalisation keeps it small), and an ``LlmMetadata`` protobuf (generic
+    model, start token 1, stop token 2, 64 tokens). The builder stamps a fresh uuid and creation
+    time into the system metadata, so two builds differ in those two entries only.
+    """
+    import random
+    import tempfile
+
+    import sentencepiece as spm
+    from litert_lm_builder import litertlm_builder as lb
+    from litert_lm_builder.runtime.proto import llm_metadata_pb2
+
+    rnd = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.txt"
+        corpus.write_text("\n".join(" ".join(rnd.choice(BUNDLE_WORDS) for _ in range(12))
+                                    for _ in range(BUNDLE_SENTENCES)))
+        with _quiet():
+            spm.SentencePieceTrainer.train(
+                input=str(corpus), model_prefix=str(Path(tmp) / "tok"), vocab_size=BUNDLE_VOCAB, model_type="bpe",
+                num_threads=1, unk_id=0, bos_id=1, eos_id=2, pad_id=-1, normalization_rule_name="identity",
+                minloglevel=2)
+        meta = llm_metadata_pb2.LlmMetadata()
+        meta.start_token.token_ids.ids.append(1)
+        meta.stop_tokens.add().token_ids.ids.append(2)
+        meta.max_num_tokens = BUNDLE_MAX_TOKENS
+        meta.llm_model_type.generic_model.SetInParent()
+        (Path(tmp) / "llm_metadata.pb").write_bytes(meta.SerializeToString())
+        builder = lb.LitertLmFileBuilder()
+        builder.add_system_metadata(lb.Metadata(key="Authors", value="tflite_flops sample_models",
+                                                dtype=lb.DType.STRING))
+        builder.add_tflite_model(str(decoder), lb.TfLiteModelType.PREFILL_DECODE, backend_constraint="cpu")
+        builder.add_sentencepiece_tokenizer(str(Path(tmp) / "tok.model"))
+        builder.add_llm_metadata(str(Path(tmp) / "llm_metadata.pb"))
+        with open(out, "wb") as f:
+            builder.build(f)
+    return out.stat().st_size
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=HERE, help="output directory (default: next to this script)")
     parser.add_argument("--check", action="store_true", help="load and invoke every file in the LiteRT interpreter")
     parser.add_argument("--ops", action="store_true", help="print the op types of every subgraph")
+    parser.add_argument("--bundle", action="store_true",
+                        help="only pack tiny_decoder.tflite (already in --out) into tiny_decoder.litertlm")
     args = parser.parse_args(argv)
 
     start = time.time()
+    if args.bundle:
+        size = build_bundle(args.out / "tiny_decoder.tflite", args.out / "tiny_decoder.litertlm")
+        print(f"{'tiny_decoder.litertlm':<28} {size:>8}  LiteRT-LM bundle of tiny_decoder.tflite")
+        return 0
     files = build_all()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{'file':<28} {'bytes':>8}  inputs (shape_signature)")
@@ -514,6 +575,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.check:
             outs = check_runs(path, CHECK_SHAPES.get(name))
             print(f"    invoked OK, output shapes {outs}")
+    try:
+        import litert_lm_builder  # noqa: F401
+        import sentencepiece  # noqa: F401
+    except ImportError:
+        print("tiny_decoder.litertlm not written: pip install 'tflite_flops[bundle]' (litert-lm-builder, sentencepiece)")
+    else:
+        size = build_bundle(args.out / "tiny_decoder.tflite", args.out / "tiny_decoder.litertlm")
+        print(f"{'tiny_decoder.litertlm':<28} {size:>8}  LiteRT-LM bundle of tiny_decoder.tflite")
     print(f"done in {time.time() - start:.1f} s")
     return 0
 
