@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from typing import Any
 
@@ -115,8 +116,12 @@ def _child(path: str, threads: int, prefill_tokens: int, decode_tokens: int) -> 
     except Exception:  # noqa: BLE001 - the version is informational
         engine_version = None
     try:
-        info = litert_lm.Benchmark(model_path=path, backend=interfaces.CPU(thread_count=threads),
-                                   prefill_tokens=prefill_tokens, decode_tokens=decode_tokens).run()
+        # the engine caches its compiled kernels next to the model unless told otherwise: a temporary
+        # directory keeps the user's folder clean (and every run starts cold, as init_s says)
+        with tempfile.TemporaryDirectory(prefix="tflite_flops-engine-") as cache:
+            info = litert_lm.Benchmark(model_path=path, backend=interfaces.CPU(thread_count=threads),
+                                       prefill_tokens=prefill_tokens, decode_tokens=decode_tokens,
+                                       cache_dir=cache).run()
     except Exception as exc:  # noqa: BLE001 - reported to the parent as one line
         return {"error": f"{type(exc).__name__}: {exc}", "version": engine_version}
     return {"version": engine_version, "init_s": float(info.init_time_in_second),
