@@ -303,6 +303,8 @@ class Model:
     def _release(self, offset: int, size: int) -> None:
         """Drop the mapped pages of a file range from this process (they stay in the page cache)."""
         buf = self._buf
+        if self.bundle is not None and self.section is not None:  # a view of a bundle's mapping
+            buf, offset = self.bundle.buf, offset + self.section.begin
         advice = getattr(mmap, "MADV_DONTNEED", None)
         if not isinstance(buf, mmap.mmap) or advice is None or size <= 0:
             return
