@@ -351,29 +351,47 @@ def test_the_engine_says_why_it_did_not_run(monkeypatch):
                                 "INVALID_ARGUMENT: too long\nINFO: bye") == "INVALID_ARGUMENT: too long"
 
 
+ENGINE_BUNDLE = SAMPLES / "tiny_decoder_engine.litertlm"
+
+
+def test_the_engine_sample_is_the_same_decoder_with_heads_first_caches():
+    engine = tflite_flops.analyze(ENGINE_BUNDLE, all_signatures=True)
+    plain = tflite_flops.analyze(DECODER, all_signatures=True)
+    assert {k: s.totals.macs for k, s in engine.signatures.items()} == {"prefill": 1_572_864, "decode": 98_304}
+    assert {k: s.totals.macs for k, s in plain.signatures.items()} == {"prefill": 1_572_864, "decode": 98_304}
+    assert engine.signatures["decode"].tokens.kv_cache_bytes == plain.signatures["decode"].tokens.kv_cache_bytes
+    assert [t.shape for t in engine.signatures["decode"].inputs if t.name == "kv_cache_k_0"] == [(1, 4, 64, 16)]
+
+
 @pytest.mark.engine
 @pytest.mark.runtime
 @pytest.mark.slow
 def test_latency_on_a_bundle_runs_the_engine_and_the_signature_runner(tmp_path):
+    """Where the engine runs (Linux x86_64 here), its tokens/s are in the report next to the signature
+    runner's; on the bundle whose caches it cannot lay out, one line says why and the runner still measures."""
     import litert_lm  # noqa: F401 - the engine must be installed (CI fails here otherwise)
 
     from tflite_flops.measure.bench import BenchSettings
 
-    path = tmp_path / BUNDLE.name
-    path.write_bytes(BUNDLE.read_bytes())
-    report = tflite_flops.analyze(path, all_signatures=True, latency=True, bench=BenchSettings(runs=3, warmup=1))
-    assert [p.name for p in tmp_path.iterdir()] == [BUNDLE.name]  # the engine's kernel cache went elsewhere
-    engine = report.bundle.engine
-    assert engine is not None
-    if engine.ran:
-        assert engine.decode_tokens_per_s > 0 and engine.prefill_tokens > 0 and engine.reason is None
-    else:  # the honest reason, one line, from the engine itself
-        assert engine.reason and "\n" not in engine.reason
-    # the signature runner measured the section either way
-    assert report.signatures["decode"].tokens.tokens_per_s > 0
-    assert report.latency is not None and report.latency.median_ms is not None
-    lines = render(report, "table")
-    assert "LiteRT-LM engine" in lines
+    for sample in (ENGINE_BUNDLE, BUNDLE):
+        path = tmp_path / sample.name
+        path.write_bytes(sample.read_bytes())
+        report = tflite_flops.analyze(path, all_signatures=True, latency=True, bench=BenchSettings(runs=3, warmup=1))
+        engine = report.bundle.engine
+        if sample == ENGINE_BUNDLE:
+            assert engine.ran and engine.reason is None, engine
+            assert engine.prefill_tokens == 16 and engine.decode_tokens > 0  # the prefill signature's 16 tokens
+            assert engine.prefill_tokens_per_s > 0 and engine.decode_tokens_per_s > 0
+            assert engine.time_to_first_token_s > 0 and engine.init_s > 0
+            assert "LiteRT-LM engine (cpu, litert-lm-api" in render(report, "table")
+        else:  # the engine reads the context length from the cache's dim 2: 4 heads, not 64 slots
+            assert not engine.ran and "\n" not in engine.reason
+            assert "Exceeding the maximum number of tokens allowed: 16 >= 4" in engine.reason
+            assert "LiteRT-LM engine did not run: " in render(report, "table")
+        # the signature runner measured the section either way
+        assert report.signatures["decode"].tokens.tokens_per_s > 0
+        assert report.signatures["prefill"].tokens.time_to_first_token_ms > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([BUNDLE.name, ENGINE_BUNDLE.name])  # no cache left
 
 
 # A case's work limit in function calls (a hang or blow-up fails, whatever the machine's speed):

@@ -27,7 +27,7 @@ def describe_bundle(model: Model, report: Report, analyse: EntryAnalysis | None 
 
     Args:
         model: the analysed model section.
-        report: its report (with ``analyse``, its totals are the analysed section's).
+        report: its report (the analysed section's totals).
         analyse: with ``--all-sections``, the entry analysis that each other model section gets
             (at its stored shapes); None lists the sections without analysing them.
         settings: the analysis settings handed to ``analyse``.
@@ -38,9 +38,10 @@ def describe_bundle(model: Model, report: Report, analyse: EntryAnalysis | None 
     for s in bundle.sections:
         info = BundleSectionInfo(index=s.index, kind=s.kind, size_bytes=s.size, model_type=s.model_type,
                                  backend_constraint=s.backend_constraint, analysed=s.index == chosen.index)
-        if analyse is not None and s.kind == MODEL_SECTION:
-            info = (_analysed(bundle, s, info, analyse, settings) if s.index != chosen.index else
-                    replace(info, totals=report.totals, operators=report.model.operators))
+        if s.index == chosen.index:
+            info = replace(info, totals=report.totals, operators=report.model.operators)
+        elif analyse is not None and s.kind == MODEL_SECTION:
+            info = _analysed(bundle, s, info, analyse, settings)
         sections.append(info)
     llm = bundle.llm
     return BundleInfo(

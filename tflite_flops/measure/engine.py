@@ -73,13 +73,15 @@ def run_engine(path: str | None, threads: int, prefill_tokens: int, decode_token
         return EngineRun(False, _engine_error(done.stderr) or f"the engine stopped (exit status {done.returncode})")
     if result.get("error"):
         return EngineRun(False, _engine_error(done.stderr) or result["error"], version=result.get("version"))
+    why = _engine_error(done.stderr) or "no reason given"
     if not result["prefill_tokens"] and not result["decode_tokens"]:
-        why = _engine_error(done.stderr) or "no reason given"
         return EngineRun(False, f"the engine loaded the bundle but generated no tokens: {why}",
                          version=result.get("version"), init_s=result["init_s"])
-    return EngineRun(True, None, "cpu", result.get("version"), result["prefill_tokens"],
-                     result["prefill_tokens_per_s"], result["decode_tokens"], result["decode_tokens_per_s"],
-                     result["time_to_first_token_s"], result["init_s"])
+    decoded = result["decode_tokens"] > 0
+    return EngineRun(True, None if decoded else f"the engine prefilled but decoded no tokens: {why}", "cpu",
+                     result.get("version"), result["prefill_tokens"], result["prefill_tokens_per_s"],
+                     result["decode_tokens"], result["decode_tokens_per_s"] if decoded else None,
+                     result["time_to_first_token_s"] if decoded else None, result["init_s"])
 
 
 def _last_json(stdout: str) -> dict[str, Any] | None:

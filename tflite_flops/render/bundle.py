@@ -66,12 +66,15 @@ def bundle_lines(report: Report) -> list[str]:
     e = b.engine
     if e is not None:
         if e.ran:
+            decode = (f"decode {e.decode_tokens} tokens at {e.decode_tokens_per_s:,.1f} tokens/s, time to first token "
+                      f"{1000 * e.time_to_first_token_s:.3f} ms" if e.decode_tokens_per_s is not None and
+                      e.time_to_first_token_s is not None else "no decode")
             lines.append(f"LiteRT-LM engine ({e.backend}{', litert-lm-api ' + e.version if e.version else ''}): "
-                         f"prefill {e.prefill_tokens} tokens at {e.prefill_tokens_per_s:,.1f} tokens/s, decode "
-                         f"{e.decode_tokens} tokens at {e.decode_tokens_per_s:,.1f} tokens/s, time to first token "
-                         f"{1000 * (e.time_to_first_token_s or 0):.3f} ms, init {1000 * (e.init_s or 0):.1f} ms "
-                         "(its own tokenizer, sampler and KV cache; the signature figures above are the "
-                         "signature runner's)")
+                         f"prefill {e.prefill_tokens} tokens at {e.prefill_tokens_per_s:,.1f} tokens/s, {decode}, "
+                         f"init {1000 * (e.init_s or 0):.1f} ms (its own tokenizer, sampler and KV cache; the "
+                         "signature figures below are the signature runner's)")
+            if e.reason:
+                lines.append(f"LiteRT-LM engine: {e.reason}")
         else:
             lines.append(f"LiteRT-LM engine did not run: {e.reason} (the signature runner's figures stand alone)")
     return lines
