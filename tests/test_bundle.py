@@ -60,6 +60,13 @@ def test_the_sample_bundle_is_small_and_holds_the_decoder():
     assert model.size_bytes == DECODER.stat().st_size
 
 
+def test_the_hash_is_the_bundles_whether_read_from_its_file_or_its_bytes():
+    import hashlib
+
+    whole = hashlib.sha256(BUNDLE.read_bytes()).hexdigest()
+    assert tflite_flops.analyze(BUNDLE).model.sha256 == tflite_flops.analyze(BUNDLE.read_bytes()).model.sha256 == whole
+
+
 def test_bundle_all_signatures_equal_the_model_inside():
     """The done-when of issue 23: per-signature MACs, bytes and memory of the bundle = of its model."""
     bundle = tflite_flops.analyze(BUNDLE, all_signatures=True)

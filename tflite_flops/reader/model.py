@@ -181,15 +181,16 @@ class Model:
             self.hasher().start()
 
     def sha256(self) -> str:
-        """SHA-256 of the file, streamed so that weight pages do not stay resident; computed once."""
+        """SHA-256 of the file (of the whole bundle for a bundle's section), streamed so that weight pages
+        do not stay resident; computed once."""
         return self.hasher()()
 
     def hasher(self) -> "Hasher":
         """The callable behind :meth:`sha256`, which keeps the file's path and bytes but not the parsed
         model: a report holds it to hash lazily without keeping the model's tensors and ops alive."""
         hasher = self.__dict__.get("_hasher")
-        if hasher is None:
-            hasher = Hasher(self.path, self._buf)
+        if hasher is None:  # a bundle's section: the hash of the whole bundle, as a file or as bytes
+            hasher = Hasher(self.path, self._buf if self.bundle is None else self.bundle.buf)
             object.__setattr__(self, "_hasher", hasher)  # a cache, not state: Model stays frozen
         return hasher
 
