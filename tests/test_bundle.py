@@ -358,6 +358,22 @@ def test_the_engine_says_why_it_did_not_run(monkeypatch):
                                 "INVALID_ARGUMENT: too long\nINFO: bye") == "INVALID_ARGUMENT: too long"
 
 
+def test_a_runtime_is_given_the_model_section_not_the_container():
+    from tflite_flops.measure.runtime import runnable_model
+
+    assert runnable_model(str(BUNDLE)) == runnable_model(BUNDLE.read_bytes()) == DECODER.read_bytes()
+    assert runnable_model(str(DECODER)) == str(DECODER)  # a .tflite path is handed over as it is
+
+
+@pytest.mark.runtime
+@pytest.mark.slow
+def test_sweep_latency_on_a_bundle_times_its_model():
+    done = _run(["sweep", str(BUNDLE), "--signature", "decode", "--input-shape", "tokens=1x1", "--latency",
+                 "--runs", "3", "--format", "json"])
+    assert done.returncode == 0 and "skipped" not in done.stderr, done.stderr
+    assert json.loads(done.stdout)["points"][0]["latency"]["median_ms"] > 0
+
+
 ENGINE_BUNDLE = SAMPLES / "tiny_decoder_engine.litertlm"
 
 
