@@ -520,3 +520,34 @@ def test_memory_does_not_grow_with_a_bundles_weights(tmp_path, where):
     grown_mb, external = map(int, proc.stdout.split()[-2:])
     assert grown_mb < 32, f"analysis grew RSS by {grown_mb} MB"
     assert external == (0 if where == "in the model section" else 2 << 30)
+
+
+def test_truncation_at_every_point_of_a_bundle():
+    """Every byte of the header and every 997th after: each prefix loads or raises our own error."""
+    data = BUNDLE.read_bytes()
+    (end,) = struct.unpack_from("<Q", data, 24)
+    cuts = list(range(0, end + 64)) + list(range(end + 64, len(data), 997))
+    loaded = 0
+    for cut in cuts:
+        try:
+            load_model(data[:cut])
+            loaded += 1
+        except TfliteFlopsError:
+            pass
+    assert loaded == 0  # a section always ends at the end of the file (the metadata section): any cut breaks it
+
+
+def test_analysing_a_bundle_imports_no_runtime_nor_the_official_tools():
+    import subprocess
+    import sys
+
+    code = ("import sys, runpy; sys.argv = ['tflite_flops', 'analyze', 'sample_models/tiny_decoder.litertlm',"
+            " '--all-signatures', '--all-sections'];\n"
+            "try:\n    runpy.run_module('tflite_flops', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "heavy = ('tensorflow', 'ai_edge_litert', 'litert_lm', 'litert_lm_builder', 'sentencepiece', 'google')\n"
+            "print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY []" in proc.stderr and "LiteRT-LM bundle" in proc.stdout
