@@ -13,13 +13,13 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
 
 def main(argv: list[str]) -> int:
-    """Copy every ``sample_models/*.tflite`` into the directory given as the only argument."""
+    """Copy every ``sample_models/*.tflite`` and ``*.litertlm`` into the directory given as the only argument."""
     if len(argv) != 1:
         print("usage: python fuzz/seed_corpus.py CORPUS_DIR", file=sys.stderr)
         return 2
     target = Path(argv[0])
     target.mkdir(parents=True, exist_ok=True)
-    for path in sorted(SAMPLES.glob("*.tflite")):
+    for path in sorted([*SAMPLES.glob("*.tflite"), *SAMPLES.glob("*.litertlm")]):
         shutil.copyfile(path, target / path.name)
     print(f"{len(list(target.iterdir()))} files in {target}")
     return 0

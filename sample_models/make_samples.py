@@ -5,6 +5,8 @@ Usage (needs TensorFlow, e.g. ``pip install tensorflow-cpu``)::
     python sample_models/make_samples.py            # writes every model next to this script
     python sample_models/make_samples.py --check    # also load + invoke each file in LiteRT
     python sample_models/make_samples.py --out DIR  # write somewhere else
+    python sample_models/make_samples.py --bundle   # only the LiteRT-LM bundles (needs litert-lm-builder and
+                                                    # sentencepiece; TensorFlow for tiny_decoder_engine.litertlm)
 
 Every model is built from fixed seeds (Keras weights, BatchNorm statistics, calibration
 data), so running the script again with the same TensorFlow version gives the same graphs
@@ -25,6 +27,13 @@ Files written (see README.md in this directory for shapes and what each one exer
                              decode (1 token) sharing one set of weights
   tiny_decoder_kv.tflite     the same decoder with int8 weights (dynamic range): decode signatures at
                              KV lengths 32, 64, 128 and one with a dynamic KV length (for sweep --kv-length)
+  tiny_decoder.litertlm      a LiteRT-LM bundle of tiny_decoder.tflite (the prefill_decode model), packed
+                             with the official litert-lm-builder, with a SentencePiece tokenizer trained
+                             here on generated text and LlmMetadata (written when litert-lm-builder and
+                             sentencepiece are installed: pip install 'tflite_flops[bundle]')
+  tiny_decoder_engine.litertlm  the same decoder with its KV caches laid out [1, heads, slots, dim], the
+                             layout the LiteRT-LM engine runs (it reads the context length from dim 2), in
+                             the same kind of bundle: the sample the engine's Benchmark measures
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
@@ -206,7 +215,7 @@ def build_lstm(seed: int = 4, cell_rnn: bool = False):
 
 
 def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], ...] = (
-        ("prefill", DEC_PREFILL, DEC_KV_LEN), ("decode", 1, DEC_KV_LEN))):
+        ("prefill", DEC_PREFILL, DEC_KV_LEN), ("decode", 1, DEC_KV_LEN)), heads_first: bool = False):
     """A tiny decoder-only transformer with an explicit KV cache, as a ``tf.Module``.
 
     Token embedding (GATHER) -> 2 × [RMSNorm, fused QKV projection, K/V written into the cache
@@ -222,6 +231,8 @@ def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], 
 
     ``signatures``: (key, tokens per call, KV length) of each signature; a KV length of None makes
     the cache length a dynamic dim (``[1, -1, HEADS, D/HEADS]``; the mask follows the cache's shape).
+    ``heads_first``: caches laid out ``[1, HEADS, KV_LEN, D/HEADS]`` instead (the layout the LiteRT-LM
+    engine reads its context length from: dim 2).
     """
     tf = _tf()
     from tensorflow.compiler.tf2xla.python import xla  # DynamicUpdateSlice -> DYNAMIC_UPDATE_SLICE
@@ -250,19 +261,24 @@ def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], 
         def step(self, tokens, input_pos, caches):
             t = tokens.shape[1]
             x = tf.gather(self.embed, tokens)  # [1, T, D]
-            kv_len = caches["kv_cache_k_0"].shape[1] or tf.shape(caches["kv_cache_k_0"])[1]
+            seq = 2 if heads_first else 1  # the cache's KV-length dim
+            kv_len = caches["kv_cache_k_0"].shape[seq] or tf.shape(caches["kv_cache_k_0"])[seq]
             mask = tf.where(tf.range(kv_len)[None, :] <= input_pos[:, None], 0.0, -1e9)  # [T, KV_LEN]
-            start = tf.stack([0, input_pos[0], 0, 0])
+            start = tf.stack([0, 0, input_pos[0], 0] if heads_first else [0, input_pos[0], 0, 0])
+            to_cache = (lambda a: tf.transpose(a, [0, 2, 1, 3])) if heads_first else (lambda a: a)
+            to_bhsd = (lambda a: a) if heads_first else (lambda a: tf.transpose(a, [0, 2, 1, 3]))
             out = {}
             for i, blk in enumerate(self.blocks):
                 q, k, v = tf.split(tf.matmul(self.rms(x, blk["norm1"]), blk["qkv"]), 3, axis=-1)
-                k_cache = xla.dynamic_update_slice(caches[f"kv_cache_k_{i}"], tf.reshape(k, [1, t, heads, dh]), start)
-                v_cache = xla.dynamic_update_slice(caches[f"kv_cache_v_{i}"], tf.reshape(v, [1, t, heads, dh]), start)
+                k_cache = xla.dynamic_update_slice(caches[f"kv_cache_k_{i}"], to_cache(tf.reshape(k, [1, t, heads, dh])),
+                                                   start)
+                v_cache = xla.dynamic_update_slice(caches[f"kv_cache_v_{i}"], to_cache(tf.reshape(v, [1, t, heads, dh])),
+                                                   start)
                 out[f"kv_cache_k_{i}"], out[f"kv_cache_v_{i}"] = k_cache, v_cache
                 qh = tf.transpose(tf.reshape(q, [1, t, heads, dh]), [0, 2, 1, 3])  # [1, H, T, dh]
-                scores = tf.matmul(qh, tf.transpose(k_cache, [0, 2, 1, 3]), transpose_b=True) * (1.0 / dh ** 0.5)
+                scores = tf.matmul(qh, to_bhsd(k_cache), transpose_b=True) * (1.0 / dh ** 0.5)
                 probs = tf.nn.softmax(scores + mask, axis=-1)  # [1, H, T, KV_LEN]
-                att = tf.matmul(probs, tf.transpose(v_cache, [0, 2, 1, 3]))  # [1, H, T, dh]
+                att = tf.matmul(probs, to_bhsd(v_cache))  # [1, H, T, dh]
                 x = x + tf.matmul(tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [1, t, d]), blk["out"])
                 h = self.rms(x, blk["norm2"])
                 x = x + tf.matmul(tf.nn.relu(tf.matmul(h, blk["up"])), blk["down"])
@@ -274,7 +290,8 @@ def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], 
 
     def signature(tokens: int, kv_len: int | None):
         specs = [tf.TensorSpec([1, tokens], tf.int32, name="tokens"), tf.TensorSpec([tokens], tf.int32, name="input_pos")]
-        specs += [tf.TensorSpec([1, kv_len, heads, dh], tf.float32, name=n) for n in cache_names]
+        shape = [1, heads, kv_len, dh] if heads_first else [1, kv_len, heads, dh]
+        specs += [tf.TensorSpec(shape, tf.float32, name=n) for n in cache_names]
 
         @tf.function(input_signature=specs)
         def run(tokens, input_pos, *caches):
@@ -489,14 +506,82 @@ def build_all() -> dict[str, bytes]:
     return files
 
 
+# The bundles' tokenizer: a SentencePiece BPE model with one piece per token id of the decoder's vocabulary,
+# trained on sentences of made-up words (consonant-vowel syllables) drawn with a fixed seed.
+BUNDLE_WORDS, BUNDLE_SENTENCES, BUNDLE_MAX_TOKENS = 400, 3000, 64
+
+
+def build_bundle(decoder: Path, out: Path) -> int:
+    """Pack ``decoder`` (tiny_decoder.tflite) into a LiteRT-LM bundle at ``out``; return its size.
+
+    Uses the official ``litert-lm-builder``: the model as the ``prefill_decode`` section (backend
+    constraint cpu), a SentencePiece tokenizer of DEC_VOCAB pieces trained offline on generated
+    text (ids 0 unk, 1 bos, 2 eos; identity normalisation keeps it small), and an ``LlmMetadata``
+    protobuf (generic model, start token 1, stop token 2, 64 tokens). The builder stamps a fresh
+    uuid and creation time into the system metadata, so two builds differ in those two entries only.
+    """
+    import random
+    import tempfile
+
+    import sentencepiece as spm
+    from litert_lm_builder import litertlm_builder as lb
+    from litert_lm_builder.runtime.proto import llm_metadata_pb2
+
+    rnd = random.Random(7)
+    words = ["".join(rnd.choice("bcdfghjklmnprstvwz") + rnd.choice("aeiou") for _ in range(rnd.randint(1, 4)))
+             for _ in range(BUNDLE_WORDS)]
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.txt"
+        corpus.write_text("\n".join(" ".join(rnd.choice(words) for _ in range(12)) for _ in range(BUNDLE_SENTENCES)))
+        with _quiet():
+            spm.SentencePieceTrainer.train(
+                input=str(corpus), model_prefix=str(Path(tmp) / "tok"), vocab_size=DEC_VOCAB, model_type="bpe",
+                num_threads=1, unk_id=0, bos_id=1, eos_id=2, pad_id=-1, normalization_rule_name="identity",
+                minloglevel=2)
+        meta = llm_metadata_pb2.LlmMetadata()
+        meta.start_token.token_ids.ids.append(1)
+        meta.stop_tokens.add().token_ids.ids.append(2)
+        meta.max_num_tokens = BUNDLE_MAX_TOKENS
+        meta.llm_model_type.generic_model.SetInParent()
+        (Path(tmp) / "llm_metadata.pb").write_bytes(meta.SerializeToString())
+        builder = lb.LitertLmFileBuilder()
+        builder.add_system_metadata(lb.Metadata(key="Authors", value="tflite_flops sample_models",
+                                                dtype=lb.DType.STRING))
+        builder.add_tflite_model(str(decoder), lb.TfLiteModelType.PREFILL_DECODE, backend_constraint="cpu")
+        builder.add_sentencepiece_tokenizer(str(Path(tmp) / "tok.model"))
+        builder.add_llm_metadata(str(Path(tmp) / "llm_metadata.pb"))
+        with open(out, "wb") as f:
+            builder.build(f)
+    return out.stat().st_size
+
+
+def write_bundles(out: Path) -> None:
+    """Write tiny_decoder.litertlm (from ``out``/tiny_decoder.tflite) and tiny_decoder_engine.litertlm
+    (the heads-first decoder, converted here: needs TensorFlow)."""
+    import tempfile
+
+    size = build_bundle(out / "tiny_decoder.tflite", out / "tiny_decoder.litertlm")
+    print(f"{'tiny_decoder.litertlm':<28} {size:>8}  LiteRT-LM bundle of tiny_decoder.tflite")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = Path(tmp) / "tiny_decoder.tflite"
+        model.write_bytes(convert_signatures(*build_decoder(heads_first=True)))
+        size = build_bundle(model, out / "tiny_decoder_engine.litertlm")
+    print(f"{'tiny_decoder_engine.litertlm':<28} {size:>8}  the decoder with [1, heads, slots, dim] caches, bundled")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=HERE, help="output directory (default: next to this script)")
     parser.add_argument("--check", action="store_true", help="load and invoke every file in the LiteRT interpreter")
     parser.add_argument("--ops", action="store_true", help="print the op types of every subgraph")
+    parser.add_argument("--bundle", action="store_true",
+                        help="only pack tiny_decoder.tflite (already in --out) into tiny_decoder.litertlm")
     args = parser.parse_args(argv)
 
     start = time.time()
+    if args.bundle:
+        write_bundles(args.out)
+        return 0
     files = build_all()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{'file':<28} {'bytes':>8}  inputs (shape_signature)")
@@ -514,6 +599,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.check:
             outs = check_runs(path, CHECK_SHAPES.get(name))
             print(f"    invoked OK, output shapes {outs}")
+    try:
+        import litert_lm_builder  # noqa: F401
+        import sentencepiece  # noqa: F401
+    except ImportError:
+        print("bundles not written: pip install 'tflite_flops[bundle]' (litert-lm-builder, sentencepiece)")
+    else:
+        write_bundles(args.out)
     print(f"done in {time.time() - start:.1f} s")
     return 0
 

@@ -3,7 +3,9 @@
 * ``TF_CPP_MIN_LOG_LEVEL=2`` before anything can import TensorFlow (hides its C++ INFO/WARNING logs).
 * Tests marked ``tf`` are skipped when TensorFlow cannot be imported, tests marked
   ``runtime`` when the LiteRT interpreter (``ai_edge_litert``) cannot be imported. The
-  markers are declared in pyproject.toml. Tests marked ``micro`` need the ``tflite-micro`` package.
+  markers are declared in pyproject.toml. Tests marked ``micro`` need the ``tflite-micro`` package,
+  ``bundle`` the official LiteRT-LM builder (``litert-lm-builder``), ``engine`` the LiteRT-LM engine
+  (``litert-lm-api``).
   With ``CI=true`` nothing is skipped for a missing package: those tests fail. Test bodies never
   call ``pytest.importorskip`` for these packages (a missing one then errors).
 * Every ``tf`` test is also ``slow``: importing TensorFlow takes seconds and each of these tests
@@ -31,6 +33,8 @@ _OPTIONAL = {
     "tf": ("tensorflow", "TensorFlow is not installed (pip install tensorflow-cpu)"),
     "runtime": ("ai_edge_litert.interpreter", "the LiteRT interpreter is not installed (pip install ai-edge-litert)"),
     "micro": ("tflite_micro", "the TensorFlow Lite Micro interpreter is not installed (pip install --pre tflite-micro)"),
+    "bundle": ("litert_lm_builder.litertlm_builder", "the LiteRT-LM builder is not installed (pip install litert-lm-builder)"),
+    "engine": ("litert_lm", "the LiteRT-LM engine is not installed (pip install litert-lm-api)"),
 }
 
 

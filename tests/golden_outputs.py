@@ -51,6 +51,9 @@ def cases(chain: str = CHAIN) -> dict[str, list[str]]:
                                             "--format", "json"]
     out["analyze/tiny_decoder-all.html"] = ["analyze", "sample_models/tiny_decoder.tflite", "--all-signatures",
                                             "--format", "html"]
+    for fmt in ["table", "json", "md", "html"]:  # a LiteRT-LM bundle: its sections, metadata, every signature
+        out[f"analyze/tiny_decoder-bundle.{fmt}"] = ["analyze", "sample_models/tiny_decoder.litertlm",
+                                                     "--all-signatures", "--all-sections", "--format", fmt]
     for fmt in ["table", "json", "csv", "md", "html"]:
         out[f"compare/float-int8.{fmt}"] = ["compare", "sample_models/cnn_float.tflite",
                                            "sample_models/cnn_int8.tflite", "--format", fmt]

@@ -71,7 +71,7 @@ def test_a_report_does_not_keep_the_parsed_model_alive(tmp_path, monkeypatch, fr
     path.write_bytes(data)
     loaded = []
     real_load = run.load_model
-    monkeypatch.setattr(run, "load_model", lambda src: loaded.append(real_load(src)) or loaded[-1])
+    monkeypatch.setattr(run, "load_model", lambda src, *rest: loaded.append(real_load(src, *rest)) or loaded[-1])
     report = tflite_flops.analyze(data if from_bytes else path)
     model = weakref.ref(loaded.pop())
     assert model() is None  # nothing in the report refers to it

@@ -14,7 +14,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time"}
-MARKERS = {"runtime", "tf", "micro"}
+MARKERS = {"runtime", "tf", "micro", "bundle", "engine"}
 
 
 def _modules() -> list[Path]:

@@ -15,6 +15,7 @@ from .analysis import analyze_model
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, RuntimeMissingError
+from .reader.load import load_model
 from .reader.model import Model
 from .report import Report
 from .report.completeness import check_strict
@@ -31,7 +32,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             count_zeros: bool | None = None, all_signatures: bool = False, prefill: str | None = None,
             decode: str | None = None, latency: bool = False, per_op: bool = False, roofline: bool = False,
             runtime: RuntimeSettings | str | None = None, bench: BenchSettings | None = None,
-            inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None) -> Report:
+            inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
+            section: str | int | None = None, all_sections: bool = False) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -66,6 +68,9 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         progress: draw a progress bar on a terminal while timing.
         threads: the interpreter threads of the runtime memory figure (``memory.runtime``: kernel
             temporaries depend on them); default: the ``runtime`` settings' threads, else 1.
+        section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
+            ``model_type`` (default: the ``prefill_decode`` model).
+        all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
 
     Returns:
         The :class:`Report`.
@@ -85,10 +90,15 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     timed = _timed_source(source) if latency or per_op or roofline else None  # a Model without a file fails first
+    if not isinstance(source, Model) and (section is not None or all_sections or timed is not None):
+        source = load_model(source, section)  # read once: the runtime then gets the section's bytes
     report = analyze_model(source, input_shapes, batch, while_trips=while_trips, signature=signature,
                            cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
                            count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
-                           name=name, threads=threads if threads is not None else getattr(runtime, "threads", 1))
+                           name=name, all_sections=all_sections,
+                           threads=threads if threads is not None else getattr(runtime, "threads", 1))
+    if timed is not None and isinstance(source, Model) and source.bundle is not None:
+        timed = bytes(source.bundle.view(source.section))  # the runtime runs the section, not the container
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report
@@ -99,6 +109,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         what = Measurements(latency, per_op, roofline, runtime or RuntimeSettings(), bench or BenchSettings(), inputs)
         try:
             report = measure_report(report, timed, what, progress=progress)
+            if latency and report.bundle is not None:
+                from .measure.engine import add_engine_run
+
+                report = add_engine_run(report, what.runtime)
         except RuntimeMissingError as exc:
             exc.report = report
             raise

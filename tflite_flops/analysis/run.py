@@ -21,6 +21,7 @@ from ..report.completeness import check_strict
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from .entries import CostOverride
+from .bundle import describe_bundle
 from .generative import add_signatures
 from .sparsity import COUNT_ZEROS_AUTO_LIMIT
 from .walk import Walk, entry_subgraph, walk_model
@@ -31,12 +32,14 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None, all_signatures: bool = False,
                   prefill: str | None = None, decode: str | None = None, name: str | None = None,
-                  threads: int = 1) -> Report:
+                  threads: int = 1, section: str | int | None = None, all_sections: bool = False) -> Report:
     """The static Report of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
 
     Arguments as for :func:`tflite_flops.analyze`, which also converts Keras models and measures;
     ``name`` names a model given as bytes (the report's ``model.path``); ``threads``: the interpreter
-    threads of the runtime memory figure (``memory.runtime``).
+    threads of the runtime memory figure (``memory.runtime``). For a LiteRT-LM bundle, ``section``
+    picks the model section (default: the ``prefill_decode`` model), ``all_sections`` adds every other
+    model section's totals to ``report.bundle``.
 
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
@@ -44,7 +47,7 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
         UnsupportedOpError, ShapeError: ``strict`` and the report has a problem ``--strict`` refuses.
     """
     with _collector_paused():
-        model = source if isinstance(source, Model) else load_model(source)
+        model = source if isinstance(source, Model) else load_model(source, section)
         settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
                     "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros, "threads": threads}
         report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
@@ -54,6 +57,10 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
             report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
         elif prefill is not None or decode is not None:
             raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+        if model.bundle is not None:
+            report = replace(report, bundle=describe_bundle(model, report, analyze_entry if all_sections else None, **settings))
+        elif all_sections:
+            raise InputSpecError("all_sections=True (--all-sections) applies to a LiteRT-LM bundle (.litertlm)")
         del model  # freed now, before the collector runs again: the report keeps only its hasher
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..render import RENDERERS
     from ..report.budget import add_budget_arguments
 
-    p.add_argument("model", help="path to a .tflite file")
+    p.add_argument("model", help="path to a .tflite file or a LiteRT-LM bundle (.litertlm)")
     add_output_options(p, RENDERERS, "also write a report file")
     add_shape_options(p)
     p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
@@ -33,6 +33,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "prefill/decode signatures (with --latency: tokens/s and time to first token)")
     g.add_argument("--prefill", metavar="SIG", help="the prefill signature (default: detected; implies --all-signatures)")
     g.add_argument("--decode", metavar="SIG", help="the decode signature (default: detected; implies --all-signatures)")
+    b = p.add_argument_group("LiteRT-LM bundles (.litertlm)")
+    b.add_argument("--section", metavar="NAME|INDEX",
+                   help="the model section to analyse: its index or model_type (e.g. embedder); "
+                        "default: the prefill_decode model")
+    b.add_argument("--all-sections", action="store_true",
+                   help="also analyse every other model section of the bundle (their totals in the report)")
     add_latency_options(p)
     add_budget_arguments(p)
 
@@ -68,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                          signature=args.signature, count_zeros=args.count_zeros, all_signatures=all_signatures,
                          prefill=args.prefill, decode=args.decode, latency=args.latency, per_op=args.per_op,
                          roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True,
-                         threads=args.threads)
+                         threads=args.threads, section=args.section, all_sections=args.all_sections)
     except RuntimeMissingError as exc:
         if exc.report is None:
             raise

@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..render.batch import BATCH_FORMATS
 
     p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
-                   help="a directory (every .tflite below it), a glob such as 'zoo/**/*.tflite', or a file")
+                   help="a directory (every .tflite and .litertlm bundle below it), a glob such as 'zoo/**/*.tflite', or a file")
     add_output_options(p, BATCH_FORMATS, "write the rows")
     p.add_argument("-j", "--jobs", type=at_least(1), default=None, metavar="N",
                    help="worker processes (default: number of CPUs; 1 = no workers)")

@@ -14,8 +14,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``compare``."""
     from ..render.compare import COMPARE_RENDERERS
 
-    p.add_argument("a", metavar="A", help="baseline: a .tflite file or a JSON report (analyze -f json)")
-    p.add_argument("b", metavar="B", help="candidate: a .tflite file or a JSON report")
+    p.add_argument("a", metavar="A", help="baseline: a .tflite file, a LiteRT-LM bundle (.litertlm) or a JSON report (analyze -f json)")
+    p.add_argument("b", metavar="B", help="candidate: a .tflite file, a .litertlm bundle or a JSON report")
     add_output_options(p, COMPARE_RENDERERS, "also write the comparison")
     p.add_argument("--top", type=at_least(0), default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)

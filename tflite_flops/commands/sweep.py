@@ -13,7 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``sweep``."""
     from ..render.sweep import SWEEP_RENDERERS
 
-    p.add_argument("model", help="path to a .tflite file")
+    p.add_argument("model", help="path to a .tflite file or a LiteRT-LM bundle (.litertlm: its prefill_decode model)")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="one sweep point: NAME=1x224x224x3, INDEX=..., or a bare shape; several inputs of one "
                         "point comma-separated (a=1x64,b=1x64); repeat for every point")

@@ -20,6 +20,8 @@ import numpy as np
 
 from . import runtimes
 from ..errors import InputSpecError, RuntimeUnavailableError
+from ..reader.bundle import MAGIC as BUNDLE_MAGIC
+from ..reader.load import load_model
 
 RUNTIMES = runtimes.names()  # the registered adapters, the default first
 
@@ -106,11 +108,30 @@ def runtime_version(runtime: str) -> str:
     return _import(runtime)[2]
 
 
+def runnable_model(model: str | bytes) -> str | bytes:
+    """What an interpreter loads for ``model``: the model itself, or for a LiteRT-LM bundle (a path or
+    bytes) the bytes of its ``prefill_decode`` model section (an interpreter cannot read the container;
+    :func:`tflite_flops.analyze` hands over the section ``section=`` chose)."""
+    if isinstance(model, (bytes, bytearray)):
+        head = bytes(model[:len(BUNDLE_MAGIC)])
+    else:
+        try:
+            with open(model, "rb") as f:
+                head = f.read(len(BUNDLE_MAGIC))
+        except OSError:
+            return model  # the interpreter reports it
+    if head != BUNDLE_MAGIC:
+        return model
+    parsed = load_model(model)
+    return bytes(parsed.bundle.view(parsed.section))
+
+
 def make_interpreter(model: str | bytes, settings: RuntimeSettings, preserve_all_tensors: bool = False) -> Any:
     """Create an interpreter for a path or bytes; raises RuntimeUnavailableError when it cannot load.
 
     ``preserve_all_tensors`` keeps every intermediate tensor readable after ``invoke()`` (the
-    per-op timing captures activations that way).
+    per-op timing captures activations that way). A LiteRT-LM bundle runs its ``prefill_decode``
+    model (:func:`runnable_model`).
     """
     interpreter_cls, resolver, _ = _import(settings.runtime)
     kwargs: dict[str, Any] = {"num_threads": settings.threads}
@@ -118,6 +139,7 @@ def make_interpreter(model: str | bytes, settings: RuntimeSettings, preserve_all
         kwargs["experimental_preserve_all_tensors"] = True
     if not settings.xnnpack:
         kwargs["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    model = runnable_model(model)
     if isinstance(model, (bytes, bytearray)):
         kwargs["model_content"] = bytes(model)
     else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from dataclasses import replace
 from itertools import chain, repeat
 from operator import itemgetter
 from types import MappingProxyType
@@ -22,7 +23,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from flatbuffers import flexbuffers
 
 from . import columnar, schema
-from ..errors import ModelFormatError, ModelLoadError
+from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from .bundle import Bundle, Section, is_bundle, read_bundle
 from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
                     calls_subgraphs, subgraph_refs)
@@ -58,27 +60,39 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
     return buf, path
 
 
-def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Model:
-    """Parse a .tflite file or its bytes.
+def load_model(source: str | os.PathLike | bytes | bytearray | memoryview, section: str | int | None = None) -> Model:
+    """Parse a .tflite file or its bytes, or a model section of a LiteRT-LM bundle (``.litertlm``).
 
     The whole flatbuffer is verified first (:mod:`tflite_flops.reader.columnar`): every offset, vector
     length, string and union is checked against the file before it is used. Then every index
     (tensor, buffer, opcode, subgraph) is checked against what it indexes, and the subgraph
     call graph (WHILE/IF/CALL_ONCE/CALL/... references) is checked for cycles.
 
+    A bundle's header is read by :func:`tflite_flops.reader.bundle.read_bundle`; the chosen model
+    section is then read in place, through a zero-copy view of the mapped file, and the Model
+    keeps the bundle and the section (``model.bundle``, ``model.section``).
+
     Args:
         source: a path (memory-mapped) or the model's bytes.
+        section: for a bundle, the model section to read: its index or ``model_type``
+            (default: the ``prefill_decode`` model, see :meth:`Bundle.pick`).
 
     Returns:
         The parsed :class:`Model`.
 
     Raises:
         ModelLoadError: the file is missing, a directory, empty or unreadable.
-        ModelFormatError: the bytes are not a valid TFLite flatbuffer.
+        ModelFormatError: the bytes are not a valid TFLite flatbuffer or LiteRT-LM bundle.
+        InputSpecError: ``section`` names no model section, or is given for a plain .tflite.
     """
     buf, path = _open(source)
     name = path or "<bytes>"
     try:
+        if is_bundle(buf):
+            bundle = read_bundle(buf, path)
+            return load_section(bundle, bundle.pick(section))
+        if section is not None:
+            raise InputSpecError(f"{name}: --section applies to a LiteRT-LM bundle (.litertlm), not a .tflite file")
         model = _Reader(buf, path).read()
         check_call_graph(model)
         return model
@@ -88,6 +102,32 @@ def load_model(source: str | os.PathLike | bytes | bytearray | memoryview) -> Mo
         raise ModelFormatError(f"{name}: corrupted flatbuffer (nested offsets loop)") from exc
     except _FB_ERRORS as exc:  # belt and braces: the verifier should have refused these bytes
         raise ModelFormatError(f"{name}: corrupted or truncated flatbuffer ({type(exc).__name__}: {exc})") from exc
+
+
+def load_section(bundle: Bundle, section: Section) -> Model:
+    """Parse one TFLite model section of a bundle, in place (a zero-copy view of the bundle's bytes).
+
+    Raises:
+        ModelFormatError: the section is not a valid TFLite flatbuffer (the message names the section).
+    """
+    try:
+        model = _Reader(bundle.view(section), bundle.path).read()
+        check_call_graph(model)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"section {section.label}: {exc}") from exc
+    except RecursionError as exc:
+        raise ModelFormatError(f"section {section.label}: corrupted flatbuffer (nested offsets loop)") from exc
+    except _FB_ERRORS as exc:
+        raise ModelFormatError(f"section {section.label}: corrupted or truncated flatbuffer "
+                               f"({type(exc).__name__}: {exc})") from exc
+    weights = bundle.weights_for(section)
+    if model.external_buffers and weights:  # the ranges are checked against the sections, never read
+        room = max(w.size for w in weights)
+        for ident, (_group, offset, length) in model.external_buffers.items():
+            if offset + length > room:
+                raise ModelFormatError(f"section {section.label}: external buffer {ident} ({offset}+{length}) lies "
+                                       f"outside its {room}-byte TFLiteWeights section")
+    return replace(model, bundle=bundle, section=section)
 
 
 # The analysis walks a called subgraph once per call site. A file whose subgraphs call each
@@ -202,10 +242,12 @@ class _Reader:
             signatures.append(Signature(sd["signature_key"] or "", sub, maps[0], maps[1]))
         metadata = ({name or "": buffer for name, buffer in zip(fb["metadata"]["name"], fb["metadata"]["buffer"])}
                     if fb["metadata"] is not None else {})
+        external, groups = self.external if hasattr(self, "external") else self.external_buffers()
         return Model(
             path=self.path, size_bytes=self.size, version=fb["version"],
             description=fb["description"] or "", subgraphs=subgraphs,
-            signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf)
+            signatures=tuple(signatures), metadata=MappingProxyType(metadata), _buf=self.buf,
+            external_buffers=MappingProxyType(external), external_groups=groups)
 
     def data_table(self, buffers: Columns) -> None:
         """Tensor buffer -> data offset and size (``data_starts``, ``data_sizes``; 0 and 0 for buffer 0).
@@ -297,6 +339,9 @@ class _Reader:
             return ()
         n = len(cols)
         starts, sizes = self.tensor_data(cols["buffer"])
+        external = cols["external_buffer"]
+        if any(external):
+            starts, sizes = self.external_data(external, starts, sizes)
         codes = cols["type"]
         names = {code: schema.dtype_name(code) for code in set(codes)}
         dtypes = [*names.values()] * n if len(names) == 1 else _take(names, codes)
@@ -317,6 +362,41 @@ class _Reader:
         # Tensor's fields in order, without the keyword __new__ (benchmarks/static_speed.py)
         return tuple(map(tuple.__new__, repeat(Tensor, n), zip(
             range(n), name, dtypes, shape, sig, cols["buffer"], starts, sizes, cols["is_variable"], quant, sparse)))
+
+    def external_buffers(self) -> tuple[dict[int, tuple[int, int, int]], tuple[str, ...]]:
+        """The model's external buffers, id -> (group, offset, length), and the groups' names (checked)."""
+        fb = self.fb
+        groups = tuple(name or "" for name in fb["external_buffer_groups"]["name"]) \
+            if fb["external_buffer_groups"] is not None else ()
+        table = fb["external_buffers"]
+        out: dict[int, tuple[int, int, int]] = {}
+        if table is None:
+            return out, groups
+        for ident, group, offset, length in zip(table["id"], table["group"], table["offset"], table["length"]):
+            if group >= len(groups):
+                raise ModelFormatError(f"external buffer {ident} names group {group} of {len(groups)}")
+            out[ident] = (group, offset, length)
+        return out, groups
+
+    def external_data(self, external: Sequence[int], starts: Sequence[int],
+                      sizes: Sequence[int]) -> tuple[list[int], list[int]]:
+        """``starts`` and ``sizes`` with the tensors stored in external buffers set to ``-id`` and the length.
+
+        Raises:
+            ModelFormatError: a tensor names an external buffer the model does not have.
+        """
+        if not hasattr(self, "external"):
+            self.external = self.external_buffers()
+        known = self.external[0]
+        starts, sizes = list(starts), list(sizes)
+        for i, ident in enumerate(external):
+            if ident:
+                entry = known.get(ident)
+                if entry is None:
+                    raise ModelFormatError(f"tensor {i} names external buffer {ident}, which the model does not have "
+                                           f"({len(known)} external buffers)")
+                starts[i], sizes[i] = -ident, entry[2]
+        return starts, sizes
 
     def tensor_data(self, buffers: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
         """The (data_offset, data_size) columns of tensors that use ``buffers``: (0, 0) for buffer 0.

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..units import num_elements, tensor_bytes
 from . import columnar
+from .bundle import Bundle, Section
 
 _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
     "FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
@@ -69,7 +70,9 @@ class Tensor(NamedTuple):
     shape: tuple[int, ...]
     shape_signature: tuple[int, ...] | None
     buffer: int
-    data_offset: int  # where the constant data starts in the file (0 if none)
+    # where the constant data starts in the file (0 if none); negative for weights stored outside the
+    # model (an external buffer: -id), which are counted (data_size) but have no readable values
+    data_offset: int
     data_size: int  # bytes of constant data stored (0 for activations)
     is_variable: bool
     quantization: Quantization | None
@@ -79,6 +82,11 @@ class Tensor(NamedTuple):
     def is_constant(self) -> bool:
         """True when the tensor's values are stored in the model (weights, biases, shape constants)."""
         return self.data_size > 0
+
+    @property
+    def is_external(self) -> bool:
+        """True when the values are stored outside the model (an external buffer, e.g. a bundle's weights section)."""
+        return self.data_offset < 0
 
     @property
     def is_dynamic(self) -> bool:
@@ -156,6 +164,12 @@ class Model:
     signatures: tuple[Signature, ...]
     metadata: Mapping[str, int]
     _buf: Any = field(repr=False, compare=False)
+    # weights stored outside the model: external buffer id -> (group, offset, length); group names
+    external_buffers: Mapping[int, tuple[int, int, int]] = field(default_factory=dict, repr=False)
+    external_groups: tuple[str, ...] = ()
+    # a model read from a LiteRT-LM bundle: the bundle and its section (offsets above are the section's)
+    bundle: Bundle | None = field(default=None, repr=False, compare=False)
+    section: Section | None = None
 
     def hash_in_background(self) -> None:
         """Start computing :meth:`sha256` on a background thread, to overlap other work.
@@ -167,15 +181,16 @@ class Model:
             self.hasher().start()
 
     def sha256(self) -> str:
-        """SHA-256 of the file, streamed so that weight pages do not stay resident; computed once."""
+        """SHA-256 of the file (of the whole bundle for a bundle's section), streamed so that weight pages
+        do not stay resident; computed once."""
         return self.hasher()()
 
     def hasher(self) -> "Hasher":
         """The callable behind :meth:`sha256`, which keeps the file's path and bytes but not the parsed
         model: a report holds it to hash lazily without keeping the model's tensors and ops alive."""
         hasher = self.__dict__.get("_hasher")
-        if hasher is None:
-            hasher = Hasher(self.path, self._buf)
+        if hasher is None:  # a bundle's section: the hash of the whole bundle, as a file or as bytes
+            hasher = Hasher(self.path, self._buf if self.bundle is None else self.bundle.buf)
             object.__setattr__(self, "_hasher", hasher)  # a cache, not state: Model stays frozen
         return hasher
 
@@ -200,8 +215,8 @@ class Model:
     def _layout(self, tensor: Tensor) -> tuple[np.dtype, int] | None:
         """(NumPy dtype, element count) of a constant tensor's readable values, or None."""
         np_dtype = _NP_DTYPES.get(tensor.dtype)
-        if not tensor.data_size or np_dtype is None or tensor.sparsity is not None:
-            return None
+        if not tensor.data_size or np_dtype is None or tensor.sparsity is not None or tensor.data_offset < 0:
+            return None  # (a negative offset: the values are in an external buffer, not in this file)
         shape = tensor.shape
         if len(shape) > _MAX_RANK or (shape and min(shape) < 0):
             return None  # a corrupted or placeholder shape: the values cannot be laid out
@@ -289,6 +304,8 @@ class Model:
     def _release(self, offset: int, size: int) -> None:
         """Drop the mapped pages of a file range from this process (they stay in the page cache)."""
         buf = self._buf
+        if self.bundle is not None and self.section is not None:  # a view of a bundle's mapping
+            buf, offset = self.bundle.buf, offset + self.section.begin
         advice = getattr(mmap, "MADV_DONTNEED", None)
         if not isinstance(buf, mmap.mmap) or advice is None or size <= 0:
             return

@@ -201,13 +201,42 @@ def _union_members(method: str) -> dict[int, str]:
     return {code: cls.__name__ for code, cls in _union_classes(enum_cls).items()}
 
 
+# Fields of the TFLite schema newer than the bindings of the ``tflite`` package: weights stored
+# outside the model (LiteRT's external buffers; a LiteRT-LM bundle keeps them in a TFLiteWeights
+# section). Added to a table only when its bindings lack them. Slot = 4 + 2 * field id.
+_NEWER_FIELDS: dict[str, tuple[layout.Field, ...]] = {
+    "Tensor": (layout.Field("external_buffer", 24, layout.SCALAR, fmt="I", size=4, default=0),),
+    "Model": (layout.Field("external_buffer_groups", 20, layout.VEC_TABLE, table="ExternalBufferGroup"),
+              layout.Field("external_buffers", 22, layout.VEC_TABLE, table="ExternalBuffer")),
+    "ExternalBufferGroup": (layout.Field("name", 4, layout.STRING),),
+    "ExternalBuffer": (layout.Field("id", 4, layout.SCALAR, fmt="I", size=4, default=0),
+                       layout.Field("group", 6, layout.SCALAR, fmt="I", size=4, default=0),
+                       layout.Field("offset", 8, layout.SCALAR, fmt="Q", size=8, default=0),
+                       layout.Field("length", 10, layout.SCALAR, fmt="Q", size=8, default=0),
+                       layout.Field("packing", 12, layout.STRING)),
+}
+
+
 @functools.lru_cache(maxsize=None)
 def table_layout(name: str) -> tuple[layout.Field, ...]:
-    """The verifier's field list of table ``name`` (a class of the bindings, e.g. ``"Tensor"``).
+    """The verifier's field list of table ``name`` (a class of the bindings, e.g. ``"Tensor"``),
+    with the schema's newer fields the bindings lack (:data:`_NEWER_FIELDS`).
 
     Raises:
         ModelFormatError: no such table in the bindings.
     """
+    try:
+        fields = _binding_layout(name)
+    except ModelFormatError:
+        if name not in _NEWER_FIELDS:
+            raise
+        fields = []  # a table newer than the bindings
+    known = {f.name for f in fields}
+    return tuple(fields) + tuple(f for f in _NEWER_FIELDS.get(name, ()) if f.name not in known)
+
+
+def _binding_layout(name: str) -> list[layout.Field]:
+    """The field list of a table, read off the generated bindings."""
     module = getattr(tflite, name, None)
     cls = getattr(module, name, module)
     if not isinstance(cls, type):
@@ -242,7 +271,7 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
             fields.append(layout.Field(key, probe.slot, kind, fmt=fmt, size=size, default=default))
         else:
             fields.append(layout.Field(key, probe.slot, kind, table=table))
-    return tuple(fields)
+    return fields
 
 
 MODEL_SCHEMA = layout.Schema(table_layout, root="Model", identifier=FILE_IDENTIFIER)

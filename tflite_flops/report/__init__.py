@@ -7,9 +7,9 @@
 from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord, Totals, OpTypeSummary,
                       precision_split, LazyText, SubgraphMemory, MemorySummary, RuntimeMemory, ModelInfo, TokenFigures,
                       LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline, DelegatePlacement, SignatureReport,
-                      Report)
+                      Report, BundleSectionInfo, LlmInfo, EngineRun, BundleInfo)
 
 __all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "Totals", "OpTypeSummary",
            "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "RuntimeMemory", "ModelInfo", "TokenFigures",
            "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "DelegatePlacement",
-           "SignatureReport", "Report"]
+           "SignatureReport", "Report", "BundleSectionInfo", "LlmInfo", "EngineRun", "BundleInfo"]

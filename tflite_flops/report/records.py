@@ -484,6 +484,102 @@ class SignatureReport:
 
 
 @dataclass(frozen=True)
+class BundleSectionInfo:
+    """One section of a LiteRT-LM bundle. A model section analysed with ``--all-sections`` has its
+    ``totals`` (at its stored shapes, entry subgraph 0 or its first signature) and ``operators``;
+    one that could not be analysed has ``error``."""
+
+    index: int
+    kind: str  # the section's data type: TFLiteModel, TFLiteWeights, SP_Tokenizer, LlmMetadataProto, ...
+    size_bytes: int
+    model_type: str | None = None  # tf_lite_prefill_decode, tf_lite_embedder, ...
+    backend_constraint: str | None = None  # cpu, gpu, npu (a comma-separated list)
+    analysed: bool = False  # the section this report's ops and totals are of
+    totals: Totals | None = None
+    operators: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class LlmInfo:
+    """The bundle's LlmMetadata: what the LiteRT-LM engine is told about the model."""
+
+    model_type: str | None = None  # generic_model, gemma3, qwen3, ...
+    max_num_tokens: int | None = None  # context length the engine allocates its KV cache for
+    start_token: str | None = None  # "ids 2" or the token text
+    stop_tokens: tuple[str, ...] = ()
+    has_prompt_template: bool = False
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """A measurement by the LiteRT-LM engine (``litert_lm.Benchmark``), or why there is none.
+
+    ``ran`` is False with ``reason`` when the engine could not load or run the bundle here; the
+    signature runner's figures (``SignatureReport.tokens``) are measured either way. The engine
+    samples, tokenizes and manages its own KV cache: see docs/generative.md for how its figures
+    differ from the signature runner's.
+    """
+
+    ran: bool
+    reason: str | None = None
+    backend: str = "cpu"
+    version: str | None = None  # litert-lm-api's version
+    prefill_tokens: int | None = None  # tokens of the last prefill
+    prefill_tokens_per_s: float | None = None
+    decode_tokens: int | None = None
+    decode_tokens_per_s: float | None = None
+    time_to_first_token_s: float | None = None
+    init_s: float | None = None  # engine and session creation
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    """A report of a LiteRT-LM bundle (``.litertlm``): the container around the analysed model.
+
+    ``report.model`` describes the analysed model section (``size_bytes`` is the section's);
+    this record describes the bundle: its file, format version, sections, metadata and tokenizer.
+    ``external_weight_bytes`` are the bytes of weights sections that belong to the analysed model
+    (counted from the section table, never read).
+    """
+
+    path: str | None
+    size_bytes: int
+    version: str
+    section: int  # index of the analysed model section
+    sections: tuple[BundleSectionInfo, ...]
+    system_metadata: Mapping[str, Any] = field(default_factory=dict)
+    tokenizer: str | None = None  # sentencepiece | huggingface (zlib JSON) | None
+    llm: LlmInfo | None = None
+    external_weight_bytes: int = 0
+    engine: EngineRun | None = None  # with --latency
+
+    @property
+    def analysed(self) -> BundleSectionInfo:
+        """The analysed model section."""
+        return next(s for s in self.sections if s.index == self.section)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BundleInfo":
+        """Rebuild from the ``bundle`` key of :meth:`Report.to_dict`."""
+        def section(s: Mapping[str, Any]) -> BundleSectionInfo:
+            t = s.get("totals")
+            return BundleSectionInfo(**{**s, "totals": None if t is None else _totals(t)})
+
+        llm = d.get("llm")
+        engine = d.get("engine")
+        return cls(**{**d, "sections": tuple(section(s) for s in d["sections"]),
+                      "system_metadata": dict(d.get("system_metadata") or {}),
+                      "llm": None if llm is None else LlmInfo(**{**llm, "stop_tokens": tuple(llm.get("stop_tokens", ()))}),
+                      "engine": None if engine is None else EngineRun(**engine)})
+
+
+def _totals(t: Mapping[str, Any]) -> Totals:
+    """:class:`Totals` from its JSON form."""
+    return Totals(**{**t, "by_precision": {k: dict(v) for k, v in t.get("by_precision", {}).items()}})
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything an analysis produces: pure data. Renderers only read it.
 
@@ -512,6 +608,9 @@ class Report:
     notes: tuple[str, ...] = ()
     # where the ops run, per delegate ("xnnpack", "gpu"): JSON key "delegation"
     delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
+    # a LiteRT-LM bundle's container (its sections, metadata, tokenizer, the engine's run); JSON key "bundle",
+    # only for a bundle
+    bundle: BundleInfo | None = None
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -523,6 +622,8 @@ class Report:
                  "roofline", "signatures"]
         if not self.notes:
             order.remove("notes")  # written only when there is one: the reports without notes are unchanged
+        if self.bundle is not None:
+            order.append("bundle")  # written only for a bundle: the reports of .tflite files are unchanged
         # measured records list only the fields that were measured: their own to_dict
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
@@ -548,8 +649,7 @@ class Report:
             return TensorSummary(t["name"], t["dtype"], tuple(t["shape"]), tuple(sig) if sig is not None else None,
                                  t.get("index", 0))
 
-        def totals(t: Mapping[str, Any]) -> Totals:
-            return Totals(**{**t, "by_precision": {k: dict(v) for k, v in t.get("by_precision", {}).items()}})
+        totals = _totals
 
         op_fields = {f.name for f in fields(OpRecord)}
         ops = tuple(
@@ -571,6 +671,7 @@ class Report:
             throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
             memory=_memory(d.get("memory")),
             delegation={k: DelegatePlacement.from_dict(v) for k, v in (d.get("delegation") or {}).items()},
+            bundle=_record(BundleInfo, d.get("bundle")),
             schema_version=version,
             signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 

@@ -21,7 +21,7 @@ from ..report.completeness import partial_note
 # The worker pool and the measurement modules are imported where they are used: every CLI run
 # imports this module (the batch renderer reads COLUMNS), and a static analysis needs neither.
 
-MODEL_SUFFIXES = (".tflite", ".lite")
+MODEL_SUFFIXES = (".tflite", ".lite", ".litertlm")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class BatchOptions:
 
 
 def expand_sources(sources: Sequence[str]) -> list[str]:
-    """Model paths from files, directories (every ``*.tflite`` below, recursively) and globs.
+    """Model paths from files, directories (every ``*.tflite`` and ``*.litertlm`` below, recursively) and globs.
 
     A file named explicitly is kept even when it does not exist or is not a model, so that its
     row reports the problem. Duplicates are dropped; order follows the arguments.
@@ -50,7 +50,7 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
             found = sorted(os.path.join(root, f) for root, _, files in os.walk(src) for f in files
                            if f.lower().endswith(MODEL_SUFFIXES))
             if not found:
-                raise InputSpecError(f"{src}: no .tflite files in this directory")
+                raise InputSpecError(f"{src}: no .tflite or .litertlm files in this directory")
             paths += found
         elif any(c in src for c in "*?["):  # a glob pattern
             found = sorted(p for p in glob.glob(src, recursive=True) if os.path.isfile(p))

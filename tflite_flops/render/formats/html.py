@@ -31,6 +31,7 @@ from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter
 from ..memory import memory_caveat, memory_rows
 from ..placement import delegate_name, kept_groups, partition_of, placement_summary, taken, why_kept
 from ..opaque import not_counted_line, opaque_line
+from ..bundle import bundle_html
 from ..signatures import signatures_html
 from . import register_format
 
@@ -616,8 +617,9 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
     subtitle = esc(f"{report.tool.get('name', 'tflite_flops')} {report.tool.get('version', '')} · "
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
-    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), signatures_html(report),
-                                 _charts(report, colors), _placement(report), _memory(report), _latency(report, colors), sweep_section(sweep),
+    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
+                                 signatures_html(report), _charts(report, colors), _placement(report), _memory(report),
+                                 _latency(report, colors), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
     if sweep is not None:

@@ -18,6 +18,7 @@ from ..memory import memory_caveat, memory_rows
 from ..placement import delegate_name, kept_groups
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip
+from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from .table import file_hash_text
 from . import register_format
@@ -103,6 +104,11 @@ def render_markdown(report: Report, top: int = 10) -> str:
                 for k, v in report.by_op_type.items()]
         out += ["", "**By op type**", ""] + md_table(["op type", "count", "MACs", "FLOPs", "share"], rows,
                                                       [False, True, True, True, True])
+
+    if report.bundle is not None:
+        rows = [[md_text(c) for c in row] for row in section_rows(report)]
+        out += ["", "**LiteRT-LM bundle**", ""] + md_table(BUNDLE_HEADERS, rows, BUNDLE_RIGHT)
+        out += [""] + [f"- {md_text(line)}" for line in bundle_lines(report)]
 
     if report.signatures:
         rows = [[md_text(c) for c in row] for row in signature_rows(report)]

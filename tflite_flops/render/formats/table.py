@@ -12,6 +12,7 @@ from ..memory import memory_caveat, memory_rows
 from ..placement import placement_lines
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip, text_table
+from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
 from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
 from . import register_format
 
@@ -87,6 +88,11 @@ def render_table(report: Report, top: int = 10) -> str:
                  f"{100 * v.flops / total:.1f}%"] for k, v in report.by_op_type.items()]
         out += ["  " + line for line in text_table(["op type", "count", "precision", "MACs", "FLOPs", "share"], rows,
                                                [False, True, False, True, True, True])]
+
+    if report.bundle is not None:
+        out += ["", "LiteRT-LM bundle"]
+        out += ["  " + line for line in text_table(BUNDLE_HEADERS, section_rows(report), BUNDLE_RIGHT)]
+        out += [f"  {line}" for line in bundle_lines(report)]
 
     if report.signatures:
         out += ["", "Signatures (per call)"]
