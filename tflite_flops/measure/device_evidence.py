@@ -174,11 +174,11 @@ def join_runtime_details(report: Report, placement: DevicePlacement, source: str
     extra: dict[str, Any] = {"delegates": list(placement.delegates), "file": source}
     if XNNPACK_NAME in placement.delegates or not placement.delegates:
         extra["differs_from_xnnpack_prediction"] = differ
+    subgraphs = {o.subgraph for o in seen}
     summary = DelegatePlacement(
         delegated_ops=delegated, kept_ops=len(seen) - delegated,
-        partitions=sum(placement.partitions.get(sg, 0) for sg in {o.subgraph for o in seen}),
-        partitions_by_subgraph={str(sg): n for sg, n in sorted(placement.partitions.items())
-                                if sg in {o.subgraph for o in seen}},
+        partitions=sum(placement.partitions.get(sg, 0) for sg in subgraphs),
+        partitions_by_subgraph={str(sg): n for sg, n in sorted(placement.partitions.items()) if sg in subgraphs},
         source="device", extra=extra)
     warnings = report.warnings
     if "differs_from_xnnpack_prediction" in extra and differ:

@@ -32,6 +32,7 @@ from .registry import _names, _site
 XNNPACK = "xnnpack"
 GPU = "gpu"
 DELEGATES = (XNNPACK, GPU)
+DELEGATE_NAMES = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}  # in reasons and reports
 
 CATEGORY_OP_TYPE = "op type"  # no kernel for this op type (or custom op)
 CATEGORY_DTYPE = "dtype"  # a tensor type or type combination it does not take
@@ -175,8 +176,7 @@ def decide(delegate: str, op: DelegateOp) -> str | None:
     """None when ``delegate`` takes ``op``, else the reason it refuses it."""
     entry = _RULES[delegate].get(op.op_type)
     if entry is None:
-        name = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}[delegate]
-        return reason(CATEGORY_OP_TYPE, f"{name} has no kernel for {op.op_type}")
+        return reason(CATEGORY_OP_TYPE, f"{DELEGATE_NAMES[delegate]} has no kernel for {op.op_type}")
     found = entry.rule(op)
     if found is None and delegate == GPU:
         found = gpu_allowed_tensors(op)

@@ -11,6 +11,7 @@ import io
 import json
 from typing import Any, Sequence
 
+from ..ops.placement import DELEGATE_NAMES
 from ..report.compare import Comparison, MetricDelta, OpPair
 from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
@@ -108,7 +109,7 @@ def placement_change_lines(c: Comparison, limit: int = 12) -> list[str]:
     """The ops a delegate takes on one side only, grouped by delegate, direction and op type with B's (or A's) reason."""
     out = []
     for key in dict.fromkeys(ch.delegate for ch in c.placement):
-        name = {"xnnpack": "XNNPACK", "gpu": "the GPU delegate"}.get(key, key)
+        name = DELEGATE_NAMES.get(key, key)
         for lost in (True, False):
             changes = [ch for ch in c.placement if ch.delegate == key and ch.lost == lost]
             if not changes:

@@ -3,15 +3,23 @@ the kept ops grouped by reason."""
 
 from __future__ import annotations
 
-from ..report import OpRecord, Report
+from ..ops.placement import DELEGATE_NAMES
+from ..report import DelegatePlacement, OpRecord, Report
 
-DELEGATE_NAMES = {"xnnpack": "XNNPACK", "gpu": "GPU delegate", "device": "On the device"}
 _MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
 
 
 def delegate_name(key: str) -> str:
-    """The display name of a delegate key."""
-    return DELEGATE_NAMES.get(key, key)
+    """The display name of a delegation key, as a heading ("XNNPACK", "The GPU delegate", "On the device")."""
+    if key == "device":
+        return "On the device"
+    name = DELEGATE_NAMES.get(key, key)
+    return name[:1].upper() + name[1:]
+
+
+def placement_source(d: DelegatePlacement) -> str:
+    """Where a placement comes from, as the reports say it."""
+    return "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
 
 
 def taken(o: OpRecord, key: str) -> bool | None:
@@ -61,7 +69,7 @@ def placement_lines(report: Report) -> list[str]:
     out: list[str] = []
     for key in report.delegation:
         d = report.delegation[key]
-        source = "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
+        source = placement_source(d)
         names = d.extra.get("delegates") if key == "device" else None
         by = f" by {', '.join(names)}" if names else ""
         out.append(f"{delegate_name(key)} ({source}{by}): {placement_summary(report, key)}")

@@ -33,6 +33,7 @@ import sys
 from typing import Any, Mapping
 
 from ..errors import InputSpecError
+from ..ops.placement import DELEGATES
 from .records import Report
 from ..units import human, human_bytes, parse_bytes, parse_count
 
@@ -48,7 +49,7 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_partitions": ("partitions", True),  # XNNPACK's partitions (report.delegation), DELEGATE nodes
 }
 FALLBACK = "fail_on_fallback"  # delegates no executed op may be kept off (report.delegation)
-DELEGATE_KEYS = ("xnnpack", "gpu")
+DELEGATE_KEYS = DELEGATES
 
 
 def _limit_value(key: str, value: Any) -> int | float:

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..ops.placement import DELEGATE_NAMES, DELEGATES
 from . import OpRecord, Report
 
 MATCHES = ("same", "changed", "only_a", "only_b")
@@ -183,7 +184,7 @@ def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:
         da, db = a.delegation[key], b.delegation.get(key)
         if db is None:
             continue
-        name = {"xnnpack": "XNNPACK", "gpu": "GPU"}.get(key, key)
+        name = DELEGATE_NAMES.get(key, key).removeprefix("the ")
         rows += [MetricDelta(f"delegation.{key}.{field}", f"{name} {label}", getattr(da, field), getattr(db, field))
                  for field, label in (("delegated_ops", "ops delegated"), ("kept_ops", "ops kept off"),
                                       ("partitions", "partitions"))]
@@ -235,6 +236,6 @@ def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: s
     if la == lb:
         la, lb = f"A: {la}", f"B: {lb}"
     pairs = tuple(match_ops(_inference(a), _inference(b)))
-    delegates = [k for k in a.delegation if k in b.delegation and k in ("xnnpack", "gpu")]  # predicted per op
+    delegates = [k for k in a.delegation if k in b.delegation and k in DELEGATES]  # the ones predicted per op
     return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs,
                       tuple(placement_changes(pairs, delegates)))

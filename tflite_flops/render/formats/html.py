@@ -29,7 +29,8 @@ from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throug
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
-from ..placement import delegate_name, kept_groups, partition_of, placement_summary, taken, why_kept
+from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
+                         why_kept)
 from ..opaque import not_counted_line, opaque_line
 from ..bundle import bundle_html
 from ..signatures import signatures_html
@@ -275,7 +276,7 @@ def _placement(report: Report) -> str:
         return ""
     parts = ['<section id="placement"><h2>Where it runs</h2>']
     for key, d in report.delegation.items():
-        source = "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
+        source = placement_source(d)
         parts.append(f'<h3>{esc(delegate_name(key))} <span class="muted">({esc(source)})</span></h3>'
                      f'<p>{esc(placement_summary(report, key))}</p>')
         by_sg: dict[int, list[OpRecord]] = {}

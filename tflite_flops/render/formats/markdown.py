@@ -91,8 +91,13 @@ def render_markdown(report: Report, top: int = 10) -> str:
     if report.delegation:
         rows = []
         for key, d in report.delegation.items():
-            kept = "; ".join(f"{cat}: " + ", ".join(f"{t} ×{len(ops)}" for t, _, ops in items[:4])
-                             for cat, items in kept_groups(report, key)[:3])
+            parts = []
+            for cat, items in kept_groups(report, key)[:3]:
+                per_type: dict[str, int] = {}  # one count per op type, whatever the details
+                for op_type, _, ops in items:
+                    per_type[op_type] = per_type.get(op_type, 0) + len(ops)
+                parts.append(f"{cat}: " + ", ".join(f"{name} ×{n}" for name, n in list(per_type.items())[:4]))
+            kept = "; ".join(parts)
             rows.append([delegate_name(key) + (" (device)" if d.source == "device" else ""), str(d.delegated_ops),
                          str(d.kept_ops), str(d.partitions), md_text(kept or "-")])
         out += ["", "**Where it runs**", ""] + md_table(["delegate", "delegated", "kept", "partitions", "kept, by reason"],
