@@ -128,3 +128,18 @@ def test_the_checker_sees_function_level_imports_and_the_package_init():
     source = "def f():\n    from ..render import text\n\nfrom .. import __version__\nfrom . import runtimes\n"
     found = {t for t, _ in edges_of(source, f"{P}.measure.probe", is_init=False)}
     assert found == {f"{P}.render.text", P, f"{P}.measure.runtimes"}
+
+
+MAX_MODULE_LINES = 700  # issue 19: a newcomer reads a module whole; a longer one splits along a seam
+MAX_TOP_LEVEL_MODULES = 10  # the rest lives in the layer subpackages
+
+
+def test_no_module_outgrows_a_reading():
+    long = {name: n for name, path in MODULES.items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them along a seam): {long}"
+
+
+def test_few_modules_stay_at_the_package_top():
+    top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, sorted(top)

@@ -22,8 +22,9 @@ import pytest
 import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.analysis.memory import (align, allocation_kinds, control_flow_kinds, first_fit_arena, greedy_plan,
-                                          place_buffers, plan_subgraph, tensor_sizes, tflm_arena)
+from tflite_flops.analysis.memory import allocation_kinds, control_flow_kinds, plan_subgraph, tensor_sizes
+from tflite_flops.analysis.planner import align, first_fit_arena, greedy_plan, place_buffers
+from tflite_flops.analysis.tflm import tflm_arena
 from tflite_flops.reader.load import load_model
 from tflite_flops.report import Report
 from tflite_flops.report.budget import check_budget

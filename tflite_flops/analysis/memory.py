@@ -18,9 +18,8 @@ runtime holds, it derives, as TFLite's ``ArenaPlanner`` does (tflite/arena_plann
   the best-fitting 64-byte-aligned gap among the buffers whose lifetimes overlap its own
   (``SimpleMemoryArena::Allocate``).
 
-TensorFlow Lite Micro's ``GreedyMemoryPlanner`` is simulated too, with its own lifetime rules
-(tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs
-its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit).
+TensorFlow Lite Micro's arena is simulated too, with its own lifetime rules
+(:mod:`~tflite_flops.analysis.tflm`). Both planners live in :mod:`~tflite_flops.analysis.planner`.
 
 The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
 Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each
@@ -37,19 +36,19 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate, compress
-from operator import attrgetter, itemgetter
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from operator import attrgetter
+from typing import Mapping, NamedTuple, Sequence
 
 from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
 from ..ops.registry import (HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, MEMORY_FACTS, TEMPORARIES, KernelSetup,
                            OpContext, Temporary)
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
+from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
+from .tflm import tflm_arena
 from ..units import dense_bytes, num_elements
 
-TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
-TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment()
 _MAX_SHARABLE_INPUTS = 3  # kTfLiteMaxSharableOpInputs
 _SCALAR_BYTES = 4  # kScalarTensorBytes: smaller tensors are never written in place
 _END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
@@ -58,10 +57,6 @@ _END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
 CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
 DYNAMIC = "dynamic"  # kTfLiteDynamic: sized at Eval and malloc'ed, outside the arena
 
-
-def align(n: int, alignment: int) -> int:
-    """``n`` rounded up to a multiple of ``alignment``."""
-    return -(-n // alignment) * alignment
 
 
 @dataclass(frozen=True)
@@ -238,8 +233,8 @@ def _sizes_and_kinds(sg: Subgraph, state: SubgraphShapes, walked: SubgraphTensor
                      tflm: bool = False) -> tuple[list[int], list[str], int, list[tuple[int, int, int]] | None]:
     """:func:`tensor_sizes` (constants 0) and :func:`allocation_kinds` of a walked subgraph, the
     activations' total (every arena tensor at its own 64-byte-aligned place), and with ``tflm`` (the
-    entry, if it calls no subgraph) TFLM's buffers as :func:`_tflm_arena` takes them: one pass over
-    the tensors that are not constant, where the public functions take three."""
+    entry, if it calls no subgraph) TFLM's buffers as :func:`~.tflm.tflm_arena` takes them: one
+    pass over the tensors that are not constant, where the public functions take three."""
     tensors, shapes, init = sg.tensors, state.shapes, state.derived_constant
     constant, numel, stored = walked.constant, walked.numel, walked.stored
     n = min(len(tensors), len(shapes), len(constant), len(numel), len(stored), len(init))
@@ -430,179 +425,6 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
                      if kind == ARENA])
     return _ArenaPlan(shared, whole, tensors, firsts, lasts, offsets, arena_bytes, persistent, live, total,
                       pinned_bytes)
-
-
-def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment: int = 0,
-                  floor: int = 0) -> tuple[list[int], int]:
-    """Offsets of ``(size, first step, last step)`` buffers placed in the given order, and the arena size.
-
-    Each buffer is compared only with the placed buffers alive at some step of its own lifetime
-    (lifetimes are inclusive). ``alignment`` > 0: TFLite's ``SimpleMemoryArena::Allocate``, the
-    smallest gap that fits at an aligned offset, else the aligned end of the overlapping buffers.
-    ``alignment`` 0: TFLM's ``GreedyMemoryPlanner``, the first gap from offset 0 that fits.
-    ``floor``: the end of buffers placed before, end to end from offset 0 and alive at every step
-    (TFLite's whole-run buffers, which every other buffer overlaps): a buffer with a lifetime is
-    searched a place from there on instead of from 0, since no gap among them fits one with bytes.
-    The arena size counts them.
-    """
-    # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
-    alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-    starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-    latest = -1  # the last step where a placed buffer starts
-    offsets: list[int] = []
-    append = offsets.append
-    high = floor
-    base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
-    for size, lo, hi in buffers:
-        if hi < lo:  # a tensor read before it is written in a malformed graph: it overlaps nothing
-            append(0)
-            if size > high:
-                high = size
-            continue
-        # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
-        # disjoint sets, so no buffer is seen twice.
-        here = others = alive[lo]
-        if hi > lo < latest:
-            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
-        others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
-        if alignment:
-            best = best_gap = -1
-            current, start = floor, base  # start: current rounded up to the alignment
-            for offset, end, _ in others:
-                if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
-                    best, best_gap = start, offset - current
-                    if best_gap == 0:
-                        break
-                if end > current:
-                    current = end
-                    start = -(-end // alignment) * alignment
-            at = best if best >= 0 else start
-        else:
-            at = floor
-            for offset, end, _ in others:
-                if offset - at >= size:
-                    break
-                if end > at:
-                    at = end
-        end = at + size
-        entry = (at, end, lo)
-        here.append(entry)
-        starts[lo].append(entry)
-        if hi == lo + 1:
-            alive[hi].append(entry)
-        elif hi > lo:
-            for step in range(lo + 1, hi + 1):
-                alive[step].append(entry)
-        if lo > latest:
-            latest = lo
-        if end > high:
-            high = end
-        append(at)
-    return offsets, high
-
-
-def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]],
-               constant: Mapping[int, Sequence[bool]]) -> int:
-    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph.
-
-    Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
-    count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
-    Tensors no op reaches keep TFLM's "uninitialized" lifetime (-1, -1), as TFLM plans them too.
-    """
-    return _tflm_arena(model, entry, sizes, constant)
-
-
-def _tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
-                entry_buffers: list[tuple[int, int, int]] | None = None) -> int:
-    """:func:`tflm_arena`; ``entry_buffers``: the entry's buffers as :func:`_sizes_and_kinds` makes
-    them when the entry calls no subgraph (its scopes are then its ops' own)."""
-    first = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}  # -1: TFLM's "uninitialized"
-    last = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}
-    scope = 0
-
-    def mark(index: int, depth: int) -> None:
-        nonlocal scope
-        sg, firsts, lasts = model.subgraphs[index], first[index], last[index]
-        for t in sg.inputs:
-            if t >= 0:
-                if firsts[t] < 0:
-                    firsts[t] = scope
-                lasts[t] = scope
-        for op in sg.operators:
-            scope += 1
-            if op.subgraph_refs and depth < 64:
-                for t in op.outputs:
-                    if t >= 0 and firsts[t] < 0:
-                        firsts[t] = scope
-                for key in _TFLM_CALLS.get(op.op_type, ()):
-                    if key in op.subgraph_refs:
-                        scope += 1
-                        mark(op.subgraph_refs[key], depth + 1)
-            for t in op.inputs:
-                if t >= 0:
-                    lasts[t] = scope
-            for t in op.outputs:  # (first use here too, unless a called subgraph moved the scope on)
-                if t >= 0:
-                    if firsts[t] < 0:
-                        firsts[t] = scope
-                    lasts[t] = scope
-        for t in sg.outputs:
-            if t >= 0:
-                if firsts[t] < 0:
-                    firsts[t] = scope
-                lasts[t] = scope
-
-    if entry_buffers is None:
-        mark(entry, 0)
-    mark = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the model alive
-    if entry_buffers is not None:
-        scope = len(model.subgraphs[entry].operators)
-    buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
-    for sg in model.subgraphs:
-        if sg.index == entry and entry_buffers is not None:
-            buffers += entry_buffers
-            continue
-        tensors, size_of, constant_of, firsts, lasts = (sg.tensors, sizes[sg.index], constant[sg.index],
-                                                        first[sg.index], last[sg.index])
-        for t in compress(range(min(len(tensors), len(size_of), len(constant_of))), size_of):
-            if not constant_of[t] and not tensors[t].is_variable:
-                buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
-    buffers.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return first_fit_arena(buffers, scope + 2)
-
-
-# The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
-_TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
-               "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
-
-
-def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
-    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
-    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time.
-
-    Lifetimes are time steps from -1 (TFLM's "never used") to ``steps - 2``.
-    """
-    if steps is None:
-        steps = max((b[2] for b in buffers), default=0) + 2
-    shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
-    shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return first_fit_arena(shifted, steps)
-
-
-def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
-    """The arena size of :func:`place_buffers` (alignment 0, first fit) for buffers ordered largest first,
-    with lifetimes shifted so that step 0 is TFLM's "never used".
-
-    TFLM plans the tensors no op uses as well (those of a multi-signature model's other signatures:
-    thousands in an LLM), all with the lifetime "never used". When no other buffer is alive at that
-    step, they overlap one another and nothing else, so first fit stacks them end to end: their
-    arena is their sum, found without comparing each with all the others placed before it.
-    """
-    if all(lo > 0 or hi == 0 for _, lo, hi in buffers):
-        unused = sum([size for size, lo, hi in buffers if lo == hi == 0])
-        rest = [b for b in buffers if not b[1] == b[2] == 0]
-        return max(place_buffers(rest, steps)[1], unused)
-    return place_buffers(buffers, steps)[1]
 
 
 def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
@@ -847,7 +669,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         peak_live_bytes=peak_bytes, peak_op=peak_op,
         arena_bytes=sum(s.arena_bytes for s in subgraphs),
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
-        tflm_arena_bytes=_tflm_arena(model, entry, sizes, constant, entry_buffers),
+        tflm_arena_bytes=tflm_arena(model, entry, sizes, constant, entry_buffers),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
     return summary, {index: plan.live for index, plan in plans.items()}

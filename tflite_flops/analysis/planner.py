@@ -1,0 +1,116 @@
+"""The two arena planners this package simulates, on plain ``(size, first step, last step)`` buffers.
+
+TFLite's ``SimpleMemoryArena`` (best fit at 64-byte-aligned offsets among the buffers whose
+lifetimes overlap) and TensorFlow Lite Micro's ``GreedyMemoryPlanner`` (largest first, first fit
+from offset 0). Which tensors become buffers, and their lifetimes, is decided by
+:mod:`~tflite_flops.analysis.memory` (TFLite) and :mod:`~tflite_flops.analysis.tflm` (TFLM).
+"""
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Iterable, Sequence
+
+TFLITE_ALIGNMENT = 64  # kDefaultTensorAlignment (tflite/util.h) and kDefaultArenaAlignment
+TFLM_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+
+def align(n: int, alignment: int) -> int:
+    """``n`` rounded up to a multiple of ``alignment``."""
+    return -(-n // alignment) * alignment
+
+
+def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment: int = 0,
+                  floor: int = 0) -> tuple[list[int], int]:
+    """Offsets of ``(size, first step, last step)`` buffers placed in the given order, and the arena size.
+
+    Each buffer is compared only with the placed buffers alive at some step of its own lifetime
+    (lifetimes are inclusive). ``alignment`` > 0: TFLite's ``SimpleMemoryArena::Allocate``, the
+    smallest gap that fits at an aligned offset, else the aligned end of the overlapping buffers.
+    ``alignment`` 0: TFLM's ``GreedyMemoryPlanner``, the first gap from offset 0 that fits.
+    ``floor``: the end of buffers placed before, end to end from offset 0 and alive at every step
+    (TFLite's whole-run buffers, which every other buffer overlaps): a buffer with a lifetime is
+    searched a place from there on instead of from 0, since no gap among them fits one with bytes.
+    The arena size counts them.
+    """
+    # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
+    alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+    starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+    latest = -1  # the last step where a placed buffer starts
+    offsets: list[int] = []
+    append = offsets.append
+    high = floor
+    base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
+    for size, lo, hi in buffers:
+        if hi < lo:  # a tensor read before it is written in a malformed graph: it overlaps nothing
+            append(0)
+            if size > high:
+                high = size
+            continue
+        # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
+        # disjoint sets, so no buffer is seen twice.
+        here = others = alive[lo]
+        if hi > lo < latest:
+            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
+        others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
+        if alignment:
+            best = best_gap = -1
+            current, start = floor, base  # start: current rounded up to the alignment
+            for offset, end, _ in others:
+                if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
+                    best, best_gap = start, offset - current
+                    if best_gap == 0:
+                        break
+                if end > current:
+                    current = end
+                    start = -(-end // alignment) * alignment
+            at = best if best >= 0 else start
+        else:
+            at = floor
+            for offset, end, _ in others:
+                if offset - at >= size:
+                    break
+                if end > at:
+                    at = end
+        end = at + size
+        entry = (at, end, lo)
+        here.append(entry)
+        starts[lo].append(entry)
+        if hi == lo + 1:
+            alive[hi].append(entry)
+        elif hi > lo:
+            for step in range(lo + 1, hi + 1):
+                alive[step].append(entry)
+        if lo > latest:
+            latest = lo
+        if end > high:
+            high = end
+        append(at)
+    return offsets, high
+
+
+def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
+    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
+    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time.
+
+    Lifetimes are time steps from -1 (TFLM's "never used") to ``steps - 2``.
+    """
+    if steps is None:
+        steps = max((b[2] for b in buffers), default=0) + 2
+    shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
+    shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
+    return first_fit_arena(shifted, steps)
+
+
+def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
+    """The arena size of :func:`place_buffers` (alignment 0, first fit) for buffers ordered largest first,
+    with lifetimes shifted so that step 0 is TFLM's "never used".
+
+    TFLM plans the tensors no op uses as well (those of a multi-signature model's other signatures:
+    thousands in an LLM), all with the lifetime "never used". When no other buffer is alive at that
+    step, they overlap one another and nothing else, so first fit stacks them end to end: their
+    arena is their sum, found without comparing each with all the others placed before it.
+    """
+    if all(lo > 0 or hi == 0 for _, lo, hi in buffers):
+        unused = sum([size for size, lo, hi in buffers if lo == hi == 0])
+        rest = [b for b in buffers if not b[1] == b[2] == 0]
+        return max(place_buffers(rest, steps)[1], unused)
+    return place_buffers(buffers, steps)[1]
