@@ -280,7 +280,7 @@ def test_greedy_plan_is_the_brute_force_first_fit_largest_first():
     for _ in range(1000):
         steps = rng.choice([1, 2, 4, 10, 30])
         buffers = [(size, lo - 1, hi - 1) for size, lo, hi in _random_buffers(rng, steps, rng.randrange(20))]
-        ordered = sorted(buffers, key=lambda b: -b[0])  # stable: ties keep their order
+        ordered = sorted(buffers[::-1], key=lambda b: -b[0])  # stable: ties in the reverse of the added order
         assert greedy_plan(buffers) == _brute_place(ordered, 0)[1], buffers
 
 

@@ -229,6 +229,13 @@ class MemorySummary:
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
     runtime: RuntimeMemory | None = None  # as LiteRT allocates it (temporaries included), XNNPACK off
+    # TFLite Micro's arena for a build with pointers of tflm_pointer_bytes (4: a 32-bit MCU), reference
+    # kernels: the head (tensors + kernel scratch buffers) and the tail (allocator, tensor and node
+    # structs, op data, quantization); tflm_arena_size_bytes = head + tail, what to pass to MicroInterpreter
+    tflm_head_bytes: int | None = None
+    tflm_tail_bytes: int | None = None
+    tflm_arena_size_bytes: int | None = None
+    tflm_pointer_bytes: int | None = None
 
 
 @dataclass(frozen=True)
