@@ -5,6 +5,7 @@ Usage (needs TensorFlow, e.g. ``pip install tensorflow-cpu``)::
     python sample_models/make_samples.py            # writes every model next to this script
     python sample_models/make_samples.py --check    # also load + invoke each file in LiteRT
     python sample_models/make_samples.py --out DIR  # write somewhere else
+    python sample_models/make_samples.py --mcu      # only the MLPerf Tiny samples, in mcu/
     python sample_models/make_samples.py --bundle   # only the LiteRT-LM bundles (needs litert-lm-builder and
                                                     # sentencepiece; TensorFlow for tiny_decoder_engine.litertlm)
 
@@ -34,6 +35,11 @@ Files written (see README.md in this directory for shapes and what each one exer
   tiny_decoder_engine.litertlm  the same decoder with its KV caches laid out [1, heads, slots, dim], the
                              layout the LiteRT-LM engine runs (it reads the context length from dim 2), in
                              the same kind of bundle: the sample the engine's Benchmark measures
+
+  mcu/kws_ds_cnn.tflite      MLPerf Tiny samples for TensorFlow Lite Micro (--mcu writes only these): DS-CNN
+  mcu/vww_mobilenet_v1_025.tflite  keyword spotting, MobileNetV1-0.25 visual wake words, ResNet-8 (CIFAR-10)
+  mcu/ic_resnet8.tflite      and the FC autoencoder for anomaly detection; random weights, full int8,
+  mcu/ad_autoencoder.tflite  batch 1
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
