@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 
 import tflite_flops
+from test_memory import planner_inputs
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
-from tflite_flops.analysis.memory import tensor_sizes
-from tflite_flops.analysis.shapes import subgraph_tensors
-from tflite_flops.analysis.tflm import TflmFigures, tflm_figures, tflm_kernels, tflm_tail
+from tflite_flops.analysis.tflm import TflmFigures, tflm_figures, tflm_kernels
 from tflite_flops.ops.tflm import CORTEX_M, HOST_64, TFLM_KERNELS, TflmTarget, c_struct
 from tflite_flops.reader.load import load_model
 
@@ -40,10 +39,8 @@ def test_struct_layouts_by_hand():
         assert c_struct(target, c_struct(target, "i", "p"), "ii", "pp", "p", "ii", "b").size == size
     # OpDataConv {padding 4 ints, 5 int32, 2 pointers, 3 int32 [, 2 compression ints]}:
     # 64-bit 16+20 = 36 -> 40 +16 = 56 +12 = 68 +8 = 76 -> 80; 32-bit 16+20+8+12 = 56.
-    conv = TFLM_KERNELS["CONV_2D"]
     assert c_struct(HOST_64, c_struct(HOST_64, "iiii"), "iiiii", "pp", "iii", compression="ii").size == 80
     assert c_struct(CORTEX_M, c_struct(CORTEX_M, "iiii"), "iiiii", "pp", "iii", compression="ii").size == 56
-    assert conv is not None
     # A uint8 then an int32 pads 3 bytes; a double aligns to 8 on both targets: {int32, double} = 16.
     assert c_struct(CORTEX_M, "bi") == (8, 4) and c_struct(CORTEX_M, "id") == (16, 8)
 
@@ -61,11 +58,7 @@ def _add_model(n: int = 1) -> bytes:
 def _figures(source, target: TflmTarget, arena_end: int = 0) -> TflmFigures:
     model = load_model(source)
     states = resolve_shapes(model)
-    sizes, constant = {}, {}
-    for sg in model.subgraphs:
-        tensors = subgraph_tensors(sg, states[sg.index])
-        sizes[sg.index] = tensor_sizes(sg, states[sg.index].shapes, tensors.constant, tensors.numel, tensors.stored)
-        constant[sg.index] = tensors.constant
+    sizes, constant = planner_inputs(model, states)
     return tflm_figures(model, 0, states, sizes, constant, None, target, arena_end)
 
 
