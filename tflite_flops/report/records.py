@@ -215,8 +215,9 @@ class RuntimeMemory:
 class MemorySummary:
     """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
 
-    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. Kernel scratch
-    buffers, delegates' own memory and the interpreter's structures come on top (docs/memory.md).
+    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. ``runtime`` adds
+    LiteRT's kernel temporaries; delegates' own memory and LiteRT's structures come on top. The
+    ``tflm_*`` figures are TensorFlow Lite Micro's whole arena, structs included (docs/memory.md).
     """
 
     activations_total_bytes: int  # every activation tensor at its own (64-byte aligned) place: no reuse
