@@ -19,7 +19,8 @@ runtime holds, it derives, as TFLite's ``ArenaPlanner`` does (tflite/arena_plann
   (``SimpleMemoryArena::Allocate``).
 
 TensorFlow Lite Micro's arena is simulated too, with its own lifetime rules, its kernels' scratch
-buffers and its tail of persistent structs (:mod:`~tflite_flops.analysis.tflm`). Both planners live in :mod:`~tflite_flops.analysis.planner`.
+buffers and its tail of persistent structs (:mod:`~tflite_flops.analysis.tflm`). Both planners live in
+:mod:`~tflite_flops.analysis.planner`.
 
 The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
 Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each

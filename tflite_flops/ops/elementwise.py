@@ -444,3 +444,16 @@ def _tflm_softmax(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel
     prepare = (2 * 513, 2 * 513) if ctx.input(0).dtype == "INT16" else ()
     return TflmKernel(c_struct(target, "i"), c_struct(target, "d", "iiiiii", "i", "ppppp").size, prepare,
                       source="micro/kernels/softmax_common.cc SoftmaxInit, SoftmaxPrepare")
+
+# div.cc DivInit: OpDataDiv (7 int32); TfLiteDivParams: activation
+register_tflm("DIV")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "iiiiiii"), "micro/kernels/div.cc DivInit"))
+# hard_swish.cc HardSwishInit: HardSwishParams (types.h: three int16, an int, an int16, an int)
+register_tflm("HARD_SWISH")(fixed(None, lambda t: c_struct(t, "hhh", "i", "h", "i"),
+                                  "micro/kernels/hard_swish.cc HardSwishInit"))
+# leaky_relu.cc LeakyReluInit: LeakyReluOpData (leaky_relu.h: 6 int32); TfLiteLeakyReluParams: alpha
+register_tflm("LEAKY_RELU")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "iiiiii"),
+                                  "micro/kernels/leaky_relu.cc LeakyReluInit"))
+# prelu.cc PreluInit: PreluParams (types.h: 7 int32)
+register_tflm("PRELU")(fixed(None, lambda t: c_struct(t, "iiiiiii"), "micro/kernels/prelu.cc PreluInit"))
+# maximum_minimum.cc, exp.cc, floor.cc: no Init, no options
+register_tflm(["MAXIMUM", "MINIMUM", "EXP", "FLOOR"])(fixed(source="micro/kernels/maximum_minimum.cc, exp.cc, floor.cc"))

@@ -566,3 +566,15 @@ register_tflm("CONCATENATION")(fixed(
 register_tflm("STRIDED_SLICE")(fixed(
     lambda t: c_struct(t, "iiiiib"), lambda t: c_struct(t, "biiiii", "biiiii", "biiiii", "hhhhh", "b"),
     "micro/kernels/strided_slice_common.cc StridedSliceInit"))
+# pad_common.cc PadInit: OpData {PadParams (types.h: an int8 count and five int32 per side, a uint8
+# resizing category), output zero point}
+register_tflm(["PAD", "PADV2"])(fixed(None, lambda t: c_struct(t, "biiiii", "biiiii", "b", "i"),
+                                      "micro/kernels/pad_common.cc PadInit"))
+# squeeze.cc, expand_dims.cc, pack.cc, unpack.cc, shape.cc, transpose.cc, cast.cc: no Init.
+# TfLiteSqueezeParams: squeeze_dims[8], count; TfLitePackParams / TfLiteUnpackParams: two ints;
+# TfLiteShapeParams: out_type; TfLiteCastParams: two types
+register_tflm("SQUEEZE")(fixed(lambda t: c_struct(t, "iiiiiiiii"), source="micro/kernels/squeeze.cc"))
+register_tflm(["PACK", "UNPACK", "CAST"])(fixed(lambda t: c_struct(t, "ii"),
+                                                source="micro/kernels/pack.cc, unpack.cc, cast.cc"))
+register_tflm("SHAPE")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/shape.cc"))
+register_tflm(["EXPAND_DIMS", "TRANSPOSE"])(fixed(source="micro/kernels/expand_dims.cc, transpose.cc"))

@@ -150,3 +150,5 @@ def _gpu_resize(op: DelegateOp) -> str | None:
 register_tflm(["AVERAGE_POOL_2D", "MAX_POOL_2D"])(fixed(
     lambda t: c_struct(t, "iiiiii", padding_values(t)), lambda t: c_struct(t, padding_values(t), "iiii"),
     "micro/kernels/pooling.cc PoolInit"))
+# resize_nearest_neighbor.cc: no Init; TfLiteResizeNearestNeighborParams: two bools
+register_tflm("RESIZE_NEAREST_NEIGHBOR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_nearest_neighbor.cc"))

@@ -15,7 +15,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNN
 from .placement import GPU, gpu_axes, gpu_io
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, register, register_temporaries, shape_fn,
                        value_fn)
-from .tflm import TflmKernel, TflmTarget, c_struct, register_tflm
+from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
 
@@ -171,3 +171,7 @@ def _tflm_reduce(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
         scratch.insert(0, 4 * ctx.output(0).n)
     return TflmKernel(c_struct(target, "b"), c_struct(target, "iiiiiiiiiii").size, (), tuple(scratch),
                       "micro/kernels/reduce_common.cc PrepareMeanOrSumHelper, PrepareMinMaxHelper")
+
+
+# arg_min_max.cc: no Init; TfLiteArgMaxParams / TfLiteArgMinParams: output_type
+register_tflm(["ARG_MAX", "ARG_MIN"])(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/arg_min_max.cc"))
