@@ -75,8 +75,13 @@ def test_the_tail_of_one_add_on_a_32_bit_mcu_by_hand():
     #   input_tensors_ 4 B at 16: 272; TfLiteTensor 40: 312; output_tensors_ 4 at 16: 320; TfLiteTensor: 360
     figures = _figures(_add_model(), CORTEX_M)
     assert figures.tail_bytes == 360
-    # head: x and y [1,4] float32 = 16 B each, alive together at the ADD: 32
-    assert (figures.tensors_bytes, figures.head_bytes, figures.arena_size_bytes) == (32, 32, 392)
+    # head: x and y [1,4] float32 = 16 B each, alive together at the ADD: 32; head + tail = 392.
+    # While the ADD prepares: the tail to its OpData (256) and, from the head's end, room for 12 scratch
+    # requests (12 B each: 144) and three temporary TfLiteTensors (x twice, y; 40 B each): 264 -> 520.
+    # While the head is planned: the tail then (256), 144 for the requests, one subgraph offset (4): 148,
+    # two AllocationInfo (24 B each): 196, the planner's arrays at 16: 208 + 40 x 2 buffers = 288 -> 544.
+    assert figures.allocation_peak_bytes == 544
+    assert (figures.tensors_bytes, figures.head_bytes, figures.arena_size_bytes) == (32, 32, 544)
 
 
 def _mean_model() -> bytes:
@@ -125,9 +130,20 @@ _SCRIPT = """
 import sys
 from tflite_micro.python.tflite_micro import runtime
 data = open(sys.argv[1], "rb").read()
-interpreter = runtime.Interpreter.from_bytes(data, arena_size=int(sys.argv[2]))
+try:
+    interpreter = runtime.Interpreter.from_bytes(data, arena_size=int(sys.argv[2]))
+except RuntimeError:  # "TFLM failed to allocate tensors": the arena is too small
+    sys.exit(3)
 interpreter.print_allocations()
 """
+
+
+def _allocates(path: str, arena_size: int) -> bool:
+    """Whether the tflite-micro interpreter allocates ``path``'s tensors in an arena of ``arena_size`` bytes
+    (too small an arena can also stop it in a kernel's Prepare: any failure counts as not allocating)."""
+    run = subprocess.run([sys.executable, "-c", _SCRIPT, path, str(arena_size)], capture_output=True, text=True,
+                         timeout=120)
+    return run.returncode == 0
 
 
 def _micro(path: str, arena_size: int) -> dict[str, int]:
@@ -148,7 +164,10 @@ def test_head_and_tail_of_hand_built_models_are_exact(tmp_path):
         path.write_bytes(data)
         ours = _figures(path, HOST_64)  # a 64 KiB arena: its end is 16-byte aligned
         got = _micro(str(path), 65536)
-        assert (ours.head_bytes, ours.tail_bytes, ours.arena_size_bytes) == (got["head"], got["tail"], got["total"])
+        assert (ours.head_bytes, ours.tail_bytes, ours.head_bytes + ours.tail_bytes) == (got["head"], got["tail"],
+                                                                                         got["total"])
+        # the least arena AllocateTensors succeeds in: its peak while it plans (add1 1,056, add3 1,488, mean 1,248)
+        assert _allocates(str(path), ours.arena_size_bytes) and not _allocates(str(path), ours.arena_size_bytes - 1)
 
 
 @pytest.mark.micro
@@ -160,10 +179,23 @@ def test_the_arena_size_is_within_5_percent_of_tflite_micro(samples_dir, name):
     got = _micro(str(path), arena_size)
     ours = _figures(path, HOST_64, arena_end=arena_size % 16)
     print(f"{name}: head {ours.head_bytes} / {got['head']}, tail {ours.tail_bytes} / {got['tail']}, "
-          f"total {ours.arena_size_bytes} / {got['total']}")
+          f"head + tail {ours.head_bytes + ours.tail_bytes} / total {got['total']}")
     assert ours.head_bytes == got["head"]  # the planned tensors and kernel scratch, to the byte
     assert abs(ours.tail_bytes - got["tail"]) <= 0.05 * got["tail"]
-    assert abs(ours.arena_size_bytes - got["total"]) <= 0.05 * got["total"]
+    assert abs(ours.head_bytes + ours.tail_bytes - got["total"]) <= 0.05 * got["total"]
+
+
+@pytest.mark.micro
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TFLM_SAMPLES)
+def test_the_arena_size_is_what_tflite_micro_needs_within_5_percent(samples_dir, name):
+    # The interpreter allocates in an arena 5% larger than our figure and fails in one 5% smaller. On
+    # lstm and ad_autoencoder that figure is AllocateTensors' peak (temporary tensors, the planner's
+    # arrays), larger than the head and tail it keeps: their head + tail would fail.
+    path = samples_dir / f"{name}.tflite"
+    ours = _figures(path, HOST_64).arena_size_bytes
+    print(f"{name}: arena size {ours}")
+    assert _allocates(str(path), -(-ours * 105 // 100)) and not _allocates(str(path), ours * 95 // 100)
 
 
 _Q = {"scale": [0.05], "zero_point": [0]}

@@ -107,16 +107,18 @@ _TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE"
 
 class TflmFigures(NamedTuple):
     """TFLM's arena for one target: ``tensors_bytes`` the planned tensors alone, ``head_bytes`` with the
-    kernels' scratch buffers, ``tail_bytes`` the persistent allocations; ``arena_size_bytes`` their sum."""
+    kernels' scratch buffers, ``tail_bytes`` the persistent allocations; ``allocation_peak_bytes`` the
+    most ``AllocateTensors`` needs at once before the head is planned (see :func:`tflm_tail`)."""
 
     tensors_bytes: int
     head_bytes: int
     tail_bytes: int
+    allocation_peak_bytes: int = 0
 
     @property
     def arena_size_bytes(self) -> int:
-        """What to pass to ``MicroInterpreter``: the head plus the tail."""
-        return self.head_bytes + self.tail_bytes
+        """What to pass to ``MicroInterpreter``: the head plus the tail, or the allocation peak when larger."""
+        return max(self.head_bytes + self.tail_bytes, self.allocation_peak_bytes)
 
 
 def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: TflmTarget = CORTEX_M
@@ -162,16 +164,43 @@ def _allocator_objects(t: TflmTarget) -> tuple[CLayout, ...]:
 
 
 def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKernel],
-              target: TflmTarget = CORTEX_M, arena_end: int = 0) -> int:
-    """The tail of TFLM's arena: what ``MicroInterpreter::AllocateTensors`` allocates for the interpreter's life.
+              target: TflmTarget = CORTEX_M, arena_end: int = 0, planned: int = 0) -> tuple[int, int]:
+    """The tail of TFLM's arena (what ``MicroInterpreter::AllocateTensors`` allocates for the interpreter's
+    life) and the allocation peak: ``(tail bytes, peak bytes)``.
 
     Follows micro_allocator.cc and micro_interpreter.cc in order, each allocation placed below the one
     before at its alignment (``SingleArenaBufferAllocator::AllocatePersistentBuffer`` rounds the tail
     pointer down), so the padding is counted as TFLM counts it. ``arena_end``: the arena end's address
     modulo 16 (0: an aligned arena).
+
+    Before the head is planned, the head's end of the arena holds transient data that the tail must
+    not reach: the scratch requests (``ScratchBufferRequest``, room for 12 more than made), and while
+    each kernel prepares, the temporary ``TfLiteTensor`` structs (with their quantization) of its inputs
+    and outputs (``AllocateTempInputTensor``): the kernel's persistent buffers are allocated while they
+    are held. While ``CommitStaticMemoryPlan`` plans, the subgraph offsets, an ``AllocationInfo`` per
+    tensor and scratch buffer, and the planner's arrays (``GreedyMemoryPlanner::per_buffer_size``, 40
+    bytes per ``planned`` buffer). The peak is the most of those plus the tail at that moment.
     """
     p = target.pointer_bytes
     tail = arena_end
+    peak = 0
+    request = c_struct(target, "p", "ii")  # ScratchBufferRequest: bytes, node and subgraph indices
+    tensor = c_struct(target, c_struct(target, "i", "p"), "ii", "pp", "p", "ii", "b")  # TfLiteTensor (micro build)
+    quant = c_struct(target, "pp", "i")  # TfLiteAffineQuantization: scale, zero_point, quantized_dimension
+
+    def temp(at: int, size: int, align: int) -> int:  # AllocateTemp: from the head's end upwards
+        return -(-at // align) * align + size
+
+    def temps_of(sg_index: int, op_index: int, at: int) -> int:
+        sg = model.subgraphs[sg_index]
+        op = sg.operators[op_index]
+        for t in (*op.inputs, *op.outputs):
+            if 0 <= t < len(sg.tensors):
+                at = temp(at, *tensor)
+                q = sg.tensors[t].quantization
+                if q is not None and q.num_scales > 0:
+                    at = temp(temp(at, *quant), 4 + 4 * q.num_scales, 4)
+        return at
 
     def alloc(size: int, align: int) -> None:
         nonlocal tail
@@ -194,18 +223,27 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     for k in ordered:  # InitSubgraphs: each kernel's OpData
         if k.op_data:
             alloc(k.op_data, TFLM_ALIGNMENT)
-    for k in ordered:  # PrepareSubgraphs: the kernels' persistent buffers
+    requests = 0
+    for key in sorted(kernels):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
+        k = kernels[key]
         for n in k.prepare:
             alloc(n, TFLM_ALIGNMENT)
-    requests = sum(len([n for n in k.scratch if n > 0]) for k in ordered)
+        held = (requests + 12) * request.size  # the scratch requests so far, and room for 12 (kMaxScratchBuffersPerOp)
+        if k.temps:
+            held = temps_of(*key, held)
+        peak = max(peak, held + arena_end - tail)
+        requests += len([n for n in k.scratch if n > 0])
     if requests:  # FinishModelAllocation: a ScratchBufferHandle (a pointer) per request
         alloc(p * requests, p)
     for sg in model.subgraphs:  # CommitStaticMemoryPlan, AllocateVariables
         for t in sg.tensors:
             if t.is_variable:
                 alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
-    tensor = c_struct(target, c_struct(target, "i", "p"), "ii", "pp", "p", "ii", "b")  # TfLiteTensor (micro build)
-    quant = c_struct(target, "pp", "i")  # TfLiteAffineQuantization: scale, zero_point, quantized_dimension
+    held = temp((requests + 12) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
+    allocation_info = c_struct(target, "pp", "iii", "b")  # AllocationInfo: bytes, output_ptr, lifetime, offset, flag
+    held = temp(held, allocation_info.size * (sum(len(sg.tensors) for sg in model.subgraphs) + requests), p)
+    peak = max(peak, temp(held, 40 * planned, TFLM_ALIGNMENT) + arena_end - tail // TFLM_ALIGNMENT
+               * TFLM_ALIGNMENT)
     sg = model.subgraphs[entry]
     for ends in (sg.inputs, sg.outputs):  # AllocateTensors: input_tensors_ / output_tensors_ and their structs
         alloc(p * len(ends), TFLM_ALIGNMENT)
@@ -215,7 +253,7 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
             if q is not None and q.num_scales > 0:
                 alloc(*quant)
                 alloc(4 + 4 * q.num_scales, 4)  # the zero points as a TfLiteIntArray
-    return arena_end - tail
+    return arena_end - tail, peak
 
 
 def _tensor_bytes(t: Tensor) -> int:
@@ -232,4 +270,8 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
     tensors = tflm_arena(model, entry, sizes, constant, None if entry_buffers is None else list(entry_buffers))
     scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
     head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
-    return TflmFigures(tensors, head, tflm_tail(model, entry, kernels, target, arena_end))
+    planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
+                  for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
+    planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
+    tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
+    return TflmFigures(tensors, head, tail, peak)

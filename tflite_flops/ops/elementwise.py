@@ -425,7 +425,7 @@ register_tflm(["LOGISTIC", "TANH"])(fixed(None, lambda t: c_struct(t, "iiii"),
 register_tflm(["EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"])(fixed(
     None, lambda t: c_struct(t, "iiiiiii", "b"), "micro/kernels/comparisons.cc Init"))
 # logical.cc: no Init, no Prepare
-register_tflm(["LOGICAL_AND", "LOGICAL_OR"])(fixed(source="micro/kernels/logical.cc"))
+register_tflm(["LOGICAL_AND", "LOGICAL_OR"])(fixed(source="micro/kernels/logical.cc", prepare=False))
 # quantize.cc InitQuantizeReference: OpDataQuantizeReference {QuantizationParams (int32, double),
 # multiplier, shift, input zero point}; dequantize.cc DequantizeInit: DequantizeOpData
 # {DequantizationParams (double, int32), multiplier, shift, zero point}
@@ -455,5 +455,6 @@ register_tflm("LEAKY_RELU")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct
                                   "micro/kernels/leaky_relu.cc LeakyReluInit"))
 # prelu.cc PreluInit: PreluParams (types.h: 7 int32)
 register_tflm("PRELU")(fixed(None, lambda t: c_struct(t, "iiiiiii"), "micro/kernels/prelu.cc PreluInit"))
-# maximum_minimum.cc, exp.cc, floor.cc: no Init, no options
-register_tflm(["MAXIMUM", "MINIMUM", "EXP", "FLOOR"])(fixed(source="micro/kernels/maximum_minimum.cc, exp.cc, floor.cc"))
+# maximum_minimum.cc, floor.cc: no Init, no Prepare, no options; exp.cc: a Prepare
+register_tflm(["MAXIMUM", "MINIMUM", "FLOOR"])(fixed(source="micro/kernels/maximum_minimum.cc, floor.cc", prepare=False))
+register_tflm("EXP")(fixed(source="micro/kernels/exp.cc"))

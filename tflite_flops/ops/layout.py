@@ -570,11 +570,12 @@ register_tflm("STRIDED_SLICE")(fixed(
 # resizing category), output zero point}
 register_tflm(["PAD", "PADV2"])(fixed(None, lambda t: c_struct(t, "biiiii", "biiiii", "b", "i"),
                                       "micro/kernels/pad_common.cc PadInit"))
-# squeeze.cc, expand_dims.cc, pack.cc, unpack.cc, shape.cc, transpose.cc, cast.cc: no Init.
+# squeeze.cc, expand_dims.cc, shape.cc, transpose.cc, cast.cc: no Init; pack.cc, unpack.cc: no Init, no Prepare.
 # TfLiteSqueezeParams: squeeze_dims[8], count; TfLitePackParams / TfLiteUnpackParams: two ints;
 # TfLiteShapeParams: out_type; TfLiteCastParams: two types
 register_tflm("SQUEEZE")(fixed(lambda t: c_struct(t, "iiiiiiiii"), source="micro/kernels/squeeze.cc"))
-register_tflm(["PACK", "UNPACK", "CAST"])(fixed(lambda t: c_struct(t, "ii"),
-                                                source="micro/kernels/pack.cc, unpack.cc, cast.cc"))
+register_tflm(["PACK", "UNPACK"])(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/pack.cc, unpack.cc",
+                                        prepare=False))
+register_tflm("CAST")(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/cast.cc"))
 register_tflm("SHAPE")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/shape.cc"))
 register_tflm(["EXPAND_DIMS", "TRANSPOSE"])(fixed(source="micro/kernels/expand_dims.cc, transpose.cc"))

@@ -174,4 +174,5 @@ def _tflm_reduce(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
 
 
 # arg_min_max.cc: no Init; TfLiteArgMaxParams / TfLiteArgMinParams: output_type
-register_tflm(["ARG_MAX", "ARG_MIN"])(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/arg_min_max.cc"))
+register_tflm(["ARG_MAX", "ARG_MIN"])(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/arg_min_max.cc",
+                                            prepare=False))

@@ -23,9 +23,6 @@ from typing import Callable, Iterable, Mapping, NamedTuple
 
 from .registry import OpContext
 
-TFLM_BUFFER_ALIGNMENT = 16  # MicroArenaBufferAlignment(): kernels' persistent buffers and the planned buffers
-
-
 @dataclass(frozen=True)
 class TflmTarget:
     """The build of TensorFlow Lite Micro the arena is sized for.
@@ -88,7 +85,9 @@ class TflmKernel(NamedTuple):
     function; None: the op has none). ``op_data``: the bytes its Init asks ``AllocatePersistentBuffer``
     for (0: no Init). ``prepare``: the persistent buffers its Prepare allocates (per-channel
     multipliers and shifts, lookup tables). ``scratch``: the buffers it requests in the head with
-    ``RequestScratchBufferInArena``, alive while the op runs. ``source``: the kernel file and function.
+    ``RequestScratchBufferInArena``, alive while the op runs. ``temps``: its Prepare makes temporary
+    ``TfLiteTensor`` structs of its inputs and outputs (``AllocateTempInputTensor``), below the tail
+    while it runs (False: the kernel has no Prepare). ``source``: the kernel file and function.
     """
 
     builtin: CLayout | None = None
@@ -96,6 +95,7 @@ class TflmKernel(NamedTuple):
     prepare: tuple[int, ...] = ()
     scratch: tuple[int, ...] = ()
     source: str = ""
+    temps: bool = True
 
 
 TflmFn = Callable[[OpContext, TflmTarget, int], TflmKernel]
@@ -133,11 +133,12 @@ def per_channel(ctx: OpContext, weight: int, dim: int) -> tuple[int, int]:
 
 
 def fixed(builtin: Callable[[TflmTarget], CLayout] | None = None, op_data: Callable[[TflmTarget], CLayout] | None = None,
-          source: str = "") -> TflmFn:
+          source: str = "", prepare: bool = True) -> TflmFn:
     """The facts of a kernel whose allocations do not depend on the op's shapes: its builtin options
-    and its Init's OpData, both as layouts of the target."""
+    and its Init's OpData, both as layouts of the target; ``prepare=False``: it has no Prepare."""
 
     def facts(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
-        return TflmKernel(builtin(target) if builtin else None, op_data(target).size if op_data else 0, source=source)
+        return TflmKernel(builtin(target) if builtin else None, op_data(target).size if op_data else 0, source=source,
+                          temps=prepare)
 
     return facts

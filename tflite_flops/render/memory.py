@@ -35,11 +35,16 @@ def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
     """TFLite Micro's arena: the size to give MicroInterpreter, its head and tail, and the tensors alone."""
     if memory.tflm_arena_size_bytes is None or memory.tflm_head_bytes is None or memory.tflm_tail_bytes is None:
         return [("Arena (TFLite Micro)", memory.tflm_arena_bytes, " + scratch, structs")]  # a report of an earlier version
-    return [(f"TFLite Micro arena ({8 * (memory.tflm_pointer_bytes or 4)}-bit)", memory.tflm_arena_size_bytes,
-             " head + tail: give MicroInterpreter this"),
+    peak = memory.tflm_allocation_peak_bytes or 0
+    above = peak > memory.tflm_head_bytes + memory.tflm_tail_bytes  # AllocateTensors needs more than it keeps
+    rows = [(f"TFLite Micro arena ({8 * (memory.tflm_pointer_bytes or 4)}-bit)", memory.tflm_arena_size_bytes,
+             f" {'peak while allocating' if above else 'head + tail'}: give MicroInterpreter this"),
             ("  head: tensors + kernel scratch", memory.tflm_head_bytes, ""),
             ("  tail: structs, op data", memory.tflm_tail_bytes, ""),
             ("  tensors only", memory.tflm_arena_bytes, "")]
+    if above:
+        rows.insert(3, ("  peak while allocating", peak, " temporary structs, planner arrays + tail"))
+    return rows
 
 
 def memory_caveat(memory: MemorySummary) -> str:

@@ -232,11 +232,14 @@ class MemorySummary:
     runtime: RuntimeMemory | None = None  # as LiteRT allocates it (temporaries included), XNNPACK off
     # TFLite Micro's arena for a build with pointers of tflm_pointer_bytes (4: a 32-bit MCU), reference
     # kernels: the head (tensors + kernel scratch buffers) and the tail (allocator, tensor and node
-    # structs, op data, quantization); tflm_arena_size_bytes = head + tail, what to pass to MicroInterpreter
+    # structs, op data, quantization); the allocation peak: the most AllocateTensors holds at once before
+    # the head is planned (temporary tensors, the planner's arrays); tflm_arena_size_bytes = the larger of
+    # head + tail and that peak: what to pass to MicroInterpreter
     tflm_head_bytes: int | None = None
     tflm_tail_bytes: int | None = None
     tflm_arena_size_bytes: int | None = None
     tflm_pointer_bytes: int | None = None
+    tflm_allocation_peak_bytes: int | None = None
 
 
 @dataclass(frozen=True)
