@@ -43,7 +43,7 @@ def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
             ("  tail: structs, op data", memory.tflm_tail_bytes, ""),
             ("  tensors only", memory.tflm_arena_bytes, "")]
     if above:
-        rows.insert(3, ("  peak while allocating", peak, " temporary structs, planner arrays + tail"))
+        rows.insert(3, ("  peak while allocating", peak, " tail + temporary structs"))
     return rows
 
 
