@@ -38,7 +38,7 @@ def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
     peak = memory.tflm_allocation_peak_bytes or 0
     above = peak > memory.tflm_head_bytes + memory.tflm_tail_bytes  # AllocateTensors needs more than it keeps
     rows = [(f"TFLite Micro arena ({8 * (memory.tflm_pointer_bytes or 4)}-bit)", memory.tflm_arena_size_bytes,
-             f" {'peak while allocating' if above else 'head + tail'}: give MicroInterpreter this"),
+             f" {'the peak' if above else 'head + tail'}: give MicroInterpreter this"),
             ("  head: tensors + kernel scratch", memory.tflm_head_bytes, ""),
             ("  tail: structs, op data", memory.tflm_tail_bytes, ""),
             ("  tensors only", memory.tflm_arena_bytes, "")]
