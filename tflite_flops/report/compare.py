@@ -176,7 +176,7 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
                                 ("persistent_arena_bytes", "Persistent arena"))]
     if ma.tflm_arena_size_bytes is not None and mb.tflm_arena_size_bytes is not None:  # (older reports have none)
         rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
-                 for key, label in (("tflm_arena_size_bytes", "TFLite Micro arena (head + tail)"),
+                 for key, label in (("tflm_arena_size_bytes", "TFLite Micro arena size"),
                                     ("tflm_head_bytes", "TFLite Micro head"), ("tflm_tail_bytes", "TFLite Micro tail"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                    for key, label in (("tflm_arena_bytes", "Arena (TFLite Micro, tensors only)"),
