@@ -258,7 +258,7 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
 
 def _tensor_bytes(t: Tensor) -> int:
     """A stored tensor's bytes at its stored shape (a variable tensor's size never changes)."""
-    return dense_bytes(num_elements(t.shape), t.dtype)
+    return dense_bytes(max(num_elements(t.shape), 0), t.dtype)
 
 
 def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes], sizes: Mapping[int, Sequence[int]],
