@@ -18,6 +18,7 @@ reference kernels (tensorflow/lite/micro/kernels/*.cc) are modelled, not CMSIS-N
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, NamedTuple
 
@@ -56,6 +57,7 @@ class CLayout(NamedTuple):
 _SCALARS = {"i": (4, 4), "h": (2, 2), "b": (1, 1), "d": (8, 8)}
 
 
+@lru_cache(maxsize=None)  # a few dozen struct layouts per target, asked for once per op
 def c_struct(target: TflmTarget, *fields: "str | CLayout", compression: "str | CLayout" = "") -> CLayout:
     """The layout of a struct with ``fields`` in order (codes as ``_SCALARS``, ``p`` for a pointer, or
     a nested :class:`CLayout`), plus ``compression``'s fields when the target has ``USE_TFLM_COMPRESSION``.
