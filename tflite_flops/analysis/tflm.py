@@ -126,6 +126,7 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
     """The registered TFLM facts of every op of every subgraph (TFLM initializes and prepares them all):
     ``{(subgraph, op): TflmKernel}``. Ops without facts, or whose shapes do not fit them, are left out."""
     out: dict[tuple[int, int], TflmKernel] = {}
+    shape_free: dict[str, TflmKernel] = {}
     for sg in model.subgraphs:
         ops = [op for op in sg.operators if op.op_type in TFLM_KERNELS]
         if not ops or sg.index not in states:
@@ -133,13 +134,20 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
         state = states[sg.index]
         tensors, stored = subgraph_tensors(sg, state), sg.tensors
         for op in ops:
+            fn = TFLM_KERNELS[op.op_type]
+            if getattr(fn, "shape_free", False):  # the same facts for every op of the type: no context to build
+                found = shape_free.get(op.op_type)
+                if found is None:
+                    found = shape_free[op.op_type] = fn(None, target, 0)
+                out[(sg.index, op.index)] = found
+                continue
             inputs = op.inputs
             weight = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
             quant = stored[weight].quantization if weight is not None else None
             infos = tensors.infos_of(state, inputs + op.outputs)
             ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], sg.index, op.index)
             try:
-                out[(sg.index, op.index)] = TFLM_KERNELS[op.op_type](ctx, target, quant.num_scales if quant else 0)
+                out[(sg.index, op.index)] = fn(ctx, target, quant.num_scales if quant else 0)
             except (ShapeError, ValueError, IndexError, TypeError, AttributeError):
                 continue
     return out

@@ -139,8 +139,9 @@ def fixed(builtin: Callable[[TflmTarget], CLayout] | None = None, op_data: Calla
     """The facts of a kernel whose allocations do not depend on the op's shapes: its builtin options
     and its Init's OpData, both as layouts of the target; ``prepare=False``: it has no Prepare."""
 
-    def facts(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    def facts(ctx: OpContext | None, target: TflmTarget, scales: int) -> TflmKernel:
         return TflmKernel(builtin(target) if builtin else None, op_data(target).size if op_data else 0, source=source,
                           temps=prepare)
 
+    facts.shape_free = True  # type: ignore[attr-defined]  # the analysis may call it without a context
     return facts
