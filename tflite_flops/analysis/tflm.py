@@ -100,6 +100,11 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
     return first_fit_arena(greedy_order(buffers), scope + 2)
 
 
+_MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room kept for one op's scratch requests
+# GreedyMemoryPlanner::per_buffer_size(): BufferRequirements (4 ints), a sorted size and id, a ListEntry
+# (3 ints) and an offset per buffer, whatever the pointer size
+_PLANNER_BYTES_PER_BUFFER = 16 + 4 + 4 + 12 + 4
+
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
 _TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
                "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
@@ -142,7 +147,7 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
                 out[(sg.index, op.index)] = found
                 continue
             inputs = op.inputs
-            weight = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
+            weight = inputs[1] if len(inputs) > 1 and 0 <= inputs[1] < len(stored) else None
             quant = stored[weight].quantization if weight is not None else None
             infos = tensors.infos_of(state, inputs + op.outputs)
             ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], sg.index, op.index)
@@ -236,7 +241,7 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
         k = kernels[key]
         for n in k.prepare:
             alloc(n, TFLM_ALIGNMENT)
-        held = (requests + 12) * request.size  # the scratch requests so far, and room for 12 (kMaxScratchBuffersPerOp)
+        held = (requests + _MAX_SCRATCH_PER_OP) * request.size  # the scratch requests so far, and room for more
         if k.temps:
             held = temps_of(*key, held)
         peak = max(peak, held + arena_end - tail)
@@ -247,11 +252,11 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
         for t in sg.tensors:
             if t.is_variable:
                 alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
-    held = temp((requests + 12) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
+    held = temp((requests + _MAX_SCRATCH_PER_OP) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
     allocation_info = c_struct(target, "pp", "iii", "b")  # AllocationInfo: bytes, output_ptr, lifetime, offset, flag
     held = temp(held, allocation_info.size * (sum(len(sg.tensors) for sg in model.subgraphs) + requests), p)
-    peak = max(peak, temp(held, 40 * planned, TFLM_ALIGNMENT) + arena_end - tail // TFLM_ALIGNMENT
-               * TFLM_ALIGNMENT)
+    peak = max(peak, temp(held, _PLANNER_BYTES_PER_BUFFER * planned, TFLM_ALIGNMENT) + arena_end
+               - tail // TFLM_ALIGNMENT * TFLM_ALIGNMENT)
     sg = model.subgraphs[entry]
     for ends in (sg.inputs, sg.outputs):  # AllocateTensors: input_tensors_ / output_tensors_ and their structs
         alloc(p * len(ends), TFLM_ALIGNMENT)
@@ -275,7 +280,7 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
     """TFLM's head (tensors, then with the kernels' scratch) and tail for ``target``; the arguments as
     :func:`tflm_arena` and :func:`tflm_tail` take them."""
     kernels = tflm_kernels(model, states, target)
-    tensors = tflm_arena(model, entry, sizes, constant, None if entry_buffers is None else list(entry_buffers))
+    tensors = tflm_arena(model, entry, sizes, constant, entry_buffers)
     scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
     head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
     planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
