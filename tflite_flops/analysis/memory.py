@@ -674,7 +674,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=tflm.tensors_bytes, tflm_head_bytes=tflm.head_bytes, tflm_tail_bytes=tflm.tail_bytes,
         tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
-        tflm_pointer_bytes=CORTEX_M.pointer_bytes,
+        tflm_pointer_bytes=CORTEX_M.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
     return summary, {index: plan.live for index, plan in plans.items()}

@@ -113,12 +113,14 @@ _TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE"
 class TflmFigures(NamedTuple):
     """TFLM's arena for one target: ``tensors_bytes`` the planned tensors alone, ``head_bytes`` with the
     kernels' scratch buffers, ``tail_bytes`` the persistent allocations; ``allocation_peak_bytes`` the
-    most ``AllocateTensors`` needs at once before the head is planned (see :func:`tflm_tail`)."""
+    most ``AllocateTensors`` needs at once before the head is planned (see :func:`tflm_tail`);
+    ``unmodelled`` the op types without registered facts (the figures are then low)."""
 
     tensors_bytes: int
     head_bytes: int
     tail_bytes: int
     allocation_peak_bytes: int = 0
+    unmodelled: tuple[str, ...] = ()  # op types without TFLM facts: their options, OpData and scratch are missing
 
     @property
     def arena_size_bytes(self) -> int:
@@ -287,4 +289,5 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
                   for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
-    return TflmFigures(tensors, head, tail, peak)
+    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS})
+    return TflmFigures(tensors, head, tail, peak, tuple(unmodelled))

@@ -44,6 +44,9 @@ def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
             ("  tensors only", memory.tflm_arena_bytes, "")]
     if above:
         rows.insert(3, ("  peak while allocating", peak, " tail + temporary structs"))
+    if memory.tflm_unmodelled_ops:
+        n = len(memory.tflm_unmodelled_ops)
+        rows[0] = (*rows[0][:2], f"{rows[0][2]} (low: {n} op type{'s' if n != 1 else ''} not modelled)")
     return rows
 
 

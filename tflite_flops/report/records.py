@@ -240,6 +240,7 @@ class MemorySummary:
     tflm_arena_size_bytes: int | None = None
     tflm_pointer_bytes: int | None = None
     tflm_allocation_peak_bytes: int | None = None
+    tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
 
 
 @dataclass(frozen=True)
@@ -547,7 +548,8 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
         return None
     runtime = d.get("runtime")
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
-                            "runtime": None if runtime is None else RuntimeMemory(**runtime)})
+                            "runtime": None if runtime is None else RuntimeMemory(**runtime),
+                            "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ())})
 
 
 def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
