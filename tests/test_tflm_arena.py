@@ -260,6 +260,13 @@ SINGLE_OPS = {
                   ("ReducerOptions", {"keep_dims": False})),
     "RESIZE_NEAREST_NEIGHBOR": (97, [([1, 2, 2, 1], FLOAT32, None, None), _const(4, 4)],
                                 [([1, 4, 4, 1], FLOAT32, None, None)], None),
+    "RESIZE_BILINEAR": (23, [([1, 2, 2, 1], FLOAT32, None, None), _const(4, 4)], [([1, 4, 4, 1], FLOAT32, None, None)],
+                        None),
+    "RSQRT": (76, [_X], [_X], None),
+    "SQUARE": (92, [_X], [_X], None),
+    "NEG": (59, [_X], [_X], None),
+    "SQUARED_DIFFERENCE": (99, [_X, _X], [_X], None),
+    "SELECT_V2": (123, [([1, 4], BOOL, None, None), _X, _X], [_X], None),
 }
 
 

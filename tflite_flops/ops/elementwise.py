@@ -458,3 +458,14 @@ register_tflm("PRELU")(fixed(None, lambda t: c_struct(t, "iiiiiii"), "micro/kern
 # maximum_minimum.cc, floor.cc: no Init, no Prepare, no options; exp.cc: a Prepare
 register_tflm(["MAXIMUM", "MINIMUM", "FLOOR"])(fixed(source="micro/kernels/maximum_minimum.cc, floor.cc", prepare=False))
 register_tflm("EXP")(fixed(source="micro/kernels/exp.cc"))
+# elementwise.cc ElementWiseAbsRsqrtInit (ABS, RSQRT): OpDataAbsRsqrt (4 int32, needs_rescale, two enums);
+# SIN, COS, LOG, SQRT, SQUARE: no Init; neg.cc: no Init, no Prepare
+register_tflm(["ABS", "RSQRT"])(fixed(None, lambda t: c_struct(t, "iiii", "b", "ii"),
+                                      "micro/kernels/elementwise.cc ElementWiseAbsRsqrtInit"))
+register_tflm(["SIN", "COS", "LOG", "SQRT", "SQUARE"])(fixed(source="micro/kernels/elementwise.cc GenericPrepare"))
+register_tflm("NEG")(fixed(source="micro/kernels/neg.cc", prepare=False))
+# squared_difference.cc SquaredDifferenceInit: OpData {requires_broadcast, ArithmeticParams (types.h: a uint8
+# category, 12 int32, 2 floats, 2 int64, 2 int16, broadcast_shape[5])}
+register_tflm("SQUARED_DIFFERENCE")(fixed(
+    None, lambda t: c_struct(t, "b", c_struct(t, "b", "iiiiiiiiiiii", "ii", "dd", "hh", "iiiii")),
+    "micro/kernels/squared_difference.cc SquaredDifferenceInit"))

@@ -579,3 +579,5 @@ register_tflm(["PACK", "UNPACK"])(fixed(lambda t: c_struct(t, "ii"), source="mic
 register_tflm("CAST")(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/cast.cc"))
 register_tflm("SHAPE")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/shape.cc"))
 register_tflm(["EXPAND_DIMS", "TRANSPOSE"])(fixed(source="micro/kernels/expand_dims.cc, transpose.cc"))
+# select.cc SelectInit: OpData {requires_broadcast}
+register_tflm(["SELECT", "SELECT_V2"])(fixed(None, lambda t: c_struct(t, "b"), "micro/kernels/select.cc SelectInit"))

@@ -152,3 +152,5 @@ register_tflm(["AVERAGE_POOL_2D", "MAX_POOL_2D"])(fixed(
     "micro/kernels/pooling.cc PoolInit"))
 # resize_nearest_neighbor.cc: no Init; TfLiteResizeNearestNeighborParams: two bools
 register_tflm("RESIZE_NEAREST_NEIGHBOR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_nearest_neighbor.cc"))
+# resize_bilinear.cc: no Init; TfLiteResizeBilinearParams: align_corners, half_pixel_centers
+register_tflm("RESIZE_BILINEAR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_bilinear.cc"))
