@@ -5,6 +5,7 @@ Usage (needs TensorFlow, e.g. ``pip install tensorflow-cpu``)::
     python sample_models/make_samples.py            # writes every model next to this script
     python sample_models/make_samples.py --check    # also load + invoke each file in LiteRT
     python sample_models/make_samples.py --out DIR  # write somewhere else
+    python sample_models/make_samples.py --mcu      # only the MLPerf Tiny samples, in mcu/
     python sample_models/make_samples.py --bundle   # only the LiteRT-LM bundles (needs litert-lm-builder and
                                                     # sentencepiece; TensorFlow for tiny_decoder_engine.litertlm)
 
@@ -34,6 +35,11 @@ Files written (see README.md in this directory for shapes and what each one exer
   tiny_decoder_engine.litertlm  the same decoder with its KV caches laid out [1, heads, slots, dim], the
                              layout the LiteRT-LM engine runs (it reads the context length from dim 2), in
                              the same kind of bundle: the sample the engine's Benchmark measures
+
+  mcu/kws_ds_cnn.tflite      MLPerf Tiny samples for TensorFlow Lite Micro (--mcu writes only these): DS-CNN
+  mcu/vww_mobilenet_v1_025.tflite  keyword spotting, MobileNetV1-0.25 visual wake words, ResNet-8 (CIFAR-10)
+  mcu/ic_resnet8.tflite      and the FC autoencoder for anomaly detection; random weights, full int8,
+  mcu/ad_autoencoder.tflite  batch 1
 
 About the LSTM: with Keras 3 (the Keras that ships with TensorFlow >= 2.16) the converter
 does NOT fuse ``keras.layers.LSTM`` into UNIDIRECTIONAL_SEQUENCE_LSTM; each layer becomes a
@@ -212,6 +218,136 @@ def build_lstm(seed: int = 4, cell_rnn: bool = False):
         x = L.LSTM(LSTM_UNITS, name="lstm2")(x)
     out = L.Dense(3, name="head")(x)
     return keras.Model(inp, out, name="lstm")
+
+
+# --------------------------------------------------------------------------------------------
+# MLPerf Tiny (v1.x reference models, github.com/mlcommons/tiny, benchmark/training/*), random
+# weights, full int8, batch 1: the TensorFlow Lite Micro samples in mcu/
+# --------------------------------------------------------------------------------------------
+
+KWS_SHAPE, VWW_SHAPE, IC_SHAPE, AD_FEATURES = (1, 49, 10, 1), (1, 96, 96, 3), (1, 32, 32, 3), 640
+MCU_DIR = "mcu"
+
+
+def _conv_bn_relu(L, x, filters, kernel, strides, name, seed):
+    """Conv2D (no bias) -> BatchNormalization (random statistics, folded by the converter) -> ReLU."""
+    x = L.Conv2D(filters, kernel, strides=strides, padding="same", use_bias=False, name=name)(x)
+    bn = L.BatchNormalization(name=name + "_bn")
+    x = bn(x)
+    _BN_SEEDS.append((bn, seed))
+    return L.ReLU(name=name + "_relu")(x)
+
+
+def _dw_bn_relu(L, x, strides, name, seed):
+    """DepthwiseConv2D 3x3 (no bias) -> BatchNormalization -> ReLU."""
+    x = L.DepthwiseConv2D(3, strides=strides, padding="same", use_bias=False, name=name)(x)
+    bn = L.BatchNormalization(name=name + "_bn")
+    x = bn(x)
+    _BN_SEEDS.append((bn, seed))
+    return L.ReLU(name=name + "_relu")(x)
+
+
+_BN_SEEDS: list = []  # (BatchNormalization layer, seed) of the model being built, randomized once it is built
+
+
+def _finish(keras, inp, out, name):
+    """The Keras model, with every BatchNormalization of it given random statistics."""
+    model = keras.Model(inp, out, name=name)
+    for bn, seed in _BN_SEEDS:
+        _randomize_batchnorm(bn, seed)
+    _BN_SEEDS.clear()
+    return model
+
+
+def build_kws_ds_cnn(seed: int = 10):
+    """Keyword spotting, DS-CNN (benchmark/training/keyword_spotting, keras_model.py ``ds_cnn``).
+
+    MFCC input 49x10x1 -> Conv2D 64 (10x4, stride 2, same) + BN + ReLU -> 4 x [DepthwiseConv2D 3x3
+    + BN + ReLU -> Conv2D 64 1x1 + BN + ReLU] -> AveragePooling2D (24, 5) (the 25x5 map to 1x1)
+    -> Flatten -> Dense 12 -> Softmax. (The reference's dropout layers are identities at inference.)
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input(KWS_SHAPE[1:], batch_size=1, name="mfcc")
+    x = _conv_bn_relu(L, inp, 64, (10, 4), 2, "conv", seed)
+    for i in range(4):
+        x = _dw_bn_relu(L, x, 1, f"dw{i}", seed + 2 * i + 1)
+        x = _conv_bn_relu(L, x, 64, 1, 1, f"pw{i}", seed + 2 * i + 2)
+    x = L.AveragePooling2D(pool_size=(KWS_SHAPE[1] // 2, KWS_SHAPE[2] // 2), name="pool")(x)
+    x = L.Flatten(name="flatten")(x)
+    out = L.Dense(12, activation="softmax", name="logits")(x)
+    return _finish(keras, inp, out, "kws_ds_cnn")
+
+
+def build_vww_mobilenet(seed: int = 20, alpha: float = 0.25):
+    """Visual wake words, MobileNetV1 alpha 0.25 (benchmark/training/visual_wake_words, vww_model.py).
+
+    96x96x3 -> Conv2D 3x3/2 8 + BN + ReLU -> 13 depthwise-separable blocks [DepthwiseConv2D 3x3
+    (stride 2 in blocks 2, 4, 6, 12) + BN + ReLU -> Conv2D 1x1 + BN + ReLU] with 16, 32, 32, 64, 64,
+    128, 128 x 5, 256, 256 filters (64·alpha ...) -> AveragePooling2D 3x3 -> Flatten -> Dense 2 -> Softmax.
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input(VWW_SHAPE[1:], batch_size=1, name="image")
+    x = _conv_bn_relu(L, inp, int(32 * alpha), 3, 2, "conv", seed)
+    blocks = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + [(1024, 2), (1024, 1)]
+    for i, (filters, stride) in enumerate(blocks):
+        x = _dw_bn_relu(L, x, stride, f"dw{i}", seed + 2 * i + 1)
+        x = _conv_bn_relu(L, x, int(filters * alpha), 1, 1, f"pw{i}", seed + 2 * i + 2)
+    x = L.AveragePooling2D(pool_size=x.shape[1:3], name="pool")(x)
+    x = L.Flatten(name="flatten")(x)
+    out = L.Dense(2, activation="softmax", name="logits")(x)
+    return _finish(keras, inp, out, "vww_mobilenet_v1_025")
+
+
+def build_ic_resnet8(seed: int = 30):
+    """Image classification, ResNet-8 for CIFAR-10 (benchmark/training/image_classification, keras_model.py).
+
+    32x32x3 -> Conv2D 16 3x3 + BN + ReLU -> three residual stacks of [Conv2D 3x3 (stride 1, 2, 2) + BN
+    + ReLU -> Conv2D 3x3 + BN] + shortcut (identity in the first, Conv2D 1x1 stride 2 in the others)
+    -> Add -> ReLU, with 16, 32, 64 filters -> AveragePooling2D 8x8 -> Flatten -> Dense 10 -> Softmax.
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input(IC_SHAPE[1:], batch_size=1, name="image")
+    x = _conv_bn_relu(L, inp, 16, 3, 1, "conv", seed)
+    for i, (filters, stride) in enumerate([(16, 1), (32, 2), (64, 2)]):
+        y = _conv_bn_relu(L, x, filters, 3, stride, f"stack{i}_a", seed + 3 * i + 1)
+        y = L.Conv2D(filters, 3, padding="same", use_bias=False, name=f"stack{i}_b")(y)
+        bn = L.BatchNormalization(name=f"stack{i}_b_bn")
+        y = bn(y)
+        _BN_SEEDS.append((bn, seed + 3 * i + 2))
+        if stride != 1:
+            x = L.Conv2D(filters, 1, strides=stride, padding="same", name=f"stack{i}_short")(x)
+        x = L.ReLU(name=f"stack{i}_relu")(L.Add(name=f"stack{i}_add")([x, y]))
+    x = L.AveragePooling2D(pool_size=x.shape[1:3], name="pool")(x)
+    x = L.Flatten(name="flatten")(x)
+    out = L.Dense(10, activation="softmax", name="logits")(x)
+    return _finish(keras, inp, out, "ic_resnet8")
+
+
+def build_ad_autoencoder(seed: int = 40):
+    """Anomaly detection, the FC autoencoder (benchmark/training/anomaly_detection, keras_model.py).
+
+    640 inputs (5 frames x 128 log-mel bins) -> 4 x [Dense 128 + BN + ReLU] -> Dense 8 + BN + ReLU
+    -> 4 x [Dense 128 + BN + ReLU] -> Dense 640.
+    """
+    keras = _keras()
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    inp = keras.Input((AD_FEATURES,), batch_size=1, name="features")
+    x = inp
+    for i, units in enumerate([128] * 4 + [8] + [128] * 4):
+        x = L.Dense(units, name=f"dense{i}")(x)
+        bn = L.BatchNormalization(name=f"dense{i}_bn")
+        x = bn(x)
+        _BN_SEEDS.append((bn, seed + i + 1))
+        x = L.ReLU(name=f"dense{i}_relu")(x)
+    out = L.Dense(AD_FEATURES, name="reconstruction")(x)
+    return _finish(keras, inp, out, "ad_autoencoder")
 
 
 def build_decoder(seed: int = 5, signatures: tuple[tuple[str, int, int | None], ...] = (
@@ -506,6 +642,15 @@ def build_all() -> dict[str, bytes]:
     return files
 
 
+def build_mcu() -> dict[str, bytes]:
+    """Return {file name: .tflite bytes} for the MLPerf Tiny samples (written to ``mcu/``): full int8
+    (int8 input and output), calibrated on 16 random inputs, batch 1."""
+    return {"kws_ds_cnn.tflite": convert_keras(build_kws_ds_cnn(), "int8", calib_shape=KWS_SHAPE),
+            "vww_mobilenet_v1_025.tflite": convert_keras(build_vww_mobilenet(), "int8", calib_shape=VWW_SHAPE),
+            "ic_resnet8.tflite": convert_keras(build_ic_resnet8(), "int8", calib_shape=IC_SHAPE),
+            "ad_autoencoder.tflite": convert_keras(build_ad_autoencoder(), "int8", calib_shape=(1, AD_FEATURES))}
+
+
 # The bundles' tokenizer: a SentencePiece BPE model with one piece per token id of the decoder's vocabulary,
 # trained on sentences of made-up words (consonant-vowel syllables) drawn with a fixed seed.
 BUNDLE_WORDS, BUNDLE_SENTENCES, BUNDLE_MAX_TOKENS = 400, 3000, 64
@@ -576,14 +721,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", action="store_true", help="print the op types of every subgraph")
     parser.add_argument("--bundle", action="store_true",
                         help="only pack tiny_decoder.tflite (already in --out) into tiny_decoder.litertlm")
+    parser.add_argument("--mcu", action="store_true",
+                        help="only the MLPerf Tiny samples (TensorFlow Lite Micro), in mcu/ under --out")
     args = parser.parse_args(argv)
 
     start = time.time()
     if args.bundle:
         write_bundles(args.out)
         return 0
-    files = build_all()
-    args.out.mkdir(parents=True, exist_ok=True)
+    files = {} if args.mcu else build_all()
+    files.update({f"{MCU_DIR}/{name}": data for name, data in build_mcu().items()})
+    (args.out / MCU_DIR).mkdir(parents=True, exist_ok=True)
     print(f"{'file':<28} {'bytes':>8}  inputs (shape_signature)")
     for name, data in files.items():
         path = args.out / name
@@ -599,6 +747,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.check:
             outs = check_runs(path, CHECK_SHAPES.get(name))
             print(f"    invoked OK, output shapes {outs}")
+    if args.mcu:
+        print(f"done in {time.time() - start:.1f} s")
+        return 0
     try:
         import litert_lm_builder  # noqa: F401
         import sentencepiece  # noqa: F401

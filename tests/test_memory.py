@@ -280,7 +280,7 @@ def test_greedy_plan_is_the_brute_force_first_fit_largest_first():
     for _ in range(1000):
         steps = rng.choice([1, 2, 4, 10, 30])
         buffers = [(size, lo - 1, hi - 1) for size, lo, hi in _random_buffers(rng, steps, rng.randrange(20))]
-        ordered = sorted(buffers, key=lambda b: -b[0])  # stable: ties keep their order
+        ordered = sorted(buffers[::-1], key=lambda b: -b[0])  # stable: ties in the reverse of the added order
         assert greedy_plan(buffers) == _brute_place(ordered, 0)[1], buffers
 
 
@@ -311,6 +311,16 @@ def _variable_model() -> bytes:
     return build_model([sg], codes)
 
 
+def planner_inputs(model, states) -> tuple[dict, dict]:
+    """``({subgraph: tensor sizes}, {subgraph: constant flags})`` at the resolved shapes, as the planners take them."""
+    sizes, constant = {}, {}
+    for sg in model.subgraphs:
+        tensors = subgraph_tensors(sg, states[sg.index])
+        sizes[sg.index] = tensor_sizes(sg, states[sg.index].shapes, tensors.constant, tensors.numel, tensors.stored)
+        constant[sg.index] = tensors.constant
+    return sizes, constant
+
+
 @pytest.mark.parametrize("name", SAMPLES + ["tiny_decoder", "tiny_decoder_kv", "variable"])
 def test_the_summary_is_what_the_public_planners_give(samples_dir, name):
     # analyze() plans through a one-pass path of its own; the public functions must agree with it.
@@ -318,11 +328,7 @@ def test_the_summary_is_what_the_public_planners_give(samples_dir, name):
     model = load_model(source)
     report = tflite_flops.analyze(model)
     states = resolve_shapes(model)
-    sizes, constant = {}, {}
-    for sg in model.subgraphs:
-        tensors = subgraph_tensors(sg, states[sg.index])
-        sizes[sg.index] = tensor_sizes(sg, states[sg.index].shapes, tensors.constant, tensors.numel, tensors.stored)
-        constant[sg.index] = tensors.constant
+    sizes, constant = planner_inputs(model, states)
     reached = [s.subgraph for s in report.memory.subgraphs]
     kinds_of = {i: allocation_kinds(model.subgraphs[i], sizes[i], constant[i], states[i].derived_constant)
                 for i in reached}

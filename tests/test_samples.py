@@ -41,8 +41,8 @@ def test_regenerated_samples_have_the_same_structure_and_counts(tmp_path):
     r = subprocess.run([sys.executable, str(SAMPLES / "make_samples.py"), "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    committed = sorted(p.name for p in SAMPLES.glob("*.tflite"))
-    regenerated = sorted(p.name for p in tmp_path.glob("*.tflite"))
+    committed = sorted(p.relative_to(SAMPLES).as_posix() for p in SAMPLES.rglob("*.tflite"))  # mcu/ too
+    regenerated = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.tflite"))
     assert set(committed) <= set(regenerated), (committed, regenerated)
     for name in committed:
         assert structure(tmp_path / name) == structure(SAMPLES / name), name

@@ -18,8 +18,9 @@ runtime holds, it derives, as TFLite's ``ArenaPlanner`` does (tflite/arena_plann
   the best-fitting 64-byte-aligned gap among the buffers whose lifetimes overlap its own
   (``SimpleMemoryArena::Allocate``).
 
-TensorFlow Lite Micro's arena is simulated too, with its own lifetime rules
-(:mod:`~tflite_flops.analysis.tflm`). Both planners live in :mod:`~tflite_flops.analysis.planner`.
+TensorFlow Lite Micro's arena is simulated too, with its own lifetime rules, its kernels' scratch
+buffers and its tail of persistent structs (:mod:`~tflite_flops.analysis.tflm`). Both planners live in
+:mod:`~tflite_flops.analysis.planner`.
 
 The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
 Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each
@@ -41,12 +42,13 @@ from typing import Mapping, NamedTuple, Sequence
 
 from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
+from ..ops.tflm import CORTEX_M
 from ..ops.registry import (HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, MEMORY_FACTS, TEMPORARIES, KernelSetup,
                            OpContext, Temporary)
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
-from .tflm import tflm_arena
+from .tflm import tflm_figures
 from ..units import dense_bytes, num_elements
 
 _MAX_SHARABLE_INPUTS = 3  # kTfLiteMaxSharableOpInputs
@@ -664,12 +666,15 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         runtime = RuntimeMemory(threads=threads, xnnpack=False, arena_bytes=arena,
                                 temporaries_bytes=max(arena_temporaries, default=0),
                                 persistent_arena_bytes=persistent, delegate_bytes=None, total_bytes=arena + persistent)
+    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
         arena_bytes=sum(s.arena_bytes for s in subgraphs),
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
-        tflm_arena_bytes=tflm_arena(model, entry, sizes, constant, entry_buffers),
+        tflm_arena_bytes=tflm.tensors_bytes, tflm_head_bytes=tflm.head_bytes, tflm_tail_bytes=tflm.tail_bytes,
+        tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
+        tflm_pointer_bytes=CORTEX_M.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
     return summary, {index: plan.live for index, plan in plans.items()}

@@ -88,16 +88,25 @@ def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment
 
 
 def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
-    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers: largest first
-    (a stable sort), each at the first gap from offset 0 among the buffers alive at the same time.
+    """GreedyMemoryPlanner's arena size for ``(size, first_used, last_used)`` buffers in the order they
+    are added: largest first, equal sizes in the reverse of that order (:func:`greedy_order`), each at
+    the first gap from offset 0 among the buffers alive at the same time.
 
     Lifetimes are time steps from -1 (TFLM's "never used") to ``steps - 2``.
     """
     if steps is None:
         steps = max((b[2] for b in buffers), default=0) + 2
     shifted = [(size, first + 1, last + 1) for size, first, last in buffers]  # -1 ("never used") -> step 0
-    shifted.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return first_fit_arena(shifted, steps)
+    return first_fit_arena(greedy_order(shifted), steps)
+
+
+def greedy_order(buffers: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """``GreedyMemoryPlanner::CalculateOffsetsIfNeeded``'s order of the buffers added to it (in place):
+    it lists the online-planned buffers from the end of its array backwards, then bubble-sorts them by
+    size, largest first, swapping only strictly smaller ones: equal sizes keep the reversed order."""
+    buffers.reverse()
+    buffers.sort(key=itemgetter(0), reverse=True)  # stable
+    return buffers
 
 
 def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:

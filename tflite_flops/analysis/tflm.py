@@ -1,30 +1,45 @@
-"""TensorFlow Lite Micro's arena: the tensors' lifetimes as its allocator marks them, planned by
-``GreedyMemoryPlanner`` (tflite/micro/micro_allocation_info.cc: one timeline over the entry
-subgraph and the subgraphs its IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes,
-largest first, first fit).
+"""TensorFlow Lite Micro's arena: the size to give ``MicroInterpreter``, head plus tail.
+
+The head: the tensors' lifetimes as its allocator marks them, planned by ``GreedyMemoryPlanner``
+(tflite/micro/micro_allocation_info.cc: one timeline over the entry subgraph and the subgraphs its
+IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, first fit), with the
+kernels' scratch buffers (``RequestScratchBufferInArena``) planned among them, each alive while its
+op runs. The tail: what ``MicroAllocator`` and the kernels allocate for the interpreter's life
+(:func:`tflm_tail`), from the C struct layouts of a :class:`~tflite_flops.ops.tflm.TflmTarget`
+and the per-op facts registered next to the formulas (:mod:`tflite_flops.ops.tflm`).
 """
 from __future__ import annotations
 
 from itertools import compress
-from operator import itemgetter
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
-from ..reader.model import Model
-from .planner import TFLM_ALIGNMENT, first_fit_arena
+from ..errors import ShapeError
+from ..ops.registry import OpContext
+from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
+from ..reader.model import Model, Tensor
+from ..units import dense_bytes, num_elements
+from .planner import TFLM_ALIGNMENT, first_fit_arena, greedy_order
+from .shapes import SubgraphShapes, subgraph_tensors
 
 
 def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
-               entry_buffers: list[tuple[int, int, int]] | None = None) -> int:
-    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph.
+               entry_buffers: list[tuple[int, int, int]] | None = None,
+               scratch: Mapping[tuple[int, int], Sequence[int]] | None = None) -> int:
+    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph and the
+    kernels' ``scratch`` buffers (``{(subgraph, op): bytes of each request}``, none by default).
 
     Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
     count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
     Tensors no op reaches keep TFLM's "uninitialized" lifetime (-1, -1), as TFLM plans them too.
     ``entry_buffers``: the entry's buffers as the memory pass makes them when the entry calls no
     subgraph (its scopes are then its ops' own), which spares a second walk of the entry.
+    Scratch buffers come after the tensors in the planner's list (``AllocationInfoBuilder``), in the
+    order the kernels requested them (subgraph by subgraph, op by op), each alive from its op's scope
+    to the scope after the subgraphs the op runs (``MarkAllocationLifetimes``).
     """
     first = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}  # -1: TFLM's "uninitialized"
     last = {sg.index: [-1] * len(sg.tensors) for sg in model.subgraphs}
+    scopes: dict[tuple[int, int], tuple[int, int]] = {}  # (subgraph, op) -> its scope span, for the scratch
     scope = 0
 
     def mark(index: int, depth: int) -> None:
@@ -37,6 +52,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
                 lasts[t] = scope
         for op in sg.operators:
             scope += 1
+            start = scope
             if op.subgraph_refs and depth < 64:
                 for t in op.outputs:
                     if t >= 0 and firsts[t] < 0:
@@ -53,6 +69,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
                     if firsts[t] < 0:
                         firsts[t] = scope
                     lasts[t] = scope
+            scopes[(index, op.index)] = (start, scope)
         for t in sg.outputs:
             if t >= 0:
                 if firsts[t] < 0:
@@ -74,10 +91,203 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
         for t in compress(range(min(len(tensors), len(size_of), len(constant_of))), size_of):
             if not constant_of[t] and not tensors[t].is_variable:
                 buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
-    buffers.sort(key=itemgetter(0), reverse=True)  # stable: equal sizes keep their tensor order
-    return first_fit_arena(buffers, scope + 2)
+    for (index, op), requests in sorted((scratch or {}).items()):
+        if entry_buffers is not None:  # the memory pass's entry buffers count time in ops; no other subgraph runs
+            lo, hi = (op, op) if index == entry else (-1, -1)
+        else:  # an op the entry never reaches keeps TFLM's "uninitialized" lifetime
+            lo, hi = scopes.get((index, op), (-1, -1))
+        buffers += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
+    return first_fit_arena(greedy_order(buffers), scope + 2)
 
+
+_MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room kept for one op's scratch requests
+# GreedyMemoryPlanner::per_buffer_size(): BufferRequirements (4 ints), a sorted size and id, a ListEntry
+# (3 ints) and an offset per buffer, whatever the pointer size
+_PLANNER_BYTES_PER_BUFFER = 16 + 4 + 4 + 12 + 4
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
 _TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
                "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
+
+
+class TflmFigures(NamedTuple):
+    """TFLM's arena for one target: ``tensors_bytes`` the planned tensors alone, ``head_bytes`` with the
+    kernels' scratch buffers, ``tail_bytes`` the persistent allocations; ``allocation_peak_bytes`` the
+    most ``AllocateTensors`` needs at once before the head is planned (see :func:`tflm_tail`);
+    ``unmodelled`` the op types without registered facts (the figures are then low)."""
+
+    tensors_bytes: int
+    head_bytes: int
+    tail_bytes: int
+    allocation_peak_bytes: int = 0
+    unmodelled: tuple[str, ...] = ()  # op types without TFLM facts: their options, OpData and scratch are missing
+
+    @property
+    def arena_size_bytes(self) -> int:
+        """What to pass to ``MicroInterpreter``: the head plus the tail, or the allocation peak when larger."""
+        return max(self.head_bytes + self.tail_bytes, self.allocation_peak_bytes)
+
+
+def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: TflmTarget = CORTEX_M
+                 ) -> dict[tuple[int, int], TflmKernel]:
+    """The registered TFLM facts of every op of every subgraph (TFLM initializes and prepares them all):
+    ``{(subgraph, op): TflmKernel}``. Ops without facts, or whose shapes do not fit them, are left out."""
+    out: dict[tuple[int, int], TflmKernel] = {}
+    shape_free: dict[str, TflmKernel] = {}
+    for sg in model.subgraphs:
+        ops = [op for op in sg.operators if op.op_type in TFLM_KERNELS]
+        if not ops or sg.index not in states:
+            continue
+        state = states[sg.index]
+        tensors, stored = subgraph_tensors(sg, state), sg.tensors
+        for op in ops:
+            fn = TFLM_KERNELS[op.op_type]
+            if getattr(fn, "shape_free", False):  # the same facts for every op of the type: no context to build
+                found = shape_free.get(op.op_type)
+                if found is None:
+                    found = shape_free[op.op_type] = fn(None, target, 0)
+                out[(sg.index, op.index)] = found
+                continue
+            inputs = op.inputs
+            weight = inputs[1] if len(inputs) > 1 and 0 <= inputs[1] < len(stored) else None
+            quant = stored[weight].quantization if weight is not None else None
+            infos = tensors.infos_of(state, inputs + op.outputs)
+            ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], sg.index, op.index)
+            try:
+                out[(sg.index, op.index)] = fn(ctx, target, quant.num_scales if quant else 0)
+            except (ShapeError, ValueError, IndexError, TypeError, AttributeError):
+                continue
+    return out
+
+
+def _allocator_objects(t: TflmTarget) -> tuple[CLayout, ...]:
+    """The objects ``MicroAllocator::Create`` (or ``RecordingMicroAllocator::Create``) places at the end of
+    the tail, in order: the arena buffer allocator, the ``GreedyMemoryPlanner``, the allocator itself."""
+    # SingleArenaBufferAllocator (arena_allocator/single_arena_buffer_allocator.h): the vtable pointers
+    # of its two interfaces, five pointers, the temp checksum (intptr_t) and count
+    buffers = c_struct(t, "pp", "ppppp", "p", "i")
+    # GreedyMemoryPlanner (memory_planner/greedy_memory_planner.h): vtable, two counts, four array
+    # pointers, two entry indices, the offsets pointer, need_to_calculate_offsets_
+    planner = c_struct(t, "p", "ii", "pppp", "ii", "p", "b")
+    # MicroAllocator (micro_allocator.h): vtable, four pointers, model_is_allocating_, the scratch request
+    # count, the scratch head pointer, max_head_buffer_usage_
+    allocator = c_struct(t, "p", "pppp", "b", "ppp")
+    if t.recording:  # recording_*.h: four size_t counters; a pointer and 7 (8 with compression) x 3 size_t
+        buffers = c_struct(t, buffers, "pppp")
+        allocator = c_struct(t, allocator, "p", "ppp" * 7, compression="ppp")
+    return buffers, planner, allocator
+
+
+def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKernel],
+              target: TflmTarget = CORTEX_M, arena_end: int = 0, planned: int = 0) -> tuple[int, int]:
+    """The tail of TFLM's arena (what ``MicroInterpreter::AllocateTensors`` allocates for the interpreter's
+    life) and the allocation peak: ``(tail bytes, peak bytes)``.
+
+    Follows micro_allocator.cc and micro_interpreter.cc in order, each allocation placed below the one
+    before at its alignment (``SingleArenaBufferAllocator::AllocatePersistentBuffer`` rounds the tail
+    pointer down), so the padding is counted as TFLM counts it. ``arena_end``: the arena end's address
+    modulo 16 (0: an aligned arena).
+
+    Before the head is planned, the head's end of the arena holds transient data that the tail must
+    not reach: the scratch requests (``ScratchBufferRequest``, room for 12 more than made), and while
+    each kernel prepares, the temporary ``TfLiteTensor`` structs (with their quantization) of its inputs
+    and outputs (``AllocateTempInputTensor``): the kernel's persistent buffers are allocated while they
+    are held. While ``CommitStaticMemoryPlan`` plans, the subgraph offsets, an ``AllocationInfo`` per
+    tensor and scratch buffer, and the planner's arrays (``GreedyMemoryPlanner::per_buffer_size``, 40
+    bytes per ``planned`` buffer). The peak is the most of those plus the tail at that moment.
+    """
+    p = target.pointer_bytes
+    tail = arena_end
+    peak = 0
+    request = c_struct(target, "p", "ii")  # ScratchBufferRequest: bytes, node and subgraph indices
+    tensor = c_struct(target, c_struct(target, "i", "p"), "ii", "pp", "p", "ii", "b")  # TfLiteTensor (micro build)
+    quant = c_struct(target, "pp", "i")  # TfLiteAffineQuantization: scale, zero_point, quantized_dimension
+
+    def temp(at: int, size: int, align: int) -> int:  # AllocateTemp: from the head's end upwards
+        return -(-at // align) * align + size
+
+    def temps_of(sg_index: int, op_index: int, at: int) -> int:
+        sg = model.subgraphs[sg_index]
+        op = sg.operators[op_index]
+        for t in (*op.inputs, *op.outputs):
+            if 0 <= t < len(sg.tensors):
+                at = temp(at, *tensor)
+                q = sg.tensors[t].quantization
+                if q is not None and q.num_scales > 0:
+                    at = temp(temp(at, *quant), 4 + 4 * q.num_scales, 4)
+        return at
+
+    def alloc(size: int, align: int) -> None:
+        nonlocal tail
+        tail = (tail - size) // align * align
+
+    for obj in _allocator_objects(target):
+        alloc(*obj)
+    alloc(2 * p, p)  # StartModelAllocation: MicroBuiltinDataAllocator (vtable, allocator pointer)
+    alloc((3 if target.compression else 2) * p * len(model.subgraphs), p)  # SubgraphAllocations per subgraph
+    eval_tensor = c_struct(target, "pp", "i")  # TfLiteEvalTensor: data, dims, type
+    for sg in model.subgraphs:  # AllocateTfLiteEvalTensors
+        alloc(eval_tensor.size * len(sg.tensors), eval_tensor.align)
+    node = c_struct(target, "pppppp", "i", "p")  # NodeAndRegistration: TfLiteNode (micro build) + registration
+    for sg in model.subgraphs:  # AllocateNodeAndRegistrations
+        alloc(node.size * len(sg.operators), node.align)
+    ordered = [kernels[key] for key in sorted(kernels)]
+    for k in ordered:  # PrepareNodeAndRegistrationDataFromFlatbuffer: the parsed builtin options
+        if k.builtin is not None:
+            alloc(*k.builtin)
+    for k in ordered:  # InitSubgraphs: each kernel's OpData
+        if k.op_data:
+            alloc(k.op_data, TFLM_ALIGNMENT)
+    requests = 0
+    for key in sorted(kernels):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
+        k = kernels[key]
+        for n in k.prepare:
+            alloc(n, TFLM_ALIGNMENT)
+        held = (requests + _MAX_SCRATCH_PER_OP) * request.size  # the scratch requests so far, and room for more
+        if k.temps:
+            held = temps_of(*key, held)
+        peak = max(peak, held + arena_end - tail)
+        requests += len([n for n in k.scratch if n > 0])
+    if requests:  # FinishModelAllocation: a ScratchBufferHandle (a pointer) per request
+        alloc(p * requests, p)
+    for sg in model.subgraphs:  # CommitStaticMemoryPlan, AllocateVariables
+        for t in sg.tensors:
+            if t.is_variable:
+                alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
+    held = temp((requests + _MAX_SCRATCH_PER_OP) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
+    allocation_info = c_struct(target, "pp", "iii", "b")  # AllocationInfo: bytes, output_ptr, lifetime, offset, flag
+    held = temp(held, allocation_info.size * (sum(len(sg.tensors) for sg in model.subgraphs) + requests), p)
+    peak = max(peak, temp(held, _PLANNER_BYTES_PER_BUFFER * planned, TFLM_ALIGNMENT) + arena_end
+               - tail // TFLM_ALIGNMENT * TFLM_ALIGNMENT)
+    sg = model.subgraphs[entry]
+    for ends in (sg.inputs, sg.outputs):  # AllocateTensors: input_tensors_ / output_tensors_ and their structs
+        alloc(p * len(ends), TFLM_ALIGNMENT)
+        for t in ends:
+            alloc(*tensor)
+            q = sg.tensors[t].quantization if t >= 0 else None
+            if q is not None and q.num_scales > 0:
+                alloc(*quant)
+                alloc(4 + 4 * q.num_scales, 4)  # the zero points as a TfLiteIntArray
+    return arena_end - tail, peak
+
+
+def _tensor_bytes(t: Tensor) -> int:
+    """A stored tensor's bytes at its stored shape (a variable tensor's size never changes)."""
+    return dense_bytes(max(num_elements(t.shape), 0), t.dtype)
+
+
+def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes], sizes: Mapping[int, Sequence[int]],
+                 constant: Mapping[int, Sequence[bool]], entry_buffers: list[tuple[int, int, int]] | None = None,
+                 target: TflmTarget = CORTEX_M, arena_end: int = 0) -> TflmFigures:
+    """TFLM's head (tensors, then with the kernels' scratch) and tail for ``target``; the arguments as
+    :func:`tflm_arena` and :func:`tflm_tail` take them."""
+    kernels = tflm_kernels(model, states, target)
+    tensors = tflm_arena(model, entry, sizes, constant, entry_buffers)
+    scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
+    head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
+    planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
+                  for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
+    planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
+    tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
+    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS})
+    return TflmFigures(tensors, head, tail, peak, tuple(unmodelled))

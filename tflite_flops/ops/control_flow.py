@@ -9,6 +9,7 @@ from __future__ import annotations
 from .custom import SDPA, xnn_dot_attention
 from .placement import CATEGORY_OP_TYPE, XNNPACK, DelegateOp, reason, register_placement
 from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
+from .tflm import c_struct, fixed, register_tflm
 
 register_zero(["WHILE", "STABLEHLO_WHILE"], "cost is in its cond/body subgraphs (× trip count)",
               bytes_model="alias", reference="this tool (control flow)")
@@ -44,3 +45,12 @@ def _xnn_composite(op: DelegateOp) -> str | None:
     if name != SDPA.split(":", 1)[1]:
         return reason(CATEGORY_OP_TYPE, f"XNNPACK has no kernel for the composite {name!r}")
     return xnn_dot_attention(op)
+
+
+# TensorFlow Lite Micro: while.cc WhileInit and if.cc IfInit allocate an OpData of two subgraph indices;
+# TfLiteWhileParams / TfLiteIfParams hold the same two ints. call_once.cc CallOnceInit: OpData
+# {init subgraph index, has_run}; TfLiteCallOnceParams: the index.
+register_tflm(["WHILE", "IF"])(fixed(lambda t: c_struct(t, "ii"), lambda t: c_struct(t, "ii"),
+                                     "micro/kernels/while.cc WhileInit, if.cc IfInit"))
+register_tflm("CALL_ONCE")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "ib"),
+                                 "micro/kernels/call_once.cc CallOnceInit"))

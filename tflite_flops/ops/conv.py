@@ -21,6 +21,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGO
 from .placement import GPU, gpu_activation, gpu_conv_io, gpu_positive, gpu_version
 from .registry import (Cost, KernelSetup, OpContext, Shape, TensorInfo, Temporary, fused_activation, join_notes,
                        register, register_memory, register_temporaries, register_traits, shape_fn)
+from .tflm import CLayout, TflmKernel, TflmTarget, c_struct, padding_values, per_channel, register_tflm
 
 
 def conv_out_dim(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -458,3 +459,52 @@ register_memory(["TRANSPOSE_CONV", "CONV_3D_TRANSPOSE"], dynamic_unless=(0,))
 def _conv3d_transpose_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """None in the arena: conv3d_transpose.cc AllocateTemporaryTensorsIfRequired makes col2im kTfLiteDynamic."""
     return ()
+
+
+# ---- TensorFlow Lite Micro (reference kernels) -------------------------------------------------
+
+def _tflm_conv_params(t: TflmTarget) -> CLayout:
+    """TfLiteConvParams (core/c/builtin_op_data.h): padding, strides, activation, dilations, bias type."""
+    return c_struct(t, "iiiiiii")
+
+
+def _tflm_op_data_conv(t: TflmTarget) -> CLayout:
+    """OpDataConv (micro/kernels/conv.h), also DEPTHWISE_CONV_2D's: padding values, zero points,
+    multiplier and shift, the two per-channel array pointers, activation range, the filter buffer index."""
+    return c_struct(t, padding_values(t), "iiiii", "pp", "iii", compression="ii")
+
+
+# conv_common.cc ConvInit (OpDataConv) and ConvPrepare: per-channel multipliers and shifts, one int32 per
+# output channel (filter dim 0), allocated for every dtype; a scratch buffer only for int4 filters.
+@register_tflm("CONV_2D")
+def _tflm_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference CONV_2D."""
+    scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
+    return TflmKernel(_tflm_conv_params(target), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 0), scratch,
+                      "micro/kernels/conv_common.cc ConvInit, ConvPrepare")
+
+
+# depthwise_conv.cc DepthwiseConvInit (OpDataConv) and depthwise_conv_common.cc DepthwiseConvPrepare:
+# per-channel arrays over filter dim 3; TfLiteDepthwiseConvParams: padding, strides, depth multiplier,
+# activation, dilations.
+@register_tflm("DEPTHWISE_CONV_2D")
+def _tflm_depthwise(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference DEPTHWISE_CONV_2D."""
+    scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
+    return TflmKernel(c_struct(target, "iiiiiii"), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 3), scratch,
+                      "micro/kernels/depthwise_conv_common.cc DepthwiseConvPrepare")
+
+
+# transpose_conv.cc: OpData {ConvParams (types.h: a uint8 padding type, int16 padding values, strides
+# and dilations, then nine int32/float), scratch index, [2 compression indices], bias-converted index,
+# two per-channel pointers}; Prepare allocates the per-channel arrays (filter dim 0) and requests an
+# int32 (int8 input) or int64 (int16 input) scratch of the output's size.
+@register_tflm("TRANSPOSE_CONV")
+def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference TRANSPOSE_CONV."""
+    conv_params = c_struct(target, "b", c_struct(target, "hhhh"), "hhhh", "iiiiiiiii")
+    op_data = c_struct(target, conv_params, "i", c_struct(target, "", compression="ii"), "i", "pp")
+    dtype = ctx.input(2).dtype if len(ctx.inputs) > 2 else ""
+    scratch = {"INT8": (4 * ctx.output(0).n,), "INT16": (8 * ctx.output(0).n,)}.get(dtype, ())
+    return TflmKernel(c_struct(target, "iiiii"), op_data.size, per_channel(ctx, 1, 0), scratch,
+                      "micro/kernels/transpose_conv.cc TransposeConvInit, TransposeConvPrepare")

@@ -19,6 +19,7 @@ from .placement import (CATEGORY_OP_TYPE, GPU, gpu_activation, gpu_broadcast, gp
                         gpu_io_either, gpu_version)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
                        register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
+from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
 
 # Binary ops: FLOPs per output element. ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM and comparisons are one op
 # (TF profiler, TFLite converter); SQUARED_DIFFERENCE is sub + mul (TF profiler); FLOOR_DIV and
@@ -398,3 +399,73 @@ def _gpu_dequantize(op: DelegateOp) -> str | None:
 def _gpu_quantize(op: DelegateOp) -> str | None:
     """With quantized ops on: up to v2, one runtime input, one output."""
     return _gpu_quant_ops(op) or gpu_version(op, 2) or gpu_io(op, 1, 1)
+
+
+# ---- TensorFlow Lite Micro (reference kernels): each Init's OpData and the parsed builtin options ----
+
+# add.cc AddInit: OpDataAdd (add.h: requires_broadcast, then 14 int32 shifts, multipliers, offsets and
+# activation ranges, int and float); TfLiteAddParams / TfLiteSubParams: activation, pot_scale_int16.
+register_tflm("ADD")(fixed(lambda t: c_struct(t, "ib"), lambda t: c_struct(t, "b", "iiiiiiiiiiiiii"),
+                           "micro/kernels/add.cc AddInit"))
+# sub.cc SubInit: OpDataSub (sub.h: requires_broadcast and 13 int32)
+register_tflm("SUB")(fixed(lambda t: c_struct(t, "ib"), lambda t: c_struct(t, "b", "iiiiiiiiiiiii"),
+                           "micro/kernels/sub.cc SubInit"))
+# mul_common.cc MulInit: OpDataMul (mul.h: 9 int32 / float); TfLiteMulParams: activation
+register_tflm("MUL")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "iiiiiiiii"),
+                           "micro/kernels/mul_common.cc MulInit"))
+# activations.cc ReluInit / Relu6Init: ReluOpData {ReluParams: ActivationParams (a uint8 activation type,
+# int32 min and max) + input/output offsets, multiplier, shift}; Relu6OpData (activations.h: six, zero)
+register_tflm("RELU")(fixed(None, lambda t: c_struct(t, "bii", "iiii"), "micro/kernels/activations.cc ReluInit"))
+register_tflm("RELU6")(fixed(None, lambda t: c_struct(t, "ii"), "micro/kernels/activations.cc Relu6Init"))
+# logistic.cc LogisticInit: OpDataLogistic; tanh.cc TanhInit: OpData (both: input zero point, range
+# radius, multiplier, left shift)
+register_tflm(["LOGISTIC", "TANH"])(fixed(None, lambda t: c_struct(t, "iiii"),
+                                          "micro/kernels/logistic.cc LogisticInit, tanh.cc TanhInit"))
+# comparisons.cc Init: OpData {ComparisonParams: 7 int32 and is_broadcast}
+register_tflm(["EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"])(fixed(
+    None, lambda t: c_struct(t, "iiiiiii", "b"), "micro/kernels/comparisons.cc Init"))
+# logical.cc: no Init, no Prepare
+register_tflm(["LOGICAL_AND", "LOGICAL_OR"])(fixed(source="micro/kernels/logical.cc", prepare=False))
+# quantize.cc InitQuantizeReference: OpDataQuantizeReference {QuantizationParams (int32, double),
+# multiplier, shift, input zero point}; dequantize.cc DequantizeInit: DequantizeOpData
+# {DequantizationParams (double, int32), multiplier, shift, zero point}
+register_tflm("QUANTIZE")(fixed(None, lambda t: c_struct(t, c_struct(t, "id"), "iii"),
+                                "micro/kernels/quantize.cc InitQuantizeReference"))
+register_tflm("DEQUANTIZE")(fixed(None, lambda t: c_struct(t, c_struct(t, "di"), "iii"),
+                                  "micro/kernels/dequantize.cc DequantizeInit"))
+
+
+# softmax_common.cc SoftmaxInit: SoftmaxParams (types.h: double beta, six int32, a float scale, five
+# table pointers); SoftmaxPrepare allocates two int16 lookup tables of LUTSize<int16_t>() = 513 entries
+# for an int16 input. TfLiteSoftmaxParams: beta.
+@register_tflm("SOFTMAX")
+def _tflm_softmax(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference SOFTMAX."""
+    prepare = (2 * 513, 2 * 513) if ctx.input(0).dtype == "INT16" else ()
+    return TflmKernel(c_struct(target, "i"), c_struct(target, "d", "iiiiii", "i", "ppppp").size, prepare,
+                      source="micro/kernels/softmax_common.cc SoftmaxInit, SoftmaxPrepare")
+
+# div.cc DivInit: OpDataDiv (7 int32); TfLiteDivParams: activation
+register_tflm("DIV")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "iiiiiii"), "micro/kernels/div.cc DivInit"))
+# hard_swish.cc HardSwishInit: HardSwishParams (types.h: three int16, an int, an int16, an int)
+register_tflm("HARD_SWISH")(fixed(None, lambda t: c_struct(t, "hhh", "i", "h", "i"),
+                                  "micro/kernels/hard_swish.cc HardSwishInit"))
+# leaky_relu.cc LeakyReluInit: LeakyReluOpData (leaky_relu.h: 6 int32); TfLiteLeakyReluParams: alpha
+register_tflm("LEAKY_RELU")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "iiiiii"),
+                                  "micro/kernels/leaky_relu.cc LeakyReluInit"))
+# prelu.cc PreluInit: PreluParams (types.h: 7 int32)
+register_tflm("PRELU")(fixed(None, lambda t: c_struct(t, "iiiiiii"), "micro/kernels/prelu.cc PreluInit"))
+# maximum_minimum.cc, floor.cc: no Init, no Prepare, no options; exp.cc: a Prepare
+register_tflm(["MAXIMUM", "MINIMUM", "FLOOR"])(fixed(source="micro/kernels/maximum_minimum.cc, floor.cc", prepare=False))
+register_tflm("EXP")(fixed(source="micro/kernels/exp.cc"))
+# elementwise.cc ElementWiseAbsRsqrtInit (ABS, RSQRT): OpDataAbsRsqrt (4 int32, needs_rescale, two enums);
+# SIN, COS, LOG, SQRT, SQUARE: no Init; neg.cc: no Init, no Prepare
+register_tflm(["ABS", "RSQRT"])(fixed(None, lambda t: c_struct(t, "iiii", "b", "ii"),
+                                      "micro/kernels/elementwise.cc ElementWiseAbsRsqrtInit"))
+register_tflm(["SIN", "COS", "LOG", "SQRT", "SQUARE"])(fixed(source="micro/kernels/elementwise.cc GenericPrepare"))
+register_tflm("NEG")(fixed(source="micro/kernels/neg.cc", prepare=False))
+# squared_difference.cc SquaredDifferenceInit: OpData {requires_broadcast, ArithmeticParams (types.h: a uint8
+# category, 12 int32, 2 floats, 2 int64, 2 int16, broadcast_shape[5])}
+register_tflm("SQUARED_DIFFERENCE")(fixed(
+    None, lambda t: c_struct(t, "b", c_struct(t, "b", "iiiiiiiiiiii", "ii", "dd", "hh", "iiiii")),
+    "micro/kernels/squared_difference.cc SquaredDifferenceInit"))

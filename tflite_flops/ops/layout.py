@@ -12,6 +12,7 @@ from ..errors import ShapeError
 from ..units import num_elements
 from .registry import (MAX_VALUE_ELEMENTS, Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
                        register_memory, same_as_input, shape_fn, value_fn)
+from .tflm import c_struct, fixed, register_tflm
 
 
 register_zero(["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "BITCAST"],
@@ -545,3 +546,38 @@ def _fold_zeros_like(ctx: OpContext):
 def _fold_reverse(ctx: OpContext):
     v = ctx.input(0).value
     return [None if v is None or not _small(ctx) else np.flip(v, axis=tuple(_ints(ctx, 1, "axis")))]
+
+
+# ---- TensorFlow Lite Micro (reference kernels) -------------------------------------------------
+
+# reshape.cc, slice.cc, gather.cc, split.cc, pack.cc, squeeze.cc: no Init (no OpData).
+# TfLiteReshapeParams: shape[8], num_dimensions; TfLiteGatherParams: axis, batch_dims; TfLiteSplitParams: num_splits.
+register_tflm("RESHAPE")(fixed(lambda t: c_struct(t, "iiiiiiiii"), source="micro/kernels/reshape.cc"))
+register_tflm("GATHER")(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/gather.cc"))
+register_tflm("SPLIT")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/split.cc"))
+register_tflm("SLICE")(fixed(source="micro/kernels/slice.cc"))
+# concatenation.cc ConcatenationInit: OpData {ConcatenationParams (types.h: axis, two pointers, count,
+# zero point, scale) [, 10 compression scratch indices]}; TfLiteConcatenationParams: axis, activation
+register_tflm("CONCATENATION")(fixed(
+    lambda t: c_struct(t, "ii"), lambda t: c_struct(t, c_struct(t, "i", "pp", "iii"), compression="iiiiiiiiii"),
+    "micro/kernels/concatenation.cc ConcatenationInit"))
+# strided_slice_common.cc StridedSliceInit: StridedSliceParams (types.h: three int8 counts each before
+# five int32, five uint16 masks, offset); TfLiteStridedSliceParams: five masks, offset
+register_tflm("STRIDED_SLICE")(fixed(
+    lambda t: c_struct(t, "iiiiib"), lambda t: c_struct(t, "biiiii", "biiiii", "biiiii", "hhhhh", "b"),
+    "micro/kernels/strided_slice_common.cc StridedSliceInit"))
+# pad_common.cc PadInit: OpData {PadParams (types.h: an int8 count and five int32 per side, a uint8
+# resizing category), output zero point}
+register_tflm(["PAD", "PADV2"])(fixed(None, lambda t: c_struct(t, "biiiii", "biiiii", "b", "i"),
+                                      "micro/kernels/pad_common.cc PadInit"))
+# squeeze.cc, expand_dims.cc, shape.cc, transpose.cc, cast.cc: no Init; pack.cc, unpack.cc: no Init, no Prepare.
+# TfLiteSqueezeParams: squeeze_dims[8], count; TfLitePackParams / TfLiteUnpackParams: two ints;
+# TfLiteShapeParams: out_type; TfLiteCastParams: two types
+register_tflm("SQUEEZE")(fixed(lambda t: c_struct(t, "iiiiiiiii"), source="micro/kernels/squeeze.cc"))
+register_tflm(["PACK", "UNPACK"])(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/pack.cc, unpack.cc",
+                                        prepare=False))
+register_tflm("CAST")(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/cast.cc"))
+register_tflm("SHAPE")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/shape.cc"))
+register_tflm(["EXPAND_DIMS", "TRANSPOSE"])(fixed(source="micro/kernels/expand_dims.cc, transpose.cc"))
+# select.cc SelectInit: OpData {requires_broadcast}
+register_tflm(["SELECT", "SELECT_V2"])(fixed(None, lambda t: c_struct(t, "b"), "micro/kernels/select.cc SelectInit"))

@@ -11,6 +11,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGO
 from .placement import GPU, gpu_runtime_inputs, gpu_version
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, broadcast_shapes, fused_activation, join_notes,
                        register, register_temporaries, register_traits, shape_fn)
+from .tflm import TflmKernel, TflmTarget, c_struct, register_tflm
 
 
 def _fc_dims(ctx: OpContext) -> tuple[int, int, int]:
@@ -245,3 +246,19 @@ def _bmm_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...
                 Temporary("accum_scratch", 4 * p * m, False, source), Temporary("input_offsets", 4 * rows, False, source),
                 Temporary("row_sums", 4 * num_elements(y.shape[:-2]) * p, True, source)]
     return tuple(out)
+
+
+# TensorFlow Lite Micro, fully_connected.cc FullyConnectedInit: OpDataFullyConnected (fully_connected.h:
+# eight int32 multipliers, shifts, activation range, zero points, the input-quantized index; the
+# filter buffer index, two per-channel pointers, is_per_channel [, 2 compression indices]);
+# fully_connected_common.cc CalculateOpDataFullyConnected allocates the per-channel multipliers and shifts
+# (one int32 per scale) when an integer filter has more than one scale; int4 filters request a scratch
+# buffer to unpack them. TfLiteFullyConnectedParams: activation, weights format, two bools, bias type.
+@register_tflm("FULLY_CONNECTED")
+def _tflm_fully_connected(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference FULLY_CONNECTED."""
+    op_data = c_struct(target, "iiiiiiii", "i", "pp", "b", compression="ii")
+    w = ctx.input(1)
+    prepare = (4 * scales, 4 * scales) if scales > 1 and ctx.input(0).dtype in ("INT8", "INT16") else ()
+    return TflmKernel(c_struct(target, "iibbi"), op_data.size, prepare, (w.n,) if w.dtype == "INT4" else (),
+                      "micro/kernels/fully_connected.cc FullyConnectedInit, FullyConnectedPrepare")

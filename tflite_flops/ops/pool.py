@@ -8,6 +8,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPAC
                         float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
 from .placement import GPU, gpu_activation, gpu_io, gpu_positive, gpu_version
 from .registry import Cost, OpContext, Shape, fused_activation, register, register_memory, register_zero, shape_fn
+from .tflm import c_struct, fixed, padding_values, register_tflm
 
 # resize_bilinear.cc / resize_nearest_neighbor.cc Prepare: the output is kTfLiteDynamic unless the size is known
 register_memory(["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"], dynamic_unless=(1,))
@@ -142,3 +143,14 @@ def _gpu_resize(op: DelegateOp) -> str | None:
     if op.op_type == "RESIZE_BILINEAR" and op.opt("align_corners", False) and op.opt("half_pixel_centers", False):
         return reason(CATEGORY_OPTIONS, "align_corners with half_pixel_centers")
     return None
+
+
+# TensorFlow Lite Micro, pooling.cc PoolInit: OpDataPooling (pooling.h: padding values, int32 and float
+# activation ranges); TfLitePoolParams: padding, strides, filter size, activation, computed padding.
+register_tflm(["AVERAGE_POOL_2D", "MAX_POOL_2D"])(fixed(
+    lambda t: c_struct(t, "iiiiii", padding_values(t)), lambda t: c_struct(t, padding_values(t), "iiii"),
+    "micro/kernels/pooling.cc PoolInit"))
+# resize_nearest_neighbor.cc: no Init; TfLiteResizeNearestNeighborParams: two bools
+register_tflm("RESIZE_NEAREST_NEIGHBOR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_nearest_neighbor.cc"))
+# resize_bilinear.cc: no Init; TfLiteResizeBilinearParams: align_corners, half_pixel_centers
+register_tflm("RESIZE_BILINEAR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_bilinear.cc"))

@@ -15,6 +15,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNN
 from .placement import GPU, gpu_axes, gpu_io
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, register, register_temporaries, shape_fn,
                        value_fn)
+from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
 
 REDUCERS = ["SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"]
 
@@ -155,3 +156,23 @@ def _reduce_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, 
         if ctx.op_type in ("MEAN", "SUM") and x.dtype in _ACCUMULATOR:
             out.append(Temporary("temp_sum", dense_bytes(ctx.output(0).n, _ACCUMULATOR[x.dtype]), False, source))
     return tuple(out)
+
+
+# TensorFlow Lite Micro, reduce.cc InitReduce: OpDataReduce (reduce.h: 11 int32 / float); reduce_common.cc
+# PrepareMeanOrSumHelper requests an int32 accumulator per output element (int8 / int16 input), then the
+# input-iterator scratch (an int per input dim) and the resolved axes (an int per axis);
+# PrepareMinMaxHelper the last two. TfLiteReducerParams: keep_dims.
+@register_tflm(["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"])
+def _tflm_reduce(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's reference reductions."""
+    x, axis = ctx.input(0), ctx.input(1)
+    scratch = [4 * len(x.shape), 4 * axis.n]
+    if ctx.op_type in ("MEAN", "SUM") and x.dtype in ("INT8", "INT16"):
+        scratch.insert(0, 4 * ctx.output(0).n)
+    return TflmKernel(c_struct(target, "b"), c_struct(target, "iiiiiiiiiii").size, (), tuple(scratch),
+                      "micro/kernels/reduce_common.cc PrepareMeanOrSumHelper, PrepareMinMaxHelper")
+
+
+# arg_min_max.cc: no Init; TfLiteArgMaxParams / TfLiteArgMinParams: output_type
+register_tflm(["ARG_MAX", "ARG_MIN"])(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/arg_min_max.cc",
+                                            prepare=False))

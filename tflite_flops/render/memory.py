@@ -12,7 +12,6 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
     rows = [("Arena (TFLite planner)", memory.arena_bytes, ""),
             ("Peak live activations", memory.peak_live_bytes, peak_where),
             ("Activations, no reuse", memory.activations_total_bytes, ""),
-            ("Arena (TFLite Micro)", memory.tflm_arena_bytes, " + scratch, structs"),
             ("Weights (in the file)", memory.weights_bytes, "")]
     if memory.persistent_arena_bytes:
         rows.insert(1, ("Persistent arena", memory.persistent_arena_bytes, " variables, init-time weights"))
@@ -28,7 +27,27 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
                     ("  total", runtime.total_bytes, ""))
         rows = [(("Arena, tensors only (lower bound)" if label == "Arena (TFLite planner)" else label), value, extra)
                 for label, value, extra in rows]
+    rows[-1:-1] = _tflm_rows(memory)
     return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
+
+
+def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
+    """TFLite Micro's arena: the size to give MicroInterpreter, its head and tail, and the tensors alone."""
+    if memory.tflm_arena_size_bytes is None or memory.tflm_head_bytes is None or memory.tflm_tail_bytes is None:
+        return [("Arena (TFLite Micro)", memory.tflm_arena_bytes, " + scratch, structs")]  # a report of an earlier version
+    peak = memory.tflm_allocation_peak_bytes or 0
+    above = peak > memory.tflm_head_bytes + memory.tflm_tail_bytes  # AllocateTensors needs more than it keeps
+    rows = [(f"TFLite Micro arena ({8 * (memory.tflm_pointer_bytes or 4)}-bit)", memory.tflm_arena_size_bytes,
+             f" {'the peak' if above else 'head + tail'}: give MicroInterpreter this"),
+            ("  head: tensors + kernel scratch", memory.tflm_head_bytes, ""),
+            ("  tail: structs, op data", memory.tflm_tail_bytes, ""),
+            ("  tensors only", memory.tflm_arena_bytes, "")]
+    if above:
+        rows.insert(3, ("  peak while allocating", peak, " tail + temporary structs"))
+    if memory.tflm_unmodelled_ops:
+        n = len(memory.tflm_unmodelled_ops)
+        rows[0] = (*rows[0][:2], f"{rows[0][2]} (low: {n} op type{'s' if n != 1 else ''} not modelled)")
+    return rows
 
 
 def memory_caveat(memory: MemorySummary) -> str:

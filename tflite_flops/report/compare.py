@@ -170,11 +170,17 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
                  for key, label in (("arena_bytes", "Arena (LiteRT, with temporaries)"),
                                     ("persistent_arena_bytes", "Persistent arena (LiteRT)"),
                                     ("total_bytes", "Total (LiteRT)"))]
+    rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
+             for key, label in (("arena_bytes", "Arena (TFLite, tensors only)"),
+                                ("peak_live_bytes", "Peak live activations"),
+                                ("persistent_arena_bytes", "Persistent arena"))]
+    if ma.tflm_arena_size_bytes is not None and mb.tflm_arena_size_bytes is not None:  # (older reports have none)
+        rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
+                 for key, label in (("tflm_arena_size_bytes", "TFLite Micro arena size"),
+                                    ("tflm_head_bytes", "TFLite Micro head"), ("tflm_tail_bytes", "TFLite Micro tail"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
-                   for key, label in (("arena_bytes", "Arena (TFLite, tensors only)"),
-                                      ("peak_live_bytes", "Peak live activations"),
-                                      ("persistent_arena_bytes", "Persistent arena"),
-                                      ("tflm_arena_bytes", "Arena (TFLite Micro)"), ("weights_bytes", "Weights bytes"))]
+                   for key, label in (("tflm_arena_bytes", "Arena (TFLite Micro, tensors only)"),
+                                      ("weights_bytes", "Weights bytes"))]
 
 
 def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:

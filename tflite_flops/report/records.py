@@ -215,8 +215,9 @@ class RuntimeMemory:
 class MemorySummary:
     """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
 
-    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. Kernel scratch
-    buffers, delegates' own memory and the interpreter's structures come on top (docs/memory.md).
+    ``peak_live_bytes <= arena_bytes <= activations_total_bytes`` always holds. ``runtime`` adds
+    LiteRT's kernel temporaries; delegates' own memory and LiteRT's structures come on top. The
+    ``tflm_*`` figures are TensorFlow Lite Micro's whole arena, structs included (docs/memory.md).
     """
 
     activations_total_bytes: int  # every activation tensor at its own (64-byte aligned) place: no reuse
@@ -229,6 +230,17 @@ class MemorySummary:
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
     runtime: RuntimeMemory | None = None  # as LiteRT allocates it (temporaries included), XNNPACK off
+    # TFLite Micro's arena for a build with pointers of tflm_pointer_bytes (4: a 32-bit MCU), reference
+    # kernels: the head (tensors + kernel scratch buffers) and the tail (allocator, tensor and node
+    # structs, op data, quantization); the allocation peak: the most AllocateTensors holds at once before
+    # the head is planned (temporary tensors, the planner's arrays); tflm_arena_size_bytes = the larger of
+    # head + tail and that peak: what to pass to MicroInterpreter
+    tflm_head_bytes: int | None = None
+    tflm_tail_bytes: int | None = None
+    tflm_arena_size_bytes: int | None = None
+    tflm_pointer_bytes: int | None = None
+    tflm_allocation_peak_bytes: int | None = None
+    tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
 
 
 @dataclass(frozen=True)
@@ -536,7 +548,8 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
         return None
     runtime = d.get("runtime")
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
-                            "runtime": None if runtime is None else RuntimeMemory(**runtime)})
+                            "runtime": None if runtime is None else RuntimeMemory(**runtime),
+                            "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ())})
 
 
 def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:

@@ -63,6 +63,7 @@ class PointTotals:
     arena_bytes: int | None = None
     peak_live_bytes: int | None = None
     tflm_arena_bytes: int | None = None
+    tflm_arena_size_bytes: int | None = None  # TFLite Micro's head + tail (32-bit build)
 
     def get(self, metric: str) -> int | None:
         """The total named ``metric`` (a field name, as in :data:`FIT_METRICS`); None when not measured."""
@@ -74,7 +75,7 @@ class PointTotals:
                 if v is not None or k not in _MEMORY_TOTALS}
 
 
-_MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")
+_MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes")
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,8 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         params=t.params, param_bytes=t.param_bytes, activation_bytes=t.bytes_written, bytes_read=t.bytes_read,
         arena_bytes=memory.arena_bytes if memory is not None else None,
         peak_live_bytes=memory.peak_live_bytes if memory is not None else None,
-        tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None)
+        tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None,
+        tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None)
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
                       tuple(report.warnings), None, None, report)

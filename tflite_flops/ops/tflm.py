@@ -1,0 +1,147 @@
+"""What TensorFlow Lite Micro's kernels and allocator put in the arena, as C struct layouts per target.
+
+``MicroAllocator`` (tflite-micro: tensorflow/lite/micro/micro_allocator.cc) splits the arena you give
+``MicroInterpreter`` into a *head* (the planned tensors and the kernels' scratch buffers,
+``RequestScratchBufferInArena``) and a *tail* of persistent allocations: the allocator's own objects,
+one ``TfLiteEvalTensor`` per tensor and one ``NodeAndRegistration`` per op of every subgraph, each
+op's parsed builtin options, the ``OpData`` each kernel allocates in Init and the arrays it allocates
+in Prepare (``AllocatePersistentBuffer``), the scratch buffer handles, variable tensors, and the
+``TfLiteTensor`` structs (with their quantization) of the model's inputs and outputs.
+
+Their sizes are ``sizeof`` of C structs, so they depend on the target's pointer size, and on
+whether TFLM was built with ``USE_TFLM_COMPRESSION`` (which adds fields). :func:`c_struct` lays a
+struct out from its fields as a C compiler does (natural alignment). Each op type's kernel facts are
+registered next to its formula with :func:`register_tflm`, citing the kernel source they follow; the
+reference kernels (tensorflow/lite/micro/kernels/*.cc) are modelled, not CMSIS-NN or other optimized ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Callable, Iterable, Mapping, NamedTuple
+
+from .registry import OpContext
+
+@dataclass(frozen=True)
+class TflmTarget:
+    """The build of TensorFlow Lite Micro the arena is sized for.
+
+    ``pointer_bytes``: 4 on a 32-bit MCU (Cortex-M, RISC-V 32, Xtensa), 8 on a 64-bit host.
+    ``compression``: built with ``USE_TFLM_COMPRESSION`` (the tflite-micro Python package is), which
+    adds scratch indices to some kernels' OpData and a pointer to ``SubgraphAllocations``.
+    ``recording``: the ``RecordingMicroAllocator`` (the Python package's interpreter) instead of
+    ``MicroAllocator``: larger allocator objects in the tail.
+    """
+
+    name: str
+    pointer_bytes: int
+    compression: bool = False
+    recording: bool = False
+
+
+CORTEX_M = TflmTarget("32-bit MCU", 4)  # what the report shows: a default TFLM build for a 32-bit MCU
+HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True)
+
+
+class CLayout(NamedTuple):
+    """``sizeof`` and ``alignof`` of a C struct."""
+
+    size: int
+    align: int
+
+
+# Field codes: i 4-byte int / float / enum, h int16, b bool / int8 / uint8 / a uint8 enum class,
+# d double / int64 (8-byte aligned on ARM EABI and x86-64 alike), p a pointer, size_t or intptr_t.
+_SCALARS = {"i": (4, 4), "h": (2, 2), "b": (1, 1), "d": (8, 8)}
+
+
+@lru_cache(maxsize=None)  # a few dozen struct layouts per target, asked for once per op
+def c_struct(target: TflmTarget, *fields: "str | CLayout", compression: "str | CLayout" = "") -> CLayout:
+    """The layout of a struct with ``fields`` in order (codes as ``_SCALARS``, ``p`` for a pointer, or
+    a nested :class:`CLayout`), plus ``compression``'s fields when the target has ``USE_TFLM_COMPRESSION``.
+
+    Each field sits at the next multiple of its alignment; the size is rounded up to the struct's
+    alignment (the largest of its fields').
+    """
+    parts: list[CLayout] = []
+    for field in (*fields, *((compression,) if target.compression and compression else ())):
+        if isinstance(field, CLayout):
+            parts.append(field)
+            continue
+        for code in field:
+            size, align = (target.pointer_bytes,) * 2 if code == "p" else _SCALARS[code]
+            parts.append(CLayout(size, align))
+    offset, align = 0, 1
+    for size, a in parts:
+        offset = -(-offset // a) * a + size
+        align = max(align, a)
+    return CLayout(-(-offset // align) * align, align)
+
+
+class TflmKernel(NamedTuple):
+    """What one op's TFLM kernel puts in the arena.
+
+    ``builtin``: the parsed builtin options (``TfLite*Params``, allocated by the op resolver's parse
+    function; None: the op has none). ``op_data``: the bytes its Init asks ``AllocatePersistentBuffer``
+    for (0: no Init). ``prepare``: the persistent buffers its Prepare allocates (per-channel
+    multipliers and shifts, lookup tables). ``scratch``: the buffers it requests in the head with
+    ``RequestScratchBufferInArena``, alive while the op runs. ``temps``: its Prepare makes temporary
+    ``TfLiteTensor`` structs of its inputs and outputs (``AllocateTempInputTensor``), below the tail
+    while it runs (False: the kernel has no Prepare). ``source``: the kernel file and function.
+    """
+
+    builtin: CLayout | None = None
+    op_data: int = 0
+    prepare: tuple[int, ...] = ()
+    scratch: tuple[int, ...] = ()
+    source: str = ""
+    temps: bool = True
+
+
+TflmFn = Callable[[OpContext, TflmTarget, int], TflmKernel]
+_TFLM: dict[str, TflmFn] = {}
+TFLM_KERNELS: Mapping[str, TflmFn] = MappingProxyType(_TFLM)  # op type -> its reference kernel's arena facts
+
+
+def register_tflm(op_types: str | Iterable[str]) -> Callable[[TflmFn], TflmFn]:
+    """Register what the TFLM reference kernel of ``op_types`` allocates: a :class:`TflmKernel` from the
+    op's context, the target and the number of quantization scales of the op's input 1 (its filter;
+    0 when it has none). A duplicate registration raises."""
+    names = [op_types] if isinstance(op_types, str) else list(op_types)
+
+    def wrap(fn: TflmFn) -> TflmFn:
+        for name in names:
+            if name in _TFLM:
+                raise ValueError(f"TFLM facts for {name} registered twice")
+            _TFLM[name] = fn
+        return fn
+
+    return wrap
+
+
+def padding_values(target: TflmTarget) -> CLayout:
+    """``TfLitePaddingValues`` (tensorflow/lite/core/c/builtin_op_data.h): width, height and their offsets."""
+    return c_struct(target, "iiii")
+
+
+def per_channel(ctx: OpContext, weight: int, dim: int) -> tuple[int, int]:
+    """The two int32 arrays (multiplier, shift) a convolution's Prepare allocates, one entry per channel:
+    dim ``dim`` of input ``weight`` (the filter)."""
+    shape = ctx.input(weight).shape
+    n = 4 * shape[dim]
+    return (n, n)
+
+
+def fixed(builtin: Callable[[TflmTarget], CLayout] | None = None, op_data: Callable[[TflmTarget], CLayout] | None = None,
+          source: str = "", prepare: bool = True) -> TflmFn:
+    """The facts of a kernel whose allocations do not depend on the op's shapes: its builtin options
+    and its Init's OpData, both as layouts of the target; ``prepare=False``: it has no Prepare."""
+
+    def facts(ctx: OpContext | None, target: TflmTarget, scales: int) -> TflmKernel:
+        return TflmKernel(builtin(target) if builtin else None, op_data(target).size if op_data else 0, source=source,
+                          temps=prepare)
+
+    facts.shape_free = True  # type: ignore[attr-defined]  # the analysis may call it without a context
+    return facts
