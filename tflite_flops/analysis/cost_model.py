@@ -1,0 +1,245 @@
+"""Device profiles: the fitted laws that turn an op's static figures into a predicted time.
+
+A profile is made by ``tflite_flops calibrate`` on one machine, in one runtime configuration
+(runtime version, threads, XNNPACK on or off), and read by ``analyze --predict PROFILE``. This
+module is pure data and arithmetic: it runs nothing, and both sides (calibration, which fits the
+laws, and prediction, which evaluates them) go through :func:`op_features` so that an op is
+described the same way when it is fitted and when it is predicted.
+
+The contract (docs/predict.md):
+
+* :func:`op_features` describes one resolved op (an :class:`~tflite_flops.report.OpRecord`) in the
+  placement it gets: its law key (family, precision, placement) and named numeric features.
+* A :class:`Law` is linear in named features: ``time_us = sum(coef[name] * features[name])``, with
+  ``"1"`` the constant term (the per-op overhead). Its residuals are kept as quantiles of
+  ``ln(measured / predicted)`` over the calibration points: the uncertainty range.
+* A :class:`DeviceProfile` holds the machine, the laws, and the per-invoke and per-partition
+  overheads, and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` / ``load``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import ProfileMismatchError, TfliteFlopsError
+
+PROFILE_FORMAT = "tflite_flops.device_profile"
+PROFILE_VERSION = 1
+
+XNNPACK_PLACEMENT = "xnnpack"
+BUILTIN_PLACEMENT = "builtin"
+
+
+class ProfileError(TfliteFlopsError):
+    """A device profile that cannot be read: missing, not JSON, not a profile, or of another version."""
+
+
+@dataclass(frozen=True)
+class OpFeatures:
+    """One op as the cost model sees it: the key of its law and its named features."""
+
+    family: str  # the op type, or a family name shared by op types that cost alike (see op_features)
+    precision: str  # OpRecord.precision: float32, float16, int8, hybrid, ...
+    placement: str  # "xnnpack" or "builtin"
+    values: Mapping[str, float] = field(default_factory=dict)  # named features; "1" is always 1.0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(family, precision, placement): the law this op is predicted by."""
+        return self.family, self.precision, self.placement
+
+
+@dataclass(frozen=True)
+class Law:
+    """A fitted time law for one (family, precision, placement).
+
+    ``coefficients`` maps a feature name to microseconds per unit of that feature. ``log_low`` and
+    ``log_high`` are quantiles of ln(measured / predicted) over the ``points`` calibration points
+    (so the range is ``predicted * exp(log_low) .. predicted * exp(log_high)``).
+    """
+
+    family: str
+    precision: str
+    placement: str
+    coefficients: Mapping[str, float]
+    log_low: float = 0.0
+    log_high: float = 0.0
+    points: int = 0
+    median_abs_error: float | None = None  # median |measured/predicted - 1| on the calibration points
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(family, precision, placement)."""
+        return self.family, self.precision, self.placement
+
+    def predict_us(self, features: OpFeatures) -> float:
+        """The predicted time in microseconds (never below 0)."""
+        total = 0.0
+        for name, coef in self.coefficients.items():
+            total += coef * float(features.values.get(name, 1.0 if name == "1" else 0.0))
+        return max(total, 0.0)
+
+    def range_us(self, features: OpFeatures) -> tuple[float, float, float]:
+        """(predicted, low, high) in microseconds."""
+        t = self.predict_us(features)
+        return t, t * math.exp(self.log_low), t * math.exp(self.log_high)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where a profile was calibrated: what a prediction with it stands for."""
+
+    cpu: str
+    cores: int
+    runtime: str  # the runtime's package, e.g. "ai_edge_litert"
+    runtime_version: str
+    threads: int
+    xnnpack: bool
+    system: str = ""  # platform string (OS, architecture)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """The fitted laws of one machine in one runtime configuration."""
+
+    machine: Machine
+    laws: tuple[Law, ...]
+    invoke_overhead_us: float = 0.0  # once per invoke()
+    partition_overhead_us: float = 0.0  # once per delegate partition (DELEGATE node) per invoke
+    created: str = ""  # ISO 8601 time of the calibration
+    source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
+    notes: tuple[str, ...] = ()
+    version: int = PROFILE_VERSION
+
+    def law(self, features: OpFeatures) -> Law | None:
+        """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
+        return self._index().get(features.key)
+
+    def _index(self) -> dict[tuple[str, str, str], Law]:
+        index = self.__dict__.get("_law_index")
+        if index is None:
+            index = {law.key: law for law in self.laws}
+            object.__setattr__(self, "_law_index", index)
+        return index
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``format``, ``version`` first)."""
+        m = self.machine
+        return {
+            "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
+            "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
+                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack},
+            "invoke_overhead_us": self.invoke_overhead_us, "partition_overhead_us": self.partition_overhead_us,
+            "laws": [{"family": law.family, "precision": law.precision, "placement": law.placement,
+                      "coefficients": dict(law.coefficients), "log_low": law.log_low, "log_high": law.log_high,
+                      "points": law.points, "median_abs_error": law.median_abs_error} for law in self.laws],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "profile") -> "DeviceProfile":
+        """The profile of a JSON document.
+
+        Raises:
+            ProfileError: not a device profile, or of a version this tool does not read.
+        """
+        if not isinstance(d, Mapping) or d.get("format") != PROFILE_FORMAT:
+            raise ProfileError(f"{where}: not a tflite_flops device profile (no \"format\": \"{PROFILE_FORMAT}\")")
+        if d.get("version") != PROFILE_VERSION:
+            raise ProfileError(f"{where}: device profile version {d.get('version')!r}; this tool reads version "
+                               f"{PROFILE_VERSION} (run calibrate again)")
+        try:
+            m = d["machine"]
+            machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
+                              runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
+                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]))
+            laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
+                             coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
+                             log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
+                             points=int(x.get("points", 0)),
+                             median_abs_error=None if x.get("median_abs_error") is None
+                             else float(x["median_abs_error"]))
+                         for x in d["laws"])
+            return cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
+                       partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
+                       created=str(d.get("created", "")), source=str(d.get("source", "")),
+                       notes=tuple(str(n) for n in d.get("notes", ())))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
+
+    def save(self, path: str) -> None:
+        """Write the profile as JSON, whole or not at all (a temporary file renamed into place)."""
+        import os
+        import tempfile
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.to_dict(), f, indent=1, sort_keys=False)
+                f.write("\n")
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str) -> "DeviceProfile":
+        """Read a profile file.
+
+        Raises:
+            ProfileError: missing, unreadable, not JSON, not a profile, or another version.
+        """
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise ProfileError(f"{path}: no such device profile") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{path}: cannot read the device profile ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"{path}: not a device profile (invalid JSON at line {exc.lineno})") from None
+        return cls.from_dict(data, where=path)
+
+    def check_compatible(self, runtime_version: str, threads: int, xnnpack: bool, force: bool = False) -> None:
+        """Refuse a profile made for another configuration than the one predicted, unless ``force``.
+
+        Raises:
+            ProfileMismatchError: another runtime version, thread count or XNNPACK setting.
+        """
+        m = self.machine
+        if force:
+            return
+        if m.runtime_version != runtime_version:
+            raise ProfileMismatchError(f"device profile made with {m.runtime} {m.runtime_version}, not "
+                                       f"{runtime_version}: calibrate again, or pass --force")
+        if m.threads != threads:
+            raise ProfileMismatchError(f"device profile made at {m.threads} thread(s), not {threads}: pass "
+                                       f"--threads {m.threads}, calibrate again, or pass --force")
+        if m.xnnpack != xnnpack:
+            raise ProfileMismatchError(f"device profile made with XNNPACK {'on' if m.xnnpack else 'off'}: "
+                                       f"{'drop --no-xnnpack' if m.xnnpack else 'pass --no-xnnpack'}, calibrate "
+                                       "again, or pass --force")
+
+
+def op_features(record: Any, placement: str) -> OpFeatures:
+    """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
+
+    The family is the op type. The features are per inference (the record's counts already
+    include ``executions``), divided by ``executions`` so that a law describes one run of the op;
+    the caller multiplies the prediction back.
+
+    THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
+    on them. Calibration may refine it (family grouping, shape features); both sides then follow.
+    """
+    runs = max(int(getattr(record, "executions", 1) or 1), 1)
+    values = {
+        "1": 1.0,
+        "macs": record.macs / runs,
+        "flops": record.flops / runs,
+        "bytes": (record.bytes_read + record.bytes_written) / runs,
+    }
+    return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
