@@ -118,6 +118,44 @@ class DeviceProfile:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
         return self._index().get(features.key)
 
+    def law_for(self, features: OpFeatures) -> Law | None:
+        """The law that predicts ``features``: its own, else the first that exists of its group's law
+        (``GROUPS``), its own law at another precision (``PRECISION_FALLBACK``), its group's at another
+        precision, the generic law (GENERIC_FAMILY) of its precision, then of another precision; at the
+        op's placement first, then at the other one. None when the profile has no law at all.
+
+        ``fallback(features)`` says which of these was taken.
+        """
+        found = self._resolve(features)
+        return found[0] if found else None
+
+    def fallback(self, features: OpFeatures) -> str | None:
+        """How ``law_for`` found the law of ``features``: None for its own law, else a short phrase
+        (``"group binary"``, ``"float32 law"``, ``"generic law"``, ...)."""
+        found = self._resolve(features)
+        return found[1] if found else "no law"
+
+    def _resolve(self, features: OpFeatures) -> tuple[Law, str | None] | None:
+        index = self._index()
+        family, precision, placement = features.key
+        group = group_of(family)
+        precisions = (precision, *PRECISION_FALLBACK.get(precision, ("float32",)))
+        other = BUILTIN_PLACEMENT if placement == XNNPACK_PLACEMENT else XNNPACK_PLACEMENT
+        for place in (placement, other):
+            where = "" if place == placement else f" ({place})"
+            for prec in precisions:
+                tail = "" if prec == precision else f" at {prec}"
+                for fam, what in ((family, None), (group, f"group {group}")):
+                    law = index.get((fam, prec, place))
+                    if law is not None:
+                        label = what or ("" if not tail and not where else f"{family} law")
+                        return law, (f"{label}{tail}{where}".strip() or None)
+            for prec in precisions:
+                law = index.get((GENERIC_FAMILY, prec, place))
+                if law is not None:
+                    return law, f"generic law{'' if prec == precision else f' at {prec}'}{where}"
+        return None
+
     def _index(self) -> dict[tuple[str, str, str], Law]:
         index = self.__dict__.get("_law_index")
         if index is None:
@@ -225,21 +263,98 @@ class DeviceProfile:
                                        "again, or pass --force")
 
 
+# Op types that cost alike share a group: a group law is fitted on all of the group's calibration points
+# and predicts an op type of the group that has no law of its own (``DeviceProfile.law_for``).
+GROUPS: Mapping[str, tuple[str, ...]] = {
+    "conv": ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "CONV_3D", "CONV_3D_TRANSPOSE"),
+    "matmul": ("FULLY_CONNECTED", "BATCH_MATMUL", "STABLEHLO_DOT_GENERAL"),
+    "binary": ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW", "FLOOR_DIV",
+               "FLOOR_MOD", "PRELU", "ATAN2", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
+               "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "SELECT", "SELECT_V2", "ADD_N"),
+    "unary": ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "HARD_SWISH", "LOGISTIC", "TANH",
+              "GELU", "ELU", "EXP", "LOG", "SQRT", "RSQRT", "ABS", "NEG", "SQUARE", "SIN", "COS", "FLOOR",
+              "CEIL", "ROUND", "SIGN", "LOGICAL_NOT"),
+    "pool": ("MAX_POOL_2D", "AVERAGE_POOL_2D", "L2_POOL_2D"),
+    "reduce": ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",
+               "ARG_MAX", "ARG_MIN"),
+    "normalize": ("SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"),
+    "layout": ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "CONCATENATION",
+               "SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE", "PACK", "UNPACK", "TILE", "BROADCAST_TO",
+               "GATHER", "GATHER_ND", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
+               "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND"),
+    "convert": ("QUANTIZE", "DEQUANTIZE", "CAST"),
+}
+GROUP_OF: Mapping[str, str] = {op: group for group, ops in GROUPS.items() for op in ops}
+GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its group (per precision, placement)
+
+# The features a law of each group is fitted on (a subset of what op_features gives). Contractions cost per
+# MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
+# weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
+LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
+    "conv": ("1", "macs", "in", "out", "params"),
+    "matmul": ("1", "macs", "in", "out", "params"),
+    "binary": ("1", "in", "out"),
+    "unary": ("1", "out"),
+    "pool": ("1", "flops", "out"),
+    "reduce": ("1", "in", "out"),
+    "normalize": ("1", "in"),
+    "layout": ("1", "in", "out"),
+    "convert": ("1", "out"),
+    GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
+}
+
+# Which other precision's law stands in when a precision has none (most like it first).
+PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
+    "int8": ("uint8", "int16", "hybrid", "float32"), "uint8": ("int8", "hybrid", "float32"),
+    "int16": ("int8", "float32"), "hybrid": ("float32", "int8"), "float16": ("float32",),
+    "float32": ("float16", "hybrid", "int8"),
+}
+
+
+def group_of(family: str) -> str:
+    """The group an op type's law falls back to (GENERIC_FAMILY when it is in none)."""
+    return GROUP_OF.get(family, GENERIC_FAMILY)
+
+
+def law_features(family: str) -> tuple[str, ...]:
+    """The features a law of ``family`` (an op type, a group name or GENERIC_FAMILY) is fitted on."""
+    return LAW_FEATURES.get(family) or LAW_FEATURES[group_of(family)]
+
+
+def _elements(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= max(int(d), 0)
+    return n
+
+
 def op_features(record: Any, placement: str) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
     include ``executions``), divided by ``executions`` so that a law describes one run of the op;
-    the caller multiplies the prediction back.
+    the caller multiplies the prediction back:
+
+    * ``1``: always 1 (the per-op constant);
+    * ``macs``, ``flops``, ``bytes`` (read + written): the record's static counts;
+    * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
+    * ``out``: the elements of its outputs;
+    * ``params``: the weights' elements it reads.
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
     """
     runs = max(int(getattr(record, "executions", 1) or 1), 1)
+    params = int(getattr(record, "params", 0) or 0)
+    inputs = sum(_elements(s) for s in (getattr(record, "inputs", ()) or ()))
+    outputs = sum(_elements(s) for s in (getattr(record, "outputs", ()) or ()))
     values = {
         "1": 1.0,
         "macs": record.macs / runs,
         "flops": record.flops / runs,
         "bytes": (record.bytes_read + record.bytes_written) / runs,
+        "in": float(max(inputs - params, 0)),
+        "out": float(outputs),
+        "params": float(params),
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
