@@ -282,3 +282,37 @@ def test_the_fixture_profile_predicts_a_sample():
     assert r.prediction.complete and r.prediction.ops_fused == 1
     assert r.ops[8].op_type == "RELU" and r.ops[8].predicted_ms == 0.0
     assert r.ops[0].predicted_ms == pytest.approx((2.0 + 0.001 * r.ops[0].macs) / 1000)  # 2 + 110.592 µs
+
+
+def test_sweep_carries_every_points_prediction():
+    from tflite_flops.render.sweep import render_sweep
+    from tflite_flops.studies.sweep import sweep
+
+    p = profile(laws=(law("*", "xnnpack", one=1.0, bytes=0.001), law("*", "builtin", one=2.0, bytes=0.001)))
+    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["image=1x32x32x3", "image=1x64x64x3"], predict=p)
+    small, big = (pt.prediction for pt in result.points)
+    assert small.latency_ms < big.latency_ms  # more bytes at 4x the pixels, the same laws
+    assert result.points[0].report.prediction == small
+    d = result.to_dict()["points"][1]["prediction"]
+    assert d == {"latency_ms": big.latency_ms, "low_ms": big.low_ms, "high_ms": big.high_ms, "complete": True}
+    assert f"{big.latency_ms:.3f}" in render_sweep(result, "table")
+    assert render_sweep(result, "csv").splitlines()[0].endswith("predicted_ms,predicted_low_ms,predicted_high_ms")
+    plain = sweep(SAMPLES / "fcn_dynamic.tflite", ["image=1x32x32x3", "image=1x64x64x3"])
+    assert "prediction" not in plain.to_dict()["points"][0] and "predicted" not in render_sweep(plain, "table")
+
+
+def test_compare_carries_both_predictions(tmp_path):
+    from tflite_flops.report.compare import compare_reports
+
+    a = analyze_model(chain_model(), predict=profile())
+    b = analyze_model(chain_model(), predict=profile(xnnpack=False))
+    c = compare_reports(a, b)
+    (row,) = [m for m in c.totals if m.key == "prediction.latency_ms"]
+    assert (row.a, row.b) == (a.prediction.latency_ms, b.prediction.latency_ms)
+    assert c.to_dict()["ops"][0]["a"]["predicted_ms"] == 0.0  # the PAD folded into the conv on XNNPACK
+    assert not [m for m in compare_reports(analyze_model(chain_model()), a).totals if m.a is None and m.b is None]
+    # the CLI: --predict on both sides
+    model = tmp_path / "m.tflite"
+    model.write_bytes(chain_model())
+    r = cli_process.run(["compare", str(model), str(model), "--predict", _cli_profile(tmp_path)])
+    assert r.returncode == 0 and "Predicted latency" in r.stdout
