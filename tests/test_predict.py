@@ -316,3 +316,22 @@ def test_compare_carries_both_predictions(tmp_path):
     model.write_bytes(chain_model())
     r = cli_process.run(["compare", str(model), str(model), "--predict", _cli_profile(tmp_path)])
     assert r.returncode == 0 and "Predicted latency" in r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.runtime
+def test_predicted_against_measured_end_to_end(tmp_path):
+    import ai_edge_litert  # noqa: F401  (a runtime test imports its package: CI fails, never skips)
+
+    model = tmp_path / "m.tflite"
+    model.write_bytes(chain_model())
+    args = ["analyze", str(model), "--predict", _cli_profile(tmp_path), "--latency", "--per-op", "--runs", "3",
+            "--warmup", "1"]
+    r = cli_process.run(args + ["-f", "json"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["latency"]["median_ms"] > 0 and d["prediction"]["latency_ms"] == pytest.approx(0.049022)
+    both = [o for o in d["ops"] if o["predicted_ms"] is not None and o["latency_ms"] is not None]
+    assert len(both) == 7  # every op timed in isolation and predicted
+    r = cli_process.run(args, timeout=300)
+    assert r.returncode == 0 and "measured median" in r.stdout and "measured ms" in r.stdout
