@@ -335,3 +335,12 @@ def test_predicted_against_measured_end_to_end(tmp_path):
     assert len(both) == 7  # every op timed in isolation and predicted
     r = cli_process.run(args, timeout=300)
     assert r.returncode == 0 and "measured median" in r.stdout and "measured ms" in r.stdout
+
+
+def test_strict_refuses_a_partial_prediction():
+    from tflite_flops.errors import UnsupportedOpError
+    from tflite_flops.report.completeness import check_strict
+
+    check_strict(analyze_model(chain_model(), predict=profile()))  # complete: nothing to refuse
+    with pytest.raises(UnsupportedOpError, match="prediction is partial: FULLY_CONNECTED ×1"):
+        check_strict(analyze_model(chain_model(), predict=profile(laws=(law("CONV_2D", "xnnpack", one=1.0),))))
