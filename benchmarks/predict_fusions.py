@@ -30,7 +30,7 @@ from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E40
 from tflite_flops.measure.runtime import RuntimeSettings  # noqa: E402
 from tflite_flops.reader.load import load_model  # noqa: E402
 
-PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED = 34, 3, 19, 22, 9
+PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM = 34, 3, 19, 22, 9, 55
 INT32 = 2
 H, C, K = 56, 32, 32  # a 56x56x32 activation: a standalone element-wise pass over it costs ~10 µs here
 SAME, VALID = 0, 1
@@ -54,6 +54,12 @@ def make(kind: str, second_reader: bool = False) -> bytes:
     elif kind == "conv+relu":
         tensors += [{"name": "c", "shape": [1, H, H, K]}, {"name": "y", "shape": [1, H, H, K]}]
         ops, outputs = [_conv(0, 3, SAME), {"opcode": 2, "inputs": [3], "outputs": [4]}], [4] + ([3] if second_reader else [])
+    elif kind == "conv+max0":  # MAXIMUM(conv, 0.0): a clamp once XNNPACK rewrites it
+        tensors += [{"name": "c", "shape": [1, H, H, K]}, {"name": "zero", "shape": [], "buffer": 3},
+                    {"name": "y", "shape": [1, H, H, K]}]
+        buffers.append(np.zeros(1, np.float32).tobytes())
+        ops = [_conv(0, 3, SAME), {"opcode": 5, "inputs": [3, 4], "outputs": [5]}]
+        outputs = [5] + ([3] if second_reader else [])
     elif kind == "pad+conv":
         tensors += [{"name": "pads", "shape": [4, 2], "type": INT32, "buffer": 3},
                     {"name": "xp", "shape": [1, H + 2, H + 2, C]}, {"name": "y", "shape": [1, H, H, K]}]
@@ -76,13 +82,15 @@ def make(kind: str, second_reader: bool = False) -> bytes:
     else:
         raise ValueError(kind)
     sg = {"tensors": tensors, "operators": ops, "inputs": [0], "outputs": outputs, "name": "main"}
-    return build_model([sg], [PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED], buffers=buffers)
+    return build_model([sg], [PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM], buffers=buffers)
 
 
 CASES = [  # (label, model, the fusion rule's verdict expected)
     ("conv (baseline)", make("conv"), None),
     ("conv + RELU", make("conv+relu"), "RELU"),
     ("conv + RELU, conv output read twice", make("conv+relu", True), None),
+    ("conv + MAXIMUM(x, 0)", make("conv+max0"), "MAXIMUM"),
+    ("conv + MAXIMUM(x, 0), conv output read twice", make("conv+max0", True), None),
     ("PAD + VALID conv", make("pad+conv"), "PAD"),
     ("PAD + VALID conv, PAD output read twice", make("pad+conv", True), None),
     ("conv + FC (baseline)", make("conv+fc"), None),

@@ -344,3 +344,40 @@ def test_strict_refuses_a_partial_prediction():
     check_strict(analyze_model(chain_model(), predict=profile()))  # complete: nothing to refuse
     with pytest.raises(UnsupportedOpError, match="prediction is partial: FULLY_CONNECTED ×1"):
         check_strict(analyze_model(chain_model(), predict=profile(laws=(law("CONV_2D", "xnnpack", one=1.0),))))
+
+
+def conv_then(second: int, scalar: bool = False) -> bytes:
+    """x[1,4,4,2] -> CONV_2D 1x1 (SAME) -> ADD(conv, conv) -> the op ``second`` (of the ADD's output when
+    ``second`` is RELU after an ADD, else of the conv's), with a constant scalar 0.0 as its second input."""
+    maximum = 55
+    tensors = [{"name": "x", "shape": [1, 4, 4, 2]}, {"name": "w", "shape": [2, 1, 1, 2], "buffer": 1},
+               {"name": "b", "shape": [2], "buffer": 2}, {"name": "c", "shape": [1, 4, 4, 2]},
+               {"name": "zero", "shape": [], "buffer": 3}, {"name": "y", "shape": [1, 4, 4, 2]},
+               {"name": "s", "shape": [1, 4, 4, 2]}]
+    conv = {"opcode": 0, "inputs": [0, 1, 2], "outputs": [3], "options": ("Conv2DOptions", {"padding": 0, "stride_w": 1, "stride_h": 1})}
+    if second == maximum:
+        ops = [conv, {"opcode": 1, "inputs": [3, 4] if scalar else [3, 3], "outputs": [5]}]
+        codes, out = [CONV_2D, maximum], 5
+    else:  # RELU after an ADD: the ADD (a binary node) has no clamp to merge into
+        ops = [conv, {"opcode": 1, "inputs": [3, 3], "outputs": [6]}, {"opcode": 2, "inputs": [6], "outputs": [5]}]
+        codes, out = [CONV_2D, 0, RELU], 5
+    sg = {"tensors": tensors, "operators": ops, "inputs": [0], "outputs": [out], "name": "main"}
+    buffers = [None, np.ones((2, 1, 1, 2), np.float32).tobytes(), np.zeros(2, np.float32).tobytes(),
+               np.zeros(1, np.float32).tobytes()]
+    return build_model([sg], codes, buffers=buffers)
+
+
+def test_maximum_with_a_constant_scalar_is_a_clamp_and_merges():
+    data = conv_then(55, scalar=True)  # MAXIMUM(conv, 0.0): optimize_common_subgraphs_min_max_to_clamp
+    r = analyze_model(data)
+    assert [o.xnnpack for o in r.ops] == [True, True]
+    assert list(fused_ops(load_model(data), r.ops)) == [(0, 1)]
+    two_tensors = conv_then(55)  # MAXIMUM(conv, conv): no constant, no clamp
+    assert fused_ops(load_model(two_tensors), analyze_model(two_tensors).ops) == {}
+
+
+def test_a_relu_after_an_add_stays():
+    data = conv_then(RELU)
+    r = analyze_model(data)
+    assert [o.op_type for o in r.ops] == ["CONV_2D", "ADD", "RELU"] and all(o.xnnpack for o in r.ops)
+    assert fused_ops(load_model(data), r.ops) == {}
