@@ -381,3 +381,13 @@ def test_a_relu_after_an_add_stays():
     r = analyze_model(data)
     assert [o.op_type for o in r.ops] == ["CONV_2D", "ADD", "RELU"] and all(o.xnnpack for o in r.ops)
     assert fused_ops(load_model(data), r.ops) == {}
+
+
+def test_model_explorer_colours_the_predicted_times(predicted):
+    from tflite_flops.errors import OutputFormatError
+    from tflite_flops.render.formats.model_explorer import node_data
+
+    results = node_data(predicted, "predicted_ms")["main"]["results"]
+    assert results["conv"]["value"] == pytest.approx(0.020432) and results["relu"]["value"] == 0.0
+    with pytest.raises(OutputFormatError, match="needs a prediction"):
+        node_data(analyze_model(chain_model()), "predicted_ms")
