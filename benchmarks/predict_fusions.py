@@ -30,7 +30,7 @@ from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E40
 from tflite_flops.measure.runtime import RuntimeSettings  # noqa: E402
 from tflite_flops.reader.load import load_model  # noqa: E402
 
-PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM = 34, 3, 19, 22, 9, 55
+PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM, TRANSPOSE_CONV = 34, 3, 19, 22, 9, 55, 67
 INT32 = 2
 H, C, K = 56, 32, 32  # a 56x56x32 activation: a standalone element-wise pass over it costs ~10 µs here
 SAME, VALID = 0, 1
@@ -54,6 +54,16 @@ def make(kind: str, second_reader: bool = False) -> bytes:
     elif kind == "conv+relu":
         tensors += [{"name": "c", "shape": [1, H, H, K]}, {"name": "y", "shape": [1, H, H, K]}]
         ops, outputs = [_conv(0, 3, SAME), {"opcode": 2, "inputs": [3], "outputs": [4]}], [4] + ([3] if second_reader else [])
+    elif kind in ("deconv", "deconv+relu"):  # TRANSPOSE_CONV 3x3, stride 1, SAME: inputs (output shape, w, x, b)
+        tensors += [{"name": "out_shape", "shape": [4], "type": INT32, "buffer": 3}, {"name": "d", "shape": [1, H, H, K]},
+                    {"name": "y", "shape": [1, H, H, K]}]
+        buffers.append(np.array([1, H, H, K], np.int32).tobytes())
+        ops = [{"opcode": 6, "inputs": [3, 1, 0, 2], "outputs": [4],
+                "options": ("TransposeConvOptions", {"padding": SAME, "stride_w": 1, "stride_h": 1})}]
+        outputs = [4]
+        if kind == "deconv+relu":
+            ops.append({"opcode": 2, "inputs": [4], "outputs": [5]})
+            outputs = [5] + ([4] if second_reader else [])
     elif kind == "conv+max0":  # MAXIMUM(conv, 0.0): a clamp once XNNPACK rewrites it
         tensors += [{"name": "c", "shape": [1, H, H, K]}, {"name": "zero", "shape": [], "buffer": 3},
                     {"name": "y", "shape": [1, H, H, K]}]
@@ -82,7 +92,7 @@ def make(kind: str, second_reader: bool = False) -> bytes:
     else:
         raise ValueError(kind)
     sg = {"tensors": tensors, "operators": ops, "inputs": [0], "outputs": outputs, "name": "main"}
-    return build_model([sg], [PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM], buffers=buffers)
+    return build_model([sg], [PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, MAXIMUM, TRANSPOSE_CONV], buffers=buffers)
 
 
 CASES = [  # (label, model, the fusion rule's verdict expected)
@@ -91,6 +101,9 @@ CASES = [  # (label, model, the fusion rule's verdict expected)
     ("conv + RELU, conv output read twice", make("conv+relu", True), None),
     ("conv + MAXIMUM(x, 0)", make("conv+max0"), "MAXIMUM"),
     ("conv + MAXIMUM(x, 0), conv output read twice", make("conv+max0", True), None),
+    ("transpose conv (baseline)", make("deconv"), None),
+    ("transpose conv + RELU", make("deconv+relu"), "RELU"),
+    ("transpose conv + RELU, its output read twice", make("deconv+relu", True), None),
     ("PAD + VALID conv", make("pad+conv"), "PAD"),
     ("PAD + VALID conv, PAD output read twice", make("pad+conv", True), None),
     ("conv + FC (baseline)", make("conv+fc"), None),
