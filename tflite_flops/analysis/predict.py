@@ -216,7 +216,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
-            why.setdefault(o.op_type, f"the profile has no law for {features.precision} on {features.placement}")
+            why.setdefault(o.op_type, f"the profile has no law for it at {features.precision} on {features.placement}, "
+                                      "nor a stand-in: group, other precision, generic law")
             continue
         how = profile.fallback(features)
         if how is not None:
