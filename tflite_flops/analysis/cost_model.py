@@ -1,0 +1,360 @@
+"""Device profiles: the fitted laws that turn an op's static figures into a predicted time.
+
+A profile is made by ``tflite_flops calibrate`` on one machine, in one runtime configuration
+(runtime version, threads, XNNPACK on or off), and read by ``analyze --predict PROFILE``. This
+module is pure data and arithmetic: it runs nothing, and both sides (calibration, which fits the
+laws, and prediction, which evaluates them) go through :func:`op_features` so that an op is
+described the same way when it is fitted and when it is predicted.
+
+The contract (docs/predict.md):
+
+* :func:`op_features` describes one resolved op (an :class:`~tflite_flops.report.OpRecord`) in the
+  placement it gets: its law key (family, precision, placement) and named numeric features.
+* A :class:`Law` is linear in named features: ``time_us = sum(coef[name] * features[name])``, with
+  ``"1"`` the constant term (the per-op overhead). Its residuals are kept as quantiles of
+  ``ln(measured / predicted)`` over the calibration points: the uncertainty range.
+* A :class:`DeviceProfile` holds the machine, the laws, and the per-invoke and per-partition
+  overheads, and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` / ``load``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import ProfileMismatchError, TfliteFlopsError
+
+PROFILE_FORMAT = "tflite_flops.device_profile"
+PROFILE_VERSION = 1
+
+XNNPACK_PLACEMENT = "xnnpack"
+BUILTIN_PLACEMENT = "builtin"
+
+
+class ProfileError(TfliteFlopsError):
+    """A device profile that cannot be read: missing, not JSON, not a profile, or of another version."""
+
+
+@dataclass(frozen=True)
+class OpFeatures:
+    """One op as the cost model sees it: the key of its law and its named features."""
+
+    family: str  # the op type, or a family name shared by op types that cost alike (see op_features)
+    precision: str  # OpRecord.precision: float32, float16, int8, hybrid, ...
+    placement: str  # "xnnpack" or "builtin"
+    values: Mapping[str, float] = field(default_factory=dict)  # named features; "1" is always 1.0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(family, precision, placement): the law this op is predicted by."""
+        return self.family, self.precision, self.placement
+
+
+@dataclass(frozen=True)
+class Law:
+    """A fitted time law for one (family, precision, placement).
+
+    ``coefficients`` maps a feature name to microseconds per unit of that feature. ``log_low`` and
+    ``log_high`` are quantiles of ln(measured / predicted) over the ``points`` calibration points
+    (so the range is ``predicted * exp(log_low) .. predicted * exp(log_high)``).
+    """
+
+    family: str
+    precision: str
+    placement: str
+    coefficients: Mapping[str, float]
+    log_low: float = 0.0
+    log_high: float = 0.0
+    points: int = 0
+    median_abs_error: float | None = None  # median |measured/predicted - 1| on the calibration points
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(family, precision, placement)."""
+        return self.family, self.precision, self.placement
+
+    def predict_us(self, features: OpFeatures) -> float:
+        """The predicted time in microseconds (never below 0)."""
+        total = 0.0
+        for name, coef in self.coefficients.items():
+            total += coef * float(features.values.get(name, 1.0 if name == "1" else 0.0))
+        return max(total, 0.0)
+
+    def range_us(self, features: OpFeatures) -> tuple[float, float, float]:
+        """(predicted, low, high) in microseconds."""
+        t = self.predict_us(features)
+        return t, t * math.exp(self.log_low), t * math.exp(self.log_high)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where a profile was calibrated: what a prediction with it stands for."""
+
+    cpu: str
+    cores: int
+    runtime: str  # the runtime's package, e.g. "ai_edge_litert"
+    runtime_version: str
+    threads: int
+    xnnpack: bool
+    system: str = ""  # platform string (OS, architecture)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """The fitted laws of one machine in one runtime configuration."""
+
+    machine: Machine
+    laws: tuple[Law, ...]
+    invoke_overhead_us: float = 0.0  # once per invoke()
+    partition_overhead_us: float = 0.0  # once per delegate partition (DELEGATE node) per invoke
+    created: str = ""  # ISO 8601 time of the calibration
+    source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
+    notes: tuple[str, ...] = ()
+    version: int = PROFILE_VERSION
+
+    def law(self, features: OpFeatures) -> Law | None:
+        """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
+        return self._index().get(features.key)
+
+    def law_for(self, features: OpFeatures) -> Law | None:
+        """The law that predicts ``features``: its own, else the first that exists of its group's law
+        (``GROUPS``), its own law at another precision (``PRECISION_FALLBACK``), its group's at another
+        precision, the generic law (GENERIC_FAMILY) of its precision, then of another precision; at the
+        op's placement first, then at the other one. None when the profile has no law at all.
+
+        ``fallback(features)`` says which of these was taken.
+        """
+        found = self._resolve(features)
+        return found[0] if found else None
+
+    def fallback(self, features: OpFeatures) -> str | None:
+        """How ``law_for`` found the law of ``features``: None for its own law, else a short phrase
+        (``"group binary"``, ``"float32 law"``, ``"generic law"``, ...)."""
+        found = self._resolve(features)
+        return found[1] if found else "no law"
+
+    def _resolve(self, features: OpFeatures) -> tuple[Law, str | None] | None:
+        index = self._index()
+        family, precision, placement = features.key
+        group = group_of(family)
+        precisions = (precision, *PRECISION_FALLBACK.get(precision, ("float32",)))
+        other = BUILTIN_PLACEMENT if placement == XNNPACK_PLACEMENT else XNNPACK_PLACEMENT
+        for place in (placement, other):
+            where = "" if place == placement else f" ({place})"
+            for prec in precisions:
+                tail = "" if prec == precision else f" at {prec}"
+                for fam, what in ((family, None), (group, f"group {group}")):
+                    law = index.get((fam, prec, place))
+                    if law is not None:
+                        label = what or ("" if not tail and not where else f"{family} law")
+                        return law, (f"{label}{tail}{where}".strip() or None)
+            for prec in precisions:
+                law = index.get((GENERIC_FAMILY, prec, place))
+                if law is not None:
+                    return law, f"generic law{'' if prec == precision else f' at {prec}'}{where}"
+        return None
+
+    def _index(self) -> dict[tuple[str, str, str], Law]:
+        index = self.__dict__.get("_law_index")
+        if index is None:
+            index = {law.key: law for law in self.laws}
+            object.__setattr__(self, "_law_index", index)
+        return index
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``format``, ``version`` first)."""
+        m = self.machine
+        return {
+            "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
+            "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
+                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack},
+            "invoke_overhead_us": self.invoke_overhead_us, "partition_overhead_us": self.partition_overhead_us,
+            "laws": [{"family": law.family, "precision": law.precision, "placement": law.placement,
+                      "coefficients": dict(law.coefficients), "log_low": law.log_low, "log_high": law.log_high,
+                      "points": law.points, "median_abs_error": law.median_abs_error} for law in self.laws],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "profile") -> "DeviceProfile":
+        """The profile of a JSON document.
+
+        Raises:
+            ProfileError: not a device profile, or of a version this tool does not read.
+        """
+        if not isinstance(d, Mapping) or d.get("format") != PROFILE_FORMAT:
+            raise ProfileError(f"{where}: not a tflite_flops device profile (no \"format\": \"{PROFILE_FORMAT}\")")
+        if d.get("version") != PROFILE_VERSION:
+            raise ProfileError(f"{where}: device profile version {d.get('version')!r}; this tool reads version "
+                               f"{PROFILE_VERSION} (run calibrate again)")
+        try:
+            m = d["machine"]
+            machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
+                              runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
+                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]))
+            laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
+                             coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
+                             log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
+                             points=int(x.get("points", 0)),
+                             median_abs_error=None if x.get("median_abs_error") is None
+                             else float(x["median_abs_error"]))
+                         for x in d["laws"])
+            return cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
+                       partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
+                       created=str(d.get("created", "")), source=str(d.get("source", "")),
+                       notes=tuple(str(n) for n in d.get("notes", ())))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
+
+    def save(self, path: str) -> None:
+        """Write the profile as JSON, whole or not at all (a temporary file renamed into place)."""
+        import os
+        import tempfile
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.to_dict(), f, indent=1, sort_keys=False)
+                f.write("\n")
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str) -> "DeviceProfile":
+        """Read a profile file.
+
+        Raises:
+            ProfileError: missing, unreadable, not JSON, not a profile, or another version.
+        """
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise ProfileError(f"{path}: no such device profile") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{path}: cannot read the device profile ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"{path}: not a device profile (invalid JSON at line {exc.lineno})") from None
+        return cls.from_dict(data, where=path)
+
+    def check_compatible(self, runtime_version: str, threads: int, xnnpack: bool, force: bool = False) -> None:
+        """Refuse a profile made for another configuration than the one predicted, unless ``force``.
+
+        Raises:
+            ProfileMismatchError: another runtime version, thread count or XNNPACK setting.
+        """
+        m = self.machine
+        if force:
+            return
+        if m.runtime_version != runtime_version:
+            raise ProfileMismatchError(f"device profile made with {m.runtime} {m.runtime_version}, not "
+                                       f"{runtime_version}: calibrate again, or pass --force")
+        if m.threads != threads:
+            raise ProfileMismatchError(f"device profile made at {m.threads} thread(s), not {threads}: pass "
+                                       f"--threads {m.threads}, calibrate again, or pass --force")
+        if m.xnnpack != xnnpack:
+            raise ProfileMismatchError(f"device profile made with XNNPACK {'on' if m.xnnpack else 'off'}: "
+                                       f"{'drop --no-xnnpack' if m.xnnpack else 'pass --no-xnnpack'}, calibrate "
+                                       "again, or pass --force")
+
+
+# Op types that cost alike share a group: a group law is fitted on all of the group's calibration points
+# and predicts an op type of the group that has no law of its own (``DeviceProfile.law_for``).
+GROUPS: Mapping[str, tuple[str, ...]] = {
+    "conv": ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "CONV_3D", "CONV_3D_TRANSPOSE"),
+    "matmul": ("FULLY_CONNECTED", "BATCH_MATMUL", "STABLEHLO_DOT_GENERAL"),
+    "binary": ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW", "FLOOR_DIV",
+               "FLOOR_MOD", "PRELU", "ATAN2", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
+               "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "SELECT", "SELECT_V2", "ADD_N"),
+    "unary": ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "HARD_SWISH", "LOGISTIC", "TANH",
+              "GELU", "ELU", "EXP", "LOG", "SQRT", "RSQRT", "ABS", "NEG", "SQUARE", "SIN", "COS", "FLOOR",
+              "CEIL", "ROUND", "SIGN", "LOGICAL_NOT"),
+    "pool": ("MAX_POOL_2D", "AVERAGE_POOL_2D", "L2_POOL_2D"),
+    "reduce": ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",
+               "ARG_MAX", "ARG_MIN"),
+    "normalize": ("SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"),
+    "layout": ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "CONCATENATION",
+               "SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE", "PACK", "UNPACK", "TILE", "BROADCAST_TO",
+               "GATHER", "GATHER_ND", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
+               "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND"),
+    "convert": ("QUANTIZE", "DEQUANTIZE", "CAST"),
+}
+GROUP_OF: Mapping[str, str] = {op: group for group, ops in GROUPS.items() for op in ops}
+GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its group (per precision, placement)
+
+# The features a law of each group is fitted on (a subset of what op_features gives). Contractions cost per
+# MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
+# weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
+LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
+    "conv": ("1", "macs", "in", "out", "params"),
+    "matmul": ("1", "macs", "in", "out", "params"),
+    "binary": ("1", "in", "out"),
+    "unary": ("1", "out"),
+    "pool": ("1", "flops", "out"),
+    "reduce": ("1", "in", "out"),
+    "normalize": ("1", "in"),
+    "layout": ("1", "in", "out"),
+    "convert": ("1", "out"),
+    GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
+}
+
+# Which other precision's law stands in when a precision has none (most like it first).
+PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
+    "int8": ("uint8", "int16", "hybrid", "float32"), "uint8": ("int8", "hybrid", "float32"),
+    "int16": ("int8", "float32"), "hybrid": ("float32", "int8"), "float16": ("float32",),
+    "float32": ("float16", "hybrid", "int8"),
+}
+
+
+def group_of(family: str) -> str:
+    """The group an op type's law falls back to (GENERIC_FAMILY when it is in none)."""
+    return GROUP_OF.get(family, GENERIC_FAMILY)
+
+
+def law_features(family: str) -> tuple[str, ...]:
+    """The features a law of ``family`` (an op type, a group name or GENERIC_FAMILY) is fitted on."""
+    return LAW_FEATURES.get(family) or LAW_FEATURES[group_of(family)]
+
+
+def _elements(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= max(int(d), 0)
+    return n
+
+
+def op_features(record: Any, placement: str) -> OpFeatures:
+    """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
+
+    The family is the op type. The features are per inference (the record's counts already
+    include ``executions``), divided by ``executions`` so that a law describes one run of the op;
+    the caller multiplies the prediction back:
+
+    * ``1``: always 1 (the per-op constant);
+    * ``macs``, ``flops``, ``bytes`` (read + written): the record's static counts;
+    * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
+    * ``out``: the elements of its outputs;
+    * ``params``: the weights' elements it reads.
+
+    THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
+    on them. Calibration may refine it (family grouping, shape features); both sides then follow.
+    """
+    runs = max(int(getattr(record, "executions", 1) or 1), 1)
+    params = int(getattr(record, "params", 0) or 0)
+    inputs = sum(_elements(s) for s in (getattr(record, "inputs", ()) or ()))
+    outputs = sum(_elements(s) for s in (getattr(record, "outputs", ()) or ()))
+    values = {
+        "1": 1.0,
+        "macs": record.macs / runs,
+        "flops": record.flops / runs,
+        "bytes": (record.bytes_read + record.bytes_written) / runs,
+        "in": float(max(inputs - params, 0)),
+        "out": float(outputs),
+        "params": float(params),
+    }
+    return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
