@@ -111,7 +111,7 @@ def _prediction_line(key: str, s) -> list[str]:
                 f"time to first token {tok.predicted_time_to_first_token_ms:.3f} ms {span}")
     elif tok is not None and tok.predicted_tokens_per_s is not None:
         line = (f"predicted {tok.role} '{key}': {tok.predicted_tokens_per_s:,.1f} tokens/s "
-                f"({p.latency_ms:.3f} ms per token {span})")
+                f"({p.latency_ms:.3f} ms per token, range {p.low_ms:.3f} – {p.high_ms:.3f} ms)")
     else:
         line = f"predicted '{key}': {p.latency_ms:.3f} ms per call {span}"
     median = s.latency.median_ms if s.latency is not None else None
