@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import cli_process
+from profile_helpers import installed_version
 import tflite_flops
 from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine
-from tflite_flops.errors import RuntimeUnavailableError
 from tflite_flops.render import render
 from tflite_flops.report import LatencyStats, Report
 from tflite_flops.report.budget import check_budget
@@ -33,19 +33,10 @@ US_PER_MAC = 0.001
 INVOKE_US, PARTITION_US = 10.0, 3.0
 
 
-def _version() -> str:
-    from tflite_flops.measure.runtime import runtime_version
-
-    try:
-        return runtime_version("litert")
-    except RuntimeUnavailableError:
-        return "0-no-runtime"
-
-
 def macs_profile() -> DeviceProfile:
     laws = tuple(Law("*", "float32", place, {"macs": US_PER_MAC}, log_low=math.log(0.9), log_high=math.log(1.25),
                      points=10) for place in ("xnnpack", "builtin"))
-    machine = Machine("test cpu", 2, "ai_edge_litert", _version(), 1, True)
+    machine = Machine("test cpu", 2, "ai_edge_litert", installed_version(), 1, True)
     return DeviceProfile(machine, laws, invoke_overhead_us=INVOKE_US, partition_overhead_us=PARTITION_US,
                          created="2026-11-27T00:00:00+00:00", source="calibrate")
 
