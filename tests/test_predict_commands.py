@@ -247,3 +247,22 @@ def test_cli_budget_gate(tmp_path):
     r = cli_process.run(["analyze", str(DECODER), "--budget", str(budget)])
     assert r.returncode == 2 and r.stdout == "" and r.stderr.strip().count("\n") == 0
     assert "give the device profile with --predict" in r.stderr
+
+
+@pytest.mark.runtime
+@pytest.mark.slow
+def test_cli_signatures_predicted_against_measured(tmp_path):
+    # --latency times every signature with the runner; each prediction sits next to its measured median,
+    # with the error (predicted - measured) / measured (the values depend on the machine: only the form)
+    path = tmp_path / "p.json"
+    macs_profile().save(str(path))
+    r = cli_process.run(["analyze", str(DECODER), "--all-signatures", "--latency", "--runs", "3", "--warmup", "1",
+                         "--predict", str(path), "-f", "json"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    d = Report.from_json(r.stdout)
+    for key in ("prefill", "decode"):
+        sig = d.signatures[key]
+        assert sig.latency.median_ms > 0 and sig.prediction.latency_ms == sig.tokens.predicted_latency_ms
+        line = next(x for x in render(d, "table").splitlines() if f"predicted {sig.tokens.role} '{key}'" in x)
+        error = 100 * (sig.prediction.latency_ms - sig.latency.median_ms) / sig.latency.median_ms
+        assert f"measured {sig.latency.median_ms:.3f} ms: prediction {error:+.1f}%" in line
