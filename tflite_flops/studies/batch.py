@@ -1,7 +1,9 @@
 """Analyze a model zoo at once: one summary row per model, in parallel worker processes.
 
-A failure on one model (an unreadable file, a shape problem, a crash of a worker) is written
-in that model's row (``status = error``, ``error`` = the message) and does not stop the rest.
+A failure on one model (an unreadable file, a shape problem, a failed prediction, a crash of a
+worker) is written in that model's row (``status = error``, ``error`` = the message) and does not
+stop the rest. With a device profile (``BatchOptions.predict``, ``batch --predict``), each row adds
+``predicted_ms``, ``predicted_low_ms`` and ``predicted_high_ms`` (:data:`PREDICTED_COLUMNS`).
 Rows come back in the order of the input paths, whatever order the workers finish in. The
 renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.batch`.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis import analyze_model
+from ..analysis.cost_model import DeviceProfile
 from ..errors import InputSpecError, TfliteFlopsError
 from ..report.completeness import partial_note
 
@@ -32,7 +35,7 @@ class BatchOptions:
     batch: int | None = None
     while_trips: int = 1
     latency: Mapping[str, Any] | None = None  # {"runtime", "threads", "xnnpack", "runs", "warmup", "min_time"}
-    predict: Any = None  # a DeviceProfile, checked once by the caller (batch --predict): each row's prediction
+    predict: DeviceProfile | None = None  # checked once by the caller (batch --predict): each row's prediction
     predict_forced: str | None = None  # the refusal --force overrode
     extra: Mapping[str, Any] = field(default_factory=dict)
 
