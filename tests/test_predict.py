@@ -17,6 +17,7 @@ import pytest
 
 import cli_process
 import tflite_flops
+from profile_helpers import installed_version as _installed_version
 from tflite_builder import build_model
 from tflite_flops.analysis import analyze_model
 from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine, ProfileError
@@ -30,16 +31,6 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 PAD, CONV_2D, RELU, RESHAPE, FULLY_CONNECTED, RELU_0_TO_1, TANH = 34, 3, 19, 22, 9, 152, 28
 INT32 = 2
 LOW, HIGH = math.log(0.9), math.log(1.25)  # every law's residual quantiles: measured/predicted from 0.9 to 1.25
-
-
-def _installed_version() -> str:
-    """The installed LiteRT's version (what a profile is compared with), or any string when none is."""
-    from tflite_flops.measure.runtime import runtime_version
-
-    try:
-        return runtime_version("litert")
-    except RuntimeUnavailableError:
-        return "0-no-runtime"
 
 
 def chain_model() -> bytes:

@@ -77,7 +77,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile` or the path of
             its JSON file, ``calibrate -o``): predict every op's time (``ops[].predicted_ms``) and the
             whole model's (``report.prediction``) in the configuration of ``runtime`` and ``threads``
-            (:func:`load_profile`). Needs no runtime.
+            (:func:`load_profile`). Needs no runtime. With ``all_signatures``, every signature's too
+            (``signatures[KEY].prediction``) and the predicted token figures (``tokens.predicted_*``).
         force: predict with a profile made for another runtime version, thread count or XNNPACK setting
             (``--force``); the overridden refusal is in ``report.prediction.forced`` and a warning.
 

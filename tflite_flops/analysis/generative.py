@@ -22,7 +22,11 @@ fills ``report.signatures`` with a :class:`~tflite_flops.report.SignatureReport`
   updated by DYNAMIC_UPDATE_SLICE, whose update is T long on that dim).
 
 With ``--latency``, :mod:`tflite_flops.measure.tokens` times every signature and adds tokens/s
-and the time to first token.
+and the time to first token. With ``predict`` (``--predict PROFILE``), every signature gets its own
+prediction (:func:`tflite_flops.analysis.predict.add_prediction` on the signature's report: its ops at
+its shapes, its XNNPACK partitions) and the token figures their predicted counterparts, computed as
+the measured ones are: tokens/s = tokens ÷ the predicted call time, and for prefill the time to first
+token = one predicted prefill call.
 """
 
 from __future__ import annotations
@@ -32,15 +36,17 @@ from typing import Any, Callable, Mapping
 
 from ..errors import InputSpecError
 from ..reader.model import Model, Signature
-from ..report import Report, SignatureReport, TensorSummary, TokenFigures
+from ..report import Prediction, Report, SignatureReport, TensorSummary, TokenFigures
 from ..units import tensor_bytes
+from .predict import add_prediction
 
 ROLES = ("prefill", "decode")
 _INT_DTYPES = frozenset({"INT32", "INT64"})
 
 
 def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]], *,
-                   prefill: str | None = None, decode: str | None = None, **settings: Any) -> Report:
+                   prefill: str | None = None, decode: str | None = None, predict: Any = None,
+                   predict_forced: str | None = None, **settings: Any) -> Report:
     """``report`` with ``signatures`` filled: every signature of ``model`` analyzed at its stored shapes.
 
     Args:
@@ -49,6 +55,9 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
         analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
             this module, not the reverse).
         prefill, decode: signature keys to take as the prefill / decode step (default: detected).
+        predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile`, already checked):
+            each signature's ``prediction`` and the token figures' ``predicted_*`` fields.
+        predict_forced: the refusal ``--force`` overrode (kept in each prediction).
         **settings: the analysis settings (while_trips, cost_overrides, trust_stored_shapes,
             count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`. (``strict`` is checked
             by :func:`tflite_flops.analyze` on the finished report, signatures included.)
@@ -69,6 +78,8 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
     notes = list(report.notes)
     for sig in model.signatures:
         sub, walk = analyze_entry(model, sig.key, None, None, **settings)
+        if predict is not None:
+            sub = add_prediction(sub, model, predict, predict_forced)
         reached = {o.subgraph for o in sub.ops if o.phase != "not_executed"} | {sig.subgraph_index}
         params = param_bytes = 0
         for (subgraph, _), (n, size) in walk.params.tensors.items():
@@ -80,15 +91,27 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
         tokens = None
         if role is not None:
             tokens = _token_figures(model, sig, role[0], role[1], role[2], totals, walk.states[sig.subgraph_index].shapes)
+            tokens = predicted_tokens(tokens, sub.prediction)
         named = _named(sig, sub)
         out[sig.key] = SignatureReport(
             key=sig.key, subgraph=sig.subgraph_index, inputs=named[0], outputs=named[1], totals=totals,
             operators=sum(1 for o in sub.ops if o.phase == "inference"), unsupported=dict(sub.unsupported),
-            tokens=tokens, memory=sub.memory)
+            tokens=tokens, memory=sub.memory, prediction=sub.prediction)
         warnings += [f"signature {sig.key}: {w}" for w in sub.warnings if w not in report.warnings]
         notes += [f"signature {sig.key}: {n}" for n in sub.notes if n not in report.notes]
     return dataclasses.replace(report, signatures=out, warnings=tuple(dict.fromkeys(warnings)),
                                notes=tuple(dict.fromkeys(notes)))
+
+
+def predicted_tokens(tokens: TokenFigures, prediction: Prediction | None) -> TokenFigures:
+    """``tokens`` with the predicted call time, tokens/s and (prefill) time to first token, by the rules
+    :func:`tflite_flops.measure.tokens.measure_signatures` applies to the measured median: tokens/s =
+    tokens ÷ the call time in seconds, the time to first token = one prefill call."""
+    if prediction is None or prediction.latency_ms <= 0:
+        return tokens
+    ms = prediction.latency_ms
+    return dataclasses.replace(tokens, predicted_latency_ms=ms, predicted_tokens_per_s=tokens.tokens / (ms / 1e3),
+                               predicted_time_to_first_token_ms=ms if tokens.role == "prefill" else None)
 
 
 def signature_roles(model: Model, prefill: str | None = None,

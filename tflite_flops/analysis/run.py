@@ -62,7 +62,8 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
         if all_signatures:
-            report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, **settings)
+            report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, predict=predict,
+                                    predict_forced=predict_forced, **settings)
         elif prefill is not None or decode is not None:
             raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
         if model.bundle is not None:

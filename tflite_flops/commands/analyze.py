@@ -62,8 +62,14 @@ def run(args: argparse.Namespace) -> int:
     from ..report.completeness import check_strict, partial_note
 
     targets = [(path, format_for_path(path)) for path in args.output]  # fail before any work
-    if "max_latency_ms" in budget_limits(args):  # also reads --budget FILE early: a bad file fails first
+    limits = budget_limits(args)  # also reads --budget FILE early: a bad file fails first
+    if "max_latency_ms" in limits:
         args.latency = True
+    if "max_predicted_ms" in limits and not args.predict:
+        from ..errors import InputSpecError
+
+        raise InputSpecError("--max-predicted-ms / max_predicted_ms limits the predicted latency: "
+                             "give the device profile with --predict PROFILE.json")
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     timed = args.latency or args.per_op or args.roofline

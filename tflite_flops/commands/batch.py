@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import add_latency_options, add_output_options, at_least, emit
+from .common import add_latency_options, add_output_options, add_predict_options, at_least, emit, print_notes
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -26,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
     add_latency_options(p, per_op=False, roofline=False, inputs=False)
+    add_predict_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,9 +48,19 @@ def run(args: argparse.Namespace) -> int:
         latency = {"runtime": runtime.runtime, "threads": runtime.threads, "xnnpack": runtime.xnnpack,
                    "runs": bench.runs, "warmup": bench.warmup, "min_time": bench.min_time}
         jobs = 1  # timing in parallel workers would measure contention, not the model
+    check = None
+    if args.predict:  # checked once: a foreign profile fits none of the models (one line, no rows)
+        from ..api import load_profile
+        from .common import predict_settings
+
+        check = load_profile(args.predict, runtime=predict_settings(args), force=args.force)
+        if check.forced:
+            print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
+        print_notes([check.note] if check.note else [])
     paths = expand_sources(args.sources)
     options = BatchOptions(tuple(args.input_shape) if args.input_shape else None, args.batch, args.while_trips,
-                           latency)
+                           latency, predict=None if check is None else check.profile,
+                           predict_forced=None if check is None else check.forced)
     rows = run_batch(paths, options, jobs=jobs, progress=progress_bar(width=28))
     emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
          to_stdout=not targets or args.format != "table")

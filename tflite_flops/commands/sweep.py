@@ -62,11 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputSpecError("--decode applies to --kv-length sweeps")
     batches = args.batch  # parsed and checked by _batches
     points = make_points(args.input_shape, batches)
-    check = None
-    if args.predict:  # a bad or foreign profile fails before any work
-        from ..api import load_profile
-
-        check = load_profile(args.predict, runtime=predict_settings(args), force=args.force)
+    check = _profile_check(args)  # a bad or foreign profile fails before any work
     measure = None
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
@@ -77,10 +73,24 @@ def run(args: argparse.Namespace) -> int:
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
                    signature=args.signature, predict=None if check is None else check.profile)
+    _print_check(check)
+    return _finish(result, args, targets)
+
+
+def _profile_check(args: argparse.Namespace):
+    """The ``--predict`` profile checked against the configuration (None without ``--predict``)."""
+    if not args.predict:
+        return None
+    from ..api import load_profile
+
+    return load_profile(args.predict, runtime=predict_settings(args), force=args.force)
+
+
+def _print_check(check) -> None:
+    """The refusal ``--force`` overrode and what could not be checked, once for the whole sweep."""
     if check is not None:
         print_warnings([f"prediction forced (--force): {check.forced}"] if check.forced else [])
         print_notes([check.note] if check.note else [])
-    return _finish(result, args, targets)
 
 
 def _finish(result, args: argparse.Namespace, targets) -> int:
@@ -116,10 +126,12 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
         raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "
                              "(name the decode signature with --decode)")
     lengths = parse_lengths(args.kv_length)
+    check = _profile_check(args)  # a bad or foreign profile fails before any work
     measure = None
     if args.latency:
         runtime, bench, _ = latency_settings(args)
         measure = decode_measurer(args.model, runtime, bench)
     result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, strict=args.strict,
-                      while_trips=args.while_trips)
+                      while_trips=args.while_trips, predict=None if check is None else check.profile)
+    _print_check(check)
     return _finish(result, args, targets)

@@ -15,36 +15,44 @@ from ..units import human, human_bytes
 from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.markdown import md_table, md_text
-from ..studies.batch import COLUMNS
+from ..studies.batch import columns
 from .text import text_table
 
 
 def rows_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """CSV with a fixed header (raw integers)."""
+    rows = list(rows)
+    cols = columns(rows)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    w.writerow(cols)
     for r in rows:
-        w.writerow([safe_cell(r.get(c, "")) for c in COLUMNS])
+        w.writerow([safe_cell(r.get(c, "")) for c in cols])
     return buf.getvalue()
 
 
 def rows_json(rows: Iterable[Mapping[str, Any]]) -> str:
     """``{"models": [row, ...]}`` as JSON (empty cells become null)."""
-    clean = [{c: (None if r.get(c, "") == "" else r.get(c)) for c in COLUMNS} for r in rows]
+    rows = list(rows)
+    cols = columns(rows)
+    clean = [{c: (None if r.get(c, "") == "" else r.get(c)) for c in cols} for r in rows]
     return json.dumps({"schema_version": 1, "models": clean}, indent=2, ensure_ascii=False) + "\n"
 
 
 def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
-    """A Markdown table of the main columns."""
+    """A Markdown table of the main columns (a "predicted ms" column when predicted)."""
+    rows = list(rows)
+    predicted = "predicted_ms" in columns(rows)
     body = []
     for r in rows:
         ok = r["status"] != "error"
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
-                     human(r["params"]) if ok else "-", _arena(r), _partitions(r), md_text(r["error"])[:120]])
-    return "\n".join(md_table(["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "error"], body,
-                              [False, False, True, True, True, True, True, False])) + "\n"
+                     human(r["params"]) if ok else "-", _arena(r), _partitions(r)]
+                    + ([_predicted(r)] if predicted else []) + [md_text(r["error"])[:120]])
+    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK"]
+    headers += (["predicted ms"] if predicted else []) + ["error"]
+    return "\n".join(md_table(headers, body, [False, False] + [True] * (len(headers) - 3) + [False])) + "\n"
 
 
 def _arena(row: Mapping[str, Any]) -> str:
@@ -61,17 +69,27 @@ def _partitions(row: Mapping[str, Any]) -> str:
     return f"{parts} part{'s' if parts != 1 else ''}" + (f", {kept} kept" if isinstance(kept, int) and kept else "")
 
 
+def _predicted(row: Mapping[str, Any]) -> str:
+    """The predicted ms of a row, or '-' (an error row, or a model without a prediction)."""
+    value = row.get("predicted_ms")
+    return f"{value:.3f}" if isinstance(value, float) and row["status"] != "error" else "-"
+
+
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
-    """A plain-text table for the terminal."""
+    """A plain-text table for the terminal (a "predicted ms" column when predicted)."""
+    rows = list(rows)
+    predicted = "predicted_ms" in columns(rows)
     data = []
     for r in rows:
         ok = r["status"] != "error"
         lat = r.get("latency_median_ms")
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
-                     _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-", str(r["error"])[:80]])
-    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms", "error"]
-    right = [False, False, True, True, True, True, True, True, False]
+                     _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-"]
+                    + ([_predicted(r)] if predicted else []) + [str(r["error"])[:80]])
+    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms"]
+    headers += (["predicted ms"] if predicted else []) + ["error"]
+    right = [False, False] + [True] * (len(headers) - 3) + [False]
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 

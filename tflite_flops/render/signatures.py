@@ -6,18 +6,53 @@ Cells are plain text; each renderer escapes them for its format.
 
 from __future__ import annotations
 
-from ..report import Report
+from ..report import Report, error_pct
 from ..units import human, human_bytes
 
 HEADERS = ["signature", "role", "tokens", "ops", "MACs", "FLOPs", "by precision", "params", "weights", "arena",
            "MACs/token", "FLOPs/token", "weight B/token", "KV cache", "KV len", "bytes/token", "median ms", "tokens/s",
            "memory-bound tokens/s"]
 RIGHT = [False, False] + [True] * 4 + [False] + [True] * 13
+# with --predict: the predicted call time and tokens/s, and with --latency too, the error against the median
+PREDICTED = ["predicted ms", "predicted tokens/s"]
+ERROR = ["error"]
+
+
+def _predicted(report: Report) -> bool:
+    return any(s.prediction is not None for s in report.signatures.values())
+
+
+def _timed(report: Report) -> bool:
+    return any(s.latency is not None and s.latency.median_ms is not None for s in report.signatures.values())
+
+
+def signature_headers(report: Report) -> tuple[list[str], list[bool]]:
+    """(headers, right-aligned) of :func:`signature_rows`: the predicted columns only when predicted."""
+    if not _predicted(report):
+        return HEADERS, RIGHT
+    extra = PREDICTED + (ERROR if _timed(report) else [])
+    return HEADERS + extra, RIGHT + [True] * len(extra)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"
+
+
+def _prediction_cells(s, timed: bool) -> list[str]:
+    p, tok = s.prediction, s.tokens
+    if p is None:
+        return ["-"] * (len(PREDICTED) + (len(ERROR) if timed else 0))
+    cells = [f"{p.latency_ms:.3f}" + ("" if p.complete else "*"),
+             f"{tok.predicted_tokens_per_s:,.1f}" if tok and tok.predicted_tokens_per_s is not None else "-"]
+    if timed:
+        cells.append(_pct(error_pct(p.latency_ms, s.latency.median_ms if s.latency is not None else None)))
+    return cells
 
 
 def signature_rows(report: Report) -> list[list[str]]:
-    """One row of cells per signature (``HEADERS``); '-' where a figure does not apply."""
+    """One row of cells per signature (:func:`signature_headers`); '-' where a figure does not apply."""
     rows = []
+    predicted, timed = _predicted(report), _timed(report)
     for key, s in report.signatures.items():
         t, tok = s.totals, s.tokens
         split = " + ".join(f"{prec} {human(v['flops'])}" for prec, v in
@@ -33,7 +68,8 @@ def signature_rows(report: Report) -> list[list[str]]:
             human_bytes(tok.bytes_per_token) if tok else "-",
             f"{median:.3f}" if median is not None else "-",
             f"{tok.tokens_per_s:,.1f}" if tok and tok.tokens_per_s is not None else "-",
-            f"{tok.roofline_tokens_per_s:,.0f}" if tok and tok.roofline_tokens_per_s is not None else "-"])
+            f"{tok.roofline_tokens_per_s:,.0f}" if tok and tok.roofline_tokens_per_s is not None else "-"]
+            + (_prediction_cells(s, timed) if predicted else []))
     return rows
 
 
@@ -60,7 +96,30 @@ def signature_lines(report: Report) -> list[str]:
                          f"token {tok.time_to_first_token_ms:.3f} ms{bound}")
         elif tok.role == "decode":
             lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token){bound}")
-    return lines
+    return lines + [line for key, s in report.signatures.items() for line in _prediction_line(key, s)]
+
+
+def _prediction_line(key: str, s) -> list[str]:
+    """The predicted counterpart of a prefill / decode line (or the call time of another signature), with
+    the range, a partial prediction said, and the error against the measured median when timed."""
+    p, tok = s.prediction, s.tokens
+    if p is None:
+        return []
+    span = f"(range {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
+    if tok is not None and tok.predicted_tokens_per_s is not None and tok.role == "prefill":
+        line = (f"predicted prefill '{key}' ({tok.tokens} tokens): {tok.predicted_tokens_per_s:,.1f} tokens/s, "
+                f"time to first token {tok.predicted_time_to_first_token_ms:.3f} ms {span}")
+    elif tok is not None and tok.predicted_tokens_per_s is not None:
+        line = (f"predicted {tok.role} '{key}': {tok.predicted_tokens_per_s:,.1f} tokens/s "
+                f"({p.latency_ms:.3f} ms per token, range {p.low_ms:.3f} – {p.high_ms:.3f} ms)")
+    else:
+        line = f"predicted '{key}': {p.latency_ms:.3f} ms per call {span}"
+    median = s.latency.median_ms if s.latency is not None else None
+    if median is not None:
+        line += f"; measured {median:.3f} ms: prediction {_pct(error_pct(p.latency_ms, median))}"
+    if not p.complete:
+        line += f"; PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out"
+    return [line]
 
 
 def signatures_html(report: Report) -> str:
@@ -70,8 +129,9 @@ def signatures_html(report: Report) -> str:
     from .charts import esc
 
     num = ' class="n"'
-    th = "".join(f"<th{num if r else ''}>{esc(h)}</th>" for h, r in zip(HEADERS, RIGHT))
-    body = "".join("<tr>" + "".join(f"<td{num if r else ''}>{esc(c)}</td>" for c, r in zip(row, RIGHT))
+    headers, right = signature_headers(report)
+    th = "".join(f"<th{num if r else ''}>{esc(h)}</th>" for h, r in zip(headers, right))
+    body = "".join("<tr>" + "".join(f"<td{num if r else ''}>{esc(c)}</td>" for c, r in zip(row, right))
                    + "</tr>" for row in signature_rows(report))
     notes = "".join(f'<p class="muted">{esc(line)}</p>' for line in signature_lines(report))
     return (f'<section id="signatures"><h2>Signatures (per call)</h2><div class="scroll"><table>'

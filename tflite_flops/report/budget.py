@@ -7,7 +7,7 @@ Library::
     # ['macs 300.8 M > 200 M']
 
 CLI (wired into ``analyze``): ``--max-macs 200M``, ``--max-flops 1.2G``, ``--max-params 3.5M``,
-``--max-latency-ms 15``, ``--max-arena 2MiB``, ``--max-partitions 1`` (XNNPACK's DELEGATE nodes),
+``--max-latency-ms 15``, ``--max-predicted-ms 15`` (the point estimate of ``--predict``), ``--max-arena 2MiB``, ``--max-partitions 1`` (XNNPACK's DELEGATE nodes),
 ``--fail-on-fallback xnnpack|gpu`` (any executed op kept off that delegate) and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
 The command exits with code 3 and prints one ``budget exceeded: ...`` line per violated limit
 on stderr. A budget file holds the same keys, at the top level or in a ``[budget]`` table::
@@ -17,12 +17,20 @@ on stderr. A budget file holds the same keys, at the top level or in a ``[budget
     max_flops = 6.5e8
     max_params = "3.6M"
     max_latency_ms = 25.0
+    max_predicted_ms = 25.0
     max_arena = "2MiB"
     max_partitions = 1
     fail_on_fallback = ["xnnpack"]
 
 Options given on the command line override the file. A latency limit on a report without a
 latency measurement is a violation (an unmeasured latency cannot be shown to be in budget).
+
+``max_predicted_ms`` gates the prediction's point estimate (``prediction.latency_ms``), not its high
+end: the range comes from the laws' residual quantiles summed as if every op erred the same way
+(docs/predict.md), so its high end is a pessimistic bound, and a gate on it would fail models the
+device runs well within budget. The violation line shows the range, so a near miss reads as one. A
+report without a prediction, or with a partial one (ops the profile has no law for are left out of
+the figure, which then understates the time), is a violation, as an unmeasured latency is.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_flops": ("flops", True),
     "max_params": ("params", True),
     "max_latency_ms": ("latency_ms", False),
+    "max_predicted_ms": ("predicted_ms", False),  # the predicted latency's point estimate (report.prediction)
     "max_arena": ("arena_bytes", True),  # TFLite's arena (report.memory.runtime, else .arena_bytes), in bytes
     "max_partitions": ("partitions", True),  # XNNPACK's partitions (report.delegation), DELEGATE nodes
 }
@@ -105,16 +114,32 @@ def _fallback(report: Report, delegate: str) -> str | None:
     return f"fallback: {n} op(s) kept off {delegate}: {shown}{more}"
 
 
+def _predicted(report: Report, limit: float) -> str | None:
+    """The violation of a limit on the predicted latency's point estimate (None when within it)."""
+    p = report.prediction
+    if p is None:
+        return f"predicted_ms not predicted (limit {limit:g} ms; run with --predict PROFILE)"
+    if not p.complete:
+        listing = ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items())
+        return (f"predicted_ms partial: {p.latency_ms:.3f} ms leaves out op(s) the profile has no law for "
+                f"({listing}); it cannot be shown to be within {limit:g} ms")
+    if p.latency_ms > limit:
+        return f"predicted_ms {p.latency_ms:.3f} > {limit:g} (range {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
+    return None
+
+
 def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
                  max_params: int | str | None = None, max_latency_ms: float | str | None = None,
                  max_arena: int | str | None = None, max_partitions: int | str | None = None,
-                 fail_on_fallback: str | tuple[str, ...] | list[str] | None = None) -> list[str]:
+                 max_predicted_ms: float | str | None = None, fail_on_fallback: str | tuple[str, ...] | list[str] | None = None) -> list[str]:
     """The violated limits of ``report``, one message each (empty when within budget).
 
     Args:
         report: a :class:`~tflite_flops.report.Report`.
         max_macs, max_flops, max_params: count limits (ints, or strings such as ``"300M"``).
         max_latency_ms: limit on the median latency; needs a latency measurement in the report.
+        max_predicted_ms: limit on the predicted latency's point estimate (``report.prediction.latency_ms``,
+            not its high end); needs a complete prediction in the report (``analyze(predict=PROFILE)``).
         max_arena: limit on TFLite's arena as LiteRT allocates it, kernel temporaries included
             (``report.memory.runtime.arena_bytes``; the tensors-only ``report.memory.arena_bytes`` for a
             report without it): an int, or a string such as ``"2MiB"`` or ``"512K"``.
@@ -128,7 +153,8 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         InputSpecError: a limit that is not a non-negative number.
     """
     given = {"max_macs": max_macs, "max_flops": max_flops, "max_params": max_params,
-             "max_latency_ms": max_latency_ms, "max_arena": max_arena, "max_partitions": max_partitions}
+             "max_latency_ms": max_latency_ms, "max_arena": max_arena, "max_partitions": max_partitions,
+             "max_predicted_ms": max_predicted_ms}
     out = []
     for delegate in _delegates(fail_on_fallback) if fail_on_fallback is not None else ():
         line = _fallback(report, delegate)
@@ -145,6 +171,11 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
                 out.append(f"latency_ms not measured (limit {limit:g} ms; run with --latency)")
             elif median > limit:
                 out.append(f"latency_ms {median:.3f} > {limit:g}")
+            continue
+        if what == "predicted_ms":
+            line = _predicted(report, limit)
+            if line:
+                out.append(line)
             continue
         if what == "arena_bytes":
             memory = report.memory
@@ -235,12 +266,15 @@ def _ms_arg(text: str) -> float:
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """--max-macs, --max-flops, --max-params, --max-latency-ms and --budget FILE.toml."""
+    """--max-macs, --max-flops, --max-params, --max-latency-ms, --max-predicted-ms, ... and --budget FILE.toml."""
     g = parser.add_argument_group("budget (exit code 3 when exceeded)")
     g.add_argument("--max-macs", type=_count_arg, metavar="N", help="limit on MACs per inference (e.g. 300M)")
     g.add_argument("--max-flops", type=_count_arg, metavar="N", help="limit on FLOPs per inference (e.g. 1.2G)")
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
     g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (needs --latency)")
+    g.add_argument("--max-predicted-ms", type=_ms_arg, metavar="MS",
+                   help="limit on the predicted latency, its point estimate (needs --predict; a partial "
+                        "prediction fails it)")
     g.add_argument("--max-arena", type=_bytes_arg, metavar="BYTES",
                    help="limit on LiteRT's arena, kernel temporaries included, at --threads (e.g. 512K, 2MiB)")
     g.add_argument("--max-partitions", type=_count_arg, metavar="N",

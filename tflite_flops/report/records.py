@@ -283,6 +283,11 @@ class TokenFigures:
     time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
     bytes_per_token: int = 0  # weight bytes per token + KV-cache bytes per token (the cache is read once per call)
     roofline_tokens_per_s: float | None = None  # memory-bound limit: measured bandwidth ÷ bytes_per_token
+    # predicted (analyze --all-signatures --predict PROFILE): the signature's predicted call time, tokens ÷ it,
+    # and for prefill the predicted time to first token (one prefill call); JSON keys only when predicted
+    predicted_latency_ms: float | None = None
+    predicted_tokens_per_s: float | None = None
+    predicted_time_to_first_token_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -335,6 +340,8 @@ class SignatureReport:
     tokens: TokenFigures | None = None
     latency: LatencyStats | None = None  # the bench statistics of one signature-runner call
     memory: MemorySummary | None = None  # the signature's own arenas (its subgraphs at its shapes)
+    # the signature's predicted call (its ops at its shapes, its partitions); JSON key only when predicted
+    prediction: Prediction | None = None
 
 
 @dataclass(frozen=True)
@@ -493,6 +500,7 @@ class Report:
         d["delegation"] = {k: v.to_dict() for k, v in self.delegation.items()}
         for key, sig in self.signatures.items():
             d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
+            _predicted_signature(d["signatures"][key], sig)
         return {k: _jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -564,6 +572,23 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
                             "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ())})
 
 
+_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms")
+
+
+def _predicted_signature(d: dict[str, Any], sig: SignatureReport) -> None:
+    """The JSON form of a signature's prediction, and none of its keys when it was not predicted (the
+    reports without ``--predict`` stay as they were)."""
+    if sig.prediction is None:
+        del d["prediction"]
+    else:
+        d["prediction"] = sig.prediction.to_dict()
+    tokens = d.get("tokens")
+    if tokens is not None:
+        for k in _PREDICTED_TOKENS:
+            if tokens[k] is None:
+                del tokens[k]
+
+
 def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
     """A :class:`SignatureReport` from its ``to_dict`` form (``summary`` / ``totals`` rebuild the parts)."""
     tokens = d.get("tokens")
@@ -572,7 +597,8 @@ def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> Sig
     return SignatureReport(key=d["key"], subgraph=d["subgraph"], inputs=tuple(summary(t) for t in d["inputs"]),
                            outputs=tuple(summary(t) for t in d["outputs"]), totals=totals(d["totals"]),
                            operators=d["operators"], unsupported=dict(d.get("unsupported") or {}), tokens=tokens,
-                           latency=_record(LatencyStats, d.get("latency")), memory=_memory(d.get("memory")))
+                           latency=_record(LatencyStats, d.get("latency")), memory=_memory(d.get("memory")),
+                           prediction=_record(Prediction, d.get("prediction")))
 
 
 def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:

@@ -1,7 +1,9 @@
 """Analyze a model zoo at once: one summary row per model, in parallel worker processes.
 
-A failure on one model (an unreadable file, a shape problem, a crash of a worker) is written
-in that model's row (``status = error``, ``error`` = the message) and does not stop the rest.
+A failure on one model (an unreadable file, a shape problem, a failed prediction, a crash of a
+worker) is written in that model's row (``status = error``, ``error`` = the message) and does not
+stop the rest. With a device profile (``BatchOptions.predict``, ``batch --predict``), each row adds
+``predicted_ms``, ``predicted_low_ms`` and ``predicted_high_ms`` (:data:`PREDICTED_COLUMNS`).
 Rows come back in the order of the input paths, whatever order the workers finish in. The
 renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.batch`.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis import analyze_model
+from ..analysis.cost_model import DeviceProfile
 from ..errors import InputSpecError, TfliteFlopsError
 from ..report.completeness import partial_note
 
@@ -32,6 +35,8 @@ class BatchOptions:
     batch: int | None = None
     while_trips: int = 1
     latency: Mapping[str, Any] | None = None  # {"runtime", "threads", "xnnpack", "runs", "warmup", "min_time"}
+    predict: DeviceProfile | None = None  # checked once by the caller (batch --predict): each row's prediction
+    predict_forced: str | None = None  # the refusal --force overrode
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -72,12 +77,28 @@ COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "op
                                                           "unsupported_ops", "unresolved_ops",
                                                           "warnings", "latency_median_ms", "inferences_per_s",
                                                           "latency_skipped", "seconds"])
+# With --predict only (the rows of a batch without it keep COLUMNS): the predicted latency and its range.
+PREDICTED_COLUMNS = ("predicted_ms", "predicted_low_ms", "predicted_high_ms")
+
+
+def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns of ``rows``: :data:`COLUMNS`, and the predicted ones when any row was predicted."""
+    return COLUMNS + (list(PREDICTED_COLUMNS) if any("predicted_ms" in r for r in rows) else [])
 
 
 def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+    # no predicted cells: columns() adds them from the predicted rows, and the renderers fill the rest with ''
+
     row: dict[str, Any] = {c: "" for c in COLUMNS}
     row.update(model=path, status="error", error=message, seconds=round(seconds, 3))
     return row
+
+
+def _predicted_cells(report: Any) -> dict[str, Any]:
+    """The row's predicted latency, low and high ends ('' when the report has no prediction)."""
+    p = report.prediction
+    return {c: "" if p is None else getattr(p, k)
+            for c, k in zip(PREDICTED_COLUMNS, ("latency_ms", "low_ms", "high_ms"))}
 
 
 def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
@@ -85,7 +106,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         report = analyze_model(path, input_shapes=list(options.input_shapes) if options.input_shapes else None,
-                         batch=options.batch, while_trips=options.while_trips)
+                         batch=options.batch, while_trips=options.while_trips, predict=options.predict,
+                         predict_forced=options.predict_forced)
         if options.latency:
             from ..measure.bench import BenchSettings
             from ..measure.pipeline import Measurements, measure_report
@@ -122,6 +144,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "inferences_per_s": _get(report.throughput, "inferences_per_s"),
         "seconds": round(time.perf_counter() - start, 3),
     }
+    if options.predict is not None:
+        row.update(_predicted_cells(report))
     return row
 
 
@@ -132,9 +156,14 @@ def _get(record: Any, name: str) -> Any:
 
 
 def _row_note(report: Any) -> str:
-    """Why a row is partial or has no latency: one line, or ''."""
+    """Why a row is partial, has no latency or a partial prediction: one line, or ''."""
     skipped = report.latency.skipped if report.latency is not None else None
-    return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}") if n)
+    p = report.prediction
+    unpredicted = None
+    if p is not None and not p.complete:
+        unpredicted = ("prediction partial, left out: "
+                       + ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items()))
+    return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}", unpredicted) if n)
 
 
 def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,

@@ -14,7 +14,8 @@ Each point is a full analysis (totals as in :mod:`tflite_flops.studies.sweep`), 
 every total is fitted in the one variable ``S`` with :func:`tflite_flops.studies.scaling_law.fit_law`: for an
 attention over the whole cache, ``MACs = a·S + b`` exactly, ``a`` being the attention work per
 cache slot and ``b`` the rest of the step. With ``--latency`` every point is timed with the
-signature runner (:func:`tflite_flops.measure.tokens.time_signature`) and gets decode tokens/s.
+signature runner (:func:`tflite_flops.measure.tokens.time_signature`) and gets decode tokens/s; with
+``--predict PROFILE`` every point gets the predicted time of its decode step (``point.prediction``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..analysis import analyze_model
+from ..analysis.cost_model import DeviceProfile
 from ..errors import InputSpecError
 from ..analysis.generative import cache_inputs, kv_length, signature_roles
 from ..reader.model import Model, Signature
@@ -47,7 +49,7 @@ def parse_lengths(text: str) -> list[int]:
 
 def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str | None = None,
              measure: Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]] | None = None,
-             strict: bool = False, while_trips: int = 1) -> SweepResult:
+             strict: bool = False, while_trips: int = 1, predict: DeviceProfile | None = None) -> SweepResult:
     """Analyze the decode step at every KV length in ``lengths`` and fit the scaling law in S.
 
     Args:
@@ -56,6 +58,9 @@ def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str 
         decode: the decode signature (default: the signatures detected as decode).
         measure: optional ``measure(point, signature_key) -> (latency, throughput)`` per point.
         strict, while_trips: as for ``analyze()``.
+        predict: a device profile (checked by :func:`tflite_flops.api.load_profile`): the predicted time of
+            the decode step at every length (``point.prediction``: the decode signature's ops at the
+            point's cache shapes, on its own XNNPACK partitions).
 
     Raises:
         InputSpecError: the model exposes no KV length (no decode signature per length, no
@@ -66,7 +71,8 @@ def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str 
     plan, dims, how = _plan(parsed, list(lengths), decode)
     out = []
     for length, key, shapes in plan:
-        report = analyze_model(parsed, signature=key, input_shapes=shapes or None, strict=strict, while_trips=while_trips)
+        report = analyze_model(parsed, signature=key, input_shapes=shapes or None, strict=strict, while_trips=while_trips,
+                               predict=predict)
         point = point_of(PointSpec(shapes), report)
         if measure is not None:
             latency, throughput = measure(point, key)

@@ -20,7 +20,7 @@ from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
-from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from ..signatures import signature_headers, signature_lines, signature_rows
 from .table import file_hash_text
 from . import register_format
 
@@ -123,8 +123,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += [""] + [f"- {md_text(line)}" for line in bundle_lines(report)]
 
     if report.signatures:
+        sig_headers, sig_right = signature_headers(report)
         rows = [[md_text(c) for c in row] for row in signature_rows(report)]
-        out += ["", "**Signatures (per call)**", ""] + md_table(SIG_HEADERS, rows, SIG_RIGHT)
+        out += ["", "**Signatures (per call)**", ""] + md_table(sig_headers, rows, sig_right)
         out += [""] + [f"- {md_text(line)}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]

@@ -14,7 +14,7 @@ from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip, text_table
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
-from ..signatures import HEADERS as SIG_HEADERS, RIGHT as SIG_RIGHT, signature_lines, signature_rows
+from ..signatures import signature_headers, signature_lines, signature_rows
 from . import register_format
 
 
@@ -97,7 +97,8 @@ def render_table(report: Report, top: int = 10) -> str:
 
     if report.signatures:
         out += ["", "Signatures (per call)"]
-        out += ["  " + line for line in text_table(SIG_HEADERS, signature_rows(report), SIG_RIGHT)]
+        sig_headers, sig_right = signature_headers(report)
+        out += ["  " + line for line in text_table(sig_headers, signature_rows(report), sig_right)]
         out += [f"  {line}" for line in signature_lines(report)]
 
     tops = [o for o in report.top_ops(top) if o.flops]
