@@ -211,16 +211,17 @@ def _planner_allocs(subgraph: int, context: int, tensors: int) -> list[_ArenaAll
 
 
 def read_allocation(model_path: str, threads: int = 1, model_tensors: dict[int, int] | None = None,
-                    input_shapes: dict[int, tuple[int, ...]] | None = None) -> RealAllocation:
-    """LiteRT's allocation of ``model_path`` with builtin kernels only (no XNNPACK), ``threads`` threads.
+                    input_shapes: dict[int, tuple[int, ...]] | None = None, xnnpack: bool = False) -> RealAllocation:
+    """LiteRT's allocation of ``model_path`` with builtin kernels only (no XNNPACK), ``threads`` threads;
+    ``xnnpack``: with LiteRT's default delegate applied (``OpResolverType.AUTO``), as a user gets it.
 
     ``model_tensors``: ``{subgraph: number of tensors in the file}`` (to tell temporaries apart);
     ``input_shapes``: ``{input position: shape}`` resized before allocating. The inputs are zeros.
     """
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interpreter = Interpreter(model_path=model_path, num_threads=threads,
-                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    interpreter = Interpreter(model_path=model_path, num_threads=threads, experimental_op_resolver_type=resolver)
     details = interpreter.get_input_details()
     for position, shape in (input_shapes or {}).items():
         interpreter.resize_tensor_input(details[position]["index"], list(shape))

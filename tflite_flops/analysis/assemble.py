@@ -12,11 +12,12 @@ from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
 from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
-from ..ops.placement import DELEGATES
+from ..ops.placement import DELEGATES, XNNPACK
 from .memory import analyze_memory, kernel_temporaries
 from .placement import delegate_shapes, place_model, placement_figures
 from .shapes import input_display_name
 from .walk import Walk
+from .xnnpack_memory import xnnpack_memory
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 
@@ -67,7 +68,10 @@ def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[str, dict[OpKey,
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
     temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
-    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads)
+    placed = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK)
+    views, delegate_bytes = xnnpack_memory(model, walk.states, placed, reached)
+    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
+                                   delegate_bytes)
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,

@@ -27,8 +27,8 @@ temporary planned in its subgraph's arena at its op, the persistent ones in the 
 The control-flow kernels' rules (:func:`control_flow_kinds`), dynamic outputs (on the heap) and
 LiteRT's lazy planning in runs of ops up to each dynamic-output op are simulated for both figures.
 
-Not covered: delegates, which keep their partitions' tensors in their own memory, heap buffers
-(dynamic tensors and temporaries) and the interpreter's structures. See docs/memory.md.
+With XNNPACK the same pass plans the graph of kept ops and DELEGATE nodes (:mod:`.xnnpack_memory`).
+Not covered: heap buffers (dynamic tensors and temporaries), the interpreter's structures (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -568,8 +568,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
                    calls: Mapping[tuple[int, int], Sequence[int]],
-                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1
-                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
+                   delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
+                   delegate_bytes: int | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -582,6 +583,9 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
         temporaries: :func:`kernel_temporaries` (at ``threads`` threads): with it, the summary's
             ``runtime`` plans them among the tensors as LiteRT does.
+        delegated: per subgraph, the graph as LiteRT runs it once XNNPACK replaced its partitions by
+            DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
+            with ``delegate_bytes`` (XNNPACK's own memory), the summary's ``runtime_xnnpack``.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -591,6 +595,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
     runtime_plans: dict[int, _ArenaPlan] = {}
+    delegated_plans: dict[int, _ArenaPlan] = {}  # with XNNPACK
     settled: dict[int, tuple[SubgraphUses, list[str], int | None]] = {}  # uses, kinds and total of each reached subgraph
     runs = set(reached)
     for sg in model.subgraphs:
@@ -616,6 +621,12 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
                    for t in found]
             runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
+            if delegated is not None:  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
+                view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
+                out = {t for op in view.operators if op.op_type == "DELEGATE" for t in op.outputs}
+                moved = [ARENA if t in out and k in (PERSISTENT, PREPARED, DYNAMIC) else k for t, k in enumerate(kinds)]
+                own = [(kept[op], b, p) for op, b, p in own if op in kept]
+                delegated_plans[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)
     plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
 
     nested: dict[int, tuple[int, str | None]] = {}
@@ -655,15 +666,17 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
             peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
             persistent_bytes=plan.persistent_bytes))
-    runtime = None
-    if temporaries is not None:
-        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, _), found in temporaries.items()
-                             if i in runtime_plans]
-        arena = sum(runtime_plans[i].arena_bytes for i in reached)
-        persistent = sum(runtime_plans[i].persistent_bytes for i in reached)
-        runtime = RuntimeMemory(threads=threads, xnnpack=False, arena_bytes=arena,
-                                temporaries_bytes=max(arena_temporaries, default=0),
-                                persistent_arena_bytes=persistent, delegate_bytes=None, total_bytes=arena + persistent)
+    figures = []  # XNNPACK off, then on (its kept ops' temporaries only, its own bytes apart)
+    for on, by_subgraph, extra in ((False, runtime_plans, None), (True, delegated_plans, delegate_bytes)):
+        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, op), found in
+                             (temporaries.items() if temporaries and by_subgraph else ())
+                             if not on or i not in delegated or op in delegated[i][1]]  # type: ignore[operator]
+        arena = sum(by_subgraph[i].arena_bytes for i in reached) if by_subgraph else 0
+        persistent = sum(by_subgraph[i].persistent_bytes for i in reached) if by_subgraph else 0
+        figures.append(None if not by_subgraph else RuntimeMemory(
+            threads=threads, xnnpack=on, arena_bytes=arena, temporaries_bytes=max(arena_temporaries, default=0),
+            persistent_arena_bytes=persistent, delegate_bytes=extra, total_bytes=arena + persistent + (extra or 0)))
+    runtime, xnnpack = figures
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
@@ -671,7 +684,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=tflm_arena(model, entry, sizes, constant, entry_buffers),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
-        complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
+        complete=all(all(states[i].resolved) for i in reached), runtime=runtime, runtime_xnnpack=xnnpack)
     return summary, {index: plan.live for index, plan in plans.items()}
 
 

@@ -273,7 +273,13 @@ def _remap_fp16(sg: Subgraph, fp16_source: Mapping[int, int], chosen: set[int]) 
 
 
 def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
-    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order.
+    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order."""
+    return tuple(part for taken, part in node_subsets(sg, delegated) if taken)
+
+
+def node_subsets(sg: Subgraph, delegated: Sequence[int]) -> tuple[tuple[bool, Partition], ...]:
+    """Every subset of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), delegated (True) or not,
+    in run order: the execution plan ``ReplaceNodeSubsetsWithDelegateKernels`` builds from them.
 
     Epoch after epoch, the first ready op (lowest index) sets the epoch's kind (delegated or not),
     and every op of that kind whose inputs become ready joins it, until none can: TFLite finds
@@ -345,8 +351,8 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
     for t in sg.outputs:
         if t in epoch_of_tensor:
             subsets[epoch_of_tensor[t]][3].add(t)
-    return tuple(Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(s[2])), tuple(sorted(s[3])))
-                 for s in subsets if s[0])
+    return tuple((s[0], Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(s[2])), tuple(sorted(s[3]))))
+                 for s in subsets)
 
 
 def place_model(model: Model, shapes: Mapping[int, Mapping[int, tuple[int, ...]]], delegate: str,

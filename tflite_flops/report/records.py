@@ -229,6 +229,7 @@ class MemorySummary:
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
     runtime: RuntimeMemory | None = None  # as LiteRT allocates it (temporaries included), XNNPACK off
+    runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
 
 
 @dataclass(frozen=True)
@@ -534,9 +535,10 @@ class Report:
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
     if d is None:
         return None
-    runtime = d.get("runtime")
+    runtime, xnnpack = d.get("runtime"), d.get("runtime_xnnpack")
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
-                            "runtime": None if runtime is None else RuntimeMemory(**runtime)})
+                            "runtime": None if runtime is None else RuntimeMemory(**runtime),
+                            "runtime_xnnpack": None if xnnpack is None else RuntimeMemory(**xnnpack)})
 
 
 def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
