@@ -20,9 +20,10 @@ the same pass as the builtin configuration.
   delegate's ``workspace_``), so the largest partition's plan counts;
 * packed weights: each taken CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV packs
   its filter and bias at init (the ``xnn_pack_*`` functions: float filters as float32, int8 ones as
-  int8 with int32 bias and float per-channel scales); weights XNNPACK unpacks itself (an fp16 or
-  int8 DEQUANTIZE it claims, a DENSIFY) are held once more as float32 (``static_unpacked_data_`` in
-  xnnpack_delegate.cc) until the delegate goes;
+  int8 with int32 bias and float per-channel scales). Weights XNNPACK unpacks itself (an fp16 or
+  int8 DEQUANTIZE it claims, a DENSIFY) are packed as float32 by their reader; the unpacked copy
+  (``static_unpacked_data_`` in xnnpack_delegate.cc) does not stay: measured, an fp16 model holds
+  the float32 model's bytes, not twice them;
 * the convolutions' indirection buffers (one pointer per output pixel and filter tap) when the
   filter is not 1x1.
 
@@ -77,9 +78,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
         last: dict[int, int] = {}
         for step, op in enumerate(ops):
             if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
-                out = op.outputs[0]  # unpacked at init into float32, kept by the delegate
-                packed += align(dense_bytes(num_elements(shapes[out]), "FLOAT32"), XNN_ALIGNMENT)
-                boundary.add(out)
+                boundary.add(op.outputs[0])  # unpacked at init, then packed by its reader: counted there
                 continue
             for t in op.outputs:
                 if t >= 0 and t not in boundary:
