@@ -28,6 +28,14 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
                     ("  total", runtime.total_bytes, ""))
         rows = [(("Arena, tensors only (lower bound)" if label == "Arena (TFLite planner)" else label), value, extra)
                 for label, value, extra in rows]
+    on = memory.runtime_xnnpack
+    if on is not None:
+        at = len([r for r in rows if r[0].startswith(("LiteRT", "  "))])
+        rows[at:at] = [(f"LiteRT arena ({on.threads} thread{'s' if on.threads != 1 else ''}, XNNPACK on)", on.arena_bytes,
+                        " partition boundaries + kept ops"),
+                       ("  persistent arena", on.persistent_arena_bytes, ""),
+                       ("  XNNPACK workspace + packed weights", on.delegate_bytes or 0, " (estimate)"),
+                       ("  total", on.total_bytes, "")]
     return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
 
 
@@ -35,8 +43,9 @@ def memory_caveat(memory: MemorySummary) -> str:
     """The line that goes under the figures."""
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
     text = f"activation memory{per_sg}; " + (
-        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside), delegates' memory comes "
-        "on top" if memory.runtime is not None else "kernel scratch buffers and delegates' memory come on top")
+        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside); with XNNPACK its own "
+        "bytes are an estimate (its structures aside)" if memory.runtime is not None
+        else "kernel scratch buffers and delegates' memory come on top")
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"
     return text

@@ -170,6 +170,12 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
                  for key, label in (("arena_bytes", "Arena (LiteRT, with temporaries)"),
                                     ("persistent_arena_bytes", "Persistent arena (LiteRT)"),
                                     ("total_bytes", "Total (LiteRT)"))]
+    xa, xb = ma.runtime_xnnpack, mb.runtime_xnnpack
+    if xa is not None and xb is not None:  # with XNNPACK (LiteRT's default); reports before it have none
+        rows += [MetricDelta(f"memory.runtime_xnnpack.{key}", label, getattr(xa, key), getattr(xb, key), "bytes")
+                 for key, label in (("arena_bytes", "Arena (LiteRT with XNNPACK)"),
+                                    ("delegate_bytes", "XNNPACK own (estimate)"),
+                                    ("total_bytes", "Total (LiteRT with XNNPACK)"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                    for key, label in (("arena_bytes", "Arena (TFLite, tensors only)"),
                                       ("peak_live_bytes", "Peak live activations"),
