@@ -32,8 +32,9 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from litert_arena import read_allocation
 out = {}
-for path, shape, threads, *xnnpack in json.loads(sys.argv[2]):
-    real = read_allocation(path, threads, input_shapes={0: tuple(shape)} if shape else None, xnnpack=bool(xnnpack))
+for path, shape, threads, *flag in json.loads(sys.argv[2]):
+    xnnpack = bool(flag and flag[0])
+    real = read_allocation(path, threads, input_shapes={0: tuple(shape)} if shape else None, xnnpack=xnnpack)
     out[f"{path}|{shape}|{threads}" + ("|xnnpack" if xnnpack else "")] = [
         (real.arena(i), real.persistent(i)) for i in range(len(real.subgraphs))]
     if xnnpack:  # the heap XNNPACK takes: what the invoke added beyond the built interpreter and TFLite's arenas
@@ -262,12 +263,15 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
 @pytest.mark.tf
 def test_runtime_arena_is_litert_s_on_a_kernel_zoo(tmp_path):
     models = _kernel_zoo(tmp_path)
-    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    real = _real([(path, None, threads, xnnpack) for path in models.values() for threads in (1, 4)
+                  for xnnpack in (False, True)])
     for name, path in models.items():
         for threads in (1, 4):
-            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
-            (arena, persistent), = real[f"{path}|None|{threads}"]
-            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, threads)
+            memory = tflite_flops.analyze(path, threads=threads).memory
+            for runtime, key in ((memory.runtime, f"{path}|None|{threads}"),
+                                 (memory.runtime_xnnpack, f"{path}|None|{threads}|xnnpack")):
+                (arena, persistent), = real[key]
+                assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, key)
     # the float convs at 4 threads: the multithreaded kernel's transposed weights, 66,816 B persistent
     assert real[f"{models['convs_float']}|None|4"] == [[153_600, 66_816]]
 
@@ -315,3 +319,65 @@ def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     (arena, persistent), = _real([(str(path), None, 1)])[f"{path}|None|1"]
     assert (report.memory.runtime.arena_bytes, report.memory.runtime.persistent_arena_bytes) == (arena, persistent)
     assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
+
+
+def _weighty_models(directory: Path) -> dict[str, str]:
+    """Keras models with megabytes of weights, where XNNPACK's own bytes dwarf the noise of the heap:
+    a CNN (3x3, depthwise and 1x1 convolutions, a pooled classifier head: 2.26 M weights) and an
+    MLP (2.62 M weights), each converted float, fp16, dynamic-range and full int8: {name: path}."""
+    import numpy as np
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    rng = np.random.default_rng(0)
+    x = keras.Input((16, 16, 64), batch_size=1)
+    y = layers.Conv2D(256, 3, padding="same", activation="relu")(x)
+    y = layers.Conv2D(256, 3, padding="same", activation="relu")(y)
+    y = layers.DepthwiseConv2D(3, padding="same")(y)
+    y = layers.Conv2D(384, 1)(y)
+    y = layers.GlobalAveragePooling2D()(y)
+    y = layers.Dense(1000)(layers.Dense(1024, activation="relu")(y))
+    t = keras.Input((1024,), batch_size=1)
+    m = layers.Dense(1024, activation="relu")(layers.Dense(1024, activation="relu")(t))
+    out = {}
+    for name, model in (("cnn", keras.Model(x, y)), ("mlp", keras.Model(t, layers.Dense(512)(m)))):
+        for mode in ("float", "fp16", "dynamic", "int8"):
+            converter = tf.lite.TFLiteConverter.from_keras_model(model)
+            if mode != "float":
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if mode == "fp16":
+                converter.target_spec.supported_types = [tf.float16]
+            if mode == "int8":
+                shape = [1, *model.input_shape[1:]]
+                converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
+                                                            for _ in range(4))
+                converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            path = directory / f"{name}_{mode}.tflite"
+            path.write_bytes(converter.convert())
+            out[f"{name}_{mode}"] = str(path)
+    return out
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_xnnpack_bytes_against_the_heap(tmp_path):
+    # The reference: glibc's bytes in use (mallinfo2: heap chunks plus mmap'ed blocks, exact counts,
+    # unlike RSS, which moves with the mapped model's pages and freed memory not returned), read in a
+    # child process per model once the interpreter is built (XNNPACK is applied lazily, at the first
+    # allocate_tensors) and after the first invoke; minus TFLite's arenas read from the interpreter,
+    # what is left is XNNPACK's (plus small interpreter bookkeeping and its one-time set-up, ~0.1 MB).
+    models = _weighty_models(tmp_path)
+    rows = []
+    for name, path in models.items():
+        for threads in (1, 4):
+            real = _real([(path, None, threads, True)])
+            on = tflite_flops.analyze(path, threads=threads).memory.runtime_xnnpack
+            (arena, persistent), = real[f"{path}|None|{threads}|xnnpack"]
+            measured = real[f"{path}|None|{threads}|delegate"]
+            assert (on.arena_bytes, on.persistent_arena_bytes) == (arena, persistent), (name, threads)
+            rows.append((name, threads, on.delegate_bytes, measured))
+    print("\nmodel, threads, predicted delegate_bytes, measured, ratio")
+    for name, threads, predicted, measured in rows:
+        print(f"{name}, {threads}, {predicted:,}, {measured:,}, {predicted / measured:.3f}")
+    misses = [row for row in rows if abs(row[2] - row[3]) > 0.10 * row[3]]
+    assert not misses, misses
