@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import MemorySummary
+from ..report import LatencyStats, MemorySummary
 from ..units import grouped, human_bytes
 
 
@@ -48,4 +48,20 @@ def memory_caveat(memory: MemorySummary) -> str:
         else "kernel scratch buffers and delegates' memory come on top")
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"
+    return text
+
+
+def rss_line(latency: LatencyStats | None, memory: MemorySummary | None) -> str | None:
+    """The resident memory a ``--latency`` run added, next to the prediction for its configuration
+    (XNNPACK on or off: ``memory.runtime_xnnpack`` or ``memory.runtime``, plus the weights, whose
+    mapped pages the runtime touches). None when the run recorded no RSS."""
+    if latency is None or latency.rss_load_bytes is None:
+        return None
+    measured = [("load", latency.rss_load_bytes), ("first invoke", latency.rss_first_invoke_bytes),
+                ("peak", latency.rss_peak_bytes)]
+    text = "RSS added: " + ", ".join(f"{label} {human_bytes(value)}" for label, value in measured if value is not None)
+    figure = None if memory is None else memory.runtime_xnnpack if latency.xnnpack else memory.runtime
+    if figure is not None:
+        text += (f"; predicted {human_bytes(figure.total_bytes)} (LiteRT, XNNPACK {'on' if figure.xnnpack else 'off'})"
+                 f" + {human_bytes(memory.weights_bytes)} of weights")  # type: ignore[union-attr]
     return text
