@@ -53,7 +53,8 @@ def _real(jobs: list[tuple]) -> dict:
 
 @pytest.fixture(scope="module")
 def real_allocations(samples_dir):
-    jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads) for name, shape in CASES for threads in (1, 4)]
+    jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads, xnnpack) for name, shape in CASES
+            for threads in (1, 4) for xnnpack in (False, True)]
     return _real(jobs)
 
 
@@ -84,33 +85,17 @@ def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, t
         assert [s.arena_bytes for s in report.memory.subgraphs] == [real[i][0] for i in reached]
     assert runtime.total_bytes == runtime.arena_bytes + runtime.persistent_arena_bytes
     assert report.memory.arena_bytes <= runtime.arena_bytes  # the tensors alone: the lower bound
-
-
-@pytest.fixture(scope="module")
-def real_xnnpack_allocations(samples_dir):
-    return _real([(str(samples_dir / f"{name}.tflite"), shape, threads, True)
-                  for name, shape in CASES for threads in (1, 4)])
-
-
-@pytest.mark.runtime
-@pytest.mark.slow
-@pytest.mark.parametrize("threads", [1, 4])
-@pytest.mark.parametrize("name, shape", CASES)
-def test_xnnpack_arena_is_litert_s(samples_dir, real_xnnpack_allocations, name, shape, threads):
     # LiteRT with its default delegate: TFLite's arena holds the DELEGATE nodes' boundary tensors and
-    # the kept ops' tensors and temporaries; it is equal to the byte on every sample, subgraph sums
-    # included (lstm: 2,634 B against 3,338 B without XNNPACK; cnn_fp16's persistent DEQUANTIZE
-    # outputs are internal to the partition: 0 B)
-    path = str(samples_dir / f"{name}.tflite")
-    report, reached = _ours(path, shape, threads)
-    real = real_xnnpack_allocations[f"{path}|{list(shape) if shape else None}|{threads}|xnnpack"]
+    # the kept ops' tensors and temporaries; equal to the byte on every sample (lstm: 2,634 B against
+    # 3,338 B without XNNPACK; cnn_fp16's persistent DEQUANTIZE outputs are internal to the partition:
+    # 0 B). XNNPACK's own bytes on models this small are lost in its structures and one-time set-up,
+    # 30 to 120 KB from run to run: they are checked on models of megabytes below.
+    real = real_allocations[f"{path}|{list(shape) if shape else None}|{threads}|xnnpack"]
     on = report.memory.runtime_xnnpack
     assert (on.threads, on.xnnpack) == (threads, True)
     assert (on.arena_bytes, on.persistent_arena_bytes) == (sum(real[i][0] for i in reached),
                                                            sum(real[i][1] for i in reached))
     assert on.total_bytes == on.arena_bytes + on.persistent_arena_bytes + on.delegate_bytes
-    # (XNNPACK's own bytes on models this small are lost in its structures and one-time set-up, 30 to
-    # 120 KB from run to run: they are checked on models of megabytes below)
 
 
 @pytest.mark.runtime
@@ -242,16 +227,29 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
     w = layers.Conv3D(8, 1)(w)  # 1x1x1: none
     volume = keras.Model(v, layers.Conv3D(6, 2, strides=2)(w))
     out = {}
-    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
-                               ("conv3d", volume, ("float",))):
+    return _convert(directory, (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
+                                ("conv3d", volume, ("float",))), samples=8)
+
+
+def _convert(directory: Path, models, samples: int) -> dict[str, str]:
+    """Each ``(name, Keras model, modes)`` converted in each mode (float, fp16, dynamic-range, int8
+    calibrated on ``samples`` random inputs) into ``directory``: {name_mode: path}."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, model, modes in models:
         for mode in modes:
             converter = tf.lite.TFLiteConverter.from_keras_model(model)
             if mode != "float":
                 converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if mode == "fp16":
+                converter.target_spec.supported_types = [tf.float16]
             if mode == "int8":
                 shape = [1, *model.input_shape[1:]]
                 converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
-                                                            for _ in range(8))
+                                                            for _ in range(samples))
                 converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
             path = directory / f"{name}_{mode}.tflite"
             path.write_bytes(converter.convert())
@@ -325,11 +323,9 @@ def _weighty_models(directory: Path) -> dict[str, str]:
     """Keras models with megabytes of weights, where XNNPACK's own bytes dwarf the noise of the heap:
     a CNN (3x3, depthwise and 1x1 convolutions, a pooled classifier head: 2.26 M weights) and an
     MLP (2.62 M weights), each converted float, fp16, dynamic-range and full int8: {name: path}."""
-    import numpy as np
     import tensorflow as tf
 
     keras, layers = tf.keras, tf.keras.layers
-    rng = np.random.default_rng(0)
     x = keras.Input((16, 16, 64), batch_size=1)
     y = layers.Conv2D(256, 3, padding="same", activation="relu")(x)
     y = layers.Conv2D(256, 3, padding="same", activation="relu")(y)
@@ -343,26 +339,10 @@ def _weighty_models(directory: Path) -> dict[str, str]:
     # outputs, the float32 weights, are TFLite arena tensors alive until their conv reads them
     r = keras.Input((16, 16, 32), batch_size=1)
     f = layers.Conv2D(128, 3, padding="same")(layers.Conv2D(128, 3, padding="same")(keras.ops.flip(r, axis=1)))
-    out = {}
-    for name, model, modes in (("cnn", keras.Model(x, y), ("float", "fp16", "dynamic", "int8")),
-                               ("mlp", keras.Model(t, layers.Dense(512)(m)), ("float", "fp16", "dynamic", "int8")),
-                               ("reversed", keras.Model(r, layers.Dense(256)(layers.GlobalAveragePooling2D()(f))),
-                                ("fp16",))):
-        for mode in modes:
-            converter = tf.lite.TFLiteConverter.from_keras_model(model)
-            if mode != "float":
-                converter.optimizations = [tf.lite.Optimize.DEFAULT]
-            if mode == "fp16":
-                converter.target_spec.supported_types = [tf.float16]
-            if mode == "int8":
-                shape = [1, *model.input_shape[1:]]
-                converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
-                                                            for _ in range(4))
-                converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-            path = directory / f"{name}_{mode}.tflite"
-            path.write_bytes(converter.convert())
-            out[f"{name}_{mode}"] = str(path)
-    return out
+    every = ("float", "fp16", "dynamic", "int8")
+    return _convert(directory, (("cnn", keras.Model(x, y), every), ("mlp", keras.Model(t, layers.Dense(512)(m)), every),
+                                ("reversed", keras.Model(r, layers.Dense(256)(layers.GlobalAveragePooling2D()(f))),
+                                 ("fp16",))), samples=4)
 
 
 @pytest.mark.runtime
