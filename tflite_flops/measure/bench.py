@@ -95,11 +95,14 @@ def peak_rss_bytes() -> int:
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
 
-def _peak_added(peak_before: int, now_before: int | None) -> int | None:
-    """How far the process's high-water mark rose above its RSS before the load; None when it did not
-    rise above the earlier peak (the model's own peak is then hidden under it)."""
+def _peak_added(peak_before: int, now_before: int | None, *readings: int | None) -> int | None:
+    """How far the process's high-water mark rose above its RSS before the load; when it did not rise
+    above an earlier peak (the model's own is then hidden under it), the largest of ``readings``."""
+    if now_before is None:
+        return None
     peak = peak_rss_bytes()
-    return peak - now_before if now_before is not None and peak > peak_before else None
+    seen = [r for r in readings if r is not None]
+    return max(peak - now_before, *seen) if peak > peak_before else max(seen, default=None)
 
 
 def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]], runtime: RuntimeSettings,
@@ -137,16 +140,16 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
     stats = summarize_ms(samples)
+    load_added = None if loaded is None or now_before is None else loaded - now_before
+    first_added = None if not first_rss or first_rss[0] is None or now_before is None else first_rss[0] - now_before
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]
     return LatencyStats(
         runtime=runtime.runtime, runtime_version=version,
         threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
         init_ms=init_ms, first_ms=first_ms, **stats,
         peak_rss_added_mb=max(peak_rss_mb() - rss_before, 0.0),
-        rss_load_bytes=None if loaded is None or now_before is None else loaded - now_before,
-        rss_first_invoke_bytes=None if not first_rss or first_rss[0] is None or now_before is None
-        else first_rss[0] - now_before,
-        rss_peak_bytes=_peak_added(peak_before, now_before),
+        rss_load_bytes=load_added, rss_first_invoke_bytes=first_added,
+        rss_peak_bytes=_peak_added(peak_before, now_before, load_added, first_added),
         input_shapes=tuple(tuple(s) for s in shapes), cpu=cpu_model(), python=platform.python_version())
 
 

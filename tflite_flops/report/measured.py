@@ -54,11 +54,9 @@ class LatencyStats:
     cv: float | None = None  # coefficient of variation (std / mean)
     peak_rss_added_mb: float | None = None
     # resident memory (bytes) added over the process's before the load: after load + allocate (the
-    # delegate is applied there), after the first invoke, and the peak (the high-water mark, 0 when
-    # the process was larger before); compare with memory.runtime*.total_bytes plus the weights' pages
-    # resident memory (bytes) added over the process's before the load: after load + allocate (the
-    # delegate is applied there), after the first invoke, and at the high-water mark (None when the
-    # process had been larger before); compare with memory.runtime*.total_bytes plus the weights' pages
+    # delegate is applied there), after the first invoke, and at the high-water mark (when the process
+    # had been larger before, the model's peak is hidden: then the larger of the two readings); compare
+    # with memory.runtime*.total_bytes plus the weights' pages
     rss_load_bytes: int | None = None
     rss_first_invoke_bytes: int | None = None
     rss_peak_bytes: int | None = None
