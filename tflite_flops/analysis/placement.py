@@ -109,6 +109,8 @@ class SubgraphPlacement:
     reasons: Mapping[int, str | None]  # op index -> None (taken) or why the delegate keeps it off
     partitions: tuple[Partition, ...]  # in the order the runtime runs them
     partition_of: Mapping[int, int]  # op index -> position in ``partitions`` (delegated ops only)
+    # every node subset in run order, delegated (True) or kept, when XNNPACK's placement made them
+    subsets: tuple[tuple[bool, Partition], ...] = ()
 
 
 def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[int, ...]]) -> list[DelegateTensor]:
@@ -191,9 +193,10 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     reasons.update(variables.claimed())
     reasons = dict(sorted(reasons.items()))
     taken = [i for i, r in reasons.items() if r is None]
-    partitions = partition(sg, taken) if taken else ()
+    subsets = node_subsets(sg, taken) if taken else ()
+    partitions = tuple(part for delegated, part in subsets if delegated)
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
-    return SubgraphPlacement(index, delegate, reasons, partitions, partition_of)
+    return SubgraphPlacement(index, delegate, reasons, partitions, partition_of, subsets)
 
 
 def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTensor]:

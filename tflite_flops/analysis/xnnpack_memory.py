@@ -37,7 +37,9 @@ from typing import Mapping, Sequence
 
 from ..reader.model import Operator, Subgraph
 from ..units import dense_bytes, num_elements
+from .memory import tensor_sizes
 from .placement import SubgraphPlacement, node_subsets
+from .shapes import subgraph_tensors
 from .planner import align, place_buffers
 
 XNN_EXTRA_BYTES = 128  # XNN_EXTRA_BYTES (XNNPACK include/xnnpack.h): slack after every buffer it allocates
@@ -50,10 +52,10 @@ _UNPACKED = frozenset({"DEQUANTIZE", "DENSIFY"})
 def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph, dict[int, int]]:
     """``sg`` as TFLite runs it once XNNPACK replaced its partitions (see the module docstring), and
     ``{op index: its index in the view}`` for the kept ops."""
-    taken = [i for i, why in placement.reasons.items() if why is None]
+    subsets = placement.subsets or node_subsets(sg, [i for i, why in placement.reasons.items() if why is None])
     ops: list[Operator] = []
     kept: dict[int, int] = {}
-    for delegated, part in node_subsets(sg, taken):
+    for delegated, part in subsets:
         if delegated:
             ops.append(Operator(len(ops), "DELEGATE", 0, 1, part.inputs, part.outputs, (), {}))
             continue
@@ -63,12 +65,12 @@ def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph
     return Subgraph(sg.index, sg.name, sg.tensors, tuple(ops), sg.inputs, sg.outputs), kept
 
 
-def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[tuple[int, ...]]) -> tuple[int, int]:
-    """XNNPACK's estimated ``(workspace, packed weights)`` bytes for one subgraph (module docstring)."""
+def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[tuple[int, ...]],
+                  sizes: Sequence[int] | None = None) -> tuple[int, int]:
+    """XNNPACK's estimated ``(workspace, packed weights)`` bytes for one subgraph (module docstring);
+    ``sizes``: the activations' bytes (:func:`~.memory.tensor_sizes`), if the caller has them."""
     tensors = sg.tensors
-
-    def size(t: int) -> int:
-        return dense_bytes(num_elements(shapes[t]), tensors[t].dtype)
+    size = sizes.__getitem__ if sizes is not None else (lambda t: dense_bytes(num_elements(shapes[t]), tensors[t].dtype))
 
     workspace = packed = 0
     for part in placement.partitions:
@@ -86,7 +88,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
             for t in op.inputs:
                 if t in first:
                     last[t] = step
-            packed += _packed_weights(op, tensors, shapes, size)
+            packed += _packed_weights(op, tensors, shapes)
         buffers = sorted(((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
                           for t, lo in first.items()), key=lambda b: -b[0])
         _, high = place_buffers(buffers, max(len(ops), 1))
@@ -94,7 +96,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
     return workspace, packed
 
 
-def _packed_weights(op: Operator, tensors, shapes, size) -> int:
+def _packed_weights(op: Operator, tensors, shapes) -> int:
     """The bytes an op packs at init: filter, bias (and per-channel scales for int8), plus its
     indirection buffer (estimates, see the module docstring)."""
     if op.op_type not in _PACKED or len(op.inputs) < 2 or op.inputs[1] < 0:
@@ -128,6 +130,9 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
             continue
         sg = model.subgraphs[index]
         views[index] = delegated_view(sg, placement)
-        ws, pw = xnnpack_bytes(sg, placement, states[index].shapes)  # type: ignore[attr-defined]
+        state = states[index]
+        walked = subgraph_tensors(sg, state)  # type: ignore[arg-type]
+        sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
+        ws, pw = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
         workspace, packed = max(workspace, ws), packed + pw
     return views, workspace + packed
