@@ -371,3 +371,52 @@ def test_xnnpack_bytes_against_the_heap(tmp_path):
         print(f"{name}, {threads}, {predicted:,}, {measured:,}, {predicted / measured:.3f}")
     misses = [row for row in rows if abs(row[2] - row[3]) > 0.10 * row[3]]
     assert not misses, misses
+
+
+def _int8_weights(kept_first: bool) -> bytes:
+    """Weight-only int8 (ai-edge-quantizer style): x [1, 512] -> FULLY_CONNECTED with the weights
+    DEQUANTIZE'd from int8 per-channel [1024, 512] -> y [1, 1024]; with ``kept_first`` a REVERSE_V2
+    (which XNNPACK does not take) before the FULLY_CONNECTED, so the DEQUANTIZE forms a partition
+    of its own."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, FULLY_CONNECTED, INT8, INT32, build_model
+
+    rng = np.random.default_rng(5)
+    buffers = [None, rng.integers(-127, 128, (1024, 512), dtype=np.int8).tobytes(),
+               rng.standard_normal(1024).astype(np.float32).tobytes(), np.array([1], np.int32).tobytes()]
+    tensors = [{"name": "x", "shape": [1, 512]},
+               {"name": "w_q", "shape": [1024, 512], "type": INT8, "buffer": 1,
+                "quant": {"scale": [0.01] * 1024, "axis": 0}},
+               {"name": "w", "shape": [1024, 512]}, {"name": "bias", "shape": [1024], "buffer": 2},
+               {"name": "y", "shape": [1, 1024]}, {"name": "axis", "shape": [1], "type": INT32, "buffer": 3},
+               {"name": "x_reversed", "shape": [1, 512]}]
+    fc_input = 6 if kept_first else 0
+    ops = [{"opcode": 1, "inputs": [1], "outputs": [2]},
+           *([{"opcode": 2, "inputs": [0, 5], "outputs": [6]}] if kept_first else []),
+           {"opcode": 0, "inputs": [fc_input, 2, 3], "outputs": [4],
+            "options": ("FullyConnectedOptions", {"fused_activation_function": 0})}]
+    sg = {"tensors": tensors, "operators": ops, "inputs": [0], "outputs": [4], "name": "main"}
+    return build_model([sg], [FULLY_CONNECTED, {"builtin": 6, "version": 2}, 105], buffers=buffers)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("kept_first", [False, True])
+def test_int8_weights_xnnpack_unpacks(tmp_path, kept_first):
+    # Without XNNPACK the DEQUANTIZE's output (1024 · 512 floats = 2,097,152 B) is persistent. With
+    # it, XNNPACK claims the DEQUANTIZE: inside the FULLY_CONNECTED's partition the output gets no
+    # bytes from TFLite; behind a REVERSE_V2 it is the output of a partition of its own, an arena
+    # tensor alive until the FULLY_CONNECTED's partition reads it. XNNPACK keeps the float32 copy it
+    # unpacked the weights into and the FULLY_CONNECTED's packed float32 weights and bias: twice
+    # 2 MB, against the heap it takes (see test_xnnpack_bytes_against_the_heap).
+    path = tmp_path / "int8_weights.tflite"
+    path.write_bytes(_int8_weights(kept_first))
+    memory = tflite_flops.analyze(str(path)).memory
+    real = _real([(str(path), None, 1, False), (str(path), None, 1, True)])
+    assert [[memory.runtime.arena_bytes, memory.runtime.persistent_arena_bytes]] == real[f"{path}|None|1"]
+    on = memory.runtime_xnnpack
+    assert [[on.arena_bytes, on.persistent_arena_bytes]] == real[f"{path}|None|1|xnnpack"]
+    assert memory.runtime.persistent_arena_bytes == 2_097_152
+    assert (on.arena_bytes >= 2_097_152) == kept_first and on.persistent_arena_bytes == 0
+    measured = real[f"{path}|None|1|delegate"]
+    assert abs(on.delegate_bytes - measured) <= 0.10 * measured, (on.delegate_bytes, measured)

@@ -21,9 +21,11 @@ the same pass as the builtin configuration.
 * packed weights: each taken CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV packs
   its filter and bias at init (the ``xnn_pack_*`` functions: float filters as float32, int8 ones as
   int8 with int32 bias and float per-channel scales). Weights XNNPACK unpacks itself (an fp16 or
-  int8 DEQUANTIZE it claims, a DENSIFY) are packed as float32 by their reader; the unpacked copy
-  (``static_unpacked_data_`` in xnnpack_delegate.cc) does not stay: measured, an fp16 model holds
-  the float32 model's bytes, not twice them;
+  int8 DEQUANTIZE it claims, a DENSIFY) are packed as float32 by their reader, and the float32
+  copy it unpacked them into (``static_unpacked_data_`` in xnnpack_delegate.cc) stays, unless they
+  are fp16 weights that only convolutions and fully connected ops read as filters
+  (``fp16_weights``: packed straight from the file; measured, such an fp16 model holds the float32
+  model's bytes, an int8-weight one twice its float32 weights);
 * the convolutions' indirection buffers (one pointer per output pixel and filter tap) when the
   filter is not 1x1.
 
@@ -47,6 +49,7 @@ XNN_ALIGNMENT = 64  # XNN_ALLOCATION_ALIGNMENT on x86-64 with AVX-512 builds
 _POINTER = 8
 _PACKED = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
 _UNPACKED = frozenset({"DEQUANTIZE", "DENSIFY"})
+_GEMM = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
 
 
 def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph, dict[int, int]]:
@@ -80,7 +83,10 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
         last: dict[int, int] = {}
         for step, op in enumerate(ops):
             if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
-                boundary.add(op.outputs[0])  # unpacked at init, then packed by its reader: counted there
+                out = op.outputs[0]  # unpacked at init, then packed by its reader (counted there)
+                boundary.add(out)
+                if not (tensors[op.inputs[0]].dtype == "FLOAT16" and _gemm_filter_only(sg, out)):
+                    packed += align(size(out) + XNN_EXTRA_BYTES, XNN_ALIGNMENT)  # the unpacked copy stays
                 continue
             for t in op.outputs:
                 if t >= 0 and t not in boundary:
@@ -94,6 +100,13 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
         _, high = place_buffers(buffers, max(len(ops), 1))
         workspace = max(workspace, high + XNN_EXTRA_BYTES if buffers else 0)
     return workspace, packed
+
+
+def _gemm_filter_only(sg: Subgraph, t: int) -> bool:
+    """Whether every reader of ``t`` takes it as the filter of a CONV_2D, DEPTHWISE_CONV_2D or
+    FULLY_CONNECTED: XNNPACK then packs fp16 weights straight from the file (``fp16_weights``)."""
+    readers = [op for op in sg.operators if t in op.inputs]
+    return all(op.op_type in _GEMM and op.inputs[0] != t for op in readers)
 
 
 def _packed_weights(op: Operator, tensors, shapes) -> int:
