@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                 assemble.memory = real_memory
                 with_pass = min(with_pass, best_of(lambda: tflite_flops.analyze(path), args.repeat))
                 alone = min(alone, best_of(lambda: real_memory(walk, 0), args.repeat))
-                assemble.memory = lambda walk, entry: (None, {})
+                assemble.memory = lambda walk, entry, xnnpack=None: (None, {})
                 without = min(without, best_of(lambda: tflite_flops.analyze(path), args.repeat))
             assemble.memory = real_memory
             print(f"{path.stem} ({report.model.operators} ops): analyze {without * 1e3:.2f} ms without the memory "

@@ -120,6 +120,8 @@ class RealAllocation:
 
     subgraphs: tuple[RealSubgraph, ...]
     prepared: tuple[RealSubgraph, ...] = ()
+    heap_bytes: int = 0  # glibc's heap growth from before the interpreter to after the invoke (:func:`heap_in_use`)
+    built_heap_bytes: int = 0  # the same once the interpreter is built, before ``allocate_tensors``
 
     def arena(self, index: int) -> int:
         """Subgraph ``index``'s arena, the larger of its two readings."""
@@ -211,16 +213,19 @@ def _planner_allocs(subgraph: int, context: int, tensors: int) -> list[_ArenaAll
 
 
 def read_allocation(model_path: str, threads: int = 1, model_tensors: dict[int, int] | None = None,
-                    input_shapes: dict[int, tuple[int, ...]] | None = None) -> RealAllocation:
-    """LiteRT's allocation of ``model_path`` with builtin kernels only (no XNNPACK), ``threads`` threads.
+                    input_shapes: dict[int, tuple[int, ...]] | None = None, xnnpack: bool = False) -> RealAllocation:
+    """LiteRT's allocation of ``model_path`` with builtin kernels only (no XNNPACK), ``threads`` threads;
+    ``xnnpack``: with LiteRT's default delegate applied (``OpResolverType.AUTO``), as a user gets it.
 
     ``model_tensors``: ``{subgraph: number of tensors in the file}`` (to tell temporaries apart);
     ``input_shapes``: ``{input position: shape}`` resized before allocating. The inputs are zeros.
     """
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interpreter = Interpreter(model_path=model_path, num_threads=threads,
-                              experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    before = heap_in_use()
+    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    interpreter = Interpreter(model_path=model_path, num_threads=threads, experimental_op_resolver_type=resolver)
+    built = heap_in_use() - before  # the default delegate is applied lazily, at the first allocate_tensors
     details = interpreter.get_input_details()
     for position, shape in (input_shapes or {}).items():
         interpreter.resize_tensor_input(details[position]["index"], list(shape))
@@ -229,9 +234,24 @@ def read_allocation(model_path: str, threads: int = 1, model_tensors: dict[int, 
     for d in interpreter.get_input_details():
         interpreter.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
     interpreter.invoke()
+    grown = heap_in_use() - before
     invoked = _read_subgraphs(interpreter, model_tensors)
     del interpreter  # the structures above are copies; the interpreter may go
-    return RealAllocation(invoked, prepared)
+    return RealAllocation(invoked, prepared, grown, built)
+
+
+def heap_in_use() -> int:
+    """The bytes glibc's malloc hands out now: ``mallinfo2()``'s ``uordblks`` (chunks in use in the
+    heap) plus ``hblkhd`` (blocks mmap'ed for large requests, which is where the arenas and packed
+    weights of a few MB go). Exact counts of what the program holds, unlike RSS, which also moves
+    with pages touched of the mapped model file, of freed memory not yet returned and of the
+    threads' stacks: the delegate's bytes are the difference of this figure between two runs."""
+    fields = [ctypes.c_size_t] * 10  # arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost
+    info = type("mallinfo2", (ctypes.Structure,), {"_fields_": [(f"f{i}", t) for i, t in enumerate(fields)]})
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = info
+    got = libc.mallinfo2()
+    return got.f7 + got.f4
 
 
 def _read_subgraphs(interpreter, model_tensors: dict[int, int] | None) -> tuple[RealSubgraph, ...]:

@@ -31,6 +31,11 @@ def test_analyze_latency_json():
     assert tp["inferences_per_s"] == pytest.approx(1e3 / lat["median_ms"])
     assert tp["flops_per_s"] == pytest.approx(d["totals"]["flops"] / (lat["median_ms"] / 1e3))
     assert tp["macs_per_s"] == pytest.approx(d["totals"]["macs"] / (lat["median_ms"] / 1e3))
+    # the resident memory the run added (Linux: /proc/self/statm), next to the XNNPACK prediction
+    assert all(isinstance(lat[k], int) for k in ("rss_load_bytes", "rss_first_invoke_bytes", "rss_peak_bytes"))
+    assert lat["rss_peak_bytes"] >= max(lat["rss_load_bytes"], lat["rss_first_invoke_bytes"])
+    table = run("analyze", CNN, "--latency", "--runs", "5", "--warmup", "1")
+    assert "RSS added: load " in table.stdout and "(LiteRT, XNNPACK on)" in table.stdout, table.stdout
 
 
 @pytest.mark.runtime

@@ -20,8 +20,9 @@ from tflite_flops.render import RENDERERS, format_for_path, format_names, render
 from tflite_flops.render.formats.html import render_html, render_sweep_html, script_json
 from tflite_flops.render.formats.markdown import render_markdown
 from tflite_flops.render.formats.model_explorer import node_data, render_model_explorer
+from tflite_flops.render.memory import rss_line
 from tflite_flops.studies.sweep import SweepResult, sweep
-from tflite_flops.units import grouped
+from tflite_flops.units import grouped, human_bytes
 
 REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report,
            "predicted": predicted_report}
@@ -189,6 +190,19 @@ def test_html_sections_follow_the_data():
     skipped = dataclasses.replace(sample_report(), latency=LatencyStats(skipped="model needs Flex ops",
                                                                                      runtime="litert"))
     assert "model needs Flex ops" in render_html(skipped)
+
+
+def test_rss_line_reads_the_run_s_configuration():
+    report = sample_report()
+    memory = report.memory
+    on = LatencyStats(runtime="litert", xnnpack=True, rss_load_bytes=3 << 20, rss_first_invoke_bytes=4 << 20)
+    line = rss_line(on, memory)
+    assert line.startswith("RSS added: load 3.0 MiB, first invoke 4.0 MiB; predicted ")
+    assert f"{human_bytes(memory.runtime_xnnpack.total_bytes)} (LiteRT, XNNPACK on)" in line
+    off = rss_line(dataclasses.replace(on, xnnpack=False), memory)
+    assert f"{human_bytes(memory.runtime.total_bytes)} (LiteRT, XNNPACK off)" in off
+    assert rss_line(LatencyStats(runtime="litert"), memory) is None  # a run without RSS: no line
+    assert LatencyStats.from_dict(on.to_dict()) == on  # JSON round trip
 
 
 def test_sweep_page_alone():

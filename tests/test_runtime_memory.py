@@ -3,7 +3,8 @@ real allocation, and the kernel temporaries' facts on hand-built ops.
 
 The reference is LiteRT itself: :mod:`litert_arena` reads every subgraph's tensors and temporaries
 from the interpreter's C structures after ``allocate_tensors`` and one ``invoke`` (builtin kernels,
-no XNNPACK), in a child process (it reads raw memory: a layout change must not take pytest down).
+no XNNPACK, or with it: ``memory.runtime_xnnpack``), in a child process (it reads raw memory: a
+layout change must not take pytest down).
 """
 
 from __future__ import annotations
@@ -31,14 +32,19 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from litert_arena import read_allocation
 out = {}
-for path, shape, threads in json.loads(sys.argv[2]):
-    real = read_allocation(path, threads, input_shapes={0: tuple(shape)} if shape else None)
-    out[f"{path}|{shape}|{threads}"] = [(real.arena(i), real.persistent(i)) for i in range(len(real.subgraphs))]
+for path, shape, threads, *flag in json.loads(sys.argv[2]):
+    xnnpack = bool(flag and flag[0])
+    real = read_allocation(path, threads, input_shapes={0: tuple(shape)} if shape else None, xnnpack=xnnpack)
+    out[f"{path}|{shape}|{threads}" + ("|xnnpack" if xnnpack else "")] = [
+        (real.arena(i), real.persistent(i)) for i in range(len(real.subgraphs))]
+    if xnnpack:  # the heap XNNPACK takes: what the invoke added beyond the built interpreter and TFLite's arenas
+        out[f"{path}|{shape}|{threads}|delegate"] = (real.heap_bytes - real.built_heap_bytes - real.arena_bytes
+                                                     - real.persistent_bytes)
 print(json.dumps(out))
 """
 
 
-def _real(jobs: list[tuple[str, tuple[int, ...] | None, int]]) -> dict[str, list[tuple[int, int]]]:
+def _real(jobs: list[tuple]) -> dict:
     run = subprocess.run([sys.executable, "-c", _READER, str(HERE), json.dumps(jobs)], capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -47,7 +53,8 @@ def _real(jobs: list[tuple[str, tuple[int, ...] | None, int]]) -> dict[str, list
 
 @pytest.fixture(scope="module")
 def real_allocations(samples_dir):
-    jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads) for name, shape in CASES for threads in (1, 4)]
+    jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads, xnnpack) for name, shape in CASES
+            for threads in (1, 4) for xnnpack in (False, True)]
     return _real(jobs)
 
 
@@ -78,6 +85,17 @@ def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, t
         assert [s.arena_bytes for s in report.memory.subgraphs] == [real[i][0] for i in reached]
     assert runtime.total_bytes == runtime.arena_bytes + runtime.persistent_arena_bytes
     assert report.memory.arena_bytes <= runtime.arena_bytes  # the tensors alone: the lower bound
+    # LiteRT with its default delegate: TFLite's arena holds the DELEGATE nodes' boundary tensors and
+    # the kept ops' tensors and temporaries; equal to the byte on every sample (lstm: 2,634 B against
+    # 3,338 B without XNNPACK; cnn_fp16's persistent DEQUANTIZE outputs are internal to the partition:
+    # 0 B). XNNPACK's own bytes on models this small are lost in its structures and one-time set-up,
+    # 30 to 120 KB from run to run: they are checked on models of megabytes below.
+    real = real_allocations[f"{path}|{list(shape) if shape else None}|{threads}|xnnpack"]
+    on = report.memory.runtime_xnnpack
+    assert (on.threads, on.xnnpack) == (threads, True)
+    assert (on.arena_bytes, on.persistent_arena_bytes) == (sum(real[i][0] for i in reached),
+                                                           sum(real[i][1] for i in reached))
+    assert on.total_bytes == on.arena_bytes + on.persistent_arena_bytes + on.delegate_bytes
 
 
 @pytest.mark.runtime
@@ -154,7 +172,7 @@ def test_every_temporary_cites_its_kernel_source(samples_dir):
     report = tflite_flops.analyze(samples_dir / "cnn_dynamic_range.tflite")
     model = load_model(samples_dir / "cnn_dynamic_range.tflite")
     from tflite_flops.analysis import resolve_shapes
-    from tflite_flops.analysis.memory import kernel_temporaries
+    from tflite_flops.analysis.temporaries import kernel_temporaries
 
     found = kernel_temporaries(model, resolve_shapes(model), [0])
     assert found and all(t.source.startswith("tflite/kernels/") and t.source.split()[0].endswith(".cc")
@@ -209,16 +227,29 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
     w = layers.Conv3D(8, 1)(w)  # 1x1x1: none
     volume = keras.Model(v, layers.Conv3D(6, 2, strides=2)(w))
     out = {}
-    for name, model, modes in (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
-                               ("conv3d", volume, ("float",))):
+    return _convert(directory, (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
+                                ("conv3d", volume, ("float",))), samples=8)
+
+
+def _convert(directory: Path, models, samples: int) -> dict[str, str]:
+    """Each ``(name, Keras model, modes)`` converted in each mode (float, fp16, dynamic-range, int8
+    calibrated on ``samples`` random inputs) into ``directory``: {name_mode: path}."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, model, modes in models:
         for mode in modes:
             converter = tf.lite.TFLiteConverter.from_keras_model(model)
             if mode != "float":
                 converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            if mode == "fp16":
+                converter.target_spec.supported_types = [tf.float16]
             if mode == "int8":
                 shape = [1, *model.input_shape[1:]]
                 converter.representative_dataset = lambda: ([rng.standard_normal(shape).astype(np.float32)]
-                                                            for _ in range(8))
+                                                            for _ in range(samples))
                 converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
             path = directory / f"{name}_{mode}.tflite"
             path.write_bytes(converter.convert())
@@ -230,12 +261,15 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
 @pytest.mark.tf
 def test_runtime_arena_is_litert_s_on_a_kernel_zoo(tmp_path):
     models = _kernel_zoo(tmp_path)
-    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    real = _real([(path, None, threads, xnnpack) for path in models.values() for threads in (1, 4)
+                  for xnnpack in (False, True)])
     for name, path in models.items():
         for threads in (1, 4):
-            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
-            (arena, persistent), = real[f"{path}|None|{threads}"]
-            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, threads)
+            memory = tflite_flops.analyze(path, threads=threads).memory
+            for runtime, key in ((memory.runtime, f"{path}|None|{threads}"),
+                                 (memory.runtime_xnnpack, f"{path}|None|{threads}|xnnpack")):
+                (arena, persistent), = real[key]
+                assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (name, key)
     # the float convs at 4 threads: the multithreaded kernel's transposed weights, 66,816 B persistent
     assert real[f"{models['convs_float']}|None|4"] == [[153_600, 66_816]]
 
@@ -283,3 +317,106 @@ def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     (arena, persistent), = _real([(str(path), None, 1)])[f"{path}|None|1"]
     assert (report.memory.runtime.arena_bytes, report.memory.runtime.persistent_arena_bytes) == (arena, persistent)
     assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
+
+
+def _weighty_models(directory: Path) -> dict[str, str]:
+    """Keras models with megabytes of weights, where XNNPACK's own bytes dwarf the noise of the heap:
+    a CNN (3x3, depthwise and 1x1 convolutions, a pooled classifier head: 2.26 M weights) and an
+    MLP (2.62 M weights), each converted float, fp16, dynamic-range and full int8: {name: path}."""
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    x = keras.Input((16, 16, 64), batch_size=1)
+    y = layers.Conv2D(256, 3, padding="same", activation="relu")(x)
+    y = layers.Conv2D(256, 3, padding="same", activation="relu")(y)
+    y = layers.DepthwiseConv2D(3, padding="same")(y)
+    y = layers.Conv2D(384, 1)(y)
+    y = layers.GlobalAveragePooling2D()(y)
+    y = layers.Dense(1000)(layers.Dense(1024, activation="relu")(y))
+    t = keras.Input((1024,), batch_size=1)
+    m = layers.Dense(1024, activation="relu")(layers.Dense(1024, activation="relu")(t))
+    # an op XNNPACK refuses first: the fp16 DEQUANTIZEs (ops 0-3) form a partition of their own, whose
+    # outputs, the float32 weights, are TFLite arena tensors alive until their conv reads them
+    r = keras.Input((16, 16, 32), batch_size=1)
+    f = layers.Conv2D(128, 3, padding="same")(layers.Conv2D(128, 3, padding="same")(keras.ops.flip(r, axis=1)))
+    every = ("float", "fp16", "dynamic", "int8")
+    return _convert(directory, (("cnn", keras.Model(x, y), every), ("mlp", keras.Model(t, layers.Dense(512)(m)), every),
+                                ("reversed", keras.Model(r, layers.Dense(256)(layers.GlobalAveragePooling2D()(f))),
+                                 ("fp16",))), samples=4)
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_xnnpack_bytes_against_the_heap(tmp_path):
+    # The reference: glibc's bytes in use (mallinfo2: heap chunks plus mmap'ed blocks, exact counts,
+    # unlike RSS, which moves with the mapped model's pages and freed memory not returned), read in a
+    # child process per model once the interpreter is built (XNNPACK is applied lazily, at the first
+    # allocate_tensors) and after the first invoke; minus TFLite's arenas read from the interpreter,
+    # what is left is XNNPACK's (plus small interpreter bookkeeping and its one-time set-up, ~0.1 MB).
+    models = _weighty_models(tmp_path)
+    rows = []
+    for name, path in models.items():
+        for threads in (1, 4):
+            real = _real([(path, None, threads, True)])
+            memory = tflite_flops.analyze(path, threads=threads).memory
+            on = memory.runtime_xnnpack
+            (arena, persistent), = real[f"{path}|None|{threads}|xnnpack"]
+            if name == "reversed_fp16":  # the dequantized weights (persistent without XNNPACK) are in the arena
+                assert on.arena_bytes > memory.persistent_arena_bytes > 0 == on.persistent_arena_bytes
+            measured = real[f"{path}|None|{threads}|delegate"]
+            assert (on.arena_bytes, on.persistent_arena_bytes) == (arena, persistent), (name, threads)
+            rows.append((name, threads, on.delegate_bytes, measured))
+    print("\nmodel, threads, predicted delegate_bytes, measured, ratio")
+    for name, threads, predicted, measured in rows:
+        print(f"{name}, {threads}, {predicted:,}, {measured:,}, {predicted / measured:.3f}")
+    misses = [row for row in rows if abs(row[2] - row[3]) > 0.10 * row[3]]
+    assert not misses, misses
+
+
+def _int8_weights(kept_first: bool) -> bytes:
+    """Weight-only int8 (ai-edge-quantizer style): x [1, 512] -> FULLY_CONNECTED with the weights
+    DEQUANTIZE'd from int8 per-channel [1024, 512] -> y [1, 1024]; with ``kept_first`` a REVERSE_V2
+    (which XNNPACK does not take) before the FULLY_CONNECTED, so the DEQUANTIZE forms a partition
+    of its own."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, FULLY_CONNECTED, INT8, INT32, build_model
+
+    rng = np.random.default_rng(5)
+    buffers = [None, rng.integers(-127, 128, (1024, 512), dtype=np.int8).tobytes(),
+               rng.standard_normal(1024).astype(np.float32).tobytes(), np.array([1], np.int32).tobytes()]
+    tensors = [{"name": "x", "shape": [1, 512]},
+               {"name": "w_q", "shape": [1024, 512], "type": INT8, "buffer": 1,
+                "quant": {"scale": [0.01] * 1024, "axis": 0}},
+               {"name": "w", "shape": [1024, 512]}, {"name": "bias", "shape": [1024], "buffer": 2},
+               {"name": "y", "shape": [1, 1024]}, {"name": "axis", "shape": [1], "type": INT32, "buffer": 3},
+               {"name": "x_reversed", "shape": [1, 512]}]
+    fc_input = 6 if kept_first else 0
+    ops = [{"opcode": 1, "inputs": [1], "outputs": [2]},
+           *([{"opcode": 2, "inputs": [0, 5], "outputs": [6]}] if kept_first else []),
+           {"opcode": 0, "inputs": [fc_input, 2, 3], "outputs": [4],
+            "options": ("FullyConnectedOptions", {"fused_activation_function": 0})}]
+    sg = {"tensors": tensors, "operators": ops, "inputs": [0], "outputs": [4], "name": "main"}
+    return build_model([sg], [FULLY_CONNECTED, {"builtin": 6, "version": 2}, 105], buffers=buffers)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("kept_first", [False, True])
+def test_int8_weights_xnnpack_unpacks(tmp_path, kept_first):
+    # Without XNNPACK the DEQUANTIZE's output (1024 · 512 floats = 2,097,152 B) is persistent. With
+    # it, XNNPACK claims the DEQUANTIZE: inside the FULLY_CONNECTED's partition the output gets no
+    # bytes from TFLite; behind a REVERSE_V2 it is the output of a partition of its own, an arena
+    # tensor alive until the FULLY_CONNECTED's partition reads it. XNNPACK keeps the float32 copy it
+    # unpacked the weights into and the FULLY_CONNECTED's packed float32 weights and bias: twice
+    # 2 MB, against the heap it takes (see test_xnnpack_bytes_against_the_heap).
+    path = tmp_path / "int8_weights.tflite"
+    path.write_bytes(_int8_weights(kept_first))
+    memory = tflite_flops.analyze(str(path)).memory
+    real = _real([(str(path), None, 1, False), (str(path), None, 1, True)])
+    assert [[memory.runtime.arena_bytes, memory.runtime.persistent_arena_bytes]] == real[f"{path}|None|1"]
+    on = memory.runtime_xnnpack
+    assert [[on.arena_bytes, on.persistent_arena_bytes]] == real[f"{path}|None|1|xnnpack"]
+    assert memory.runtime.persistent_arena_bytes == 2_097_152
+    assert (on.arena_bytes >= 2_097_152) == kept_first and on.persistent_arena_bytes == 0
+    measured = real[f"{path}|None|1|delegate"]
+    assert abs(on.delegate_bytes - measured) <= 0.10 * measured, (on.delegate_bytes, measured)

@@ -69,8 +69,9 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         bench: :class:`~tflite_flops.measure.bench.BenchSettings` (runs, warm-up, minimum time).
         inputs: real input arrays by input name, instead of random data.
         progress: draw a progress bar on a terminal while timing.
-        threads: the interpreter threads of the runtime memory figure (``memory.runtime``: kernel
-            temporaries depend on them); default: the ``runtime`` settings' threads, else 1.
+        threads: the interpreter threads of the runtime memory figures (``memory.runtime``, XNNPACK
+            off, and ``memory.runtime_xnnpack``: kernel temporaries depend on them); default: the
+            ``runtime`` settings' threads, else 1.
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).

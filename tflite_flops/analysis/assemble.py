@@ -12,11 +12,13 @@ from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
 from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
-from ..ops.placement import DELEGATES
-from .memory import analyze_memory, kernel_temporaries
-from .placement import delegate_shapes, place_model, placement_figures
+from ..ops.placement import DELEGATES, XNNPACK
+from .memory import analyze_memory
+from .temporaries import kernel_temporaries
+from .placement import SubgraphPlacement, delegate_shapes, place_model, placement_figures
 from .shapes import input_display_name
 from .walk import Walk
+from .xnnpack_memory import xnnpack_memory
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 
@@ -53,10 +55,12 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRe
     return out
 
 
-def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[str, dict[OpKey, int]]]:
+def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | None = None
+           ) -> tuple[MemorySummary, dict[str, dict[OpKey, int]]]:
     """The memory pass over the walk's resolved shapes (the subgraphs the runtime runs and their calls),
     and its per-op figures for :func:`records`: the live bytes of every op of those subgraphs, and
-    the arena temporaries of the ops whose kernels add some (at the walk's ``threads``)."""
+    the arena temporaries of the ops whose kernels add some (at the walk's ``threads``).
+    ``xnnpack``: XNNPACK's placement of those subgraphs, if the caller has it."""
     model = walk.model
     calls: dict[OpKey, tuple[int, ...]] = {}
     reached = [entry]
@@ -67,7 +71,11 @@ def memory(walk: Walk, entry: int) -> tuple[MemorySummary, dict[str, dict[OpKey,
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
     temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
-    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads)
+    if xnnpack is None or not set(reached) <= set(xnnpack):
+        xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK)
+    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached)
+    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
+                                   delegate_bytes)
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,
@@ -111,12 +119,13 @@ def _warnings(walk: Walk, ops: list[OpRecord], unsupported: Mapping[str, int]) -
 def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
-    summary, figures = memory(walk, entry)
     delegation = {}
     keys = sorted(walk.entries)
     subgraphs = sorted({sg_index for sg_index, _ in keys})
-    for delegate in DELEGATES:
-        placed = place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate)
+    placements = {delegate: place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate)
+                  for delegate in DELEGATES}
+    summary, figures = memory(walk, entry, placements.get(XNNPACK))
+    for delegate, placed in placements.items():
         per_op, delegation[delegate] = placement_figures(placed, keys, delegate)
         figures.update(per_op)
     ops = records(walk, figures)

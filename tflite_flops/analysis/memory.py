@@ -23,13 +23,13 @@ buffers and its tail of persistent structs (:mod:`~tflite_flops.analysis.tflm`).
 :mod:`~tflite_flops.analysis.planner`.
 
 The runtime figure (``MemorySummary.runtime``) adds what LiteRT's builtin kernels allocate in
-Prepare (:func:`kernel_temporaries`, from the facts registered next to the formulas): each
+Prepare (:func:`~tflite_flops.analysis.temporaries.kernel_temporaries`, from the facts registered next to the formulas): each
 temporary planned in its subgraph's arena at its op, the persistent ones in the persistent arena.
 The control-flow kernels' rules (:func:`control_flow_kinds`), dynamic outputs (on the heap) and
 LiteRT's lazy planning in runs of ops up to each dynamic-output op are simulated for both figures.
 
-Not covered: delegates, which keep their partitions' tensors in their own memory, heap buffers
-(dynamic tensors and temporaries) and the interpreter's structures. See docs/memory.md.
+With XNNPACK the same pass plans the graph of kept ops and DELEGATE nodes (:mod:`.xnnpack_memory`).
+Not covered: heap buffers (dynamic tensors and temporaries), the interpreter's structures (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -40,11 +40,9 @@ from itertools import accumulate, compress
 from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
-from ..errors import ShapeError
 from ..reader.model import Model, Subgraph
 from ..ops.tflm import CORTEX_M
-from ..ops.registry import (HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, MEMORY_FACTS, TEMPORARIES, KernelSetup,
-                           OpContext, Temporary)
+from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
@@ -429,49 +427,6 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
                       pinned_bytes)
 
 
-def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
-                       threads: int = 1) -> dict[tuple[int, int], tuple[Temporary, ...]]:
-    """The temporaries LiteRT's builtin kernels (XNNPACK off, ``threads`` threads) add in Prepare, per
-    op of the reached subgraphs: ``{(subgraph, op): temporaries}`` for the ops that have any.
-
-    Each op type's facts are registered next to its formula (:func:`~tflite_flops.ops.registry.register_temporaries`).
-    An op whose shapes do not fit its kernel's facts (unresolved, malformed) is left out.
-    """
-    out: dict[tuple[int, int], tuple[Temporary, ...]] = {}
-    for index in reached:
-        sg, state = model.subgraphs[index], states[index]
-        ops = [op for op in sg.operators if op.op_type in TEMPORARIES]
-        if not ops:
-            continue
-        tensors = subgraph_tensors(sg, state)
-        stored = sg.tensors
-        setups: dict[int, KernelSetup] = {}
-        for op in ops:
-            inputs = op.inputs
-            hybrid = HYBRID_ONLY_TEMPORARIES.get(op.op_type)
-            if hybrid is not None:  # no temporaries unless a float32 activation meets an integer weight
-                act, weight = hybrid
-                if (len(inputs) <= max(act, weight) or inputs[act] < 0 or inputs[weight] < 0
-                        or stored[inputs[act]].dtype != "FLOAT32"
-                        or stored[inputs[weight]].dtype not in HYBRID_WEIGHT_DTYPES):
-                    continue
-            weight_index = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
-            quant = stored[weight_index].quantization if weight_index is not None else None
-            scales = quant.num_scales if quant is not None else 0
-            setup = setups.get(scales)
-            if setup is None:
-                setup = setups[scales] = KernelSetup(threads, scales)
-            infos = tensors.infos_of(state, inputs + op.outputs)
-            ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], index, op.index)
-            try:
-                found = TEMPORARIES[op.op_type](ctx, setup)
-            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
-                continue
-            if found:
-                out[(index, op.index)] = found
-    return out
-
-
 def _node_reads(uses: SubgraphUses, t: int) -> int:
     """``Subgraph::GetInputTensorsCount`` of tensor ``t``: reads by ops, plus one if it is a subgraph output."""
     pins = (t in uses.inputs) + (t in uses.outputs) + (t in uses.variables)
@@ -570,8 +525,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
 
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
                    calls: Mapping[tuple[int, int], Sequence[int]],
-                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1
-                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
+                   delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
+                   delegate_bytes: int | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -584,6 +540,9 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
         temporaries: :func:`kernel_temporaries` (at ``threads`` threads): with it, the summary's
             ``runtime`` plans them among the tensors as LiteRT does.
+        delegated: per subgraph, the graph as LiteRT runs it once XNNPACK replaced its partitions by
+            DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
+            with ``delegate_bytes`` (XNNPACK's own memory), the summary's ``runtime_xnnpack``.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -593,6 +552,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
     runtime_plans: dict[int, _ArenaPlan] = {}
+    delegated_plans: dict[int, _ArenaPlan] = {}  # with XNNPACK
     settled: dict[int, tuple[SubgraphUses, list[str], int | None]] = {}  # uses, kinds and total of each reached subgraph
     runs = set(reached)
     for sg in model.subgraphs:
@@ -618,6 +578,12 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
                    for t in found]
             runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
+            if delegated is not None:  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
+                view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
+                out = {t for op in view.operators if op.op_type == "DELEGATE" for t in op.outputs}
+                moved = [ARENA if t in out and k in (PERSISTENT, PREPARED, DYNAMIC) else k for t, k in enumerate(kinds)]
+                own = [(kept[op], b, p) for op, b, p in own if op in kept]
+                delegated_plans[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)
     plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
 
     nested: dict[int, tuple[int, str | None]] = {}
@@ -657,15 +623,17 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
             peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
             persistent_bytes=plan.persistent_bytes))
-    runtime = None
-    if temporaries is not None:
-        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, _), found in temporaries.items()
-                             if i in runtime_plans]
-        arena = sum(runtime_plans[i].arena_bytes for i in reached)
-        persistent = sum(runtime_plans[i].persistent_bytes for i in reached)
-        runtime = RuntimeMemory(threads=threads, xnnpack=False, arena_bytes=arena,
-                                temporaries_bytes=max(arena_temporaries, default=0),
-                                persistent_arena_bytes=persistent, delegate_bytes=None, total_bytes=arena + persistent)
+    figures = []  # XNNPACK off, then on (its kept ops' temporaries only, its own bytes apart)
+    for on, by_subgraph, extra in ((False, runtime_plans, None), (True, delegated_plans, delegate_bytes)):
+        arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, op), found in
+                             (temporaries.items() if temporaries and by_subgraph else ())
+                             if not on or i not in delegated or op in delegated[i][1]]  # type: ignore[operator]
+        arena = sum(by_subgraph[i].arena_bytes for i in reached) if by_subgraph else 0
+        persistent = sum(by_subgraph[i].persistent_bytes for i in reached) if by_subgraph else 0
+        figures.append(None if not by_subgraph else RuntimeMemory(
+            threads=threads, xnnpack=on, arena_bytes=arena, temporaries_bytes=max(arena_temporaries, default=0),
+            persistent_arena_bytes=persistent, delegate_bytes=extra, total_bytes=arena + persistent + (extra or 0)))
+    runtime, xnnpack = figures
     tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
@@ -676,7 +644,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
         tflm_pointer_bytes=CORTEX_M.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
         weights_bytes=weights, subgraphs=tuple(subgraphs),
-        complete=all(all(states[i].resolved) for i in reached), runtime=runtime)
+        complete=all(all(states[i].resolved) for i in reached), runtime=runtime, runtime_xnnpack=xnnpack)
     return summary, {index: plan.live for index, plan in plans.items()}
 
 

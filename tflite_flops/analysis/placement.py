@@ -109,6 +109,8 @@ class SubgraphPlacement:
     reasons: Mapping[int, str | None]  # op index -> None (taken) or why the delegate keeps it off
     partitions: tuple[Partition, ...]  # in the order the runtime runs them
     partition_of: Mapping[int, int]  # op index -> position in ``partitions`` (delegated ops only)
+    # every node subset in run order, delegated (True) or kept, when XNNPACK's placement made them
+    subsets: tuple[tuple[bool, Partition], ...] = ()
 
 
 def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[int, ...]]) -> list[DelegateTensor]:
@@ -191,9 +193,10 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     reasons.update(variables.claimed())
     reasons = dict(sorted(reasons.items()))
     taken = [i for i, r in reasons.items() if r is None]
-    partitions = partition(sg, taken) if taken else ()
+    subsets = node_subsets(sg, taken) if taken else ()
+    partitions = tuple(part for delegated, part in subsets if delegated)
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
-    return SubgraphPlacement(index, delegate, reasons, partitions, partition_of)
+    return SubgraphPlacement(index, delegate, reasons, partitions, partition_of, subsets)
 
 
 def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTensor]:
@@ -273,7 +276,13 @@ def _remap_fp16(sg: Subgraph, fp16_source: Mapping[int, int], chosen: set[int]) 
 
 
 def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
-    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order.
+    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order."""
+    return tuple(part for taken, part in node_subsets(sg, delegated) if taken)
+
+
+def node_subsets(sg: Subgraph, delegated: Sequence[int]) -> tuple[tuple[bool, Partition], ...]:
+    """Every subset of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), delegated (True) or not,
+    in run order: the execution plan ``ReplaceNodeSubsetsWithDelegateKernels`` builds from them.
 
     Epoch after epoch, the first ready op (lowest index) sets the epoch's kind (delegated or not),
     and every op of that kind whose inputs become ready joins it, until none can: TFLite finds
@@ -345,8 +354,8 @@ def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
     for t in sg.outputs:
         if t in epoch_of_tensor:
             subsets[epoch_of_tensor[t]][3].add(t)
-    return tuple(Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(s[2])), tuple(sorted(s[3])))
-                 for s in subsets if s[0])
+    return tuple((s[0], Partition(sg.index, tuple(sorted(s[1])), tuple(sorted(s[2])), tuple(sorted(s[3]))))
+                 for s in subsets)
 
 
 def place_model(model: Model, shapes: Mapping[int, Mapping[int, tuple[int, ...]]], delegate: str,

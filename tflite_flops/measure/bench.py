@@ -8,6 +8,7 @@ setting happens once, before warm-up. The loop keeps running until both ``runs``
 from __future__ import annotations
 
 import math
+import os
 import platform
 import resource
 import sys
@@ -76,8 +77,32 @@ def time_invokes(invoke: Callable[[], Any], settings: BenchSettings, clock: Cloc
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB."""
+    return peak_rss_bytes() / (1024 * 1024)
+
+
+def rss_bytes() -> int | None:
+    """Resident set size of this process now, in bytes (``/proc/self/statm``); None where there is none."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process so far, in bytes (``getrusage``)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+def _peak_added(peak_before: int, now_before: int | None, *readings: int | None) -> int | None:
+    """How far the process's high-water mark rose above its RSS before the load; when it did not rise
+    above an earlier peak (the model's own is then hidden under it), the largest of ``readings``."""
+    if now_before is None:
+        return None
+    peak = peak_rss_bytes()
+    seen = [r for r in readings if r is not None]
+    return max(peak - now_before, *seen) if peak > peak_before else max(seen, default=None)
 
 
 def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]], runtime: RuntimeSettings,
@@ -91,26 +116,40 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
     Raises RuntimeUnavailableError when the runtime is missing or cannot load, prepare or run the
     model (a kernel failing inside ``invoke()`` included), or ``inputs`` do not fit the inputs.
     """
+    version = runtime_version(runtime.runtime)  # the runtime's import is not the model's memory
     rss_before = peak_rss_mb()
+    peak_before, now_before = peak_rss_bytes(), rss_bytes()
     t0 = clock()
     interpreter = make_interpreter(model, runtime)
     resize_and_allocate(interpreter, input_shapes)
     init_ms = (clock() - t0) / 1e6
+    loaded = rss_bytes()
     try:
         fill_inputs(interpreter, inputs, names=input_names)
     except (ValueError, TypeError) as exc:
         raise RuntimeUnavailableError(f"the runtime rejects the input data: {runtime_message(exc)}") from exc
+    first_rss: list[int | None] = []
+
+    def invoke() -> None:  # the RSS once the first invoke is done (lazy planning, XNNPACK's first run)
+        interpreter.invoke()
+        if not first_rss:
+            first_rss.append(rss_bytes())
+
     try:
-        first_ms, samples = time_invokes(interpreter.invoke, bench, clock, progress)
+        first_ms, samples = time_invokes(invoke, bench, clock, progress)
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
     stats = summarize_ms(samples)
+    load_added = None if loaded is None or now_before is None else loaded - now_before
+    first_added = None if not first_rss or first_rss[0] is None or now_before is None else first_rss[0] - now_before
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]
     return LatencyStats(
-        runtime=runtime.runtime, runtime_version=runtime_version(runtime.runtime),
+        runtime=runtime.runtime, runtime_version=version,
         threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
         init_ms=init_ms, first_ms=first_ms, **stats,
         peak_rss_added_mb=max(peak_rss_mb() - rss_before, 0.0),
+        rss_load_bytes=load_added, rss_first_invoke_bytes=first_added,
+        rss_peak_bytes=_peak_added(peak_before, now_before, load_added, first_added),
         input_shapes=tuple(tuple(s) for s in shapes), cpu=cpu_model(), python=platform.python_version())
 
 

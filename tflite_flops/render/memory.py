@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import MemorySummary
+from ..report import LatencyStats, MemorySummary
 from ..units import grouped, human_bytes
 
 
@@ -27,6 +27,14 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
                     ("  total", runtime.total_bytes, ""))
         rows = [(("Arena, tensors only (lower bound)" if label == "Arena (TFLite planner)" else label), value, extra)
                 for label, value, extra in rows]
+    on = memory.runtime_xnnpack
+    if on is not None:
+        at = len([r for r in rows if r[0].startswith(("LiteRT", "  "))])
+        rows[at:at] = [(f"LiteRT arena ({on.threads} thread{'s' if on.threads != 1 else ''}, XNNPACK on)", on.arena_bytes,
+                        " partition boundaries + kept ops"),
+                       ("  persistent arena", on.persistent_arena_bytes, ""),
+                       ("  XNNPACK workspace + packed weights", on.delegate_bytes or 0, " (estimate)"),
+                       ("  total", on.total_bytes, "")]
     rows[-1:-1] = _tflm_rows(memory)
     return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
 
@@ -54,8 +62,25 @@ def memory_caveat(memory: MemorySummary) -> str:
     """The line that goes under the figures."""
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
     text = f"activation memory{per_sg}; " + (
-        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside), delegates' memory comes "
-        "on top" if memory.runtime is not None else "kernel scratch buffers and delegates' memory come on top")
+        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside); with XNNPACK its own "
+        "bytes are an estimate (its structures aside)" if memory.runtime is not None
+        else "kernel scratch buffers and delegates' memory come on top")
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"
+    return text
+
+
+def rss_line(latency: LatencyStats | None, memory: MemorySummary | None) -> str | None:
+    """The resident memory a ``--latency`` run added, next to the prediction for its configuration
+    (XNNPACK on or off: ``memory.runtime_xnnpack`` or ``memory.runtime``, plus the weights, whose
+    mapped pages the runtime touches). None when the run recorded no RSS."""
+    if latency is None or latency.rss_load_bytes is None:
+        return None
+    measured = [("load", latency.rss_load_bytes), ("first invoke", latency.rss_first_invoke_bytes),
+                ("peak", latency.rss_peak_bytes)]
+    text = "RSS added: " + ", ".join(f"{label} {human_bytes(value)}" for label, value in measured if value is not None)
+    figure = None if memory is None else memory.runtime_xnnpack if latency.xnnpack else memory.runtime
+    if figure is not None:
+        text += (f"; predicted {human_bytes(figure.total_bytes)} (LiteRT, XNNPACK {'on' if figure.xnnpack else 'off'})"
+                 f" + {human_bytes(memory.weights_bytes)} of weights")  # type: ignore[union-attr]
     return text

@@ -184,6 +184,12 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
         rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                  for key, label in (("tflm_arena_size_bytes", "TFLite Micro arena size"),
                                     ("tflm_head_bytes", "TFLite Micro head"), ("tflm_tail_bytes", "TFLite Micro tail"))]
+    xa, xb = ma.runtime_xnnpack, mb.runtime_xnnpack
+    if xa is not None and xb is not None:  # with XNNPACK (LiteRT's default); reports before it have none
+        rows += [MetricDelta(f"memory.runtime_xnnpack.{key}", label, getattr(xa, key), getattr(xb, key), "bytes")
+                 for key, label in (("arena_bytes", "Arena (LiteRT with XNNPACK)"),
+                                    ("delegate_bytes", "XNNPACK own (estimate)"),
+                                    ("total_bytes", "Total (LiteRT with XNNPACK)"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                    for key, label in (("tflm_arena_bytes", "Arena (TFLite Micro, tensors only)"),
                                       ("weights_bytes", "Weights bytes"))]

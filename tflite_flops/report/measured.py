@@ -53,6 +53,13 @@ class LatencyStats:
     max_ms: float | None = None
     cv: float | None = None  # coefficient of variation (std / mean)
     peak_rss_added_mb: float | None = None
+    # resident memory (bytes) added over the process's before the load: after load + allocate (the
+    # delegate is applied there), after the first invoke, and at the high-water mark (when the process
+    # had been larger before, the model's peak is hidden: then the larger of the two readings); compare
+    # with memory.runtime*.total_bytes plus the weights' pages
+    rss_load_bytes: int | None = None
+    rss_first_invoke_bytes: int | None = None
+    rss_peak_bytes: int | None = None
     input_shapes: tuple[tuple[int, ...], ...] | None = None  # the shapes the runtime ran
     cpu: str | None = None
     python: str | None = None

@@ -202,8 +202,11 @@ class RuntimeMemory:
     ``temporaries_bytes``: the most arena temporary bytes one op holds. ``persistent_arena_bytes``:
     the persistent arenas, with the persistent temporaries (transposed weights of the multithreaded
     float CONV_2D, hybrid row sums). ``delegate_bytes``: a delegate's own memory (None: no delegate
-    in this configuration). ``total_bytes``: the sum of the arenas and the delegate's bytes.
-    Temporaries the kernels keep on the heap (``kTfLiteDynamic``) are not counted (docs/memory.md).
+    in this configuration; with XNNPACK, ``xnnpack`` True, an estimate of its workspace and packed
+    weights, its structures aside). ``total_bytes``: the sum of the arenas and the delegate's bytes.
+    With XNNPACK the arenas hold only the partitions' boundary tensors and the kept ops' tensors and
+    temporaries. Temporaries the kernels keep on the heap (``kTfLiteDynamic``) are not counted
+    (docs/memory.md).
     """
 
     threads: int
@@ -245,6 +248,7 @@ class MemorySummary:
     tflm_pointer_bytes: int | None = None
     tflm_allocation_peak_bytes: int | None = None
     tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
+    runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
 
 
 @dataclass(frozen=True)
@@ -566,10 +570,11 @@ class Report:
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
     if d is None:
         return None
-    runtime = d.get("runtime")
+    runtime, xnnpack = d.get("runtime"), d.get("runtime_xnnpack")
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
                             "runtime": None if runtime is None else RuntimeMemory(**runtime),
-                            "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ())})
+                            "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ()),
+                            "runtime_xnnpack": None if xnnpack is None else RuntimeMemory(**xnnpack)})
 
 
 _PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms")

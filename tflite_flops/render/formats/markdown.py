@@ -14,7 +14,7 @@ from typing import Sequence
 from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows
+from ..memory import memory_caveat, memory_rows, rss_line
 from ..placement import delegate_name, kept_groups
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
@@ -79,7 +79,7 @@ def render_markdown(report: Report, top: int = 10) -> str:
             rows.append(["Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",
                          f"{_or(tp.inferences_per_s, 0):.1f} inferences/s"])
     out += ["", "**Totals per inference**", ""] + md_table(["", "value", "exact"], rows, [False, True, True])
-    for note in (partial_note(report), latency_flag(report.latency),
+    for note in (partial_note(report), rss_line(report.latency, report.memory), latency_flag(report.latency),
                  lat.skipped and f"latency skipped: {lat.skipped}"):
         if note:
             out += ["", f"> **{md_text(note[:1].upper() + note[1:])}**"]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows
+from ..memory import memory_caveat, memory_rows, rss_line
 from ..placement import placement_lines
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
@@ -128,6 +128,9 @@ def render_table(report: Report, top: int = 10) -> str:
         if tp is not None and tp.to_dict():
             out.append(f"  {human_unit(tp.flops_per_s, 'FLOP/s')} · {human_unit(tp.macs_per_s, 'MAC/s')} · "
                        f"{tp.inferences_per_s or 0:.1f} inferences/s")
+        rss = rss_line(lat, report.memory)
+        if rss:
+            out.append(f"  {rss}")
         flag = latency_flag(lat)
         if flag:
             out.append(f"  ! {flag}")
