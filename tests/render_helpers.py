@@ -50,6 +50,21 @@ def measured_report() -> Report:
     return classify(timed, Roofline(**ROOFLINE))  # fills report.roofline: peaks + per-op intensity and bound
 
 
+PREDICT_PROFILE = Path(__file__).resolve().parent / "fixtures" / "predict_profile.json"
+
+
+def predicted_report() -> Report:
+    """The measured report, also predicted with the hand-written fixture profile (predicted against measured)."""
+    from tflite_flops.analysis import analyze_model
+    from tflite_flops.analysis.cost_model import DeviceProfile
+
+    predicted = analyze_model(SAMPLES / "cnn_float.tflite", predict=DeviceProfile.load(str(PREDICT_PROFILE)))
+    measured = measured_report()
+    ops = tuple(dataclasses.replace(m, predicted_ms=p.predicted_ms) for m, p in zip(measured.ops, predicted.ops))
+    return dataclasses.replace(measured, ops=ops, prediction=predicted.prediction,
+                               notes=measured.notes + predicted.notes)
+
+
 def sweep_data() -> SweepResult:
     """A measured sweep of three square images (made up), without a fit."""
     points = []

@@ -12,7 +12,8 @@ import re
 import cli_process
 import pytest
 
-from render_helpers import HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, sample_report, sweep_data
+from render_helpers import (HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measured_report, predicted_report,
+                            sample_report, sweep_data)
 from tflite_flops.errors import OutputFormatError
 from tflite_flops.report import LatencyStats, Report
 from tflite_flops.render import RENDERERS, format_for_path, format_names, render
@@ -22,7 +23,8 @@ from tflite_flops.render.formats.model_explorer import node_data, render_model_e
 from tflite_flops.studies.sweep import SweepResult, sweep
 from tflite_flops.units import grouped
 
-REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report}
+REPORTS = {"static": sample_report, "measured": measured_report, "hostile": hostile_report,
+           "predicted": predicted_report}
 
 
 @pytest.fixture(scope="module", params=list(REPORTS))
@@ -60,6 +62,33 @@ def test_every_format_is_well_formed(report, fmt):
         assert "| MACs |" in text and grouped(report.totals.macs) in text
     elif fmt == "table":
         assert "Totals per inference" in text
+
+
+@pytest.mark.parametrize("fmt", [f for f in RENDERERS if f != "model-explorer"])
+def test_every_format_shows_the_prediction_against_the_measurement(fmt):
+    r = predicted_report()
+    text = render(r, fmt)
+    p, conv = r.prediction, r.ops[0]  # op 0:0, CONV_2D: predicted 2 + 0.001·110,592 = 112.592 µs, measured made up
+    if fmt == "json":
+        d = json.loads(text)
+        assert d["prediction"]["latency_ms"] == p.latency_ms and d["ops"][0]["predicted_ms"] == conv.predicted_ms
+        return
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert float(rows[0]["predicted_ms"]) == conv.predicted_ms and rows[8]["predicted_ms"] == "0.0"  # RELU fused
+        return
+    error = 100 * (p.latency_ms - r.latency.median_ms) / r.latency.median_ms
+    assert f"predicted {p.latency_ms:.3f} ms" in text and f"{error:+.1f}%" in text  # whole model against measured
+    op_error = 100 * (conv.predicted_ms - conv.latency_ms) / conv.latency_ms
+    assert f"{conv.predicted_ms:.4f}" in text and f"{op_error:+.1f}%" in text  # per op against measured
+    assert "hand-written test CPU" in text
+
+
+def test_reports_without_a_prediction_show_none():
+    r = measured_report()
+    for fmt in ("table", "csv", "md", "html", "json"):
+        text = render(r, fmt)
+        assert "predicted_ms" not in text and "predicted latency" not in text.lower() and "predicted ms" not in text
 
 
 @pytest.mark.parametrize("fmt", list(RENDERERS))

@@ -9,12 +9,14 @@ and a deployment pipeline get the same Report.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .analysis import analyze_model
+from .analysis.cost_model import DeviceProfile
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
-from .errors import InputSpecError, RuntimeMissingError
+from .errors import InputSpecError, ProfileMismatchError, RuntimeMissingError, RuntimeUnavailableError
 from .reader.load import load_model
 from .reader.model import Model
 from .report import Report
@@ -33,7 +35,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             decode: str | None = None, latency: bool = False, per_op: bool = False, roofline: bool = False,
             runtime: RuntimeSettings | str | None = None, bench: BenchSettings | None = None,
             inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
-            section: str | int | None = None, all_sections: bool = False) -> Report:
+            section: str | int | None = None, all_sections: bool = False,
+            predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -71,6 +74,12 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
+        predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile` or the path of
+            its JSON file, ``calibrate -o``): predict every op's time (``ops[].predicted_ms``) and the
+            whole model's (``report.prediction``) in the configuration of ``runtime`` and ``threads``
+            (:func:`load_profile`). Needs no runtime.
+        force: predict with a profile made for another runtime version, thread count or XNNPACK setting
+            (``--force``); the overridden refusal is in ``report.prediction.forced`` and a warning.
 
     Returns:
         The :class:`Report`.
@@ -82,7 +91,12 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             (:func:`tflite_flops.report.completeness.check_strict`).
         RuntimeMissingError: a measurement was asked and the runtime is not installed; the static
             report is in the exception's ``report``.
+        ProfileError: ``predict`` names a missing or unreadable profile.
+        ProfileMismatchError: the profile was made for another configuration and ``force`` is False.
     """
+    check = None
+    if predict is not None:  # a bad or foreign profile fails before any work
+        check = load_profile(predict, runtime=runtime, threads=threads, force=force)
     name = None
     if needs_conversion(source):  # TensorFlow is imported only to convert
         name = source_name(source)  # the converted bytes have no path: keep the directory or model name
@@ -96,7 +110,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
                            cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
                            count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
                            name=name, all_sections=all_sections,
-                           threads=threads if threads is not None else getattr(runtime, "threads", 1))
+                           threads=threads if threads is not None else getattr(runtime, "threads", 1),
+                           predict=None if check is None else check.profile,
+                           predict_forced=None if check is None else check.forced)
+    if check is not None and check.note:
+        report = replace(report, notes=report.notes + (check.note,))
     if timed is not None and isinstance(source, Model) and source.bundle is not None:
         timed = bytes(source.bundle.view(source.section))  # the runtime runs the section, not the container
     if timed is not None:
@@ -119,6 +137,52 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
     return report
+
+
+@dataclass(frozen=True)
+class ProfileCheck:
+    """A device profile accepted for a prediction: the profile, the refusal ``force`` overrode (None when it
+    fits), and a note when part of the configuration could not be checked."""
+
+    profile: DeviceProfile
+    forced: str | None = None
+    note: str | None = None
+
+
+def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: RuntimeSettings | str | None = None,
+                 threads: int | None = None, force: bool = False) -> ProfileCheck:
+    """Read a device profile and check that it was made for the configuration predicted.
+
+    The configuration is the one a ``--latency`` run would measure: ``runtime`` (a
+    :class:`~tflite_flops.measure.runtime.RuntimeSettings` or a runtime name; default LiteRT, one thread,
+    XNNPACK on), ``threads`` (overrides the settings' threads), and the version of that runtime as
+    installed here. Without the runtime installed, the version cannot be compared: the thread count and
+    XNNPACK setting still are, and the check's ``note`` says so.
+
+    Raises:
+        ProfileError: missing, unreadable, not a profile, or of another profile version.
+        ProfileMismatchError: another runtime version, thread count or XNNPACK setting, unless ``force``.
+    """
+    from .measure.runtime import RuntimeSettings, runtime_version
+
+    if not isinstance(profile, DeviceProfile):
+        profile = DeviceProfile.load(os.fspath(profile))
+    settings = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
+    threads = settings.threads if threads is None else threads
+    m, note = profile.machine, None
+    try:
+        version = runtime_version(settings.runtime)
+    except RuntimeUnavailableError:
+        version = m.runtime_version  # nothing to compare against: the version check passes
+        note = (f"prediction: no {settings.runtime} runtime here, so the profile's {m.runtime} "
+                f"{m.runtime_version} was not compared with an installed version (threads and XNNPACK were)")
+    try:
+        profile.check_compatible(version, threads, settings.xnnpack)
+        return ProfileCheck(profile, None, note)
+    except ProfileMismatchError as exc:
+        if not force:
+            raise
+        return ProfileCheck(profile, str(exc), note)
 
 
 def _timed_source(source: Any) -> str | bytes:

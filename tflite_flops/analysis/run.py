@@ -22,6 +22,8 @@ from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from .entries import CostOverride
 from .bundle import describe_bundle
+from .cost_model import DeviceProfile
+from .predict import add_prediction
 from .generative import add_signatures
 from .sparsity import COUNT_ZEROS_AUTO_LIMIT
 from .walk import Walk, entry_subgraph, walk_model
@@ -32,14 +34,18 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None, all_signatures: bool = False,
                   prefill: str | None = None, decode: str | None = None, name: str | None = None,
-                  threads: int = 1, section: str | int | None = None, all_sections: bool = False) -> Report:
+                  threads: int = 1, section: str | int | None = None, all_sections: bool = False,
+                  predict: DeviceProfile | None = None, predict_forced: str | None = None) -> Report:
     """The static Report of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
 
     Arguments as for :func:`tflite_flops.analyze`, which also converts Keras models and measures;
     ``name`` names a model given as bytes (the report's ``model.path``); ``threads``: the interpreter
     threads of the runtime memory figure (``memory.runtime``). For a LiteRT-LM bundle, ``section``
     picks the model section (default: the ``prefill_decode`` model), ``all_sections`` adds every other
-    model section's totals to ``report.bundle``.
+    model section's totals to ``report.bundle``. With ``predict`` (a device profile, already checked against
+    the configuration: :func:`tflite_flops.api.load_profile`), every op's predicted time and the whole
+    model's (:func:`tflite_flops.analysis.predict.add_prediction`; ``predict_forced``: the refusal ``--force``
+    overrode).
 
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
@@ -51,6 +57,8 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_s
         settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
                     "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros, "threads": threads}
         report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
+        if predict is not None:
+            report = add_prediction(report, model, predict, predict_forced)
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
         if all_signatures:

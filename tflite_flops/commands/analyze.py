@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
-                     latency_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, at_least, emit,
+                     latency_settings, predict_settings, print_notes, print_warnings)
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -40,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--all-sections", action="store_true",
                    help="also analyse every other model section of the bundle (their totals in the report)")
     add_latency_options(p)
+    add_predict_options(p)
     add_budget_arguments(p)
 
 
@@ -67,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         args.latency = True
     timed = args.latency or args.per_op or args.roofline
     runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)  # bad --runs fail first
+    if args.predict and runtime is None:
+        runtime = predict_settings(args)  # the configuration the profile must have been made for
     all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
     missing = None
     try:
@@ -74,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
                          signature=args.signature, count_zeros=args.count_zeros, all_signatures=all_signatures,
                          prefill=args.prefill, decode=args.decode, latency=args.latency, per_op=args.per_op,
                          roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True,
-                         threads=args.threads, section=args.section, all_sections=args.all_sections)
+                         threads=args.threads, section=args.section, all_sections=args.all_sections,
+                         predict=args.predict, force=args.force)
     except RuntimeMissingError as exc:
         if exc.report is None:
             raise

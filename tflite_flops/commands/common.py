@@ -83,6 +83,23 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
                        help="measure this machine's peak FLOP/s and bandwidth, classify ops as compute/memory bound")
 
 
+def add_predict_options(p: argparse.ArgumentParser) -> None:
+    """--predict PROFILE and --force."""
+    g = p.add_argument_group("prediction (no runtime needed)")
+    g.add_argument("--predict", metavar="PROFILE.json",
+                   help="predict every op's time and the whole model's from a device profile (calibrate -o), "
+                        "in the configuration of --runtime, --threads and --no-xnnpack")
+    g.add_argument("--force", action="store_true",
+                   help="predict with a profile made for another runtime version, thread count or XNNPACK setting")
+
+
+def predict_settings(args: argparse.Namespace):
+    """The RuntimeSettings a ``--predict`` profile is checked against (those of a ``--latency`` run)."""
+    from ..measure.runtime import RuntimeSettings
+
+    return RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack)
+
+
 def latency_settings(args: argparse.Namespace):
     """(RuntimeSettings, BenchSettings, input arrays or None) from the parsed options."""
     from ..measure.bench import BenchSettings

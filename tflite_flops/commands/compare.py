@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, add_shape_options, at_least, emit,
-                     latency_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, at_least, emit,
+                     latency_settings, predict_settings, print_notes, print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=at_least(0), default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)
     add_latency_options(p, roofline=False)
+    add_predict_options(p)
 
 
 def _load(path: str, args: argparse.Namespace):
@@ -38,9 +39,11 @@ def _load(path: str, args: argparse.Namespace):
             raise ModelLoadError(f"{path}: not a tflite_flops JSON report ({exc})") from None
     timed = args.latency or args.per_op
     runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)
+    if args.predict and runtime is None:
+        runtime = predict_settings(args)
     return analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
                    signature=args.signature, latency=timed, per_op=args.per_op, runtime=runtime, bench=bench,
-                   inputs=inputs, progress=True, threads=args.threads)
+                   inputs=inputs, progress=True, threads=args.threads, predict=args.predict, force=args.force)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, at_least, emit, latency_settings,
-                     print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, at_least, emit, latency_settings,
+                     predict_settings, print_notes, print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -31,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "per length, or a dynamic cache dim); with --latency: decode tokens/s per length")
     p.add_argument("--decode", metavar="SIG", help="with --kv-length: the decode signature (default: detected)")
     add_latency_options(p, per_op=False, roofline=False)
+    add_predict_options(p)
 
 
 def _batches(text: str) -> list[int]:
@@ -61,6 +62,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputSpecError("--decode applies to --kv-length sweeps")
     batches = args.batch  # parsed and checked by _batches
     points = make_points(args.input_shape, batches)
+    check = None
+    if args.predict:  # a bad or foreign profile fails before any work
+        from ..api import load_profile
+
+        check = load_profile(args.predict, runtime=predict_settings(args), force=args.force)
     measure = None
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
@@ -70,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
         runtime, bench, inputs = latency_settings(args)
         measure = point_measurer(args.model, runtime, bench, inputs)
     result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
-                   signature=args.signature)
+                   signature=args.signature, predict=None if check is None else check.profile)
+    if check is not None:
+        print_warnings([f"prediction forced (--force): {check.forced}"] if check.forced else [])
+        print_notes([check.note] if check.note else [])
     return _finish(result, args, targets)
 
 

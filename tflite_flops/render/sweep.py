@@ -9,7 +9,7 @@ import csv
 import io
 from typing import Any, Sequence
 
-from ..report import LatencyStats, Throughput
+from ..report import LatencyStats, Throughput, error_pct
 from ..studies.sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_unit, precision_unit
 from .formats import RendererTable
@@ -43,6 +43,9 @@ def sweep_csv(result: SweepResult) -> str:
              "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
              "tflm_arena_bytes", "shapes_resolved", "median_ms", "p90_ms",
              "flops_per_s", "inferences_per_s", "tokens_per_s"])
+    predicted = _predicted(result)
+    if predicted:  # the columns only when predicted: the other sweeps stay as they were
+        cols += ["predicted_ms", "predicted_low_ms", "predicted_high_ms"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -53,8 +56,24 @@ def sweep_csv(result: SweepResult) -> str:
                     t.activation_bytes, t.bytes_read,
                     *[_cell(t, k) for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes")], p.shapes_resolved,
                     *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
-                    *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")]])
+                    *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")],
+                    *([_cell(p.prediction, k) for k in ("latency_ms", "low_ms", "high_ms")] if predicted else [])])
     return buf.getvalue()
+
+
+def _predicted(result: SweepResult) -> bool:
+    return any(p.prediction is not None for p in result.points)
+
+
+def _prediction_cells(p: SweepPoint, timed: bool) -> list[str]:
+    """The predicted ms (a '*' when partial), and with a timed point, its error against the median."""
+    if p.prediction is None:
+        return ["-"] + (["-"] if timed else [])
+    cell = f"{p.prediction.latency_ms:.3f}" + ("" if p.prediction.complete else "*")
+    if not timed:
+        return [cell]
+    error = error_pct(p.prediction.latency_ms, p.latency.median_ms if p.latency is not None else None)
+    return [cell, "-" if error is None else f"{error:+.1f}%"]
 
 
 def _cell(record: Any, name: str) -> Any:
@@ -85,6 +104,9 @@ def sweep_table(result: SweepResult) -> str:
     tokens = any(p.throughput is not None and p.throughput.tokens_per_s is not None for p in result.points)  # kv
     if timed:
         head += ["median ms", "FLOP/s"] + (["tokens/s"] if tokens else [])
+    predicted = _predicted(result)
+    if predicted:
+        head += ["predicted ms"] + (["error"] if timed else [])
     rows = []
     for i, p in enumerate(result.points):
         t = p.totals
@@ -94,6 +116,7 @@ def sweep_table(result: SweepResult) -> str:
                      grouped(t.arena_bytes) if t.arena_bytes is not None else "-"]
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([_tokens_cell(p)] if timed and tokens else [])
+                    + (_prediction_cells(p, timed) if predicted else [])
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
     lines = [f"sweep of {result.model}: {len(result.points)} point(s)", ""]
     lines += text_table(head, rows, [c > len(inputs) for c in range(len(head))], rule=False)

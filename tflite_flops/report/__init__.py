@@ -1,7 +1,7 @@
 """The Report and what is pure data about reports: budget gate, completeness (``--strict``), comparison.
 
 ``records`` holds the frozen dataclasses between the analysis and the renderers, ``measured`` the
-records of what a run measured (both re-exported here);
+records of what a run measured, ``prediction`` the predicted latency (all re-exported here);
 ``budget``, ``completeness`` and ``compare`` read Reports and never the other way round.
 """
 
@@ -9,8 +9,10 @@ from .records import (SCHEMA_VERSION, STATUSES, PHASES, TensorSummary, OpRecord,
                       precision_split, LazyText, SubgraphMemory, MemorySummary, RuntimeMemory, ModelInfo, TokenFigures,
                       DelegatePlacement, SignatureReport, Report, BundleSectionInfo, LlmInfo, EngineRun, BundleInfo)
 from .measured import LatencyStats, Throughput, RooflineOp, BoundCounts, Roofline
+from .prediction import Prediction, ProfileInfo, error_pct
 
 __all__ = ["SCHEMA_VERSION", "STATUSES", "PHASES", "TensorSummary", "OpRecord", "Totals", "OpTypeSummary",
            "precision_split", "LazyText", "SubgraphMemory", "MemorySummary", "RuntimeMemory", "ModelInfo", "TokenFigures",
            "LatencyStats", "Throughput", "RooflineOp", "BoundCounts", "Roofline", "DelegatePlacement",
-           "SignatureReport", "Report", "BundleSectionInfo", "LlmInfo", "EngineRun", "BundleInfo"]
+           "SignatureReport", "Report", "BundleSectionInfo", "LlmInfo", "EngineRun", "BundleInfo", "Prediction",
+           "ProfileInfo", "error_pct"]

@@ -101,9 +101,12 @@ class Comparison:
         def op(o: OpRecord | None) -> dict[str, Any] | None:
             if o is None:
                 return None
-            return {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "name": o.name,
-                    "outputs": [list(s) for s in o.outputs], "precision": o.precision, "macs": o.macs,
-                    "flops": o.flops, "latency_ms": o.latency_ms}
+            out = {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "name": o.name,
+                   "outputs": [list(s) for s in o.outputs], "precision": o.precision, "macs": o.macs,
+                   "flops": o.flops, "latency_ms": o.latency_ms}
+            if o.predicted_ms is not None:  # only from a predicted report: the other comparisons stay as they were
+                out["predicted_ms"] = o.predicted_ms
+            return out
 
         return {
             "a": {"label": self.label_a, "path": self.a.model.path, "sha256": self.a.model.sha256},
@@ -151,6 +154,9 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
         va, vb = getattr(a.latency, key, None), getattr(b.latency, key, None)  # None: not measured
         if va is not None or vb is not None:
             rows.append(MetricDelta(f"latency.{key}", label, va, vb, "ms"))
+    pa, pb = (None if r.prediction is None else r.prediction.latency_ms for r in (a, b))
+    if pa is not None or pb is not None:  # analyze --predict (or a predicted JSON report)
+        rows.append(MetricDelta("prediction.latency_ms", "Predicted latency", pa, pb, "ms"))
     for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
         va, vb = getattr(a.throughput, key, None), getattr(b.throughput, key, None)
         if va is not None or vb is not None:

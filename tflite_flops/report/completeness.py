@@ -72,7 +72,8 @@ def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
     * accelerator-compiled ops that hide their work (status ``opaque``);
     * ops whose cost formula raised (status ``error``, inference or init phase);
     * the same for every other signature analyzed (``all_signatures``), named by its key;
-    * a latency measurement that was skipped.
+    * a latency measurement that was skipped;
+    * a partial prediction (``--predict``): ops the profile has no law for.
 
     Returns:
         (error class, one-line reason) per problem; the error class is what the library raises
@@ -93,6 +94,10 @@ def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
     skipped = report.latency.skipped if report.latency is not None else None
     if skipped:
         found.append((RuntimeUnavailableError, f"latency skipped: {skipped}"))
+    prediction = getattr(report, "prediction", None)
+    if prediction is not None and not prediction.complete:
+        missing = ", ".join(f"{k} ×{v}" for k, v in prediction.ops_not_predicted.items())
+        found.append((UnsupportedOpError, f"the prediction is partial: {missing} not predicted"))
     return found
 
 

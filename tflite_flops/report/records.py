@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping
 
 from .measured import LatencyStats, Roofline, Throughput, split_known
+from .prediction import Prediction
 
 
 SCHEMA_VERSION = 1
@@ -69,6 +70,9 @@ class OpRecord:
     # the delegate's name or "builtin"; which of its subgraph's DELEGATE nodes
     device_placement: str | None = None
     device_partition: int | None = None
+    # the time a device profile predicts for the op per inference (analyze --predict; 0 for an op the
+    # delegate fuses into another): docs/predict.md. In the JSON only when the report has a prediction
+    predicted_ms: float | None = None
 
     @property
     def bytes_moved(self) -> int:
@@ -449,6 +453,8 @@ class Report:
     # a LiteRT-LM bundle's container (its sections, metadata, tokenizer, the engine's run); JSON key "bundle",
     # only for a bundle
     bundle: BundleInfo | None = None
+    # the predicted latency (analyze --predict PROFILE); JSON key "prediction", only when predicted
+    prediction: Prediction | None = None
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -462,6 +468,12 @@ class Report:
             order.remove("notes")  # written only when there is one: the reports without notes are unchanged
         if self.bundle is not None:
             order.append("bundle")  # written only for a bundle: the reports of .tflite files are unchanged
+        if self.prediction is not None:  # written only when predicted, with each op's predicted_ms
+            order.append("prediction")
+            d["prediction"] = self.prediction.to_dict()
+        else:
+            for op in d["ops"]:
+                del op["predicted_ms"]
         # measured records list only the fields that were measured: their own to_dict
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
@@ -509,7 +521,7 @@ class Report:
             throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
             memory=_memory(d.get("memory")),
             delegation={k: DelegatePlacement.from_dict(v) for k, v in (d.get("delegation") or {}).items()},
-            bundle=_record(BundleInfo, d.get("bundle")),
+            bundle=_record(BundleInfo, d.get("bundle")), prediction=_record(Prediction, d.get("prediction")),
             schema_version=version,
             signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 

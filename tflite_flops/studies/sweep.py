@@ -20,7 +20,8 @@ from ..analysis import analyze_model
 from ..errors import InputSpecError, ShapeError
 from ..reader.model import Model
 from ..reader.load import load_model
-from ..report import LatencyStats, Report, Throughput
+from ..report import LatencyStats, Prediction, Report, Throughput
+from ..analysis.cost_model import DeviceProfile
 from .scaling_law import Fit, fit_points
 from ..analysis.shapes import Shape, normalize_input_shapes
 
@@ -89,6 +90,7 @@ class SweepPoint:
     latency: LatencyStats | None = None
     throughput: Throughput | None = None
     report: Report | None = field(default=None, compare=False, repr=False)
+    prediction: Prediction | None = None  # sweep(..., predict=PROFILE): the point's predicted latency
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -99,11 +101,16 @@ class SweepPoint:
         return self.totals.flops / (median / 1e3) if self.totals.flops and median else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the report itself is left out)."""
-        return {"input_shapes": {k: list(v) for k, v in self.input_shapes.items()}, "totals": self.totals.to_dict(),
-                "shapes_resolved": self.shapes_resolved, "warnings": list(self.warnings),
-                "latency": None if self.latency is None else self.latency.to_dict(),
-                "throughput": None if self.throughput is None else self.throughput.to_dict()}
+        """JSON-ready form (the report itself is left out; ``prediction`` only when predicted)."""
+        out = {"input_shapes": {k: list(v) for k, v in self.input_shapes.items()}, "totals": self.totals.to_dict(),
+               "shapes_resolved": self.shapes_resolved, "warnings": list(self.warnings),
+               "latency": None if self.latency is None else self.latency.to_dict(),
+               "throughput": None if self.throughput is None else self.throughput.to_dict()}
+        if self.prediction is not None:
+            p = self.prediction
+            out["prediction"] = {"latency_ms": p.latency_ms, "low_ms": p.low_ms, "high_ms": p.high_ms,
+                                 "complete": p.complete}
+        return out
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ def parse_batches(text: str) -> list[int]:
 def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping | Sequence[int]],
           measure: Callable[[SweepPoint], tuple[LatencyStats | None, Throughput | None]] | None = None,
           *, strict: bool = False, while_trips: int = 1, signature: str | None = None,
-          fit: bool = True) -> SweepResult:
+          fit: bool = True, predict: DeviceProfile | None = None) -> SweepResult:
     """Analyze a model at several input shapes and fit the scaling law of its totals.
 
     Args:
@@ -195,6 +202,8 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
             on the point. ``None`` leaves latency and throughput ``None``.
         strict, while_trips, signature: as for ``analyze()``.
         fit: fit the scaling laws (needs at least two points).
+        predict: a device profile (checked by :func:`tflite_flops.api.load_profile`): every point's
+            predicted latency (``point.prediction``).
 
     Returns:
         The :class:`SweepResult`.
@@ -209,7 +218,7 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
         spec = raw if isinstance(raw, PointSpec) else PointSpec(normalize_input_shapes(raw))  # type: ignore[arg-type]
         try:
             report = analyze_model(parsed, input_shapes=dict(spec.input_shapes), batch=spec.batch, strict=strict,
-                             while_trips=while_trips, signature=signature)
+                             while_trips=while_trips, signature=signature, predict=predict)
         except ShapeError as exc:
             raise ShapeError(f"point {spec.label}: {exc}") from None
         point = point_of(spec, report)
@@ -234,4 +243,4 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None)
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
-                      tuple(report.warnings), None, None, report)
+                      tuple(report.warnings), None, None, report, report.prediction)

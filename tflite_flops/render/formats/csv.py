@@ -38,10 +38,14 @@ def render_csv(report: Report) -> str:
     """Every op of every subgraph as one CSV row."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    columns = COLUMNS
+    if report.prediction is not None:  # the column only when predicted: the other reports stay as they were
+        at = COLUMNS.index("latency_ms") + 1
+        columns = COLUMNS[:at] + ["predicted_ms"] + COLUMNS[at:]
+    writer.writerow(columns)
     for op in report.ops:
-        row = {**{c: getattr(op, c, "") for c in COLUMNS},
+        row = {**{c: getattr(op, c, "") for c in columns},
                "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
-               **{c: "" if getattr(op, c) is None else getattr(op, c) for c in _OPTIONAL}}
-        writer.writerow([safe_cell(row[c]) for c in COLUMNS])
+               **{c: "" if getattr(op, c) is None else getattr(op, c) for c in _OPTIONAL + ("predicted_ms",)}}
+        writer.writerow([safe_cell(row[c]) for c in columns])
     return buf.getvalue()

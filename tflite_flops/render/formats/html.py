@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ...report.completeness import latency_flag, partial_note
 from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
+from ..prediction import prediction_lines, prediction_rows
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import memory_caveat, memory_rows
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
@@ -366,6 +367,19 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
+def _prediction(report: Report) -> str:
+    if report.prediction is None:
+        return ""
+    items = "".join(f"<li>{esc(line)}</li>" for line in prediction_lines(report))
+    headers, rows, right = prediction_rows(report, 10)
+    num = {True: ' class="n"', False: ""}
+    th = "".join(f"<th{num[r]}>{esc(h)}</th>" for h, r in zip(headers, right))
+    body = "".join("<tr>" + "".join(f"<td{num[r]}>{esc(c)}</td>" for c, r in zip(row, right)) + "</tr>"
+                   for row in rows)
+    table = f'<h3>Slowest predicted ops</h3><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>' if rows else ""
+    return f'<section id="prediction"><h2>Predicted latency</h2><ul>{items}</ul>{table}</section>'
+
+
 # ---- sweep -------------------------------------------------------------------------------------
 
 
@@ -521,7 +535,7 @@ def roofline_section(report: Report | None, roofline: Roofline | None,
 # ---- op table ----------------------------------------------------------------------------------
 
 
-def _op_row(i: int, o: OpRecord, total: int, has_lat: bool) -> str:
+def _op_row(i: int, o: OpRecord, total: int, has_lat: bool, predicted: bool = False) -> str:
     share = 100 * o.flops / total if total and o.phase == "inference" else 0.0
     out_shape = shape_text(o.outputs[0]) if o.outputs else ""
     search = f"{o.op_type} {o.name} {o.subgraph}:{o.index} {o.precision}".lower()
@@ -543,6 +557,9 @@ def _op_row(i: int, o: OpRecord, total: int, has_lat: bool) -> str:
         cells.append(f'<td class="n" data-v="{"" if lat is None else lat}">{"-" if lat is None else f"{lat:.4f}"}</td>')
         cells.append(f'<td class="n" data-v="{"" if fps is None else fps}">'
                      f'{"-" if fps is None else esc(human(fps))}</td>')
+    if predicted:
+        p = o.predicted_ms
+        cells.append(f'<td class="n" data-v="{"" if p is None else p}">{"-" if p is None else f"{p:.4f}"}</td>')
     cells.append(f'<td><span class="badge {esc(o.status)}">{esc(o.status)}</span></td>')
     cells.append(f"<td>{esc(o.phase)}{'' if o.executions in (0, 1) else f' ×{o.executions}'}</td>")
     cells.append(f'<td class="note">{esc(note)}</td>')
@@ -558,10 +575,13 @@ def _op_table(report: Report) -> str:
              ("params", "num", "params")]
     if has_lat:
         heads += [("ms", "num", "latency"), ("FLOP/s", "num", "flops_per_s")]
+    predicted = report.prediction is not None
+    if predicted:
+        heads.append(("predicted ms", "num", "predicted"))
     heads += [("status", "text", "status"), ("phase", "text", "phase"), ("formula / note", "text", "note")]
     th = "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}" data-key="{k}">{esc(h)}</th>'
                  for h, t, k in heads)
-    rows = "".join(_op_row(i, o, report.totals.flops, has_lat) for i, o in enumerate(report.ops))
+    rows = "".join(_op_row(i, o, report.totals.flops, has_lat, predicted) for i, o in enumerate(report.ops))
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'
@@ -620,7 +640,7 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
                                  signatures_html(report), _charts(report, colors), _placement(report), _memory(report),
-                                 _latency(report, colors), sweep_section(sweep),
+                                 _latency(report, colors), _prediction(report), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.to_dict()
     if sweep is not None:

@@ -16,6 +16,7 @@ from ...report import LatencyStats, Report, Throughput
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
 from ..placement import delegate_name, kept_groups
+from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
@@ -87,6 +88,12 @@ def render_markdown(report: Report, top: int = 10) -> str:
         out += ["", "**Memory at run time**", ""] + md_table(
             ["", "value", "exact"], [list(r) for r in memory_rows(report.memory)], [False, True, False])
         out += ["", f"_{md_text(memory_caveat(report.memory))}_"]
+
+    if report.prediction is not None:
+        out += ["", "**Predicted latency**", ""] + [f"- {md_text(line)}" for line in prediction_lines(report)]
+        headers, rows, right = prediction_rows(report, top, width=48)
+        if rows:
+            out += [""] + md_table(headers, [[md_text(c) for c in r] for r in rows], right)
 
     if report.delegation:
         rows = []

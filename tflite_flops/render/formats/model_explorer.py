@@ -34,6 +34,7 @@ METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
     "bytes": ("bytes moved", lambda o: o.bytes_moved),
     "params": ("params", lambda o: o.params),
     "latency_ms": ("latency (ms)", lambda o: o.latency_ms),
+    "predicted_ms": ("predicted time (ms)", lambda o: o.predicted_ms),
     "flops_per_s": ("achieved FLOP/s", lambda o: o.achieved_flops_per_s),
     "intensity": ("FLOPs per byte", lambda o: o.intensity),
     "xnnpack": ("on XNNPACK (1) or kept off (0)", lambda o: None if o.xnnpack is None else int(o.xnnpack)),
@@ -75,12 +76,14 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
     Args:
         report: the analysis.
         metric: one of :data:`METRICS` (``flops``, ``macs``, ``bytes``, ``params``, ``latency_ms``,
-            ``flops_per_s``, ``intensity``, ``xnnpack``, ``gpu``). Latency metrics need per-op latency in the
-            report; the placement metrics colour taken ops green and kept ones red.
+            ``flops_per_s``, ``intensity``, ``xnnpack``, ``gpu``, ``predicted_ms``). Latency metrics need per-op
+            latency in the report, ``predicted_ms`` a prediction; the placement metrics colour taken ops green and
+            kept ones red.
         style: ``gradient`` (colour interpolated from min to max) or ``thresholds`` (four bands by percentile).
 
     Raises:
-        OutputFormatError: an unknown metric or style, or a latency metric without per-op latency.
+        OutputFormatError: an unknown metric or style, a latency metric without per-op latency, or
+            ``predicted_ms`` without a prediction.
     """
     if metric not in METRICS:
         raise OutputFormatError(f"unknown Model Explorer metric {metric!r} (known: {', '.join(METRICS)})")
@@ -99,6 +102,8 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
         results[op.name or str(op.index)] = {"value": value}
     if not graphs and metric in ("latency_ms", "flops_per_s"):
         raise OutputFormatError(f"Model Explorer metric {metric!r} needs per-op latency (analyze --latency --per-op)")
+    if not graphs and metric == "predicted_ms":
+        raise OutputFormatError("Model Explorer metric 'predicted_ms' needs a prediction (analyze --predict PROFILE)")
     for graph in graphs.values():
         if metric in ("xnnpack", "gpu"):  # two values: a band each, whatever the style
             graph["thresholds"] = [dict(b) for b in PLACEMENT_BANDS]

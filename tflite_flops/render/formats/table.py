@@ -10,6 +10,7 @@ from ...report import LatencyStats, Report
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows
 from ..placement import placement_lines
+from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip, text_table
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
@@ -131,6 +132,12 @@ def render_table(report: Report, top: int = 10) -> str:
             out.append(f"  ! {flag}")
     if lat.per_op_skipped:
         out.append(f"  Per-op latency skipped: {lat.per_op_skipped}")
+
+    if report.prediction is not None:
+        out += ["", "Predicted latency"] + [f"  {line}" for line in prediction_lines(report)]
+        headers, rows, right = prediction_rows(report, top)
+        if rows:
+            out += ["  slowest predicted:"] + ["    " + line for line in text_table(headers, rows, right)]
 
     timed = [o for o in report.ops if o.latency_ms]
     if timed:

@@ -1,0 +1,283 @@
+"""The predicted time of every op and of the whole model, from a device profile (``analyze --predict``).
+
+One pass over a Report's resolved records (:func:`add_prediction`):
+
+1. **Where each op runs** in the profile's configuration: with XNNPACK on, an op the delegate takes
+   (``OpRecord.xnnpack``, docs/placement.md) is predicted by the profile's ``xnnpack`` law of its
+   key and every other op by the ``builtin`` law; with XNNPACK off, every op by the ``builtin`` law.
+2. **What the delegate fuses** (:func:`fused_ops`): inside one partition XNNPACK's subgraph optimizer
+   folds some standalone ops into their neighbour, and they then cost nothing. The rules follow
+   ``xnn_subgraph_optimize`` in XNNPACK's ``src/subgraph.c`` (see the functions named there).
+3. **The time per op** (``predicted_ms``): the law :meth:`DeviceProfile.law_for
+   <tflite_flops.analysis.cost_model.DeviceProfile.law_for>` finds for the op's features
+   (:func:`~tflite_flops.analysis.cost_model.op_features`), times the op's executions per inference.
+   An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
+   is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
+4. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
+   partition run, plus its per-invoke overhead. Init-time ops are not in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from ..reader.model import Model, Subgraph
+from ..report import OpRecord, Prediction, ProfileInfo, Report
+from .cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
+
+OpKey = tuple[int, int]  # (subgraph, op index)
+
+# TFLite ops the XNNPACK delegate defines as an XNNPACK clamp node (VisitReluNode in
+# tflite/delegates/xnnpack/xnnpack_delegate.cc: RELU is clamp(0, +inf), RELU6 clamp(0, 6),
+# RELU_N1_TO_1 clamp(-1, 1); the delegate takes them in float only).
+_CLAMPS = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
+# MAXIMUM / MINIMUM with a constant scalar become a clamp too (optimize_common_subgraphs_min_max_to_clamp).
+_MIN_MAX = frozenset({"MAXIMUM", "MINIMUM"})
+# XNNPACK nodes with an output clamp of their own (has_clamp in src/subgraph.c): a clamp after one merges in.
+_HAS_CLAMP = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
+                        "MAX_POOL_2D"})
+# Convolutions a zero PAD before them folds into (xnn_subgraph_fusion, "fuse Constant Pad node downstream").
+_PAD_INTO = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+_NOT_COUNTED = ("unsupported", "opaque", "error")  # no known work: a law would predict its overhead only
+
+
+class _Graph:
+    """Producers and readers of one subgraph's tensors, and which XNNPACK partition holds each op."""
+
+    def __init__(self, sg: Subgraph, partition: Mapping[int, int]) -> None:
+        self.sg = sg
+        self.partition = partition
+        self.producer = {t: op.index for op in sg.operators for t in op.outputs if t >= 0}
+        self.readers: dict[int, list[int]] = {}
+        for op in sg.operators:
+            for t in dict.fromkeys(op.inputs):  # an op reading a tensor twice is one consumer (is_repeated_input)
+                if t >= 0:
+                    self.readers.setdefault(t, []).append(op.index)
+        self.outputs = frozenset(sg.outputs)
+
+    def only_reader(self, tensor: int, op: int) -> bool:
+        """``op`` is the one consumer of ``tensor`` in XNNPACK's count (``num_consumers == 1``): no other op
+        reads it and it is not an output of the subgraph (an external output counts as one more consumer,
+        xnn_subgraph_analyze_consumers_and_producers)."""
+        return self.readers.get(tensor) == [op] and tensor not in self.outputs
+
+    def same_partition(self, a: int | None, b: int) -> bool:
+        return a is not None and a in self.partition and self.partition.get(a) == self.partition.get(b)
+
+
+def _constant_scalar_operand(model: Model, sg: Subgraph, op) -> int | None:
+    """For a MAXIMUM / MINIMUM, the input that is not a constant scalar when the other one is (whose rank is
+    not above the other's, optimize_common_subgraphs_min_max_to_clamp), else None."""
+    if len(op.inputs) != 2 or min(op.inputs) < 0:
+        return None
+    a, b = (sg.tensors[t] for t in op.inputs)
+    for const, other in ((b, a), (a, b)):
+        if const.is_constant and const.num_elements == 1 and not other.is_constant and \
+                len(const.shape) <= len(other.shape):
+            return other.index
+    return None
+
+
+def _spatial_zero_pad(model: Model, sg: Subgraph, op) -> bool:
+    """A 4-D PAD of the two spatial dims only, by constant amounts (the XNNPACK delegate pads with zero, or the
+    zero point of 8-bit tensors: ``is_zero_padding`` holds)."""
+    if len(op.inputs) < 2 or op.inputs[1] < 0:
+        return False
+    x, pads = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
+    if len(x.shape) != 4 or not pads.is_constant:
+        return False
+    values = model.constant(pads)
+    if values is None or values.size != 8:
+        return False
+    rows = values.reshape(4, 2)
+    return int(abs(rows[0]).sum()) == 0 and int(abs(rows[3]).sum()) == 0
+
+
+def fused_ops(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, str]:
+    """The ops XNNPACK fuses away inside their partition, each with what it was folded into.
+
+    Read off XNNPACK's subgraph optimizer (``xnn_subgraph_optimize`` in ``src/subgraph.c``), on the
+    ops the delegate takes (``OpRecord.xnnpack``) within one partition (one XNNPACK subgraph):
+
+    * **A clamp merges into its producer** (``optimize_common_subgraphs_merge_clamps``): a RELU, RELU6
+      or RELU_N1_TO_1 (the delegate defines them as clamps), or a MAXIMUM / MINIMUM with a constant
+      scalar (``optimize_common_subgraphs_min_max_to_clamp`` makes it a clamp first), whose input is
+      read by it alone (not by another op, not a subgraph output) and produced in the same partition by
+      a CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D
+      (``has_clamp``) or another clamp: the producer's output range absorbs it. Binary ops (ADD, MUL)
+      carry no clamp of their own, so a RELU after an ADD stays.
+    * **A zero PAD folds into the convolution it feeds** (``xnn_subgraph_fusion``, "fuse Constant Pad node
+      downstream into [Depthwise] Convolution 2D"): a 4-D PAD of the spatial dims only, read only by a
+      CONV_2D or DEPTHWISE_CONV_2D of the same partition as its data input, with VALID padding (the
+      delegate's SAME padding sets ``XNN_FLAG_TENSORFLOW_SAME_PADDING``, which the fusion refuses).
+    * **A RESHAPE runs in place** (``optimize_tensor_allocation_for_in_place_operations`` in
+      ``src/runtime.c``): the delegate defines it as a static reshape, a copy node; when its input is
+      produced in the partition and read by it alone, and its output is read by one op of the same
+      partition only, the output shares the input's memory and the copy operator skips its run
+      (``xnn_run_state_skip`` when input == output, ``src/operators/unary-elementwise-nc.c``).
+
+    Not modelled: fusing chains of 8-bit unary ops into one lookup table
+    (``xnn_subgraph_fuse_unary_quantized_into_lut``), and the rewrites that change an op's cost rather
+    than remove it (a transposed GEMM operand, ``reduce_sum(sqr)``).
+    """
+    by_subgraph: dict[int, dict[int, int]] = {}
+    for o in ops:
+        if o.xnnpack and o.xnnpack_partition is not None:
+            by_subgraph.setdefault(o.subgraph, {})[o.index] = o.xnnpack_partition
+    fused: dict[OpKey, str] = {}
+    for sg_index, partition in sorted(by_subgraph.items()):
+        sg = model.subgraphs[sg_index]
+        g = _Graph(sg, partition)
+        clamps: set[int] = set()  # delegated ops XNNPACK sees as clamps
+        for op in sg.operators:
+            if op.index not in partition:
+                continue
+            kind = op.op_type
+            x = None
+            if kind in _CLAMPS and op.inputs:
+                x = op.inputs[0]
+            elif kind in _MIN_MAX:
+                x = _constant_scalar_operand(model, sg, op)
+            if x is not None and x >= 0:
+                clamps.add(op.index)
+                p = g.producer.get(x)
+                if g.same_partition(p, op.index) and g.only_reader(x, op.index) and \
+                        (sg.operators[p].op_type in _HAS_CLAMP or p in clamps):
+                    fused[(sg_index, op.index)] = f"clamp merged into {sg.operators[p].op_type} op {sg_index}:{p}"
+                continue
+            if kind == "PAD" and op.outputs and len(g.readers.get(op.outputs[0], ())) == 1:
+                y = op.outputs[0]
+                c = g.readers[y][0]
+                conv = sg.operators[c]
+                if conv.op_type in _PAD_INTO and g.same_partition(c, op.index) and g.only_reader(y, c) and \
+                        conv.inputs and conv.inputs[0] == y and conv.options.get("padding") == "VALID" and \
+                        _spatial_zero_pad(model, sg, op):
+                    fused[(sg_index, op.index)] = f"zero padding folded into {conv.op_type} op {sg_index}:{c}"
+                continue
+            if kind == "RESHAPE" and op.inputs and op.outputs:
+                x, y = op.inputs[0], op.outputs[0]
+                p = g.producer.get(x)
+                readers = g.readers.get(y, ())
+                if g.same_partition(p, op.index) and g.only_reader(x, op.index) and len(readers) == 1 and \
+                        g.only_reader(y, readers[0]) and g.same_partition(readers[0], op.index):
+                    fused[(sg_index, op.index)] = "reshape in place (the copy is skipped)"
+    return fused
+
+
+def _us_to_ms(us: float) -> float:
+    return us / 1000.0
+
+
+@dataclass(frozen=True)
+class OpPredictions:
+    """The pass's result: the per-op times and what the whole-model figure is made of (ms per inference)."""
+
+    predicted_ms: Mapping[OpKey, float]  # every per-inference op with a prediction (fused ones at 0.0)
+    ops_ms: float  # their sum
+    low_ms: float  # the sum of their low ends
+    high_ms: float  # the sum of their high ends
+    overhead_ms: float  # per-invoke + per-partition overheads
+    partitions: int  # partition runs per inference
+    fused: int
+    fallback_ops: int
+    not_predicted: Mapping[str, int] = field(default_factory=dict)  # op type -> count
+    why: Mapping[str, str] = field(default_factory=dict)  # op type -> why it has no prediction
+    fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
+
+
+def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str]) -> OpPredictions:
+    """The predicted time of every per-inference op (ms per inference) and the whole-model figures."""
+    xnnpack_on = profile.machine.xnnpack
+    predicted: dict[OpKey, float] = {}
+    total = low = high = 0.0
+    not_predicted: dict[str, int] = {}
+    why: dict[str, str] = {}
+    fallback: dict[str, str] = {}
+    fallback_ops = fused_count = 0
+    partition_runs: dict[tuple[int, int], int] = {}
+    for o in ops:
+        if o.phase != "inference":
+            continue
+        key = (o.subgraph, o.index)
+        delegated = bool(xnnpack_on and o.xnnpack)
+        if delegated and o.xnnpack_partition is not None:
+            slot = (o.subgraph, o.xnnpack_partition)
+            partition_runs[slot] = max(partition_runs.get(slot, 0), o.executions)
+        if delegated and key in fused:
+            predicted[key] = 0.0
+            fused_count += 1
+            continue
+        if o.status in _NOT_COUNTED:
+            not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
+            why.setdefault(o.op_type, f"its work is not counted ({o.status})")
+            continue
+        features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT)
+        law = profile.law_for(features)
+        if law is None:
+            not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
+            why.setdefault(o.op_type, f"the profile has no law for it at {features.precision} on {features.placement}, "
+                                      "nor a stand-in: group, other precision, generic law")
+            continue
+        how = profile.fallback(features)
+        if how is not None:
+            fallback_ops += 1
+            fallback.setdefault(o.op_type, how)
+        runs = max(o.executions, 1)
+        t, lo, hi = law.range_us(features)
+        predicted[key] = _us_to_ms(t * runs)
+        # The whole model's range is the sum of the ops' ranges: each op's low and high are quantiles of
+        # its law's log residuals, and summing quantiles gives the quantiles of the sum when the ops' errors
+        # move together (comonotonic variables: their quantiles add). That is the case to plan for: the
+        # ops of one model on one machine share its cache and frequency state, and a law that is off for
+        # one shape is off the same way for the model's other ops of that family. Treating the errors as
+        # independent would shrink the range by ~1/sqrt(ops) and claim a precision the laws do not have.
+        total += t * runs
+        low += lo * runs
+        high += hi * runs
+    # Each delegate partition is one DELEGATE node: its overhead is paid every time it runs (once per
+    # invoke, or once per trip of the loop body holding it). The overheads carry no residuals of their own.
+    runs_of_partitions = sum(partition_runs.values())
+    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions
+    return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
+                         runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
+                         fallback)
+
+
+def profile_info(profile: DeviceProfile) -> ProfileInfo:
+    """What a report says of the profile it was predicted with."""
+    m = profile.machine
+    return ProfileInfo(cpu=m.cpu, cores=m.cores, runtime=m.runtime, runtime_version=m.runtime_version,
+                       threads=m.threads, xnnpack=m.xnnpack, system=m.system, created=profile.created,
+                       source=profile.source, laws=len(profile.laws))
+
+
+def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced: str | None = None) -> Report:
+    """``report`` with every per-inference op's ``predicted_ms``, the whole model's ``prediction``, a warning per
+    op type without a prediction and a note on the ops a fallback law predicted.
+
+    Args:
+        report: the static report of ``model`` (its records carry the XNNPACK placement).
+        model: the parsed model (its graph tells which ops the delegate fuses).
+        profile: the device profile, already checked against the configuration (or forced).
+        forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
+    """
+    fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
+    p = predict_ops(report.ops, profile, fused)
+    ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
+    prediction = Prediction(
+        latency_ms=p.ops_ms + p.overhead_ms, low_ms=p.low_ms + p.overhead_ms, high_ms=p.high_ms + p.overhead_ms,
+        profile=profile_info(profile), ops_not_predicted=dict(p.not_predicted), complete=not p.not_predicted,
+        placement=XNNPACK_PLACEMENT if profile.machine.xnnpack else BUILTIN_PLACEMENT,
+        ops_predicted=len(p.predicted_ms), ops_fused=p.fused, ops_fallback=p.fallback_ops, partitions=p.partitions,
+        ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced)
+    warnings = list(report.warnings)
+    for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0
+        warnings.append(f"prediction partial: {op_type} ×{n} not predicted ({p.why[op_type]})")
+    if forced:
+        warnings.append(f"prediction forced (--force): {forced}")
+    notes = list(report.notes)
+    if p.fallback:
+        listing = ", ".join(f"{k} ({v})" for k, v in sorted(p.fallback.items()))
+        notes.append(f"prediction: {p.fallback_ops} op(s) predicted by a stand-in law: {listing}")
+    return replace(report, ops=ops, prediction=prediction, warnings=tuple(warnings), notes=tuple(notes))

@@ -1,0 +1,68 @@
+"""The predicted latency (``analyze --predict``) as every text renderer shows it: summary lines, and the ops
+with the longest predicted times, next to their measured times when ``--latency`` / ``--per-op`` ran."""
+
+from __future__ import annotations
+
+from ..report import OpRecord, Report, error_pct
+from .text import clip
+
+HEADERS = ["op", "type", "output", "predicted ms", "share"]
+MEASURED_HEADERS = ["measured ms", "error"]
+_MADE = {"calibrate": "calibrated", "import": "imported from device profiles"}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"
+
+
+def prediction_lines(report: Report) -> list[str]:
+    """What the prediction is, what it is made of, which profile it stands for, and how it compares with
+    the measured median when the model was timed."""
+    p = report.prediction
+    if p is None:
+        return []
+    pr = p.profile
+    out = [f"predicted {p.latency_ms:.3f} ms per inference (range {p.low_ms:.3f} – {p.high_ms:.3f} ms)",
+           f"ops {p.ops_ms:.3f} ms + overheads {p.overhead_ms:.3f} ms (per invoke, and {p.partitions} "
+           f"partition run(s)); {p.ops_predicted} op(s) predicted, {p.ops_fused} fused into a neighbour, "
+           f"{p.ops_fallback} by a stand-in law",
+           f"profile: {pr.cpu} ({pr.cores} cores), {pr.runtime} {pr.runtime_version}, {pr.threads} thread(s), "
+           f"XNNPACK {'on' if pr.xnnpack else 'off'}; {_MADE.get(pr.source, 'made')} {pr.created}".rstrip()]
+    lat = report.latency
+    if lat is not None and lat.median_ms is not None:
+        out.append(f"measured median {lat.median_ms:.3f} ms: prediction {_pct(error_pct(p.latency_ms, lat.median_ms))}")
+    if not p.complete:
+        listing = ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items())
+        out.append(f"PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out of the figures: "
+                   f"{listing}")
+    if p.forced:
+        out.append(f"forced: {p.forced}")
+    return out
+
+
+def _ranked(report: Report, top: int) -> list[OpRecord]:
+    ops = [o for o in report.ops if o.predicted_ms]
+    return sorted(ops, key=lambda o: -(o.predicted_ms or 0.0))[:top]
+
+
+def has_measured_ops(report: Report) -> bool:
+    """Whether any op with a prediction was also timed (``--per-op``, or an imported op profile)."""
+    return any(o.predicted_ms is not None and o.latency_ms is not None for o in report.ops)
+
+
+def prediction_rows(report: Report, top: int = 10, width: int = 36) -> tuple[list[str], list[list[str]], list[bool]]:
+    """(headers, rows, right-aligned) of the ``top`` ops by predicted time; with measured per-op times, the
+    measured time and the prediction's error too. Cells are plain text (escape them for Markdown / HTML)."""
+    if report.prediction is None:
+        return [], [], []
+    measured = has_measured_ops(report)
+    whole = report.prediction.latency_ms or 1.0
+    rows = []
+    for o in _ranked(report, top):
+        row = [f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, width), f"{o.predicted_ms:.4f}",
+               f"{100 * (o.predicted_ms or 0.0) / whole:.1f}%"]
+        if measured:
+            row += ["-" if o.latency_ms is None else f"{o.latency_ms:.4f}", _pct(error_pct(o.predicted_ms, o.latency_ms))]
+        rows.append(row)
+    headers = HEADERS + (MEASURED_HEADERS if measured else [])
+    return headers, rows, [False, False, False] + [True] * (len(headers) - 3)

@@ -1,0 +1,79 @@
+"""The predicted latency of a report (``analyze --predict PROFILE``): pure data, JSON key ``prediction``.
+
+The figures come from :mod:`tflite_flops.analysis.predict`; the per-op times are ``OpRecord.predicted_ms``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+from .measured import split_known
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    """The device profile a prediction stands for: where and how it was calibrated."""
+
+    cpu: str
+    cores: int
+    runtime: str
+    runtime_version: str
+    threads: int
+    xnnpack: bool
+    system: str = ""
+    created: str = ""  # ISO 8601 time of the calibration
+    source: str = ""  # "calibrate" (timed on the machine) or "import" (benchmark_model op profiles)
+    laws: int = 0  # fitted laws in the profile
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The predicted time of one inference and its range.
+
+    ``latency_ms = ops_ms + overhead_ms``: the per-op predictions (each op's ``predicted_ms``, fused
+    ops 0) plus the profile's per-invoke overhead and its per-partition overhead once per delegate
+    partition run. ``low_ms`` / ``high_ms`` come from the laws' residual quantiles
+    (docs/predict.md). ``complete`` is False when some op that runs per inference has no
+    prediction (``ops_not_predicted``, op type -> count): the figures then leave those ops out.
+    """
+
+    latency_ms: float
+    low_ms: float
+    high_ms: float
+    profile: ProfileInfo
+    ops_not_predicted: Mapping[str, int] = field(default_factory=dict)
+    complete: bool = True
+    placement: str = "xnnpack"  # "xnnpack" (delegated ops on XNNPACK, the rest builtin) or "builtin"
+    ops_predicted: int = 0  # ops per inference with a predicted time (fused ones included)
+    ops_fused: int = 0  # ops the delegate fuses into another op of their partition: predicted 0
+    ops_fallback: int = 0  # ops predicted by a law of their group, another precision or the generic law
+    partitions: int = 0  # delegate partition runs per inference (a partition in a loop body once per trip)
+    ops_ms: float = 0.0  # sum of the per-op predictions
+    overhead_ms: float = 0.0  # per-invoke + per-partition overheads
+    forced: str | None = None  # the refusal that --force overrode (None: the profile fits this configuration)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``latency_ms``, ``low_ms``, ``high_ms``, ``profile`` first)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out["profile"] = {f.name: getattr(self.profile, f.name) for f in fields(ProfileInfo)}
+        out["ops_not_predicted"] = dict(self.ops_not_predicted)
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Prediction":
+        """Rebuild from :meth:`to_dict` output."""
+        known, extra = split_known(cls, d)
+        known["profile"] = ProfileInfo(**split_known(ProfileInfo, known["profile"])[0])
+        known["ops_not_predicted"] = dict(known.get("ops_not_predicted") or {})
+        return cls(**known, extra=extra)
+
+
+def error_pct(predicted_ms: float | None, measured_ms: float | None) -> float | None:
+    """How far a prediction is from the measurement, in % of the measurement (+: predicted slower);
+    None when either is missing or nothing was measured."""
+    if predicted_ms is None or measured_ms is None or measured_ms <= 0:
+        return None
+    return 100.0 * (predicted_ms - measured_ms) / measured_ms
