@@ -107,6 +107,12 @@ def read_side(path: str, config: Mapping[str, Any]) -> dict[str, float]:
 
 def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float) -> None:
     """Add one timed point to the side file (flushed at once: an interruption loses at most this point)."""
+    with open(path, "a+b") as f:  # a line an interruption cut short is ended first, so this one stays whole
+        f.seek(0, os.SEEK_END)
+        if f.tell():
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps({"format": SIDE_FORMAT, "key": key, "median_us": median_us, "config": dict(config)}) + "\n")
         f.flush()
