@@ -87,7 +87,7 @@ def _solve(rows: Sequence[Sample], names: Sequence[str]) -> dict[str, float]:
 def _features_for(rows: Sequence[Sample], family: str) -> list[str]:
     """The law's features, fewer when there are too few points to fit them all."""
     names = list(law_features(family))
-    if len(rows) < 2 * len(names):
+    if len(rows) < len(names) + 2:
         names = names[:2]  # the constant and the main size feature
     if len(rows) < 2:
         names = names[1:] or names
