@@ -37,6 +37,20 @@ class ProfileError(TfliteFlopsError):
     """A device profile that cannot be read: missing, not JSON, not a profile, or of another version."""
 
 
+def read_json(path: str, missing: str, what: str) -> Any:
+    """The JSON document in ``path``; ProfileError with ``missing`` when there is no such file, else one
+    line naming ``what`` (a device profile, a calibration pack's manifest) and why it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ProfileError(missing) from None
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{path}: not {what} (invalid JSON at line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{path}: cannot read {what} ({exc})") from None
+
+
 @dataclass(frozen=True)
 class OpFeatures:
     """One op as the cost model sees it: the key of its law and its named features."""
@@ -231,15 +245,7 @@ class DeviceProfile:
         Raises:
             ProfileError: missing, unreadable, not JSON, not a profile, or another version.
         """
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except FileNotFoundError:
-            raise ProfileError(f"{path}: no such device profile") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ProfileError(f"{path}: cannot read the device profile ({exc})") from None
-        except json.JSONDecodeError as exc:
-            raise ProfileError(f"{path}: not a device profile (invalid JSON at line {exc.lineno})") from None
+        data = read_json(path, f"{path}: no such device profile", "the device profile")
         return cls.from_dict(data, where=path)
 
     def check_compatible(self, runtime_version: str, threads: int, xnnpack: bool, force: bool = False) -> None:

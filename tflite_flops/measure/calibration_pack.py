@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any
 
-from ..analysis.cost_model import DeviceProfile, Machine, ProfileError
+from ..analysis.cost_model import DeviceProfile, Machine, ProfileError, read_json
 from . import runtimes
 from .calibrate import analyse, build_profile
 from .calibration_suite import SuitePoint, build, suite
@@ -69,13 +69,8 @@ def export_pack(folder: str, threads: int, xnnpack: bool, quick: bool, runtime: 
 def read_manifest(folder: str) -> dict[str, Any]:
     """The pack's manifest; ProfileError (one line) when it is missing or not a calibration pack."""
     path = os.path.join(folder, "manifest.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except FileNotFoundError:
-        raise ProfileError(f"{folder}: not a calibration pack (no manifest.json; make one with --export-pack)") from None
-    except (OSError, ValueError) as exc:
-        raise ProfileError(f"{path}: cannot read the pack's manifest ({exc})") from None
+    manifest = read_json(path, f"{folder}: not a calibration pack (no manifest.json; make one with --export-pack)",
+                         "a calibration pack manifest")
     if not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT:
         raise ProfileError(f"{path}: not a tflite_flops calibration pack manifest")
     if manifest.get("version") != PACK_VERSION:
