@@ -297,7 +297,7 @@ GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its g
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
-    "conv": ("1", "macs", "in", "out", "params"),
+    "conv": ("1", "macs", "taps", "in", "out", "params"),
     "matmul": ("1", "macs", "in", "out", "params"),
     "binary": ("1", "in", "out"),
     "unary": ("1", "out"),
@@ -334,6 +334,18 @@ def _elements(shape: Any) -> int:
     return n
 
 
+TAPS_WEIGHT = {"CONV_2D": 1, "TRANSPOSE_CONV": 1}  # op type -> input position of its [Cout, kh, kw, Cin] weights
+
+
+def _taps(record: Any) -> float:
+    """MACs / input channels of a convolution (its weights' last dim), else 0."""
+    pos = TAPS_WEIGHT.get(record.op_type)
+    inputs = getattr(record, "inputs", ()) or ()
+    if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][3]) <= 0:
+        return 0.0
+    return record.macs / int(inputs[pos][3])
+
+
 def op_features(record: Any, placement: str) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
@@ -345,7 +357,10 @@ def op_features(record: Any, placement: str) -> OpFeatures:
     * ``macs``, ``flops``, ``bytes`` (read + written): the record's static counts;
     * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
     * ``out``: the elements of its outputs;
-    * ``params``: the weights' elements it reads.
+    * ``params``: the weights' elements it reads;
+    * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
+      area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
+      dearer per MAC than a 64-channel layer; 0 for other ops.
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
@@ -362,5 +377,6 @@ def op_features(record: Any, placement: str) -> OpFeatures:
         "in": float(max(inputs - params, 0)),
         "out": float(outputs),
         "params": float(params),
+        "taps": _taps(record) / runs,
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
