@@ -1,8 +1,9 @@
 """Latency prediction against measurement on models never used in calibration (issue 22).
 
-    python benchmarks/predict_accuracy.py                       # calibrate --quick first, then predict and measure
+    python benchmarks/predict_accuracy.py                       # calibrate (full suite, ~1 min) then predict and measure
+    python benchmarks/predict_accuracy.py --quick               # the --quick calibration suite
     python benchmarks/predict_accuracy.py --profile p.json      # an existing profile
-    python benchmarks/predict_accuracy.py --full --rounds 5     # the full calibration suite, more rounds
+    python benchmarks/predict_accuracy.py --rounds 5 --threads 2
 
 Held-out models: every bundled sample (.tflite) and generated families kept out of the suite, converted
 from Keras when TensorFlow is installed (MobileNetV2-like inverted residual stacks, a small ResNet, a
@@ -124,8 +125,8 @@ def held_out(folder: str) -> list[tuple[str, str, str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", help="an existing device profile (default: calibrate first)")
-    parser.add_argument("--full", action="store_true", help="calibrate with the full suite (default --quick)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved measurement rounds (default 3)")
+    parser.add_argument("--quick", action="store_true", help="calibrate with the --quick suite (default: the full one)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds (default 5)")
     parser.add_argument("--runs", type=int, default=30, help="timed runs per model and round (default 30)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
@@ -137,8 +138,8 @@ def main() -> int:
         from tflite_flops.measure.calibrate import calibrate
 
         profile = os.path.join(work, "profile.json")
-        _, timed = calibrate(profile, runtime, quick=not args.full, progress=True)
-        print(f"calibrated ({'full' if args.full else 'quick'} suite, {timed} points) in {time.time() - t0:.0f} s")
+        _, timed = calibrate(profile, runtime, quick=args.quick, progress=True)
+        print(f"calibrated ({'quick' if args.quick else 'full'} suite, {timed} points) in {time.time() - t0:.0f} s")
     models = held_out(work)
     rows = []
     for family, name, path in models:
