@@ -360,7 +360,7 @@ LAYOUTS = (("RESHAPE", (1, 7, 7, 1280), (1, 62720)), ("TRANSPOSE", (1, 128, 4, 6
 GATHERS = ((1000, 64, 16), (5000, 128, 128), (100, 16, 4))
 CONVERTS = (("QUANTIZE", (1, 224, 224, 3)), ("DEQUANTIZE", (1, 28, 28, 64)), ("QUANTIZE", (1, 8, 8, 16)),
             ("DEQUANTIZE", (1, 1000)))
-QUICK_EVERY = 3  # --quick keeps every third shape of each list, and the third (a small one in every list)
+QUICK_EVERY = 2  # --quick keeps every other shape of each list, and the third (a small one in every list)
 
 
 def _name(*parts: Any) -> str:
@@ -372,7 +372,10 @@ def models() -> list[tuple[str, str, str, bool, Callable[[GraphWriter], Any]]]:
     """Every model of the suite: (id, family, precision, quick, make)."""
     out: list[tuple[str, str, str, bool, Callable[[GraphWriter], Any]]] = []
 
-    def add(family: str, prec: str, i: int, ident: str, make: Callable[[GraphWriter], Any]) -> None:
+    seen: dict[tuple[str, str], int] = {}
+
+    def add(family: str, prec: str, _: int, ident: str, make: Callable[[GraphWriter], Any]) -> None:
+        i = seen[family, prec] = seen.get((family, prec), -1) + 1  # the shape's place among its op type's
         out.append((f"{family}-{prec}-{ident}", family, prec, i % QUICK_EVERY == 0 or i == 2, make))
 
     for prec in PRECISIONS:
