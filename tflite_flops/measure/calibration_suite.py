@@ -428,16 +428,12 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     chains come in both configurations.
     """
     points: list[SuitePoint] = []
-    seen_builtin: set[tuple[str, str]] = set()
     for ident, family, prec, in_quick, make in models():
         if quick and not in_quick:
             continue
         if xnnpack:
             points.append(SuitePoint(ident, family, prec, True, in_quick, make))
-            first = (family, prec) not in seen_builtin
-            seen_builtin.add((family, prec))
-            if not quick or first:
-                points.append(SuitePoint(ident, family, prec, False, in_quick, make))
+            points.append(SuitePoint(ident, family, prec, False, in_quick, make))
         else:
             points.append(SuitePoint(ident, family, prec, False, in_quick, make))
     for n in CHAIN_LENGTHS:
