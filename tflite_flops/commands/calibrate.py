@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "OUTPUT.points.jsonl so that a rerun continues")
     p.add_argument("--threads", type=at_least(1), default=1, help="interpreter threads (default 1)")
     p.add_argument("--no-xnnpack", action="store_true", help="calibrate the builtin kernels only (XNNPACK off)")
-    p.add_argument("--quick", action="store_true", help="a third of the suite's shapes (about a minute)")
+    p.add_argument("--quick", action="store_true", help="about half of the suite's shapes (a few seconds to a minute)")
     p.add_argument("--runtime", default="litert", help="the runtime to time with (default litert)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--export-pack", metavar="DIR",
