@@ -225,3 +225,9 @@ def test_calibrate_end_to_end_on_a_small_subset(tmp_path):
     conv = next(law for law in profile.laws if law.key == ("CONV_2D", "float32", "xnnpack"))
     assert conv.points >= 3 and conv.coefficients
     assert profile.machine.runtime == "litert" and profile.invoke_overhead_us > 0
+
+
+def test_an_unwritable_output_is_one_line(tmp_path):
+    missing = tmp_path / "no" / "such" / "p.json"
+    r = run("calibrate", "--quick", "-o", str(missing))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: cannot write ")

@@ -33,6 +33,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate here, export a pack, or import one; print a one-paragraph summary."""
+    from ..errors import OutputFormatError
+
+    try:
+        return _run(args)
+    except OSError as exc:  # the profile, its side file or the pack's folder cannot be written
+        raise OutputFormatError(f"cannot write {exc.filename or args.output}: {exc.strerror or exc}") from None
+
+
+def _run(args: argparse.Namespace) -> int:
     xnnpack = not args.no_xnnpack
     if args.export_pack:
         from ..measure.calibration_pack import SCRIPT, export_pack
