@@ -182,10 +182,11 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         The profile and how many points were timed in this run (the others came from the side file).
     """
     timer = timer or time_model
+    side = side_path(output)
+    open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
-    side = side_path(output)
     medians = {k: v for k, v in read_side(side, config).items() if k in {p.key for p in points}}
     todo = [p for p in points if p.key not in medians]
     show = progress_bar("calibrate") if progress else None
