@@ -31,6 +31,7 @@ COMMANDS = {
     "import-profile": "import_profile",
     "roofline": "roofline",
     "sweep": "sweep",
+    "calibrate": "calibrate",
 }
 
 

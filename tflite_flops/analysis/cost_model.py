@@ -37,6 +37,20 @@ class ProfileError(TfliteFlopsError):
     """A device profile that cannot be read: missing, not JSON, not a profile, or of another version."""
 
 
+def read_json(path: str, missing: str, what: str) -> Any:
+    """The JSON document in ``path``; ProfileError with ``missing`` when there is no such file, else one
+    line naming ``what`` (a device profile, a calibration pack's manifest) and why it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ProfileError(missing) from None
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{path}: not {what} (invalid JSON at line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{path}: cannot read {what} ({exc})") from None
+
+
 @dataclass(frozen=True)
 class OpFeatures:
     """One op as the cost model sees it: the key of its law and its named features."""
@@ -231,15 +245,7 @@ class DeviceProfile:
         Raises:
             ProfileError: missing, unreadable, not JSON, not a profile, or another version.
         """
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except FileNotFoundError:
-            raise ProfileError(f"{path}: no such device profile") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ProfileError(f"{path}: cannot read the device profile ({exc})") from None
-        except json.JSONDecodeError as exc:
-            raise ProfileError(f"{path}: not a device profile (invalid JSON at line {exc.lineno})") from None
+        data = read_json(path, f"{path}: no such device profile", "the device profile")
         return cls.from_dict(data, where=path)
 
     def check_compatible(self, runtime_version: str, threads: int, xnnpack: bool, force: bool = False) -> None:
@@ -291,7 +297,7 @@ GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its g
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
-    "conv": ("1", "macs", "in", "out", "params"),
+    "conv": ("1", "macs", "taps", "in", "out", "params"),
     "matmul": ("1", "macs", "in", "out", "params"),
     "binary": ("1", "in", "out"),
     "unary": ("1", "out"),
@@ -328,6 +334,18 @@ def _elements(shape: Any) -> int:
     return n
 
 
+TAPS_WEIGHT = {"CONV_2D": 1, "TRANSPOSE_CONV": 1}  # op type -> input position of its [Cout, kh, kw, Cin] weights
+
+
+def _taps(record: Any) -> float:
+    """MACs / input channels of a convolution (its weights' last dim), else 0."""
+    pos = TAPS_WEIGHT.get(record.op_type)
+    inputs = getattr(record, "inputs", ()) or ()
+    if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][3]) <= 0:
+        return 0.0
+    return record.macs / int(inputs[pos][3])
+
+
 def op_features(record: Any, placement: str) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
@@ -339,7 +357,10 @@ def op_features(record: Any, placement: str) -> OpFeatures:
     * ``macs``, ``flops``, ``bytes`` (read + written): the record's static counts;
     * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
     * ``out``: the elements of its outputs;
-    * ``params``: the weights' elements it reads.
+    * ``params``: the weights' elements it reads;
+    * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
+      area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
+      dearer per MAC than a 64-channel layer; 0 for other ops.
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
@@ -356,5 +377,6 @@ def op_features(record: Any, placement: str) -> OpFeatures:
         "in": float(max(inputs - params, 0)),
         "out": float(outputs),
         "params": float(params),
+        "taps": _taps(record) / runs,
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)

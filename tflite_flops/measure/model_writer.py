@@ -5,7 +5,8 @@ the roofline (:mod:`tflite_flops.measure.roofline`) times two probe models. Both
 the object API (``ModelT``, ``Pack``) of the TFLite schema module that the runtime in use ships
 (:func:`tflite_flops.measure.runtimes.schema_module`): the ``tflite`` bindings the reader's layouts come
 from have no object API, and timing needs a runtime anyway. Every model written here has one
-subgraph holding one operator; :func:`one_op_model` is the part they share.
+subgraph holding one operator; :func:`one_op_model` is the part they share, and :func:`pack_model`
+(also used by :mod:`tflite_flops.measure.graph_writer`) writes the bytes.
 """
 
 from __future__ import annotations
@@ -41,15 +42,23 @@ def one_op_model(fb: Any, opcode: Any, op: Any, tensors: Sequence[Any], buffers:
         inputs, outputs: the subgraph's input and output tensor indices.
         name, description: the subgraph's name and the model's description.
     """
+    op.opcodeIndex = 0
+    return pack_model(fb, [opcode], [op], tensors, buffers, inputs, outputs, name=name, description=description)
+
+
+def pack_model(fb: Any, opcodes: Sequence[Any], operators: Sequence[Any], tensors: Sequence[Any],
+               buffers: Sequence[Any], inputs: Sequence[int], outputs: Sequence[int], *, name: str,
+               description: str) -> bytes:
+    """The bytes of a model with one subgraph ``name`` running ``operators`` in order (their
+    ``opcodeIndex`` refers to ``opcodes``, their tensor indices to ``tensors``)."""
     import flatbuffers
 
-    op.opcodeIndex = 0
     sub = fb.SubGraphT()
     sub.tensors, sub.inputs, sub.outputs = list(tensors), list(inputs), list(outputs)
-    sub.operators, sub.name = [op], name
+    sub.operators, sub.name = list(operators), name
     model = fb.ModelT()
     model.version, model.description = SCHEMA_VERSION, description
-    model.operatorCodes, model.subgraphs, model.buffers = [opcode], [sub], list(buffers)
+    model.operatorCodes, model.subgraphs, model.buffers = list(opcodes), [sub], list(buffers)
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=FILE_IDENTIFIER)
     return bytes(builder.Output())

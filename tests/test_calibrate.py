@@ -1,0 +1,233 @@
+"""Calibration (issue 22): the suite's coverage, the law fit, the profile, resuming, the phone pack. No clock:
+timing is injected, except in the one end-to-end run marked slow."""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import cli_process
+import numpy as np
+import pytest
+
+from tflite_flops.analysis.cost_model import DeviceProfile, Machine, OpFeatures
+from tflite_flops.measure.law_fit import Sample, fit_law, fit_laws, fit_overheads, nnls
+
+ROOT = Path(__file__).resolve().parent.parent
+MACHINE = Machine(cpu="test cpu", cores=2, runtime="litert", runtime_version="9.9", threads=1, xnnpack=True)
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return cli_process.run(args, cwd=ROOT, timeout=300)
+
+
+def _conv(macs: float, inp: float, out: float, params: float) -> dict[str, float]:
+    return {"1": 1.0, "macs": macs, "in": inp, "out": out, "params": params}
+
+
+def test_nnls_matches_the_unconstrained_solution_when_it_is_non_negative_and_clips_otherwise():
+    a = np.random.default_rng(1).uniform(0, 1, (30, 3))
+    assert np.allclose(nnls(a, a @ np.array([2.0, 0.5, 1.0])), [2.0, 0.5, 1.0])
+    # b = -a[:,0] + 3 a[:,1]: the best non-negative fit drops column 0 (its coefficient would be negative)
+    x = nnls(a, -a[:, 0] + 3 * a[:, 1])
+    assert x[0] == 0.0 and (x >= 0).all()
+
+
+def test_the_fit_recovers_known_coefficients_from_synthetic_points():
+    # time = 2 us + 0.001 us/MAC + 0.004 us/output element, plus a 1.5 us overhead in every measurement
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(24):
+        macs, inp, out, params = (float(v) for v in (rng.integers(1e3, 1e7), rng.integers(10, 1e5),
+                                                     rng.integers(10, 1e5), rng.integers(10, 1e4)))
+        t = 2.0 + 0.001 * macs + 0.004 * out
+        rows.append(Sample(OpFeatures("CONV_2D", "float32", "xnnpack", _conv(macs, inp, out, params)), t + 1.5, 1.5))
+    law = fit_law("CONV_2D", "float32", "xnnpack", rows)
+    assert law.coefficients["1"] == pytest.approx(2.0, rel=1e-6)
+    assert law.coefficients["macs"] == pytest.approx(0.001, rel=1e-6)
+    assert law.coefficients["out"] == pytest.approx(0.004, rel=1e-6)
+    assert law.coefficients.get("in", 0.0) == pytest.approx(0.0, abs=1e-9)
+    assert law.points == 24 and law.median_abs_error == pytest.approx(0.0, abs=1e-9)
+
+
+def test_an_outlier_is_dropped_and_the_law_keeps_the_rest():
+    rows = [Sample(OpFeatures("ADD", "float32", "xnnpack", {"1": 1.0, "in": n, "out": n / 2}), 1.0 + 0.01 * n, 0.0)
+            for n in (100.0, 400.0, 1600.0, 6400.0, 25600.0, 102400.0, 200.0, 800.0)]
+    rows.append(Sample(OpFeatures("ADD", "float32", "xnnpack", {"1": 1.0, "in": 3200.0, "out": 1600.0}), 330.0, 0.0))
+    law = fit_law("ADD", "float32", "xnnpack", rows)
+    assert law.points == 8  # 3200 elements should take 33 us, not 330
+    assert law.median_abs_error < 1e-6
+
+
+def test_overheads_from_the_chains():
+    # builtin chain: 3 us + 0.5 us per op; delegate chain: 3 + 2 us (partition) + 0.1 us per op
+    builtin = [(n, 3.0 + 0.5 * n) for n in (1, 2, 4, 8, 16)]
+    delegate = [(n, 5.0 + 0.1 * n) for n in (1, 2, 4, 8, 16)]
+    invoke, partition = fit_overheads(builtin, delegate)
+    assert invoke == pytest.approx(3.0) and partition == pytest.approx(2.0)
+
+
+def test_group_and_generic_laws_and_the_profile_round_trip(tmp_path):
+    rows = [Sample(OpFeatures(op, "float32", "xnnpack", {"1": 1.0, "in": n, "out": n}), 1 + 0.002 * n, 0.5)
+            for op in ("ADD", "MUL") for n in (100.0, 1000.0, 10000.0, 50000.0, 300.0)]
+    laws = fit_laws(rows)
+    keys = {law.key for law in laws}
+    assert {("ADD", "float32", "xnnpack"), ("MUL", "float32", "xnnpack"), ("binary", "float32", "xnnpack"),
+            ("*", "float32", "xnnpack")} <= keys
+    profile = DeviceProfile(machine=MACHINE, laws=laws, invoke_overhead_us=0.5, partition_overhead_us=0.25,
+                            created="2026-01-01T00:00:00+00:00", source="calibrate", notes=("n",))
+    path = str(tmp_path / "p.json")
+    profile.save(path)
+    again = DeviceProfile.load(path)
+    assert again == profile
+    # SUB has no law of its own: the binary group's law stands in, and says so
+    sub = OpFeatures("SUB", "float32", "xnnpack", {"1": 1.0, "in": 1000.0, "out": 1000.0})
+    assert again.law_for(sub).family == "binary" and again.fallback(sub) == "group binary"
+
+
+
+@pytest.mark.runtime
+def test_the_suite_covers_every_family_precision_and_placement_it_claims():
+    import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
+
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.calibrate import analyse
+    from tflite_flops.measure.calibration_suite import OVERHEAD, build, suite
+
+    fb = runtimes.schema_module("litert")
+    keys: collections.Counter = collections.Counter()
+    points = suite(quick=True)
+    for p in points:
+        if p.family == OVERHEAD:
+            continue
+        a = analyse(p, build(fb, p))
+        assert a.ops == 1, p.key  # one op per inference (a float16 weight's DEQUANTIZE runs at init)
+        keys[a.features[0].key] += 1
+    families = {k[0] for k in keys}
+    for op in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "TRANSPOSE_CONV", "ADD", "MUL",
+               "LOGISTIC", "HARD_SWISH", "GELU", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN", "SOFTMAX",
+               "CONCATENATION", "RESHAPE", "TRANSPOSE", "PAD", "STRIDED_SLICE", "GATHER", "QUANTIZE"):
+        assert op in families, op
+    for op in ("CONV_2D", "FULLY_CONNECTED"):
+        for prec in ("float32", "hybrid", "int8"):
+            assert keys[(op, prec, "xnnpack")] >= 2, (op, prec)
+            assert keys[(op, prec, "builtin")] >= 1, (op, prec)
+    # ops XNNPACK refuses are calibrated where they run: int8 SOFTMAX on the builtin kernels
+    assert keys[("SOFTMAX", "int8", "builtin")] >= 1 and keys[("SOFTMAX", "int8", "xnnpack")] == 0
+    assert len({p.key for p in points}) == len(points)  # keys are unique: they key the side file and the pack
+
+
+@pytest.mark.runtime
+def test_a_rerun_times_only_the_points_the_side_file_lacks(tmp_path):
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.measure.calibrate import append_side, calibrate, configuration, side_path
+    from tflite_flops.measure.calibration_suite import suite
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith(("ADD-float32", "overhead"))]
+    runtime = RuntimeSettings()
+    output = str(tmp_path / "p.json")
+    half = points[: len(points) // 2]
+    for p in half:
+        append_side(side_path(output), configuration(runtime), p.key, 10.0)
+    with open(side_path(output), "a", encoding="utf-8") as f:
+        f.write('{"format": "tflite_flops.calibration_poi')  # a line cut short by an interruption
+    calls = []
+
+    def fake_timer(blob, settings, quick):
+        calls.append(settings.xnnpack)
+        return 12.0 + len(blob) % 7
+
+    profile, timed = calibrate(output, runtime, quick=True, progress=False, timer=fake_timer, points=points)
+    assert timed == len(calls) == len(points) - len(half)
+    assert os.path.exists(output) and DeviceProfile.load(output) == profile
+    # a third run times nothing
+    calls.clear()
+    _, timed = calibrate(output, runtime, quick=True, progress=False, timer=fake_timer, points=points)
+    assert timed == 0 and calls == []
+
+
+def test_a_foreign_or_incomplete_pack_is_refused_in_one_line(tmp_path):
+    r = run("calibrate", "--import", str(tmp_path), "-o", str(tmp_path / "p.json"))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not a calibration pack" in r.stderr
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "something else"}))
+    r = run("calibrate", "--import", str(tmp_path), "-o", str(tmp_path / "p.json"))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not a tflite_flops calibration pack" in r.stderr
+
+
+def test_a_bad_profile_is_refused_in_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "tflite_flops.device_profile", "version": 7}')
+    r = run("analyze", str(ROOT / "sample_models" / "cnn_float.tflite"), "--predict", str(bad))
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "version" in r.stderr
+
+
+@pytest.mark.runtime
+def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_reads_the_profiles(tmp_path):
+    from ai_edge_litert.interpreter import Interpreter
+
+    from tflite_flops.analysis import analyze_model
+    from tflite_flops.measure.calibration_pack import import_pack
+
+    pack = tmp_path / "pack"
+    r = run("calibrate", "--export-pack", str(pack), "--quick")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((pack / "manifest.json").read_text())
+    script = (pack / "run_calibration.sh").read_text()
+    assert "--enable_op_profiling=true" in script and "--op_profiling_output_mode=csv" in script
+    for entry in manifest["points"]:
+        stem = Path(entry["model"]).stem
+        assert f"run {stem} " in script
+    for entry in manifest["points"][:: max(len(manifest["points"]) // 12, 1)]:
+        data = (pack / entry["model"]).read_bytes()
+        assert analyze_model(data).ops  # our reader
+        interp = Interpreter(model_content=data)  # LiteRT
+        interp.allocate_tensors()
+        interp.invoke()
+    # a phone's CSV op profiles for the overhead chains and the ADD points (hand-written: 1 us + 1 ns per input element)
+    header = ("Operator-wise Profiling Info for Regular Benchmark Runs:\n" + "=" * 30 + " Run Order " + "=" * 30 +
+              "\nnode type, start, first, avg_ms, %, cdf%, mem KB, times called, name\n")
+    written = 0
+    for entry in manifest["points"]:
+        if not entry["id"].startswith(("ADD-float32", "overhead")):
+            continue
+        report = analyze_model((pack / entry["model"]).read_bytes())
+        ops = [o for o in report.ops if o.phase == "inference"]
+        avg_ms = sum(1.0 + 0.001 * sum(math.prod(s) for s in o.inputs) for o in ops) / 1e3
+        node = "TfLiteXNNPackDelegate" if entry["delegate"] else ops[0].op_type
+        (pack / entry["profile"]).parent.mkdir(exist_ok=True)
+        (pack / entry["profile"]).write_text(header + f"{node}, 0, {avg_ms}, {avg_ms}, 100%, 100%, 0, 1, out\n")
+        written += 1
+    profile = import_pack(str(pack), device="phone")
+    assert profile.source == "import" and profile.machine.cpu == "phone"
+    add = next(law for law in profile.laws if law.key == ("ADD", "float32", "xnnpack"))
+    assert add.points >= 3 and add.median_abs_error < 0.05
+    assert written < len(manifest["points"]) and "without a profile" in profile.notes[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.runtime
+def test_calibrate_end_to_end_on_a_small_subset(tmp_path):
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.measure.calibrate import calibrate
+    from tflite_flops.measure.calibration_suite import suite
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith(("CONV_2D-float32", "ADD-float32", "overhead"))]
+    profile, timed = calibrate(str(tmp_path / "p.json"), RuntimeSettings(), quick=True, progress=False, points=points)
+    assert timed == len(points)
+    conv = next(law for law in profile.laws if law.key == ("CONV_2D", "float32", "xnnpack"))
+    assert conv.points >= 3 and conv.coefficients
+    assert profile.machine.runtime == "litert" and profile.invoke_overhead_us > 0
+
+
+def test_an_unwritable_output_is_one_line(tmp_path):
+    missing = tmp_path / "no" / "such" / "p.json"
+    r = run("calibrate", "--quick", "-o", str(missing))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: cannot write ")

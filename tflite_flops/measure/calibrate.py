@@ -1,0 +1,210 @@
+"""``calibrate``: time the calibration suite here, fit the laws, save a device profile.
+
+1. The suite (:mod:`tflite_flops.measure.calibration_suite`) is written model by model and timed with
+   the harness (:func:`tflite_flops.measure.bench.time_invokes`: warm-up, then timed ``invoke()`` runs,
+   the median), each point with XNNPACK on or off as it says. A point takes about ``POINT_SECONDS``
+   of timed runs (at least ``MIN_RUNS``).
+2. Every timed median goes to a side file next to the profile (``PROFILE.points.jsonl``, one JSON
+   line per point, with the configuration it was timed in: runtime, version, threads, CPU). A rerun
+   reads it and times only the points it lacks, so an interrupted calibration continues.
+3. Each model is analysed with the same static analysis the prediction uses: its op's precision
+   and placement (XNNPACK or builtin) say which law the point feeds, ``cost_model.op_features``
+   its features. The chains of tiny ADDs give the per-invoke and per-partition overheads
+   (:func:`tflite_flops.measure.law_fit.fit_overheads`), which are subtracted from every point.
+4. :func:`tflite_flops.measure.law_fit.fit_laws` fits the laws, and the profile is saved with the machine.
+
+A timer can be injected (tests: no clock, no runtime).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..analysis import analyze_model
+from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Machine, op_features
+from ..errors import RuntimeUnavailableError
+from . import runtimes
+from .bench import BenchSettings, summarize_ms, time_invokes
+from .calibration_suite import OVERHEAD, SuitePoint, build, suite
+from .law_fit import Sample, fit_laws, fit_overheads
+from .progress import progress_bar
+from .runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
+
+POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
+MIN_RUNS, MAX_RUNS = 5, 400
+SIDE_SUFFIX = ".points.jsonl"
+SIDE_FORMAT = "tflite_flops.calibration_points"
+
+# timer(model bytes, runtime settings of the point, quick) -> median microseconds of one invoke()
+Timer = Callable[[bytes, RuntimeSettings, bool], float]
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A suite point as the analysis sees it: its inference ops' features and its delegate partitions."""
+
+    point: SuitePoint
+    features: tuple[Any, ...]  # OpFeatures of the ops that run per inference
+    partitions: int  # XNNPACK partitions (DELEGATE nodes) when timed with the delegate, else 0
+    ops: int  # ops that run per inference
+
+
+def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
+    """The median of one ``invoke()`` of a model, in microseconds: a few runs to size the loop, then
+    enough timed runs to fill about ``POINT_SECONDS`` (at least MIN_RUNS)."""
+    interpreter = make_interpreter(blob, settings)
+    resize_and_allocate(interpreter, {})
+    fill_inputs(interpreter)
+    try:
+        _, probe = time_invokes(interpreter.invoke, BenchSettings(runs=3, warmup=2))
+        each = max(min(probe), 1e-4) / 1e3  # seconds
+        runs = int(min(max((QUICK_POINT_SECONDS if quick else POINT_SECONDS) / each, MIN_RUNS), MAX_RUNS))
+        _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=0))
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError(f"the runtime failed on a calibration model: {exc}") from exc
+    return summarize_ms(samples)["median_ms"] * 1e3
+
+
+def configuration(runtime: RuntimeSettings) -> dict[str, Any]:
+    """What a timed point depends on besides the model: a side-file line of another configuration is not reused."""
+    return {"runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
+            "threads": runtime.threads, "cpu": cpu_model()}
+
+
+def side_path(output: str) -> str:
+    """The side file of the points timed for ``output``."""
+    return output + SIDE_SUFFIX
+
+
+def read_side(path: str, config: Mapping[str, Any]) -> dict[str, float]:
+    """The medians (us) by point key that ``path`` holds for ``config`` (empty when there is no file).
+    Lines of another configuration, and lines cut short by an interruption, are skipped."""
+    done: dict[str, float] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except FileNotFoundError:
+        return done
+    except OSError as exc:
+        raise RuntimeUnavailableError(f"{path}: cannot read the timed points ({exc.strerror or exc})") from None
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and entry.get("format") == SIDE_FORMAT and entry.get("config") == dict(config):
+            try:
+                done[str(entry["key"])] = float(entry["median_us"])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return done
+
+
+def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float) -> None:
+    """Add one timed point to the side file (flushed at once: an interruption loses at most this point)."""
+    with open(path, "a+b") as f:  # a line an interruption cut short is ended first, so this one stays whole
+        f.seek(0, os.SEEK_END)
+        if f.tell():
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"format": SIDE_FORMAT, "key": key, "median_us": median_us, "config": dict(config)}) + "\n")
+        f.flush()
+
+
+def analyse(point: SuitePoint, blob: bytes) -> Analysed:
+    """The point's ops as the prediction will see them: precision, placement and features per inference op."""
+    report = analyze_model(blob)
+    ops = [o for o in report.ops if o.phase == "inference"]
+    feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT)
+                  for o in ops)
+    partitions = 0
+    if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
+        partitions = int(report.delegation["xnnpack"].partitions)
+    return Analysed(point, feats, partitions, len(ops))
+
+
+def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tuple[list[Sample], float, float]:
+    """The single-op samples with their overheads, and the (per-invoke, per-partition) overheads in us."""
+    analysed = [a for a in analysed if a.point.key in medians]
+    chains: dict[bool, list[tuple[int, float]]] = {True: [], False: []}
+    for a in analysed:
+        if a.point.family == OVERHEAD:
+            chains[a.partitions > 0].append((a.ops, medians[a.point.key]))
+    invoke_us, partition_us = fit_overheads(chains[False], chains[True])
+    samples = []
+    for a in analysed:
+        if a.point.family == OVERHEAD or len(a.features) != 1:
+            continue
+        overhead = invoke_us + partition_us * a.partitions
+        samples.append(Sample(a.features[0], medians[a.point.key], overhead, a.point.key))
+    return samples, invoke_us, partition_us
+
+
+def machine(runtime: RuntimeSettings) -> Machine:
+    """This machine in ``runtime``'s configuration."""
+    return Machine(cpu=cpu_model(), cores=os.cpu_count() or 1, runtime=runtime.runtime,
+                   runtime_version=runtime_version(runtime.runtime), threads=runtime.threads,
+                   xnnpack=runtime.xnnpack, system=platform.platform())
+
+
+def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], where: Machine, source: str,
+                  notes: Sequence[str] = ()) -> DeviceProfile:
+    """Fit the laws and overheads to the timed points and make the profile."""
+    samples, invoke_us, partition_us = samples_of(analysed, medians)
+    if not samples:
+        raise RuntimeUnavailableError("no calibration point was timed: nothing to fit")
+    created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    return DeviceProfile(machine=where, laws=fit_laws(samples), invoke_overhead_us=invoke_us,
+                         partition_overhead_us=partition_us, created=created, source=source,
+                         notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes))
+
+
+def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
+              timer: Timer | None = None, points: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
+    """Time the suite (continuing from the side file), fit, save the profile to ``output``.
+
+    Args:
+        output: the profile's path; the timed points go to ``side_path(output)``.
+        runtime: runtime, threads and XNNPACK of the configuration calibrated.
+        quick: the ``--quick`` suite.
+        progress: draw a progress bar on a terminal.
+        timer: times one model (default :func:`time_model`).
+        points: the points to time (default ``suite(quick, runtime.xnnpack)``).
+
+    Returns:
+        The profile and how many points were timed in this run (the others came from the side file).
+    """
+    timer = timer or time_model
+    side = side_path(output)
+    open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
+    points = list(points if points is not None else suite(quick, runtime.xnnpack))
+    fb = runtimes.schema_module(runtime.runtime)
+    config = configuration(runtime)
+    medians = {k: v for k, v in read_side(side, config).items() if k in {p.key for p in points}}
+    todo = [p for p in points if p.key not in medians]
+    show = progress_bar("calibrate") if progress else None
+    blobs: dict[str, bytes] = {}
+    failed: list[str] = []
+    for done, point in enumerate(todo, 1):
+        blob = blobs.setdefault(point.id, build(fb, point))
+        try:
+            median = timer(blob, replace(runtime, xnnpack=point.delegate), quick)
+        except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
+            failed.append(f"{point.key}: {exc}")
+            continue
+        append_side(side, config, point.key, median)
+        medians[point.key] = median
+        if show is not None:
+            show(done, len(todo), point.id)
+    analysed = [analyse(p, blobs.get(p.id) or build(fb, p)) for p in points]
+    notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
+    profile = build_profile(analysed, medians, machine(runtime), "calibrate", notes=notes)
+    profile.save(output)
+    return profile, len(todo)

@@ -1,0 +1,156 @@
+"""Fitting the device profile's laws to timed calibration points: non-negative least squares in relative error.
+
+A :class:`Sample` is one single-op calibration model: the op's features (``cost_model.op_features``,
+so fitting and prediction describe the op alike), the model's measured median and the part of it that
+is not the op (the per-invoke overhead, plus the per-partition overhead when the op ran on the delegate).
+
+For one law key the fit solves ``min sum_i ((x_i . c + overhead_i - m_i) / m_i)^2`` over ``c >= 0``
+(Lawson and Hanson's active-set NNLS, on columns scaled to a maximum of 1): each point weighs by its
+relative error, so a 20 us op counts as much as a 20 ms one, and no coefficient is negative (a
+negative cost per MAC would predict a negative time for a bigger op). Points further than
+``OUTLIER_LOG`` (in ``ln(measured/predicted)``) from the first fit, the noise of a shared machine, are
+dropped and the law is fitted again. The residuals ``ln(m_i / (x_i . c + overhead_i))`` give the law's
+10% and 90% quantiles (its uncertainty range) and the median |error|.
+
+The overheads come from chains of 1..16 tiny ADDs (:func:`fit_overheads`): the intercept of the
+builtin chains is the per-invoke cost; the delegate chains' intercept less it is the per-partition cost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..analysis.cost_model import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
+
+OUTLIER_LOG = 0.35  # drop points whose ln(measured/predicted) is further than this from the median (and 4 MADs)
+LOW_Q, HIGH_Q = 10, 90
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed single-op point: the op's features, the measured median and the overhead part of it (us)."""
+
+    features: OpFeatures
+    measured_us: float
+    overhead_us: float
+    key: str = ""  # the suite point's key
+
+
+def nnls(a: np.ndarray, b: np.ndarray, max_iter: int = 200) -> np.ndarray:
+    """x >= 0 minimising ||a x - b|| (Lawson and Hanson, "Solving Least Squares Problems", 1974, ch. 23)."""
+    m, n = a.shape
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    grad = a.T @ (b - a @ x)
+    tol = 1e-10 * max(1.0, float(np.abs(a).max(initial=0.0))) * max(m, n)
+    for _ in range(max_iter):
+        if passive.all() or grad[~passive].max(initial=-1.0) <= tol:
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, grad)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = float(np.min(x[neg] / (x[neg] - z[neg])))
+            x = x + alpha * (z - x)
+            passive &= x > tol
+            x[~passive] = 0.0
+            if not passive.any():
+                break
+        grad = a.T @ (b - a @ x)
+    return x
+
+
+def _solve(rows: Sequence[Sample], names: Sequence[str]) -> dict[str, float]:
+    """NNLS in relative error over ``names``; columns that are 0 on every point are left out."""
+    x = np.array([[float(s.features.values.get(f, 1.0 if f == "1" else 0.0)) for f in names] for s in rows])
+    m = np.array([s.measured_us for s in rows])
+    y = m - np.array([s.overhead_us for s in rows])
+    scale = np.abs(x).max(axis=0)
+    keep = scale > 0
+    if not keep.any():
+        return {}
+    a = x[:, keep] / scale[keep] / m[:, None]
+    coef = nnls(a, y / m) / scale[keep]
+    kept = [name for name, k in zip(names, keep) if k]
+    return {name: float(c) for name, c in zip(kept, coef) if c > 0}
+
+
+def _features_for(rows: Sequence[Sample], family: str) -> list[str]:
+    """The law's features, fewer when there are too few points to fit them all."""
+    names = list(law_features(family))
+    if len(rows) < len(names) + 2:
+        names = names[:2]  # the constant and the main size feature
+    if len(rows) < 2:
+        names = names[1:] or names
+    return names
+
+
+def residuals(law_coef: dict[str, float], rows: Sequence[Sample]) -> list[float]:
+    """ln(measured / predicted) per point, the prediction including the point's overhead."""
+    out = []
+    for s in rows:
+        pred = sum(c * float(s.features.values.get(f, 1.0 if f == "1" else 0.0)) for f, c in law_coef.items())
+        out.append(math.log(s.measured_us / max(pred + s.overhead_us, 1e-6)))
+    return out
+
+
+def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample]) -> Law:
+    """The law of one key fitted to ``rows`` (at least one), with its residual quantiles."""
+    names = _features_for(rows, family)
+    coef = _solve(rows, names)
+    used = list(rows)
+    if len(rows) > len(names) + 2:
+        res = np.array(residuals(coef, rows))
+        med = float(np.median(res))
+        mad = float(np.median(np.abs(res - med)))
+        limit = max(OUTLIER_LOG, 4 * 1.4826 * mad)
+        kept = [s for s, r in zip(rows, res) if abs(r - med) <= limit]
+        if len(kept) >= len(names) + 1 and len(kept) < len(rows):
+            used = kept
+            coef = _solve(used, names)
+    res = np.array(residuals(coef, used))
+    return Law(family=family, precision=precision, placement=placement, coefficients=coef,
+               log_low=float(np.percentile(res, LOW_Q)), log_high=float(np.percentile(res, HIGH_Q)),
+               points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))))
+
+
+def fit_laws(samples: Iterable[Sample]) -> tuple[Law, ...]:
+    """One law per (op type, precision, placement) with points, one per group (``cost_model.GROUPS``)
+    and precision and placement, and a generic law per precision and placement."""
+    samples = list(samples)
+    buckets: dict[tuple[str, str, str], list[Sample]] = {}
+    for s in samples:
+        f = s.features
+        for family in (f.family, group_of(f.family), GENERIC_FAMILY):
+            rows = buckets.setdefault((family, f.precision, f.placement), [])
+            rows.append(s)
+    laws = []
+    for (family, precision, placement), rows in sorted(buckets.items()):
+        laws.append(fit_law(family, precision, placement, rows))
+    return tuple(laws)
+
+
+def _line(points: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """Least-squares intercept and slope of (n, t) points."""
+    n = np.array([p[0] for p in points], dtype=float)
+    t = np.array([p[1] for p in points], dtype=float)
+    slope, intercept = np.polyfit(n, t, 1) if len(set(n)) > 1 else (0.0, float(t.mean()))
+    return float(intercept), float(slope)
+
+
+def fit_overheads(builtin_chain: Sequence[tuple[int, float]], delegate_chain: Sequence[tuple[int, float]]
+                  ) -> tuple[float, float]:
+    """(per-invoke us, per-partition us) from the chains of ``n`` tiny ADDs: (n, median us) points."""
+    invoke = max(_line(builtin_chain)[0], 0.0) if builtin_chain else 0.0
+    if not delegate_chain:
+        return invoke, 0.0
+    return invoke, max(_line(delegate_chain)[0] - invoke, 0.0)
