@@ -208,6 +208,15 @@ def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_
     add = next(law for law in profile.laws if law.key == ("ADD", "float32", "xnnpack"))
     assert add.points >= 3 and add.median_abs_error < 0.05
     assert written < len(manifest["points"]) and "without a profile" in profile.notes[-1]
+    # the device's profile predicts without --force: its runtime is the device's, not one installed here;
+    # threads and XNNPACK are still checked
+    from tflite_flops.api import load_profile
+    from tflite_flops.errors import ProfileMismatchError
+
+    check = load_profile(profile)
+    assert check.forced is None and "imported from phone" in check.note
+    with pytest.raises(ProfileMismatchError, match="thread"):
+        load_profile(profile, threads=4)
 
 
 @pytest.mark.slow

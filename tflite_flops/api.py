@@ -159,7 +159,8 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
     :class:`~tflite_flops.measure.runtime.RuntimeSettings` or a runtime name; default LiteRT, one thread,
     XNNPACK on), ``threads`` (overrides the settings' threads), and the version of that runtime as
     installed here. Without the runtime installed, the version cannot be compared: the thread count and
-    XNNPACK setting still are, and the check's ``note`` says so.
+    XNNPACK setting still are, and the check's ``note`` says so. Nor is it for a profile imported from a
+    device (``calibrate --import``): its laws stand for the device's own runtime.
 
     Raises:
         ProfileError: missing, unreadable, not a profile, or of another profile version.
@@ -172,8 +173,15 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
     settings = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
     threads = settings.threads if threads is None else threads
     m, note = profile.machine, None
+    if profile.source == "import":  # calibrate --import: the laws of a device, timed by its benchmark_model
+        version = m.runtime_version  # the device's runtime, not one installed here: nothing to compare
+        note = (f"prediction: a profile imported from {m.cpu} ({m.runtime}): the device's runtime version is not "
+                "compared with one installed here (threads and XNNPACK were)")
+    else:
+        version = None
     try:
-        version = runtime_version(settings.runtime)
+        if version is None:
+            version = runtime_version(settings.runtime)
     except RuntimeUnavailableError:
         version = m.runtime_version  # nothing to compare against: the version check passes
         note = (f"prediction: no {settings.runtime} runtime here, so the profile's {m.runtime} "
