@@ -96,13 +96,13 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
 
     from tflite_flops.measure import runtimes
     from tflite_flops.measure.calibrate import analyse
-    from tflite_flops.measure.calibration_suite import OVERHEAD, build, suite
+    from tflite_flops.measure.calibration_suite import LOOP, OVERHEAD, build, suite
 
     fb = runtimes.schema_module("litert")
     keys: collections.Counter = collections.Counter()
     points = suite(quick=True)
     for p in points:
-        if p.family == OVERHEAD:
+        if p.family in (OVERHEAD, LOOP):
             continue
         a = analyse(p, build(fb, p))
         assert a.ops == 1, p.key  # one op per inference (a float16 weight's DEQUANTIZE runs at init)
@@ -119,6 +119,60 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
     # ops XNNPACK refuses are calibrated where they run: int8 SOFTMAX on the builtin kernels
     assert keys[("SOFTMAX", "int8", "builtin")] >= 1 and keys[("SOFTMAX", "int8", "xnnpack")] == 0
     assert len({p.key for p in points}) == len(points)  # keys are unique: they key the side file and the pack
+
+
+def test_the_while_law_is_the_loop_points_less_the_invoke_and_their_cond_and_body_ops():
+    from tflite_flops.analysis.cost_model import Law
+    from tflite_flops.measure.calibrate import Analysed, loop_laws
+    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint
+
+    # Loop points of T trips over E loop-variable elements; the cond's LESS runs T + 1 times at 0.05 us
+    # (its law), the WHILE's own cost is 1.5 + 0.1 T + 0.0001 T E us, the invoke 0.5 us. For T = 4,
+    # E = 1025: 0.5 + 5 x 0.05 + (1.5 + 0.4 + 0.0001 x 4100 = 2.31) = 3.06 us measured.
+    less = Law("LESS", "int32", "builtin", {"1": 0.05})
+    analysed, medians = [], {}
+    for trips in (1, 4, 16, 64):
+        for elements in (5, 1025, 16385):
+            point = SuitePoint(f"{LOOP}-{trips}x{elements}", LOOP, "float32", True, True, lambda w: ([], []))
+            loop = OpFeatures(LOOP, "float32", "builtin", {"1": 1.0, "trips": trips, "copied": trips * elements})
+            cond = OpFeatures("LESS", "int32", "builtin", {"1": 1.0, "in": 2.0, "out": 1.0})
+            analysed.append(Analysed(point, (loop, cond), 0, 2, (1, trips + 1)))
+            medians[point.key] = 0.5 + (trips + 1) * 0.05 + 1.5 + 0.1 * trips + 0.0001 * trips * elements
+    assert math.isclose(medians[f"{LOOP}-4x1025@x"], 3.06)
+    (fitted,) = loop_laws(analysed, medians, (less,), invoke_us=0.5)
+    assert fitted.key == (LOOP, "float32", "builtin") and fitted.points == 12
+    for name, value in {"1": 1.5, "trips": 0.1, "copied": 0.0001}.items():
+        assert math.isclose(fitted.coefficients[name], value, rel_tol=1e-6), name
+    # points of other families, or not timed, feed no WHILE law
+    assert loop_laws(analysed, {}, (less,), invoke_us=0.5) == ()
+
+
+@pytest.mark.runtime
+def test_a_loop_point_runs_its_trips_in_the_runtime_and_the_walk_counts_them():
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.calibrate import analyse
+    from tflite_flops.measure.calibration_suite import LOOP, build, suite
+    from tflite_flops.measure.runtime import RuntimeSettings, make_interpreter
+
+    fb = runtimes.schema_module("litert")
+    (point,) = [p for p in suite(quick=True) if p.id == f"{LOOP}-4x4"]
+    blob = build(fb, point)
+    # the runtime: the body adds 0.5 to the loop variable every trip, so 4 trips add 2.0
+    interpreter = make_interpreter(blob, RuntimeSettings(xnnpack=False))
+    interpreter.allocate_tensors()
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    interpreter.invoke()
+    assert np.allclose(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), x + 2.0)
+    # the analysis: WHILE once, with 4 trips over its 1 + 4 loop-variable elements (20 copied); the cond
+    # runs 4 + 1 times, the body's two ADDs 4 times
+    a = analyse(point, blob)
+    kinds = [(f.family, runs) for f, runs in zip(a.features, a.runs)]
+    assert kinds == [("WHILE", 1), ("LESS", 5), ("ADD", 4), ("ADD", 4)]
+    assert a.features[0].values["trips"] == 4.0 and a.features[0].values["copied"] == 20.0
+    assert all(f.values["trips"] == 0.0 for f in a.features[1:])
 
 
 @pytest.mark.runtime

@@ -307,6 +307,11 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "layout": ("1", "in", "out"),
     "convert": ("1", "out"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
+    # A WHILE's own cost (its cond and body ops have laws of their own): a constant per WHILE run, one per
+    # trip (invoking the cond and body subgraphs) and one per loop-variable element copied per trip
+    # (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
+    # caller's, the cond's and the body's tensors every trip).
+    "WHILE": ("1", "trips", "copied"),
 }
 
 # Which other precision's law stands in when a precision has none (most like it first).
@@ -346,7 +351,7 @@ def _taps(record: Any) -> float:
     return record.macs / int(inputs[pos][3])
 
 
-def op_features(record: Any, placement: str) -> OpFeatures:
+def op_features(record: Any, placement: str, trips: int = 0) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -360,7 +365,9 @@ def op_features(record: Any, placement: str) -> OpFeatures:
     * ``params``: the weights' elements it reads;
     * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
-      dearer per MAC than a 64-channel layer; 0 for other ops.
+      dearer per MAC than a 64-channel layer; 0 for other ops;
+    * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
+    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip).
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
@@ -378,5 +385,7 @@ def op_features(record: Any, placement: str) -> OpFeatures:
         "out": float(outputs),
         "params": float(params),
         "taps": _taps(record) / runs,
+        "trips": float(trips),
+        "copied": float(trips * inputs),
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
