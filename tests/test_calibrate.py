@@ -285,3 +285,25 @@ def test_an_unwritable_output_is_one_line(tmp_path):
     missing = tmp_path / "no" / "such" / "p.json"
     r = run("calibrate", "--quick", "-o", str(missing))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: cannot write ")
+
+
+def test_conv_features_count_the_output_channel_tiles():
+    from types import SimpleNamespace
+
+    from tflite_flops.analysis.cost_model import CHANNEL_TILE, law_features, op_features
+
+    assert CHANNEL_TILE == 16
+    # 3x3 CONV_2D on 8x8x16 to 8 channels, SAME: 8 x 8 x 8 outputs x 9 x 16 = 73,728 MACs; the microkernel
+    # computes a tile of 16 output channels, 147,456 MACs; the taps are 73,728 / 16 input channels = 4,608
+    conv = SimpleNamespace(op_type="CONV_2D", precision="float32", macs=73_728, flops=147_456, bytes_read=0,
+                           bytes_written=0, params=1_160,
+                           inputs=((1, 8, 8, 16), (8, 3, 3, 16), (8,)), outputs=((1, 8, 8, 8),), executions=1)
+    f = op_features(conv, "xnnpack").values
+    assert f["macs"] == 73_728.0 and f["tiled_macs"] == 147_456.0 and f["taps"] == 4_608.0
+    # 24 channels: two tiles, 32 channels' worth: 73,728 x 3 = 221,184 MACs -> x 32 / 24 = 294,912
+    wider = SimpleNamespace(**{**vars(conv), "macs": 221_184, "inputs": ((1, 8, 8, 16), (24, 3, 3, 16), (24,))})
+    assert op_features(wider, "xnnpack").values["tiled_macs"] == 294_912.0
+    # other ops (a TRANSPOSE_CONV too: its law has too few points for the feature) have none
+    tconv = SimpleNamespace(**{**vars(conv), "op_type": "TRANSPOSE_CONV"})
+    assert op_features(tconv, "xnnpack").values["tiled_macs"] == 0.0
+    assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("TRANSPOSE_CONV")
