@@ -145,6 +145,10 @@ def test_the_while_law_is_the_loop_points_less_the_invoke_and_their_cond_and_bod
         assert math.isclose(fitted.coefficients[name], value, rel_tol=1e-6), name
     # points of other families, or not timed, feed no WHILE law
     assert loop_laws(analysed, {}, (less,), invoke_us=0.5) == ()
+    # a LESS law of 10 us a run already accounts for more than every point's time (T = 1, E = 5:
+    # 0.5 + 2 x 0.05 + 1.5 + 0.1 + 0.0005 = 2.2005 us measured < 2 x 10 us): no WHILE law, not one at 0
+    dear = Law("LESS", "int32", "builtin", {"1": 10.0})
+    assert loop_laws(analysed, medians, (dear,), invoke_us=0.5) == ()
 
 
 @pytest.mark.runtime

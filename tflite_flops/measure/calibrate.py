@@ -158,7 +158,8 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
               invoke_us: float) -> tuple[Law, ...]:
     """The WHILE laws, fitted on the loop points once the other laws are: a loop point's time less the
     per-invoke overhead and its cond and body ops (predicted by their laws, times their executions, as the
-    prediction adds them up) is the WHILE's own cost (``cost_model.LAW_FEATURES["WHILE"]``)."""
+    prediction adds them up) is the WHILE's own cost (``cost_model.LAW_FEATURES["WHILE"]``). No law when
+    nothing is left of the points' time once those ops are taken out."""
     by_laws = DeviceProfile(machine=Machine("", 0, "", "", 0, False), laws=tuple(laws))
     buckets: dict[tuple[str, str], list[Sample]] = {}
     for a in analysed:
@@ -173,7 +174,11 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
             f = loops[0]
             buckets.setdefault((f.precision, f.placement), []).append(
                 Sample(f, medians[a.point.key], invoke_us + others, a.point.key))
-    return tuple(fit_law(LOOP, prec, place, rows) for (prec, place), rows in sorted(buckets.items()))
+    laws = (fit_law(LOOP, prec, place, rows) for (prec, place), rows in sorted(buckets.items()))
+    # a law with no positive coefficient (the other laws already account for the points' whole time, as the
+    # --quick suite's small-op laws with their larger constants do) would predict a WHILE at 0: left out,
+    # the generic law stands in as without loop points
+    return tuple(law for law in laws if law.coefficients)
 
 
 def machine(runtime: RuntimeSettings) -> Machine:
