@@ -96,13 +96,13 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
 
     from tflite_flops.measure import runtimes
     from tflite_flops.measure.calibrate import analyse
-    from tflite_flops.measure.calibration_suite import OVERHEAD, build, suite
+    from tflite_flops.measure.calibration_suite import LOOP, OVERHEAD, build, suite
 
     fb = runtimes.schema_module("litert")
     keys: collections.Counter = collections.Counter()
     points = suite(quick=True)
     for p in points:
-        if p.family == OVERHEAD:
+        if p.family in (OVERHEAD, LOOP):
             continue
         a = analyse(p, build(fb, p))
         assert a.ops == 1, p.key  # one op per inference (a float16 weight's DEQUANTIZE runs at init)
@@ -119,6 +119,64 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
     # ops XNNPACK refuses are calibrated where they run: int8 SOFTMAX on the builtin kernels
     assert keys[("SOFTMAX", "int8", "builtin")] >= 1 and keys[("SOFTMAX", "int8", "xnnpack")] == 0
     assert len({p.key for p in points}) == len(points)  # keys are unique: they key the side file and the pack
+
+
+def test_the_while_law_is_the_loop_points_less_the_invoke_and_their_cond_and_body_ops():
+    from tflite_flops.analysis.cost_model import Law
+    from tflite_flops.measure.calibrate import Analysed, loop_laws
+    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint
+
+    # Loop points of T trips over E loop-variable elements; the cond's LESS runs T + 1 times at 0.05 us
+    # (its law), the WHILE's own cost is 1.5 + 0.1 T + 0.0001 T E us, the invoke 0.5 us. For T = 4,
+    # E = 1025: 0.5 + 5 x 0.05 + (1.5 + 0.4 + 0.0001 x 4100 = 2.31) = 3.06 us measured.
+    less = Law("LESS", "int32", "builtin", {"1": 0.05})
+    analysed, medians = [], {}
+    for trips in (1, 4, 16, 64):
+        for elements in (5, 1025, 16385):
+            point = SuitePoint(f"{LOOP}-{trips}x{elements}", LOOP, "float32", True, True, lambda w: ([], []))
+            loop = OpFeatures(LOOP, "float32", "builtin", {"1": 1.0, "trips": trips, "copied": trips * elements})
+            cond = OpFeatures("LESS", "int32", "builtin", {"1": 1.0, "in": 2.0, "out": 1.0})
+            analysed.append(Analysed(point, (loop, cond), 0, 2, (1, trips + 1)))
+            medians[point.key] = 0.5 + (trips + 1) * 0.05 + 1.5 + 0.1 * trips + 0.0001 * trips * elements
+    assert math.isclose(medians[f"{LOOP}-4x1025@x"], 3.06)
+    (fitted,) = loop_laws(analysed, medians, (less,), invoke_us=0.5)
+    assert fitted.key == (LOOP, "float32", "builtin") and fitted.points == 12
+    for name, value in {"1": 1.5, "trips": 0.1, "copied": 0.0001}.items():
+        assert math.isclose(fitted.coefficients[name], value, rel_tol=1e-6), name
+    # points of other families, or not timed, feed no WHILE law
+    assert loop_laws(analysed, {}, (less,), invoke_us=0.5) == ()
+    # a LESS law of 10 us a run already accounts for more than every point's time (T = 1, E = 5:
+    # 0.5 + 2 x 0.05 + 1.5 + 0.1 + 0.0005 = 2.2005 us measured < 2 x 10 us): no WHILE law, not one at 0
+    dear = Law("LESS", "int32", "builtin", {"1": 10.0})
+    assert loop_laws(analysed, medians, (dear,), invoke_us=0.5) == ()
+
+
+@pytest.mark.runtime
+def test_a_loop_point_runs_its_trips_in_the_runtime_and_the_walk_counts_them():
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.calibrate import analyse
+    from tflite_flops.measure.calibration_suite import LOOP, build, suite
+    from tflite_flops.measure.runtime import RuntimeSettings, make_interpreter
+
+    fb = runtimes.schema_module("litert")
+    (point,) = [p for p in suite(quick=True) if p.id == f"{LOOP}-4x4"]
+    blob = build(fb, point)
+    # the runtime: the body adds 0.5 to the loop variable every trip, so 4 trips add 2.0
+    interpreter = make_interpreter(blob, RuntimeSettings(xnnpack=False))
+    interpreter.allocate_tensors()
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    interpreter.invoke()
+    assert np.allclose(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]), x + 2.0)
+    # the analysis: WHILE once, with 4 trips over its 1 + 4 loop-variable elements (20 copied); the cond
+    # runs 4 + 1 times, the body's two ADDs 4 times
+    a = analyse(point, blob)
+    kinds = [(f.family, runs) for f, runs in zip(a.features, a.runs)]
+    assert kinds == [("WHILE", 1), ("LESS", 5), ("ADD", 4), ("ADD", 4)]
+    assert a.features[0].values["trips"] == 4.0 and a.features[0].values["copied"] == 20.0
+    assert all(f.values["trips"] == 0.0 for f in a.features[1:])
 
 
 @pytest.mark.runtime
@@ -240,3 +298,25 @@ def test_an_unwritable_output_is_one_line(tmp_path):
     missing = tmp_path / "no" / "such" / "p.json"
     r = run("calibrate", "--quick", "-o", str(missing))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: cannot write ")
+
+
+def test_conv_features_count_the_output_channel_tiles():
+    from types import SimpleNamespace
+
+    from tflite_flops.analysis.cost_model import CHANNEL_TILE, law_features, op_features
+
+    assert CHANNEL_TILE == 16
+    # 3x3 CONV_2D on 8x8x16 to 8 channels, SAME: 8 x 8 x 8 outputs x 9 x 16 = 73,728 MACs; the microkernel
+    # computes a tile of 16 output channels, 147,456 MACs; the taps are 73,728 / 16 input channels = 4,608
+    conv = SimpleNamespace(op_type="CONV_2D", precision="float32", macs=73_728, flops=147_456, bytes_read=0,
+                           bytes_written=0, params=1_160,
+                           inputs=((1, 8, 8, 16), (8, 3, 3, 16), (8,)), outputs=((1, 8, 8, 8),), executions=1)
+    f = op_features(conv, "xnnpack").values
+    assert f["macs"] == 73_728.0 and f["tiled_macs"] == 147_456.0 and f["taps"] == 4_608.0
+    # 24 channels: two tiles, 32 channels' worth: 73,728 x 3 = 221,184 MACs -> x 32 / 24 = 294,912
+    wider = SimpleNamespace(**{**vars(conv), "macs": 221_184, "inputs": ((1, 8, 8, 16), (24, 3, 3, 16), (24,))})
+    assert op_features(wider, "xnnpack").values["tiled_macs"] == 294_912.0
+    # other ops (a TRANSPOSE_CONV too: its law has too few points for the feature) have none
+    tconv = SimpleNamespace(**{**vars(conv), "op_type": "TRANSPOSE_CONV"})
+    assert op_features(tconv, "xnnpack").values["tiled_macs"] == 0.0
+    assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("TRANSPOSE_CONV")

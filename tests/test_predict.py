@@ -382,3 +382,26 @@ def test_model_explorer_colours_the_predicted_times(predicted):
     assert results["conv"]["value"] == pytest.approx(0.020432) and results["relu"]["value"] == 0.0
     with pytest.raises(OutputFormatError, match="needs a prediction"):
         node_data(analyze_model(chain_model()), "predicted_ms")
+
+
+@pytest.mark.runtime
+def test_a_while_is_predicted_by_its_law_with_its_trips_and_its_body_ops_per_trip():
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.analysis.predict import while_trips
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint, build, loop
+
+    blob = build(runtimes.schema_module("litert"), SuitePoint(f"{LOOP}-3x8", LOOP, "float32", False, False, loop(3, 8)))
+    model = load_model(blob)
+    report = analyze_model(blob)
+    assert while_trips(model, report.ops) == {(0, 0): 3}
+    laws = (law("WHILE", "builtin", one=1.5, trips=0.1, copied=0.001), law("*", "builtin", one=2.0))
+    out = analyze_model(blob, predict=profile(xnnpack=False, laws=laws))
+    got = {(o.subgraph, o.index, o.op_type): o.predicted_ms for o in out.ops}
+    # the WHILE: 1.5 + 0.1 x 3 trips + 0.001 x (3 trips x (1 + 8) loop-variable elements = 27) = 1.827 us
+    assert math.isclose(got[(0, 0, "WHILE")], 1.827e-3)
+    # the cond's LESS runs 3 + 1 times, the body's ADDs 3 times, each 2 us by the generic law
+    assert math.isclose(got[(1, 0, "LESS")], 8e-3) and math.isclose(got[(2, 0, "ADD")], 6e-3)
+    # the whole: 1.827 + 8 + 6 + 6 + the 10 us per-invoke overhead (no partition without XNNPACK)
+    assert math.isclose(out.prediction.latency_ms, (1.827 + 8 + 6 + 6 + 10) * 1e-3)

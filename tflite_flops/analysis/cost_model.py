@@ -298,6 +298,7 @@ GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its g
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "conv": ("1", "macs", "taps", "in", "out", "params"),
+    "CONV_2D": ("1", "macs", "tiled_macs", "taps", "in", "out", "params"),  # its output-channel tiles (CHANNEL_TILE)
     "matmul": ("1", "macs", "in", "out", "params"),
     "binary": ("1", "in", "out"),
     "unary": ("1", "out"),
@@ -307,6 +308,11 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "layout": ("1", "in", "out"),
     "convert": ("1", "out"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
+    # A WHILE's own cost (its cond and body ops have laws of their own): a constant per WHILE run, one per
+    # trip (invoking the cond and body subgraphs) and one per loop-variable element copied per trip
+    # (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
+    # caller's, the cond's and the body's tensors every trip).
+    "WHILE": ("1", "trips", "copied"),
 }
 
 # Which other precision's law stands in when a precision has none (most like it first).
@@ -346,7 +352,25 @@ def _taps(record: Any) -> float:
     return record.macs / int(inputs[pos][3])
 
 
-def op_features(record: Any, placement: str) -> OpFeatures:
+# XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
+# 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
+# and 6.3 us for 24 or 32. ``tiled_macs`` counts the MACs of the padded tile; the fit weighs it against
+# ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``).
+CHANNEL_TILE = 16
+
+
+def _tiled_macs(record: Any) -> float:
+    """MACs with the output channels (the weights' first dim) rounded up to CHANNEL_TILE, for CONV_2D; 0 for
+    other ops (the TRANSPOSE_CONV law has too few points for one more feature)."""
+    pos = TAPS_WEIGHT.get(record.op_type) if record.op_type == "CONV_2D" else None
+    inputs = getattr(record, "inputs", ()) or ()
+    if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
+        return 0.0
+    cout = int(inputs[pos][0])
+    return record.macs * (-(-cout // CHANNEL_TILE) * CHANNEL_TILE) / cout
+
+
+def op_features(record: Any, placement: str, trips: int = 0) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -360,7 +384,11 @@ def op_features(record: Any, placement: str) -> OpFeatures:
     * ``params``: the weights' elements it reads;
     * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
-      dearer per MAC than a 64-channel layer; 0 for other ops.
+      dearer per MAC than a 64-channel layer; 0 for other ops;
+    * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
+      CHANNEL_TILE (what the microkernel computes); 0 for other ops;
+    * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
+    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip).
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
@@ -378,5 +406,8 @@ def op_features(record: Any, placement: str) -> OpFeatures:
         "out": float(outputs),
         "params": float(params),
         "taps": _taps(record) / runs,
+        "tiled_macs": _tiled_macs(record) / runs,
+        "trips": float(trips),
+        "copied": float(trips * inputs),
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)

@@ -11,6 +11,8 @@ One pass over a Report's resolved records (:func:`add_prediction`):
 3. **The time per op** (``predicted_ms``): the law :meth:`DeviceProfile.law_for
    <tflite_flops.analysis.cost_model.DeviceProfile.law_for>` finds for the op's features
    (:func:`~tflite_flops.analysis.cost_model.op_features`), times the op's executions per inference.
+   A WHILE's own law (its loop: copies and subgraph invokes per trip) takes its trips per run
+   (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
    is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
 4. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
@@ -165,6 +167,23 @@ def fused_ops(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, str]:
     return fused
 
 
+def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
+    """The trips per run of every WHILE: the executions of its body's ops over its own (the walk counts the
+    body ``trips`` times per run of the WHILE, ``analysis/walk.py``), 0 when its body has no op or did not
+    run. A body several WHILEs share gets the sum of their trips (the walk adds their executions up)."""
+    runs: dict[int, int] = {}
+    for o in ops:
+        if o.phase == "inference":
+            runs.setdefault(o.subgraph, o.executions)
+    trips: dict[OpKey, int] = {}
+    for o in ops:
+        if o.op_type != "WHILE" or o.phase != "inference":
+            continue
+        body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
+        trips[(o.subgraph, o.index)] = runs.get(body, 0) // max(o.executions, 1) if body is not None else 0
+    return trips
+
+
 def _us_to_ms(us: float) -> float:
     return us / 1000.0
 
@@ -186,8 +205,11 @@ class OpPredictions:
     fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
 
 
-def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str]) -> OpPredictions:
-    """The predicted time of every per-inference op (ms per inference) and the whole-model figures."""
+def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
+                trips: Mapping[OpKey, int] | None = None) -> OpPredictions:
+    """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
+    ``trips``: the trips per run of each WHILE (:func:`while_trips`), for the WHILE law."""
+    trips = trips or {}
     xnnpack_on = profile.machine.xnnpack
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
@@ -212,7 +234,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT)
+        features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT, trips.get(key, 0))
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
@@ -263,7 +285,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
-    p = predict_ops(report.ops, profile, fused)
+    p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
     prediction = Prediction(
         latency_ms=p.ops_ms + p.overhead_ms, low_ms=p.low_ms + p.overhead_ms, high_ms=p.high_ms + p.overhead_ms,

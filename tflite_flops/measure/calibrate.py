@@ -11,7 +11,9 @@
    and placement (XNNPACK or builtin) say which law the point feeds, ``cost_model.op_features``
    its features. The chains of tiny ADDs give the per-invoke and per-partition overheads
    (:func:`tflite_flops.measure.law_fit.fit_overheads`), which are subtracted from every point.
-4. :func:`tflite_flops.measure.law_fit.fit_laws` fits the laws, and the profile is saved with the machine.
+4. :func:`tflite_flops.measure.law_fit.fit_laws` fits the laws on the single-op points; then the WHILE
+   points, less their cond and body ops as those laws predict them, give the WHILE law (:func:`loop_laws`).
+   The profile is saved with the machine.
 
 A timer can be injected (tests: no clock, no runtime).
 """
@@ -26,12 +28,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Machine, op_features
+from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, op_features
+from ..analysis.predict import while_trips
+from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from . import runtimes
 from .bench import BenchSettings, summarize_ms, time_invokes
-from .calibration_suite import OVERHEAD, SuitePoint, build, suite
-from .law_fit import Sample, fit_laws, fit_overheads
+from .calibration_suite import LOOP, OVERHEAD, SuitePoint, build, suite
+from .law_fit import Sample, fit_law, fit_laws, fit_overheads
 from .progress import progress_bar
 from .runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
@@ -52,6 +56,7 @@ class Analysed:
     features: tuple[Any, ...]  # OpFeatures of the ops that run per inference
     partitions: int  # XNNPACK partitions (DELEGATE nodes) when timed with the delegate, else 0
     ops: int  # ops that run per inference
+    runs: tuple[int, ...] = ()  # the executions per inference of each of ``features`` (1 when not given)
 
 
 def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
@@ -120,14 +125,16 @@ def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float
 
 def analyse(point: SuitePoint, blob: bytes) -> Analysed:
     """The point's ops as the prediction will see them: precision, placement and features per inference op."""
-    report = analyze_model(blob)
+    model = load_model(blob)
+    report = analyze_model(model)
+    trips = while_trips(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
-    feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT)
-                  for o in ops)
+    feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
+                              trips.get((o.subgraph, o.index), 0)) for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
         partitions = int(report.delegation["xnnpack"].partitions)
-    return Analysed(point, feats, partitions, len(ops))
+    return Analysed(point, feats, partitions, len(ops), tuple(max(o.executions, 1) for o in ops))
 
 
 def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tuple[list[Sample], float, float]:
@@ -140,11 +147,38 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
     invoke_us, partition_us = fit_overheads(chains[False], chains[True])
     samples = []
     for a in analysed:
-        if a.point.family == OVERHEAD or len(a.features) != 1:
+        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1:
             continue
         overhead = invoke_us + partition_us * a.partitions
         samples.append(Sample(a.features[0], medians[a.point.key], overhead, a.point.key))
     return samples, invoke_us, partition_us
+
+
+def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: Sequence[Law],
+              invoke_us: float) -> tuple[Law, ...]:
+    """The WHILE laws, fitted on the loop points once the other laws are: a loop point's time less the
+    per-invoke overhead and its cond and body ops (predicted by their laws, times their executions, as the
+    prediction adds them up) is the WHILE's own cost (``cost_model.LAW_FEATURES["WHILE"]``). No law when
+    nothing is left of the points' time once those ops are taken out."""
+    by_laws = DeviceProfile(machine=Machine("", 0, "", "", 0, False), laws=tuple(laws))
+    buckets: dict[tuple[str, str], list[Sample]] = {}
+    for a in analysed:
+        if a.point.family != LOOP or a.point.key not in medians:
+            continue
+        loops = [f for f in a.features if f.family == LOOP]
+        others = 0.0
+        for f, runs in zip(a.features, a.runs or (1,) * len(a.features)):
+            law = by_laws.law_for(f) if f.family != LOOP else None
+            others += law.predict_us(f) * runs if law is not None else 0.0
+        if len(loops) == 1:
+            f = loops[0]
+            buckets.setdefault((f.precision, f.placement), []).append(
+                Sample(f, medians[a.point.key], invoke_us + others, a.point.key))
+    laws = (fit_law(LOOP, prec, place, rows) for (prec, place), rows in sorted(buckets.items()))
+    # a law with no positive coefficient (the other laws already account for the points' whole time, as the
+    # --quick suite's small-op laws with their larger constants do) would predict a WHILE at 0: left out,
+    # the generic law stands in as without loop points
+    return tuple(law for law in laws if law.coefficients)
 
 
 def machine(runtime: RuntimeSettings) -> Machine:
@@ -161,7 +195,9 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     if not samples:
         raise RuntimeUnavailableError("no calibration point was timed: nothing to fit")
     created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
-    return DeviceProfile(machine=where, laws=fit_laws(samples), invoke_overhead_us=invoke_us,
+    laws = fit_laws(samples)
+    laws += loop_laws(analysed, medians, laws, invoke_us)
+    return DeviceProfile(machine=where, laws=laws, invoke_overhead_us=invoke_us,
                          partition_overhead_us=partition_us, created=created, source=source,
                          notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes))
 

@@ -1,7 +1,7 @@
 """The calibration suite: single-op models (and chains of tiny ops for the overheads) written without TensorFlow.
 
-Every op family that matters in real models, at the shapes of real models (from a few hundred elements
-to MobileNet and ResNet layers), in each precision (float32; float16 weights behind a DEQUANTIZE;
+Every op family that matters in real models (and a WHILE's own loop cost), at the shapes of real models
+(from a few hundred elements to MobileNet and ResNet layers), in each precision (float32; float16 weights behind a DEQUANTIZE;
 dynamic-range int8 weights with float activations, "hybrid"; full int8), with fused activations.
 A :class:`SuitePoint` names one model and says whether it is timed with XNNPACK on (``delegate``);
 :func:`build` writes it with :class:`~tflite_flops.measure.graph_writer.GraphWriter`. Which law a point
@@ -24,8 +24,10 @@ from .graph_writer import ACTIVATIONS, PADDING, GraphWriter, Quant
 
 DESCRIPTION = "tflite_flops calibration suite"
 PRECISIONS = ("float32", "fp16", "hybrid", "int8")
+LOOP = "WHILE"  # the family of the WHILE points (a loop with a trivial body): the WHILE's own cost per trip
 OVERHEAD = "overhead"  # the family of the chains of tiny ops that measure the per-invoke and per-partition costs
 CHAIN_LENGTHS = (1, 2, 4, 8, 16)
+LOOP_TRIPS, LOOP_SIZES = (1, 4, 16, 64), (4, 1024, 16384)  # the WHILE points: trips, loop-variable elements
 IN_SCALE, OUT_SCALE, W_SCALE = 0.05, 0.1, 0.02
 
 
@@ -318,6 +320,36 @@ def chain(n: int) -> Callable[[GraphWriter], Any]:
     return make
 
 
+def loop(trips: int, n: int) -> Callable[[GraphWriter], Any]:
+    """A WHILE of ``trips`` trips with a trivial body: loop variables (a counter, ``n`` float32 elements);
+    the cond is ``LESS(i, trips)``, the body ``i + 1`` and ``v + 0.5`` (a new value, as a real body writes
+    its loop variables). The walk infers the trip count from this pattern (``walk.infer_trip_count``)."""
+    def variables(w: GraphWriter) -> list[int]:
+        return [w.tensor((), "int32"), w.tensor((1, n))]
+
+    def cond(w: GraphWriter) -> tuple[list[int], list[int]]:
+        i, v = variables(w)
+        bound, less = w.tensor((), "int32", np.array(trips)), w.tensor((), "bool")
+        w.op("LESS", [i, bound], [less])
+        return [i, v], [less]
+
+    def body(w: GraphWriter) -> tuple[list[int], list[int]]:
+        i, v = variables(w)
+        one, half = w.tensor((), "int32", np.array(1)), w.tensor((1, n), "float32", np.full(n, 0.5))
+        i2, v2 = variables(w)
+        w.op("ADD", [i, one], [i2], "AddOptions")
+        w.op("ADD", [v, half], [v2], "AddOptions")
+        return [i, v], [i2, v2]
+
+    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+        c, b = w.subgraph(cond, "cond"), w.subgraph(body, "body")
+        start, x = w.tensor((), "int32", np.array(0)), w.tensor((1, n))
+        i, y = variables(w)
+        w.op("WHILE", [start, x], [i, y], "WhileOptions", condSubgraphIndex=c, bodySubgraphIndex=b)
+        return [x], [y]
+    return make
+
+
 # ---- the suite ------------------------------------------------------------------------------------------
 
 ACTS = ("NONE", "RELU", "RELU6")
@@ -440,4 +472,9 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     for n in CHAIN_LENGTHS:
         for delegate in ((True, False) if xnnpack else (False,)):
             points.append(SuitePoint(f"{OVERHEAD}-add{n}", OVERHEAD, "float32", delegate, True, chain(n)))
+    for trips in LOOP_TRIPS:  # the WHILE never runs on the delegate: timed once, in the configuration calibrated
+        for n in LOOP_SIZES:
+            in_quick = trips in LOOP_TRIPS[1::2] and n in LOOP_SIZES[::2]
+            if in_quick or not quick:
+                points.append(SuitePoint(f"{LOOP}-{trips}x{n}", LOOP, "float32", xnnpack, in_quick, loop(trips, n)))
     return points

@@ -4,8 +4,9 @@
 needs more: int8 tensors with (per-channel) quantization, float16 weights behind a DEQUANTIZE, int32
 biases, several ops in a row. :class:`GraphWriter` collects tensors, constant buffers and operators
 with the object API (``ModelT``, ``Pack``) of the schema module the runtime ships, and writes the
-model with :func:`tflite_flops.measure.model_writer.pack_model` (one subgraph, the same file identifier
-and schema version as every other model the project writes).
+model with :func:`tflite_flops.measure.model_writer.pack_model` (the same file identifier and schema
+version as every other model the project writes). :meth:`GraphWriter.subgraph` adds the further
+subgraphs a WHILE calls (its cond and body).
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ class GraphWriter:
         self.operators: list[Any] = []
         self.opcodes: list[Any] = []
         self._codes: dict[str, int] = {}
+        self._more: list[Any] = []  # SubGraphT of subgraphs 1.. (shared with the writers of those subgraphs)
+
+    def subgraph(self, make: Any, name: str) -> int:
+        """Add a subgraph that ``make(writer)`` fills (returning its inputs and outputs) and return its
+        index. Its writer shares this one's buffers and opcodes: tensor indices are its own."""
+        child = GraphWriter(self.fb)
+        child.buffers, child.opcodes, child._codes, child._more = self.buffers, self.opcodes, self._codes, self._more
+        inputs, outputs = make(child)
+        sub = self.fb.SubGraphT()
+        sub.tensors, sub.inputs, sub.outputs = list(child.tensors), list(inputs), list(outputs)
+        sub.operators, sub.name = list(child.operators), name
+        self._more.append(sub)
+        return len(self._more)
 
     def tensor(self, shape: Sequence[int], dtype: str = "float32", data: np.ndarray | None = None,
                quant: Quant | None = None, name: str | None = None) -> int:
@@ -94,6 +108,6 @@ class GraphWriter:
         self.operators.append(op)
 
     def to_bytes(self, inputs: Sequence[int], outputs: Sequence[int], description: str, name: str = "main") -> bytes:
-        """The model: one subgraph ``name`` with these graph inputs and outputs."""
+        """The model: subgraph 0 ``name`` with these graph inputs and outputs, then those :meth:`subgraph` added."""
         return pack_model(self.fb, self.opcodes, self.operators, self.tensors, self.buffers, inputs, outputs,
-                          name=name, description=description)
+                          name=name, description=description, more=self._more)

@@ -48,9 +48,10 @@ def one_op_model(fb: Any, opcode: Any, op: Any, tensors: Sequence[Any], buffers:
 
 def pack_model(fb: Any, opcodes: Sequence[Any], operators: Sequence[Any], tensors: Sequence[Any],
                buffers: Sequence[Any], inputs: Sequence[int], outputs: Sequence[int], *, name: str,
-               description: str) -> bytes:
+               description: str, more: Sequence[Any] = ()) -> bytes:
     """The bytes of a model with one subgraph ``name`` running ``operators`` in order (their
-    ``opcodeIndex`` refers to ``opcodes``, their tensor indices to ``tensors``)."""
+    ``opcodeIndex`` refers to ``opcodes``, their tensor indices to ``tensors``), then the subgraphs
+    ``more`` (``SubGraphT``, indices 1.. : the cond and body of a WHILE)."""
     import flatbuffers
 
     sub = fb.SubGraphT()
@@ -58,7 +59,7 @@ def pack_model(fb: Any, opcodes: Sequence[Any], operators: Sequence[Any], tensor
     sub.operators, sub.name = list(operators), name
     model = fb.ModelT()
     model.version, model.description = SCHEMA_VERSION, description
-    model.operatorCodes, model.subgraphs, model.buffers = list(opcodes), [sub], list(buffers)
+    model.operatorCodes, model.subgraphs, model.buffers = list(opcodes), [sub, *more], list(buffers)
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=FILE_IDENTIFIER)
     return bytes(builder.Output())
