@@ -320,3 +320,20 @@ def test_conv_features_count_the_output_channel_tiles():
     tconv = SimpleNamespace(**{**vars(conv), "op_type": "TRANSPOSE_CONV"})
     assert op_features(tconv, "xnnpack").values["tiled_macs"] == 0.0
     assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("TRANSPOSE_CONV")
+
+
+def test_the_range_is_the_op_part_s_error_as_prediction_applies_it():
+    from tflite_flops.measure.law_fit import op_residuals, residuals
+
+    law = {"1": 2.0}  # the op alone: 2 us
+    f = OpFeatures("ADD", "float32", "xnnpack", {"1": 1.0})
+    rows = [Sample(f, 13.0, 10.0), Sample(f, 9.0, 10.0)]  # measured 13 and 9 us, 10 us of it invoke overhead
+    # the op's own part: 13 - 10 = 3 us against 2 -> ln(1.5); the point's whole: ln(13 / (2 + 10)) = ln(13/12);
+    # the second point's op part is 9 - 10 < 0: noise, nothing to compare, left out of the range
+    assert op_residuals(law, rows) == [pytest.approx(math.log(1.5))]
+    assert residuals(law, rows)[0] == pytest.approx(math.log(13 / 12))
+    # Law.range_us multiplies the op's 2 us by exp(log_high): the op part's quantile, not the diluted one
+    fitted = fit_law("ADD", "float32", "xnnpack", [Sample(f, 10.0 + t, 10.0) for t in (1.0, 2.0, 3.0)])
+    own = op_residuals(dict(fitted.coefficients), [Sample(f, 10.0 + t, 10.0) for t in (1.0, 2.0, 3.0)])
+    assert fitted.log_low == pytest.approx(float(np.percentile(own, 10)))
+    assert fitted.log_high == pytest.approx(float(np.percentile(own, 90)))

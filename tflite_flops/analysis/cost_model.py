@@ -71,8 +71,9 @@ class Law:
     """A fitted time law for one (family, precision, placement).
 
     ``coefficients`` maps a feature name to microseconds per unit of that feature. ``log_low`` and
-    ``log_high`` are quantiles of ln(measured / predicted) over the ``points`` calibration points
-    (so the range is ``predicted * exp(log_low) .. predicted * exp(log_high)``).
+    ``log_high`` are quantiles of ln(measured / predicted) of the op's own part (the measured time less
+    the invoke and partition overheads) over the ``points`` calibration points (so the range is
+    ``predicted * exp(log_low) .. predicted * exp(log_high)``, the overheads added apart).
     """
 
     family: str

@@ -9,8 +9,9 @@ For one law key the fit solves ``min sum_i ((x_i . c + overhead_i - m_i) / m_i)^
 relative error, so a 20 us op counts as much as a 20 ms one, and no coefficient is negative (a
 negative cost per MAC would predict a negative time for a bigger op). Points further than
 ``OUTLIER_LOG`` (in ``ln(measured/predicted)``) from the first fit, the noise of a shared machine, are
-dropped and the law is fitted again. The residuals ``ln(m_i / (x_i . c + overhead_i))`` give the law's
-10% and 90% quantiles (its uncertainty range) and the median |error|.
+dropped and the law is fitted again. The residuals of the op's own part, ``ln((m_i - overhead_i) /
+x_i . c)``, give the law's 10% and 90% quantiles (its uncertainty range, applied to the op's predicted
+time, the overheads apart); the whole point's, ``ln(m_i / (x_i . c + overhead_i))``, its median |error|.
 
 The overheads come from chains of 1..16 tiny ADDs (:func:`fit_overheads`): the intercept of the
 builtin chains is the per-invoke cost; the delegate chains' intercept less it is the per-partition cost.
@@ -103,6 +104,20 @@ def residuals(law_coef: dict[str, float], rows: Sequence[Sample]) -> list[float]
     return out
 
 
+def op_residuals(law_coef: dict[str, float], rows: Sequence[Sample]) -> list[float]:
+    """ln((measured - overhead) / law) per point: the error of the op's own part, which is what the law's
+    range multiplies at prediction (``Law.range_us``; the overheads are added apart, without a range).
+    A point whose measured time is not above its overhead (noise of a sub-microsecond op) has no op part
+    to compare and is left out."""
+    out = []
+    for s in rows:
+        pred = sum(c * float(s.features.values.get(f, 1.0 if f == "1" else 0.0)) for f, c in law_coef.items())
+        op_part = s.measured_us - s.overhead_us
+        if pred > 0 and op_part > 0:
+            out.append(math.log(op_part / pred))
+    return out
+
+
 def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample]) -> Law:
     """The law of one key fitted to ``rows`` (at least one), with its residual quantiles."""
     names = _features_for(rows, family)
@@ -118,8 +133,10 @@ def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample])
             used = kept
             coef = _solve(used, names)
     res = np.array(residuals(coef, used))
+    own = op_residuals(coef, used)  # the range is applied to the op's part only (Law.range_us)
     return Law(family=family, precision=precision, placement=placement, coefficients=coef,
-               log_low=float(np.percentile(res, LOW_Q)), log_high=float(np.percentile(res, HIGH_Q)),
+               log_low=float(np.percentile(own, LOW_Q)) if own else 0.0,
+               log_high=float(np.percentile(own, HIGH_Q)) if own else 0.0,
                points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))))
 
 
