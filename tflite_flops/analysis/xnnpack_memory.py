@@ -76,6 +76,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
     size = sizes.__getitem__ if sizes is not None else (lambda t: dense_bytes(num_elements(shapes[t]), tensors[t].dtype))
 
     workspace = packed = 0
+    readers: dict[int, list[Operator]] | None = None  # tensor -> the ops reading it, built at the first fp16 weight
     for part in placement.partitions:
         ops = [sg.operators[i] for i in part.ops]
         boundary = set(part.inputs) | set(part.outputs)
@@ -85,7 +86,12 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
             if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
                 out = op.outputs[0]  # unpacked at init, then packed by its reader (counted there)
                 boundary.add(out)
-                if not (tensors[op.inputs[0]].dtype == "FLOAT16" and _gemm_filter_only(sg, out)):
+                if tensors[op.inputs[0]].dtype == "FLOAT16" and readers is None:
+                    readers = {}
+                    for reader in sg.operators:
+                        for t in dict.fromkeys(reader.inputs):
+                            readers.setdefault(t, []).append(reader)
+                if not (tensors[op.inputs[0]].dtype == "FLOAT16" and _gemm_filter_only(readers.get(out, ()), out)):
                     packed += align(size(out) + XNN_EXTRA_BYTES, XNN_ALIGNMENT)  # the unpacked copy stays
                 continue
             for t in op.outputs:
@@ -102,10 +108,9 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
     return workspace, packed
 
 
-def _gemm_filter_only(sg: Subgraph, t: int) -> bool:
+def _gemm_filter_only(readers: Sequence[Operator], t: int) -> bool:
     """Whether every reader of ``t`` takes it as the filter of a CONV_2D, DEPTHWISE_CONV_2D or
     FULLY_CONNECTED: XNNPACK then packs fp16 weights straight from the file (``fp16_weights``)."""
-    readers = [op for op in sg.operators if t in op.inputs]
     return all(op.op_type in _GEMM and op.inputs[0] != t for op in readers)
 
 
