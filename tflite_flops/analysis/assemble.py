@@ -73,7 +73,7 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
     temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
     if xnnpack is None or not set(reached) <= set(xnnpack):
         xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK)
-    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached)
+    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads)
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
                                    delegate_bytes)
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}

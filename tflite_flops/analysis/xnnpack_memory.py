@@ -26,21 +26,43 @@ the same pass as the builtin configuration.
   are fp16 weights that only convolutions and fully connected ops read as filters
   (``fp16_weights``: packed straight from the file; measured, such an fp16 model holds the float32
   model's bytes, an int8-weight one twice its float32 weights);
-* the convolutions' indirection buffers (one pointer per output pixel and filter tap) when the
-  filter is not 1x1.
+* the buffers operators allocate when the runtime is reshaped for the input shapes (only in the
+  subgraphs that run, see below), :func:`_reshape_bytes`: the indirection buffers of convolutions
+  (one pointer per filter tap and output pixel, the pixels rounded up to the GEMM kernel's rows),
+  depthwise convolutions and max pooling (one pointer per tap of the first output pixel of a row,
+  then per new column of taps), transposed convolutions (per tap and output pixel), bilinear
+  resizing (four pointers and two weights per output pixel), and the reductions' accumulators;
+* XNNPACK's and the delegate's structures (:func:`_structure_bytes`): per partition, the runtime
+  descriptor with one ``xnn_operator_data`` per node and one ``xnn_runtime_value`` per value, and
+  the delegate's own subgraph object and tensor maps; per node, its operator object and the
+  compute contexts it sets up (a size per operator kind, :data:`OPERATOR_BYTES`); once, the delegate,
+  its CPU backend context and, above one thread, its threadpool and the threads' TLS blocks.
 
-Estimated, not exact: the packing's padding of the output channels to the kernel's tile and the
-per-op scratch some operators ask of the workspace are not counted, nor XNNPACK's structures.
+These sizes are those of ai-edge-litert 2.3.0 on x86-64 (AVX-512), read with an allocation tracer
+that attributes every ``malloc`` to its call stack (``tests/malloc_trace.c``, which the tests use
+as the reference); another build changes them by a few percent (structure layouts, the GEMM
+kernels' row tile :data:`GEMM_ROWS`).
+
+LiteRT applies XNNPACK to every subgraph of the model when the interpreter is built, whichever
+signature runs: every subgraph's packed weights and structures are held (a model whose signatures
+share their weights holds them packed once per signature), while the workspace and the reshape-time
+buffers exist only for the subgraphs that run.
+
+Estimated, not exact: the packing's padding of the output channels to the kernel's tile, the
+per-op scratch some operators ask of the workspace and the average pooling's buffers are not
+counted; node and value counts follow the delegate's usual definitions, not every special case.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
 from ..units import dense_bytes, num_elements
+from .cost_model import CHANNEL_TILE
 from .memory import tensor_sizes
-from .placement import SubgraphPlacement, node_subsets
+from .placement import SubgraphPlacement, node_subsets, place_subgraph
 from .shapes import subgraph_tensors
 from .planner import align, place_buffers
 
@@ -50,6 +72,30 @@ _POINTER = 8
 _PACKED = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
 _UNPACKED = frozenset({"DEQUANTIZE", "DENSIFY"})
 _GEMM = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
+
+# XNNPACK's and the delegate's structures, in bytes (ai-edge-litert 2.3.0, x86-64; module docstring)
+RUNTIME_BYTES = 96  # struct xnn_runtime, per partition
+OPDATA_BYTES = 240  # struct xnn_operator_data, per node
+VALUE_BYTES = 160  # struct xnn_runtime_value, per value
+PARTITION_BYTES = 660  # the delegate's Subgraph object, its hash tables and the DELEGATE node's arrays
+PARTITION_TENSOR_BYTES = 24  # per tensor a partition defines: the delegate's map entry and bucket
+DELEGATE_BYTES = 1_720  # once: TfLiteXNNPackDelegate, its CpuBackendContext and ruy context, the workspace descriptor
+THREADPOOL_BYTES, THREAD_BYTES, THREAD_TLS_BYTES = 64, 448, 368  # above one thread: pthreadpool, per thread, per extra thread
+INT8_INPUT_TILE = 8  # an int8 convolution's input channels per tap, padded to the kernel's depth (kr)
+GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 5}  # rows of the convolution GEMM kernel (the indirection's tile)
+_COPY = 696  # a copy operator (reshape, one per concatenated input or split output): operator plus its context
+OPERATOR_BYTES = {  # per node: the xnn_operator and the compute contexts its create function allocates
+    **dict.fromkeys(("CONV_2D", "DEPTHWISE_CONV_2D"), 1_700), "FULLY_CONNECTED": 1_896,
+    "TRANSPOSE_CONV": 1_620, "BATCH_MATMUL": 1_760,
+    **dict.fromkeys(("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "PRELU"), 648),
+    **dict.fromkeys(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"), 920),
+    **dict.fromkeys(("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), 920),
+    **dict.fromkeys(("PAD", "PADV2", "MIRROR_PAD"), 840), **dict.fromkeys(("MAX_POOL_2D", "AVERAGE_POOL_2D"), 832),
+    **dict.fromkeys(("SLICE", "STRIDED_SLICE", "TRANSPOSE", "SOFTMAX", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"), 608),
+}
+_PER_PART = frozenset({"CONCATENATION", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})  # one copy per input or output
+_LUT_BYTES = 256  # an int8 LOGISTIC or TANH's lookup table
+_REDUCE_SLACK = 16
 
 
 def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph, dict[int, int]]:
@@ -69,23 +115,26 @@ def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph
 
 
 def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[tuple[int, ...]],
-                  sizes: Sequence[int] | None = None) -> tuple[int, int]:
-    """XNNPACK's estimated ``(workspace, packed weights)`` bytes for one subgraph (module docstring);
-    ``sizes``: the activations' bytes (:func:`~.memory.tensor_sizes`), if the caller has them."""
+                  sizes: Sequence[int] | None = None, prepared: bool = True) -> tuple[int, int, int]:
+    """XNNPACK's estimated ``(workspace, packed weights, structures)`` bytes for one subgraph (module
+    docstring); ``sizes``: the activations' bytes (:func:`~.memory.tensor_sizes`), if the caller has
+    them; ``prepared``: whether the subgraph runs (its workspace and reshape-time buffers exist)."""
     tensors = sg.tensors
     size = sizes.__getitem__ if sizes is not None else (lambda t: dense_bytes(num_elements(shapes[t]), tensors[t].dtype))
 
-    workspace = packed = 0
+    workspace = packed = structures = 0
     readers: dict[int, list[Operator]] | None = None  # tensor -> the ops reading it, built at the first fp16 weight
     for part in placement.partitions:
         ops = [sg.operators[i] for i in part.ops]
         boundary = set(part.inputs) | set(part.outputs)
         first: dict[int, int] = {}
         last: dict[int, int] = {}
+        unpacked: set[int] = set()  # weights unpacked at init: not values of the XNNPACK subgraph
         for step, op in enumerate(ops):
             if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
                 out = op.outputs[0]  # unpacked at init, then packed by its reader (counted there)
                 boundary.add(out)
+                unpacked.add(op.inputs[0])
                 if tensors[op.inputs[0]].dtype == "FLOAT16" and readers is None:
                     readers = {}
                     for reader in sg.operators:
@@ -101,11 +150,106 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
                 if t in first:
                     last[t] = step
             packed += _packed_weights(op, tensors, shapes)
-        buffers = sorted(((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
-                          for t, lo in first.items()), key=lambda b: -b[0])
-        _, high = place_buffers(buffers, max(len(ops), 1))
-        workspace = max(workspace, high + XNN_EXTRA_BYTES if buffers else 0)
-    return workspace, packed
+            if prepared:
+                structures += _reshape_bytes(op, tensors, shapes)
+        structures += _structure_bytes(ops, tensors, unpacked)
+        if prepared:
+            buffers = sorted(((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
+                              for t, lo in first.items()), key=lambda b: -b[0])
+            _, high = place_buffers(buffers, max(len(ops), 1))
+            workspace = max(workspace, high + XNN_EXTRA_BYTES if buffers else 0)
+    return workspace, packed, structures
+
+
+def _hybrid(op: Operator, tensors) -> bool:
+    """A convolution or fully connected op with float activations and int8 weights: XNNPACK quantizes
+    its input at run time (a convert node and a value of its own)."""
+    return (op.op_type in _GEMM and len(op.inputs) > 1 and op.inputs[1] >= 0 and tensors[op.inputs[0]].dtype == "FLOAT32"
+            and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
+
+
+def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int]) -> int:
+    """One partition's structures (module docstring): the runtime descriptor, its node and value
+    records, the delegate's subgraph object and tensor maps, and every node's operator."""
+    defined: set[int] = set()
+    nodes = values = operators = 0
+    for op in ops:
+        if op.op_type in _UNPACKED and op.inputs and op.inputs[0] in unpacked:
+            continue  # unpacked at init: no node
+        kind = op.op_type
+        nodes += 1
+        for position, t in enumerate((*op.inputs, *op.outputs)):
+            if t < 0 or t in unpacked:
+                continue
+            w = tensors[t]
+            # static int32 parameters (shapes, axes, permutations, paddings) are read at definition, not values
+            if w.is_constant and w.dtype in ("INT32", "INT64") and not (kind in _PACKED and position >= 2):
+                continue
+            defined.add(t)
+        if kind in _PER_PART:
+            operators += _COPY * max(len(op.inputs) if kind in ("CONCATENATION", "PACK") else len(op.outputs), 1)
+        else:
+            operators += OPERATOR_BYTES.get(kind, _COPY)
+        if kind in ("LOGISTIC", "TANH") and tensors[op.inputs[0]].dtype in ("INT8", "UINT8"):
+            operators += _LUT_BYTES
+        if kind in _GEMM:
+            values += 2  # the packed filter and bias get values of their own
+            if kind == "CONV_2D" and _pointwise(op, tensors):
+                operators += OPERATOR_BYTES["FULLY_CONNECTED"] - OPERATOR_BYTES["CONV_2D"]  # run as a fully connected
+        if kind == "FULLY_CONNECTED" and not op.options.get("keep_num_dims"):
+            nodes, values, operators = nodes + 1, values + 1, operators + _COPY  # the output reshaped to 2-D
+        if _hybrid(op, tensors):
+            nodes, values, operators = nodes + 1, values + 1, operators + _COPY  # the input quantized at run time
+    values += len(defined)
+    return (RUNTIME_BYTES + OPDATA_BYTES * nodes + VALUE_BYTES * values + operators
+            + PARTITION_BYTES + PARTITION_TENSOR_BYTES * len(defined))
+
+
+def _pointwise(op: Operator, tensors) -> bool:
+    """A 1x1 CONV_2D of stride 1 without dilation: XNNPACK runs it as a fully connected operator."""
+    shape = tensors[op.inputs[1]].shape
+    o = op.options
+    return (len(shape) == 4 and shape[1] == shape[2] == 1 and o.get("stride_h", 1) == o.get("stride_w", 1) == 1
+            and o.get("dilation_h_factor", 1) == o.get("dilation_w_factor", 1) == 1)
+
+
+def _reshape_bytes(op: Operator, tensors, shapes) -> int:
+    """The buffers an operator allocates when the runtime is reshaped (module docstring): indirection
+    buffers, the bilinear resize's weights, the reductions' accumulators."""
+    kind = op.op_type
+    if not op.outputs or op.outputs[0] < 0:
+        return 0
+    out = shapes[op.outputs[0]]
+    if kind in ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D") and len(out) == 4:
+        if kind == "MAX_POOL_2D":
+            kh, kw = op.options.get("filter_height", 1), op.options.get("filter_width", 1)
+        else:
+            filt = shapes[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] >= 0 else ()
+            if len(filt) != 4:
+                return 0
+            kh, kw = filt[1], filt[2]
+        taps = kh * kw
+        if kind == "CONV_2D":
+            if taps == 1 and _pointwise(op, tensors):
+                return 0  # a fully connected operator: no indirection
+            rows = GEMM_ROWS["hybrid" if _hybrid(op, tensors) else "float"]
+            pixels = out[0] * out[1] * out[2]
+            return _POINTER * taps * -(-pixels // rows) * rows
+        if taps == 1 and kind == "MAX_POOL_2D":
+            return 0
+        dilated = op.options.get("dilation_w_factor", 1) != 1 or op.options.get("dilation_h_factor", 1) != 1
+        step_w = kw if dilated else op.options.get("stride_w", 1)
+        step_h = taps + (out[2] - 1) * step_w * kh  # pointers per output row: the first pixel's taps, then new columns
+        return _POINTER * out[0] * out[1] * step_h
+    if kind == "TRANSPOSE_CONV" and len(out) == 4 and len(op.inputs) > 1 and len(shapes[op.inputs[1]]) == 4:
+        filt = shapes[op.inputs[1]]
+        return _POINTER * num_elements(out[:3]) * filt[1] * filt[2]
+    if kind == "RESIZE_BILINEAR" and len(out) == 4:
+        weights = 4 if tensors[op.outputs[0]].dtype == "FLOAT32" else 2
+        return num_elements(out[:3]) * (4 * _POINTER + 2 * weights)
+    if kind in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"):
+        return dense_bytes(num_elements(out), tensors[op.outputs[0]].dtype) + _REDUCE_SLACK
+    return 0
 
 
 def _gemm_filter_only(readers: Sequence[Operator], t: int) -> bool:
@@ -115,8 +259,10 @@ def _gemm_filter_only(readers: Sequence[Operator], t: int) -> bool:
 
 
 def _packed_weights(op: Operator, tensors, shapes) -> int:
-    """The bytes an op packs at init: filter, bias (and per-channel scales for int8), plus its
-    indirection buffer (estimates, see the module docstring)."""
+    """The bytes an op packs at init (module docstring): per output channel, rounded up to the GEMM
+    tile (:data:`~.cost_model.CHANNEL_TILE`), its filter (float32, or int8 whose input channels a
+    non-pointwise convolution pads to :data:`INT8_INPUT_TILE` per tap) and bias, plus an int8 filter's
+    per-channel scale; a transposed convolution's sub-kernels have a bias each."""
     if op.op_type not in _PACKED or len(op.inputs) < 2 or op.inputs[1] < 0:
         return 0
     filt = op.inputs[1]
@@ -124,33 +270,47 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
     if not w.is_constant and w.dtype != "FLOAT32":
         return 0
     shape = shapes[filt]
-    out_channels = shape[0] if op.op_type != "DEPTHWISE_CONV_2D" else shape[-1]
-    elements = num_elements(shape)
+    if not shape:
+        return 0
+    kind = op.op_type
+    out_channels = shape[0] if kind != "DEPTHWISE_CONV_2D" else shape[-1]
+    per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
+    tiled = -(-out_channels // CHANNEL_TILE) * CHANNEL_TILE
+    biases = 1
+    if kind == "TRANSPOSE_CONV" and len(shape) == 4:
+        stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
+        biases = min(stride[0], shape[1]) * min(stride[1], shape[2])  # one sub-kernel per output phase
     if w.dtype in ("INT8", "UINT8", "INT4"):
-        nbytes = elements + out_channels * 4 + out_channels * 4  # int8 filter, int32/float bias, float scales
-    else:  # float32 and fp16 filters are packed as float32 with a float32 bias
-        nbytes = (elements + out_channels) * 4
-    pointers = 0
-    if op.op_type in ("CONV_2D", "DEPTHWISE_CONV_2D") and len(shape) == 4 and shape[1] * shape[2] > 1 and op.outputs:
-        out = shapes[op.outputs[0]]
-        pointers = num_elements(out[:3]) * shape[1] * shape[2] * _POINTER
-    return align(nbytes + XNN_EXTRA_BYTES, XNN_ALIGNMENT) + pointers
+        if kind == "CONV_2D" and len(shape) == 4 and not _pointwise(op, tensors):
+            per_channel = shape[1] * shape[2] * -(-shape[3] // INT8_INPUT_TILE) * INT8_INPUT_TILE
+        return tiled * (per_channel + 4 * biases + 4)  # int8 filter, int32 (or float) bias, float scale
+    return tiled * (per_channel + biases) * 4  # float32 and fp16 filters are packed as float32, with a float32 bias
 
 
 def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, SubgraphPlacement],
-                   reached: Sequence[int]) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], int]:
-    """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes (workspace plus packed weights)."""
+                   reached: Sequence[int], threads: int = 1) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], int]:
+    """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes: the largest
+    workspace of the reached subgraphs, the packed weights and structures of every subgraph (LiteRT
+    applies XNNPACK to all of them), the reached ones' reshape-time buffers, and the delegate's own
+    (with its threadpool above one thread)."""
     views: dict[int, tuple[Subgraph, dict[int, int]]] = {}
-    workspace = packed = 0
-    for index in reached:
-        placement = placed.get(index)
-        if placement is None or not placement.partitions:
+    workspace = other = 0
+    for index, sg in enumerate(model.subgraphs):
+        state = states.get(index) if index in reached else None
+        placement = placed.get(index) if state is not None else None
+        if placement is None:
+            placement = place_subgraph(model, index, XNNPACK)
+        if not placement.partitions:
             continue
-        sg = model.subgraphs[index]
-        views[index] = delegated_view(sg, placement)
-        state = states[index]
-        walked = subgraph_tensors(sg, state)  # type: ignore[arg-type]
-        sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
-        ws, pw = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
-        workspace, packed = max(workspace, ws), packed + pw
-    return views, workspace + packed
+        if state is None:
+            ws, pw, st = xnnpack_bytes(sg, placement, [t.shape for t in sg.tensors], prepared=False)
+        else:
+            views[index] = delegated_view(sg, placement)
+            walked = subgraph_tensors(sg, state)  # type: ignore[arg-type]
+            sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
+            ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
+        workspace, other = max(workspace, ws), other + pw + st
+    if not views and not other:
+        return views, 0
+    pool = THREADPOOL_BYTES + THREAD_BYTES * threads + THREAD_TLS_BYTES * (threads - 1) if threads > 1 else 0
+    return views, workspace + other + DELEGATE_BYTES + pool

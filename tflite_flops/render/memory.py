@@ -33,7 +33,7 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
         rows[at:at] = [(f"LiteRT arena ({on.threads} thread{'s' if on.threads != 1 else ''}, XNNPACK on)", on.arena_bytes,
                         " partition boundaries + kept ops"),
                        ("  persistent arena", on.persistent_arena_bytes, ""),
-                       ("  XNNPACK workspace + packed weights", on.delegate_bytes or 0, " (estimate)"),
+                       ("  XNNPACK: workspace, weights, structures", on.delegate_bytes or 0, " (estimate)"),
                        ("  total", on.total_bytes, "")]
     rows[-1:-1] = _tflm_rows(memory)
     return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
@@ -63,7 +63,7 @@ def memory_caveat(memory: MemorySummary) -> str:
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
     text = f"activation memory{per_sg}; " + (
         "the LiteRT figures include its builtin kernels' temporaries (heap ones aside); with XNNPACK its own "
-        "bytes are an estimate (its structures aside)" if memory.runtime is not None
+        "bytes are an estimate (every signature's weights, packed)" if memory.runtime is not None
         else "kernel scratch buffers and delegates' memory come on top")
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"

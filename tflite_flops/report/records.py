@@ -202,8 +202,8 @@ class RuntimeMemory:
     ``temporaries_bytes``: the most arena temporary bytes one op holds. ``persistent_arena_bytes``:
     the persistent arenas, with the persistent temporaries (transposed weights of the multithreaded
     float CONV_2D, hybrid row sums). ``delegate_bytes``: a delegate's own memory (None: no delegate
-    in this configuration; with XNNPACK, ``xnnpack`` True, an estimate of its workspace and packed
-    weights, its structures aside). ``total_bytes``: the sum of the arenas and the delegate's bytes.
+    in this configuration; with XNNPACK, ``xnnpack`` True, an estimate of its workspace, packed
+    weights, indirection buffers and structures). ``total_bytes``: the sum of the arenas and the delegate's bytes.
     With XNNPACK the arenas hold only the partitions' boundary tensors and the kept ops' tensors and
     temporaries. Temporaries the kernels keep on the heap (``kTfLiteDynamic``) are not counted
     (docs/memory.md).
