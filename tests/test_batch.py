@@ -54,6 +54,8 @@ def test_directory_with_a_broken_model(zoo, tmp_path):
         assert int(r["params"]) == report.totals.params
         split = sum(int(r[c]) for c in COLUMNS if c.startswith("flops_"))
         assert split == report.totals.flops  # the precision columns add up to the total
+        assert int(r["runtime_total_bytes"]) == report.memory.runtime.total_bytes
+        assert int(r["xnnpack_total_bytes"]) == report.memory.runtime_xnnpack.total_bytes
     assert "1 failed" in proc.stderr and "\r" not in proc.stderr  # no progress bar when stderr is not a TTY
     assert not list(tmp_path.glob(".tflite_flops-*"))
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import cli_process
 import pytest
 
+import tflite_flops
+
 from tflite_flops.errors import InputSpecError, ShapeError
 from tflite_flops.report import LatencyStats, Throughput
 from tflite_flops.render.sweep import render_sweep
@@ -114,6 +116,22 @@ def test_sweep_fcn_over_h_and_w():
         values = [p.input_shapes["image"][1], p.input_shapes["image"][2]]
         assert fit.laws["flops"].predict(values) == p.totals.flops
         assert sum(p.totals.flops_by_precision.values()) == p.totals.flops
+
+
+def test_sweep_memory_follows_the_input_as_analyze_does():
+    # each point's LiteRT figures (builtin kernels; XNNPACK, its own bytes included) are the report's at
+    # that shape, and follow it: fcn_dynamic is fully convolutional, its arenas grow with H·W
+    shapes = ["1x32x32x3", "1x64x48x3", "1x96x96x3"]
+    result = sweep(FCN, make_points(shapes))
+    for spec, p in zip(shapes, result.points):
+        memory = tflite_flops.analyze(FCN, input_shapes=spec).memory
+        assert p.totals.runtime_total_bytes == memory.runtime.total_bytes
+        assert p.totals.xnnpack_total_bytes == memory.runtime_xnnpack.total_bytes
+    runtime = [p.totals.runtime_total_bytes for p in result.points]
+    assert runtime == sorted(runtime) and runtime[0] < runtime[-1]
+    # builtin kernels: tensors and temporaries alone, 47 bytes per input pixel (exact at every point)
+    assert result.fit.laws["runtime_total_bytes"].formula == "LiteRT bytes (builtin kernels) = 47·H·W"
+    assert result.fit.laws["xnnpack_total_bytes"].predict([96, 96]) == result.points[-1].totals.xnnpack_total_bytes
 
 
 def test_sweep_square_sizes_merge_h_and_w():

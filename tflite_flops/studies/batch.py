@@ -72,8 +72,8 @@ PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
 COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
            + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
                                                           "bytes_written", "arena_bytes", "tflm_arena_bytes",
-                                                          "tflm_arena_size_bytes",
-                                                          "xnnpack_partitions", "xnnpack_kept_ops", "gpu_kept_ops",
+                                                          "tflm_arena_size_bytes", "runtime_total_bytes",
+                                                          "xnnpack_total_bytes", "xnnpack_partitions", "xnnpack_kept_ops", "gpu_kept_ops",
                                                           "unsupported_ops", "unresolved_ops",
                                                           "warnings", "latency_median_ms", "inferences_per_s",
                                                           "latency_skipped", "seconds"])
@@ -135,6 +135,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "arena_bytes": report.memory.arena_bytes if report.memory is not None else "",
         "tflm_arena_bytes": report.memory.tflm_arena_bytes if report.memory is not None else "",
         "tflm_arena_size_bytes": _get(report.memory, "tflm_arena_size_bytes"),
+        "runtime_total_bytes": _get(_get(report.memory, "runtime") or None, "total_bytes"),
+        "xnnpack_total_bytes": _get(_get(report.memory, "runtime_xnnpack") or None, "total_bytes"),
         "xnnpack_partitions": report.delegation["xnnpack"].partitions if "xnnpack" in report.delegation else "",
         "xnnpack_kept_ops": report.delegation["xnnpack"].kept_ops if "xnnpack" in report.delegation else "",
         "gpu_kept_ops": report.delegation["gpu"].kept_ops if "gpu" in report.delegation else "",

@@ -65,6 +65,8 @@ class PointTotals:
     peak_live_bytes: int | None = None
     tflm_arena_bytes: int | None = None
     tflm_arena_size_bytes: int | None = None  # TFLite Micro's head + tail (32-bit build)
+    runtime_total_bytes: int | None = None  # LiteRT, builtin kernels: arenas with temporaries (memory.runtime)
+    xnnpack_total_bytes: int | None = None  # LiteRT with XNNPACK, its own bytes included (memory.runtime_xnnpack)
 
     def get(self, metric: str) -> int | None:
         """The total named ``metric`` (a field name, as in :data:`FIT_METRICS`); None when not measured."""
@@ -76,7 +78,8 @@ class PointTotals:
                 if v is not None or k not in _MEMORY_TOTALS}
 
 
-_MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes")
+_MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes",
+                  "xnnpack_total_bytes")
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,11 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
     return SweepResult(name, tuple(out), fit_points(out) if fit and len(out) >= 2 else None)
 
 
+def _total(runtime: Any) -> int | None:
+    """A LiteRT configuration's total bytes (None when the report has none)."""
+    return runtime.total_bytes if runtime is not None else None
+
+
 def point_of(spec: PointSpec, report: Report) -> SweepPoint:
     """The sweep point of ``spec`` from its analysis (not measured)."""
     t = report.totals
@@ -242,7 +250,9 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         arena_bytes=memory.arena_bytes if memory is not None else None,
         peak_live_bytes=memory.peak_live_bytes if memory is not None else None,
         tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None,
-        tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None)
+        tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None,
+        runtime_total_bytes=_total(memory.runtime if memory is not None else None),
+        xnnpack_total_bytes=_total(memory.runtime_xnnpack if memory is not None else None))
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
                       tuple(report.warnings), None, None, report, report.prediction)
