@@ -527,7 +527,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
                    calls: Mapping[tuple[int, int], Sequence[int]],
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
                    delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
-                   delegate_bytes: int | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   delegate_bytes: tuple[int, int, int] | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -542,7 +542,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             ``runtime`` plans them among the tensors as LiteRT does.
         delegated: per subgraph, the graph as LiteRT runs it once XNNPACK replaced its partitions by
             DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
-            with ``delegate_bytes`` (XNNPACK's own memory), the summary's ``runtime_xnnpack``.
+            with ``delegate_bytes`` (XNNPACK's own memory: workspace, packed weights, structures),
+            the summary's ``runtime_xnnpack``.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -630,9 +631,13 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
                              if not on or i not in delegated or op in delegated[i][1]]  # type: ignore[operator]
         arena = sum(by_subgraph[i].arena_bytes for i in reached) if by_subgraph else 0
         persistent = sum(by_subgraph[i].persistent_bytes for i in reached) if by_subgraph else 0
+        own = sum(extra) if extra is not None else None
+        parts = dict(zip(("delegate_workspace_bytes", "delegate_weights_bytes", "delegate_structures_bytes"),
+                         extra or ()))
         figures.append(None if not by_subgraph else RuntimeMemory(
             threads=threads, xnnpack=on, arena_bytes=arena, temporaries_bytes=max(arena_temporaries, default=0),
-            persistent_arena_bytes=persistent, delegate_bytes=extra, total_bytes=arena + persistent + (extra or 0)))
+            persistent_arena_bytes=persistent, delegate_bytes=own, total_bytes=arena + persistent + (own or 0),
+            **parts))
     runtime, xnnpack = figures
     tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M)
     summary = MemorySummary(

@@ -15,12 +15,15 @@ the same pass as the builtin configuration.
 
 * the workspace: per partition, its internal values (``xnn_plan_memory`` in XNNPACK's
   ``src/memory-planner.c``: values that are neither external nor static, each with
-  ``XNN_EXTRA_BYTES`` of slack, largest first at the first gap among those alive at the same time);
-  the delegate shares one workspace among its runtimes (``xnn_create_runtime_v4`` with the
-  delegate's ``workspace_``), so the largest partition's plan counts;
+  ``XNN_EXTRA_BYTES`` of slack, largest first at the first gap among those alive at the same time),
+  with the buffers some operators ask of it while they run (:func:`_op_workspace`: a computed
+  BATCH_MATMUL operand packed, the reshaped input of a FULLY_CONNECTED, quantized inputs of
+  dynamically quantized ops, int8 sums); the delegate shares one workspace among its runtimes
+  (``xnn_create_runtime_v4`` with the delegate's ``workspace_``), so the largest plan counts;
 * packed weights: each taken CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV packs
   its filter and bias at init (the ``xnn_pack_*`` functions: float filters as float32, int8 ones as
-  int8 with int32 bias and float per-channel scales). Weights XNNPACK unpacks itself (an fp16 or
+  int8 with int32 bias and float per-channel scales), the output channels padded to the kernels'
+  tile, an int8 convolution's input channels to 8 per tap. Weights XNNPACK unpacks itself (an fp16 or
   int8 DEQUANTIZE it claims, a DENSIFY) are packed as float32 by their reader, and the float32
   copy it unpacked them into (``static_unpacked_data_`` in xnnpack_delegate.cc) stays, unless they
   are fp16 weights that only convolutions and fully connected ops read as filters
@@ -31,7 +34,7 @@ the same pass as the builtin configuration.
   (one pointer per filter tap and output pixel, the pixels rounded up to the GEMM kernel's rows),
   depthwise convolutions and max pooling (one pointer per tap of the first output pixel of a row,
   then per new column of taps), transposed convolutions (per tap and output pixel), bilinear
-  resizing (four pointers and two weights per output pixel), and the reductions' accumulators;
+  resizing (four pointers and two weights per output pixel), and the accumulators of reductions that keep the last axis;
 * XNNPACK's and the delegate's structures (:func:`_structure_bytes`): per partition, the runtime
   descriptor with one ``xnn_operator_data`` per node and one ``xnn_runtime_value`` per value, and
   the delegate's own subgraph object and tensor maps; per node, its operator object and the
@@ -48,9 +51,9 @@ signature runs: every subgraph's packed weights and structures are held (a model
 share their weights holds them packed once per signature), while the workspace and the reshape-time
 buffers exist only for the subgraphs that run.
 
-Estimated, not exact: the packing's padding of the output channels to the kernel's tile, the
-per-op scratch some operators ask of the workspace and the average pooling's buffers are not
-counted; node and value counts follow the delegate's usual definitions, not every special case.
+Estimated, not exact: average pooling's buffers are not counted; node and value counts follow the
+delegate's usual definitions, not every special case. On the calibration suite's 247 one-op models
+XNNPACK takes, 242 are within 10% of the tracer (median ratio 1.00); average pooling is the miss.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ OPERATOR_BYTES = {  # per node: the xnn_operator and the compute contexts its cr
 _PER_PART = frozenset({"CONCATENATION", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})  # one copy per input or output
 _LUT_BYTES = 256  # an int8 LOGISTIC or TANH's lookup table
 _REDUCE_SLACK = 16
+_REDUCTIONS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"})
 
 
 def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph, dict[int, int]]:
@@ -129,6 +133,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
         boundary = set(part.inputs) | set(part.outputs)
         first: dict[int, int] = {}
         last: dict[int, int] = {}
+        scratch: list[tuple[int, int, int]] = []  # (bytes, step, step): buffers alive while one op runs
         unpacked: set[int] = set()  # weights unpacked at init: not values of the XNNPACK subgraph
         for step, op in enumerate(ops):
             if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
@@ -152,13 +157,49 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
             packed += _packed_weights(op, tensors, shapes)
             if prepared:
                 structures += _reshape_bytes(op, tensors, shapes)
+                own = _op_workspace(op, tensors, shapes)
+                if own:
+                    scratch.append((align(own + XNN_EXTRA_BYTES, XNN_ALIGNMENT), step, step))
         structures += _structure_bytes(ops, tensors, unpacked)
         if prepared:
-            buffers = sorted(((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
-                              for t, lo in first.items()), key=lambda b: -b[0])
+            buffers = sorted([*((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
+                                for t, lo in first.items()), *scratch], key=lambda b: -b[0])
             _, high = place_buffers(buffers, max(len(ops), 1))
             workspace = max(workspace, high + XNN_EXTRA_BYTES if buffers else 0)
     return workspace, packed, structures
+
+
+def _op_workspace(op: Operator, tensors, shapes) -> int:
+    """The bytes one op asks of the workspace while it runs: a BATCH_MATMUL whose second operand is
+    computed packs it there (per batch, the columns rounded up to the kernel's tile, 32 float or 16
+    int8, by the rows plus a bias row, or int8 rows plus 8 bytes of sums and scale); a FULLY_CONNECTED
+    that does not keep its dims reads a copy of its input the delegate reshapes to 2-D; an op with
+    float inputs and int8 weights keeps 8 bytes of quantization parameters a row there, and a
+    convolution with more than one tap its quantized input (a byte an element); an int8 reduction
+    sum or mean accumulates in int32."""
+    kind = op.op_type
+    x = op.inputs[0] if op.inputs else -1
+    own = 0
+    if kind == "FULLY_CONNECTED" and not op.options.get("keep_num_dims") and x >= 0:
+        own += dense_bytes(num_elements(shapes[x]), tensors[x].dtype)
+    if _hybrid(op, tensors):  # the quantization parameters of each row; a convolution with taps copies its input
+        rows = num_elements(shapes[x][:-1]) if kind == "FULLY_CONNECTED" else shapes[x][0]
+        quantized = 0 if kind == "FULLY_CONNECTED" or _pointwise(op, tensors) else num_elements(shapes[x])
+        own += align(quantized + 8 * rows + XNN_EXTRA_BYTES, XNN_ALIGNMENT)
+    if kind in ("MEAN", "SUM") and x >= 0 and tensors[x].dtype in ("INT8", "UINT8") and op.outputs:
+        own += 4 * num_elements(shapes[op.outputs[0]])
+    if own:
+        return own
+    if kind != "BATCH_MATMUL" or len(op.inputs) < 2 or tensors[op.inputs[1]].is_constant:
+        return 0
+    b = shapes[op.inputs[1]]
+    if len(b) < 2:
+        return 0
+    k, n = (b[-1], b[-2]) if op.options.get("adj_y") else (b[-2], b[-1])
+    batches = num_elements(b[:-2])
+    if tensors[op.inputs[1]].dtype == "FLOAT32":
+        return batches * -(-n // 32) * 32 * (k + 1) * 4
+    return batches * -(-n // CHANNEL_TILE) * CHANNEL_TILE * (k + 8)
 
 
 def _hybrid(op: Operator, tensors) -> bool:
@@ -247,7 +288,7 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
     if kind == "RESIZE_BILINEAR" and len(out) == 4:
         weights = 4 if tensors[op.outputs[0]].dtype == "FLOAT32" else 2
         return num_elements(out[:3]) * (4 * _POINTER + 2 * weights)
-    if kind in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"):
+    if kind in _REDUCTIONS and op.inputs and shapes[op.inputs[0]] and out and shapes[op.inputs[0]][-1] == out[-1]:
         return dense_bytes(num_elements(out), tensors[op.outputs[0]].dtype) + _REDUCE_SLACK
     return 0
 
@@ -288,13 +329,14 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
 
 
 def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, SubgraphPlacement],
-                   reached: Sequence[int], threads: int = 1) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], int]:
-    """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes: the largest
-    workspace of the reached subgraphs, the packed weights and structures of every subgraph (LiteRT
-    applies XNNPACK to all of them), the reached ones' reshape-time buffers, and the delegate's own
-    (with its threadpool above one thread)."""
+                   reached: Sequence[int], threads: int = 1
+                   ) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], tuple[int, int, int]]:
+    """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes
+    ``(workspace, packed weights, structures)``: the largest workspace of the reached subgraphs, the
+    packed weights and structures of every subgraph (LiteRT applies XNNPACK to all of them) with the
+    reached ones' reshape-time buffers and the delegate's own (its threadpool above one thread)."""
     views: dict[int, tuple[Subgraph, dict[int, int]]] = {}
-    workspace = other = 0
+    workspace = packed = structures = 0
     for index, sg in enumerate(model.subgraphs):
         state = states.get(index) if index in reached else None
         placement = placed.get(index) if state is not None else None
@@ -309,8 +351,8 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
             walked = subgraph_tensors(sg, state)  # type: ignore[arg-type]
             sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
             ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
-        workspace, other = max(workspace, ws), other + pw + st
-    if not views and not other:
-        return views, 0
+        workspace, packed, structures = max(workspace, ws), packed + pw, structures + st
+    if not views and not packed and not structures:
+        return views, (0, 0, 0)
     pool = THREADPOOL_BYTES + THREAD_BYTES * threads + THREAD_TLS_BYTES * (threads - 1) if threads > 1 else 0
-    return views, workspace + other + DELEGATE_BYTES + pool
+    return views, (workspace, packed, structures + DELEGATE_BYTES + pool)

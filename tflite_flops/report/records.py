@@ -203,7 +203,9 @@ class RuntimeMemory:
     the persistent arenas, with the persistent temporaries (transposed weights of the multithreaded
     float CONV_2D, hybrid row sums). ``delegate_bytes``: a delegate's own memory (None: no delegate
     in this configuration; with XNNPACK, ``xnnpack`` True, an estimate of its workspace, packed
-    weights, indirection buffers and structures). ``total_bytes``: the sum of the arenas and the delegate's bytes.
+    weights, indirection buffers and structures, split in ``delegate_workspace_bytes``,
+    ``delegate_weights_bytes`` and ``delegate_structures_bytes``: the structures with the buffers
+    its operators allocate for the input shapes). ``total_bytes``: the sum of the arenas and the delegate's bytes.
     With XNNPACK the arenas hold only the partitions' boundary tensors and the kept ops' tensors and
     temporaries. Temporaries the kernels keep on the heap (``kTfLiteDynamic``) are not counted
     (docs/memory.md).
@@ -216,6 +218,9 @@ class RuntimeMemory:
     persistent_arena_bytes: int
     delegate_bytes: int | None
     total_bytes: int
+    delegate_workspace_bytes: int | None = None
+    delegate_weights_bytes: int | None = None
+    delegate_structures_bytes: int | None = None
 
 
 @dataclass(frozen=True)
