@@ -273,7 +273,8 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
         if kind == "CONV_2D":
             if taps == 1 and _pointwise(op, tensors):
                 return 0  # a fully connected operator: no indirection
-            rows = GEMM_ROWS["hybrid" if _hybrid(op, tensors) else "float"]
+            x = tensors[op.inputs[0]].dtype
+            rows = GEMM_ROWS["hybrid" if _hybrid(op, tensors) else "int8" if x in ("INT8", "UINT8") else "float"]
             pixels = out[0] * out[1] * out[2]
             return _POINTER * taps * -(-pixels // rows) * rows
         if taps == 1 and kind == "MAX_POOL_2D":
@@ -352,7 +353,6 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
             sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
             ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
         workspace, packed, structures = max(workspace, ws), packed + pw, structures + st
-    if not views and not packed and not structures:
-        return views, (0, 0, 0)
+    # the delegate exists once LiteRT applied it, whether or not it took an op
     pool = THREADPOOL_BYTES + THREAD_BYTES * threads + THREAD_TLS_BYTES * (threads - 1) if threads > 1 else 0
     return views, (workspace, packed, structures + DELEGATE_BYTES + pool)
