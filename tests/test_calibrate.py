@@ -149,6 +149,18 @@ def test_the_while_law_is_the_loop_points_less_the_invoke_and_their_cond_and_bod
     # 0.5 + 2 x 0.05 + 1.5 + 0.1 + 0.0005 = 2.2005 us measured < 2 x 10 us): no WHILE law, not one at 0
     dear = Law("LESS", "int32", "builtin", {"1": 10.0})
     assert loop_laws(analysed, medians, (dear,), invoke_us=0.5) == ()
+    # with loops whose bodies change shape every trip (8 trips, re-preparing 2, 9 or 33 delegated ops a
+    # trip), at 1.2 us a growing trip and 0.04 us a reshaped op: the law gets those two coefficients too
+    for ops in (2, 9, 33):
+        point = SuitePoint(f"{LOOP}-growing-{ops}", LOOP, "float32", True, True, lambda w: ([], []))
+        loop = OpFeatures(LOOP, "float32", "builtin", {"1": 1.0, "trips": 8, "copied": 8 * 145,
+                                                       "growing_trips": 8, "reshaped": 8 * ops})
+        cond = OpFeatures("LESS", "int32", "builtin", {"1": 1.0, "in": 2.0, "out": 1.0})
+        analysed.append(Analysed(point, (loop, cond), 0, 2, (1, 9)))
+        medians[point.key] = 0.5 + 9 * 0.05 + 1.5 + 0.8 + 0.0001 * 8 * 145 + 8 * (1.2 + 0.04 * ops)
+    (fitted,) = loop_laws(analysed, medians, (less,), invoke_us=0.5)
+    for name, value in {"1": 1.5, "trips": 0.1, "copied": 0.0001, "growing_trips": 1.2, "reshaped": 0.04}.items():
+        assert math.isclose(fitted.coefficients[name], value, rel_tol=1e-6), name
 
 
 @pytest.mark.runtime

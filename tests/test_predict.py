@@ -405,3 +405,35 @@ def test_a_while_is_predicted_by_its_law_with_its_trips_and_its_body_ops_per_tri
     assert math.isclose(got[(1, 0, "LESS")], 8e-3) and math.isclose(got[(2, 0, "ADD")], 6e-3)
     # the whole: 1.827 + 8 + 6 + 6 + the 10 us per-invoke overhead (no partition without XNNPACK)
     assert math.isclose(out.prediction.latency_ms, (1.827 + 8 + 6 + 6 + 10) * 1e-3)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("xnnpack", [True, False])
+def test_a_loop_whose_body_changes_shape_every_trip_pays_its_re_preparation(samples_dir, xnnpack):
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.analysis.predict import loop_reprepare
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint, build, growing_loop, loop
+
+    fb = runtimes.schema_module("litert")
+    # The suite's growing loop of 8 MULs: its SLICEs (the rows before and after the counter) change shape
+    # every trip; with XNNPACK the partition of the MULs and the CONCATENATION runs after them: 8 + 1 ops
+    # reshaped every trip. The trivial loop has no such op.
+    blob = build(fb, SuitePoint(f"{LOOP}-growing-8", LOOP, "float32", xnnpack, False, growing_loop(8)))
+    model, report = load_model(blob), analyze_model(blob)
+    assert loop_reprepare(model, report.ops, xnnpack) == {(0, 0): (1, 9 if xnnpack else 0)}
+    plain = build(fb, SuitePoint(f"{LOOP}-3x8", LOOP, "float32", False, False, loop(3, 8)))
+    assert loop_reprepare(load_model(plain), analyze_model(plain).ops, xnnpack) == {}
+    # the LSTM sample: its first loop builds the layer's output sequence that way (17 ops in the body's
+    # partition after its SLICEs), its second loop does not
+    lstm = str(samples_dir / "lstm.tflite")
+    assert loop_reprepare(load_model(lstm), analyze_model(lstm).ops, xnnpack) == {(0, 1): (1, 17 if xnnpack else 0)}
+    # the WHILE law's terms: 8 trips x (2 us a growing trip + 0.05 us a reshaped op x 9) = 19.6 us on top of
+    # 1.5 + 0.1 x 8 trips + 0.001 x (8 trips x (1 + 16 + 128) loop-variable elements = 1,160) = 3.46 us
+    place = "xnnpack" if xnnpack else "builtin"
+    laws = (law("WHILE", "builtin", one=1.5, trips=0.1, copied=0.001, growing_trips=2.0, reshaped=0.05),
+            law("*", "builtin", one=2.0), law("*", place, one=2.0))
+    out = analyze_model(blob, predict=profile(xnnpack=xnnpack, laws=laws))
+    (got,) = [o.predicted_ms for o in out.ops if o.op_type == "WHILE"]
+    assert math.isclose(got, (3.46 + 8 * (2.0 + 0.05 * (9 if xnnpack else 0))) * 1e-3)

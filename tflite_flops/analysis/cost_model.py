@@ -312,8 +312,10 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     # A WHILE's own cost (its cond and body ops have laws of their own): a constant per WHILE run, one per
     # trip (invoking the cond and body subgraphs) and one per loop-variable element copied per trip
     # (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
-    # caller's, the cond's and the body's tensors every trip).
-    "WHILE": ("1", "trips", "copied"),
+    # caller's, the cond's and the body's tensors every trip). A body whose op outputs change shape every
+    # trip adds a cost per trip (the dynamic loop's copies and re-allocation) and one per delegated op it
+    # re-prepares every trip (XNNPACK reshapes the partitions that run after such an op; predict.loop_reprepare).
+    "WHILE": ("1", "trips", "copied", "growing_trips", "reshaped"),
 }
 
 # Which other precision's law stands in when a precision has none (most like it first).
@@ -371,7 +373,7 @@ def _tiled_macs(record: Any) -> float:
     return record.macs * (-(-cout // CHANNEL_TILE) * CHANNEL_TILE) / cout
 
 
-def op_features(record: Any, placement: str, trips: int = 0) -> OpFeatures:
+def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0)) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -389,7 +391,10 @@ def op_features(record: Any, placement: str, trips: int = 0) -> OpFeatures:
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
       CHANNEL_TILE (what the microkernel computes); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
-    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip).
+    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip);
+    * ``growing_trips``, ``reshaped``: for a WHILE whose body has ops with outputs that change shape every
+      trip, ``trips``, and ``trips`` x the delegated ops LiteRT re-prepares after them every trip
+      (``loop``, from ``predict.loop_reprepare``: (1 or 0, those ops)); 0 for other ops and loops.
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
@@ -410,5 +415,7 @@ def op_features(record: Any, placement: str, trips: int = 0) -> OpFeatures:
         "tiled_macs": _tiled_macs(record) / runs,
         "trips": float(trips),
         "copied": float(trips * inputs),
+        "growing_trips": float(trips * loop[0]),
+        "reshaped": float(trips * loop[1]),
     }
     return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, op_features
-from ..analysis.predict import while_trips
+from ..analysis.predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from . import runtimes
@@ -128,9 +128,11 @@ def analyse(point: SuitePoint, blob: bytes) -> Analysed:
     model = load_model(blob)
     report = analyze_model(model)
     trips = while_trips(model, report.ops)
+    loops = loop_reprepare(model, report.ops, point.delegate)
     ops = [o for o in report.ops if o.phase == "inference"]
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
-                              trips.get((o.subgraph, o.index), 0)) for o in ops)
+                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)))
+                  for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
         partitions = int(report.delegation["xnnpack"].partitions)

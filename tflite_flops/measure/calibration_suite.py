@@ -28,6 +28,7 @@ LOOP = "WHILE"  # the family of the WHILE points (a loop with a trivial body): t
 OVERHEAD = "overhead"  # the family of the chains of tiny ops that measure the per-invoke and per-partition costs
 CHAIN_LENGTHS = (1, 2, 4, 8, 16)
 LOOP_TRIPS, LOOP_SIZES = (1, 4, 16, 64), (4, 1024, 16384)  # the WHILE points: trips, loop-variable elements
+GROWING_OPS, GROWING_TRIPS, GROWING_WIDTH = (1, 8, 32), 8, 16  # the loops whose bodies re-prepare every trip
 IN_SCALE, OUT_SCALE, W_SCALE = 0.05, 0.1, 0.02
 
 
@@ -350,6 +351,56 @@ def loop(trips: int, n: int) -> Callable[[GraphWriter], Any]:
     return make
 
 
+def growing_loop(n: int, trips: int = GROWING_TRIPS, width: int = GROWING_WIDTH) -> Callable[[GraphWriter], Any]:
+    """A WHILE of ``trips`` trips whose body writes row ``i`` of a [trips, width] buffer as a converted
+    Keras RNN writes its output sequence: the rows before ``i`` and after it are SLICEs whose sizes follow
+    the counter (outputs of unknown declared rows: they change shape every trip), concatenated around the
+    new row, which ``n`` MULs make from the other loop variable. The body runs ``Eval_dynamic`` and
+    re-prepares every trip what runs after the SLICEs: with XNNPACK, the partition of the MULs and the
+    CONCATENATION (``predict.loop_reprepare``)."""
+    def variables(w: GraphWriter) -> list[int]:
+        return [w.tensor((), "int32"), w.tensor((1, width)), w.tensor((trips, width))]
+
+    def cond(w: GraphWriter) -> tuple[list[int], list[int]]:
+        i, v, rows = variables(w)
+        bound, less = w.tensor((), "int32", np.array(trips)), w.tensor((), "bool")
+        w.op("LESS", [i, bound], [less])
+        return [i, v, rows], [less]
+
+    def index(w: GraphWriter, i: int, then: int) -> int:
+        """[i, then]: a slice's begin or size made from the counter."""
+        one = w.tensor((1,), "int32")
+        w.op("RESHAPE", [i, w.tensor((1,), "int32", np.array([1]))], [one])
+        out = w.tensor((2,), "int32")
+        w.op("CONCATENATION", [one, w.tensor((1,), "int32", np.array([then]))], [out], "ConcatenationOptions", axis=0)
+        return out
+
+    def body(w: GraphWriter) -> tuple[list[int], list[int]]:
+        i, v, rows = variables(w)
+        i2 = w.tensor((), "int32")
+        w.op("ADD", [i, w.tensor((), "int32", np.array(1))], [i2], "AddOptions")
+        cur = v
+        for _ in range(n):
+            nxt = w.tensor((1, width))
+            w.op("MUL", [cur, w.tensor((1, width), "float32", np.full((1, width), 0.5))], [nxt], "MulOptions")
+            cur = nxt
+        before, after = w.tensor((1, width), signature=(-1, width)), w.tensor((1, width), signature=(-1, width))
+        w.op("SLICE", [rows, w.tensor((2,), "int32", np.array([0, 0])), index(w, i, width)], [before])
+        w.op("SLICE", [rows, index(w, i2, 0), w.tensor((2,), "int32", np.array([-1, width]))], [after])
+        out = w.tensor((trips, width))
+        w.op("CONCATENATION", [before, cur, after], [out], "ConcatenationOptions", axis=0)
+        return [i, v, rows], [i2, cur, out]
+
+    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+        c, b = w.subgraph(cond, "cond"), w.subgraph(body, "body")
+        start, x = w.tensor((), "int32", np.array(0)), w.tensor((1, width))
+        rows = w.tensor((trips, width), "float32", np.zeros((trips, width)))
+        i, y, out = variables(w)
+        w.op("WHILE", [start, x, rows], [i, y, out], "WhileOptions", condSubgraphIndex=c, bodySubgraphIndex=b)
+        return [x], [out]
+    return make
+
+
 # ---- the suite ------------------------------------------------------------------------------------------
 
 ACTS = ("NONE", "RELU", "RELU6")
@@ -477,4 +528,6 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
             in_quick = trips in LOOP_TRIPS[1::2] and n in LOOP_SIZES[::2]
             if in_quick or not quick:
                 points.append(SuitePoint(f"{LOOP}-{trips}x{n}", LOOP, "float32", xnnpack, in_quick, loop(trips, n)))
+    for n in GROWING_OPS:
+        points.append(SuitePoint(f"{LOOP}-growing-{n}", LOOP, "float32", xnnpack, True, growing_loop(n)))
     return points

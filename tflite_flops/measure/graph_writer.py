@@ -66,8 +66,9 @@ class GraphWriter:
         return len(self._more)
 
     def tensor(self, shape: Sequence[int], dtype: str = "float32", data: np.ndarray | None = None,
-               quant: Quant | None = None, name: str | None = None) -> int:
-        """Add a tensor (a constant when ``data`` is given); returns its index."""
+               quant: Quant | None = None, name: str | None = None, signature: Sequence[int] | None = None) -> int:
+        """Add a tensor (a constant when ``data`` is given); returns its index. ``signature``: its
+        ``shape_signature`` (-1 for a dim known only at run time), when it has one."""
         fb = self.fb
         buffer = fb.BufferT()
         if data is not None:
@@ -76,6 +77,8 @@ class GraphWriter:
         t = fb.TensorT()
         t.name = name or f"t{len(self.tensors)}"
         t.shape, t.type, t.buffer = list(shape), getattr(fb.TensorType, TENSOR_TYPES[dtype]), len(self.buffers)
+        if signature is not None:
+            t.shapeSignature = list(signature)
         if quant is not None:
             q = fb.QuantizationParametersT()
             q.scale, q.zeroPoint, q.quantizedDimension = list(quant.scale), list(quant.zero_point), quant.axis
