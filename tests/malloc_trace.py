@@ -62,19 +62,22 @@ def build(directory: Path) -> Path:
     return library
 
 
-def delegate_bytes(paths: list[str], threads: int, directory: Path) -> list[dict[str, int]]:
+def delegate_bytes(paths: list[str], threads: int, directory: Path, functions: tuple[str, ...] = ()
+                   ) -> list[dict[str, int]]:
     """Per model: the bytes XNNPACK and its delegate hold after ``allocate_tensors`` and one invoke
-    (``"delegate"``), and apart, ``"tflite"`` (the rest of the interpreter's, arenas aside) and ``"arena"``."""
+    (``"delegate"``), and apart, ``"tflite"`` (the rest of the interpreter's, arenas aside) and ``"arena"``;
+    and for each name of ``functions``, the bytes allocated under a function of that name."""
     library = build(directory)
     run = subprocess.run([sys.executable, "-c", _CHILD, str(library), str(threads), str(directory), json.dumps(paths)],
                          env={**os.environ, "LD_PRELOAD": str(library)}, capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
-    return [_attribute(directory / f"{i}.txt") for i in range(len(paths))]
+    return [_attribute(directory / f"{i}.txt", functions) for i in range(len(paths))]
 
 
-def _attribute(dump: Path) -> dict[str, int]:
-    """Sums a dump's live allocations by owner, from the names of their stacks' frames."""
+def _attribute(dump: Path, functions: tuple[str, ...] = ()) -> dict[str, int]:
+    """Sums a dump's live allocations by owner, from the names of their stacks' frames (and under each
+    of ``functions``)."""
     records = []
     for line in dump.read_text().splitlines():
         size, *frames = line.split()
@@ -83,13 +86,16 @@ def _attribute(dump: Path) -> dict[str, int]:
     out: Counter[str] = Counter()
     for size, frames in records:
         names = [name(a) for a in frames]
+        for f in functions:
+            if f in names:
+                out[f] += size
         if any(_ARENA in n for n in names):
             out["arena"] += size
         elif any(n.startswith(_DELEGATE) or any(d in n for d in _DELEGATE[2:]) for n in names):
             out["delegate"] += size
         else:
             out["tflite"] += size
-    return {k: out.get(k, 0) for k in ("delegate", "tflite", "arena")}
+    return {k: out.get(k, 0) for k in ("delegate", "tflite", "arena", *functions)}
 
 
 def _symbolizer(maps: Path, addresses: set[int]):
