@@ -87,7 +87,7 @@ PARTITION_TENSOR_BYTES = 24  # per tensor a partition defines: the delegate's ma
 DELEGATE_BYTES = 1_720  # once: TfLiteXNNPackDelegate, its CpuBackendContext and ruy context, the workspace descriptor
 THREADPOOL_BYTES, THREAD_BYTES, THREAD_TLS_BYTES = 64, 448, 368  # above one thread: pthreadpool, per thread, per extra thread
 INT8_INPUT_TILE = 8  # an int8 convolution's input channels per tap, padded to the kernel's depth (kr)
-GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 5}  # rows of the convolution GEMM kernel (the indirection's tile)
+GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 10}  # rows of the convolution GEMM kernel (the indirection's tile)
 _COPY = 696  # a copy operator (reshape, one per concatenated input or split output): operator plus its context
 OPERATOR_BYTES = {  # per node: the xnn_operator and the compute contexts its create function allocates
     **dict.fromkeys(("CONV_2D", "DEPTHWISE_CONV_2D"), 1_700), "FULLY_CONNECTED": 1_896,
@@ -284,7 +284,8 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
         dilated = op.options.get("dilation_w_factor", 1) != 1 or op.options.get("dilation_h_factor", 1) != 1
         step_w = kw if dilated else op.options.get("stride_w", 1)
         step_h = taps + (out[2] - 1) * step_w * kh  # pointers per output row: the first pixel's taps, then new columns
-        return _POINTER * out[0] * out[1] * step_h
+        slack = taps - 1 if kind == "MAX_POOL_2D" else 0  # a window less one after the last row
+        return _POINTER * (out[0] * out[1] * step_h + slack)
     if kind == "AVERAGE_POOL_2D" and len(out) == 4 and op.inputs and len(shapes[op.inputs[0]]) == 4:
         return _average_pool_bytes(op, shapes[op.inputs[0]], out)
     if kind == "TRANSPOSE_CONV" and len(out) == 4 and len(op.inputs) > 1 and len(shapes[op.inputs[1]]) == 4:
