@@ -406,7 +406,8 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     # dynamic-range and int8, small to MobileNet-sized shapes), each traced as above.
     from malloc_trace import delegate_bytes
 
-    from tflite_flops.analysis.xnnpack_memory import _reshape_bytes
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.analysis.xnnpack_memory import _reshape_bytes, xnnpack_bytes
     from tflite_flops.measure import calibration_suite, runtimes
 
     fb = runtimes.schema_module("litert")
@@ -420,14 +421,19 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     reshaping = {"CONV_2D": "reshape_igemm", "DEPTHWISE_CONV_2D": "reshape_dwconv",
                  "MAX_POOL_2D": "reshape_max_pooling2d_nhwc", "AVERAGE_POOL_2D": "reshape_average_pooling2d",
                  "TRANSPOSE_CONV": "reshape_subconv2d_path", "RESIZE_BILINEAR": "xnn_reshape_resize_bilinear2d_nhwc"}
-    traced = delegate_bytes(paths, 1, tmp_path, functions=tuple(reshaping.values()))
-    rows, buffers = [], []
+    packing = "xnn_get_pointer_to_write_weights"  # where every packed filter is allocated
+    traced = delegate_bytes(paths, 1, tmp_path, functions=(*reshaping.values(), packing))
+    rows, buffers, packed = [], [], []
     for path, real in zip(paths, traced):
         ours = tflite_flops.analyze(path).memory.runtime_xnnpack.delegate_bytes
         if real["delegate"] > 2_000:  # 1,720 bytes are the delegate's alone: the op was not taken
             rows.append((Path(path).stem, ours, real["delegate"]))
-            sg = load_model(path).subgraphs[0]
+            model = load_model(path)
+            sg = model.subgraphs[0]
             op = sg.operators[-1]
+            ours_packed = xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors])[1]
+            if ours_packed or real[packing]:
+                packed.append((Path(path).stem, ours_packed, real[packing]))
             if op.op_type in reshaping:
                 buffers.append((Path(path).stem, _reshape_bytes(op, sg.tensors, [t.shape for t in sg.tensors]),
                                 real[reshaping[op.op_type]]))
@@ -446,6 +452,11 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     off = [b for b in buffers if b[1] != b[2]]
     assert all(b[0].startswith("DEPTHWISE_CONV_2D") and 0 < b[2] - b[1] <= 64 for b in off), off
     assert len(off) <= 6, off
+    # every packed filter to the byte: float32 and fp16 by the channel tile, int8 with its bias and scale
+    # (and input channels padded per tap), dynamically quantized with 12 bytes per channel, depthwise int8
+    # by 32 channels, each buffer rounded up to 64 bytes
+    assert len(packed) >= 100
+    assert [p for p in packed if p[1] != p[2]] == []
 
 
 @pytest.mark.runtime

@@ -54,7 +54,7 @@ buffers exist only for the subgraphs that run.
 
 Estimated, not exact: node and value counts follow the
 delegate's usual definitions, not every special case. On the calibration suite's 247 one-op models
-XNNPACK takes, 244 are within 10% of the tracer (median ratio 1.00); the misses are small dynamic-range
+XNNPACK takes, 245 are within 10% of the tracer (median ratio 1.00); the misses are small dynamic-range
 fully connected and pointwise ops (0.79 to 0.88).
 """
 
@@ -87,6 +87,8 @@ PARTITION_TENSOR_BYTES = 24  # per tensor a partition defines: the delegate's ma
 DELEGATE_BYTES = 1_720  # once: TfLiteXNNPackDelegate, its CpuBackendContext and ruy context, the workspace descriptor
 THREADPOOL_BYTES, THREAD_BYTES, THREAD_TLS_BYTES = 64, 448, 368  # above one thread: pthreadpool, per thread, per extra thread
 INT8_INPUT_TILE = 8  # an int8 convolution's input channels per tap, padded to the kernel's depth (kr)
+INT8_DEPTHWISE_TILE = 32  # an int8 depthwise convolution's channel tile
+HYBRID_GEMM_TILE = 64  # the channel tile of a dynamically quantized fully connected (or pointwise) op
 GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 10}  # rows of the convolution GEMM kernel (the indirection's tile)
 _COPY = 696  # a copy operator (reshape, one per concatenated input or split output): operator plus its context
 OPERATOR_BYTES = {  # per node: the xnn_operator and the compute contexts its create function allocates
@@ -324,10 +326,19 @@ def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...]) 
 
 
 def _packed_weights(op: Operator, tensors, shapes) -> int:
-    """The bytes an op packs at init (module docstring): per output channel, rounded up to the GEMM
-    tile (:data:`~.cost_model.CHANNEL_TILE`), its filter (float32, or int8 whose input channels a
-    non-pointwise convolution pads to :data:`INT8_INPUT_TILE` per tap) and bias, plus an int8 filter's
-    per-channel scale; a transposed convolution's sub-kernels have a bias each."""
+    """The bytes an op packs at init (module docstring), read off the tracer (to the byte on the
+    calibration suite's convolutions, depthwise, transposed and fully connected ops): per output channel,
+    rounded up to the kernel's tile, its filter and what it keeps per channel.
+
+    * float32 and fp16 filters: float32 weights and bias, channels to :data:`~.cost_model.CHANNEL_TILE`
+      (a transposed convolution has a bias per sub-kernel);
+    * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
+      :data:`INT8_INPUT_TILE` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
+      convolution); a depthwise convolution tiles its channels by :data:`INT8_DEPTHWISE_TILE`;
+    * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums), a
+      fully connected or pointwise convolution tiling its channels by :data:`HYBRID_GEMM_TILE`.
+
+    The buffer's size is rounded up to :data:`XNN_ALIGNMENT`."""
     if op.op_type not in _PACKED or len(op.inputs) < 2 or op.inputs[1] < 0:
         return 0
     filt = op.inputs[1]
@@ -340,16 +351,28 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
     kind = op.op_type
     out_channels = shape[0] if kind != "DEPTHWISE_CONV_2D" else shape[-1]
     per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
-    tiled = -(-out_channels // CHANNEL_TILE) * CHANNEL_TILE
+    tile = CHANNEL_TILE
     biases = 1
     if kind == "TRANSPOSE_CONV" and len(shape) == 4:
         stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
         biases = min(stride[0], shape[1]) * min(stride[1], shape[2])  # one sub-kernel per output phase
-    if w.dtype in ("INT8", "UINT8", "INT4"):
-        if kind == "CONV_2D" and len(shape) == 4 and not _pointwise(op, tensors):
-            per_channel = shape[1] * shape[2] * -(-shape[3] // INT8_INPUT_TILE) * INT8_INPUT_TILE
-        return tiled * (per_channel + 4 * biases + 4)  # int8 filter, int32 (or float) bias, float scale
-    return tiled * (per_channel + biases) * 4  # float32 and fp16 filters are packed as float32, with a float32 bias
+    if w.dtype not in ("INT8", "UINT8", "INT4"):  # float32 and fp16 filters are packed as float32
+        return align(_tiled(out_channels, tile) * (per_channel + biases) * 4, XNN_ALIGNMENT)
+    if kind in ("CONV_2D", "TRANSPOSE_CONV") and len(shape) == 4 and not _pointwise(op, tensors):
+        per_channel = shape[1] * shape[2] * _tiled(shape[3], INT8_INPUT_TILE)
+    if _hybrid(op, tensors):
+        per_channel += 12
+        if kind == "FULLY_CONNECTED" or _pointwise(op, tensors):
+            tile = HYBRID_GEMM_TILE
+    elif kind == "DEPTHWISE_CONV_2D":
+        per_channel, tile = per_channel + 8, INT8_DEPTHWISE_TILE
+    else:
+        per_channel += 8 * biases  # an int32 bias and a float scale (each sub-kernel's)
+    return align(_tiled(out_channels, tile) * per_channel, XNN_ALIGNMENT)  # the buffer's size, aligned
+
+
+def _tiled(n: int, tile: int) -> int:
+    return -(-n // tile) * tile
 
 
 def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, SubgraphPlacement],
