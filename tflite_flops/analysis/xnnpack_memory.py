@@ -14,8 +14,8 @@ the same pass as the builtin configuration.
 **XNNPACK's own memory** (:func:`xnnpack_bytes`), an estimate:
 
 * the workspace: per partition, its internal values (``xnn_plan_memory`` in XNNPACK's
-  ``src/memory-planner.c``: values that are neither external nor static, each with
-  ``XNN_EXTRA_BYTES`` of slack, largest first at the first gap among those alive at the same time),
+  ``src/memory-planner.c``: values that are neither external nor static, each rounded up to 64 bytes,
+  largest first at the first gap among those alive at the same time, :data:`WORKSPACE_SLACK` after them),
   with the buffers some operators ask of it while they run (:func:`_op_workspace`: a computed
   BATCH_MATMUL operand packed, the reshaped input of a FULLY_CONNECTED, quantized inputs of
   dynamically quantized ops, int8 sums); the delegate shares one workspace among its runtimes
@@ -71,7 +71,8 @@ from .placement import SubgraphPlacement, node_subsets, place_subgraph
 from .shapes import subgraph_tensors
 from .planner import align, place_buffers
 
-XNN_EXTRA_BYTES = 128  # XNN_EXTRA_BYTES (XNNPACK include/xnnpack.h): slack after every buffer it allocates
+XNN_EXTRA_BYTES = 128  # slack after the float32 copy of weights XNNPACK unpacks
+WORKSPACE_SLACK = 32  # bytes after the workspace's last value (read off the tracer: XNN_EXTRA_BYTES of this build)
 XNN_ALIGNMENT = 64  # XNN_ALLOCATION_ALIGNMENT on x86-64 with AVX-512 builds
 _POINTER = 8
 _PACKED = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
@@ -163,13 +164,13 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
                 structures += _reshape_bytes(op, tensors, shapes)
                 own = _op_workspace(op, tensors, shapes)
                 if own:
-                    scratch.append((align(own + XNN_EXTRA_BYTES, XNN_ALIGNMENT), step, step))
+                    scratch.append((align(own, XNN_ALIGNMENT), step, step))
         structures += _structure_bytes(ops, tensors, unpacked)
         if prepared:
-            buffers = sorted([*((align(size(t) + XNN_EXTRA_BYTES, XNN_ALIGNMENT), lo, last.get(t, lo))
+            buffers = sorted([*((align(size(t), XNN_ALIGNMENT), lo, last.get(t, lo))
                                 for t, lo in first.items()), *scratch], key=lambda b: -b[0])
             _, high = place_buffers(buffers, max(len(ops), 1))
-            workspace = max(workspace, high + XNN_EXTRA_BYTES if buffers else 0)
+            workspace = max(workspace, high + WORKSPACE_SLACK if buffers else 0)
     return workspace, packed, structures
 
 
@@ -189,7 +190,7 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
     if _hybrid(op, tensors):  # the quantization parameters of each row; a convolution with taps copies its input
         rows = num_elements(shapes[x][:-1]) if kind == "FULLY_CONNECTED" else shapes[x][0]
         quantized = 0 if kind == "FULLY_CONNECTED" or _pointwise(op, tensors) else num_elements(shapes[x])
-        own += align(quantized + 8 * rows + XNN_EXTRA_BYTES, XNN_ALIGNMENT)
+        own += align(quantized + 8 * rows, XNN_ALIGNMENT)
     if kind in ("MEAN", "SUM") and x >= 0 and tensors[x].dtype in ("INT8", "UINT8") and op.outputs:
         own += 4 * num_elements(shapes[op.outputs[0]])
     if own:
