@@ -449,7 +449,8 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     assert not misses, misses
     # the reshape-time buffers to the byte (convolutions' indirection rounded up to the GEMM rows, 7 and
     # 10 with dynamically quantized inputs; max pooling's window of slack; ...), but for two strided
-    # depthwise convolutions whose indirection has 4 and 6 pointers more than the rule
+    # depthwise convolutions (in each of three precisions) whose indirection has 4 and 6 pointers more
+    # than the rule
     assert len(buffers) >= 80
     off = [b for b in buffers if b[1] != b[2]]
     assert all(b[0].startswith("DEPTHWISE_CONV_2D") and 0 < b[2] - b[1] <= 64 for b in off), off
