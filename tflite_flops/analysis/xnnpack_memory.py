@@ -165,7 +165,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
                 own = _op_workspace(op, tensors, shapes)
                 if own:
                     scratch.append((align(own, XNN_ALIGNMENT), step, step))
-        structures += _structure_bytes(ops, tensors, unpacked)
+        structures += _structure_bytes(ops, tensors, unpacked, set(part.inputs) | set(part.outputs))
         if prepared:
             buffers = sorted([*((align(size(t), XNN_ALIGNMENT), lo, last.get(t, lo))
                                 for t, lo in first.items()), *scratch], key=lambda b: -b[0])
@@ -208,15 +208,21 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
 
 
 def _hybrid(op: Operator, tensors) -> bool:
-    """A convolution or fully connected op with float activations and int8 weights: XNNPACK quantizes
-    its input at run time (a convert node and a value of its own)."""
+    """A convolution or fully connected op with float activations and int8 weights (dynamically
+    quantized: a convolution quantizes its input at run time with a convert node of its own)."""
     return (op.op_type in _GEMM and len(op.inputs) > 1 and op.inputs[1] >= 0 and tensors[op.inputs[0]].dtype == "FLOAT32"
             and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
 
 
-def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int]) -> int:
+def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], boundary: set[int]) -> int:
     """One partition's structures (module docstring): the runtime descriptor, its node and value
-    records, the delegate's subgraph object and tensor maps, and every node's operator."""
+    records, the delegate's subgraph object and tensor maps, and every node's operator.
+
+    Values, read off the tracer (chains of 1 to 8 ops, and the samples' partitions): one per tensor
+    at the partition's boundary (``boundary``), two per tensor inside it and per static operand, and a
+    FULLY_CONNECTED that does not keep its dims adds 1 (2 with int8 activations, 3 with int8 weights and
+    float activations), a convolution with int8 weights and float activations 2 (and, with more than
+    one tap, a convert node: fully connected and pointwise ops compute such weights without one)."""
     defined: set[int] = set()
     nodes = values = operators = 0
     for op in ops:
@@ -239,14 +245,18 @@ def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int]) -> in
         if kind in ("LOGISTIC", "TANH") and tensors[op.inputs[0]].dtype in ("INT8", "UINT8"):
             operators += _LUT_BYTES
         if kind in _GEMM:
-            values += 2  # the packed filter and bias get values of their own
             if kind == "CONV_2D" and _pointwise(op, tensors):
                 operators += OPERATOR_BYTES["FULLY_CONNECTED"] - OPERATOR_BYTES["CONV_2D"]  # run as a fully connected
+        hybrid = _hybrid(op, tensors)
         if kind == "FULLY_CONNECTED" and not op.options.get("keep_num_dims"):
-            nodes, values, operators = nodes + 1, values + 1, operators + _COPY  # the output reshaped to 2-D
-        if _hybrid(op, tensors):
-            nodes, values, operators = nodes + 1, values + 1, operators + _COPY  # the input quantized at run time
-    values += len(defined)
+            nodes, operators = nodes + 1, operators + _COPY  # the output reshaped to 2-D
+            values += 3 if hybrid else 2 if tensors[op.inputs[0]].dtype in ("INT8", "UINT8") else 1
+        elif hybrid and kind == "CONV_2D":
+            values += 2
+        if hybrid and kind == "CONV_2D" and not _pointwise(op, tensors):
+            nodes, operators = nodes + 1, operators + _COPY  # the input quantized at run time (a convert node)
+    outside = sum(1 for t in defined if t in boundary and not tensors[t].is_constant)
+    values += outside + 2 * (len(defined) - outside)
     return (RUNTIME_BYTES + OPDATA_BYTES * nodes + VALUE_BYTES * values + operators
             + PARTITION_BYTES + PARTITION_TENSOR_BYTES * len(defined))
 
