@@ -469,6 +469,37 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
 
 
 @pytest.mark.runtime
+def test_xnnpack_bytes_arithmetic_of_two_one_op_models():
+    # The estimate's parts, by hand (the traced figures of these models are checked in the slow tests
+    # above: the packed weights, workspace and indirection below are LiteRT's to the byte).
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.analysis.xnnpack_memory import xnnpack_bytes
+    from tflite_flops.measure import calibration_suite, runtimes
+
+    fb = runtimes.schema_module("litert")
+
+    def parts(ident: str) -> tuple[int, int, int]:
+        point = next(p for p in calibration_suite.suite() if p.id == ident)  # timed with and without XNNPACK
+        model = load_model(calibration_suite.build(fb, point))
+        sg = model.subgraphs[0]
+        return xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors])
+
+    # float FULLY_CONNECTED [1,64] x [10,64] + bias:
+    # workspace: the reshaped copy of its input, 64 x 4 = 256 B (64-aligned) + 32 B of slack = 288;
+    # packed: 10 channels padded to 16 x (64 weights + 1 bias) x 4 B = 4,160;
+    # structures: runtime 96 + 2 nodes (the FC and its reshape) x 240 = 480 + 7 values x 160 = 1,120
+    # (input and output at the boundary 1 each, weights and bias 2 each, 1 for the reshape) + operators
+    # 1,896 + 696 (the copy) + the delegate's partition 660 + 4 tensors x 24 = 96: 5,044
+    assert parts("FULLY_CONNECTED-float32-1-64-10-NONE") == (288, 4_160, 5_044)
+    # int8 CONV_2D 3x3 of [1,16,16,4] to 8 channels, stride 1:
+    # packed: 8 channels padded to 16 x (9 taps x 4 input channels padded to 8 = 72 + int32 bias 4 +
+    # scale 4) = 1,280; structures: indirection 9 taps x 256 pixels rounded up to 7 GEMM rows (259) x 8 B
+    # = 18,648, + runtime 96 + 1 node 240 + 6 values 960 + the operator 1,700 + 660 + 4 x 24 = 3,752:
+    # 22,400; no workspace (no value inside the partition)
+    assert parts("CONV_2D-int8-16-4-8-3-1-RELU") == (0, 1_280, 22_400)
+
+
+@pytest.mark.runtime
 @pytest.mark.slow
 def test_average_pooling_buffers_are_litert_s(tmp_path):
     # What XNNPACK's average pooling allocates when it is reshaped (everything under
