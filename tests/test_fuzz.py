@@ -108,6 +108,7 @@ def _check(cases: int) -> None:
     assert not failures, "\n".join(failures[:20])
 
 
+@pytest.mark.slow  # ~2 s: the quick lane keeps the columnar and bundle fuzz smokes
 def test_fuzz_smoke():
     _check(SMOKE_CASES)
 

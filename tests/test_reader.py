@@ -386,6 +386,7 @@ def test_decoded_element_budget(monkeypatch):
         load_model(fc_model())
 
 
+@pytest.mark.slow  # a fresh process and a 64 MiB file: about a second
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_memory_does_not_grow_with_weights(tmp_path):
     # A 64 MiB weight: analysis in a fresh process must stay far below that above its baseline
