@@ -173,6 +173,7 @@ def test_library_rejects_unknown_sources_clearly():
     (["analyze", CNN], ["--while-trips", "-1"]),
     (["analyze", CNN], ["--no-such-flag"]), (["sweep", CNN], ["--no-such-flag"]), (["batch", CNN], ["--nope", "1"]),
     (["compare", CNN, CNN], ["--no-such-flag"]), (["ops"], ["--no-such-flag"]),
+    (["analyze", CNN], ["--max-macs", "1e999"]), (["analyze", CNN], ["--max-arena", "1e999KiB"]),  # past a float
 ])
 def test_usage_errors_exit_2_with_the_subcommand_usage(command, bad):
     r = run(*command, *bad)

@@ -37,3 +37,22 @@ def test_human_unit_spacing():
     assert human_unit(53_890_000_000, "FLOP/s") == "53.89 GFLOP/s"
     assert human_unit(0, "OP/s") == "0 OP/s"
     assert human_unit(640, "FLOP/s") == "640 FLOP/s"
+
+
+@pytest.mark.parametrize("n, text", [
+    (10**15, "1.000e+15"),  # a thousand T: the power of ten, not '1000000 T'
+    (123_456 * 10**400, "1.234e+405"),  # past a float's range (10**309 / 10**12 would overflow)
+    (-(10**309), "-1.000e+309"),
+    (2.5e17, "2.500e+17"),
+])
+def test_human_renders_counts_of_any_size(n, text):
+    assert human(n) == text
+
+
+@pytest.mark.parametrize("text", ["1e999", "1e400K", "9" * 400])
+def test_parse_refuses_numbers_past_a_float_with_the_package_error(text):
+    from tflite_flops.units import parse_bytes
+
+    for parse in (parse_count, parse_bytes):
+        with pytest.raises(InputSpecError, match="too large"):
+            parse(text)

@@ -90,6 +90,7 @@ def tensor_bytes(shape: Iterable[int], dtype: str) -> int:
 
 
 _SUFFIXES = [(10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K")]
+_SCIENTIFIC = 10**15  # from here on a count is written 1.234e+15: never divided as a float (10**309 / 10**12 overflows)
 
 
 def human(n: int | float | None, digits: int = 4) -> str:
@@ -100,6 +101,9 @@ def human(n: int | float | None, digits: int = 4) -> str:
         return str(n)
     sign = "-" if n < 0 else ""
     a = abs(n)
+    if a >= _SCIENTIFIC:  # a thousand T and more (past a float's range too): the leading digits and the power of ten
+        text = str(int(a))
+        return f"{sign}{text[0]}.{text[1:4]}e+{len(text) - 1}"
     for scale, suffix in _SUFFIXES:
         if a >= scale:
             value = a / scale
@@ -138,7 +142,7 @@ def parse_count(text: str) -> int:
     m = _COUNT_RE.match(str(text))
     if not m:
         raise InputSpecError(f"cannot read {text!r} as a count (use e.g. 300M, 1.5G, 4096)")
-    return int(round(float(m.group(1)) * _MULT[m.group(2).lower()]))
+    return _finite_int(float(m.group(1)) * _MULT[m.group(2).lower()], text)
 
 
 _BYTES_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]i?)?[bB]?\s*$")
@@ -151,7 +155,14 @@ def parse_bytes(text: str) -> int:
     m = _BYTES_RE.match(str(text))
     if not m:
         raise InputSpecError(f"cannot read {text!r} as bytes (use e.g. 512K, 2MiB, 65536)")
-    return int(round(float(m.group(1)) * _BYTE_MULT[(m.group(2) or "").lower()]))
+    return _finite_int(float(m.group(1)) * _BYTE_MULT[(m.group(2) or "").lower()], text)
+
+
+def _finite_int(value: float, text: str) -> int:
+    """``value`` rounded to an int, or the package's error when it is beyond a float's range ('1e999')."""
+    if not math.isfinite(value):
+        raise InputSpecError(f"cannot read {text!r}: the number is too large")
+    return int(round(value))
 
 
 def human_unit(n: int | float | None, unit: str) -> str:
