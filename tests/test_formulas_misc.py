@@ -65,6 +65,17 @@ def test_layout_shapes_and_range_folding():
         shape(ctx("ONE_HOT", [t((2, 3), "INT32"), t((), "INT32")]))  # depth unknown
 
 
+def test_range_length_is_arithmetic_never_allocated():
+    # RANGE(0, 2**40, 1) in a few hundred bytes of model: 1,099,511,627,776 elements, counted, not made
+    big = ctx("RANGE", [t((), "INT64", 0), t((), "INT64", 2**40), t((), "INT64", 1)])
+    assert shape(big) == [(2**40,)]
+    assert shape(ctx("RANGE", [t((), "INT32", 10), t((), "INT32", 1), t((), "INT32", -4)])) == [(3,)]  # 10, 6, 2
+    assert shape(ctx("RANGE", [t((), "INT32", 5), t((), "INT32", 1), t((), "INT32", 2)])) == [(0,)]  # empty
+    assert shape(ctx("RANGE", [t((), "FLOAT32", 0.0), t((), "FLOAT32", 1.0), t((), "FLOAT32", 0.25)])) == [(4,)]
+    with pytest.raises(ShapeError, match="no length"):  # delta 0: the package's error, no numpy warning
+        shape(ctx("RANGE", [t((), "INT32", 0), t((), "INT32", 5), t((), "INT32", 0)]))
+
+
 def test_stablehlo_convolution_and_dot_general():
     # lhs [1, 8, 8, 3] (NHWC), kernel [3, 3, 3, 16] (HWIO), output [1, 8, 8, 16]:
     # MACs = 1,024 outputs · 3·3 · 3 = 27,648; FLOPs = 55,296

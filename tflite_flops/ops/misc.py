@@ -7,6 +7,8 @@ their note: what they cost depends on the values, not only on the shapes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ShapeError
@@ -94,7 +96,17 @@ def _range_shape(ctx: OpContext) -> list[Shape]:
     start, limit, delta = (ctx.input(i).value for i in range(3))
     if start is None or limit is None or delta is None:
         raise ShapeError("RANGE: start/limit/delta are not known constants")
-    return [(len(np.arange(start.reshape(-1)[0], limit.reshape(-1)[0], delta.reshape(-1)[0])),)]
+    return [(range_length(*(v.reshape(-1)[0].item() for v in (start, limit, delta))),)]
+
+
+def range_length(start: int | float, limit: int | float, delta: int | float) -> int:
+    """Elements of RANGE(start, limit, delta), as ``np.arange`` counts them, by arithmetic: never allocated
+    (a 400-byte model may ask for 10**12 of them), exact for integers of any size."""
+    if delta == 0 or not all(math.isfinite(v) for v in (start, limit, delta)):
+        raise ShapeError(f"RANGE: delta {delta} with start {start} and limit {limit} has no length")
+    if all(isinstance(v, int) for v in (start, limit, delta)):
+        return max(-((start - limit) // delta), 0)  # ceil((limit - start) / delta) in ints
+    return max(math.ceil((limit - start) / delta), 0)
 
 
 @value_fn("RANGE")
