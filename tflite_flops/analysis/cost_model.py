@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
+from ..files import MiB, read_capped
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
+JSON_FILE_CAP = 256 * MiB  # a device profile or a pack manifest: a full calibration is well under 1 MiB
 
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
@@ -41,12 +43,13 @@ def read_json(path: str, missing: str, what: str) -> Any:
     """The JSON document in ``path``; ProfileError with ``missing`` when there is no such file, else one
     line naming ``what`` (a device profile, a calibration pack's manifest) and why it cannot be read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(read_capped(path, JSON_FILE_CAP, "r", encoding="utf-8"))
     except FileNotFoundError:
         raise ProfileError(missing) from None
     except json.JSONDecodeError as exc:
         raise ProfileError(f"{path}: not {what} (invalid JSON at line {exc.lineno})") from None
+    except RecursionError:
+        raise ProfileError(f"{path}: not {what} (its JSON is nested too deeply)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"{path}: cannot read {what} ({exc})") from None
 

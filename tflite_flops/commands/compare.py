@@ -30,11 +30,14 @@ def _load(path: str, args: argparse.Namespace):
     from ..report import Report
 
     if path.lower().endswith(".json"):
+        from ..files import MiB, read_capped
+
         try:
-            with open(path, encoding="utf-8") as f:
-                return Report.from_json(f.read())
+            return Report.from_json(read_capped(path, 1024 * MiB, "r", encoding="utf-8"))
         except OSError as exc:
             raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except RecursionError:
+            raise ModelLoadError(f"{path}: not a tflite_flops JSON report (nested too deeply)") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelLoadError(f"{path}: not a tflite_flops JSON report ({exc})") from None
     timed = args.latency or args.per_op

@@ -25,7 +25,8 @@ from typing import Any, Mapping
 
 from ..errors import ModelFormatError, RuntimeMissingError
 from ..report import DelegatePlacement, LatencyStats, OpRecord, Report
-from .device_profile import ProfileRow, _op_type
+from ..files import read_capped
+from .device_profile import DEVICE_FILE_CAP, ProfileRow, _op_type
 
 BUILTIN = "builtin"  # OpRecord.device_placement of an op the device ran on TFLite's builtin kernels
 
@@ -65,8 +66,7 @@ def _parse(message: Any, data: bytes, path: str, what: str) -> Any:
 def read_bytes(path: str) -> bytes:
     """The bytes of a file, or one clear error."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_capped(path, DEVICE_FILE_CAP)
     except OSError as exc:
         from ..errors import ModelLoadError
 

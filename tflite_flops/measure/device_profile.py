@@ -21,7 +21,10 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..errors import ModelFormatError
+from ..files import MiB, read_capped
 from ..report import LatencyStats, Report
+
+DEVICE_FILE_CAP = 512 * MiB  # benchmark_model's op profiles and runtime details, read whole
 
 _BANNER = re.compile(r"^=+\s*(.*?)\s*=+\s*$")
 _SUBGRAPH = re.compile(r"Subgraph \(index:\s*(\d+)")
@@ -156,8 +159,7 @@ def read_profile(path: str) -> list[ProfileRow]:
 def read_profile_text(path: str) -> str:
     """The text of a profile file."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
+        return read_capped(path, DEVICE_FILE_CAP, "r", encoding="utf-8", errors="replace")
     except OSError as exc:
         from ..errors import ModelLoadError
 

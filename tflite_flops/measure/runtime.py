@@ -20,6 +20,7 @@ import numpy as np
 
 from . import runtimes
 from ..errors import InputSpecError, RuntimeUnavailableError
+from ..files import open_regular
 from ..reader.bundle import MAGIC as BUNDLE_MAGIC
 from ..reader.load import load_model
 
@@ -116,7 +117,7 @@ def runnable_model(model: str | bytes) -> str | bytes:
         head = bytes(model[:len(BUNDLE_MAGIC)])
     else:
         try:
-            with open(model, "rb") as f:
+            with open_regular(model, "rb") as f:
                 head = f.read(len(BUNDLE_MAGIC))
         except OSError:
             return model  # the interpreter reports it
@@ -257,10 +258,12 @@ def fill_inputs(interpreter: Any, data: Mapping[str, np.ndarray] | None = None, 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """Arrays of an .npz file keyed by name."""
     try:
-        with np.load(path) as f:
+        with open_regular(path, "rb") as raw, np.load(raw) as f:
             return {k: f[k] for k in f.files}
     except (OSError, ValueError) as exc:
         raise InputSpecError(f"{path}: cannot read input arrays ({exc})") from exc
+    except MemoryError:  # a header that claims terabytes
+        raise InputSpecError(f"{path}: cannot read input arrays (an array is larger than this machine's memory)") from None
 
 
 def cpu_model() -> str:

@@ -24,6 +24,7 @@ from flatbuffers import flexbuffers
 
 from . import columnar, schema
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from ..files import open_regular
 from .bundle import Bundle, Section, is_bundle, read_bundle
 from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
@@ -50,7 +51,7 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
     if os.path.isdir(path):
         raise ModelLoadError(f"{path}: is a directory, not a .tflite file")
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "rb") as f:  # a FIFO or device is refused, never waited on
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 raise ModelLoadError(f"{path}: file is empty")

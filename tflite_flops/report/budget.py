@@ -43,7 +43,10 @@ from typing import Any, Mapping
 from ..errors import InputSpecError
 from ..ops.placement import DELEGATES
 from .records import Report
+from ..files import MiB, read_capped
 from ..units import human, human_bytes, parse_bytes, parse_count
+
+BUDGET_FILE_CAP = 1 * MiB  # a budget is a few lines of TOML
 
 EXIT_BUDGET = 3
 
@@ -212,8 +215,7 @@ def load_budget_file(path: str) -> dict[str, Any]:
         InputSpecError: unreadable file, invalid TOML, or an unknown key.
     """
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = read_capped(path, BUDGET_FILE_CAP)  # a regular file of at most 1 MiB: never a FIFO or /dev/zero
     except OSError as exc:
         raise InputSpecError(f"--budget {path}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -228,6 +230,8 @@ def load_budget_file(path: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputSpecError(f"--budget {path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise InputSpecError(f"--budget {path}: invalid TOML (nested too deeply)") from None
     table = data.get("budget", data) if isinstance(data.get("budget"), Mapping) else data
     limits: dict[str, Any] = {}
     for key, value in table.items():

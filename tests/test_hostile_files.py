@@ -1,0 +1,104 @@
+"""Files that are not what they claim: a FIFO, a device, a huge or deeply nested file, named where the
+tool reads a model, a budget, a profile, input arrays, a device profile or a saved report.
+
+Each gets one line on stderr and a non-zero exit, promptly: a FIFO is never waited on (``open()``
+on one blocks until a writer comes), ``/dev/zero`` is never read until memory runs out, and a
+file read whole is capped (:mod:`tflite_flops.files`). A hang fails the test by its timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import cli_process
+import pytest
+
+from tflite_flops.errors import InputSpecError, ModelLoadError
+from tflite_flops.files import NotARegularFile, TooLarge, open_regular, read_capped
+
+ROOT = Path(__file__).resolve().parent.parent
+CNN = str(ROOT / "sample_models" / "cnn_float.tflite")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs and /dev/zero")
+
+
+def one_line_error(r, exit_codes, needle):
+    assert r.returncode in exit_codes, (r.returncode, r.stderr)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and needle in errors[0], r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    def make(name):
+        path = tmp_path / name
+        os.mkfifo(path)
+        return str(path)
+    return make
+
+
+@pytest.mark.parametrize("suffix, args, codes", [
+    (".tflite", ["analyze", "{f}"], {1}),  # the model
+    (".toml", ["analyze", CNN, "--budget", "{f}"], {2}),
+    (".json", ["analyze", CNN, "--predict", "{f}"], {1}),  # a device profile
+    (".npz", ["analyze", CNN, "--inputs", "{f}"], {1, 2}),  # input arrays
+    (".txt", ["import-profile", CNN, "{f}"], {1}),  # benchmark_model's op profile
+    (".json", ["compare", "{f}", CNN], {1}),  # a saved report
+])
+def test_a_fifo_is_refused_never_waited_on(fifo, suffix, args, codes):
+    path = fifo("x" + suffix)
+    r = cli_process.run([path if a == "{f}" else a for a in args], cwd=ROOT, timeout=60)
+    one_line_error(r, codes, "a FIFO, not a regular file")
+
+
+@pytest.mark.parametrize("args, codes", [
+    (["analyze", "/dev/zero"], {1}),
+    (["analyze", CNN, "--budget", "/dev/zero"], {2}),
+    (["analyze", CNN, "--predict", "/dev/zero"], {1}),
+])
+def test_a_device_is_never_read_until_memory_runs_out(args, codes):
+    one_line_error(cli_process.run(args, cwd=ROOT, timeout=60), codes, "a character device, not a regular file")
+
+
+def test_files_read_whole_are_capped_and_nesting_is_bounded(tmp_path):
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:  # 2 MiB, sparse: a budget is a few lines
+        f.truncate(2 << 20)
+    one_line_error(cli_process.run(["analyze", CNN, "--budget", str(big)], cwd=ROOT, timeout=60), {2},
+                   "larger than 1 MiB")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    one_line_error(cli_process.run(["analyze", CNN, "--predict", str(deep)], cwd=ROOT, timeout=60), {1},
+                   "nested too deeply")
+    one_line_error(cli_process.run(["compare", str(deep), CNN], cwd=ROOT, timeout=60), {1}, "nested too deeply")
+
+
+def test_the_library_refuses_a_fifo_and_a_deep_budget(fifo, tmp_path):
+    import tflite_flops
+    from tflite_flops.report.budget import load_budget_file
+
+    with pytest.raises(ModelLoadError, match="a FIFO, not a regular file"):
+        tflite_flops.analyze(fifo("m.tflite"))
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 100_000)
+    with pytest.raises(InputSpecError, match="nested too deeply"):
+        load_budget_file(str(deep))
+
+
+def test_open_regular_and_read_capped(fifo, tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("héllo")
+    assert read_capped(path, 6) == "héllo".encode()  # 6 bytes: exactly the cap
+    assert read_capped(path, 6, "r", encoding="utf-8") == "héllo"
+    with pytest.raises(TooLarge, match="larger than 5 bytes"):
+        read_capped(path, 5)
+    with pytest.raises(NotARegularFile, match="a directory"):
+        open_regular(tmp_path)
+    with pytest.raises(NotARegularFile, match="a FIFO"):
+        read_capped(fifo("p"), 10)
+    with pytest.raises(FileNotFoundError):
+        open_regular(tmp_path / "missing")
+    with pytest.raises(ValueError):
+        open_regular(path, "w")

@@ -1,0 +1,79 @@
+"""Opening the files a user names (models, budgets, profiles, reports, input arrays): regular files only,
+opened without ever blocking, and read whole only under a stated size cap.
+
+A FIFO, a terminal or a character device named as a model would block ``open()`` or ``read()``
+forever, and ``/dev/zero`` would be read until memory runs out. :func:`open_regular` opens with
+``O_NONBLOCK`` (which a FIFO honours at open) and refuses anything but a regular file;
+:func:`read_capped` reads at most the cap. Both fail with :class:`NotARegularFile` /
+:class:`TooLarge`, subclasses of ``OSError`` with a ``strerror``, so every caller's existing
+``except OSError`` turns them into its one-line error.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import IO, Any
+
+MiB = 1 << 20
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class _Refused(OSError):
+    """A file refused before it is read: its message is the reason alone (no errno, no repeated path)."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class NotARegularFile(_Refused):
+    """The path names a directory, FIFO, device or socket, not a regular file."""
+
+
+class TooLarge(_Refused):
+    """A file read whole is larger than its cap."""
+
+
+def open_regular(path: str | os.PathLike, mode: str = "rb", **kwargs: Any) -> IO:
+    """``open(path, mode, **kwargs)`` for reading, refusing anything but a regular file, without blocking.
+
+    Raises:
+        NotARegularFile: a directory, FIFO, device or socket.
+        OSError: the file cannot be opened.
+    """
+    if any(c in mode for c in "wax+"):
+        raise ValueError(f"open_regular reads: mode {mode!r}")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise NotARegularFile(0, f"{kind}, not a regular file", os.fspath(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # irrelevant to a regular file; restores the default for the reader
+        return os.fdopen(fd, mode, **kwargs)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", **kwargs: Any) -> Any:
+    """The whole content of a regular file (bytes, or text with ``mode="r"``) of at most ``cap`` bytes.
+
+    Raises:
+        NotARegularFile, TooLarge, OSError: see :func:`open_regular`; the file is over ``cap`` bytes.
+    """
+    with open_regular(path, "rb") as f:
+        raw = f.read(cap + 1)
+    if len(raw) > cap:
+        raise TooLarge(0, f"larger than {_size(cap)}, the most read from such a file", os.fspath(path))
+    if "b" in mode:
+        return raw
+    return raw.decode(kwargs.get("encoding") or "utf-8", kwargs.get("errors") or "strict")
+
+
+def _size(n: int) -> str:
+    """1048576 -> '1 MiB'."""
+    return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,} bytes"
