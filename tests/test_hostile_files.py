@@ -102,3 +102,53 @@ def test_open_regular_and_read_capped(fifo, tmp_path):
         open_regular(tmp_path / "missing")
     with pytest.raises(ValueError):
         open_regular(path, "w")
+
+
+# ---- where the output goes: a full disk, a closed or ASCII stdout, an output that is an input --------------
+
+
+def _shell(command: str, **env: str):
+    import subprocess
+
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+@pytest.mark.parametrize("redirect, needle", [
+    ("> /dev/full", "cannot write the output (No space left on device)"),
+    (">&-", "standard output is closed"),
+])
+def test_a_stdout_that_cannot_be_written_is_one_line_exit_1(redirect, needle):
+    r = _shell(f'"{sys.executable}" -m tflite_flops analyze "{CNN}" {redirect}')
+    one_line_error(r, {1}, needle)
+
+
+def test_an_ascii_stdout_gets_escapes_not_an_encoding_error():
+    r = _shell(f'"{sys.executable}" -m tflite_flops analyze "{CNN}"', PYTHONIOENCODING="ascii")
+    assert r.returncode == 0, r.stderr
+    assert "tflite_flops 0.1.0 \\u2014 cnn_float.tflite" in r.stdout.splitlines()[0]
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path):
+    model = tmp_path / "m.txt"
+    model.write_bytes(Path(CNN).read_bytes())
+    r = cli_process.run(["analyze", str(model), "-o", str(model)], cwd=ROOT, timeout=60)
+    one_line_error(r, {2}, "that is an input of this command")
+    assert model.read_bytes() == Path(CNN).read_bytes()  # the model is untouched
+    budget = tmp_path / "b.toml"
+    budget.write_text("max_macs = '1G'\n")
+    r = cli_process.run(["analyze", CNN, "--budget", str(budget), "-o", str(tmp_path / "." / "b.toml")], cwd=ROOT)
+    one_line_error(r, {2}, "that is an input of this command")
+    assert budget.read_text() == "max_macs = '1G'\n"
+
+
+def test_a_model_path_that_is_not_utf8_is_written_escaped(tmp_path):
+    model = os.path.join(os.fsencode(tmp_path), b"\xff.tflite")
+    with open(model, "wb") as f:
+        f.write(Path(CNN).read_bytes())
+    out = tmp_path / "r.json"
+    r = cli_process.run(["analyze", os.fsdecode(model), "-o", str(out)], cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    assert json.loads(out.read_text(encoding="utf-8"))["model"]["path"].endswith("\udcff.tflite")

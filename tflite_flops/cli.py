@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import traceback
 from typing import Sequence
 
 from ._version import __version__
-from .errors import TfliteFlopsError
+from .errors import InputSpecError, TfliteFlopsError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 
@@ -68,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.setLevel(logging.DEBUG)
         log.addHandler(logging.StreamHandler(sys.stderr))
     try:
-        return int(args._run(args))
+        _check_streams()
+        _check_outputs_are_not_inputs(args)
+        code = int(args._run(args))
+        sys.stdout.flush()  # a full disk or a closed pipe fails here, inside the error handling, not at exit
+        return code
     except TfliteFlopsError as exc:
         if args.debug:
             traceback.print_exc()
@@ -78,10 +83,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return EXIT_OK
+    except OSError as exc:  # what the package reads is checked where it is read: this is stdout or stderr failing
+        if args.debug:
+            raise
+        _silence_stdout()
+        print(f"error: cannot write the output ({exc.strerror or exc})", file=sys.stderr)
+        return EXIT_ERROR
     except Exception as exc:  # a bug of ours: still one line unless --debug
         if args.debug:
             raise
         print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug and report it",
               file=sys.stderr)
         return EXIT_ERROR
+
+
+def _check_streams() -> None:
+    """Standard output that exists, and text that reaches it whatever its encoding.
+
+    An ASCII or Latin-1 terminal gets ``\u2014`` for what it cannot show, and a model path that is not
+    UTF-8 (surrogate-escaped by Python) gets ``\udcff``, instead of an encoding error after the work.
+    """
+    if sys.stdout is None:  # started with stdout closed (>&-)
+        raise TfliteFlopsError("standard output is closed: redirect it to a file or /dev/null")
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot change its errors handler keeps it
+                pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush cannot fail again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _check_outputs_are_not_inputs(args: argparse.Namespace) -> None:
+    """``-o FILE`` never names a file the command reads (the model, a budget, a profile, a saved report):
+    ``analyze m.txt -o m.txt`` would replace the model with its report."""
+    outputs = [path for path in (getattr(args, "output", None) or []) if os.path.exists(path)]
+    if not outputs:
+        return
+    inputs = []
+    for key, value in vars(args).items():
+        if key == "output" or key.startswith("_"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and os.path.exists(item):
+                inputs.append(item)
+    for out in outputs:
+        for source in inputs:
+            try:
+                same = os.path.samefile(out, source)
+            except OSError:
+                continue
+            if same:
+                raise InputSpecError(f"-o {out}: that is an input of this command ({source}); "
+                                     "write the output to another file")

@@ -56,7 +56,8 @@ def write_atomic(path: str, text: str) -> None:
     except OSError as exc:
         raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        # backslashreplace: a model path that is not UTF-8 (surrogate-escaped by Python) is written as \udcff
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
             f.write(text)
         umask = os.umask(0)
         os.umask(umask)
