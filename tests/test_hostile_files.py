@@ -152,3 +152,22 @@ def test_a_model_path_that_is_not_utf8_is_written_escaped(tmp_path):
     import json
 
     assert json.loads(out.read_text(encoding="utf-8"))["model"]["path"].endswith("\udcff.tflite")
+
+
+def test_calibrate_refuses_a_directory_before_timing_anything(tmp_path):
+    r = cli_process.run(["calibrate", "-o", str(tmp_path), "--quick"], cwd=ROOT, timeout=60)
+    one_line_error(r, {1}, "is a directory; -o names the profile file to write")
+    assert list(tmp_path.iterdir()) == []  # no side file, no temporary
+
+
+def test_a_profile_that_cannot_be_written_names_the_file_asked_for(tmp_path):
+    from tflite_flops.analysis.cost_model import DeviceProfile, Machine, ProfileError
+
+    profile = DeviceProfile(Machine("test cpu", 2, "ai_edge_litert", "2.3.0", 1, True), (), invoke_overhead_us=1.0,
+                            partition_overhead_us=1.0, created="2026-11-27T00:00:00+00:00", source="calibrate")
+    target = tmp_path / "missing" / "p.json"
+    with pytest.raises(ProfileError, match=r"p\.json: cannot write the profile \(No such file") as info:
+        profile.save(str(target))
+    assert ".profile-" not in str(info.value)
+    with pytest.raises(ProfileError, match="is a directory"):
+        profile.save(str(tmp_path))

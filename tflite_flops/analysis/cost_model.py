@@ -230,16 +230,23 @@ class DeviceProfile:
         """Write the profile as JSON, whole or not at all (a temporary file renamed into place)."""
         import os
         import tempfile
+        if os.path.isdir(path):
+            raise ProfileError(f"{path}: is a directory; name the profile file to write")
         folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
+        except OSError as exc:
+            raise ProfileError(f"{path}: cannot write the profile ({exc.strerror or exc})") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(self.to_dict(), f, indent=1, sort_keys=False)
                 f.write("\n")
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):  # the error names the file asked for, not the temporary one
+                raise ProfileError(f"{path}: cannot write the profile ({exc.strerror or exc})") from None
             raise
 
     @classmethod

@@ -220,6 +220,10 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         The profile and how many points were timed in this run (the others came from the side file).
     """
     timer = timer or time_model
+    if os.path.isdir(output):  # refused before any timing, not after the whole suite
+        from ..analysis.cost_model import ProfileError
+
+        raise ProfileError(f"{output}: is a directory; -o names the profile file to write")
     side = side_path(output)
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
