@@ -61,6 +61,47 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
     return buf, path
 
 
+FLEX_MAX_DEPTH = 32  # nesting of a custom op's options: real ones nest two or three levels
+
+
+class FlexBomb(Exception):
+    """A FlexBuffer that decodes to far more values than its bytes can hold (children shared), or nests too deep."""
+
+
+def flex_value(buf: bytes) -> Any:
+    """The Python value of a FlexBuffer (as ``flexbuffers.Loads``), decoding at most a number of values
+    proportional to its size.
+
+    Every value of a FlexBuffer takes at least a byte of it, unless a vector or map names the same child
+    more than once: 780 bytes of vectors that share their children decode to billions of values. Such a
+    buffer, or one nested past :data:`FLEX_MAX_DEPTH`, raises :class:`FlexBomb`.
+    """
+    budget = [4 * len(buf) + 64]
+
+    def take(n: int) -> None:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise FlexBomb(f"a FlexBuffer of {len(buf):,} bytes decodes to more than {4 * len(buf) + 64:,} values "
+                           "(its vectors share children)")
+
+    def value(ref: Any, depth: int) -> Any:
+        take(1)
+        if depth > FLEX_MAX_DEPTH:
+            raise FlexBomb(f"a FlexBuffer nested more than {FLEX_MAX_DEPTH} levels deep")
+        if ref.IsMap:
+            m = ref.AsMap
+            return {k.Value: value(v, depth + 1) for k, v in zip(m.Keys, m.Values)}
+        if ref.IsVector:
+            return [value(e, depth + 1) for e in ref.AsVector]
+        if ref.IsTypedVector or ref.IsFixedTypedVector:
+            vector = ref.AsTypedVector if ref.IsTypedVector else ref.AsFixedTypedVector
+            take(len(vector))
+            return vector.Value
+        return ref.Value
+
+    return value(flexbuffers.GetRoot(buf), 0)
+
+
 def load_model(source: str | os.PathLike | bytes | bytearray | memoryview, section: str | int | None = None) -> Model:
     """Parse a .tflite file or its bytes, or a model section of a LiteRT-LM bundle (``.litertlm``).
 
@@ -423,7 +464,9 @@ class _Reader:
         if fmt != 0 or size == 0 or start + size > self.size:
             return MappingProxyType({})
         try:
-            value = flexbuffers.Loads(bytes(self.buf[start:start + size]))
+            value = flex_value(bytes(self.buf[start:start + size]))
+        except FlexBomb as exc:
+            raise ModelFormatError(f"the custom options at byte {start} of the file: {exc}") from None
         except Exception:  # noqa: BLE001 - foreign bytes; a custom op's options are optional to us
             value = None
         if not isinstance(value, dict):
