@@ -171,3 +171,25 @@ def test_a_profile_that_cannot_be_written_names_the_file_asked_for(tmp_path):
     assert ".profile-" not in str(info.value)
     with pytest.raises(ProfileError, match="is a directory"):
         profile.save(str(tmp_path))
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda d: d["laws"][0]["coefficients"].update({"1": -5.0}), "coefficients 1=-5.0"),
+    (lambda d: d["laws"][0]["coefficients"].update({"1": float("nan")}), "coefficients 1=nan"),
+    (lambda d: d.update(invoke_overhead_us=-1.0), "invoke_overhead_us is -1.0"),
+    (lambda d: d["laws"][0].update(log_low=3.0, log_high=-3.0), "has the range 3.0..-3.0"),
+    (lambda d: d["machine"].update(threads=0), "threads 0"),
+])
+def test_a_degenerate_profile_is_refused_not_predicted_as_0_ms(change, needle):
+    # A law with a negative coefficient predicted 0 ms for every op, with complete: true.
+    from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine, ProfileError
+
+    good = DeviceProfile(Machine("test cpu", 2, "ai_edge_litert", "2.3.0", 1, True),
+                         (Law("*", "float32", "xnnpack", {"1": 2.0}, log_low=-0.1, log_high=0.1, points=10),),
+                         invoke_overhead_us=1.0, partition_overhead_us=1.0, created="2026-11-27T00:00:00+00:00",
+                         source="calibrate")
+    d = good.to_dict()
+    assert DeviceProfile.from_dict(d) == good
+    change(d)
+    with pytest.raises(ProfileError, match="degenerate device profile: .*" + needle.replace(".", r"\.")):
+        DeviceProfile.from_dict(d)

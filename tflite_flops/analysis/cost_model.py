@@ -219,12 +219,16 @@ class DeviceProfile:
                              median_abs_error=None if x.get("median_abs_error") is None
                              else float(x["median_abs_error"]))
                          for x in d["laws"])
-            return cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
-                       partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
-                       created=str(d.get("created", "")), source=str(d.get("source", "")),
-                       notes=tuple(str(n) for n in d.get("notes", ())))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            profile = cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
+                          partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
+                          created=str(d.get("created", "")), source=str(d.get("source", "")),
+                          notes=tuple(str(n) for n in d.get("notes", ())))
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
+        why = _degenerate(profile)
+        if why:
+            raise ProfileError(f"{where}: degenerate device profile: {why}")
+        return profile
 
     def save(self, path: str) -> None:
         """Write the profile as JSON, whole or not at all (a temporary file renamed into place)."""
@@ -334,6 +338,27 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
     "int16": ("int8", "float32"), "hybrid": ("float32", "int8"), "float16": ("float32",),
     "float32": ("float16", "hybrid", "int8"),
 }
+
+
+def _degenerate(profile: DeviceProfile) -> str | None:
+    """Why a profile cannot predict honestly (None when it can): a time law is a sum of non-negative
+    microseconds per unit (what the non-negative fit gives), so a negative, infinite or NaN coefficient or
+    overhead, or a range whose low end is above its high end, would predict 0 ms or nonsense as complete."""
+    m = profile.machine
+    if m.threads < 1 or m.cores < 1:
+        return f"threads {m.threads} and cores {m.cores} must be at least 1"
+    for name in ("invoke_overhead_us", "partition_overhead_us"):
+        value = getattr(profile, name)
+        if not math.isfinite(value) or value < 0:
+            return f"{name} is {value} (a time of at least 0 µs)"
+    for law in profile.laws:
+        where = f"the law of {law.family} ({law.precision}, {law.placement})"
+        bad = {k: v for k, v in law.coefficients.items() if not math.isfinite(v) or v < 0}
+        if bad:
+            return f"{where} has coefficients {', '.join(f'{k}={v}' for k, v in bad.items())} (µs per unit, at least 0)"
+        if not (math.isfinite(law.log_low) and math.isfinite(law.log_high)) or law.log_low > law.log_high:
+            return f"{where} has the range {law.log_low}..{law.log_high}"
+    return None
 
 
 def group_of(family: str) -> str:
