@@ -174,6 +174,10 @@ def test_library_rejects_unknown_sources_clearly():
     (["analyze", CNN], ["--no-such-flag"]), (["sweep", CNN], ["--no-such-flag"]), (["batch", CNN], ["--nope", "1"]),
     (["compare", CNN, CNN], ["--no-such-flag"]), (["ops"], ["--no-such-flag"]),
     (["analyze", CNN], ["--max-macs", "1e999"]), (["analyze", CNN], ["--max-arena", "1e999KiB"]),  # past a float
+    (["analyze", CNN], ["--threads", str(10**400)]), (["analyze", CNN], ["--batch", str(2**31)]),  # past a C int
+    (["analyze", CNN], ["--while-trips", "9" * 5000]),  # past Python's int parsing limit
+    (["analyze", CNN], ["--min-time", "inf"]), (["sweep", CNN], ["--min-time", "nan"]),
+    (["analyze", CNN], ["--min-time", "1e300"]),  # a day at most
 ])
 def test_usage_errors_exit_2_with_the_subcommand_usage(command, bad):
     r = run(*command, *bad)

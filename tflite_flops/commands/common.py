@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 
-def at_least(minimum: int | float, kind: type = int):
-    """An argparse ``type`` that parses ``kind`` and refuses values below ``minimum``: a usage error
-    (exit 2, with the subcommand's usage) in every subcommand alike."""
+INT32_MAX = 2**31 - 1  # dims, threads, runs and trip counts are C ints in the runtimes
+
+
+def at_least(minimum: int | float, kind: type = int, maximum: int | float | None = None):
+    """An argparse ``type`` that parses ``kind`` and refuses values below ``minimum`` or above ``maximum``
+    (for integers by default the largest C int), and floats that are infinite or NaN: a usage error (exit 2,
+    with the subcommand's usage) in every subcommand alike."""
+    if maximum is None and kind is int:
+        maximum = INT32_MAX
 
     def parse(text: str) -> int | float:
         try:
-            value = kind(text)
+            value = kind(text[:64])  # a number of thousands of digits is no count: refused, not parsed
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, "
-                                             f"got {text!r}") from None
+                                             f"got {text[:40]!r}") from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if len(text) > 64 or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"must be at most {maximum} (got {text[:40]})")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {text})")
         return value
@@ -74,7 +85,7 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
                    help="builtin kernels without the default XNNPACK delegate")
     g.add_argument("--runs", type=at_least(1), default=50, metavar="N", help="timed runs (default 50)")
     g.add_argument("--warmup", type=at_least(1), default=5, metavar="N", help="warm-up runs (default 5)")
-    g.add_argument("--min-time", type=at_least(0.0, float), default=0.0, metavar="SECONDS",
+    g.add_argument("--min-time", type=at_least(0.0, float, 86_400.0), default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
     if inputs:
         g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
