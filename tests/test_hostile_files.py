@@ -193,3 +193,14 @@ def test_a_degenerate_profile_is_refused_not_predicted_as_0_ms(change, needle):
     change(d)
     with pytest.raises(ProfileError, match="degenerate device profile: .*" + needle.replace(".", r"\.")):
         DeviceProfile.from_dict(d)
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("1x" + "9" * 5000 + "x32x3", "(5,007 characters)' as a shape"),  # echoed clipped, never parsed
+    ("1x3000000000x32x3", "has a dim above 2,147,483,647"),
+])
+def test_shape_dims_past_an_int32_are_one_short_line(spec, needle):
+    r = cli_process.run(["analyze", str(ROOT / "sample_models" / "fcn_dynamic.tflite"), "--input-shape", spec],
+                        cwd=ROOT, timeout=60)
+    one_line_error(r, {2}, needle)
+    assert len(r.stderr) < 300

@@ -37,18 +37,27 @@ _VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL
 
 ShapeSpec = Mapping["str | int | None", Shape]
 
-_DIMS_RE = re.compile(r"^\d+(?:[xX,]\d+)*$|^$")
+_DIMS_RE = re.compile(r"^\d{1,12}(?:[xX,]\d{1,12})*$|^$")  # no dim of thousands of digits is parsed
+DIM_MAX = 2**31 - 1  # a TFLite dim is an int32
+
+
+def _within_int32(dims: Shape, given: object) -> Shape:
+    """``dims``, or InputSpecError when one is above what a TFLite dim (an int32) holds."""
+    if any(d > DIM_MAX for d in dims):
+        raise InputSpecError(f"shape {given!r} has a dim above {DIM_MAX:,} (a TFLite dim is an int32)")
+    return dims
 
 
 def parse_dims(text: str) -> Shape:
     """'1x224x224x3' -> (1, 224, 224, 3); '' -> () (a scalar)."""
     text = text.strip()
     if not _DIMS_RE.match(text):
-        raise InputSpecError(f"cannot read {text!r} as a shape (expected e.g. 1x224x224x3)")
+        shown = text if len(text) <= 80 else text[:60] + f"… ({len(text):,} characters)"
+        raise InputSpecError(f"cannot read {shown!r} as a shape (expected e.g. 1x224x224x3)")
     dims = tuple(int(d) for d in re.split(r"[xX,]", text)) if text else ()
     if any(d < 1 for d in dims):
         raise InputSpecError(f"shape {text!r} has a dim below 1 (every dim must be at least 1)")
-    return dims
+    return _within_int32(dims, text)
 
 
 def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None, Shape]:
@@ -92,18 +101,18 @@ def normalize_input_shapes(input_shapes: Mapping | str | Sequence | None) -> dic
         return parse_shape_spec(input_shapes)
     if isinstance(input_shapes, Mapping):
         try:
-            return {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
+            return {k: _within_int32(tuple(int(d) for d in v), v) for k, v in input_shapes.items()}
         except (TypeError, ValueError):
             raise InputSpecError(f"input shapes must map names/indices to sequences of ints, "
                                  f"got {input_shapes!r}") from None
     if isinstance(input_shapes, (list, tuple)):
         items = list(input_shapes)
         if all(isinstance(d, (int, np.integer)) for d in items):
-            return {None: tuple(int(d) for d in items)}  # a bare shape
+            return {None: _within_int32(tuple(int(d) for d in items), items)}  # a bare shape
         if all(isinstance(d, str) for d in items):
             return parse_shape_spec(items)
         if all(isinstance(d, (list, tuple)) for d in items):
-            return {pos: tuple(int(d) for d in shape) for pos, shape in enumerate(items)}
+            return {pos: _within_int32(tuple(int(d) for d in shape), shape) for pos, shape in enumerate(items)}
     raise InputSpecError(f"cannot read input shapes from {input_shapes!r}")
 
 
