@@ -204,3 +204,21 @@ def test_shape_dims_past_an_int32_are_one_short_line(spec, needle):
                         cwd=ROOT, timeout=60)
     one_line_error(r, {2}, needle)
     assert len(r.stderr) < 300
+
+
+def test_names_reach_the_terminal_escaped(tmp_path):
+    # A custom op named with an escape sequence and a newline: in the table and in the warning that names it,
+    # it must neither colour the terminal nor start a line of its own that reads as the tool's error.
+    from tflite_builder import CUSTOM, build_model
+
+    evil = "Evil\x1b[2J\nerror: forged"
+    sg = {"tensors": [{"name": "x\x1b]0;title\x07", "shape": [1, 8]}, {"name": "y", "shape": [1, 8]}],
+          "inputs": [0], "outputs": [1], "operators": [{"opcode": 0, "inputs": [0], "outputs": [1]}]}
+    path = tmp_path / "evil.tflite"
+    path.write_bytes(build_model([sg], [{"builtin": CUSTOM, "custom": evil}]))
+    r = cli_process.run(["analyze", str(path)], cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for stream in (r.stdout, r.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream
+        assert not any(line.startswith("error: forged") for line in stream.splitlines())
+    assert "Evil\\x1b[2J\\nerror: forged" in r.stdout + r.stderr

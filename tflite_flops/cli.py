@@ -20,6 +20,7 @@ from typing import Sequence
 
 from ._version import __version__
 from .errors import InputSpecError, TfliteFlopsError
+from .units import printable
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TfliteFlopsError as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: still one line unless --debug
         if args.debug:
             raise
-        print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug and report it",
+        print(f"error: internal error ({type(exc).__name__}: {printable(str(exc))}); rerun with --debug and report it",
               file=sys.stderr)
         return EXIT_ERROR
 

@@ -169,3 +169,23 @@ def human_unit(n: int | float | None, unit: str) -> str:
     """A count with its unit: 53_890_000_000, 'FLOP/s' -> '53.89 GFLOP/s'; 0, 'OP/s' -> '0 OP/s'."""
     text = human(n)
     return f"{text}{unit}" if text[-1:].isalpha() else f"{text} {unit}"
+
+
+# C0 and C1 control characters, DEL, and the bidirectional overrides that reorder what a terminal shows
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, newlines: bool = False) -> str:
+    """``text`` safe for a terminal: control characters (escape sequences, carriage returns, newlines unless
+    ``newlines``) and bidirectional overrides written as ``\\x1b``, ``\\n``, ``\\u202e``. A tensor name
+    or a model's description can hold anything; on a terminal it must neither move the cursor nor start
+    a line that looks like the tool's own (``error: ...``)."""
+
+    def escape(m: re.Match) -> str:
+        c = m.group(0)
+        if c == "\n" and newlines:
+            return c
+        return c.encode("unicode_escape").decode("ascii") if c in "\n\r\t" else (
+            f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+    return _UNPRINTABLE.sub(escape, text)

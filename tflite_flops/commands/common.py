@@ -6,6 +6,8 @@ import argparse
 import math
 import sys
 
+from ..units import printable
+
 
 INT32_MAX = 2**31 - 1  # dims, threads, runs and trip counts are C ints in the runtimes
 
@@ -59,13 +61,13 @@ def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
 def print_warnings(warnings) -> None:
     """Warnings go to stderr so that stdout stays clean JSON/CSV."""
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(str(warning))}", file=sys.stderr)
 
 
 def print_notes(notes) -> None:
     """Informational notes (``Report.notes``: nothing is wrong) go to stderr as ``note: ...``, after the warnings."""
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(str(note))}", file=sys.stderr)
 
 
 def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, roofline: bool = True,
@@ -124,6 +126,9 @@ def latency_settings(args: argparse.Namespace):
             BenchSettings(args.runs, args.warmup, args.min_time), inputs)
 
 
+TERMINAL_FORMATS = ("table", "md")  # read on a terminal as they are; JSON, CSV and HTML escape or quote their strings
+
+
 def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None:
     """Render each needed format once, write the ``(path, format)`` targets atomically, then print.
 
@@ -134,5 +139,6 @@ def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None
     texts = {fmt: render_fn(fmt) for fmt in {stdout_format, *(f for _, f in targets)}}
     for path, fmt in targets:
         write_atomic(path, texts[fmt])
-    if to_stdout:
-        sys.stdout.write(texts[stdout_format])
+    if to_stdout:  # a terminal gets no escape sequence from a model's names, descriptions or metadata
+        text = texts[stdout_format]
+        sys.stdout.write(printable(text, newlines=True) if stdout_format in TERMINAL_FORMATS else text)

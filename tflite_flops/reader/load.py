@@ -25,6 +25,7 @@ from flatbuffers import flexbuffers
 from . import columnar, schema
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
 from ..files import open_regular
+from ..units import printable
 from .bundle import Bundle, Section, is_bundle, read_bundle
 from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
@@ -251,6 +252,8 @@ class _Reader:
                     opcodes["version"]):
                 code = max(builtin, deprecated)
                 custom_code = (custom or "") if code == schema.CUSTOM_CODE else None
+                if custom_code and not custom_code.isprintable():  # an op type is an identifier in every output:
+                    custom_code = printable(custom_code)  # a control character in it is shown escaped, everywhere
                 codes.append((code, custom_code, version, schema.op_name(code, custom_code)))
         self.buffers = fb["buffers"] or Columns(0, {"data": SpanList([], []), "offset": [], "size": []})
         self.data_table(self.buffers)

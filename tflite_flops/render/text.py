@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..units import printable
+
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool], *,
                rule: bool = True, rstrip: bool = True) -> list[str]:
@@ -23,6 +25,7 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
     Returns:
         The lines, without newlines.
     """
+    rows = [[printable(c) for c in r] for r in rows]  # a name's newline or escape sequence stays in its cell
     n = len(headers)
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
 
