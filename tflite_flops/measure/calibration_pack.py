@@ -35,9 +35,11 @@ def file_stem(point: SuitePoint) -> str:
     return point.key.replace("@", "_")
 
 
-def export_pack(folder: str, threads: int, xnnpack: bool, quick: bool, runtime: str = "litert") -> int:
-    """Write the pack into ``folder``; returns the number of models."""
-    fb = runtimes.schema_module(runtime)
+def export_pack(folder: str, runtime: RuntimeSettings, quick: bool) -> int:
+    """Write the pack into ``folder`` for the configuration ``runtime`` (its threads and XNNPACK setting on the
+    device; its runtime's schema writes the models); returns the number of models."""
+    threads, xnnpack = runtime.threads, runtime.xnnpack
+    fb = runtimes.schema_module(runtime.runtime)
     points = suite(quick, xnnpack)
     os.makedirs(os.path.join(folder, "models"), exist_ok=True)
     entries = []
