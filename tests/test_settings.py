@@ -1,8 +1,8 @@
 """One settings object, passed whole: every command gives analyze's figures at the same settings.
 
-``analyze``, ``batch``, ``sweep`` (one point), ``compare`` (a model with itself) run at ``--threads 2``,
-with and without ``--predict``, and their LiteRT memory figures (builtin kernels and with XNNPACK), MACs and
-predicted time must be analyze's. On cnn_float the thread count changes both memory figures (kernel
+``analyze``, ``batch``, ``sweep`` (one point; and ``--kv-length``), ``compare`` (a model with itself) run at
+``--threads 2``, with and without ``--predict``, and their LiteRT memory figures (builtin kernels and with
+XNNPACK), MACs and predicted time must be analyze's. On cnn_float the thread count changes both memory figures (kernel
 temporaries, XNNPACK's threadpool), which the test checks first: a command that drops ``--threads`` fails.
 """
 
@@ -28,6 +28,7 @@ from tflite_flops.studies.sweep import PointSpec, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "sample_models" / "cnn_float.tflite"
+KV_MODEL = ROOT / "sample_models" / "tiny_decoder_kv.tflite"  # a decode signature per KV length
 FIGURES = ("macs", "runtime", "xnnpack", "predicted")
 
 
@@ -46,8 +47,8 @@ def _cli(*args: str) -> dict:
     return json.loads(r.stdout)
 
 
-def _analyze(extra: tuple[str, ...]) -> dict:
-    r = _cli("analyze", str(MODEL), "--batch", "1", *extra)
+def _analyze(extra: tuple[str, ...], *where: str) -> dict:
+    r = _cli("analyze", *(where or (str(MODEL), "--batch", "1")), *extra)
     m = r["memory"]
     return {"macs": r["totals"]["macs"], "runtime": m["runtime"]["total_bytes"],
             "xnnpack": m["runtime_xnnpack"]["total_bytes"],
@@ -60,8 +61,8 @@ def _batch(extra: tuple[str, ...]) -> dict:
             "predicted": row.get("predicted_ms")}
 
 
-def _sweep(extra: tuple[str, ...]) -> dict:
-    point = _cli("sweep", str(MODEL), "--batch", "1", *extra)["points"][0]
+def _sweep(extra: tuple[str, ...], *points: str) -> dict:
+    point = _cli("sweep", *(points or (str(MODEL), "--batch", "1")), *extra)["points"][0]
     t = point["totals"]
     return {"macs": t["macs"], "runtime": t["runtime_total_bytes"], "xnnpack": t["xnnpack_total_bytes"],
             "predicted": point["prediction"]["latency_ms"] if point.get("prediction") else None}
@@ -91,6 +92,10 @@ def test_every_command_gives_analyzes_figures_at_two_threads(tmp_path, predict):
     assert (want["predicted"] is not None) == predict
     for name, figures in (("batch", _batch(extra)), ("sweep", _sweep(extra)), ("compare", _compare(extra))):
         assert figures == want, name
+    # sweep --kv-length: the decode step at 32 cache slots is the signature decode_kv32 of this model
+    kv = _analyze(extra, str(KV_MODEL), "--signature", "decode_kv32")
+    assert kv["xnnpack"] != _analyze((), str(KV_MODEL), "--signature", "decode_kv32")["xnnpack"]
+    assert _sweep(extra, str(KV_MODEL), "--kv-length", "32") == kv
 
 
 def test_the_library_gives_the_same_figures_from_settings_and_keywords():
@@ -130,3 +135,17 @@ def test_the_delegate_flags_reach_the_placement():
     on = analyze_model(model).delegation["xnnpack"]
     off = analyze_model(model, Settings(delegate=DelegateConfig(dynamically_quantized=False))).delegation["xnnpack"]
     assert off.kept_ops > on.kept_ops
+
+
+def test_sweep_keeps_the_refusal_force_overrode_in_every_point(tmp_path):
+    """``sweep --force``: each point's prediction says what was forced, as ``analyze --force``'s report does."""
+    profile = tmp_path / "profile.json"
+    _profile(2).save(str(profile))
+    points = _cli("sweep", str(MODEL), "--batch", "1,2", "--predict", str(profile), "--force")["points"]
+    assert len(points) == 2
+    for point in points:
+        assert any(w.startswith("prediction forced (--force): device profile made at 2 thread(s)")
+                   for w in point["warnings"])
+    forced = tflite_flops.analyze(MODEL, predict=_profile(2), force=True).prediction.forced
+    result = sweep(MODEL, [PointSpec({}, 1)], settings=Settings(predict=_profile(2), predict_forced=forced), fit=False)
+    assert result.points[0].report.prediction.forced == forced
