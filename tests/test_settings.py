@@ -149,3 +149,14 @@ def test_sweep_keeps_the_refusal_force_overrode_in_every_point(tmp_path):
     forced = tflite_flops.analyze(MODEL, predict=_profile(2), force=True).prediction.forced
     result = sweep(MODEL, [PointSpec({}, 1)], settings=Settings(predict=_profile(2), predict_forced=forced), fit=False)
     assert result.points[0].report.prediction.forced == forced
+
+
+def test_the_target_reaches_the_tflm_arena():
+    """``Settings.target.tflm``: the TFLite Micro build the arena is sized for (a 64-bit host's pointers)."""
+    from tflite_flops.settings import HOST_64, Target
+
+    mcu = analyze_model(MODEL).memory
+    host = analyze_model(MODEL, Settings(target=Target(tflm=HOST_64))).memory
+    assert (mcu.tflm_pointer_bytes, host.tflm_pointer_bytes) == (4, 8)
+    assert host.tflm_arena_size_bytes > mcu.tflm_arena_size_bytes
+    assert host.runtime == mcu.runtime  # LiteRT's figures are not TFLM's

@@ -106,9 +106,11 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
              "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force}
     if settings is None:
         settings = make_settings(**loose)  # built once: everything below reads these
-    elif loose != _LOOSE_DEFAULTS:
-        given = ", ".join(k for k, v in loose.items() if v != _LOOSE_DEFAULTS[k])
-        raise InputSpecError(f"analyze(): give the settings either as settings= or as keywords, not both ({given})")
+    else:
+        given = [k for k, v in loose.items() if _given(v, _LOOSE_DEFAULTS[k])]
+        if given:
+            raise InputSpecError(f"analyze(): give the settings either as settings= or as keywords, not both "
+                                 f"({', '.join(given)})")
     check = None
     if predict is not None:  # a bad or foreign profile fails before any work
         check = load_profile(predict, settings=settings)
@@ -220,6 +222,13 @@ def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_t
 
 _LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,
                    "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False}
+
+
+def _given(value: Any, default: Any) -> bool:
+    """Whether a keyword of :func:`analyze` was given (not its default), without comparing arrays or mappings."""
+    if default is None or isinstance(default, bool):
+        return value is not default
+    return not (isinstance(value, int) and value == default)
 
 
 def _timed_source(source: Any) -> str | bytes:
