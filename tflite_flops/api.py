@@ -71,8 +71,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         inputs: real input arrays by input name, instead of random data.
         progress: draw a progress bar on a terminal while timing.
         threads: the interpreter threads of the runtime memory figures (``memory.runtime``, XNNPACK
-            off, and ``memory.runtime_xnnpack``: kernel temporaries depend on them); default: the
-            ``runtime`` settings' threads, else 1.
+            off, and ``memory.runtime_xnnpack``: kernel temporaries depend on them), of the timed run and
+            of the profile check: it replaces the ``runtime`` settings' threads (default: theirs, else 1).
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
