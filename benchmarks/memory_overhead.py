@@ -28,6 +28,7 @@ import tflite_flops  # noqa: E402
 from tflite_flops.analysis import assemble  # noqa: E402
 from tflite_flops.analysis.walk import Walk, walk_model  # noqa: E402
 from tflite_flops.reader.load import load_model  # noqa: E402
+from tflite_flops.settings import Settings  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             report = tflite_flops.analyze(path)
             model = load_model(path)
-            walk = Walk(model, while_trips=1, overrides={}, trust_stored=True, count_zeros=False)
+            walk = Walk(model, Settings(count_zeros=False))
             walk_model(walk, 0, {}, None)
             with_pass = without = alone = float("inf")
             for _ in range(args.rounds):  # alternate the variants, so that noise hits all of them

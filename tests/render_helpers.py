@@ -57,8 +57,9 @@ def predicted_report() -> Report:
     """The measured report, also predicted with the hand-written fixture profile (predicted against measured)."""
     from tflite_flops.analysis import analyze_model
     from tflite_flops.analysis.cost_model import DeviceProfile
+    from tflite_flops.settings import Settings
 
-    predicted = analyze_model(SAMPLES / "cnn_float.tflite", predict=DeviceProfile.load(str(PREDICT_PROFILE)))
+    predicted = analyze_model(SAMPLES / "cnn_float.tflite", Settings(predict=DeviceProfile.load(str(PREDICT_PROFILE))))
     measured = measured_report()
     ops = tuple(dataclasses.replace(m, predicted_ms=p.predicted_ms) for m, p in zip(measured.ops, predicted.ops))
     return dataclasses.replace(measured, ops=ops, prediction=predicted.prediction,

@@ -17,6 +17,7 @@ from render_helpers import SAMPLES
 from tflite_flops.studies.batch import COLUMNS, BatchOptions, analyze_one, expand_sources, run_batch
 from tflite_flops.render.batch import rows_csv
 from tflite_flops.errors import InputSpecError
+from tflite_flops.settings import Settings
 
 MODELS = sorted(p.name for p in SAMPLES.glob("*.tflite"))
 
@@ -111,7 +112,7 @@ def test_run_batch_in_workers_keeps_order(zoo):
 
 
 def test_analyze_one_options(zoo):
-    row = analyze_one(str(zoo / "mlp_dynamic_batch.tflite"), BatchOptions(batch=8))
+    row = analyze_one(str(zoo / "mlp_dynamic_batch.tflite"), BatchOptions(Settings(batch=8)))
     one = analyze_one(str(zoo / "mlp_dynamic_batch.tflite"), BatchOptions())
     assert row["status"] == "ok" and row["macs"] == 8 * one["macs"]
     missing = analyze_one(str(zoo / "missing.tflite"), BatchOptions())

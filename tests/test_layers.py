@@ -1,6 +1,6 @@
 """The package's layers import only downwards (module-level and function-level imports alike).
 
-Layers, bottom to top (docs/contributing.md): the leaves (errors, units, files, _version); the reader;
+Layers, bottom to top (docs/contributing.md): the leaves (errors, units, files, settings, _version); the reader;
 the op registry; the report (pure data); the analysis; measurement; studies; renderers; the
 library front door (api, convert); the commands; the CLI and the package itself. A module may
 import its own layer and the layers below it, never one above. On top of that:
@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
 P = "tflite_flops"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files")),
+    ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings")),
     ("reader", (f"{P}.reader",)),
     ("ops", (f"{P}.ops",)),
     ("report", (f"{P}.report",)),

@@ -25,6 +25,7 @@ from tflite_flops.analysis.predict import fused_ops
 from tflite_flops.reader.load import load_model
 from tflite_flops.errors import ProfileMismatchError, RuntimeUnavailableError
 from tflite_flops.report import Report
+from tflite_flops.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
@@ -92,7 +93,7 @@ def profile(xnnpack: bool = True, threads: int = 1, version: str | None = None, 
 
 @pytest.fixture(scope="module")
 def predicted() -> Report:
-    return analyze_model(chain_model(), predict=profile())
+    return analyze_model(chain_model(), Settings(predict=profile()))
 
 
 def ms(report: Report) -> dict[str, float | None]:
@@ -135,13 +136,13 @@ def test_the_whole_model_is_the_ops_plus_the_overheads(predicted):
 
 
 def test_predictions_are_deterministic():
-    a = analyze_model(chain_model(), predict=profile())
-    b = analyze_model(chain_model(), predict=profile())
+    a = analyze_model(chain_model(), Settings(predict=profile()))
+    b = analyze_model(chain_model(), Settings(predict=profile()))
     assert a.to_json() == b.to_json()
 
 
 def test_without_xnnpack_every_op_is_builtin_and_nothing_fuses():
-    r = analyze_model(chain_model(), predict=profile(xnnpack=False))
+    r = analyze_model(chain_model(), Settings(predict=profile(xnnpack=False)))
     got = ms(r)
     assert [got[k] for k in ("PAD", "RELU", "RESHAPE")] == [pytest.approx(0.1)] * 3  # the generic 100 µs each
     assert r.prediction.partitions == 0 and r.prediction.ops_fused == 0 and r.prediction.placement == "builtin"
@@ -164,7 +165,7 @@ def test_a_clamp_with_a_second_reader_or_a_producer_outside_its_partition_is_not
 
 def test_an_op_without_a_law_is_not_predicted_warned_once_and_the_prediction_is_partial():
     only_conv = profile(laws=(law("CONV_2D", "xnnpack", one=2.0, macs=0.001),))
-    r = analyze_model(chain_model(), predict=only_conv)
+    r = analyze_model(chain_model(), Settings(predict=only_conv))
     p = r.prediction
     assert ms(r)["CONV_2D"] == pytest.approx(0.020432)
     assert ms(r)["FULLY_CONNECTED"] is None and ms(r)["TANH"] is None  # never a silent 0
@@ -175,14 +176,14 @@ def test_an_op_without_a_law_is_not_predicted_warned_once_and_the_prediction_is_
 
 
 def test_a_stand_in_law_is_noted():
-    r = analyze_model(chain_model(), predict=profile(laws=(law("*", "xnnpack", one=1.0), law("*", "builtin", one=2.0))))
+    r = analyze_model(chain_model(), Settings(predict=profile(laws=(law("*", "xnnpack", one=1.0), law("*", "builtin", one=2.0)))))
     assert r.prediction.complete and r.prediction.ops_fallback == 4  # CONV_2D, FULLY_CONNECTED, TANH, RELU_0_TO_1
     assert any(n.startswith("prediction: 4 op(s) predicted by a stand-in law") for n in r.notes)
 
 
 def test_init_time_ops_are_not_predicted():
-    r = analyze_model(SAMPLES / "cnn_fp16.tflite", predict=profile(laws=(law("*", "xnnpack", one=1.0),
-                                                                          law("*", "builtin", one=1.0))))
+    r = analyze_model(SAMPLES / "cnn_fp16.tflite", Settings(predict=profile(laws=(law("*", "xnnpack", one=1.0),
+                                                                          law("*", "builtin", one=1.0)))))
     init = [o for o in r.ops if o.phase != "inference"]
     assert init and all(o.predicted_ms is None for o in init)
     assert all(o.predicted_ms is not None for o in r.ops if o.phase == "inference")
@@ -269,7 +270,7 @@ def test_cli_and_library_give_the_same_report(tmp_path):
 def test_the_fixture_profile_predicts_a_sample():
     # tests/fixtures/predict_profile.json, hand-written; cnn_float: its RELU (op 8) after a TRANSPOSE_CONV
     # merges into it, every other op gets a law (CONV_2D's own, the unary group's, the generic ones).
-    r = analyze_model(SAMPLES / "cnn_float.tflite", predict=DeviceProfile.load(str(FIXTURES / "predict_profile.json")))
+    r = analyze_model(SAMPLES / "cnn_float.tflite", Settings(predict=DeviceProfile.load(str(FIXTURES / "predict_profile.json"))))
     assert r.prediction.complete and r.prediction.ops_fused == 1
     assert r.ops[8].op_type == "RELU" and r.ops[8].predicted_ms == 0.0
     assert r.ops[0].predicted_ms == pytest.approx((2.0 + 0.001 * r.ops[0].macs) / 1000)  # 2 + 110.592 µs
@@ -280,7 +281,7 @@ def test_sweep_carries_every_points_prediction():
     from tflite_flops.studies.sweep import sweep
 
     p = profile(laws=(law("*", "xnnpack", one=1.0, bytes=0.001), law("*", "builtin", one=2.0, bytes=0.001)))
-    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["image=1x32x32x3", "image=1x64x64x3"], predict=p)
+    result = sweep(SAMPLES / "fcn_dynamic.tflite", ["image=1x32x32x3", "image=1x64x64x3"], settings=Settings(predict=p))
     small, big = (pt.prediction for pt in result.points)
     assert small.latency_ms < big.latency_ms  # more bytes at 4x the pixels, the same laws
     assert result.points[0].report.prediction == small
@@ -295,8 +296,8 @@ def test_sweep_carries_every_points_prediction():
 def test_compare_carries_both_predictions(tmp_path):
     from tflite_flops.report.compare import compare_reports
 
-    a = analyze_model(chain_model(), predict=profile())
-    b = analyze_model(chain_model(), predict=profile(xnnpack=False))
+    a = analyze_model(chain_model(), Settings(predict=profile()))
+    b = analyze_model(chain_model(), Settings(predict=profile(xnnpack=False)))
     c = compare_reports(a, b)
     (row,) = [m for m in c.totals if m.key == "prediction.latency_ms"]
     assert (row.a, row.b) == (a.prediction.latency_ms, b.prediction.latency_ms)
@@ -332,9 +333,9 @@ def test_strict_refuses_a_partial_prediction():
     from tflite_flops.errors import UnsupportedOpError
     from tflite_flops.report.completeness import check_strict
 
-    check_strict(analyze_model(chain_model(), predict=profile()))  # complete: nothing to refuse
+    check_strict(analyze_model(chain_model(), Settings(predict=profile())))  # complete: nothing to refuse
     with pytest.raises(UnsupportedOpError, match="prediction is partial: FULLY_CONNECTED ×1"):
-        check_strict(analyze_model(chain_model(), predict=profile(laws=(law("CONV_2D", "xnnpack", one=1.0),))))
+        check_strict(analyze_model(chain_model(), Settings(predict=profile(laws=(law("CONV_2D", "xnnpack", one=1.0),)))))
 
 
 def conv_then(second: int, scalar: bool = False) -> bytes:
@@ -397,7 +398,7 @@ def test_a_while_is_predicted_by_its_law_with_its_trips_and_its_body_ops_per_tri
     report = analyze_model(blob)
     assert while_trips(model, report.ops) == {(0, 0): 3}
     laws = (law("WHILE", "builtin", one=1.5, trips=0.1, copied=0.001), law("*", "builtin", one=2.0))
-    out = analyze_model(blob, predict=profile(xnnpack=False, laws=laws))
+    out = analyze_model(blob, Settings(predict=profile(xnnpack=False, laws=laws)))
     got = {(o.subgraph, o.index, o.op_type): o.predicted_ms for o in out.ops}
     # the WHILE: 1.5 + 0.1 x 3 trips + 0.001 x (3 trips x (1 + 8) loop-variable elements = 27) = 1.827 us
     assert math.isclose(got[(0, 0, "WHILE")], 1.827e-3)
@@ -434,6 +435,6 @@ def test_a_loop_whose_body_changes_shape_every_trip_pays_its_re_preparation(samp
     place = "xnnpack" if xnnpack else "builtin"
     laws = (law("WHILE", "builtin", one=1.5, trips=0.1, copied=0.001, growing_trips=2.0, reshaped=0.05),
             law("*", "builtin", one=2.0), law("*", place, one=2.0))
-    out = analyze_model(blob, predict=profile(xnnpack=xnnpack, laws=laws))
+    out = analyze_model(blob, Settings(predict=profile(xnnpack=xnnpack, laws=laws)))
     (got,) = [o.predicted_ms for o in out.ops if o.op_type == "WHILE"]
     assert math.isclose(got, (3.46 + 8 * (2.0 + 0.05 * (9 if xnnpack else 0))) * 1e-3)

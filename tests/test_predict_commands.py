@@ -23,6 +23,7 @@ from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine
 from tflite_flops.render import render
 from tflite_flops.report import LatencyStats, Report
 from tflite_flops.report.budget import check_budget
+from tflite_flops.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_models"
@@ -137,7 +138,7 @@ def _batch(tmp_path, options_predict=True):
 
     (tmp_path / "broken.tflite").write_bytes(b"not a model")
     paths = [str(DECODER), str(tmp_path / "broken.tflite"), str(SAMPLES / "cnn_float.tflite")]
-    return run_batch(paths, BatchOptions(predict=macs_profile() if options_predict else None))
+    return run_batch(paths, BatchOptions(Settings(predict=macs_profile() if options_predict else None)))
 
 
 def test_batch_predicts_every_model(tmp_path):
@@ -194,7 +195,7 @@ def test_kv_sweep_predicts_the_decode_step_per_length():
     from tflite_flops.render.sweep import render_sweep
     from tflite_flops.studies.kv_sweep import kv_sweep
 
-    result = kv_sweep(KV_MODEL, [32, 64, 128], predict=macs_profile())
+    result = kv_sweep(KV_MODEL, [32, 64, 128], settings=Settings(predict=macs_profile()))
     got = [p.prediction.latency_ms for p in result.points]
     parts = [p.prediction.partitions for p in result.points]
     # MACs 81,920 + 256·S (tests/test_kv_sweep.py): 90,112, 98,304, 114,688 at S = 32, 64, 128;

@@ -21,10 +21,10 @@ from .reader.load import load_model
 from .reader.model import Model
 from .report import Report
 from .report.completeness import check_strict
+from .settings import RuntimeSettings, Settings
 
 if TYPE_CHECKING:  # the measurement modules are imported when a measurement is asked for
     from .measure.bench import BenchSettings
-    from .measure.runtime import RuntimeSettings
 
 
 def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_shapes: Any = None,
@@ -36,7 +36,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             runtime: RuntimeSettings | str | None = None, bench: BenchSettings | None = None,
             inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
             section: str | int | None = None, all_sections: bool = False,
-            predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False) -> Report:
+            predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False,
+            settings: Settings | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -70,8 +71,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         inputs: real input arrays by input name, instead of random data.
         progress: draw a progress bar on a terminal while timing.
         threads: the interpreter threads of the runtime memory figures (``memory.runtime``, XNNPACK
-            off, and ``memory.runtime_xnnpack``: kernel temporaries depend on them); default: the
-            ``runtime`` settings' threads, else 1.
+            off, and ``memory.runtime_xnnpack``: kernel temporaries depend on them), of the timed run and
+            of the profile check: it replaces the ``runtime`` settings' threads (default: theirs, else 1).
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
@@ -82,6 +83,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             (``signatures[KEY].prediction``) and the predicted token figures (``tokens.predicted_*``).
         force: predict with a profile made for another runtime version, thread count or XNNPACK setting
             (``--force``); the overridden refusal is in ``report.prediction.forced`` and a warning.
+        settings: every choice that changes a figure in one :class:`~tflite_flops.settings.Settings` (the
+            delegate flags and the target too), instead of the keywords ``input_shapes``, ``batch``,
+            ``while_trips``, ``signature``, ``cost_overrides``, ``trust_stored_shapes``, ``count_zeros``,
+            ``runtime``, ``threads`` and ``force`` (an error to pass both). Without it, those keywords make it.
 
     Returns:
         The :class:`Report`.
@@ -96,9 +101,20 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         ProfileError: ``predict`` names a missing or unreadable profile.
         ProfileMismatchError: the profile was made for another configuration and ``force`` is False.
     """
+    loose = {"input_shapes": input_shapes, "batch": batch, "while_trips": while_trips, "signature": signature,
+             "cost_overrides": cost_overrides, "trust_stored_shapes": trust_stored_shapes,
+             "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force}
+    if settings is None:
+        settings = make_settings(**loose)  # built once: everything below reads these
+    else:
+        given = [k for k, v in loose.items() if _given(v, _LOOSE_DEFAULTS[k])]
+        if given:
+            raise InputSpecError(f"analyze(): give the settings either as settings= or as keywords, not both "
+                                 f"({', '.join(given)})")
     check = None
     if predict is not None:  # a bad or foreign profile fails before any work
-        check = load_profile(predict, runtime=runtime, threads=threads, force=force)
+        check = load_profile(predict, settings=settings)
+        settings = settings.with_profile(check)
     name = None
     if needs_conversion(source):  # TensorFlow is imported only to convert
         name = source_name(source)  # the converted bytes have no path: keep the directory or model name
@@ -108,13 +124,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     timed = _timed_source(source) if latency or per_op or roofline else None  # a Model without a file fails first
     if not isinstance(source, Model) and (section is not None or all_sections or timed is not None):
         source = load_model(source, section)  # read once: the runtime then gets the section's bytes
-    report = analyze_model(source, input_shapes, batch, while_trips=while_trips, signature=signature,
-                           cost_overrides=cost_overrides, trust_stored_shapes=trust_stored_shapes,
-                           count_zeros=count_zeros, all_signatures=all_signatures, prefill=prefill, decode=decode,
-                           name=name, all_sections=all_sections,
-                           threads=threads if threads is not None else getattr(runtime, "threads", 1),
-                           predict=None if check is None else check.profile,
-                           predict_forced=None if check is None else check.forced)
+    report = analyze_model(source, settings, all_signatures=all_signatures, prefill=prefill, decode=decode,
+                           name=name, all_sections=all_sections)
     if check is not None and check.note:
         report = replace(report, notes=report.notes + (check.note,))
     if timed is not None and isinstance(source, Model) and source.bundle is not None:
@@ -122,11 +133,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report
-        from .measure.runtime import RuntimeSettings
 
-        if isinstance(runtime, str):
-            runtime = RuntimeSettings(runtime)
-        what = Measurements(latency, per_op, roofline, runtime or RuntimeSettings(), bench or BenchSettings(), inputs)
+        what = Measurements(latency, per_op, roofline, settings.runtime, bench or BenchSettings(), inputs)
         try:
             report = measure_report(report, timed, what, progress=progress)
             if latency and report.bundle is not None:
@@ -152,13 +160,13 @@ class ProfileCheck:
 
 
 def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: RuntimeSettings | str | None = None,
-                 threads: int | None = None, force: bool = False) -> ProfileCheck:
+                 threads: int | None = None, force: bool = False, settings: Settings | None = None) -> ProfileCheck:
     """Read a device profile and check that it was made for the configuration predicted.
 
-    The configuration is the one a ``--latency`` run would measure: ``runtime`` (a
-    :class:`~tflite_flops.measure.runtime.RuntimeSettings` or a runtime name; default LiteRT, one thread,
-    XNNPACK on), ``threads`` (overrides the settings' threads), and the version of that runtime as
-    installed here. Without the runtime installed, the version cannot be compared: the thread count and
+    The configuration is the one a ``--latency`` run would measure: ``settings.runtime`` (with
+    ``settings.force``), or else ``runtime`` (a :class:`~tflite_flops.settings.RuntimeSettings` or a runtime
+    name; default LiteRT, one thread, XNNPACK on) and ``threads`` (overrides the runtime's threads), and
+    the version of that runtime as installed here. Without the runtime installed, the version cannot be compared: the thread count and
     XNNPACK setting still are, and the check's ``note`` says so. Nor is it for a profile imported from a
     device (``calibrate --import``): its laws stand for the device's own runtime.
 
@@ -166,12 +174,14 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
         ProfileError: missing, unreadable, not a profile, or of another profile version.
         ProfileMismatchError: another runtime version, thread count or XNNPACK setting, unless ``force``.
     """
-    from .measure.runtime import RuntimeSettings, runtime_version
+    from .measure.runtime import runtime_version
 
     if not isinstance(profile, DeviceProfile):
         profile = DeviceProfile.load(os.fspath(profile))
-    settings = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
-    threads = settings.threads if threads is None else threads
+    if settings is None:
+        settings = make_settings(runtime=runtime, threads=threads, force=force)
+    force, threads = settings.force, settings.threads
+    runtime_settings = settings.runtime
     m, note = profile.machine, None
     if profile.source == "import":  # calibrate --import: the laws of a device, timed by its benchmark_model
         version = m.runtime_version  # the device's runtime, not one installed here: nothing to compare
@@ -181,18 +191,44 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
         version = None
     try:
         if version is None:
-            version = runtime_version(settings.runtime)
+            version = runtime_version(runtime_settings.runtime)
     except RuntimeUnavailableError:
         version = m.runtime_version  # nothing to compare against: the version check passes
-        note = (f"prediction: no {settings.runtime} runtime here, so the profile's {m.runtime} "
+        note = (f"prediction: no {runtime_settings.runtime} runtime here, so the profile's {m.runtime} "
                 f"{m.runtime_version} was not compared with an installed version (threads and XNNPACK were)")
     try:
-        profile.check_compatible(version, threads, settings.xnnpack)
+        profile.check_compatible(version, threads, runtime_settings.xnnpack)
         return ProfileCheck(profile, None, note)
     except ProfileMismatchError as exc:
         if not force:
             raise
         return ProfileCheck(profile, str(exc), note)
+
+
+def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_trips: int = 1,
+                  signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
+                  trust_stored_shapes: bool = True, count_zeros: bool | None = None,
+                  runtime: RuntimeSettings | str | None = None, threads: int | None = None,
+                  force: bool = False) -> Settings:
+    """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings):
+    ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1)."""
+    run = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
+    if threads is not None:
+        run = replace(run, threads=int(threads))
+    return Settings(input_shapes=input_shapes, batch=batch, while_trips=while_trips, signature=signature,
+                    runtime=run, trust_stored_shapes=trust_stored_shapes, count_zeros=count_zeros,
+                    cost_overrides=cost_overrides, force=force)
+
+
+_LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,
+                   "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False}
+
+
+def _given(value: Any, default: Any) -> bool:
+    """Whether a keyword of :func:`analyze` was given (not its default), without comparing arrays or mappings."""
+    if default is None or isinstance(default, bool):
+        return value is not default
+    return not (isinstance(value, int) and value == default)
 
 
 def _timed_source(source: Any) -> str | bytes:

@@ -72,10 +72,11 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
                 reached.extend(c for c in children if c not in reached)
     temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
     if xnnpack is None or not set(reached) <= set(xnnpack):
-        xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK)
+        xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
+                              walk.settings.delegate)
     views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads)
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
-                                   delegate_bytes)
+                                   delegate_bytes, walk.settings.target.tflm)
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,
@@ -122,7 +123,8 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     delegation = {}
     keys = sorted(walk.entries)
     subgraphs = sorted({sg_index for sg_index, _ in keys})
-    placements = {delegate: place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate)
+    placements = {delegate: place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate,
+                                        walk.settings.delegate)
                   for delegate in DELEGATES}
     summary, figures = memory(walk, entry, placements.get(XNNPACK))
     for delegate, placed in placements.items():

@@ -16,13 +16,14 @@ from ..reader.bundle import MODEL_SECTION, Bundle, Section
 from ..reader.load import load_section
 from ..reader.model import Model
 from ..report import BundleInfo, BundleSectionInfo, LlmInfo, Report
+from ..settings import Settings
 
-# (model, signature, input shapes, batch, settings...) -> (Report, walk): analysis.run.analyze_entry
+# (model, settings) -> (Report, walk): analysis.run.analyze_entry
 EntryAnalysis = Callable[..., Any]
 
 
-def describe_bundle(model: Model, report: Report, analyse: EntryAnalysis | None = None,
-                    **settings: Any) -> BundleInfo:
+def describe_bundle(model: Model, report: Report, settings: Settings,
+                    analyse: EntryAnalysis | None = None) -> BundleInfo:
     """The :class:`BundleInfo` of a model read from a bundle (``model.bundle`` must be set).
 
     Args:
@@ -30,7 +31,8 @@ def describe_bundle(model: Model, report: Report, analyse: EntryAnalysis | None 
         report: its report (the analysed section's totals).
         analyse: with ``--all-sections``, the entry analysis that each other model section gets
             (at its stored shapes); None lists the sections without analysing them.
-        settings: the analysis settings handed to ``analyse``.
+        settings: the analysis :class:`~tflite_flops.settings.Settings`; ``analyse`` gets them with each
+            other section's stored shapes (no input shapes, batch or signature of the analysed section's).
     """
     bundle, chosen = model.bundle, model.section
     assert bundle is not None and chosen is not None  # noqa: S101 - callers check model.bundle
@@ -53,10 +55,10 @@ def describe_bundle(model: Model, report: Report, analyse: EntryAnalysis | None 
 
 
 def _analysed(bundle: Bundle, section: Section, info: BundleSectionInfo, analyse: EntryAnalysis,
-              settings: dict[str, Any]) -> BundleSectionInfo:
+              settings: Settings) -> BundleSectionInfo:
     """``info`` with the section's totals, or the one-line reason it could not be analysed."""
     try:
-        report: Report = analyse(load_section(bundle, section), None, None, None, **settings)[0]
+        report: Report = analyse(load_section(bundle, section), settings.at_point())[0]
     except TfliteFlopsError as exc:
         return replace(info, error=str(exc))
     return replace(info, totals=report.totals, operators=report.model.operators)

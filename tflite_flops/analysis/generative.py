@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping
 from ..errors import InputSpecError
 from ..reader.model import Model, Signature
 from ..report import Prediction, Report, SignatureReport, TensorSummary, TokenFigures
+from ..settings import Settings
 from ..units import tensor_bytes
 from .predict import add_prediction
 
@@ -44,9 +45,8 @@ ROLES = ("prefill", "decode")
 _INT_DTYPES = frozenset({"INT32", "INT64"})
 
 
-def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]], *,
-                   prefill: str | None = None, decode: str | None = None, predict: Any = None,
-                   predict_forced: str | None = None, **settings: Any) -> Report:
+def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]],
+                   settings: Settings, *, prefill: str | None = None, decode: str | None = None) -> Report:
     """``report`` with ``signatures`` filled: every signature of ``model`` analyzed at its stored shapes.
 
     Args:
@@ -54,13 +54,11 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
         model: the parsed model.
         analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
             this module, not the reverse).
+        settings: the analysis :class:`~tflite_flops.settings.Settings` (each signature is analysed with
+            them, at its own stored shapes); with a device profile (``settings.predict``, already checked),
+            each signature's ``prediction`` and the token figures' ``predicted_*`` fields. (``strict`` is
+            checked by :func:`tflite_flops.analyze` on the finished report, signatures included.)
         prefill, decode: signature keys to take as the prefill / decode step (default: detected).
-        predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile`, already checked):
-            each signature's ``prediction`` and the token figures' ``predicted_*`` fields.
-        predict_forced: the refusal ``--force`` overrode (kept in each prediction).
-        **settings: the analysis settings (while_trips, cost_overrides, trust_stored_shapes,
-            count_zeros), as for :func:`tflite_flops.analysis.analyze_entry`. (``strict`` is checked
-            by :func:`tflite_flops.analyze` on the finished report, signatures included.)
 
     Raises:
         InputSpecError: the model has no signature, or ``prefill`` / ``decode`` names an unknown
@@ -77,9 +75,9 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
     warnings = list(report.warnings)
     notes = list(report.notes)
     for sig in model.signatures:
-        sub, walk = analyze_entry(model, sig.key, None, None, **settings)
-        if predict is not None:
-            sub = add_prediction(sub, model, predict, predict_forced)
+        sub, walk = analyze_entry(model, settings.at_point(signature=sig.key))
+        if settings.predict is not None:
+            sub = add_prediction(sub, model, settings.predict, settings.predict_forced)
         reached = {o.subgraph for o in sub.ops if o.phase != "not_executed"} | {sig.subgraph_index}
         params = param_bytes = 0
         for (subgraph, _), (n, size) in walk.params.tensors.items():

@@ -41,7 +41,7 @@ from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
-from ..ops.tflm import CORTEX_M
+from ..ops.tflm import CORTEX_M, TflmTarget
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
@@ -527,7 +527,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
                    calls: Mapping[tuple[int, int], Sequence[int]],
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
                    delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
-                   delegate_bytes: tuple[int, int, int] | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   delegate_bytes: tuple[int, int, int] | None = None,
+                   tflm_target: TflmTarget = CORTEX_M) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -544,6 +545,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
             with ``delegate_bytes`` (XNNPACK's own memory: workspace, packed weights, structures),
             the summary's ``runtime_xnnpack``.
+        tflm_target: the TFLite Micro build its arena is sized for (``Settings.target.tflm``).
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -639,7 +641,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             persistent_arena_bytes=persistent, delegate_bytes=own, total_bytes=arena + persistent + (own or 0),
             **parts))
     runtime, xnnpack = figures
-    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M)
+    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, tflm_target)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
@@ -647,7 +649,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
         tflm_arena_bytes=tflm.tensors_bytes, tflm_head_bytes=tflm.head_bytes, tflm_tail_bytes=tflm.tail_bytes,
         tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
-        tflm_pointer_bytes=CORTEX_M.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
+        tflm_pointer_bytes=tflm_target.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime, runtime_xnnpack=xnnpack)
     return summary, {index: plan.live for index, plan in plans.items()}

@@ -10,7 +10,7 @@ import gc
 import os
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Iterator, Mapping
+from typing import Iterator
 
 from ..errors import InputSpecError, ShapeError
 from ..ops.registry import Shape
@@ -18,56 +18,51 @@ from ..reader.model import Model
 from ..reader.load import load_model
 from ..report import Report
 from ..report.completeness import check_strict
+from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
-from .entries import CostOverride
 from .bundle import describe_bundle
-from .cost_model import DeviceProfile
 from .predict import add_prediction
 from .generative import add_signatures
-from .sparsity import COUNT_ZEROS_AUTO_LIMIT
 from .walk import Walk, entry_subgraph, walk_model
 
 
-def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, input_shapes: Any = None,
-                  batch: int | None = None, *, strict: bool = False, while_trips: int = 1,
-                  signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
-                  trust_stored_shapes: bool = True, count_zeros: bool | None = None, all_signatures: bool = False,
-                  prefill: str | None = None, decode: str | None = None, name: str | None = None,
-                  threads: int = 1, section: str | int | None = None, all_sections: bool = False,
-                  predict: DeviceProfile | None = None, predict_forced: str | None = None) -> Report:
+def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, settings: Settings | None = None, *,
+                  strict: bool = False, all_signatures: bool = False, prefill: str | None = None,
+                  decode: str | None = None, name: str | None = None, section: str | int | None = None,
+                  all_sections: bool = False) -> Report:
     """The static Report of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
 
-    Arguments as for :func:`tflite_flops.analyze`, which also converts Keras models and measures;
-    ``name`` names a model given as bytes (the report's ``model.path``); ``threads``: the interpreter
-    threads of the runtime memory figure (``memory.runtime``). For a LiteRT-LM bundle, ``section``
-    picks the model section (default: the ``prefill_decode`` model), ``all_sections`` adds every other
-    model section's totals to ``report.bundle``. With ``predict`` (a device profile, already checked against
-    the configuration: :func:`tflite_flops.api.load_profile`), every op's predicted time and the whole
-    model's (:func:`tflite_flops.analysis.predict.add_prediction`; ``predict_forced``: the refusal ``--force``
-    overrode).
+    ``settings`` (default :class:`~tflite_flops.settings.Settings()`): every choice that changes a figure
+    (input shapes, batch, while trips, signature, threads, delegate flags, target, cost overrides); with
+    a device profile in ``settings.predict`` (already checked against the configuration:
+    :func:`tflite_flops.api.load_profile`), every op's predicted time and the whole model's
+    (:func:`tflite_flops.analysis.predict.add_prediction`). The other arguments say what is analysed, as
+    for :func:`tflite_flops.analyze`, which also converts Keras models and measures; ``name`` names a model
+    given as bytes (the report's ``model.path``). For a LiteRT-LM bundle, ``section`` picks the model
+    section (default: the ``prefill_decode`` model), ``all_sections`` adds every other model section's
+    totals to ``report.bundle``.
 
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
         ShapeError, InputSpecError: the input shapes do not fit the model.
         UnsupportedOpError, ShapeError: ``strict`` and the report has a problem ``--strict`` refuses.
     """
+    settings = Settings() if settings is None else settings
     with _collector_paused():
         model = source if isinstance(source, Model) else load_model(source, section)
-        settings = {"while_trips": while_trips, "cost_overrides": cost_overrides,
-                    "trust_stored_shapes": trust_stored_shapes, "count_zeros": count_zeros, "threads": threads}
-        report = analyze_entry(model, signature, input_shapes, batch, **settings)[0]
-        if predict is not None:
-            report = add_prediction(report, model, predict, predict_forced)
+        report = analyze_entry(model, settings)[0]
+        if settings.predict is not None:
+            report = add_prediction(report, model, settings.predict, settings.predict_forced)
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
         if all_signatures:
-            report = add_signatures(report, model, analyze_entry, prefill=prefill, decode=decode, predict=predict,
-                                    predict_forced=predict_forced, **settings)
+            report = add_signatures(report, model, analyze_entry, settings, prefill=prefill, decode=decode)
         elif prefill is not None or decode is not None:
             raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
         if model.bundle is not None:
-            report = replace(report, bundle=describe_bundle(model, report, analyze_entry if all_sections else None, **settings))
+            report = replace(report, bundle=describe_bundle(model, report, settings,
+                                                            analyze_entry if all_sections else None))
         elif all_sections:
             raise InputSpecError("all_sections=True (--all-sections) applies to a LiteRT-LM bundle (.litertlm)")
         del model  # freed now, before the collector runs again: the report keeps only its hasher
@@ -94,35 +89,33 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def analyze_entry(model: Model, signature: str | None, input_shapes: Any, batch: int | None, *,
-                  while_trips: int, cost_overrides: Mapping[str, CostOverride] | None, trust_stored_shapes: bool,
-                  count_zeros: bool | None, threads: int = 1) -> tuple[Report, Walk]:
-    """The report of one entry (subgraph 0 or a signature's subgraph) and the walk that made it.
+def analyze_entry(model: Model, settings: Settings) -> tuple[Report, Walk]:
+    """The report of one entry (subgraph 0 or ``settings.signature``'s subgraph, at ``settings``' input shapes
+    and batch) and the walk that made it.
 
-    :func:`analyze_model` without the signature summaries; the walk tells
+    :func:`analyze_model` without the prediction and the signature summaries; the walk tells
     :mod:`tflite_flops.analysis.generative` which weights each signature reads.
     """
-    entry = entry_subgraph(model, signature)
-    spec = normalize_input_shapes(input_shapes)
-    if count_zeros is None:  # reading every weight costs time on big files: automatic only for small ones
-        count_zeros = model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT
-    walk = Walk(model, max(int(while_trips), 0), dict(cost_overrides or {}), trust_stored_shapes, bool(count_zeros),
-                threads=max(int(threads), 1))
-    walk_model(walk, entry, spec, batch)
-    return build_report(walk, model.subgraphs[entry], entry, spec, batch), walk
+    entry = entry_subgraph(model, settings.signature)
+    spec = normalize_input_shapes(settings.input_shapes)
+    walk = Walk(model, settings)
+    walk_model(walk, entry, spec, settings.batch)
+    return build_report(walk, model.subgraphs[entry], entry, spec, settings.batch), walk
 
 
-def resolve_shapes(source: str | os.PathLike | bytes | Model, input_shapes: Any = None, batch: int | None = None, *,
-                   trust_stored_shapes: bool = True, while_trips: int = 1,
-                   signature: str | None = None) -> dict[int, SubgraphShapes]:
+def resolve_shapes(source: str | os.PathLike | bytes | Model, settings: Settings | None = None
+                   ) -> dict[int, SubgraphShapes]:
     """The shapes (and folded small values) of every tensor, per reached subgraph, as ``analyze()`` sees them.
 
-    Same walk as :func:`analyze_model` (input resolution, propagation, control flow), without the report;
-    tests compare it with an interpreter's own shapes. Arguments as for :func:`analyze_model`.
+    Same walk as :func:`analyze_model` (input resolution, propagation, control flow) at ``settings``'
+    input shapes, batch, signature, while trips and ``trust_stored_shapes``, without the report; tests
+    compare it with an interpreter's own shapes.
     """
     model = source if isinstance(source, Model) else load_model(source)
-    walk = Walk(model, max(int(while_trips), 0), {}, trust_stored_shapes, count_zeros=False)
-    walk_model(walk, entry_subgraph(model, signature), normalize_input_shapes(input_shapes), batch)
+    settings = replace(Settings() if settings is None else settings, count_zeros=False)
+    walk = Walk(model, settings)
+    walk_model(walk, entry_subgraph(model, settings.signature), normalize_input_shapes(settings.input_shapes),
+               settings.batch)
     return walk.states
 
 
@@ -161,10 +154,11 @@ def unresolved_tensors(model: "Model | str | bytes", input_shapes: object = None
 def _entry_state(model: "Model | str | bytes", input_shapes: object, batch: int | None, trust_stored: bool,
                  subgraph: int) -> SubgraphShapes:
     """The entry subgraph's shapes after the same walk as ``analyze()`` (control flow included)."""
+    settings = Settings(input_shapes=input_shapes, batch=batch, trust_stored_shapes=trust_stored)
     if subgraph == 0:
-        return resolve_shapes(model, input_shapes, batch, trust_stored_shapes=trust_stored)[0]
+        return resolve_shapes(model, settings)[0]
     parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
     key = next((sig.key for sig in parsed.signatures if sig.subgraph_index == subgraph), None)
     if key is None:
         raise ShapeError(f"subgraph {subgraph} is not the entry of any signature")
-    return resolve_shapes(parsed, input_shapes, batch, trust_stored_shapes=trust_stored, signature=key)[subgraph]
+    return resolve_shapes(parsed, replace(settings, signature=key))[subgraph]

@@ -25,24 +25,31 @@ from typing import Any, Mapping
 from ..errors import InputSpecError, ModelFormatError, ShapeError
 from ..ops.registry import CALLER_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, OpContext, join_notes as _join
 from ..reader.model import Model, Subgraph
+from ..settings import Settings
 from .entries import CostOverride, Entry, ParamCount, constant_input0, cost_entry, opaque_note
 from .shapes import (InputAssumptions, SubgraphShapes, SubgraphTensors, initial_state, resolve_inputs, step,
                      subgraph_tensors)
-from .sparsity import WeightZeros, weight_inputs
+from .sparsity import COUNT_ZEROS_AUTO_LIMIT, WeightZeros, weight_inputs
 
 Calls = list[tuple[tuple[int, int], int]]  # (op key, executions per execution of the caller)
 
 
 @dataclass
 class Walk:
-    """What one walk of a model gathers: an entry per op, the shapes per subgraph, the params, the warnings."""
+    """What one walk of a model gathers: an entry per op, the shapes per subgraph, the params, the warnings.
+
+    Made from the model and the analysis :class:`~tflite_flops.settings.Settings`; the settings the walk and
+    the passes after it read are resolved once here: ``while_trips`` (at least 0), ``overrides``,
+    ``trust_stored``, ``count_zeros`` (``None`` in the settings: automatic by file size) and ``threads``.
+    """
 
     model: Model
-    while_trips: int
-    overrides: Mapping[str, CostOverride]
-    trust_stored: bool
-    count_zeros: bool = True
-    threads: int = 1  # the interpreter threads the runtime memory figure is for (kernel temporaries)
+    settings: Settings = field(default_factory=Settings)
+    while_trips: int = field(init=False)
+    overrides: Mapping[str, CostOverride] = field(init=False)
+    trust_stored: bool = field(init=False)
+    count_zeros: bool = field(init=False)
+    threads: int = field(init=False)  # the interpreter threads the runtime memory figure is for (kernel temporaries)
     entries: dict[tuple[int, int], Entry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     assumed: InputAssumptions = field(default_factory=InputAssumptions)  # e.g. batch 1 for a dynamic batch
@@ -51,6 +58,16 @@ class Walk:
     # Contractions whose weights are counted after the walk (sparsity.WeightZeros.fill): reading the
     # weights between ops evicts the walk's own objects from the CPU caches.
     weighted: list[tuple[Subgraph, SubgraphTensors, str, tuple[int, ...], Entry]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.while_trips = max(int(s.while_trips), 0)
+        self.overrides = dict(s.cost_overrides or {})
+        self.trust_stored = bool(s.trust_stored_shapes)
+        # reading every weight costs time on big files: automatic only for small ones
+        self.count_zeros = bool(self.model.size_bytes <= COUNT_ZEROS_AUTO_LIMIT if s.count_zeros is None
+                                else s.count_zeros)
+        self.threads = max(int(s.threads), 1)
 
 
 def entry_subgraph(model: Model, signature: str | None) -> int:

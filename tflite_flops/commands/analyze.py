@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, at_least, emit,
-                     latency_settings, predict_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, analysis_settings,
+                     at_least, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -73,18 +73,15 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     timed = args.latency or args.per_op or args.roofline
-    runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)  # bad --runs fail first
-    if args.predict and runtime is None:
-        runtime = predict_settings(args)  # the configuration the profile must have been made for
+    bench, inputs = latency_settings(args) if timed else (None, None)  # bad --runs fail first
+    settings = analysis_settings(args)  # the configuration analysed, measured and the profile is checked against
     all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
     missing = None
     try:
-        report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
-                         signature=args.signature, count_zeros=args.count_zeros, all_signatures=all_signatures,
-                         prefill=args.prefill, decode=args.decode, latency=args.latency, per_op=args.per_op,
-                         roofline=args.roofline, runtime=runtime, bench=bench, inputs=inputs, progress=True,
-                         threads=args.threads, section=args.section, all_sections=args.all_sections,
-                         predict=args.predict, force=args.force)
+        report = analyze(args.model, settings=settings, all_signatures=all_signatures, prefill=args.prefill,
+                         decode=args.decode, latency=args.latency, per_op=args.per_op, roofline=args.roofline,
+                         bench=bench, inputs=inputs, progress=True, section=args.section,
+                         all_sections=args.all_sections, predict=args.predict)
     except RuntimeMissingError as exc:
         if exc.report is None:
             raise

@@ -6,7 +6,8 @@ import argparse
 import os
 import sys
 
-from .common import add_latency_options, add_output_options, add_predict_options, at_least, emit, print_notes
+from .common import (add_latency_options, add_output_options, add_predict_options, analysis_settings, at_least,
+                     checked_profile, emit, print_notes)
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -40,27 +41,22 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise InputSpecError("--jobs must be at least 1")
+    settings = analysis_settings(args)  # one configuration for every model: analysed, timed, predicted
     latency = None
     if args.latency:
         from .common import latency_settings
 
-        runtime, bench, _ = latency_settings(args)
-        latency = {"runtime": runtime.runtime, "threads": runtime.threads, "xnnpack": runtime.xnnpack,
-                   "runs": bench.runs, "warmup": bench.warmup, "min_time": bench.min_time}
+        bench, _ = latency_settings(args)
+        latency = {"runs": bench.runs, "warmup": bench.warmup, "min_time": bench.min_time}
         jobs = 1  # timing in parallel workers would measure contention, not the model
-    check = None
-    if args.predict:  # checked once: a foreign profile fits none of the models (one line, no rows)
-        from ..api import load_profile
-        from .common import predict_settings
-
-        check = load_profile(args.predict, runtime=predict_settings(args), force=args.force)
+    # checked once: a foreign profile fits none of the models (one line, no rows)
+    settings, check = checked_profile(args, settings)
+    if check is not None:
         if check.forced:
             print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
         print_notes([check.note] if check.note else [])
     paths = expand_sources(args.sources)
-    options = BatchOptions(tuple(args.input_shape) if args.input_shape else None, args.batch, args.while_trips,
-                           latency, predict=None if check is None else check.profile,
-                           predict_forced=None if check is None else check.forced)
+    options = BatchOptions(settings, latency)
     rows = run_batch(paths, options, jobs=jobs, progress=progress_bar(width=28))
     emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
          to_stdout=not targets or args.format != "table")

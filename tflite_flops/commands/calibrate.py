@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import at_least
+from .common import analysis_settings, at_least
 
 HELP = "time a suite of generated single-op models and fit a device profile for latency prediction"
 DEFAULT_OUTPUT = "device-profile.json"
@@ -42,11 +42,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    xnnpack = not args.no_xnnpack
+    settings = analysis_settings(args)  # the configuration calibrated (--runtime, --threads, --no-xnnpack)
     if args.export_pack:
         from ..measure.calibration_pack import SCRIPT, export_pack
 
-        n = export_pack(args.export_pack, args.threads, xnnpack, args.quick, args.runtime)
+        n = export_pack(args.export_pack, settings.runtime, args.quick)
         print(f"wrote {n} calibration models, manifest.json and {SCRIPT} to {args.export_pack}")
         return 0
     if args.import_dir:
@@ -57,10 +57,8 @@ def _run(args: argparse.Namespace) -> int:
         timed = None
     else:
         from ..measure.calibrate import calibrate
-        from ..measure.runtime import RuntimeSettings
 
-        profile, timed = calibrate(args.output, RuntimeSettings(args.runtime, args.threads, xnnpack),
-                                   quick=args.quick, progress=True)
+        profile, timed = calibrate(args.output, settings.runtime, quick=args.quick, progress=True)
     m = profile.machine
     fitted = [law for law in profile.laws if law.family[:1].isupper()]
     print(f"device profile {args.output}: {len(fitted)} op laws, {len(profile.laws) - len(fitted)} group/generic laws"

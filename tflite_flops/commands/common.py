@@ -106,24 +106,51 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
                    help="predict with a profile made for another runtime version, thread count or XNNPACK setting")
 
 
-def predict_settings(args: argparse.Namespace):
-    """The RuntimeSettings a ``--predict`` profile is checked against (those of a ``--latency`` run)."""
-    from ..measure.runtime import RuntimeSettings
+def analysis_settings(args: argparse.Namespace, **points):
+    """The :class:`~tflite_flops.settings.Settings` of the parsed options, built once per command and handed
+    down whole: input shapes, batch, while trips, signature, ``--count-zeros``, the runtime (``--runtime``,
+    ``--threads``, ``--no-xnnpack``) and ``--force``; an option a command lacks keeps its default.
+    ``points``: fields the command sets itself (a sweep's points are not one input shape)."""
+    from ..settings import RuntimeSettings, Settings
 
-    return RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack)
+    if getattr(args, "threads", 1) < 1:
+        from ..errors import InputSpecError
+
+        raise InputSpecError("--threads must be at least 1")
+    values = {"input_shapes": getattr(args, "input_shape", None), "batch": getattr(args, "batch", None),
+              "while_trips": getattr(args, "while_trips", 1), "signature": getattr(args, "signature", None),
+              "count_zeros": getattr(args, "count_zeros", None), "force": getattr(args, "force", False),
+              "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
+                                         not getattr(args, "no_xnnpack", False))}
+    values.update(points)
+    return Settings(**values)
+
+
+def checked_profile(args: argparse.Namespace, settings):
+    """``(settings with the --predict profile, the check)``: the profile read and checked once against the
+    configuration of ``settings`` (that of a ``--latency`` run), or ``(settings, None)`` without ``--predict``.
+
+    Raises:
+        ProfileError, ProfileMismatchError: as :func:`tflite_flops.api.load_profile`.
+    """
+    if not getattr(args, "predict", None):
+        return settings, None
+    from ..api import load_profile
+
+    check = load_profile(args.predict, settings=settings)
+    return settings.with_profile(check), check
 
 
 def latency_settings(args: argparse.Namespace):
-    """(RuntimeSettings, BenchSettings, input arrays or None) from the parsed options."""
+    """(BenchSettings, input arrays or None) from the parsed options; the runtime is the settings'."""
     from ..measure.bench import BenchSettings
     from ..errors import InputSpecError
-    from ..measure.runtime import RuntimeSettings, load_npz
+    from ..measure.runtime import load_npz
 
     if args.runs < 1 or args.warmup < 1 or args.threads < 1 or args.min_time < 0:
         raise InputSpecError("--runs, --warmup and --threads must be at least 1, --min-time at least 0")
     inputs = load_npz(args.inputs) if getattr(args, "inputs", None) else None
-    return (RuntimeSettings(args.runtime, args.threads, not args.no_xnnpack),
-            BenchSettings(args.runs, args.warmup, args.min_time), inputs)
+    return BenchSettings(args.runs, args.warmup, args.min_time), inputs
 
 
 TERMINAL_FORMATS = ("table", "md")  # read on a terminal as they are; JSON, CSV and HTML escape or quote their strings

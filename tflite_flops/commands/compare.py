@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, at_least, emit,
-                     latency_settings, predict_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, analysis_settings,
+                     at_least, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -23,8 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_predict_options(p)
 
 
-def _load(path: str, args: argparse.Namespace):
-    """A Report from a saved JSON report, or by analyzing (and timing, with --latency) a model."""
+def _load(path: str, args: argparse.Namespace, settings):
+    """A Report from a saved JSON report, or by analyzing (and timing, with --latency) a model with the
+    command's settings (the same for both sides)."""
     from ..api import analyze
     from ..errors import ModelLoadError
     from ..report import Report
@@ -41,12 +42,9 @@ def _load(path: str, args: argparse.Namespace):
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelLoadError(f"{path}: not a tflite_flops JSON report ({exc})") from None
     timed = args.latency or args.per_op
-    runtime, bench, inputs = latency_settings(args) if timed else (None, None, None)
-    if args.predict and runtime is None:
-        runtime = predict_settings(args)
-    return analyze(path, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
-                   signature=args.signature, latency=timed, per_op=args.per_op, runtime=runtime, bench=bench,
-                   inputs=inputs, progress=True, threads=args.threads, predict=args.predict, force=args.force)
+    bench, inputs = latency_settings(args) if timed else (None, None)
+    return analyze(path, settings=settings, latency=timed, per_op=args.per_op, bench=bench, inputs=inputs,
+                   progress=True, predict=args.predict)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     targets = [(path, compare_format_for_path(path)) for path in args.output]  # fail before any work
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
-    a, b = _load(args.a, args), _load(args.b, args)
+    settings = analysis_settings(args)  # built once: both sides are analysed with the same
+    a, b = _load(args.a, args, settings), _load(args.b, args, settings)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
     print_notes([f"A: {n}" for n in a.notes] + [f"B: {n}" for n in b.notes])
     c = compare_reports(a, b)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_output_options, add_shape_options, emit, print_warnings
+from .common import add_output_options, add_shape_options, analysis_settings, emit, print_warnings
 
 HELP = ("join benchmark_model's device outputs (op profile as text/CSV/proto, --runtime-info, --result) "
         "to the per-op FLOPs and placement")
@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.profile or args.runtime_info or args.result):
         raise InputSpecError("import-profile: give an op profile, --runtime-info FILE or --result FILE")
     targets = [(path, format_for_path(path)) for path in args.output]
-    report = analyze(args.model, input_shapes=args.input_shape, batch=args.batch, while_trips=args.while_trips,
-                     signature=args.signature)
+    report = analyze(args.model, settings=analysis_settings(args, force=False))  # --force here joins files
     forced: list[str] = []
 
     def check(problems: list[str], path: str, what: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, add_predict_options, at_least, emit, latency_settings,
-                     predict_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, analysis_settings, at_least,
+                     checked_profile, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -62,34 +62,25 @@ def run(args: argparse.Namespace) -> int:
         raise InputSpecError("--decode applies to --kv-length sweeps")
     batches = args.batch  # parsed and checked by _batches
     points = make_points(args.input_shape, batches)
-    check = _profile_check(args)  # a bad or foreign profile fails before any work
+    # built once; each point brings its own input shapes and batch; a bad or foreign profile fails before any work
+    settings, check = checked_profile(args, analysis_settings(args, input_shapes=None, batch=None))
     measure = None
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     if args.latency:
         from ..measure.latency import point_measurer
 
-        runtime, bench, inputs = latency_settings(args)
-        measure = point_measurer(args.model, runtime, bench, inputs)
-    result = sweep(args.model, points, measure, strict=args.strict, while_trips=args.while_trips,
-                   signature=args.signature, predict=None if check is None else check.profile)
+        bench, inputs = latency_settings(args)
+        measure = point_measurer(args.model, settings.runtime, bench, inputs)
+    result = sweep(args.model, points, measure, settings=settings, strict=args.strict)
     _print_check(check)
     return _finish(result, args, targets)
 
 
-def _profile_check(args: argparse.Namespace):
-    """The ``--predict`` profile checked against the configuration (None without ``--predict``)."""
-    if not args.predict:
-        return None
-    from ..api import load_profile
-
-    return load_profile(args.predict, runtime=predict_settings(args), force=args.force)
-
-
 def _print_check(check) -> None:
-    """The refusal ``--force`` overrode and what could not be checked, once for the whole sweep."""
+    """What the profile check could not check, once for the whole sweep (the refusal ``--force`` overrode is
+    in every point's prediction and warnings, as in ``analyze``'s report)."""
     if check is not None:
-        print_warnings([f"prediction forced (--force): {check.forced}"] if check.forced else [])
         print_notes([check.note] if check.note else [])
 
 
@@ -126,12 +117,12 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
         raise InputSpecError("--kv-length makes its own points: drop --input-shape / --batch / --signature "
                              "(name the decode signature with --decode)")
     lengths = parse_lengths(args.kv_length)
-    check = _profile_check(args)  # a bad or foreign profile fails before any work
+    settings, check = checked_profile(args, analysis_settings(args))  # a bad or foreign profile fails before any work
     measure = None
     if args.latency:
-        runtime, bench, _ = latency_settings(args)
-        measure = decode_measurer(args.model, runtime, bench)
-    result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, strict=args.strict,
-                      while_trips=args.while_trips, predict=None if check is None else check.profile)
+        bench, _ = latency_settings(args)
+        measure = decode_measurer(args.model, settings.runtime, bench)
+    result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, settings=settings,
+                      strict=args.strict)
     _print_check(check)
     return _finish(result, args, targets)

@@ -32,6 +32,7 @@ from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DevicePr
 from ..analysis.predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
+from ..settings import Settings
 from . import runtimes
 from .bench import BenchSettings, summarize_ms, time_invokes
 from .calibration_suite import LOOP, OVERHEAD, SuitePoint, build, suite
@@ -123,10 +124,12 @@ def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float
         f.flush()
 
 
-def analyse(point: SuitePoint, blob: bytes) -> Analysed:
-    """The point's ops as the prediction will see them: precision, placement and features per inference op."""
+def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) -> Analysed:
+    """The point's ops as the prediction will see them: precision, placement and features per inference op,
+    analysed with ``settings`` (those of the configuration calibrated: its threads and delegate flags, as
+    ``analyze --predict`` will analyse a model)."""
     model = load_model(blob)
-    report = analyze_model(model)
+    report = analyze_model(model, settings)
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
     ops = [o for o in report.ops if o.phase == "inference"]
@@ -245,7 +248,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         medians[point.key] = median
         if show is not None:
             show(done, len(todo), point.id)
-    analysed = [analyse(p, blobs.get(p.id) or build(fb, p)) for p in points]
+    settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
+    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     profile = build_profile(analysed, medians, machine(runtime), "calibrate", notes=notes)
     profile.save(output)

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from ..analysis.cost_model import DeviceProfile, Machine, ProfileError, read_json
+from ..settings import RuntimeSettings, Settings
 from . import runtimes
 from .calibrate import analyse, build_profile
 from .calibration_suite import SuitePoint, build, suite
@@ -34,9 +35,11 @@ def file_stem(point: SuitePoint) -> str:
     return point.key.replace("@", "_")
 
 
-def export_pack(folder: str, threads: int, xnnpack: bool, quick: bool, runtime: str = "litert") -> int:
-    """Write the pack into ``folder``; returns the number of models."""
-    fb = runtimes.schema_module(runtime)
+def export_pack(folder: str, runtime: RuntimeSettings, quick: bool) -> int:
+    """Write the pack into ``folder`` for the configuration ``runtime`` (its threads and XNNPACK setting on the
+    device; its runtime's schema writes the models); returns the number of models."""
+    threads, xnnpack = runtime.threads, runtime.xnnpack
+    fb = runtimes.schema_module(runtime.runtime)
     points = suite(quick, xnnpack)
     os.makedirs(os.path.join(folder, "models"), exist_ok=True)
     entries = []
@@ -89,6 +92,9 @@ def import_pack(folder: str, device: str = "device") -> DeviceProfile:
     manifest = read_manifest(folder)
     known = {p.key: p for p in suite(bool(manifest.get("quick")), bool(manifest.get("xnnpack")))}
     analysed, medians, missing = [], {}, []
+    # the configuration the phone ran (its threads and XNNPACK setting): the suite's models analysed in it
+    settings = Settings(runtime=RuntimeSettings("benchmark_model", int(manifest.get("threads", 1)),
+                                                bool(manifest.get("xnnpack", True))))
     for entry in manifest.get("points", []):
         point = known.get(str(entry.get("key")))
         if point is None:
@@ -110,7 +116,7 @@ def import_pack(folder: str, device: str = "device") -> DeviceProfile:
             continue
         model = os.path.join(folder, str(entry["model"]))
         with open(model, "rb") as f:
-            analysed.append(analyse(point, f.read()))
+            analysed.append(analyse(point, f.read(), settings))
     if not medians:
         raise ProfileError(f"{folder}: no op profile came back (run {SCRIPT} on the device and copy profiles/ here)")
     where = Machine(cpu=device, cores=0, runtime="benchmark_model", runtime_version="device",

@@ -13,7 +13,6 @@ import re
 import sys
 import tempfile
 import warnings
-from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..errors import InputSpecError, RuntimeUnavailableError
 from ..files import open_regular
 from ..reader.bundle import MAGIC as BUNDLE_MAGIC
 from ..reader.load import load_model
+from ..settings import RuntimeSettings  # noqa: F401 - a setting; the runtime adapters read it
 
 RUNTIMES = runtimes.names()  # the registered adapters, the default first
 
@@ -86,15 +86,6 @@ def _load_failure(what: str, exc: BaseException) -> RuntimeUnavailableError:
         return RuntimeUnavailableError(f"the runtime has no kernel for the unresolved custom op {custom.group(1)!r} "
                                        f"(register its kernel with the interpreter to time this model)")
     return RuntimeUnavailableError(f"{what}: {message}")
-
-
-@dataclass(frozen=True)
-class RuntimeSettings:
-    """How to run the model: which runtime, threads, XNNPACK on or off."""
-
-    runtime: str = "litert"
-    threads: int = 1
-    xnnpack: bool = True
 
 
 def _import(runtime: str) -> tuple[Any, Any, str]:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 
 from ..reader.model import Quantization
+from ..settings import DelegateConfig  # noqa: F401 - the delegates' flags, a setting; rules read op.config
 from .registry import _names, _site
 
 XNNPACK = "xnnpack"
@@ -59,23 +60,6 @@ def reason(category: str, detail: str) -> str:
 def category_of(text: str) -> str:
     """The category of a reason made by :func:`reason`."""
     return text.split(":", 1)[0]
-
-
-class DelegateConfig(NamedTuple):
-    """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
-    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on, fully connected
-    weights computed at run time off, read off ai-edge-litert 2.3 by the placement tests; the GPU
-    delegate with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one partition)."""
-
-    qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
-    qu8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QU8
-    dynamic_fully_connected: bool = False  # TFLITE_XNNPACK_DELEGATE_FLAG_DYNAMIC_FULLY_CONNECTED
-    dynamically_quantized: bool = True  # not TFLITE_XNNPACK_DELEGATE_FLAG_DISABLE_DYNAMICALLY_QUANTIZED_OPS
-    threads: int = 1
-    gpu_max_partitions: int = 1  # TfLiteGpuDelegateOptionsV2.max_delegated_partitions (<= 0 counts as 1)
-    gpu_quant_ops: bool = True  # TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT: DEQUANTIZE/QUANTIZE and 8-bit tensors
-    gpu_opencl: bool = True  # OpenCL available; without it (OpenGL backend) SPLIT and SPLIT_V are excluded
-    gpu_mediapipe_ops: bool = False  # MediaPipe's build of the delegate, with its landmark/transform custom parsers
 
 
 class DelegateTensor(NamedTuple):

@@ -17,32 +17,12 @@ reference kernels (tensorflow/lite/micro/kernels/*.cc) are modelled, not CMSIS-N
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, NamedTuple
 
+from ..settings import CORTEX_M, HOST_64, TflmTarget  # noqa: F401 - settings (the build), imported from there
 from .registry import OpContext
-
-@dataclass(frozen=True)
-class TflmTarget:
-    """The build of TensorFlow Lite Micro the arena is sized for.
-
-    ``pointer_bytes``: 4 on a 32-bit MCU (Cortex-M, RISC-V 32, Xtensa), 8 on a 64-bit host.
-    ``compression``: built with ``USE_TFLM_COMPRESSION`` (the tflite-micro Python package is), which
-    adds scratch indices to some kernels' OpData and a pointer to ``SubgraphAllocations``.
-    ``recording``: the ``RecordingMicroAllocator`` (the Python package's interpreter) instead of
-    ``MicroAllocator``: larger allocator objects in the tail.
-    """
-
-    name: str
-    pointer_bytes: int
-    compression: bool = False
-    recording: bool = False
-
-
-CORTEX_M = TflmTarget("32-bit MCU", 4)  # what the report shows: a default TFLM build for a 32-bit MCU
-HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True)
 
 
 class CLayout(NamedTuple):

@@ -2,7 +2,7 @@
 
 A failure on one model (an unreadable file, a shape problem, a failed prediction, a crash of a
 worker) is written in that model's row (``status = error``, ``error`` = the message) and does not
-stop the rest. With a device profile (``BatchOptions.predict``, ``batch --predict``), each row adds
+stop the rest. With a device profile (``BatchOptions.settings.predict``, ``batch --predict``), each row adds
 ``predicted_ms``, ``predicted_low_ms`` and ``predicted_high_ms`` (:data:`PREDICTED_COLUMNS`).
 Rows come back in the order of the input paths, whatever order the workers finish in. The
 renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.batch`.
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from ..analysis.cost_model import DeviceProfile
 from ..errors import InputSpecError, TfliteFlopsError
 from ..report.completeness import partial_note
+from ..settings import Settings
 
 # The worker pool and the measurement modules are imported where they are used: every CLI run
 # imports this module (the batch renderer reads COLUMNS), and a static analysis needs neither.
@@ -29,14 +29,13 @@ MODEL_SUFFIXES = (".tflite", ".lite", ".litertlm")
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """What every worker applies to its model (picklable)."""
+    """What every worker applies to its model (picklable): the analysis :class:`~tflite_flops.settings.Settings`
+    (input shapes, batch and while trips of every model, threads, delegates; with the device profile the
+    caller checked once, ``batch --predict``: each row's prediction), and to time each model in the
+    runtime of ``settings.runtime``, the bench settings."""
 
-    input_shapes: tuple[str, ...] | None = None
-    batch: int | None = None
-    while_trips: int = 1
-    latency: Mapping[str, Any] | None = None  # {"runtime", "threads", "xnnpack", "runs", "warmup", "min_time"}
-    predict: DeviceProfile | None = None  # checked once by the caller (batch --predict): each row's prediction
-    predict_forced: str | None = None  # the refusal --force overrode
+    settings: Settings = field(default_factory=Settings)
+    latency: Mapping[str, Any] | None = None  # {"runs", "warmup", "min_time"}: time every model
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -105,16 +104,13 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     """Analyze one model into a summary row; errors become the row's message (never raised)."""
     start = time.perf_counter()
     try:
-        report = analyze_model(path, input_shapes=list(options.input_shapes) if options.input_shapes else None,
-                         batch=options.batch, while_trips=options.while_trips, predict=options.predict,
-                         predict_forced=options.predict_forced)
+        report = analyze_model(path, options.settings)
         if options.latency:
             from ..measure.bench import BenchSettings
             from ..measure.pipeline import Measurements, measure_report
-            from ..measure.runtime import RuntimeSettings
 
             lat = options.latency
-            what = Measurements(latency=True, runtime=RuntimeSettings(lat["runtime"], lat["threads"], lat["xnnpack"]),
+            what = Measurements(latency=True, runtime=options.settings.runtime,
                                 bench=BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]))
             report = measure_report(report, path, what, progress=False)
     except TfliteFlopsError as exc:
@@ -146,7 +142,7 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "inferences_per_s": _get(report.throughput, "inferences_per_s"),
         "seconds": round(time.perf_counter() - start, 3),
     }
-    if options.predict is not None:
+    if options.settings.predict is not None:
         row.update(_predicted_cells(report))
     return row
 

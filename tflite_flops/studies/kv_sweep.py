@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..analysis import analyze_model
-from ..analysis.cost_model import DeviceProfile
+from ..settings import Settings
 from ..errors import InputSpecError
 from ..analysis.generative import cache_inputs, kv_length, signature_roles
 from ..reader.model import Model, Signature
@@ -49,7 +49,7 @@ def parse_lengths(text: str) -> list[int]:
 
 def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str | None = None,
              measure: Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]] | None = None,
-             strict: bool = False, while_trips: int = 1, predict: DeviceProfile | None = None) -> SweepResult:
+             settings: Settings | None = None, strict: bool = False) -> SweepResult:
     """Analyze the decode step at every KV length in ``lengths`` and fit the scaling law in S.
 
     Args:
@@ -57,22 +57,24 @@ def kv_sweep(model: str | bytes | Model, lengths: Sequence[int], *, decode: str 
         lengths: the KV lengths (cache slots) to analyze.
         decode: the decode signature (default: the signatures detected as decode).
         measure: optional ``measure(point, signature_key) -> (latency, throughput)`` per point.
-        strict, while_trips: as for ``analyze()``.
-        predict: a device profile (checked by :func:`tflite_flops.api.load_profile`): the predicted time of
+        settings: the analysis :class:`~tflite_flops.settings.Settings` of every point (its signature and
+            input shapes are the point's): while trips, threads, delegates, target; with a device profile
+            (``settings.predict``, checked by :func:`tflite_flops.api.load_profile`), the predicted time of
             the decode step at every length (``point.prediction``: the decode signature's ops at the
             point's cache shapes, on its own XNNPACK partitions).
+        strict: as for ``analyze()``.
 
     Raises:
         InputSpecError: the model exposes no KV length (no decode signature per length, no
             dynamic cache dim), or ``decode`` is not a decode-capable signature.
     """
 
+    base = Settings() if settings is None else settings
     parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
     plan, dims, how = _plan(parsed, list(lengths), decode)
     out = []
     for length, key, shapes in plan:
-        report = analyze_model(parsed, signature=key, input_shapes=shapes or None, strict=strict, while_trips=while_trips,
-                               predict=predict)
+        report = analyze_model(parsed, base.at_point(shapes or None, None, key), strict=strict)
         point = point_of(PointSpec(shapes), report)
         if measure is not None:
             latency, throughput = measure(point, key)

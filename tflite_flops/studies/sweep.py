@@ -21,7 +21,7 @@ from ..errors import InputSpecError, ShapeError
 from ..reader.model import Model
 from ..reader.load import load_model
 from ..report import LatencyStats, Prediction, Report, Throughput
-from ..analysis.cost_model import DeviceProfile
+from ..settings import Settings
 from .scaling_law import Fit, fit_points
 from ..analysis.shapes import Shape, normalize_input_shapes
 
@@ -193,8 +193,7 @@ def parse_batches(text: str) -> list[int]:
 
 def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping | Sequence[int]],
           measure: Callable[[SweepPoint], tuple[LatencyStats | None, Throughput | None]] | None = None,
-          *, strict: bool = False, while_trips: int = 1, signature: str | None = None,
-          fit: bool = True, predict: DeviceProfile | None = None) -> SweepResult:
+          *, settings: Settings | None = None, strict: bool = False, fit: bool = True) -> SweepResult:
     """Analyze a model at several input shapes and fit the scaling law of its totals.
 
     Args:
@@ -204,10 +203,12 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
         measure: optional ``measure(point) -> (latency, throughput)``, called once per point after
             its analysis (the point carries the analyzed ``input_shapes``); the records are stored
             on the point. ``None`` leaves latency and throughput ``None``.
-        strict, while_trips, signature: as for ``analyze()``.
-        fit: fit the scaling laws (needs at least two points).
-        predict: a device profile (checked by :func:`tflite_flops.api.load_profile`): every point's
+        settings: the analysis :class:`~tflite_flops.settings.Settings` of every point (its input shapes
+            and batch are the point's): while trips, signature, threads, delegates, target; with a device
+            profile (``settings.predict``, checked by :func:`tflite_flops.api.load_profile`), every point's
             predicted latency (``point.prediction``).
+        strict: as for ``analyze()``.
+        fit: fit the scaling laws (needs at least two points).
 
     Returns:
         The :class:`SweepResult`.
@@ -216,13 +217,14 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
         ShapeError, InputSpecError: a point's shapes do not fit the model.
     """
 
+    base = Settings() if settings is None else settings
     parsed = model if isinstance(model, Model) else load_model(model)  # type: ignore[arg-type]
     out: list[SweepPoint] = []
     for raw in points:
         spec = raw if isinstance(raw, PointSpec) else PointSpec(normalize_input_shapes(raw))  # type: ignore[arg-type]
         try:
-            report = analyze_model(parsed, input_shapes=dict(spec.input_shapes), batch=spec.batch, strict=strict,
-                             while_trips=while_trips, signature=signature, predict=predict)
+            report = analyze_model(parsed, base.at_point(dict(spec.input_shapes), spec.batch, base.signature),
+                                   strict=strict)
         except ShapeError as exc:
             raise ShapeError(f"point {spec.label}: {exc}") from None
         point = point_of(spec, report)

@@ -1,0 +1,139 @@
+"""The settings of one analysis: every choice that changes a figure, in one frozen object.
+
+:class:`Settings` holds the input shapes, batch, WHILE trip count and signature (what is walked), the
+runtime (name, threads, XNNPACK on or off: :class:`RuntimeSettings`), the delegates' flags
+(:class:`DelegateConfig`), the shape and weight reading choices (``trust_stored_shapes``,
+``count_zeros``), the cost overrides, the build the figures are for (:class:`Target`: TFLite Micro's,
+XNNPACK's), and a device profile already checked against that configuration (``predict``).
+
+The commands and :func:`tflite_flops.analyze` build it once and hand it down whole: nothing below
+``commands/`` takes a loose setting keyword, so that every command computes a figure from the same
+choices (docs/contributing.md, "Settings").
+
+A leaf module: it imports nothing of the package, so that every layer may read it. The types that
+describe part of what runs the model live here (the op registry and the measurement modules import
+them from here): :class:`TflmTarget`, :class:`DelegateConfig` and :class:`RuntimeSettings`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, NamedTuple
+
+
+@dataclass(frozen=True)
+class TflmTarget:
+    """The build of TensorFlow Lite Micro the arena is sized for.
+
+    ``pointer_bytes``: 4 on a 32-bit MCU (Cortex-M, RISC-V 32, Xtensa), 8 on a 64-bit host.
+    ``compression``: built with ``USE_TFLM_COMPRESSION`` (the tflite-micro Python package is), which
+    adds scratch indices to some kernels' OpData and a pointer to ``SubgraphAllocations``.
+    ``recording``: the ``RecordingMicroAllocator`` (the Python package's interpreter) instead of
+    ``MicroAllocator``: larger allocator objects in the tail.
+    """
+
+    name: str
+    pointer_bytes: int
+    compression: bool = False
+    recording: bool = False
+
+
+CORTEX_M = TflmTarget("32-bit MCU", 4)  # what the report shows: a default TFLM build for a 32-bit MCU
+HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True)
+
+
+class DelegateConfig(NamedTuple):
+    """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
+    signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on, fully connected
+    weights computed at run time off, read off ai-edge-litert 2.3 by the placement tests; the GPU
+    delegate with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one partition).
+    Within :class:`Settings`, ``threads`` is always the runtime's."""
+
+    qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
+    qu8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QU8
+    dynamic_fully_connected: bool = False  # TFLITE_XNNPACK_DELEGATE_FLAG_DYNAMIC_FULLY_CONNECTED
+    dynamically_quantized: bool = True  # not TFLITE_XNNPACK_DELEGATE_FLAG_DISABLE_DYNAMICALLY_QUANTIZED_OPS
+    threads: int = 1
+    gpu_max_partitions: int = 1  # TfLiteGpuDelegateOptionsV2.max_delegated_partitions (<= 0 counts as 1)
+    gpu_quant_ops: bool = True  # TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT: DEQUANTIZE/QUANTIZE and 8-bit tensors
+    gpu_opencl: bool = True  # OpenCL available; without it (OpenGL backend) SPLIT and SPLIT_V are excluded
+    gpu_mediapipe_ops: bool = False  # MediaPipe's build of the delegate, with its landmark/transform custom parsers
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """How to run the model: which runtime, threads, XNNPACK on or off."""
+
+    runtime: str = "litert"
+    threads: int = 1
+    xnnpack: bool = True
+
+
+@dataclass(frozen=True)
+class Target:
+    """The builds the figures are computed for. Today each has one value: TFLite Micro for a 32-bit MCU
+    (:data:`CORTEX_M`), and the one XNNPACK build :mod:`tflite_flops.analysis.xnnpack_memory` models
+    (``xnnpack=None``: the x86-64 build of ai-edge-litert that its constants were read off)."""
+
+    tflm: TflmTarget = CORTEX_M
+    xnnpack: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every choice that changes a figure of an analysis (see the module docstring).
+
+    ``input_shapes``: as for :func:`tflite_flops.analyze` (a mapping, spec strings or a bare shape; a list
+    is kept as a tuple). ``count_zeros=None``: automatic (files up to 64 MiB). ``cost_overrides``:
+    ``{op_type: fn(ctx)}``. ``force``: predict with a profile made for another configuration.
+    ``predict``: the device profile (a :class:`~tflite_flops.analysis.cost_model.DeviceProfile`) already
+    checked against ``runtime`` (:func:`tflite_flops.api.load_profile`, :meth:`with_profile`), and
+    ``predict_forced`` the refusal ``force`` overrode. ``delegate.threads`` always equals ``runtime.threads``.
+    """
+
+    input_shapes: Any = None
+    batch: int | None = None
+    while_trips: int = 1
+    signature: str | None = None
+    runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
+    delegate: DelegateConfig = field(default_factory=DelegateConfig)
+    trust_stored_shapes: bool = True
+    count_zeros: bool | None = None
+    cost_overrides: Mapping[str, Callable[..., Any]] | None = None
+    target: Target = field(default_factory=Target)
+    force: bool = False
+    predict: Any = None
+    predict_forced: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.input_shapes, list):
+            object.__setattr__(self, "input_shapes", tuple(self.input_shapes))
+        if isinstance(self.runtime, str):
+            object.__setattr__(self, "runtime", RuntimeSettings(self.runtime))
+        if self.delegate.threads != self.runtime.threads:
+            object.__setattr__(self, "delegate", self.delegate._replace(threads=self.runtime.threads))
+
+    @property
+    def threads(self) -> int:
+        """The interpreter threads (of the runtime memory figures, the delegates, the profile check)."""
+        return self.runtime.threads
+
+    @property
+    def xnnpack(self) -> bool:
+        """Whether a run applies the XNNPACK delegate (the configuration a profile is checked against)."""
+        return self.runtime.xnnpack
+
+    def with_threads(self, threads: int) -> Settings:
+        """These settings at ``threads`` interpreter threads (the delegates' too)."""
+        return replace(self, runtime=replace(self.runtime, threads=threads))
+
+    def with_profile(self, check: Any) -> Settings:
+        """These settings with a checked device profile (a :class:`tflite_flops.api.ProfileCheck`, or None)."""
+        if check is None:
+            return replace(self, predict=None, predict_forced=None)
+        return replace(self, predict=check.profile, predict_forced=check.forced)
+
+    def at_point(self, input_shapes: Any = None, batch: int | None = None, signature: str | None = None) -> Settings:
+        """These settings with another entry: the input shapes, batch and signature of one point of a
+        sweep (or one signature or section of a model); everything else is kept."""
+        return replace(self, input_shapes=input_shapes, batch=batch, signature=signature)
