@@ -222,3 +222,28 @@ def test_names_reach_the_terminal_escaped(tmp_path):
         assert "\x1b" not in stream and "\x07" not in stream
         assert not any(line.startswith("error: forged") for line in stream.splitlines())
     assert "Evil\\x1b[2J\\nerror: forged" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(batch="abc"), "batch: expected an integer, got 'abc'"),
+    (dict(batch=1.5), "batch: expected an integer, got 1.5"),
+    (dict(batch=True), "batch: expected an integer, got True"),
+    (dict(while_trips=-5), "while_trips: must be at least 0"),
+    (dict(threads=0), "threads: must be at least 1"),
+    (dict(batch=2**31), "at most 2,147,483,647"),
+    (dict(signature=3), "signature: expected a signature key"),
+])
+def test_the_library_validates_its_settings_with_the_package_error(kwargs, needle):
+    import tflite_flops
+
+    with pytest.raises(InputSpecError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        tflite_flops.analyze(CNN, **kwargs)
+
+
+def test_a_numpy_integer_is_an_integer():
+    import numpy as np
+
+    import tflite_flops
+
+    model = str(ROOT / "sample_models" / "mlp_dynamic_batch.tflite")
+    assert tflite_flops.analyze(model, batch=np.int64(4)).totals.macs == tflite_flops.analyze(model, batch=4).totals.macs

@@ -10,15 +10,33 @@ The commands and :func:`tflite_flops.analyze` build it once and hand it down who
 ``commands/`` takes a loose setting keyword, so that every command computes a figure from the same
 choices (docs/contributing.md, "Settings").
 
-A leaf module: it imports nothing of the package, so that every layer may read it. The types that
+A leaf module: it imports nothing of the package but the errors, so that every layer may read it. The types that
 describe part of what runs the model live here (the op registry and the measurement modules import
 them from here): :class:`TflmTarget`, :class:`DelegateConfig` and :class:`RuntimeSettings`.
 """
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, NamedTuple
+
+from .errors import InputSpecError
+
+INT32_MAX = 2**31 - 1  # a batch, trip count or thread count is a C int in the runtimes
+
+
+def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> int | None:
+    """``value`` as a Python int, or InputSpecError unless it is an integer (not a bool; a NumPy integer is
+    one) from ``minimum`` to :data:`INT32_MAX` (or None when ``optional``): ``analyze(batch="abc")``,
+    ``batch=1.5`` or ``while_trips=-5`` is refused in one line."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputSpecError(f"{name}: expected an integer, got {value!r}")
+    if not minimum <= value <= INT32_MAX:
+        raise InputSpecError(f"{name}: must be at least {minimum} and at most {INT32_MAX:,} (got {value})")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,16 @@ class Settings:
             object.__setattr__(self, "runtime", RuntimeSettings(self.runtime))
         if self.delegate.threads != self.runtime.threads:
             object.__setattr__(self, "delegate", self.delegate._replace(threads=self.runtime.threads))
+        object.__setattr__(self, "batch", _check_int("batch", self.batch, 1, optional=True))
+        object.__setattr__(self, "while_trips", _check_int("while_trips", self.while_trips, 0))
+        _check_int("threads", self.runtime.threads, 1)
+        if self.signature is not None and not isinstance(self.signature, str):
+            raise InputSpecError(f"signature: expected a signature key (a str), got {self.signature!r}")
+        for name in ("trust_stored_shapes", "force"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputSpecError(f"{name}: expected True or False, got {getattr(self, name)!r}")
+        if self.count_zeros is not None and not isinstance(self.count_zeros, bool):
+            raise InputSpecError(f"count_zeros: expected None, True or False, got {self.count_zeros!r}")
 
     @property
     def threads(self) -> int:
