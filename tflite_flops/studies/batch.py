@@ -13,8 +13,9 @@ from __future__ import annotations
 import glob
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..errors import InputSpecError, TfliteFlopsError
@@ -179,7 +180,7 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
     from concurrent.futures import Future, ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool, _workers_end_with(pool):
         futures: dict[Future, int] = {pool.submit(analyze_one, p, options): i for i, p in enumerate(paths)}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -193,3 +194,46 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
             if progress:
                 progress(done, len(paths), paths[i])
     return [r if r is not None else _error_row(p, "not analyzed") for r, p in zip(rows, paths)]
+
+
+@contextmanager
+def _workers_end_with(pool: Any) -> Iterator[None]:
+    """While the pool runs, SIGTERM ends its workers with this process (exit status 143), as Ctrl-C does:
+    a terminated ``batch`` leaves no worker running on. Only where a handler can be set (the main thread).
+
+    The process then ends at once (``os._exit``): the pool's own shutdown would wait on the queues of the
+    workers just ended. Nothing is half-written: the rows are written only after the pool is done.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    parent = os.getpid()
+
+    def terminate(signum: int, frame: Any) -> None:
+        if os.getpid() != parent:  # a forked worker inherits the handler: it just ends
+            os._exit(128 + signum)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.terminate()
+            except (OSError, ValueError, AttributeError):
+                pass
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.join(5)
+            except (OSError, ValueError, AttributeError, AssertionError):
+                pass
+        try:
+            os.write(2, f"error: terminated (signal {signum}); the batch's workers were ended\n".encode())
+        finally:
+            os._exit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
