@@ -300,3 +300,13 @@ def test_sigterm_ends_batch_and_its_workers(tmp_path):
     time.sleep(0.5)
     assert not [w for w in workers if _alive(w)], "orphaned workers"
     assert not out.exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("text", ["garbage", "[1, 2]", '{"x": 1}', "null", "[" * 100_000, '{"ops": 3}'])
+def test_report_from_json_on_garbage_raises_the_package_error(text):
+    from tflite_flops import Report
+    from tflite_flops.errors import ReportFormatError, TfliteFlopsError
+
+    with pytest.raises(ReportFormatError, match="not a tflite_flops JSON report") as info:
+        Report.from_json(text)
+    assert isinstance(info.value, TfliteFlopsError) and isinstance(info.value, ValueError)

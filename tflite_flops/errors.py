@@ -17,6 +17,10 @@ class ModelFormatError(TfliteFlopsError):
     """The bytes are not a valid TFLite flatbuffer (bad identifier, truncated, corrupted)."""
 
 
+class ReportFormatError(ModelFormatError, ValueError):
+    """Text that is not a tflite_flops JSON report (``Report.from_json``); also a ``ValueError``."""
+
+
 class ShapeError(TfliteFlopsError):
     """Shapes do not fit an op, or a user-given input shape contradicts the model."""
 

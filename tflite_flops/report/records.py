@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping
 
+from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
 from .prediction import Prediction
 
@@ -556,8 +557,18 @@ class Report:
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
-        """Rebuild a Report from its JSON text."""
-        return cls.from_dict(json.loads(text))
+        """Rebuild a Report from its JSON text.
+
+        Raises:
+            ReportFormatError: the text is not a tflite_flops JSON report (also a ``ValueError``).
+        """
+        try:
+            return cls.from_dict(json.loads(text))
+        except ReportFormatError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+            what = "nested too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+            raise ReportFormatError(f"not a tflite_flops JSON report ({what})") from None
 
     # ---- conveniences -----------------------------------------------------------------------
 
