@@ -233,18 +233,44 @@ def _by_type(a: Report, b: Report) -> list[TypeDelta]:
     return rows
 
 
+MATCH_CELLS = 250_000  # a middle of at most this many (op of A, op of B) cells is matched whole
+MATCH_WINDOW = 100  # a larger middle is matched in aligned windows of about this many ops
+
+
 def match_ops(a: Sequence[OpRecord], b: Sequence[OpRecord]) -> list[OpPair]:
-    """Pair ops by type and position (SequenceMatcher over op types)."""
-    sm = difflib.SequenceMatcher(None, [o.op_type for o in a], [o.op_type for o in b], autojunk=False)
-    pairs: list[OpPair] = []
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == "equal":
-            pairs += [OpPair("same", a[i], b[j]) for i, j in zip(range(i1, i2), range(j1, j2))]
-            continue
-        n = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        pairs += [OpPair("changed", a[i1 + k], b[j1 + k]) for k in range(n)]
-        pairs += [OpPair("only_a", a[i], None) for i in range(i1 + n, i2)]
-        pairs += [OpPair("only_b", None, b[j]) for j in range(j1 + n, j2)]
+    """Pair ops by type and position (SequenceMatcher over op types), in near-linear time.
+
+    The common prefix and suffix of the two op-type sequences pair up first (a model against itself, or
+    against a copy with a few ops changed, costs one pass). The middle is matched by SequenceMatcher,
+    whose worst case is quadratic: whole when it has at most :data:`MATCH_CELLS` cells, else in aligned
+    windows of about :data:`MATCH_WINDOW` ops on each side, so that 20,000 ops against 20,000 different
+    ones take seconds, not minutes.
+    """
+    ta, tb = [o.op_type for o in a], [o.op_type for o in b]
+    head = 0
+    while head < min(len(ta), len(tb)) and ta[head] == tb[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(ta), len(tb)) - head and ta[-1 - tail] == tb[-1 - tail]:
+        tail += 1
+    pairs = [OpPair("same", a[i], b[i]) for i in range(head)]
+    ea, eb = len(ta) - tail, len(tb) - tail
+    na, nb = ea - head, eb - head
+    windows = 1 if na * nb <= MATCH_CELLS else -(-max(na, nb) // MATCH_WINDOW)
+    for w in range(windows):
+        a0, a1 = head + na * w // windows, head + na * (w + 1) // windows
+        b0, b1 = head + nb * w // windows, head + nb * (w + 1) // windows
+        sm = difflib.SequenceMatcher(None, ta[a0:a1], tb[b0:b1], autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            i1, i2, j1, j2 = i1 + a0, i2 + a0, j1 + b0, j2 + b0
+            if tag == "equal":
+                pairs += [OpPair("same", a[i], b[j]) for i, j in zip(range(i1, i2), range(j1, j2))]
+                continue
+            n = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+            pairs += [OpPair("changed", a[i1 + k], b[j1 + k]) for k in range(n)]
+            pairs += [OpPair("only_a", a[i], None) for i in range(i1 + n, i2)]
+            pairs += [OpPair("only_b", None, b[j]) for j in range(j1 + n, j2)]
+    pairs += [OpPair("same", a[ea + k], b[eb + k]) for k in range(tail)]
     return pairs
 
 
