@@ -105,9 +105,12 @@ def golden_files() -> list[Path]:
 
 _DATA = re.compile(rb'(<script type="application/json" id="report-data">)(.*?)(</script>)', re.S)
 DATA_MARKER = b"@report-data: pretty-printed in the .html.json file beside this one@"
-# a line break is stored after each: a table row, a chart's bar, a placement strip's op. None of them
-# can overlap another or be made by joining two lines, so removing the break after each gives the page back.
-_LINE_ENDS = (b"</tr>", b"</rect>", b'"></span>')
+# a line break is stored after each table row and chart bar, and before each op of a placement strip. None
+# of them can overlap another or be made by joining two lines, so removing the breaks (in the reverse
+# order) gives the page back.
+_LINE_ENDS = (b"</tr>", b"</rect>")
+_LINE_START = b'<span class="op" '
+
 
 
 def _compact(pretty: bytes) -> bytes:
@@ -130,6 +133,7 @@ def stored_form(path: Path, data: bytes) -> dict[Path, bytes]:
         data = data[:found.start(2)] + DATA_MARKER + data[found.end(2):]
     for end in _LINE_ENDS:
         data = data.replace(end, end + b"\n")
+    data = data.replace(_LINE_START, b"\n" + _LINE_START)
     return {path: data, data_path(path): pretty}
 
 
@@ -147,6 +151,7 @@ def joined(path: Path, files: dict[Path, bytes]) -> bytes:
     data = files[path]
     if path.suffix != ".html":
         return data
+    data = data.replace(b"\n" + _LINE_START, _LINE_START)
     for end in _LINE_ENDS:
         data = data.replace(end + b"\n", end)
     pretty = files.get(data_path(path), b"")

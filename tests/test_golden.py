@@ -48,7 +48,8 @@ def test_output_is_the_recorded_one(name, chain):
 
 def test_the_stored_form_of_a_page_gives_it_back():
     """Splitting a page into its readable files and joining them again loses nothing, whatever its rows hold."""
-    page = ('<table><tr><td>a</td></tr>\n<tr><td>b</td></tr></table>\n<script type="application/json" '
+    page = ('<table><tr><td>a</td></tr>\n<tr><td>b</td></tr><span class="op" x></span></table><div>\n'
+            '<span class="op" y></span><span class="op" z></span></div>\n<script type="application/json" '
             'id="report-data">{"k":"x\\u003c/tr\\u003e \\u0026 y","v":[1.5,-0.0,1e+16,null]}</script>\n').encode()
     path = golden_path("analyze/cnn_float.html")
     stored = stored_form(path, page)
