@@ -18,7 +18,7 @@ took, is replaced by ``S``, and the generated 600-op chain's temporary path by `
 
 An HTML page is stored in two files that a reviewer can read (``stored_form``): the page with its
 embedded JSON (one line of 10,000+ characters) replaced by :data:`DATA_MARKER` and a line break
-after every table row, chart bar and placement-strip op, and the JSON pretty-printed beside it (``x.html`` and ``x.html.json``). The
+after every table header cell, row, chart bar and placement-strip op, and the JSON pretty-printed beside it (``x.html`` and ``x.html.json``). The
 check reassembles the page (``from_stored``) and compares it with the output byte for byte; a
 changed figure then shows as a short diff of one row and one JSON line.
 """
@@ -105,10 +105,10 @@ def golden_files() -> list[Path]:
 
 _DATA = re.compile(rb'(<script type="application/json" id="report-data">)(.*?)(</script>)', re.S)
 DATA_MARKER = b"@report-data: pretty-printed in the .html.json file beside this one@"
-# a line break is stored after each table row and chart bar, and before each op of a placement strip. None
-# of them can overlap another or be made by joining two lines, so removing the breaks (in the reverse
-# order) gives the page back.
-_LINE_ENDS = (b"</tr>", b"</rect>")
+# a line break is stored after each table header cell, table row and chart bar, and before each op of a
+# placement strip. None of them can overlap another or be made by joining two lines, so removing the
+# breaks (in the reverse order) gives the page back.
+_LINE_ENDS = (b"</th>", b"</tr>", b"</rect>")
 _LINE_START = b'<span class="op" '
 
 
