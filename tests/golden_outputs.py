@@ -16,11 +16,12 @@ run). Commands run from the repository root with relative paths, so that paths i
 same everywhere; the one figure that changes from run to run, the seconds each model of ``batch``
 took, is replaced by ``S``, and the generated 600-op chain's temporary path by ``chain_600.tflite``.
 
-An HTML page is stored in two files that a reviewer can read (``stored_form``): the page with its
+An HTML page is stored in two files that a reviewer can read (``stored_form``): the page, with its
 embedded JSON (one line of 10,000+ characters) replaced by :data:`DATA_MARKER` and a line break
-after every table header cell, row, chart bar and placement-strip op, and the JSON pretty-printed beside it (``x.html`` and ``x.html.json``). The
-check reassembles the page (``from_stored``) and compares it with the output byte for byte; a
-changed figure then shows as a short diff of one row and one JSON line.
+after every table header cell, row, chart bar and placement-strip op; and the JSON pretty-printed
+beside it (``x.html`` and ``x.html.json``). The check reassembles the page (``from_stored``) and
+compares it with the output byte for byte; a changed figure then shows as a short diff of one row
+and one JSON line.
 """
 
 from __future__ import annotations
