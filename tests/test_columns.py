@@ -149,6 +149,7 @@ def test_a_pass_that_raises_leaves_the_figure_unknown_and_says_so():
         undeclare(column.name)
         PASSES[:] = [p for p in PASSES if p.column != "broken_figure"]
     assert all(o.broken_figure is None for o in report.ops)  # unknown, not 0
+    assert all(o.note.endswith("broken_figure not computed: ZeroDivisionError: a bug in the pass") for o in report.ops)
     assert sum("broken_figure not computed: ZeroDivisionError: a bug in the pass" in w
                for w in report.warnings) == len(report.ops)
     assert report.totals.macs and report.memory is not None  # the rest of the analysis is there

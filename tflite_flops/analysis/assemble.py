@@ -30,7 +30,8 @@ OpKey = tuple[int, int]  # (subgraph, op index)
 _FIELDS = frozenset(f.name for f in fields(OpRecord)) - {"figures"}
 
 
-def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRecord]:
+def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
+            notes: Mapping[OpKey, str] | None = None) -> list[OpRecord]:
     """One record per walked op, in (subgraph, index) order.
 
     Counts are per inference: an entry's single-execution cost times its executions. ``figures``
@@ -51,7 +52,8 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRe
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,
-            "note": e.note, "precision": e.precision, "phase": phase,
+            "note": "; ".join(n for n in (e.note, (notes or {}).get(key)) if n), "precision": e.precision,
+            "phase": phase,
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
@@ -141,12 +143,13 @@ class PassInput:
 @dataclass(frozen=True)
 class PassResult:
     """What a pass gives the report: per-op figures ``{column: {op key: value}}``, the memory summary,
-    delegations, warnings."""
+    delegations, warnings, and lines for the ops' notes."""
 
     figures: Mapping[str, Mapping[OpKey, Any]] = field(default_factory=dict)
     memory: MemorySummary | None = None
     delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    notes: Mapping[OpKey, str] = field(default_factory=dict)  # a line for an op's note (a figure not computed)
 
 
 def placement_pass(given: PassInput) -> PassResult:
@@ -172,9 +175,10 @@ def memory_pass(given: PassInput) -> PassResult:
 
 def op_passes(given: PassInput) -> PassResult:
     """Every declared per-op pass of :mod:`tflite_flops.analysis.figures`, over every walked op.
-    A pass that raises leaves the op's value None and says so in a warning."""
+    A pass that raises leaves the op's value None and says so in a warning and in the op's note."""
     found: dict[str, dict[OpKey, Any]] = {}
     warnings = []
+    notes: dict[OpKey, str] = {}
     for declared in OP_PASSES:
         values = found.setdefault(declared.column, {})
         for key in given.keys:
@@ -183,9 +187,10 @@ def op_passes(given: PassInput) -> PassResult:
                 values[key] = declared.run(e, given.walk.model)
             except Exception as exc:  # a bug in one figure's pass: that figure of that op is unknown, not 0
                 values[key] = None
-                warnings.append(f"op {e.subgraph}:{e.index} {e.op_type}: {declared.column} not computed: "
-                                f"{type(exc).__name__}: {exc}")
-    return PassResult(figures=found, warnings=tuple(warnings))
+                why = f"{declared.column} not computed: {type(exc).__name__}: {exc}"
+                warnings.append(f"op {e.subgraph}:{e.index} {e.op_type}: {why}")
+                notes[key] = "; ".join(n for n in (notes.get(key), why) if n)
+    return PassResult(figures=found, warnings=tuple(warnings), notes=notes)
 
 
 # The passes build_report runs, in order (a later pass may read what an earlier one left in PassInput).
@@ -200,13 +205,16 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     delegation: dict[str, DelegatePlacement] = {}
     summary = None
     pass_warnings: list[str] = []
+    notes: dict[OpKey, str] = {}
     for run in PASSES:
         result = run(given)
         figures.update(result.figures)
         delegation.update(result.delegation)
         summary = result.memory if result.memory is not None else summary
         pass_warnings += result.warnings
-    ops = records(walk, figures)
+        for key, note in result.notes.items():
+            notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+    ops = records(walk, figures, notes)
     inference = [o for o in ops if o.phase == "inference"]
     init = [o for o in ops if o.phase == "init"]
     unsupported: dict[str, int] = {}

@@ -4,8 +4,8 @@ A pass here reads one walked op (:class:`~tflite_flops.analysis.entries.Entry`: 
 shapes, cost, executions) with its model and returns the op's value of one declared per-op column
 (:mod:`tflite_flops.report.columns`), or None where the figure does not apply.
 :func:`~tflite_flops.analysis.assemble.build_report` runs every pass of :data:`PASSES` after the
-walk; nothing else wires them. A pass that raises gives the op None and the report a warning
-naming the op and the figure, never a silent 0 and never a crash of the analysis.
+walk; nothing else wires them. A pass that raises gives the op None, a line in its note and a
+warning in the report naming the op and the figure: never a silent 0, never a crash of the analysis.
 
 The passes that need more than one op at a time (the memory plan, each delegate's placement) are
 declared in :mod:`tflite_flops.analysis.assemble` itself.
