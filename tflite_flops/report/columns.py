@@ -7,15 +7,16 @@ a table calls it (``label``), its unit, how to format it, how to read it from an
 each output shows, in this order, the columns whose ``outputs`` name it. The outputs:
 
 * ``csv`` (every op), ``html`` (the per-op table), ``table`` and ``md`` (the top ops), ``json``
-  (the report's ``ops``: every field of the record), ``model-explorer`` (a ``--metric``, keyed by
-  ``explorer``), ``compare`` (the matched ops in ``compare``'s JSON);
+  (the report's ``ops``: every field of the record and its ``figures``), ``model-explorer`` (a
+  metric, keyed by ``explorer``), ``compare`` (the matched ops in ``compare``'s JSON and CSV);
 * ``batch``, ``sweep`` and ``compare`` also show a per-model figure of a column that has a
   ``total`` (``"sum"`` or ``"max"`` over the inference ops): a batch row's and a sweep point's
   column, a compare total. Its name is :attr:`Column.total_name`.
 
 The op's identity (where it is, its type and name, its status and note) is the frame each table
 lays out its own way; every figure beside it comes from here. A new per-op figure is one fact
-(``ops/``), one pass (:mod:`tflite_flops.analysis.figures`) and one :func:`declare` here; a value
+(``ops/``) where it needs one, one pass (:mod:`tflite_flops.analysis.figures`) and one entry of
+:data:`OP_COLUMNS` here (or :func:`declare`); a value
 that is not a field of :class:`~tflite_flops.report.OpRecord` travels in its ``figures`` mapping,
 and reads as an attribute all the same.
 
