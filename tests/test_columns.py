@@ -23,8 +23,9 @@ from tflite_flops.render.compare import render_comparison
 from tflite_flops.render.formats.model_explorer import node_data
 from tflite_flops.render.sweep import render_sweep
 from tflite_flops.report import Report
-from tflite_flops.report.columns import (ALWAYS, DELEGATE_FIELDS, OP_COLUMNS, OUTPUTS, Column, declare,
-                                         explorer_metrics, undeclare)
+from tflite_flops.report.columns import (ALWAYS, DELEGATE_FIELDS, OP_COLUMNS, OUTPUTS, Column, DelegateFields,
+                                         declare, declare_delegate, explorer_metrics, reason, taken, undeclare,
+                                         undeclare_delegate)
 from tflite_flops.report.compare import compare_reports
 from tflite_flops.studies.sweep import PointSpec, SweepResult, point_of
 from tflite_flops.units import human
@@ -96,6 +97,34 @@ def test_a_delegate_is_one_declaration():
         assert d.taken in explorer_metrics()
         per_op, _ = placement_figures({}, [], d.key)
         assert list(per_op) == [d.taken, d.reason, d.partition]
+
+
+def test_a_third_delegate_is_one_declaration():
+    """A delegate declared once: its per-op figures live in the records' figures, and the CSV, Model
+    Explorer, the placement helpers and the batch row's columns have it."""
+    import dataclasses
+
+    from tflite_flops.studies.batch import columns
+
+    report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite")
+    declare_delegate(DelegateFields("npu", "on the NPU (1) or kept off (0)", "npu", "npu_reason", "npu_partition"))
+    try:
+        ops = tuple(dataclasses.replace(o, figures={"npu": o.index % 2 == 0,
+                                                    "npu_reason": None if o.index % 2 == 0 else "op type: no kernel",
+                                                    "npu_partition": 0 if o.index % 2 == 0 else None})
+                    for o in report.ops)
+        placed = dataclasses.replace(report, ops=ops)
+        header = next(csv.reader(io.StringIO(render(placed, "csv"))))
+        assert header[header.index("gpu_partition") + 1:header.index("formula")] == ["npu", "npu_reason",
+                                                                                     "npu_partition"]
+        assert taken(ops[0], "npu") is True and reason(ops[1], "npu") == "op type: no kernel"
+        overlay = node_data(placed, "npu")
+        assert {r["value"] for g in overlay.values() for r in g["results"].values()} == {0, 1}
+        assert "npu_kept_ops" in columns([])
+        assert Report.from_json(placed.to_json()) == placed
+    finally:
+        undeclare_delegate("npu")
+    assert "npu" not in DELEGATE_FIELDS and "npu" not in {c.name for c in OP_COLUMNS}
 
 
 @pytest.fixture

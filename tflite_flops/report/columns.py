@@ -269,6 +269,24 @@ def declare(column: Column, after: str | None = None) -> Column:
     return column
 
 
+def declare_delegate(fields: DelegateFields) -> DelegateFields:
+    """Add a delegate: its declaration in :data:`DELEGATE_FIELDS` and its three per-op columns (before the
+    record's closing text fields). Raises ValueError for a delegate already declared."""
+    if fields.key in DELEGATE_FIELDS:
+        raise ValueError(f"delegate {fields.key!r} is declared twice")
+    DELEGATE_FIELDS[fields.key] = fields
+    for c in delegate_columns(fields):
+        declare(c)
+    return fields
+
+
+def undeclare_delegate(key: str) -> None:
+    """Remove a declared delegate and its columns (tests declare one and take it back)."""
+    fields = DELEGATE_FIELDS.pop(key)
+    for name in (fields.taken, fields.reason, fields.partition):
+        undeclare(name)
+
+
 def undeclare(name: str) -> None:
     """Remove a declared column (tests register a dummy one and take it back)."""
     OP_COLUMNS[:] = [c for c in OP_COLUMNS if c.name != name]
