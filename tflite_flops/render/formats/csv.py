@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import io
+from operator import attrgetter
+from typing import Callable
 
-from ...report import Report
-from ...report.columns import columns_for
+from ...report import OpRecord, Report
+from ...report.columns import Column, columns_for
 from . import register_format
 
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
@@ -29,11 +31,11 @@ def shapes_cell(shapes: tuple[tuple[int, ...], ...]) -> str:
     return ";".join("x".join(str(d) for d in s) for s in shapes)
 
 
-def _cell(value: object, unit: str) -> object:
-    """A raw value as the CSV writes it: shapes joined, None empty."""
-    if value is None:
-        return ""
-    return shapes_cell(value) if unit == "shapes" else value  # type: ignore[arg-type]
+def _reader(column: Column, report: Report) -> Callable[[OpRecord], object]:
+    """The raw value of ``column`` for an op (a plain attribute read when the column has no function)."""
+    if column.value is None:
+        return attrgetter(column.name)
+    return lambda op: column.read(op, report)
 
 
 @register_format("csv", (".csv",), order=30)
@@ -43,6 +45,15 @@ def render_csv(report: Report) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     columns = columns_for("csv", report)
     writer.writerow([c.name for c in columns])
+    readers = [(_reader(c, report), c.unit == "shapes") for c in columns]
     for op in report.ops:
-        writer.writerow([safe_cell(_cell(c.read(op, report), c.unit)) for c in columns])
+        row: list[object] = []
+        for read, shapes in readers:
+            value = read(op)
+            if value is None:  # not known: an empty cell
+                value = ""
+            elif shapes:
+                value = shapes_cell(value)  # type: ignore[arg-type]
+            row.append(safe_cell(value) if isinstance(value, str) else value)
+        writer.writerow(row)
     return buf.getvalue()
