@@ -15,12 +15,20 @@ unless ``EXIT_CODES`` says otherwise. Only static analysis is covered (latency d
 run). Commands run from the repository root with relative paths, so that paths in the outputs are the
 same everywhere; the one figure that changes from run to run, the seconds each model of ``batch``
 took, is replaced by ``S``, and the generated 600-op chain's temporary path by ``chain_600.tflite``.
+
+An HTML page is stored in two files that a reviewer can read (``stored_form``): the page, with its
+embedded JSON (one line of 10,000+ characters) replaced by :data:`DATA_MARKER` and a line break
+after every table header cell, row, chart bar and placement-strip op; and the JSON pretty-printed
+beside it (``x.html`` and ``x.html.json``). The check reassembles the page (``from_stored``) and
+compares it with the output byte for byte; a changed figure then shows as a short diff of one row
+and one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import re
 import sys
 import tempfile
@@ -78,9 +86,79 @@ def golden_path(name: str) -> Path:
     return GOLDEN / f"{stem}{EXTENSIONS[fmt]}"
 
 
+def golden_paths(name: str) -> list[Path]:
+    """Every file case ``name`` is stored in: its page and, for HTML, the embedded JSON beside it."""
+    path = golden_path(name)
+    return [path, data_path(path)] if path.suffix == ".html" else [path]
+
+
+def data_path(path: Path) -> Path:
+    """The file beside an HTML golden that holds its embedded JSON, pretty-printed (x.html -> x.html.json)."""
+    return path.with_name(path.name + ".json")
+
+
 def golden_files() -> list[Path]:
     """Every file recorded under tests/golden/ (the .gitattributes aside)."""
     return sorted(p for p in GOLDEN.rglob("*") if p.is_file() and p.name != ".gitattributes")
+
+
+# ---- the stored form of an HTML page: its JSON beside it, a line per table row -------------------------
+
+_DATA = re.compile(rb'(<script type="application/json" id="report-data">)(.*?)(</script>)', re.S)
+DATA_MARKER = b"@report-data: pretty-printed in the .html.json file beside this one@"
+# a line break is stored after each table header cell, table row and chart bar, and before each op of a
+# placement strip. None of them can overlap another or be made by joining two lines, so removing the
+# breaks (in the reverse order) gives the page back.
+_LINE_ENDS = (b"</th>", b"</tr>", b"</rect>")
+_LINE_START = b'<span class="op" '
+
+
+
+def _compact(pretty: bytes) -> bytes:
+    """The embedded form of pretty-printed JSON: compact, with ``&``, ``<``, ``>`` escaped (as the page writes it)."""
+    text = json.dumps(json.loads(pretty), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return text.encode()
+
+
+def stored_form(path: Path, data: bytes) -> dict[Path, bytes]:
+    """``{file: bytes}`` as case output ``data`` is stored under ``path``: as it is, or for an HTML page
+    its two readable files (see the module docstring)."""
+    if path.suffix != ".html":
+        return {path: data}
+    found = _DATA.search(data)
+    pretty = b""
+    if found is not None:
+        pretty = json.dumps(json.loads(found.group(2)), indent=2, ensure_ascii=False).encode() + b"\n"
+        data = data[:found.start(2)] + DATA_MARKER + data[found.end(2):]
+    for end in _LINE_ENDS:
+        data = data.replace(end, end + b"\n")
+    data = data.replace(_LINE_START, b"\n" + _LINE_START)
+    return {path: data, data_path(path): pretty}
+
+
+def from_stored(path: Path) -> bytes:
+    """The output that the files of ``path`` record (the inverse of :func:`stored_form`); b"" when missing."""
+    if not path.exists():
+        return b""
+    beside = data_path(path)
+    files = {p: p.read_bytes() for p in (path, beside) if p.exists()}
+    return joined(path, files)
+
+
+def joined(path: Path, files: dict[Path, bytes]) -> bytes:
+    """The output whose stored form (:func:`stored_form`) under ``path`` is ``files``."""
+    data = files[path]
+    if path.suffix != ".html":
+        return data
+    data = data.replace(b"\n" + _LINE_START, _LINE_START)
+    for end in _LINE_ENDS:
+        data = data.replace(end + b"\n", end)
+    pretty = files.get(data_path(path), b"")
+    if DATA_MARKER in data and pretty:
+        data = data.replace(DATA_MARKER, _compact(pretty), 1)
+    return data
 
 
 def make_chain(folder: Path) -> str:
@@ -125,11 +203,15 @@ def outputs() -> dict[str, tuple[bytes, int]]:
 
 
 def diff(name: str, expected: bytes, found: bytes, lines: int = 60) -> str:
-    """A unified diff of a golden file and today's output (the first ``lines`` lines), for a failure."""
-    rel = golden_path(name).relative_to(ROOT).as_posix()
-    out = list(difflib.unified_diff(expected.decode("utf-8", "replace").splitlines(),
-                                    found.decode("utf-8", "replace").splitlines(),
-                                    f"{rel} (recorded)", f"{rel} (now)", lineterm=""))
+    """A unified diff of a golden file and today's output (the first ``lines`` lines), for a failure:
+    of their stored forms (an HTML page's JSON pretty-printed beside it)."""
+    out = []
+    old, new = stored_form(golden_path(name), expected), stored_form(golden_path(name), found)
+    for path in new:
+        rel = path.relative_to(ROOT).as_posix()
+        out += list(difflib.unified_diff(old.get(path, b"").decode("utf-8", "replace").splitlines(),
+                                         new[path].decode("utf-8", "replace").splitlines(),
+                                         f"{rel} (recorded)", f"{rel} (now)", lineterm=""))
     clipped = [line if len(line) <= 300 else line[:300] + " …" for line in out[:lines]]
     more = f"\n… {len(out) - lines} more diff lines" if len(out) > lines else ""
     return "\n".join(clipped) + more
@@ -153,23 +235,25 @@ def main(argv: list[str] | None = None) -> int:
             target.write_bytes(data)
         return 0
     if a.update:
-        keep = {golden_path(name) for name in found}
+        keep = {p for name in found for p in golden_paths(name)}
         for stale in set(golden_files()) - keep:
             stale.unlink()
         for name, (data, _) in found.items():
-            target = golden_path(name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if not target.exists() or target.read_bytes() != data:
-                target.write_bytes(data)
+            for target, stored in stored_form(golden_path(name), data).items():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.exists() or target.read_bytes() != stored:
+                    target.write_bytes(stored)
+            if from_stored(golden_path(name)) != data:
+                print(f"{name}: its stored form does not give the output back", file=sys.stderr)
+                return 1
         return 0
     changed = 0
     for name, (data, _) in found.items():
-        path = golden_path(name)
-        expected = path.read_bytes() if path.exists() else b""
+        expected = from_stored(golden_path(name))
         if data != expected:
             changed += 1
             print(diff(name, expected, data, lines=200), end="\n\n")
-    stale = sorted(set(golden_files()) - {golden_path(name) for name in found})
+    stale = sorted(set(golden_files()) - {p for name in found for p in golden_paths(name)})
     for path in stale:
         print(f"stale: {path.relative_to(ROOT).as_posix()} (no case writes it)")
     print(f"{changed} of {len(found)} outputs differ from tests/golden/; {len(stale)} stale file(s)")

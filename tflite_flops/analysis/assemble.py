@@ -1,18 +1,24 @@
 """The walk's entries -> records, totals and the :class:`~tflite_flops.report.Report`.
 
-A per-op figure computed by a pass over the resolved ops (the memory pass's live bytes today)
-reaches the records here, as one field each: :func:`records` takes ``{field: {op key: value}}``.
+The passes over the resolved ops run here, as declared (:data:`PASSES`): each delegate's
+placement, the memory plan, and every per-op pass of :mod:`tflite_flops.analysis.figures`.
+Each gives per-op figures ``{column name: {op key: value}}`` that :func:`records` puts into the
+records: a field of :class:`~tflite_flops.report.OpRecord` where it has one, else its
+``figures`` mapping (a declared column, :mod:`tflite_flops.report.columns`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping
 
 from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
-from ..report import MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary, Totals
+from ..report import (DelegatePlacement, MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary,
+                      Totals)
 from ..ops.placement import DELEGATES, XNNPACK
+from .figures import PASSES as OP_PASSES
 from .memory import analyze_memory
 from .temporaries import kernel_temporaries
 from .placement import SubgraphPlacement, delegate_shapes, place_model, placement_figures
@@ -21,9 +27,11 @@ from .walk import Walk
 from .xnnpack_memory import xnnpack_memory
 
 OpKey = tuple[int, int]  # (subgraph, op index)
+_FIELDS = frozenset(f.name for f in fields(OpRecord)) - {"figures"}
 
 
-def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRecord]:
+def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
+            notes: Mapping[OpKey, str] | None = None) -> list[OpRecord]:
     """One record per walked op, in (subgraph, index) order.
 
     Counts are per inference: an entry's single-execution cost times its executions. ``figures``
@@ -44,14 +52,19 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]]) -> list[OpRe
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,
-            "note": e.note, "precision": e.precision, "phase": phase,
+            "note": "; ".join(n for n in (e.note, (notes or {}).get(key)) if n), "precision": e.precision,
+            "phase": phase,
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
             "latency_ms": None}
+        extra = {}
         for name, by_op in figures.items():
-            values[name] = by_op.get(key)
-        out.append(OpRecord(**values))
+            if name in _FIELDS:
+                values[name] = by_op.get(key)
+            else:  # a declared per-op column without a field: the record's figures
+                extra[name] = by_op.get(key)
+        out.append(OpRecord(**values, figures=extra))
     return out
 
 
@@ -117,20 +130,92 @@ def _warnings(walk: Walk, ops: list[OpRecord], unsupported: Mapping[str, int]) -
     return warnings
 
 
+@dataclass
+class PassInput:
+    """What a pass reads: the walk, its entry subgraph, the walked ops' keys, and what earlier passes
+    left for later ones (each delegate's placement)."""
+
+    walk: Walk
+    entry: int
+    keys: list[OpKey]
+    placements: dict[str, Mapping[int, SubgraphPlacement]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """What a pass gives the report: per-op figures ``{column: {op key: value}}``, the memory summary,
+    delegations, warnings, and lines for the ops' notes."""
+
+    figures: Mapping[str, Mapping[OpKey, Any]] = field(default_factory=dict)
+    memory: MemorySummary | None = None
+    delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    notes: Mapping[OpKey, str] = field(default_factory=dict)  # a line for an op's note (a figure not computed)
+
+
+def placement_pass(given: PassInput) -> PassResult:
+    """Each delegate's placement of the walked ops: its per-op figures (taken, why kept, partition)
+    and its :class:`~tflite_flops.report.DelegatePlacement`."""
+    walk, subgraphs = given.walk, sorted({sg_index for sg_index, _ in given.keys})
+    found: dict[str, Mapping[OpKey, Any]] = {}
+    delegation = {}
+    for delegate in DELEGATES:
+        placed = place_model(walk.model, delegate_shapes(delegate, walk.model, walk.states, subgraphs, given.entry),
+                             delegate, walk.settings.delegate)
+        given.placements[delegate] = placed
+        per_op, delegation[delegate] = placement_figures(placed, given.keys, delegate)
+        found.update(per_op)
+    return PassResult(figures=found, delegation=delegation)
+
+
+def memory_pass(given: PassInput) -> PassResult:
+    """The memory plan (:func:`memory`) with XNNPACK's placement from :func:`placement_pass`."""
+    summary, found = memory(given.walk, given.entry, given.placements.get(XNNPACK))
+    return PassResult(figures=found, memory=summary)
+
+
+def op_passes(given: PassInput) -> PassResult:
+    """Every declared per-op pass of :mod:`tflite_flops.analysis.figures`, over every walked op.
+    A pass that raises leaves the op's value None and says so in a warning and in the op's note."""
+    found: dict[str, dict[OpKey, Any]] = {}
+    warnings = []
+    notes: dict[OpKey, str] = {}
+    for declared in OP_PASSES:
+        values = found.setdefault(declared.column, {})
+        for key in given.keys:
+            e = given.walk.entries[key]
+            try:
+                values[key] = declared.run(e, given.walk.model)
+            except Exception as exc:  # a bug in one figure's pass: that figure of that op is unknown, not 0
+                values[key] = None
+                why = f"{declared.column} not computed: {type(exc).__name__}: {exc}"
+                warnings.append(f"op {e.subgraph}:{e.index} {e.op_type}: {why}")
+                notes[key] = "; ".join(n for n in (notes.get(key), why) if n)
+    return PassResult(figures=found, warnings=tuple(warnings), notes=notes)
+
+
+# The passes build_report runs, in order (a later pass may read what an earlier one left in PassInput).
+PASSES: tuple[Callable[[PassInput], PassResult], ...] = (placement_pass, memory_pass, op_passes)
+
+
 def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
-    delegation = {}
-    keys = sorted(walk.entries)
-    subgraphs = sorted({sg_index for sg_index, _ in keys})
-    placements = {delegate: place_model(model, delegate_shapes(delegate, model, walk.states, subgraphs, entry), delegate,
-                                        walk.settings.delegate)
-                  for delegate in DELEGATES}
-    summary, figures = memory(walk, entry, placements.get(XNNPACK))
-    for delegate, placed in placements.items():
-        per_op, delegation[delegate] = placement_figures(placed, keys, delegate)
-        figures.update(per_op)
-    ops = records(walk, figures)
+    given = PassInput(walk, entry, sorted(walk.entries))
+    figures: dict[str, Mapping[OpKey, Any]] = {}
+    delegation: dict[str, DelegatePlacement] = {}
+    summary = None
+    pass_warnings: list[str] = []
+    notes: dict[OpKey, str] = {}
+    for run in PASSES:
+        result = run(given)
+        figures.update(result.figures)
+        delegation.update(result.delegation)
+        summary = result.memory if result.memory is not None else summary
+        pass_warnings += result.warnings
+        for key, note in result.notes.items():
+            notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+    ops = records(walk, figures, notes)
     inference = [o for o in ops if o.phase == "inference"]
     init = [o for o in ops if o.phase == "init"]
     unsupported: dict[str, int] = {}
@@ -169,5 +254,5 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
         totals=Totals.of(inference, params=params, param_bytes=param_bytes, complete=complete,
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
-        warnings=tuple(_warnings(walk, ops, unsupported)), settings=settings, memory=summary,
+        warnings=tuple(_warnings(walk, ops, unsupported) + pass_warnings), settings=settings, memory=summary,
         notes=walk.assumed.notes, delegation=delegation)

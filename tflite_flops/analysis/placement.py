@@ -42,6 +42,7 @@ from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CA
                              GPU, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
 from ..report import DelegatePlacement
+from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
 _GEMM_WEIGHT_READERS = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})
@@ -403,4 +404,5 @@ def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tu
         partitions=sum(len(p.partitions) for p in placed.values()),
         kept_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
         partitions_by_subgraph={str(i): len(p.partitions) for i, p in sorted(placed.items())})
-    return {prefix: taken, f"{prefix}_reason": why, f"{prefix}_partition": where}, summary
+    fields = DELEGATE_FIELDS[prefix]  # the delegate's per-op figures, as declared
+    return {fields.taken: taken, fields.reason: why, fields.partition: where}, summary

@@ -15,6 +15,7 @@ from ..ops.placement import DELEGATE_NAMES
 from ..report.compare import Comparison, MetricDelta, OpPair
 from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
+from ..report.columns import OP_COLUMNS, reason, taken
 from ..units import human, human_bytes
 from .charts import esc, paired_hbar_chart
 from .formats import RendererTable
@@ -117,7 +118,7 @@ def placement_change_lines(c: Comparison, limit: int = 12) -> list[str]:
             groups: dict[tuple[str, str], list[str]] = {}
             for ch in changes:
                 side = ch.b if lost else ch.a
-                why = getattr(side, f"{key}_reason") or ""
+                why = reason(side, key) or ""
                 groups.setdefault((side.op_type, why), []).append(_op_ref(ch.b if lost else ch.a))
             verb = f"taken by {name} in A, kept off in B" if lost else f"kept off {name} in A, taken in B"
             out.append(f"{len(changes)} op(s) {verb}:")
@@ -162,13 +163,17 @@ def render_compare_csv(c: Comparison) -> str:
         row("op_type", t.op_type, "count", t.count_a, t.count_b)
         row("op_type", t.op_type, "macs", t.macs_a, t.macs_b)
         row("op_type", t.op_type, "flops", t.flops_a, t.flops_b)
+    figures = [col for col in OP_COLUMNS if "compare" in col.outputs]
     for p in c.ops:
         key = f"{p.match} {_op_ref(p.a) or '-'} {_op_ref(p.b) or '-'} {(p.a or p.b).op_type}"
-        for metric in ("macs", "flops"):
-            row("op", key, metric, getattr(p.a, metric) if p.a else None, getattr(p.b, metric) if p.b else None)
+        for col in figures:  # the declared per-op columns compare shows, where either side has a value
+            va = col.read(p.a, c.a) if p.a else None
+            vb = col.read(p.b, c.b) if p.b else None
+            if va is not None or vb is not None:
+                row("op", key, col.name, va, vb)
     for ch in c.placement:
-        row("placement", f"{_op_ref(ch.a)} {_op_ref(ch.b)} {ch.b.op_type}", ch.delegate, getattr(ch.a, ch.delegate),
-            getattr(ch.b, ch.delegate))
+        row("placement", f"{_op_ref(ch.a)} {_op_ref(ch.b)} {ch.b.op_type}", ch.delegate, taken(ch.a, ch.delegate),
+            taken(ch.b, ch.delegate))
     return buf.getvalue()
 
 

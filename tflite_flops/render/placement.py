@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ops.placement import DELEGATE_NAMES
 from ..report import DelegatePlacement, OpRecord, Report
+from ..report import columns as declared
 
 _MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
 
@@ -26,19 +27,19 @@ def taken(o: OpRecord, key: str) -> bool | None:
     """Whether delegation ``key`` ("xnnpack", "gpu", "device") has the op on a delegate (None: not known)."""
     if key == "device":
         return None if o.device_placement is None else o.device_placement != "builtin"
-    return getattr(o, key)
+    return declared.taken(o, key)
 
 
 def why_kept(o: OpRecord, key: str) -> str | None:
     """The reason the op is kept off (None when taken or not known); the device gives no reasons."""
     if key == "device":
         return "ran on builtin kernels: the device's delegate did not take it" if o.device_placement == "builtin" else None
-    return getattr(o, f"{key}_reason")
+    return declared.reason(o, key)
 
 
 def partition_of(o: OpRecord, key: str) -> int | None:
     """The op's partition under ``key``."""
-    return getattr(o, f"{key}_partition")
+    return declared.partition(o, key)
 
 
 def placement_summary(report: Report, key: str) -> str:

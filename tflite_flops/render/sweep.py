@@ -10,6 +10,7 @@ import io
 from typing import Any, Sequence
 
 from ..report import LatencyStats, Throughput, error_pct
+from ..report.columns import total_columns
 from ..studies.sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_unit, precision_unit
 from .formats import RendererTable
@@ -39,10 +40,11 @@ def sweep_csv(result: SweepResult) -> str:
     """One row per point: its input shapes, every total, latency and throughput (raw numbers)."""
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
+    figures = [c.total_name for c in total_columns("sweep")]  # the declared per-op columns' totals
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
              "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
              "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes", "xnnpack_total_bytes",
-             "shapes_resolved", "median_ms", "p90_ms",
+             *figures, "shapes_resolved", "median_ms", "p90_ms",
              "flops_per_s", "inferences_per_s", "tokens_per_s"])
     predicted = _predicted(result)
     if predicted:  # the columns only when predicted: the other sweeps stay as they were
@@ -57,6 +59,7 @@ def sweep_csv(result: SweepResult) -> str:
                     t.activation_bytes, t.bytes_read,
                     *[_cell(t, k) for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes",
                                             "runtime_total_bytes", "xnnpack_total_bytes")],
+                    *["" if t.figures.get(k) is None else t.figures[k] for k in figures],
                     p.shapes_resolved,
                     *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
                     *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")],

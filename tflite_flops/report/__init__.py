@@ -2,6 +2,7 @@
 
 ``records`` holds the frozen dataclasses between the analysis and the renderers, ``measured`` the
 records of what a run measured, ``prediction`` the predicted latency (all re-exported here);
+``columns`` declares the per-op columns every output shows;
 ``budget``, ``completeness`` and ``compare`` read Reports and never the other way round.
 """
 

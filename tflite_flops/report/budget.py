@@ -42,6 +42,7 @@ from typing import Any, Mapping
 
 from ..errors import InputSpecError
 from ..ops.placement import DELEGATES
+from .columns import reason
 from .records import Report
 from ..files import MiB, read_capped
 from ..units import human, human_bytes, parse_bytes, parse_count
@@ -105,7 +106,7 @@ def _fallback(report: Report, delegate: str) -> str | None:
         return f"{delegate} placement not analysed"
     kept: dict[str, list[str]] = {}
     for o in report.ops:
-        why = getattr(o, f"{delegate}_reason")
+        why = reason(o, delegate)
         if why is not None and o.phase != "not_executed":
             kept.setdefault(f"{o.op_type} ({why})", []).append(f"{o.subgraph}:{o.index}")
     if not kept:

@@ -18,6 +18,8 @@ from typing import Any, Sequence
 
 from ..ops.placement import DELEGATE_NAMES, DELEGATES
 from . import OpRecord, Report
+from .columns import ALWAYS, OP_COLUMNS, reason, taken, total_columns
+from .columns import totals as column_totals
 
 MATCHES = ("same", "changed", "only_a", "only_b")
 
@@ -76,7 +78,7 @@ class PlacementChange:
     @property
     def lost(self) -> bool:
         """Taken in A, kept off in B (e.g. the ops a float model loses from XNNPACK when quantized)."""
-        return bool(getattr(self.a, self.delegate)) and not getattr(self.b, self.delegate)
+        return bool(taken(self.a, self.delegate)) and not taken(self.b, self.delegate)
 
 
 @dataclass(frozen=True)
@@ -98,15 +100,18 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (counts stay ints)."""
-        def op(o: OpRecord | None) -> dict[str, Any] | None:
+        def op(o: OpRecord | None, report: Report) -> dict[str, Any] | None:
             if o is None:
                 return None
             out = {"subgraph": o.subgraph, "index": o.index, "op_type": o.op_type, "name": o.name,
-                   "outputs": [list(s) for s in o.outputs], "precision": o.precision, "macs": o.macs,
-                   "flops": o.flops, "latency_ms": o.latency_ms}
-            if o.predicted_ms is not None:  # only from a predicted report: the other comparisons stay as they were
-                out["predicted_ms"] = o.predicted_ms
+                   "outputs": [list(s) for s in o.outputs], "precision": o.precision}
+            for c in figures:  # the declared per-op columns compare shows; a predicted one only when predicted
+                value = c.read(o, report)
+                if value is not None or c.outputs["compare"] is ALWAYS:
+                    out[c.name] = value
             return out
+
+        figures = [c for c in OP_COLUMNS if "compare" in c.outputs]
 
         return {
             "a": {"label": self.label_a, "path": self.a.model.path, "sha256": self.a.model.sha256},
@@ -116,10 +121,10 @@ class Comparison:
                                        "flops": [t.flops_a, t.flops_b], "flops_delta": t.flops_b - t.flops_a}
                            for t in self.by_type},
             "matches": self.match_counts(),
-            "ops": [{"match": p.match, "a": op(p.a), "b": op(p.b)} for p in self.ops],
+            "ops": [{"match": p.match, "a": op(p.a, self.a), "b": op(p.b, self.b)} for p in self.ops],
             "placement_changes": [{"delegate": c.delegate, "change": "lost" if c.lost else "gained",
-                                   "a": op(c.a), "b": op(c.b), "a_reason": getattr(c.a, f"{c.delegate}_reason"),
-                                   "b_reason": getattr(c.b, f"{c.delegate}_reason")} for c in self.placement],
+                                   "a": op(c.a, self.a), "b": op(c.b, self.b), "a_reason": reason(c.a, c.delegate),
+                                   "b_reason": reason(c.b, c.delegate)} for c in self.placement],
         }
 
 
@@ -146,6 +151,7 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              MetricDelta("bytes_written", "Bytes written", ta.bytes_written, tb.bytes_written, "bytes"),
              MetricDelta("model_size", "Model file size", a.model.size_bytes, b.model.size_bytes, "bytes"),
              *_memory_rows(a, b), *_delegation_rows(a, b),
+             *_figure_rows(a, b),
              MetricDelta("ops", "Ops per inference", len(_inference(a)), len(_inference(b))),
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
     if ta.opaque_ops or tb.opaque_ops:  # their work is unknown, not 0: the totals above leave it out
@@ -195,6 +201,14 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
                                       ("weights_bytes", "Weights bytes"))]
 
 
+def _figure_rows(a: Report, b: Report) -> list[MetricDelta]:
+    """The per-model figure of each declared per-op column with a total that compare shows."""
+    ta, tb = column_totals(a, "compare"), column_totals(b, "compare")
+    return [MetricDelta(c.total_name, f"{c.label} ({c.total})", ta[c.total_name], tb[c.total_name],
+                        {"bytes": "bytes", "ms": "ms", "rate": "rate"}.get(c.unit, "count"))
+            for c in total_columns("compare")]
+
+
 def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:
     """Per delegate both reports placed: ops delegated, ops kept off, partitions."""
     rows = []
@@ -216,7 +230,7 @@ def placement_changes(pairs: Sequence[OpPair], delegates: Sequence[str]) -> list
         for p in pairs:
             if p.a is None or p.b is None:
                 continue
-            ta, tb = getattr(p.a, key), getattr(p.b, key)
+            ta, tb = taken(p.a, key), taken(p.b, key)
             if ta is not None and tb is not None and ta != tb:
                 out.append(PlacementChange(key, p.a, p.b))
     return out

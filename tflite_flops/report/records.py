@@ -74,6 +74,18 @@ class OpRecord:
     # the time a device profile predicts for the op per inference (analyze --predict; 0 for an op the
     # delegate fuses into another): docs/predict.md. In the JSON only when the report has a prediction
     predicted_ms: float | None = None
+    # the per-op figures that passes compute and that have no field above: {declared column name: value}
+    # (report.columns). They read as attributes (``op.output_elements``) and are JSON keys of the op, after the fields
+    figures: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """A per-op figure of :attr:`figures` (only names that are not fields reach here)."""
+        if name.startswith("__") or name == "figures":
+            raise AttributeError(name)
+        try:
+            return self.__dict__["figures"][name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
     @property
     def bytes_moved(self) -> int:
@@ -503,6 +515,8 @@ class Report:
         else:
             for op in d["ops"]:
                 del op["predicted_ms"]
+        for op in d["ops"]:  # the figures without a field of their own: keys of the op like the fields
+            op.update(op.pop("figures"))
         # measured records list only the fields that were measured: their own to_dict
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
@@ -531,11 +545,12 @@ class Report:
 
         totals = _totals
 
-        op_fields = {f.name for f in fields(OpRecord)}
+        op_fields = {f.name for f in fields(OpRecord)} - {"figures"}
         ops = tuple(
             OpRecord(**{**{k: v for k, v in o.items() if k in op_fields},
                         "inputs": tuple(tuple(s) for s in o["inputs"]),
-                        "outputs": tuple(tuple(s) for s in o["outputs"])})
+                        "outputs": tuple(tuple(s) for s in o["outputs"]),
+                        "figures": {k: v for k, v in o.items() if k not in op_fields}})
             for o in d["ops"])
         model = dict(d["model"])
         model["signatures"] = tuple(model.get("signatures", ()))

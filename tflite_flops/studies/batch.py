@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..errors import InputSpecError, TfliteFlopsError
+from ..report.columns import DELEGATE_FIELDS, total_columns
+from ..report.columns import totals as column_totals
 from ..report.completeness import partial_note
 from ..settings import Settings
 
@@ -69,27 +71,40 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
 
 # The row's columns, in output order: every row has them; the precisions with a FLOPs column of their own.
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
-COLUMNS = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
-           + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
-                                                          "bytes_written", "arena_bytes", "tflm_arena_bytes",
-                                                          "tflm_arena_size_bytes", "runtime_total_bytes",
-                                                          "xnnpack_total_bytes", "xnnpack_partitions", "xnnpack_kept_ops", "gpu_kept_ops",
-                                                          "unsupported_ops", "unresolved_ops",
-                                                          "warnings", "latency_median_ms", "inferences_per_s",
-                                                          "latency_skipped", "seconds"])
+_HEAD = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
+         + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
+                                                        "bytes_written", "arena_bytes", "tflm_arena_bytes",
+                                                        "tflm_arena_size_bytes", "runtime_total_bytes",
+                                                        "xnnpack_total_bytes"])
+_TAIL = ["unsupported_ops", "unresolved_ops", "warnings", "latency_median_ms", "inferences_per_s", "latency_skipped",
+         "seconds"]
+
+
+def delegate_cells() -> dict[str, tuple[str, str]]:
+    """Each declared delegate's per-model figures in a row: ``{column: (delegate, DelegatePlacement field)}``."""
+    return {f"{d.key}_{attr}": (d.key, attr) for d in DELEGATE_FIELDS.values() for attr in d.batch}
+
+
+def row_columns() -> list[str]:
+    """The row's columns, in output order: the model's figures, each delegate's, the per-model figure of
+    each declared per-op column that batch shows (:func:`tflite_flops.report.columns.total_columns`), the rest."""
+    return _HEAD + list(delegate_cells()) + [c.total_name for c in total_columns("batch")] + _TAIL
+
+
+COLUMNS = row_columns()  # as declared when the module loaded: columns() reads the declarations at each call
 # With --predict only (the rows of a batch without it keep COLUMNS): the predicted latency and its range.
 PREDICTED_COLUMNS = ("predicted_ms", "predicted_low_ms", "predicted_high_ms")
 
 
 def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The columns of ``rows``: :data:`COLUMNS`, and the predicted ones when any row was predicted."""
-    return COLUMNS + (list(PREDICTED_COLUMNS) if any("predicted_ms" in r for r in rows) else [])
+    return row_columns() + (list(PREDICTED_COLUMNS) if any("predicted_ms" in r for r in rows) else [])
 
 
 def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
     # no predicted cells: columns() adds them from the predicted rows, and the renderers fill the rest with ''
 
-    row: dict[str, Any] = {c: "" for c in COLUMNS}
+    row: dict[str, Any] = {c: "" for c in row_columns()}
     row.update(model=path, status="error", error=message, seconds=round(seconds, 3))
     return row
 
@@ -134,9 +149,9 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "tflm_arena_size_bytes": _get(report.memory, "tflm_arena_size_bytes"),
         "runtime_total_bytes": _get(getattr(report.memory, "runtime", None), "total_bytes"),
         "xnnpack_total_bytes": _get(getattr(report.memory, "runtime_xnnpack", None), "total_bytes"),
-        "xnnpack_partitions": report.delegation["xnnpack"].partitions if "xnnpack" in report.delegation else "",
-        "xnnpack_kept_ops": report.delegation["xnnpack"].kept_ops if "xnnpack" in report.delegation else "",
-        "gpu_kept_ops": report.delegation["gpu"].kept_ops if "gpu" in report.delegation else "",
+        **{name: getattr(report.delegation[key], attr) if key in report.delegation else ""
+           for name, (key, attr) in delegate_cells().items()},
+        **{name: "" if value is None else value for name, value in column_totals(report, "batch").items()},
         "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
         "warnings": len(report.warnings), "latency_skipped": _get(report.latency, "skipped"),
         "latency_median_ms": _get(report.latency, "median_ms"),

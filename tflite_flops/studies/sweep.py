@@ -22,6 +22,7 @@ from ..reader.model import Model
 from ..reader.load import load_model
 from ..report import LatencyStats, Prediction, Report, Throughput
 from ..settings import Settings
+from ..report.columns import totals as column_totals
 from .scaling_law import Fit, fit_points
 from ..analysis.shapes import Shape, normalize_input_shapes
 
@@ -67,15 +68,19 @@ class PointTotals:
     tflm_arena_size_bytes: int | None = None  # TFLite Micro's head + tail (32-bit build)
     runtime_total_bytes: int | None = None  # LiteRT, builtin kernels: arenas with temporaries (memory.runtime)
     xnnpack_total_bytes: int | None = None  # LiteRT with XNNPACK, its own bytes included (memory.runtime_xnnpack)
+    # the per-model figure of each declared per-op column that sweep shows (report.columns.total_columns)
+    figures: Mapping[str, int | float | None] = field(default_factory=dict)
 
     def get(self, metric: str) -> int | None:
-        """The total named ``metric`` (a field name, as in :data:`FIT_METRICS`); None when not measured."""
-        return getattr(self, metric)
+        """The total named ``metric`` (a field name, as in :data:`FIT_METRICS`, or a declared per-op
+        column's total); None when not measured."""
+        return self.figures[metric] if metric in self.figures else getattr(self, metric)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every total; the memory figures only when measured."""
-        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(self).items()
-                if v is not None or k not in _MEMORY_TOTALS}
+        """The JSON form: every total; the memory figures only when measured; then the per-op columns' totals."""
+        out = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(self).items()
+               if k != "figures" and (v is not None or k not in _MEMORY_TOTALS)}
+        return {**out, **self.figures}
 
 
 _MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes",
@@ -254,7 +259,8 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None,
         tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None,
         runtime_total_bytes=_total(memory.runtime if memory is not None else None),
-        xnnpack_total_bytes=_total(memory.runtime_xnnpack if memory is not None else None))
+        xnnpack_total_bytes=_total(memory.runtime_xnnpack if memory is not None else None),
+        figures=column_totals(report, "sweep"))
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,
                       tuple(report.warnings), None, None, report, report.prediction)

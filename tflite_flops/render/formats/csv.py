@@ -1,23 +1,21 @@
 """CSV renderer: one row per op, raw integers, written with the csv module.
 
-Text cells that start with ``=``, ``+``, ``-`` or ``@`` are prefixed with ``'`` so that a
-spreadsheet does not run a tensor name as a formula.
+The columns are the per-op columns that show in ``csv`` (:data:`tflite_flops.report.columns.OP_COLUMNS`),
+in their order: a value not known is an empty cell. Text cells that start with ``=``, ``+``, ``-``
+or ``@`` are prefixed with ``'`` so that a spreadsheet does not run a tensor name as a formula.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from operator import attrgetter
+from typing import Callable
 
-from ...report import Report
+from ...report import OpRecord, Report
+from ...report.columns import Column, columns_for
 from . import register_format
 
-COLUMNS = ["subgraph", "index", "op_type", "name", "phase", "executions", "status", "precision", "macs", "flops",
-           "bytes_read", "bytes_written", "params", "live_bytes", "temporaries_bytes", "inputs", "outputs",
-           "shapes_resolved", "latency_ms", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu", "gpu_reason",
-           "gpu_partition", "formula", "note"]
-_OPTIONAL = ("latency_ms", "live_bytes", "temporaries_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu",
-             "gpu_reason", "gpu_partition")  # empty cells when not known
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -33,19 +31,29 @@ def shapes_cell(shapes: tuple[tuple[int, ...], ...]) -> str:
     return ";".join("x".join(str(d) for d in s) for s in shapes)
 
 
+def _reader(column: Column, report: Report) -> Callable[[OpRecord], object]:
+    """The raw value of ``column`` for an op (a plain attribute read when the column has no function)."""
+    if column.value is None:
+        return attrgetter(column.name)
+    return lambda op: column.read(op, report)
+
+
 @register_format("csv", (".csv",), order=30)
 def render_csv(report: Report) -> str:
     """Every op of every subgraph as one CSV row."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    columns = COLUMNS
-    if report.prediction is not None:  # the column only when predicted: the other reports stay as they were
-        at = COLUMNS.index("latency_ms") + 1
-        columns = COLUMNS[:at] + ["predicted_ms"] + COLUMNS[at:]
-    writer.writerow(columns)
+    columns = columns_for("csv", report)
+    writer.writerow([c.name for c in columns])
+    readers = [(_reader(c, report), c.unit == "shapes") for c in columns]
     for op in report.ops:
-        row = {**{c: getattr(op, c, "") for c in columns},
-               "inputs": shapes_cell(op.inputs), "outputs": shapes_cell(op.outputs),
-               **{c: "" if getattr(op, c) is None else getattr(op, c) for c in _OPTIONAL + ("predicted_ms",)}}
-        writer.writerow([safe_cell(row[c]) for c in columns])
+        row: list[object] = []
+        for read, shapes in readers:
+            value = read(op)
+            if value is None:  # not known: an empty cell
+                value = ""
+            elif shapes:
+                value = shapes_cell(value)  # type: ignore[arg-type]
+            row.append(safe_cell(value) if isinstance(value, str) else value)
+        writer.writerow(row)
     return buf.getvalue()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
 from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
+from ...report.columns import Column, columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..prediction import prediction_lines, prediction_rows
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
@@ -535,31 +536,14 @@ def roofline_section(report: Report | None, roofline: Roofline | None,
 # ---- op table ----------------------------------------------------------------------------------
 
 
-def _op_row(i: int, o: OpRecord, total: int, has_lat: bool, predicted: bool = False) -> str:
-    share = 100 * o.flops / total if total and o.phase == "inference" else 0.0
+def _op_row(i: int, o: OpRecord, report: Report, columns: Sequence[Column]) -> str:
     out_shape = shape_text(o.outputs[0]) if o.outputs else ""
     search = f"{o.op_type} {o.name} {o.subgraph}:{o.index} {o.precision}".lower()
     note = "; ".join(x for x in (o.formula, o.note) if x)
     cells = [f'<td class="n" data-v="{i}">{i}</td>', f'<td class="mono" data-v="{o.subgraph * 1_000_000 + o.index}">'
              f'{o.subgraph}:{o.index}</td>', f"<td>{breakable(o.op_type)}</td>", f'<td class="name">{breakable(o.name)}</td>',
-             f'<td class="mono">{esc(out_shape)}</td>', f"<td>{esc(o.precision)}</td>",
-             f'<td class="n" data-v="{o.macs}">{esc(human(o.macs))}</td>',
-             f'<td class="n" data-v="{o.flops}" title="{esc(grouped(o.flops))}">{esc(human(o.flops))}</td>',
-             f'<td class="n" data-v="{share:.6f}"><span class="share" style="width:{min(share, 100) * 0.6:.1f}px">'
-             f'</span>{share:.1f}%</td>',
-             f'<td class="n rw" data-v="{o.bytes_moved}">'
-             f'{esc(human_bytes(o.bytes_read)).replace(" ", "&nbsp;")}&nbsp;/ '
-             f'{esc(human_bytes(o.bytes_written)).replace(" ", "&nbsp;")}</td>',
-             f'<td class="n" data-v="{o.params}">{esc(human(o.params))}</td>']
-    if has_lat:
-        lat = o.latency_ms
-        fps = o.achieved_flops_per_s if o.flops else None
-        cells.append(f'<td class="n" data-v="{"" if lat is None else lat}">{"-" if lat is None else f"{lat:.4f}"}</td>')
-        cells.append(f'<td class="n" data-v="{"" if fps is None else fps}">'
-                     f'{"-" if fps is None else esc(human(fps))}</td>')
-    if predicted:
-        p = o.predicted_ms
-        cells.append(f'<td class="n" data-v="{"" if p is None else p}">{"-" if p is None else f"{p:.4f}"}</td>')
+             f'<td class="mono">{esc(out_shape)}</td>', f"<td>{esc(o.precision)}</td>"]
+    cells += [_figure_cell(c, o, report) for c in columns]
     cells.append(f'<td><span class="badge {esc(o.status)}">{esc(o.status)}</span></td>')
     cells.append(f"<td>{esc(o.phase)}{'' if o.executions in (0, 1) else f' ×{o.executions}'}</td>")
     cells.append(f'<td class="note">{esc(note)}</td>')
@@ -567,21 +551,28 @@ def _op_row(i: int, o: OpRecord, total: int, has_lat: bool, predicted: bool = Fa
             f'data-search="{esc(search)}">{"".join(cells)}</tr>')
 
 
+def _figure_cell(c: Column, o: OpRecord, report: Report) -> str:
+    """One declared column's cell: the raw value to sort by, the text to read (a bar for a share)."""
+    value = c.read(o, report)
+    text = esc(c.cell_text(o, report)).replace("\u00a0", "&nbsp;")
+    if c.unit == "share":
+        return (f'<td class="n" data-v="{value:.6f}"><span class="share" style="width:{min(value, 100) * 0.6:.1f}px">'
+                f'</span>{text}</td>')
+    css = " ".join(x for x in ("n" if c.right else "", c.css) if x)
+    css = f' class="{css}"' if css else ""
+    title = "" if c.title is None or value is None else f' title="{esc(c.title(value))}"'
+    return f'<td{css} data-v="{"" if value is None else value}"{title}>{text}</td>'
+
+
 def _op_table(report: Report) -> str:
-    has_lat = any(o.latency_ms is not None for o in report.ops)
+    columns = columns_for("html", report)
     heads = [("#", "num", "order"), ("op", "num", "op"), ("type", "text", "type"), ("output tensor", "text", "name"),
-             ("shape", "text", "shape"), ("precision", "text", "precision"), ("MACs", "num", "macs"),
-             ("FLOPs", "num", "flops"), ("share", "num", "share"), ("read / written", "num", "bytes"),
-             ("params", "num", "params")]
-    if has_lat:
-        heads += [("ms", "num", "latency"), ("FLOP/s", "num", "flops_per_s")]
-    predicted = report.prediction is not None
-    if predicted:
-        heads.append(("predicted ms", "num", "predicted"))
+             ("shape", "text", "shape"), ("precision", "text", "precision")]
+    heads += [(c.label, "num" if c.right else "text", c.sort_key) for c in columns]
     heads += [("status", "text", "status"), ("phase", "text", "phase"), ("formula / note", "text", "note")]
     th = "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}" data-key="{k}">{esc(h)}</th>'
                  for h, t, k in heads)
-    rows = "".join(_op_row(i, o, report.totals.flops, has_lat, predicted) for i, o in enumerate(report.ops))
+    rows = "".join(_op_row(i, o, report, columns) for i, o in enumerate(report.ops))
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'

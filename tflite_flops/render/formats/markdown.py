@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
+from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows, rss_line
 from ..placement import delegate_name, kept_groups
@@ -130,19 +131,14 @@ def render_markdown(report: Report, top: int = 10) -> str:
 
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
-        total = t.flops or 1
-        has_lat = any(o.latency_ms is not None for o in tops)
-        rows = []
-        for o in tops:
-            row = [f"{o.subgraph}:{o.index}", md_text(o.op_type), md_text(clip(o.name, 48)),
-                   _shape(o.outputs[0]) if o.outputs else "", md_text(o.precision), human(o.macs), human(o.flops),
-                   f"{100 * o.flops / total:.1f}%"]
-            if has_lat:
-                row.append("-" if o.latency_ms is None else f"{o.latency_ms:.3f}")
-            rows.append(row)
-        headers = ["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"] + (["ms"] if has_lat else [])
+        columns = columns_for("md", report, tops)
+        rows = [[f"{o.subgraph}:{o.index}", md_text(o.op_type), md_text(clip(o.name, 48)),
+                 _shape(o.outputs[0]) if o.outputs else "", md_text(o.precision)]
+                + [c.short_text(o, report) if c.right else md_text(c.short_text(o, report)) for c in columns]
+                for o in tops]
+        headers = ["op", "type", "output", "shape", "prec"] + [c.label for c in columns]
         out += ["", f"**Top {len(tops)} ops by FLOPs**", ""] + md_table(
-            headers, rows, [False] * 5 + [True] * (len(headers) - 5))
+            headers, rows, [False] * 5 + [c.right for c in columns])
 
     not_counted = not_counted_line(report, md_text)
     if not_counted:

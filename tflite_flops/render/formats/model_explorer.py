@@ -25,21 +25,21 @@ from typing import Any, Callable
 
 from ...errors import OutputFormatError
 from ...report import OpRecord, Report
+from ...report.columns import PREDICTED, TIMED, Column, explorer_metrics
 from . import register_format
 
-# metric -> (label, value of one op or None)
-METRICS: dict[str, tuple[str, Callable[[OpRecord], float | int | None]]] = {
-    "flops": ("FLOPs", lambda o: o.flops),
-    "macs": ("MACs", lambda o: o.macs),
-    "bytes": ("bytes moved", lambda o: o.bytes_moved),
-    "params": ("params", lambda o: o.params),
-    "latency_ms": ("latency (ms)", lambda o: o.latency_ms),
-    "predicted_ms": ("predicted time (ms)", lambda o: o.predicted_ms),
-    "flops_per_s": ("achieved FLOP/s", lambda o: o.achieved_flops_per_s),
-    "intensity": ("FLOPs per byte", lambda o: o.intensity),
-    "xnnpack": ("on XNNPACK (1) or kept off (0)", lambda o: None if o.xnnpack is None else int(o.xnnpack)),
-    "gpu": ("on the GPU delegate (1) or kept off (0)", lambda o: None if o.gpu is None else int(o.gpu)),
-}
+# metric -> (label, value of one op or None): the declared per-op columns that Model Explorer shows
+# (tflite_flops.report.columns); a flag (a delegate's "taken") is 1 or 0.
+def metrics() -> dict[str, tuple[str, Callable[[OpRecord, Report], float | int | None]]]:
+    """Every metric: ``{name: (label, value of one op or None)}``, from the column declarations."""
+    def reader(c: Column) -> Callable[[OpRecord, Report], float | int | None]:
+        if c.unit == "flag":
+            return lambda o, r: None if c.read(o, r) is None else int(c.read(o, r))
+        return c.read
+
+    return {name: (c.explorer[1], reader(c)) for name, c in explorer_metrics().items()}  # type: ignore[index]
+
+
 PLACEMENT_BANDS = ({"value": 0, "bgColor": "#cf222e"}, {"value": 1, "bgColor": "#2da44e"})  # kept red, taken green
 
 GRADIENT = ({"stop": 0, "bgColor": "#fff5eb"}, {"stop": 0.5, "bgColor": "#fd8d3c"}, {"stop": 1, "bgColor": "#a63603"})
@@ -70,12 +70,17 @@ def _thresholds(values: list[float]) -> list[dict[str, Any]]:
     return [{"value": b, "bgColor": c} for b, c in zip(bounds, colors)]
 
 
+def column_of(metric: str) -> Column:
+    """The declared column of a metric."""
+    return explorer_metrics()[metric]
+
+
 def node_data(report: Report, metric: str = "flops", style: str = "gradient") -> dict[str, dict[str, Any]]:
     """The overlay as a dict ``{graph_id: GraphNodeData}``.
 
     Args:
         report: the analysis.
-        metric: one of :data:`METRICS` (``flops``, ``macs``, ``bytes``, ``params``, ``latency_ms``,
+        metric: one of :func:`metrics` (``flops``, ``macs``, ``bytes``, ``params``, ``latency_ms``,
             ``flops_per_s``, ``intensity``, ``xnnpack``, ``gpu``, ``predicted_ms``). Latency metrics need per-op
             latency in the report, ``predicted_ms`` a prediction; the placement metrics colour taken ops green and
             kept ones red.
@@ -85,27 +90,30 @@ def node_data(report: Report, metric: str = "flops", style: str = "gradient") ->
         OutputFormatError: an unknown metric or style, a latency metric without per-op latency, or
             ``predicted_ms`` without a prediction.
     """
-    if metric not in METRICS:
-        raise OutputFormatError(f"unknown Model Explorer metric {metric!r} (known: {', '.join(METRICS)})")
+    known = metrics()
+    if metric not in known:
+        raise OutputFormatError(f"unknown Model Explorer metric {metric!r} (known: {', '.join(known)})")
     if style not in ("gradient", "thresholds"):
         raise OutputFormatError(f"unknown Model Explorer style {style!r} (gradient or thresholds)")
-    label, value_of = METRICS[metric]
+    label, value_of = known[metric]
+    flag = column_of(metric).unit == "flag"
     graphs: dict[str, dict[str, Any]] = {}
     for op in report.ops:
         if op.status in ("unsupported", "opaque"):
             continue
-        value = value_of(op)
+        value = value_of(op, report)
         if value is None:
             continue
         gid = graph_id(report, op.subgraph)
         results = graphs.setdefault(gid, {"name": f"tflite_flops {label}", "results": {}})["results"]
         results[op.name or str(op.index)] = {"value": value}
-    if not graphs and metric in ("latency_ms", "flops_per_s"):
+    needs = column_of(metric).outputs.get("html")  # a measured or predicted figure says what it needs
+    if not graphs and needs is TIMED:
         raise OutputFormatError(f"Model Explorer metric {metric!r} needs per-op latency (analyze --latency --per-op)")
-    if not graphs and metric == "predicted_ms":
-        raise OutputFormatError("Model Explorer metric 'predicted_ms' needs a prediction (analyze --predict PROFILE)")
+    if not graphs and needs is PREDICTED:
+        raise OutputFormatError(f"Model Explorer metric {metric!r} needs a prediction (analyze --predict PROFILE)")
     for graph in graphs.values():
-        if metric in ("xnnpack", "gpu"):  # two values: a band each, whatever the style
+        if flag:  # two values (a delegate takes the op or not): a band each, whatever the style
             graph["thresholds"] = [dict(b) for b in PLACEMENT_BANDS]
         elif style == "gradient":
             graph["gradient"] = [dict(g) for g in GRADIENT]

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
+from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows, rss_line
 from ..placement import placement_lines
@@ -104,11 +105,11 @@ def render_table(report: Report, top: int = 10) -> str:
     tops = [o for o in report.top_ops(top) if o.flops]
     if tops:
         out += ["", f"Top {len(tops)} ops by FLOPs"]
-        total = t.flops or 1
+        columns = columns_for("table", report, tops)
         rows = [[f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, 40), _shape(o.outputs[0]) if o.outputs else "",
-                 o.precision, human(o.macs), human(o.flops), f"{100 * o.flops / total:.1f}%"] for o in tops]
-        out += ["  " + line for line in text_table(["op", "type", "output", "shape", "prec", "MACs", "FLOPs", "share"],
-                                               rows, [False] * 5 + [True] * 3)]
+                 o.precision] + [c.short_text(o, report) for c in columns] for o in tops]
+        out += ["  " + line for line in text_table(["op", "type", "output", "shape", "prec"] + [c.label for c in columns],
+                                               rows, [False] * 5 + [c.right for c in columns])]
 
     lat = report.latency or LatencyStats()
     if lat.skipped:
