@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 
 from ..reader.model import Quantization
+from .facts import add_placement
 from .registry import _names, _site
 
 XNNPACK = "xnnpack"
@@ -157,6 +158,7 @@ def register_placement(delegate: str, op_types: str | Iterable[str], *, source: 
             if prev is not None:
                 raise ValueError(f"{delegate} placement of {name} is registered twice: at {prev.site} and at {site}")
             _RULES[delegate][name] = PlacementRule(fn, source, site)
+            add_placement(name, delegate, _RULES[delegate][name])
         return fn
 
     return deco

@@ -22,6 +22,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, NamedTuple
 
+from .facts import record
 from .registry import OpContext
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def register_tflm(op_types: str | Iterable[str]) -> Callable[[TflmFn], TflmFn]:
             if name in _TFLM:
                 raise ValueError(f"TFLM facts for {name} registered twice")
             _TFLM[name] = fn
+            record(name, override=True, tflm=fn)
         return fn
 
     return wrap
