@@ -69,6 +69,7 @@ IF_ELSE, WHILE_LOOP, CALL_ONCE_INIT = "if", "while", "call_once"
 DEQUANTIZE_WEIGHTS, DENSIFY_WEIGHTS = "dequantize", "densify"
 VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN = "handle", "read", "assign"
 
+DELEGATE_NODE = "DELEGATE"  # the node LiteRT puts in place of a delegated partition (no model op of this type)
 COPY_OPERATOR_BYTES = 696  # an XNNPACK copy operator (reshape, one per concatenated input or split output) and its context
 
 
