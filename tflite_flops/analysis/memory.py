@@ -41,6 +41,8 @@ from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
+from ..ops.facts import DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
+from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
@@ -188,7 +190,8 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
                 first_use[t] = end
             last_write[t] = end
         tflm = (first_use, last_write)
-    rederived = frozenset(op.outputs[0] for op in ops if op.op_type == "DEQUANTIZE" and op.inputs and op.outputs
+    rederived = frozenset(op.outputs[0] for op in ops if op.inputs and op.outputs
+                          and op_facts(op.op_type).weight_unpacking == DEQUANTIZE_WEIGHTS
                           and op.inputs[0] >= 0 and op.outputs[0] >= 0 and not tensors[op.inputs[0]].data_size)
     return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
                         allocated, prepare, dynamic, rederived, inplace, tflm)
@@ -472,10 +475,11 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
         op = sg.operators[op_index]
         refs = op.subgraph_refs
         uses, kinds, _ = settled[index]
-        if op.op_type == "WHILE":
+        flow = op_facts(op.op_type).control_flow
+        if flow == WHILE_LOOP:
             cond, body = refs.get("cond_subgraph_index"), refs.get("body_subgraph_index")
             pruned, custom = (cond,), (body,)
-        elif op.op_type == "IF":
+        elif flow == IF_ELSE:
             pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
             body = None
         else:
@@ -581,7 +585,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
             if delegated is not None:  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
                 view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
-                out = {t for op in view.operators if op.op_type == "DELEGATE" for t in op.outputs}
+                out = {t for op in view.operators if op.op_type == DELEGATE_NODE for t in op.outputs}
                 moved = [ARENA if t in out and k in (PERSISTENT, PREPARED, DYNAMIC) else k for t, k in enumerate(kinds)]
                 own = [(kept[op], b, p) for op, b, p in own if op in kept]
                 delegated_plans[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)

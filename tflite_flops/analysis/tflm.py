@@ -14,6 +14,7 @@ from itertools import compress
 from typing import Mapping, NamedTuple, Sequence
 
 from ..errors import ShapeError
+from ..ops.facts import CALL_ONCE_INIT, IF_ELSE, WHILE_LOOP, facts_of
 from ..ops.registry import OpContext
 from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
 from ..reader.model import Model, Tensor
@@ -57,7 +58,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
                 for t in op.outputs:
                     if t >= 0 and firsts[t] < 0:
                         firsts[t] = scope
-                for key in _TFLM_CALLS.get(op.op_type, ()):
+                for key in _TFLM_CALLS.get(facts_of(op.op_type).control_flow, ()):
                     if key in op.subgraph_refs:
                         scope += 1
                         mark(op.subgraph_refs[key], depth + 1)
@@ -106,8 +107,8 @@ _MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room k
 _PLANNER_BYTES_PER_BUFFER = 16 + 4 + 4 + 12 + 4
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
-_TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
-               "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
+_TFLM_CALLS = {IF_ELSE: ("then_subgraph_index", "else_subgraph_index"), CALL_ONCE_INIT: ("init_subgraph_index",),
+               WHILE_LOOP: ("cond_subgraph_index", "body_subgraph_index")}  # by the op's control_flow fact
 
 
 class TflmFigures(NamedTuple):
