@@ -531,7 +531,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
                    calls: Mapping[tuple[int, int], Sequence[int]],
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
                    delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
-                   delegate_bytes: tuple[int, int, int] | None = None) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   delegate_bytes: tuple[int, int, int] | None = None, warnings: list[str] | None = None
+                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -548,6 +549,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
             with ``delegate_bytes`` (XNNPACK's own memory: workspace, packed weights, structures),
             the summary's ``runtime_xnnpack``.
+        warnings: where a per-op fact that raises (TFLM's) adds its line.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -643,7 +645,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             persistent_arena_bytes=persistent, delegate_bytes=own, total_bytes=arena + persistent + (own or 0),
             **parts))
     runtime, xnnpack = figures
-    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M)
+    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, CORTEX_M, warnings=warnings)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,

@@ -206,6 +206,13 @@ def xnnpack_facts(op_type: str) -> XnnpackFacts:
     return facts_of(op_type).xnnpack or NO_XNNPACK_FACTS
 
 
+def fact_failed(fact: str, op_type: str, subgraph: int, index: int, exc: BaseException) -> str:
+    """The warning for a per-op fact function (temporaries, TFLM, ...) that raised on one op: the figures
+    that fact feeds leave that op's part out, and say so (never a silent 0, never a crash of the analysis)."""
+    return (f"op {subgraph}:{index} {op_type}: {fact} not counted ({type(exc).__name__}: {exc}); "
+            "the figures leave this op's part out")
+
+
 def op_types() -> tuple[str, ...]:
     """Every op type with a record, sorted."""
     return tuple(sorted(_RECORDS))
