@@ -5,7 +5,6 @@ never a silent 0 nor a crash."""
 from __future__ import annotations
 
 import ast
-import csv
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from tflite_flops.ops.facts import (DEFAULTS, XNNPACK_OPERATOR_DEFAULT, XnnpackF
 
 ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = ROOT / "tflite_flops" / "analysis"
-BUILTIN_OPS_TSV = ROOT / "shared" / "reference" / "tflite_builtin_ops.tsv"
 
 # String constants in tflite_flops/analysis/ that name an op type but are no op fact a record should hold,
 # each with its reason; (module, literal) -> reason. Reviewed: a new entry needs one.
@@ -40,14 +38,9 @@ ALLOWED = {
 
 
 def _op_type_names() -> set[str]:
-    names = set(op_types())
-    for path in (BUILTIN_OPS_TSV, ROOT.parent / "shared" / "reference" / "tflite_builtin_ops.tsv"):
-        if path.exists():
-            with open(path, encoding="utf-8") as f:
-                names |= {row["name"] for row in csv.DictReader(f, delimiter="\t")}
-            break
+    """Every op type with a record and every builtin op code's name (the schema's BuiltinOperator)."""
     from tflite_flops.reader import schema
-    return names | set(schema.BUILTIN_OPS.values())
+    return set(op_types()) | set(schema.BUILTIN_OPS.values())
 
 
 def _literals(path: Path, names: set[str]) -> list[tuple[int, str]]:
