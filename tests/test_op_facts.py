@@ -145,3 +145,15 @@ def test_a_failing_tflm_fact_warns_and_names_the_op_type(samples_dir, monkeypatc
     after = analyze(model)
     assert any("CONV_2D: TFLM arena facts not counted (AttributeError" in w for w in after.warnings)
     assert "CONV_2D" in after.memory.tflm_unmodelled_ops  # the figure says it is low
+
+
+def test_a_failing_placement_rule_keeps_the_op_off_with_its_reason(samples_dir, monkeypatch):
+    from tflite_flops.api import analyze
+    from tflite_flops.ops import placement
+    model = (samples_dir / "cnn_float.tflite").read_bytes()
+    rule = placement._RULES[placement.XNNPACK]["CONV_2D"]
+    monkeypatch.setitem(placement._RULES[placement.XNNPACK], "CONV_2D", rule._replace(rule=_raising))
+    report = analyze(model)
+    convs = [o for o in report.ops if o.op_type == "CONV_2D"]
+    assert convs and all(not o.xnnpack for o in convs)
+    assert all(o.xnnpack_reason.startswith("rule failed: the CONV_2D rule raised AttributeError") for o in convs)
