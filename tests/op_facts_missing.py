@@ -27,12 +27,15 @@ HEADER = """\
 def listing() -> str:
     """The listing's text, header first."""
     import tflite_flops.ops  # noqa: F401  # (every family registers its facts)
+    from tflite_flops.measure.calibration_suite import suite
     from tflite_flops.ops.facts import DEFAULTS, missing_facts
     from tflite_flops.reader import schema
 
+    calibrated = {point.family for point in suite(False)}
     lines = [HEADER.rstrip("\n")]
     lines += [f"#   {d.fact}: {d.value!r}, {d.reason}" for d in DEFAULTS.values()]
-    lines += [f"{op}\t{' '.join(lacks)}" for op, lacks in missing_facts(schema.BUILTIN_OPS.values()).items()]
+    lines += [f"{op}\t{' '.join(lacks)}" for op, lacks in missing_facts(schema.BUILTIN_OPS.values(), calibrated)
+              .items()]
     return "\n".join(lines) + "\n"
 
 

@@ -70,6 +70,10 @@ DEQUANTIZE_WEIGHTS, DENSIFY_WEIGHTS = "dequantize", "densify"
 VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN = "handle", "read", "assign"
 
 DELEGATE_NODE = "DELEGATE"  # the node LiteRT puts in place of a delegated partition (no model op of this type)
+XNNPACK = "xnnpack"  # the delegates whose placement rules a record holds (ops/placement.py)
+GPU = "gpu"
+DELEGATES = (XNNPACK, GPU)
+
 COPY_OPERATOR_BYTES = 696  # an XNNPACK copy operator (reshape, one per concatenated input or split output) and its context
 
 
@@ -89,8 +93,11 @@ LAW_GROUP_DEFAULT = Default(
     "law.group", "*", "an op type in no group is predicted by the generic law (per precision and placement)")
 MEMORY_DEFAULT = Default(
     "memory", "plain", "an op type without LiteRT memory facts neither shares its input's buffer nor folds")
+CALIBRATION_DEFAULT = Default(
+    "calibration", "group law", "an op type without a point in the calibration suite has no law of its own: "
+    "its group's law (or the generic one) predicts it")
 DEFAULTS: Mapping[str, Default] = MappingProxyType({d.fact: d for d in (
-    XNNPACK_OPERATOR_DEFAULT, LAW_GROUP_DEFAULT, MEMORY_DEFAULT)})
+    XNNPACK_OPERATOR_DEFAULT, LAW_GROUP_DEFAULT, MEMORY_DEFAULT, CALIBRATION_DEFAULT)})
 
 
 @dataclass(frozen=True)
@@ -223,7 +230,8 @@ def with_fact(name: str) -> dict[str, Any]:
     return {op: f[name] for op, f in sorted(_RECORDS.items()) if name in f}
 
 
-def missing_facts(builtins: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
+def missing_facts(builtins: Iterable[str] = (), calibrated: Iterable[str] | None = None
+                  ) -> dict[str, tuple[str, ...]]:
     """Which facts each op type lacks, and which defaults it takes: ``{op type: (entries...)}``.
 
     The op types: every record, and ``builtins`` (the schema's builtin op names). The facts checked:
@@ -233,12 +241,12 @@ def missing_facts(builtins: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
       (the delegate never takes it);
     * ``memory=default``: no LiteRT memory facts (:data:`MEMORY_DEFAULT`);
     * for an op type XNNPACK takes: ``xnnpack.operator_bytes=default`` (:data:`XNNPACK_OPERATOR_DEFAULT`);
-    * for an op type with a cost entry: ``law.group=default`` (:data:`LAW_GROUP_DEFAULT`).
+    * for an op type with a cost entry: ``law.group=default`` (:data:`LAW_GROUP_DEFAULT`), and, when
+      ``calibrated`` (the op types the calibration suite has points of) is given and it is not among
+      them, ``calibration=default`` (:data:`CALIBRATION_DEFAULT`).
 
     Facts whose absence is itself the answer (no temporaries, no trait, no fusion role) are not listed.
     """
-    from .placement import DELEGATES, XNNPACK  # the delegates' names; placement imports this module
-
     out: dict[str, tuple[str, ...]] = {}
     for op in sorted(set(_RECORDS) | set(builtins)):
         f = facts_of(op)
@@ -257,6 +265,8 @@ def missing_facts(builtins: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
             lacks.append("xnnpack.operator_bytes=default")
         if f.spec is not None and not f.law_group and not f.law_features:
             lacks.append("law.group=default")
+        if f.spec is not None and calibrated is not None and op not in calibrated:
+            lacks.append("calibration=default")
         if lacks:
             out[op] = tuple(lacks)
     return out

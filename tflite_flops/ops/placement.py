@@ -27,12 +27,9 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 
 from ..reader.model import Quantization
-from .facts import add_placement
+from .facts import DELEGATES, GPU, XNNPACK, add_placement  # the delegates' names: the records key their rules by them
 from .registry import _names, _site
 
-XNNPACK = "xnnpack"
-GPU = "gpu"
-DELEGATES = (XNNPACK, GPU)
 DELEGATE_NAMES = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}  # in reasons and reports
 
 CATEGORY_OP_TYPE = "op type"  # no kernel for this op type (or custom op)
