@@ -110,6 +110,16 @@ def test_a_new_op_type_shows_what_it_still_needs(monkeypatch):
         register_facts("MY_OP", latency="fast")
 
 
+def test_a_user_s_own_op_is_not_in_the_package_s_listing(monkeypatch):
+    from tflite_flops.ops import facts
+    monkeypatch.setattr(facts, "_RECORDS", {**facts._RECORDS})
+    monkeypatch.setattr(facts, "_BUILT", {})
+    monkeypatch.setattr(registry, "_REGISTRY", {**registry._REGISTRY})
+    registry.register_cost("CUSTOM:MyListedTestOp")(lambda ctx: registry.Cost())
+    assert facts_of("CUSTOM:MyListedTestOp").spec.reference == "user"
+    assert "CUSTOM:MyListedTestOp" not in missing_facts()
+
+
 def test_every_default_is_named_with_its_reason():
     assert DEFAULTS["xnnpack.operator_bytes"] is XNNPACK_OPERATOR_DEFAULT
     assert XNNPACK_OPERATOR_DEFAULT.value == 696

@@ -163,12 +163,14 @@ class OpFacts:
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
 _RECORDS: dict[str, dict[str, Any]] = {}
 _BUILT: dict[str, OpFacts] = {}
+_PACKAGE: set[str] = set()  # op types the package itself registers (not only users, through register_cost)
 
 
-def record(op_type: str, *, override: bool = False, **facts: Any) -> None:
+def record(op_type: str, *, override: bool = False, user: bool = False, **facts: Any) -> None:
     """Write ``facts`` into the record of ``op_type`` (the registration functions' one writer).
 
-    A fact already registered raises unless ``override`` (the public overrides of users' formulas).
+    A fact already registered raises unless ``override`` (the public overrides of users' formulas);
+    ``user``: written by a user's registration (``register_cost``, ``register_shape``), not the package's.
     """
     unknown = set(facts) - _FIELDS
     if unknown:
@@ -180,6 +182,8 @@ def record(op_type: str, *, override: bool = False, **facts: Any) -> None:
             raise ValueError(f"{', '.join(twice)} of {op_type} registered twice")
     fields_.update(facts)
     _BUILT.pop(op_type, None)
+    if not user:
+        _PACKAGE.add(op_type)
 
 
 def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
@@ -234,7 +238,8 @@ def missing_facts(builtins: Iterable[str] = (), calibrated: Iterable[str] | None
                   ) -> dict[str, tuple[str, ...]]:
     """Which facts each op type lacks, and which defaults it takes: ``{op type: (entries...)}``.
 
-    The op types: every record, and ``builtins`` (the schema's builtin op names). The facts checked:
+    The op types: every record the package registers (not a user's own op), and ``builtins`` (the schema's
+    builtin op names). The facts checked:
 
     * ``cost``: no cost entry (the op is *unsupported*); ``shape``: no output-shape function;
     * ``tflm``: no TFLM arena facts (TFLM figures are then low); ``placement.<delegate>``: no rule
@@ -248,7 +253,7 @@ def missing_facts(builtins: Iterable[str] = (), calibrated: Iterable[str] | None
     Facts whose absence is itself the answer (no temporaries, no trait, no fusion role) are not listed.
     """
     out: dict[str, tuple[str, ...]] = {}
-    for op in sorted(set(_RECORDS) | set(builtins)):
+    for op in sorted(_PACKAGE | set(builtins)):
         f = facts_of(op)
         lacks = []
         if f.spec is None:

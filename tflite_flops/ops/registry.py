@@ -205,12 +205,12 @@ def _site(depth: int = 2) -> str:
     return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"
 
 
-def _add(spec: OpSpec, override: bool = False) -> None:
+def _add(spec: OpSpec, override: bool = False, user: bool = False) -> None:
     prev = _REGISTRY.get(spec.op_type)
     if prev is not None and not override:
         raise ValueError(f"{spec.op_type} is registered twice: at {prev.site} and at {spec.site}")
     _REGISTRY[spec.op_type] = spec
-    record(spec.op_type, override=True, spec=spec)
+    record(spec.op_type, override=True, user=user, spec=spec)
 
 
 def _names(op_types: str | Iterable[str]) -> list[str]:
@@ -395,7 +395,7 @@ def register_cost(op_type: str, formula: str = "user formula") -> Callable[[Cost
     """
 
     def deco(fn: CostFn) -> CostFn:
-        _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True)
+        _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True, user=True)
         return fn
 
     return deco
@@ -417,7 +417,7 @@ def register_shape(op_type: str) -> Callable[[ShapeFn], ShapeFn]:
 
     def deco(fn: ShapeFn) -> ShapeFn:
         _SHAPES[op_type] = fn
-        record(op_type, override=True, shape=fn)
+        record(op_type, override=True, user=True, shape=fn)
         return fn
 
     return deco
