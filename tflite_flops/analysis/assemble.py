@@ -83,13 +83,13 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
-    temporaries = kernel_temporaries(model, walk.states, reached, walk.threads)
+    temporaries = kernel_temporaries(model, walk.states, reached, walk.threads, walk.warnings)
     if xnnpack is None or not set(reached) <= set(xnnpack):
         xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
                               walk.settings.delegate)
     views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads)
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
-                                   delegate_bytes, walk.settings.target.tflm)
+                                   delegate_bytes, walk.settings.target.tflm, walk.warnings)
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped
+from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -138,7 +139,7 @@ class DeviceProfile:
 
     def law_for(self, features: OpFeatures) -> Law | None:
         """The law that predicts ``features``: its own, else the first that exists of its group's law
-        (``GROUPS``), its own law at another precision (``PRECISION_FALLBACK``), its group's at another
+        (``law_group``), its own law at another precision (``PRECISION_FALLBACK``), its group's at another
         precision, the generic law (GENERIC_FAMILY) of its precision, then of another precision; at the
         op's placement first, then at the other one. None when the profile has no law at all.
 
@@ -285,35 +286,25 @@ class DeviceProfile:
 
 
 # Op types that cost alike share a group: a group law is fitted on all of the group's calibration points
-# and predicts an op type of the group that has no law of its own (``DeviceProfile.law_for``).
-GROUPS: Mapping[str, tuple[str, ...]] = {
-    "conv": ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "CONV_3D", "CONV_3D_TRANSPOSE"),
-    "matmul": ("FULLY_CONNECTED", "BATCH_MATMUL", "STABLEHLO_DOT_GENERAL"),
-    "binary": ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW", "FLOOR_DIV",
-               "FLOOR_MOD", "PRELU", "ATAN2", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
-               "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "SELECT", "SELECT_V2", "ADD_N"),
-    "unary": ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "HARD_SWISH", "LOGISTIC", "TANH",
-              "GELU", "ELU", "EXP", "LOG", "SQRT", "RSQRT", "ABS", "NEG", "SQUARE", "SIN", "COS", "FLOOR",
-              "CEIL", "ROUND", "SIGN", "LOGICAL_NOT"),
-    "pool": ("MAX_POOL_2D", "AVERAGE_POOL_2D", "L2_POOL_2D"),
-    "reduce": ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",
-               "ARG_MAX", "ARG_MIN"),
-    "normalize": ("SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"),
-    "layout": ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "CONCATENATION",
-               "SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE", "PACK", "UNPACK", "TILE", "BROADCAST_TO",
-               "GATHER", "GATHER_ND", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
-               "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND"),
-    "convert": ("QUANTIZE", "DEQUANTIZE", "CAST"),
-}
-GROUP_OF: Mapping[str, str] = {op: group for group, ops in GROUPS.items() for op in ops}
-GENERIC_FAMILY = "*"  # the law of every op without a law of its own or of its group (per precision, placement)
+# and predicts an op type of the group that has no law of its own (``DeviceProfile.law_for``). Each op
+# type's group is a fact of its record (``law_group``, registered in its family module, ops/facts.py).
+GENERIC_FAMILY = LAW_GROUP_DEFAULT.value  # the law of every op without a law of its own or of its group (per precision, placement)
 
-# The features a law of each group is fitted on (a subset of what op_features gives). Contractions cost per
+
+def groups() -> dict[str, tuple[str, ...]]:
+    """``{group: its op types}``, from the op types' records."""
+    out: dict[str, tuple[str, ...]] = {}
+    for op, group in with_fact("law_group").items():
+        out[group] = (*out.get(group, ()), op)
+    return out
+
+
+# The features a law of each group is fitted on (a subset of what op_features gives); an op type whose own law
+# takes others registers them in its record (``law_features``: CONV_2D's output-channel tiles, WHILE's trips). Contractions cost per
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "conv": ("1", "macs", "taps", "in", "out", "params"),
-    "CONV_2D": ("1", "macs", "tiled_macs", "taps", "in", "out", "params"),  # its output-channel tiles (CHANNEL_TILE)
     "matmul": ("1", "macs", "in", "out", "params"),
     "binary": ("1", "in", "out"),
     "unary": ("1", "out"),
@@ -323,13 +314,6 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "layout": ("1", "in", "out"),
     "convert": ("1", "out"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
-    # A WHILE's own cost (its cond and body ops have laws of their own): a constant per WHILE run, one per
-    # trip (invoking the cond and body subgraphs) and one per loop-variable element copied per trip
-    # (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
-    # caller's, the cond's and the body's tensors every trip). A body whose op outputs change shape every
-    # trip adds a cost per trip (the dynamic loop's copies and re-allocation) and one per delegated op it
-    # re-prepares every trip (XNNPACK reshapes the partitions that run after such an op; predict.loop_reprepare).
-    "WHILE": ("1", "trips", "copied", "growing_trips", "reshaped"),
 }
 
 # Which other precision's law stands in when a precision has none (most like it first).
@@ -362,13 +346,13 @@ def _degenerate(profile: DeviceProfile) -> str | None:
 
 
 def group_of(family: str) -> str:
-    """The group an op type's law falls back to (GENERIC_FAMILY when it is in none)."""
-    return GROUP_OF.get(family, GENERIC_FAMILY)
+    """The group an op type's law falls back to (its record's ``law_group``; GENERIC_FAMILY when it is in none)."""
+    return facts_of(family).law_group or GENERIC_FAMILY
 
 
 def law_features(family: str) -> tuple[str, ...]:
     """The features a law of ``family`` (an op type, a group name or GENERIC_FAMILY) is fitted on."""
-    return LAW_FEATURES.get(family) or LAW_FEATURES[group_of(family)]
+    return facts_of(family).law_features or LAW_FEATURES.get(family) or LAW_FEATURES[group_of(family)]
 
 
 def _elements(shape: Any) -> int:
@@ -378,12 +362,9 @@ def _elements(shape: Any) -> int:
     return n
 
 
-TAPS_WEIGHT = {"CONV_2D": 1, "TRANSPOSE_CONV": 1}  # op type -> input position of its [Cout, kh, kw, Cin] weights
-
-
 def _taps(record: Any) -> float:
     """MACs / input channels of a convolution (its weights' last dim), else 0."""
-    pos = TAPS_WEIGHT.get(record.op_type)
+    pos = facts_of(record.op_type).taps_weight
     inputs = getattr(record, "inputs", ()) or ()
     if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][3]) <= 0:
         return 0.0
@@ -398,9 +379,10 @@ CHANNEL_TILE = 16
 
 
 def _tiled_macs(record: Any) -> float:
-    """MACs with the output channels (the weights' first dim) rounded up to CHANNEL_TILE, for CONV_2D; 0 for
-    other ops (the TRANSPOSE_CONV law has too few points for one more feature)."""
-    pos = TAPS_WEIGHT.get(record.op_type) if record.op_type == "CONV_2D" else None
+    """MACs with the output channels (the weights' first dim) rounded up to CHANNEL_TILE, for the op types whose
+    record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law has too few points for one more feature); else 0."""
+    facts = facts_of(record.op_type)
+    pos = facts.taps_weight if facts.tiled_macs else None
     inputs = getattr(record, "inputs", ()) or ()
     if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
         return 0.0

@@ -41,6 +41,8 @@ from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
+from ..ops.facts import DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
+from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M, TflmTarget
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
@@ -188,7 +190,8 @@ def subgraph_uses(sg: Subgraph) -> SubgraphUses:
                 first_use[t] = end
             last_write[t] = end
         tflm = (first_use, last_write)
-    rederived = frozenset(op.outputs[0] for op in ops if op.op_type == "DEQUANTIZE" and op.inputs and op.outputs
+    rederived = frozenset(op.outputs[0] for op in ops if op.inputs and op.outputs
+                          and op_facts(op.op_type).weight_unpacking == DEQUANTIZE_WEIGHTS
                           and op.inputs[0] >= 0 and op.outputs[0] >= 0 and not tensors[op.inputs[0]].data_size)
     return SubgraphUses(inputs, outputs, variables, outputs | inputs | frozenset(variables), readers, last_read,
                         allocated, prepare, dynamic, rederived, inplace, tflm)
@@ -472,10 +475,11 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
         op = sg.operators[op_index]
         refs = op.subgraph_refs
         uses, kinds, _ = settled[index]
-        if op.op_type == "WHILE":
+        flow = op_facts(op.op_type).control_flow
+        if flow == WHILE_LOOP:
             cond, body = refs.get("cond_subgraph_index"), refs.get("body_subgraph_index")
             pruned, custom = (cond,), (body,)
-        elif op.op_type == "IF":
+        elif flow == IF_ELSE:
             pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
             body = None
         else:
@@ -528,7 +532,8 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
                    delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
                    delegate_bytes: tuple[int, int, int] | None = None,
-                   tflm_target: TflmTarget = CORTEX_M) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
+                   tflm_target: TflmTarget = CORTEX_M, warnings: list[str] | None = None
+                   ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
 
     Args:
@@ -546,6 +551,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             with ``delegate_bytes`` (XNNPACK's own memory: workspace, packed weights, structures),
             the summary's ``runtime_xnnpack``.
         tflm_target: the TFLite Micro build its arena is sized for (``Settings.target.tflm``).
+        warnings: where a per-op fact that raises (TFLM's) adds its line.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -583,7 +589,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
             if delegated is not None:  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
                 view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
-                out = {t for op in view.operators if op.op_type == "DELEGATE" for t in op.outputs}
+                out = {t for op in view.operators if op.op_type == DELEGATE_NODE for t in op.outputs}
                 moved = [ARENA if t in out and k in (PERSISTENT, PREPARED, DYNAMIC) else k for t, k in enumerate(kinds)]
                 own = [(kept[op], b, p) for op, b, p in own if op in kept]
                 delegated_plans[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)
@@ -641,7 +647,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             persistent_arena_bytes=persistent, delegate_bytes=own, total_bytes=arena + persistent + (own or 0),
             **parts))
     runtime, xnnpack = figures
-    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, tflm_target)
+    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, tflm_target, warnings=warnings)
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,

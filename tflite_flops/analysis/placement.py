@@ -38,6 +38,7 @@ import heapq
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from ..ops.facts import DEQUANTIZE_WEIGHTS, VARIABLE_HANDLE, VARIABLE_READ, facts_of, xnnpack_facts
 from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CATEGORY_PARTITION_LIMIT, CATEGORY_SHAPE,
                              GPU, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
@@ -45,9 +46,6 @@ from ..report import DelegatePlacement
 from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
-_GEMM_WEIGHT_READERS = frozenset({"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"})
-_SIDE_EFFECT_OPS = frozenset({"IF", "WHILE", "CALL_ONCE"})
-_VARIABLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 
 class _Variables:
@@ -66,7 +64,8 @@ class _Variables:
         self.proxy: dict[int, DelegateTensor] = {}  # resource tensor -> the first value taken
 
     def visit(self, op, dop: DelegateOp, found: str | None) -> str | None:
-        if op.op_type == "VAR_HANDLE":
+        role = facts_of(op.op_type).resource_variable
+        if role == VARIABLE_HANDLE:
             key = (str(op.options.get("container") or ""), str(op.options.get("shared_name") or ""))
             gid = self.global_ids.setdefault(key, len(self.global_ids))
             t = op.outputs[0]
@@ -77,7 +76,7 @@ class _Variables:
         if found is not None:
             return found
         resource = op.inputs[0]
-        value = dop.outputs[0] if op.op_type == "READ_VARIABLE" else dop.input(1)
+        value = dop.outputs[0] if role == VARIABLE_READ else dop.input(1)
         if resource not in self.handle:
             return reason(CATEGORY_INPUTS, "no VAR_HANDLE of its variable before it in this subgraph")
         first = self.proxy.setdefault(resource, value)
@@ -126,10 +125,10 @@ def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[i
     return views
 
 
-def _unpacked_at_init(kind: str, src: DelegateTensor, dst: DelegateTensor) -> bool:
+def _unpacked_at_init(unpacking: str, src: DelegateTensor, dst: DelegateTensor) -> bool:
     """``PrepareOpsToDelegate``'s test for a DEQUANTIZE of fp16/int8 weights (static, or themselves
     unpacked) or a DENSIFY of static sparse weights: XNNPACK unpacks them at init."""
-    if kind == "DEQUANTIZE":
+    if unpacking == DEQUANTIZE_WEIGHTS:
         return (not src.sparse and (src.static or src.quasi_static) and dst.dtype == "FLOAT32"
                 and (src.dtype == "FLOAT16" or (src.dtype == "INT8" and src.quantization is not None)))
     return src.static and src.sparse and src.dtype in ("FLOAT16", "INT8", "FLOAT32") and dst.dtype == src.dtype
@@ -163,17 +162,19 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
 
     for op in sg.operators:
         kind = op.op_type
-        if kind in ("DEQUANTIZE", "DENSIFY") and len(op.inputs) == 1 and len(op.outputs) == 1 and delegate == XNNPACK:
+        facts = facts_of(kind)
+        unpacking = facts.weight_unpacking
+        if unpacking and len(op.inputs) == 1 and len(op.outputs) == 1 and delegate == XNNPACK:
             src, dst = views[op.inputs[0]], views[op.outputs[0]]
-            if src is not None and dst is not None and _unpacked_at_init(kind, src, dst):
+            if src is not None and dst is not None and _unpacked_at_init(unpacking, src, dst):
                 fp16_weights = False
-                if kind == "DEQUANTIZE" and src.dtype == "FLOAT16":
+                if unpacking == DEQUANTIZE_WEIGHTS and src.dtype == "FLOAT16":
                     if consumers is None:
                         consumers = {}
                         for other in sg.operators:
                             for t in set(other.inputs):
                                 consumers.setdefault(t, []).append(other.index)
-                    fp16_weights = all(sg.operators[c].op_type in _GEMM_WEIGHT_READERS
+                    fp16_weights = all(xnnpack_facts(sg.operators[c].op_type).gemm
                                        and sg.operators[c].inputs[0] != dst.index for c in consumers.get(dst.index, ()))
                 views[dst.index] = dst._replace(quasi_static=True, fp16_weights=fp16_weights)
                 unpack[dst.index] = op.index
@@ -182,7 +183,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
         dop = DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
                          tuple(views[t] for t in op.outputs), config)  # type: ignore[arg-type]
         found = decide(delegate, dop)
-        if delegate == XNNPACK and kind in _VARIABLE_OPS:
+        if delegate == XNNPACK and facts.resource_variable:
             found = variables.visit(op, dop, found)
         reasons[op.index] = found
         if found is not None and unpack:
@@ -224,7 +225,7 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
     fp16_nodes: list[int] = []
     reasons: dict[int, str | None] = {}
     for op in sg.operators:
-        if op.op_type == "DEQUANTIZE" and op.inputs and op.inputs[0] >= 0:
+        if facts_of(op.op_type).weight_unpacking == DEQUANTIZE_WEIGHTS and op.inputs and op.inputs[0] >= 0:
             src = views[op.inputs[0]]
             if src.dtype == "FLOAT16" and src.static:  # FP16GraphPartitionHelper::IsNodeSupported
                 for t in op.outputs[:1]:
@@ -310,7 +311,7 @@ def node_subsets(sg: Subgraph, delegated: Sequence[int]) -> tuple[tuple[bool, Pa
     successor: dict[int, int] = {}
     last = -1
     for op in ops:
-        if op.op_type in _SIDE_EFFECT_OPS or (resource and not resource.isdisjoint((*op.inputs, *op.outputs))):
+        if facts_of(op.op_type).side_effects or (resource and not resource.isdisjoint((*op.inputs, *op.outputs))):
             if last >= 0:
                 successor[last] = op.index
                 waiting[op.index] += 1

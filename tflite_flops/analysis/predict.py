@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
 from ..report import OpRecord, Prediction, ProfileInfo, Report
+from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
@@ -33,17 +34,14 @@ from .placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 
-# TFLite ops the XNNPACK delegate defines as an XNNPACK clamp node (VisitReluNode in
-# tflite/delegates/xnnpack/xnnpack_delegate.cc: RELU is clamp(0, +inf), RELU6 clamp(0, 6),
-# RELU_N1_TO_1 clamp(-1, 1); the delegate takes them in float only).
-_CLAMPS = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
-# MAXIMUM / MINIMUM with a constant scalar become a clamp too (optimize_common_subgraphs_min_max_to_clamp).
-_MIN_MAX = frozenset({"MAXIMUM", "MINIMUM"})
-# XNNPACK nodes with an output clamp of their own (has_clamp in src/subgraph.c): a clamp after one merges in.
-_HAS_CLAMP = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
-                        "MAX_POOL_2D"})
-# Convolutions a zero PAD before them folds into (xnn_subgraph_fusion, "fuse Constant Pad node downstream").
-_PAD_INTO = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+# Each op type's fusion roles are facts of its record (``OpFacts.fusion``, ops/facts.py):
+# CLAMP: the XNNPACK delegate defines it as an XNNPACK clamp node (VisitReluNode in
+# tflite/delegates/xnnpack/xnnpack_delegate.cc: RELU is clamp(0, +inf), RELU6 clamp(0, 6), RELU_N1_TO_1
+# clamp(-1, 1); the delegate takes them in float only); MIN_MAX_CLAMP: with a constant scalar it becomes a
+# clamp too (optimize_common_subgraphs_min_max_to_clamp); OUTPUT_CLAMP: an XNNPACK node with an output clamp
+# of its own (has_clamp in src/subgraph.c): a clamp after one merges in; ABSORBS_PAD: a convolution a zero
+# ZERO_PAD before it folds into (xnn_subgraph_fusion, "fuse Constant Pad node downstream"); RESHAPE_IN_PLACE:
+# a reshape whose copy is skipped.
 _NOT_COUNTED = ("unsupported", "opaque", "error")  # no known work: a law would predict its overhead only
 
 
@@ -139,28 +137,29 @@ def fused_ops(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, str]:
             if op.index not in partition:
                 continue
             kind = op.op_type
+            roles = facts_of(kind).fusion
             x = None
-            if kind in _CLAMPS and op.inputs:
+            if CLAMP in roles and op.inputs:
                 x = op.inputs[0]
-            elif kind in _MIN_MAX:
+            elif MIN_MAX_CLAMP in roles:
                 x = _constant_scalar_operand(model, sg, op)
             if x is not None and x >= 0:
                 clamps.add(op.index)
                 p = g.producer.get(x)
                 if g.same_partition(p, op.index) and g.only_reader(x, op.index) and \
-                        (sg.operators[p].op_type in _HAS_CLAMP or p in clamps):
+                        (OUTPUT_CLAMP in facts_of(sg.operators[p].op_type).fusion or p in clamps):
                     fused[(sg_index, op.index)] = f"clamp merged into {sg.operators[p].op_type} op {sg_index}:{p}"
                 continue
-            if kind == "PAD" and op.outputs and len(g.readers.get(op.outputs[0], ())) == 1:
+            if ZERO_PAD in roles and op.outputs and len(g.readers.get(op.outputs[0], ())) == 1:
                 y = op.outputs[0]
                 c = g.readers[y][0]
                 conv = sg.operators[c]
-                if conv.op_type in _PAD_INTO and g.same_partition(c, op.index) and g.only_reader(y, c) and \
+                if ABSORBS_PAD in facts_of(conv.op_type).fusion and g.same_partition(c, op.index) and g.only_reader(y, c) and \
                         conv.inputs and conv.inputs[0] == y and conv.options.get("padding") == "VALID" and \
                         _spatial_zero_pad(model, sg, op):
                     fused[(sg_index, op.index)] = f"zero padding folded into {conv.op_type} op {sg_index}:{c}"
                 continue
-            if kind == "RESHAPE" and op.inputs and op.outputs:
+            if RESHAPE_IN_PLACE in roles and op.inputs and op.outputs:
                 x, y = op.inputs[0], op.outputs[0]
                 p = g.producer.get(x)
                 readers = g.readers.get(y, ())
@@ -180,7 +179,7 @@ def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
             runs.setdefault(o.subgraph, o.executions)
     trips: dict[OpKey, int] = {}
     for o in ops:
-        if o.op_type != "WHILE" or o.phase != "inference":
+        if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
             continue
         body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
         trips[(o.subgraph, o.index)] = runs.get(body, 0) // max(o.executions, 1) if body is not None else 0
@@ -200,7 +199,7 @@ def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool) -> dict
     """
     out: dict[OpKey, tuple[int, int]] = {}
     for o in ops:
-        if o.op_type != "WHILE" or o.phase != "inference":
+        if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
             continue
         body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
         if body is None or not 0 <= body < len(model.subgraphs):

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..errors import ShapeError
+from ..ops.facts import fact_failed
 from ..ops.registry import HYBRID_ONLY_TEMPORARIES, HYBRID_WEIGHT_DTYPES, TEMPORARIES, KernelSetup, OpContext, Temporary
 from ..reader.model import Model
 from .shapes import SubgraphShapes, subgraph_tensors
 
 
 def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
-                       threads: int = 1) -> dict[tuple[int, int], tuple[Temporary, ...]]:
+                       threads: int = 1, warnings: list[str] | None = None
+                       ) -> dict[tuple[int, int], tuple[Temporary, ...]]:
     """The temporaries LiteRT's builtin kernels (XNNPACK off, ``threads`` threads) add in Prepare, per
     op of the reached subgraphs: ``{(subgraph, op): temporaries}`` for the ops that have any.
 
     Each op type's facts are registered next to its formula (:func:`~tflite_flops.ops.registry.register_temporaries`).
-    An op whose shapes do not fit its kernel's facts (unresolved, malformed) is left out.
+    An op whose kernel's facts raise (shapes that do not fit them, unresolved or malformed, or a bug in
+    the fact) is left out, with a line in ``warnings`` (:func:`~tflite_flops.ops.facts.fact_failed`).
     """
     out: dict[tuple[int, int], tuple[Temporary, ...]] = {}
     for index in reached:
@@ -48,7 +50,9 @@ def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reach
             ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], index, op.index)
             try:
                 found = TEMPORARIES[op.op_type](ctx, setup)
-            except (ShapeError, ValueError, IndexError, TypeError, ZeroDivisionError):
+            except Exception as exc:  # any failing fact: a warning, never a silent 0 nor a crash
+                if warnings is not None:
+                    warnings.append(fact_failed("LiteRT kernel temporaries", op.op_type, index, op.index, exc))
                 continue
             if found:
                 out[(index, op.index)] = found

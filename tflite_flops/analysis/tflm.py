@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import compress
 from typing import Mapping, NamedTuple, Sequence
 
-from ..errors import ShapeError
+from ..ops.facts import CALL_ONCE_INIT, IF_ELSE, WHILE_LOOP, fact_failed, facts_of
 from ..ops.registry import OpContext
 from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
 from ..reader.model import Model, Tensor
@@ -57,7 +57,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
                 for t in op.outputs:
                     if t >= 0 and firsts[t] < 0:
                         firsts[t] = scope
-                for key in _TFLM_CALLS.get(op.op_type, ()):
+                for key in _TFLM_CALLS.get(facts_of(op.op_type).control_flow, ()):
                     if key in op.subgraph_refs:
                         scope += 1
                         mark(op.subgraph_refs[key], depth + 1)
@@ -106,8 +106,8 @@ _MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room k
 _PLANNER_BYTES_PER_BUFFER = 16 + 4 + 4 + 12 + 4
 
 # The subgraphs TFLM's allocator nests inside an op's lifetime scope, in its order.
-_TFLM_CALLS = {"IF": ("then_subgraph_index", "else_subgraph_index"), "CALL_ONCE": ("init_subgraph_index",),
-               "WHILE": ("cond_subgraph_index", "body_subgraph_index")}
+_TFLM_CALLS = {IF_ELSE: ("then_subgraph_index", "else_subgraph_index"), CALL_ONCE_INIT: ("init_subgraph_index",),
+               WHILE_LOOP: ("cond_subgraph_index", "body_subgraph_index")}  # by the op's control_flow fact
 
 
 class TflmFigures(NamedTuple):
@@ -128,10 +128,12 @@ class TflmFigures(NamedTuple):
         return max(self.head_bytes + self.tail_bytes, self.allocation_peak_bytes)
 
 
-def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: TflmTarget = CORTEX_M
-                 ) -> dict[tuple[int, int], TflmKernel]:
+def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: TflmTarget = CORTEX_M,
+                 failed: dict[tuple[int, int], tuple[str, str]] | None = None) -> dict[tuple[int, int], TflmKernel]:
     """The registered TFLM facts of every op of every subgraph (TFLM initializes and prepares them all):
-    ``{(subgraph, op): TflmKernel}``. Ops without facts, or whose shapes do not fit them, are left out."""
+    ``{(subgraph, op): TflmKernel}``. Ops without facts are left out; so are ops whose facts raise (shapes
+    that do not fit them, or a bug in the fact), each named in ``failed``: ``{(subgraph, op): (op type,
+    warning)}``."""
     out: dict[tuple[int, int], TflmKernel] = {}
     shape_free: dict[str, TflmKernel] = {}
     for sg in model.subgraphs:
@@ -145,7 +147,13 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
             if getattr(fn, "shape_free", False):  # the same facts for every op of the type: no context to build
                 found = shape_free.get(op.op_type)
                 if found is None:
-                    found = shape_free[op.op_type] = fn(None, target, 0)
+                    try:
+                        found = shape_free[op.op_type] = fn(None, target, 0)
+                    except Exception as exc:  # any failing fact: a warning, never a silent 0 nor a crash
+                        if failed is not None:
+                            failed[(sg.index, op.index)] = (op.op_type, fact_failed("TFLM arena facts", op.op_type,
+                                                                                   sg.index, op.index, exc))
+                        continue
                 out[(sg.index, op.index)] = found
                 continue
             inputs = op.inputs
@@ -155,7 +163,10 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
             ctx = OpContext(op.op_type, op.options, infos[:len(inputs)], infos[len(inputs):], sg.index, op.index)
             try:
                 out[(sg.index, op.index)] = fn(ctx, target, quant.num_scales if quant else 0)
-            except (ShapeError, ValueError, IndexError, TypeError, AttributeError):
+            except Exception as exc:  # any failing fact: a warning, never a silent 0 nor a crash
+                if failed is not None:
+                    failed[(sg.index, op.index)] = (op.op_type, fact_failed("TFLM arena facts", op.op_type,
+                                                                           sg.index, op.index, exc))
                 continue
     return out
 
@@ -278,10 +289,12 @@ def _tensor_bytes(t: Tensor) -> int:
 
 def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes], sizes: Mapping[int, Sequence[int]],
                  constant: Mapping[int, Sequence[bool]], entry_buffers: list[tuple[int, int, int]] | None = None,
-                 target: TflmTarget = CORTEX_M, arena_end: int = 0) -> TflmFigures:
+                 target: TflmTarget = CORTEX_M, arena_end: int = 0, warnings: list[str] | None = None) -> TflmFigures:
     """TFLM's head (tensors, then with the kernels' scratch) and tail for ``target``; the arguments as
-    :func:`tflm_arena` and :func:`tflm_tail` take them."""
-    kernels = tflm_kernels(model, states, target)
+    :func:`tflm_arena` and :func:`tflm_tail` take them. An op whose TFLM facts raise counts among the
+    unmodelled ones, with a line in ``warnings``."""
+    failed: dict[tuple[int, int], tuple[str, str]] = {}
+    kernels = tflm_kernels(model, states, target, failed)
     tensors = tflm_arena(model, entry, sizes, constant, entry_buffers)
     scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
     head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
@@ -289,5 +302,8 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
                   for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
-    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS})
+    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS}
+                        | {op_type for op_type, _ in failed.values()})
+    if warnings is not None:
+        warnings.extend(line for _, line in failed.values())
     return TflmFigures(tensors, head, tail, peak, tuple(unmodelled))

@@ -39,7 +39,7 @@ the same pass as the builtin configuration.
 * XNNPACK's and the delegate's structures (:func:`_structure_bytes`): per partition, the runtime
   descriptor with one ``xnn_operator_data`` per node and one ``xnn_runtime_value`` per value, and
   the delegate's own subgraph object and tensor maps; per node, its operator object and the
-  compute contexts it sets up (a size per operator kind, :data:`OPERATOR_BYTES`); once, the delegate,
+  compute contexts it sets up (a size per op type, its record's ``XnnpackFacts.operator_bytes``); once, the delegate,
   its CPU backend context and, above one thread, its threadpool and the threads' TLS blocks.
 
 These sizes are those of ai-edge-litert 2.3.0 on x86-64 (AVX-512), read with an allocation tracer
@@ -63,6 +63,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ..ops.facts import (AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, CONV, COPY_OPERATOR_BYTES, DELEGATE_NODE, DEPTHWISE,
+                         DEPTHWISE_INDIRECTION, FULLY_CONNECTED, GEMM_INDIRECTION, INT8_ACCUMULATORS, PACKED_OPERAND,
+                         PER_INPUT, POOL_INDIRECTION, REDUCTION_ACCUMULATORS, TRANSPOSED_CONV, TRANSPOSED_INDIRECTION,
+                         XNNPACK_OPERATOR_DEFAULT, facts_of, xnnpack_facts)
 from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
 from ..units import dense_bytes, num_elements
@@ -76,9 +80,6 @@ XNN_EXTRA_BYTES = 128  # slack after the float32 copy of weights XNNPACK unpacks
 WORKSPACE_SLACK = 32  # bytes after the workspace's last value (read off the tracer: XNN_EXTRA_BYTES of this build)
 XNN_ALIGNMENT = 64  # XNN_ALLOCATION_ALIGNMENT on x86-64 with AVX-512 builds
 _POINTER = 8
-_PACKED = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
-_UNPACKED = frozenset({"DEQUANTIZE", "DENSIFY"})
-_GEMM = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
 
 # XNNPACK's and the delegate's structures, in bytes (ai-edge-litert 2.3.0, x86-64; module docstring)
 RUNTIME_BYTES = 96  # struct xnn_runtime, per partition
@@ -92,20 +93,12 @@ INT8_INPUT_TILE = 8  # an int8 convolution's input channels per tap, padded to t
 INT8_DEPTHWISE_TILE = 32  # an int8 depthwise convolution's channel tile
 HYBRID_GEMM_TILE = 64  # the channel tile of a dynamically quantized fully connected (or pointwise) op
 GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 10}  # rows of the convolution GEMM kernel (the indirection's tile)
-_COPY = 696  # a copy operator (reshape, one per concatenated input or split output): operator plus its context
-OPERATOR_BYTES = {  # per node: the xnn_operator and the compute contexts its create function allocates
-    **dict.fromkeys(("CONV_2D", "DEPTHWISE_CONV_2D"), 1_700), "FULLY_CONNECTED": 1_896,
-    "TRANSPOSE_CONV": 1_620, "BATCH_MATMUL": 1_760,
-    **dict.fromkeys(("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "PRELU"), 648),
-    **dict.fromkeys(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"), 920),
-    **dict.fromkeys(("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), 920),
-    **dict.fromkeys(("PAD", "PADV2", "MIRROR_PAD"), 840), **dict.fromkeys(("MAX_POOL_2D", "AVERAGE_POOL_2D"), 832),
-    **dict.fromkeys(("SLICE", "STRIDED_SLICE", "TRANSPOSE", "SOFTMAX", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"), 608),
-}
-_PER_PART = frozenset({"CONCATENATION", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})  # one copy per input or output
-_LUT_BYTES = 256  # an int8 LOGISTIC or TANH's lookup table
+_COPY = COPY_OPERATOR_BYTES  # a copy operator (reshape, one per concatenated input or split output), with its context
+# Per node, the xnn_operator and the compute contexts its create function allocates: each op type's
+# ``XnnpackFacts.operator_bytes`` (ops/facts.py), else XNNPACK_OPERATOR_DEFAULT; its packed weights
+# (``weights``), reshape-time buffers (``reshape_buffers``), workspace (``workspace``), copies per input or
+# output (``copies_per``) and int8 lookup table (``lookup_table_bytes``) are facts of its record too.
 _REDUCE_SLACK = 16
-_REDUCTIONS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"})
 
 
 def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph, dict[int, int]]:
@@ -116,7 +109,7 @@ def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph
     kept: dict[int, int] = {}
     for delegated, part in subsets:
         if delegated:
-            ops.append(Operator(len(ops), "DELEGATE", 0, 1, part.inputs, part.outputs, (), {}))
+            ops.append(Operator(len(ops), DELEGATE_NODE, 0, 1, part.inputs, part.outputs, (), {}))
             continue
         for i in part.ops:
             kept[i] = len(ops)
@@ -142,7 +135,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
         scratch: list[tuple[int, int, int]] = []  # (bytes, step, step): buffers alive while one op runs
         unpacked: set[int] = set()  # weights unpacked at init: not values of the XNNPACK subgraph
         for step, op in enumerate(ops):
-            if op.op_type in _UNPACKED and op.inputs and tensors[op.inputs[0]].is_constant:
+            if facts_of(op.op_type).weight_unpacking and op.inputs and tensors[op.inputs[0]].is_constant:
                 out = op.outputs[0]  # unpacked at init, then packed by its reader (counted there)
                 boundary.add(out)
                 unpacked.add(op.inputs[0])
@@ -183,20 +176,21 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
     float inputs and int8 weights keeps 8 bytes of quantization parameters a row there, and a
     convolution with more than one tap its quantized input (a byte an element); an int8 reduction
     sum or mean accumulates in int32."""
-    kind = op.op_type
+    facts = xnnpack_facts(op.op_type)
+    role = facts.weights
     x = op.inputs[0] if op.inputs else -1
     own = 0
-    if kind == "FULLY_CONNECTED" and not op.options.get("keep_num_dims") and x >= 0:
+    if role == FULLY_CONNECTED and not op.options.get("keep_num_dims") and x >= 0:
         own += dense_bytes(num_elements(shapes[x]), tensors[x].dtype)
     if _hybrid(op, tensors):  # the quantization parameters of each row; a convolution with taps copies its input
-        rows = num_elements(shapes[x][:-1]) if kind == "FULLY_CONNECTED" else shapes[x][0]
-        quantized = 0 if kind == "FULLY_CONNECTED" or _pointwise(op, tensors) else num_elements(shapes[x])
+        rows = num_elements(shapes[x][:-1]) if role == FULLY_CONNECTED else shapes[x][0]
+        quantized = 0 if role == FULLY_CONNECTED or _pointwise(op, tensors) else num_elements(shapes[x])
         own += align(quantized + 8 * rows, XNN_ALIGNMENT)
-    if kind in ("MEAN", "SUM") and x >= 0 and tensors[x].dtype in ("INT8", "UINT8") and op.outputs:
+    if facts.workspace == INT8_ACCUMULATORS and x >= 0 and tensors[x].dtype in ("INT8", "UINT8") and op.outputs:
         own += 4 * num_elements(shapes[op.outputs[0]])
     if own:
         return own
-    if kind != "BATCH_MATMUL" or len(op.inputs) < 2 or tensors[op.inputs[1]].is_constant:
+    if facts.workspace != PACKED_OPERAND or len(op.inputs) < 2 or tensors[op.inputs[1]].is_constant:
         return 0
     b = shapes[op.inputs[1]]
     if len(b) < 2:
@@ -211,7 +205,7 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
 def _hybrid(op: Operator, tensors) -> bool:
     """A convolution or fully connected op with float activations and int8 weights (dynamically
     quantized: a convolution quantizes its input at run time with a convert node of its own)."""
-    return (op.op_type in _GEMM and len(op.inputs) > 1 and op.inputs[1] >= 0 and tensors[op.inputs[0]].dtype == "FLOAT32"
+    return (xnnpack_facts(op.op_type).gemm and len(op.inputs) > 1 and op.inputs[1] >= 0 and tensors[op.inputs[0]].dtype == "FLOAT32"
             and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
 
 
@@ -227,39 +221,44 @@ def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], bound
     defined: set[int] = set()
     nodes = values = operators = 0
     for op in ops:
-        if op.op_type in _UNPACKED and op.inputs and op.inputs[0] in unpacked:
+        facts = xnnpack_facts(op.op_type)
+        role = facts.weights
+        if op.inputs and op.inputs[0] in unpacked and facts_of(op.op_type).weight_unpacking:
             continue  # unpacked at init: no node
-        kind = op.op_type
         nodes += 1
         for position, t in enumerate((*op.inputs, *op.outputs)):
             if t < 0 or t in unpacked:
                 continue
             w = tensors[t]
             # static int32 parameters (shapes, axes, permutations, paddings) are read at definition, not values
-            if w.is_constant and w.dtype in ("INT32", "INT64") and not (kind in _PACKED and position >= 2):
+            if w.is_constant and w.dtype in ("INT32", "INT64") and not (role and position >= 2):
                 continue
             defined.add(t)
-        if kind in _PER_PART:
-            operators += _COPY * max(len(op.inputs) if kind in ("CONCATENATION", "PACK") else len(op.outputs), 1)
+        if facts.copies_per:
+            operators += _COPY * max(len(op.inputs) if facts.copies_per == PER_INPUT else len(op.outputs), 1)
         else:
-            operators += OPERATOR_BYTES.get(kind, _COPY)
-        if kind in ("LOGISTIC", "TANH") and tensors[op.inputs[0]].dtype in ("INT8", "UINT8"):
-            operators += _LUT_BYTES
-        if kind in _GEMM:
-            if kind == "CONV_2D" and _pointwise(op, tensors):
-                operators += OPERATOR_BYTES["FULLY_CONNECTED"] - OPERATOR_BYTES["CONV_2D"]  # run as a fully connected
+            operators += _operator_bytes(facts)
+        if facts.lookup_table_bytes and tensors[op.inputs[0]].dtype in ("INT8", "UINT8"):
+            operators += facts.lookup_table_bytes
+        if facts.pointwise_as and _pointwise(op, tensors):  # run as (a fully connected) operator
+            operators += _operator_bytes(xnnpack_facts(facts.pointwise_as)) - _operator_bytes(facts)
         hybrid = _hybrid(op, tensors)
-        if kind == "FULLY_CONNECTED" and not op.options.get("keep_num_dims"):
+        if role == FULLY_CONNECTED and not op.options.get("keep_num_dims"):
             nodes, operators = nodes + 1, operators + _COPY  # the output reshaped to 2-D
             values += 3 if hybrid else 2 if tensors[op.inputs[0]].dtype in ("INT8", "UINT8") else 1
-        elif hybrid and kind == "CONV_2D":
+        elif hybrid and role == CONV:
             values += 2
-        if hybrid and kind == "CONV_2D" and not _pointwise(op, tensors):
+        if hybrid and role == CONV and not _pointwise(op, tensors):
             nodes, operators = nodes + 1, operators + _COPY  # the input quantized at run time (a convert node)
     outside = sum(1 for t in defined if t in boundary and not tensors[t].is_constant)
     values += outside + 2 * (len(defined) - outside)
     return (RUNTIME_BYTES + OPDATA_BYTES * nodes + VALUE_BYTES * values + operators
             + PARTITION_BYTES + PARTITION_TENSOR_BYTES * len(defined))
+
+
+def _operator_bytes(facts) -> int:
+    """A node's operator and compute contexts: its op type's ``operator_bytes``, else the named default."""
+    return facts.operator_bytes if facts.operator_bytes is not None else XNNPACK_OPERATOR_DEFAULT.value
 
 
 def _pointwise(op: Operator, tensors) -> bool:
@@ -273,12 +272,12 @@ def _pointwise(op: Operator, tensors) -> bool:
 def _reshape_bytes(op: Operator, tensors, shapes) -> int:
     """The buffers an operator allocates when the runtime is reshaped (module docstring): indirection
     buffers, the bilinear resize's weights, the reductions' accumulators."""
-    kind = op.op_type
-    if not op.outputs or op.outputs[0] < 0:
+    kind = xnnpack_facts(op.op_type).reshape_buffers
+    if not kind or not op.outputs or op.outputs[0] < 0:
         return 0
     out = shapes[op.outputs[0]]
-    if kind in ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D") and len(out) == 4:
-        if kind == "MAX_POOL_2D":
+    if kind in (GEMM_INDIRECTION, DEPTHWISE_INDIRECTION, POOL_INDIRECTION) and len(out) == 4:
+        if kind == POOL_INDIRECTION:
             kh, kw = op.options.get("filter_height", 1), op.options.get("filter_width", 1)
         else:
             filt = shapes[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] >= 0 else ()
@@ -286,29 +285,29 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
                 return 0
             kh, kw = filt[1], filt[2]
         taps = kh * kw
-        if kind == "CONV_2D":
+        if kind == GEMM_INDIRECTION:
             if taps == 1 and _pointwise(op, tensors):
                 return 0  # a fully connected operator: no indirection
             x = tensors[op.inputs[0]].dtype
             rows = GEMM_ROWS["hybrid" if _hybrid(op, tensors) else "int8" if x in ("INT8", "UINT8") else "float"]
             pixels = out[0] * out[1] * out[2]
             return _POINTER * taps * -(-pixels // rows) * rows
-        if taps == 1 and kind == "MAX_POOL_2D":
+        if taps == 1 and kind == POOL_INDIRECTION:
             return 0
         dilated = op.options.get("dilation_w_factor", 1) != 1 or op.options.get("dilation_h_factor", 1) != 1
         step_w = kw if dilated else op.options.get("stride_w", 1)
         step_h = taps + (out[2] - 1) * step_w * kh  # pointers per output row: the first pixel's taps, then new columns
-        slack = taps - 1 if kind == "MAX_POOL_2D" else 0  # a window less one after the last row
+        slack = taps - 1 if kind == POOL_INDIRECTION else 0  # a window less one after the last row
         return _POINTER * (out[0] * out[1] * step_h + slack)
-    if kind == "AVERAGE_POOL_2D" and len(out) == 4 and op.inputs and len(shapes[op.inputs[0]]) == 4:
+    if kind == AVERAGE_POOL_BUFFERS and len(out) == 4 and op.inputs and len(shapes[op.inputs[0]]) == 4:
         return _average_pool_bytes(op, shapes[op.inputs[0]], out)
-    if kind == "TRANSPOSE_CONV" and len(out) == 4 and len(op.inputs) > 1 and len(shapes[op.inputs[1]]) == 4:
+    if kind == TRANSPOSED_INDIRECTION and len(out) == 4 and len(op.inputs) > 1 and len(shapes[op.inputs[1]]) == 4:
         filt = shapes[op.inputs[1]]
         return _POINTER * num_elements(out[:3]) * filt[1] * filt[2]
-    if kind == "RESIZE_BILINEAR" and len(out) == 4:
+    if kind == BILINEAR_WEIGHTS and len(out) == 4:
         weights = 4 if tensors[op.outputs[0]].dtype == "FLOAT32" else 2
         return num_elements(out[:3]) * (4 * _POINTER + 2 * weights)
-    if kind in _REDUCTIONS and op.inputs and shapes[op.inputs[0]] and out and shapes[op.inputs[0]][-1] == out[-1]:
+    if kind == REDUCTION_ACCUMULATORS and op.inputs and shapes[op.inputs[0]] and out and shapes[op.inputs[0]][-1] == out[-1]:
         return dense_bytes(num_elements(out), tensors[op.outputs[0]].dtype) + _REDUCE_SLACK
     return 0
 
@@ -316,7 +315,7 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
 def _gemm_filter_only(readers: Sequence[Operator], t: int) -> bool:
     """Whether every reader of ``t`` takes it as the filter of a CONV_2D, DEPTHWISE_CONV_2D or
     FULLY_CONNECTED: XNNPACK then packs fp16 weights straight from the file (``fp16_weights``)."""
-    return all(op.op_type in _GEMM and op.inputs[0] != t for op in readers)
+    return all(xnnpack_facts(op.op_type).gemm and op.inputs[0] != t for op in readers)
 
 
 def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...]) -> int:
@@ -351,7 +350,8 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
       fully connected or pointwise convolution tiling its channels by :data:`HYBRID_GEMM_TILE`.
 
     The buffer's size is rounded up to :data:`XNN_ALIGNMENT`."""
-    if op.op_type not in _PACKED or len(op.inputs) < 2 or op.inputs[1] < 0:
+    role = xnnpack_facts(op.op_type).weights
+    if not role or len(op.inputs) < 2 or op.inputs[1] < 0:
         return 0
     filt = op.inputs[1]
     w = tensors[filt]
@@ -360,23 +360,22 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
     shape = shapes[filt]
     if not shape:
         return 0
-    kind = op.op_type
-    out_channels = shape[0] if kind != "DEPTHWISE_CONV_2D" else shape[-1]
+    out_channels = shape[0] if role != DEPTHWISE else shape[-1]
     per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
     tile = CHANNEL_TILE
     biases = 1
-    if kind == "TRANSPOSE_CONV" and len(shape) == 4:
+    if role == TRANSPOSED_CONV and len(shape) == 4:
         stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
         biases = min(stride[0], shape[1]) * min(stride[1], shape[2])  # one sub-kernel per output phase
     if w.dtype not in ("INT8", "UINT8", "INT4"):  # float32 and fp16 filters are packed as float32
         return align(_tiled(out_channels, tile) * (per_channel + biases) * 4, XNN_ALIGNMENT)
-    if kind in ("CONV_2D", "TRANSPOSE_CONV") and len(shape) == 4 and not _pointwise(op, tensors):
+    if role in (CONV, TRANSPOSED_CONV) and len(shape) == 4 and not _pointwise(op, tensors):
         per_channel = shape[1] * shape[2] * _tiled(shape[3], INT8_INPUT_TILE)
     if _hybrid(op, tensors):
         per_channel += 12
-        if kind == "FULLY_CONNECTED" or _pointwise(op, tensors):
+        if role == FULLY_CONNECTED or _pointwise(op, tensors):
             tile = HYBRID_GEMM_TILE
-    elif kind == "DEPTHWISE_CONV_2D":
+    elif role == DEPTHWISE:
         per_channel, tile = per_channel + 8, INT8_DEPTHWISE_TILE
     else:
         per_channel += 8 * biases  # an int32 bias and a float scale (each sub-kernel's)

@@ -141,7 +141,7 @@ def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample])
 
 
 def fit_laws(samples: Iterable[Sample]) -> tuple[Law, ...]:
-    """One law per (op type, precision, placement) with points, one per group (``cost_model.GROUPS``)
+    """One law per (op type, precision, placement) with points, one per group (each op type's ``law_group``)
     and precision and placement, and a generic law per precision and placement."""
     samples = list(samples)
     buckets: dict[tuple[str, str, str], list[Sample]] = {}

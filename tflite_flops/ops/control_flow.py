@@ -7,6 +7,7 @@ CALL and STABLEHLO_COMPOSITE (the called / decomposition subgraph). See analysis
 from __future__ import annotations
 
 from .custom import SDPA, xnn_dot_attention
+from .facts import CALL_ONCE_INIT, IF_ELSE, WHILE_LOOP, register_facts
 from .placement import CATEGORY_OP_TYPE, XNNPACK, DelegateOp, reason, register_placement
 from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
 from .tflm import c_struct, fixed, register_tflm
@@ -54,3 +55,18 @@ register_tflm(["WHILE", "IF"])(fixed(lambda t: c_struct(t, "ii"), lambda t: c_st
                                      "micro/kernels/while.cc WhileInit, if.cc IfInit"))
 register_tflm("CALL_ONCE")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(t, "ib"),
                                  "micro/kernels/call_once.cc CallOnceInit"))
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+# A WHILE's own latency law (its cond and body ops have laws of their own): a constant per WHILE run, one per
+# trip (invoking the cond and body subgraphs) and one per loop-variable element copied per trip
+# (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
+# caller's, the cond's and the body's tensors every trip). A body whose op outputs change shape every
+# trip adds a cost per trip (the dynamic loop's copies and re-allocation) and one per delegated op it
+# re-prepares every trip (XNNPACK reshapes the partitions that run after such an op; predict.loop_reprepare).
+register_facts("WHILE", law_features=("1", "trips", "copied", "growing_trips", "reshaped"), control_flow=WHILE_LOOP,
+               side_effects=True)
+register_facts("IF", control_flow=IF_ELSE, side_effects=True)
+register_facts("CALL_ONCE", control_flow=CALL_ONCE_INIT, side_effects=True)

@@ -15,6 +15,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, dense_bytes
+from .facts import (ABSORBS_PAD, CONV, DEPTHWISE, DEPTHWISE_INDIRECTION, GEMM_INDIRECTION, OUTPUT_CLAMP,
+                   TRANSPOSED_CONV, TRANSPOSED_INDIRECTION, XnnpackFacts, register_facts)
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK,
                         DelegateOp, activation, bias_type, filter_and_bias, float_or_q8, float_or_qc8, ints, num_io,
                         padding, rank_in, reason, register_placement, static)
@@ -508,3 +510,18 @@ def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> Tfl
     scratch = {"INT8": (4 * ctx.output(0).n,), "INT16": (8 * ctx.output(0).n,)}.get(dtype, ())
     return TflmKernel(c_struct(target, "iiiii"), op_data.size, per_channel(ctx, 1, 0), scratch,
                       "micro/kernels/transpose_conv.cc TransposeConvInit, TransposeConvPrepare")
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_macs", "taps", "in", "out", "params"),
+               taps_weight=1, tiled_macs=True, fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
+               xnnpack=XnnpackFacts(operator_bytes=1_700, weights=CONV, pointwise_as="FULLY_CONNECTED",
+                                    reshape_buffers=GEMM_INDIRECTION))
+register_facts("DEPTHWISE_CONV_2D", law_group="conv", fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
+               xnnpack=XnnpackFacts(operator_bytes=1_700, weights=DEPTHWISE, reshape_buffers=DEPTHWISE_INDIRECTION))
+register_facts("TRANSPOSE_CONV", law_group="conv", taps_weight=1, fusion=(OUTPUT_CLAMP,),
+               xnnpack=XnnpackFacts(operator_bytes=1_620, weights=TRANSPOSED_CONV,
+                                    reshape_buffers=TRANSPOSED_INDIRECTION))
+register_facts(("CONV_3D", "CONV_3D_TRANSPOSE"), law_group="conv")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import num_elements
+from .facts import PER_INPUT, PER_OUTPUT, RESHAPE_IN_PLACE, XnnpackFacts, ZERO_PAD, register_facts
 from .registry import (MAX_VALUE_ELEMENTS, Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
                        register_memory, same_as_input, shape_fn, value_fn)
 from .tflm import c_struct, fixed, register_tflm
@@ -581,3 +582,20 @@ register_tflm("SHAPE")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/s
 register_tflm(["EXPAND_DIMS", "TRANSPOSE"])(fixed(source="micro/kernels/expand_dims.cc, transpose.cc"))
 # select.cc SelectInit: OpData {requires_broadcast}
 register_tflm(["SELECT", "SELECT_V2"])(fixed(None, lambda t: c_struct(t, "b"), "micro/kernels/select.cc SelectInit"))
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts(("SELECT", "SELECT_V2"), law_group="binary")
+register_facts("RESHAPE", law_group="layout", fusion=(RESHAPE_IN_PLACE,))
+register_facts(("SQUEEZE", "EXPAND_DIMS", "GATHER", "GATHER_ND", "TILE", "BROADCAST_TO", "SPACE_TO_BATCH_ND",
+                "BATCH_TO_SPACE_ND", "REVERSE_V2"),
+               law_group="layout")
+register_facts(("TRANSPOSE", "SLICE", "STRIDED_SLICE", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"), law_group="layout",
+               xnnpack=XnnpackFacts(operator_bytes=608))
+register_facts("PAD", law_group="layout", fusion=(ZERO_PAD,), xnnpack=XnnpackFacts(operator_bytes=840))
+register_facts(("PADV2", "MIRROR_PAD"), law_group="layout", xnnpack=XnnpackFacts(operator_bytes=840))
+register_facts(("PACK", "CONCATENATION"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_INPUT))
+register_facts(("UNPACK", "SPLIT", "SPLIT_V"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_OUTPUT))
+register_facts("CAST", law_group="convert")

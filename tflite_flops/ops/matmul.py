@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, dense_bytes, num_elements
+from .facts import FULLY_CONNECTED, OUTPUT_CLAMP, PACKED_OPERAND, XnnpackFacts, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT,
                         CATEGORY_SHAPE, CATEGORY_VERSION, XNNPACK, DelegateOp, DelegateTensor, activation, bias_type,
                         filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason,
@@ -262,3 +263,12 @@ def _tflm_fully_connected(ctx: OpContext, target: TflmTarget, scales: int) -> Tf
     prepare = (4 * scales, 4 * scales) if scales > 1 and ctx.input(0).dtype in ("INT8", "INT16") else ()
     return TflmKernel(c_struct(target, "iibbi"), op_data.size, prepare, (w.n,) if w.dtype == "INT4" else (),
                       "micro/kernels/fully_connected.cc FullyConnectedInit, FullyConnectedPrepare")
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts("FULLY_CONNECTED", law_group="matmul", fusion=(OUTPUT_CLAMP,),
+               xnnpack=XnnpackFacts(operator_bytes=1_896, weights=FULLY_CONNECTED))
+register_facts("BATCH_MATMUL", law_group="matmul",
+               xnnpack=XnnpackFacts(operator_bytes=1_760, workspace=PACKED_OPERAND))

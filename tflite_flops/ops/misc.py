@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .custom import IOU_FLOPS
+from .facts import DENSIFY_WEIGHTS, VARIABLE_ASSIGN, VARIABLE_HANDLE, VARIABLE_READ, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_OPTIONS,
                         CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp, float_or_q8, gpu_io, gpu_version, reason,
                         register_placement)
@@ -388,3 +389,12 @@ def _xnn_read_variable(op: DelegateOp) -> str | None:
 def _xnn_assign_variable(op: DelegateOp) -> str | None:
     """A float or 8-bit value."""
     return float_or_q8(op, op.input(1), "value")
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts("DENSIFY", weight_unpacking=DENSIFY_WEIGHTS)
+register_facts("VAR_HANDLE", resource_variable=VARIABLE_HANDLE)
+register_facts("READ_VARIABLE", resource_variable=VARIABLE_READ)
+register_facts("ASSIGN_VARIABLE", resource_variable=VARIABLE_ASSIGN)

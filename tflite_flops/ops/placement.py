@@ -28,11 +28,9 @@ import numpy as np
 
 from ..reader.model import Quantization
 from ..settings import DelegateConfig  # noqa: F401 - the delegates' flags, a setting; rules read op.config
+from .facts import DELEGATES, GPU, XNNPACK, add_placement  # the delegates' names: the records key their rules by them
 from .registry import _names, _site
 
-XNNPACK = "xnnpack"
-GPU = "gpu"
-DELEGATES = (XNNPACK, GPU)
 DELEGATE_NAMES = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}  # in reasons and reports
 
 CATEGORY_OP_TYPE = "op type"  # no kernel for this op type (or custom op)
@@ -47,9 +45,10 @@ CATEGORY_INPUTS = "inputs"  # number of inputs or outputs, a missing bias
 CATEGORY_FED = "feeds a kept op"  # weight unpacking (DEQUANTIZE/DENSIFY) whose output a kept op reads
 CATEGORY_PARTITION_LIMIT = "partition limit"  # taken, but in a partition beyond the delegate's partition limit (GPU)
 CATEGORY_PARTIAL = "partial delegation"  # an fp16-weight DEQUANTIZE the GPU delegate leaves on the CPU
+CATEGORY_RULE_FAILED = "rule failed"  # the op type's placement rule raised: counted as kept, never a crash
 CATEGORIES = (CATEGORY_OP_TYPE, CATEGORY_DTYPE, CATEGORY_QUANT, CATEGORY_HYBRID, CATEGORY_OPTIONS, CATEGORY_SHAPE,
               CATEGORY_DYNAMIC, CATEGORY_VERSION, CATEGORY_INPUTS, CATEGORY_FED,
-              CATEGORY_PARTITION_LIMIT, CATEGORY_PARTIAL)
+              CATEGORY_PARTITION_LIMIT, CATEGORY_PARTIAL, CATEGORY_RULE_FAILED)
 
 
 def reason(category: str, detail: str) -> str:
@@ -141,6 +140,7 @@ def register_placement(delegate: str, op_types: str | Iterable[str], *, source: 
             if prev is not None:
                 raise ValueError(f"{delegate} placement of {name} is registered twice: at {prev.site} and at {site}")
             _RULES[delegate][name] = PlacementRule(fn, source, site)
+            add_placement(name, delegate, _RULES[delegate][name])
         return fn
 
     return deco
@@ -157,11 +157,15 @@ def placed_op_types(delegate: str) -> tuple[str, ...]:
 
 
 def decide(delegate: str, op: DelegateOp) -> str | None:
-    """None when ``delegate`` takes ``op``, else the reason it refuses it."""
+    """None when ``delegate`` takes ``op``, else the reason it refuses it. A rule that raises (a bug in it,
+    or an op it did not foresee) keeps the op off with a :data:`CATEGORY_RULE_FAILED` reason naming the error."""
     entry = _RULES[delegate].get(op.op_type)
     if entry is None:
         return reason(CATEGORY_OP_TYPE, f"{DELEGATE_NAMES[delegate]} has no kernel for {op.op_type}")
-    found = entry.rule(op)
+    try:
+        found = entry.rule(op)
+    except Exception as exc:  # a failing fact: a reason on the op, never a crash of the analysis
+        return reason(CATEGORY_RULE_FAILED, f"the {op.op_type} rule raised {type(exc).__name__}: {exc}")
     if found is None and delegate == GPU:
         found = gpu_allowed_tensors(op)
     return found

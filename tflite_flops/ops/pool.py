@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from .conv import conv_out_dim, nonempty
+from .facts import AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, OUTPUT_CLAMP, POOL_INDIRECTION, XnnpackFacts, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPACK, DelegateOp, activation, float_only,
                         float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
 from .placement import GPU, gpu_activation, gpu_io, gpu_positive, gpu_version
@@ -154,3 +155,16 @@ register_tflm(["AVERAGE_POOL_2D", "MAX_POOL_2D"])(fixed(
 register_tflm("RESIZE_NEAREST_NEIGHBOR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_nearest_neighbor.cc"))
 # resize_bilinear.cc: no Init; TfLiteResizeBilinearParams: align_corners, half_pixel_centers
 register_tflm("RESIZE_BILINEAR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_bilinear.cc"))
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts("MAX_POOL_2D", law_group="pool", fusion=(OUTPUT_CLAMP,),
+               xnnpack=XnnpackFacts(operator_bytes=832, reshape_buffers=POOL_INDIRECTION))
+register_facts("AVERAGE_POOL_2D", law_group="pool", fusion=(OUTPUT_CLAMP,),
+               xnnpack=XnnpackFacts(operator_bytes=832, reshape_buffers=AVERAGE_POOL_BUFFERS))
+register_facts("L2_POOL_2D", law_group="pool")
+register_facts("RESIZE_BILINEAR", law_group="layout",
+               xnnpack=XnnpackFacts(operator_bytes=920, reshape_buffers=BILINEAR_WEIGHTS))
+register_facts("RESIZE_NEAREST_NEIGHBOR", law_group="layout", xnnpack=XnnpackFacts(operator_bytes=920))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import dense_bytes
+from .facts import INT8_ACCUMULATORS, REDUCTION_ACCUMULATORS, XnnpackFacts, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, float_or_q8, ints,
                         num_io, reason, register_placement, static)
 from .placement import GPU, gpu_axes, gpu_io
@@ -176,3 +177,14 @@ def _tflm_reduce(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
 # arg_min_max.cc: no Init; TfLiteArgMaxParams / TfLiteArgMinParams: output_type
 register_tflm(["ARG_MAX", "ARG_MIN"])(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/arg_min_max.cc",
                                             prepare=False))
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts(("MEAN", "SUM"), law_group="reduce",
+               xnnpack=XnnpackFacts(operator_bytes=920, reshape_buffers=REDUCTION_ACCUMULATORS,
+                workspace=INT8_ACCUMULATORS))
+register_facts(("REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN"), law_group="reduce",
+               xnnpack=XnnpackFacts(operator_bytes=920, reshape_buffers=REDUCTION_ACCUMULATORS))
+register_facts(("REDUCE_ANY", "REDUCE_ALL", "ARG_MAX", "ARG_MIN"), law_group="reduce")

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..units import FLOAT_DTYPES, dense_bytes, num_elements
+from .facts import record
 
 Shape = tuple[int, ...]
 
@@ -204,11 +205,12 @@ def _site(depth: int = 2) -> str:
     return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"
 
 
-def _add(spec: OpSpec, override: bool = False) -> None:
+def _add(spec: OpSpec, override: bool = False, user: bool = False) -> None:
     prev = _REGISTRY.get(spec.op_type)
     if prev is not None and not override:
         raise ValueError(f"{spec.op_type} is registered twice: at {prev.site} and at {spec.site}")
     _REGISTRY[spec.op_type] = spec
+    record(spec.op_type, override=True, user=user, spec=spec)
 
 
 def _names(op_types: str | Iterable[str]) -> list[str]:
@@ -264,6 +266,7 @@ def shape_fn(op_types: str | Iterable[str]) -> Callable[[ShapeFn], ShapeFn]:
             if name in _SHAPES:
                 raise ValueError(f"shape function of {name} registered twice")
             _SHAPES[name] = fn
+            record(name, override=True, shape=fn)
         return fn
 
     return deco
@@ -277,6 +280,7 @@ def value_fn(op_types: str | Iterable[str]) -> Callable[[ValueFn], ValueFn]:
             if name in _VALUES:
                 raise ValueError(f"value function of {name} registered twice")
             _VALUES[name] = fn
+            record(name, override=True, value=fn)
         return fn
 
     return deco
@@ -291,6 +295,7 @@ def register_memory(op_types: str | Iterable[str], *, inplace: Sequence[int] = (
         if name in _MEMORY:
             raise ValueError(f"memory facts of {name} registered twice")
         _MEMORY[name] = facts
+        record(name, override=True, memory=facts)
 
 
 class Temporary(NamedTuple):
@@ -340,6 +345,7 @@ def register_temporaries(op_types: str | Iterable[str], *, hybrid_only: tuple[in
             _TEMPORARIES[name] = fn
             if hybrid_only is not None:
                 _HYBRID_ONLY[name] = hybrid_only
+            record(name, override=True, temporaries=fn, hybrid_only=hybrid_only)
         return fn
 
     return deco
@@ -371,6 +377,7 @@ def register_traits(op_types: str | Iterable[str], *, contraction: bool = False,
                 _TRAITS[trait].add(name)
         if not_isolated:
             _NOT_ISOLATED[name] = not_isolated
+        record(name, override=True, traits=frozenset(t for t, on in flags.items() if on), not_isolated=not_isolated)
 
 
 _TRAIT_SITES: dict[str, str] = {}
@@ -388,7 +395,7 @@ def register_cost(op_type: str, formula: str = "user formula") -> Callable[[Cost
     """
 
     def deco(fn: CostFn) -> CostFn:
-        _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True)
+        _add(OpSpec(op_type, "ok", formula, cost=fn, reference="user", site=_site()), override=True, user=True)
         return fn
 
     return deco
@@ -410,6 +417,7 @@ def register_shape(op_type: str) -> Callable[[ShapeFn], ShapeFn]:
 
     def deco(fn: ShapeFn) -> ShapeFn:
         _SHAPES[op_type] = fn
+        record(op_type, override=True, user=True, shape=fn)
         return fn
 
     return deco

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC, num_elements
+from .facts import register_facts
 from .registry import (Cost, OpContext, Shape, register, register_not_costed, register_traits, register_zero,
                        same_as_input, shape_fn)
 
@@ -143,3 +144,9 @@ def scatter(ctx: OpContext) -> Cost:
 
 
 shape_fn("STABLEHLO_SCATTER")(same_as_input)
+
+
+# The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
+# XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
+# tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+register_facts("STABLEHLO_DOT_GENERAL", law_group="matmul")

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, NamedTuple
 
 from ..settings import CORTEX_M, HOST_64, TflmTarget  # noqa: F401 - settings (the build), imported from there
+from .facts import record
 from .registry import OpContext
 
 
@@ -96,6 +97,7 @@ def register_tflm(op_types: str | Iterable[str]) -> Callable[[TflmFn], TflmFn]:
             if name in _TFLM:
                 raise ValueError(f"TFLM facts for {name} registered twice")
             _TFLM[name] = fn
+            record(name, override=True, tflm=fn)
         return fn
 
     return wrap
