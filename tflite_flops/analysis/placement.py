@@ -114,14 +114,27 @@ class SubgraphPlacement:
 
 
 def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[int, ...]]) -> list[DelegateTensor]:
-    views = []
-    for t in sg.tensors:
-        static = t.is_constant and not t.is_variable
-        value = None
-        if static and t.dtype in ("INT32", "INT64") and t.num_elements <= _SMALL and t.sparsity is None:
-            value = model.constant(t)
-        views.append(DelegateTensor(t.index, t.dtype, input_shapes.get(t.index, t.shape), static, False,
-                                    t.quantization, t.sparsity is not None, value))
+    # The views at the file's shapes are made once per subgraph of a model (both delegates, every call)
+    # and kept with it, as its hasher is; the shapes given replace those that differ.
+    cache = model.__dict__.get("_delegate_views")
+    if cache is None:
+        cache = {}
+        object.__setattr__(model, "_delegate_views", cache)  # a cache, not state: Model stays frozen
+    stored = cache.get(sg.index)
+    if stored is None or len(stored) != len(sg.tensors):
+        stored = []
+        for t in sg.tensors:
+            static = t.is_constant and not t.is_variable
+            value = None
+            if static and t.dtype in ("INT32", "INT64") and t.num_elements <= _SMALL and t.sparsity is None:
+                value = model.constant(t)
+            stored.append(DelegateTensor(t.index, t.dtype, t.shape, static, False, t.quantization,
+                                         t.sparsity is not None, value))
+        cache[sg.index] = stored
+    views = list(stored)
+    for index, shape in input_shapes.items():
+        if 0 <= index < len(views) and views[index].shape != shape:
+            views[index] = views[index]._replace(shape=shape)
     return views
 
 
