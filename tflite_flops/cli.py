@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 import traceback
 from typing import Sequence
@@ -66,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.debug:  # the tracebacks of formulas that raised (ops reported with status "error")
+        import logging
+
         log = logging.getLogger("tflite_flops")
         log.setLevel(logging.DEBUG)
         log.addHandler(logging.StreamHandler(sys.stderr))

@@ -20,8 +20,6 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from flatbuffers import flexbuffers
-
 from . import columnar, schema
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
 from .bundle import Bundle, Section, is_bundle, read_bundle
@@ -421,6 +419,8 @@ class _Reader:
         start, size = span
         if fmt != 0 or size == 0 or start + size > self.size:
             return MappingProxyType({})
+        from flatbuffers import flexbuffers  # only for a custom op's options: not on every run
+
         try:
             value = flexbuffers.Loads(bytes(self.buf[start:start + size]))
         except Exception:  # noqa: BLE001 - foreign bytes; a custom op's options are optional to us
