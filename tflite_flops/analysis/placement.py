@@ -225,7 +225,10 @@ def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTenso
         for t in op.outputs:
             if t >= 0:
                 producer[t] = op.op_type
-    return [v._replace(producer=producer.get(v.index), readers=tuple(readers.get(v.index, ()))) for v in views]
+    if DelegateTensor._fields[-2:] != ("producer", "readers"):
+        return [v._replace(producer=producer.get(v.index), readers=tuple(readers.get(v.index, ()))) for v in views]
+    new, none = tuple.__new__, ()  # what _replace makes, without its keyword machinery per tensor
+    return [new(DelegateTensor, (*v[:-2], producer.get(v.index), tuple(readers.get(v.index, none)))) for v in views]
 
 
 def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig) -> SubgraphPlacement:
@@ -249,6 +252,7 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         reasons[op.index] = decide(GPU, dop)
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)
+    reuse: tuple[Partition, ...] | None = None  # the final partitions, when they are the preview's
     if n_ops and len(supported) + len(fp16_nodes) == n_ops:
         # Scenario 1, full delegation: every node, the fp16 DEQUANTIZEs too, whatever the partition limit.
         for i in fp16_nodes:
@@ -263,6 +267,8 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
         kept = set(ranked[:limit])
         chosen = sorted(op for p in kept for op in preview[p].ops)
+        if not fp16_source and len(kept) == len(preview):
+            reuse = preview  # every previewed partition kept: the same ops of the same graph, partitioned again
         for p in ranked[limit:]:
             for op in preview[p].ops:
                 reasons[op] = reason(CATEGORY_PARTITION_LIMIT,
@@ -273,7 +279,10 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                                                   "constant itself and leaves this op on the CPU unless it takes "
                                                   "every op of the subgraph")
     reasons = dict(sorted(reasons.items()))
-    partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+    if reuse is None:
+        partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+    else:
+        partitions = reuse
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
     return SubgraphPlacement(sg.index, GPU, reasons, partitions, partition_of)
 
