@@ -849,7 +849,15 @@ def print_table(models, results, clock: str, labels: list[str], has_tf: bool, ro
                   f"{statistics.median(clis) * 1000:.0f} ms, max {max(clis) * 1000:.0f} ms over {len(clis)} models")
     print("WHOLE PROCESS against `python -c \"import numpy\"` in the same rounds (CLI/np, lower is better; goal <= 2x "
           "on mobilenet_v2)")
+    anchors = [results[n]["numpy"][best] for n in real if best in results[n].get("numpy", {})]
+    if anchors:
+        anchor = statistics.median(anchors)
+        print(f"  the anchor, `python -c \"import numpy\"`: median {anchor * 1000:.1f} ms over its {len(anchors)} rows "
+              f"(each the best of its rounds; {min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
     for column in ("cli", *(f"{label}_cli" for label in labels)):
+        if anchors and best in results.get("mobilenet_v2", {}).get(column, {}):
+            print(f"  {'new' if column == 'cli' else column[:-4]:<6} mobilenet_v2 against the median anchor: "
+                  f"{results['mobilenet_v2'][column][best] / anchor:.2f}x")
         rs = ratios(real, column, "numpy")
         if rs:
             name = "new" if column == "cli" else column[:-4]
