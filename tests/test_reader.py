@@ -370,6 +370,12 @@ def test_schema_tables_file_is_what_the_bindings_give():
         assert [type(schema._field(r).default) for r in rows] == [type(f.default) for f in schema._binding_layout(name)]
     assert schema._OPTIONS_NAMES == tuple({code: cls.__name__ for code, cls in classes.items()}
                                           for classes in (schema._OPTIONS_1, schema._OPTIONS_2))
+    try:  # and it ships with the package
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+        assert "schema_tables.json" in tomllib.load(f)["tool"]["setuptools"]["package-data"]["tflite_flops.reader"]
 
 
 def test_sample_models_match_the_bindings(samples_dir):
