@@ -543,12 +543,24 @@ def _child(tool: str, path: str, repeat: int, budget_s: float) -> None:
 # Parent: models, jobs, rounds
 
 
-def _env(src: Path | None) -> dict[str, str]:
+def _env(src: Path | None, bytecode: Path | None = None) -> dict[str, str]:
+    """The environment of a child: ``PYTHONPATH=src``; with ``bytecode`` (a folder) the compiled modules are
+    written and read there (``PYTHONPYCACHEPREFIX``), as an installed package has them; :data:`NO_BYTECODE`:
+    none are written (``PYTHONDONTWRITEBYTECODE=1``)."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     env.pop("PYTHONPATH", None)
     if src is not None:
         env["PYTHONPATH"] = str(src)
+    if bytecode == NO_BYTECODE:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    elif bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     return env
+
+
+NO_BYTECODE = Path("-")  # --bytecode none
 
 
 def run_child(tool: str, path: Path, src: Path | None, repeat: int, budget_s: float) -> dict:
@@ -568,22 +580,31 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_cli(path: Path, src: Path | None, cwd: Path, runs: int = 1) -> dict:
-    """Wall and CPU time (user + system) of the whole process ``python -m tflite_flops analyze MODEL > /dev/null``,
-    best of ``runs``.
+def run_process(argv: list[str], src: Path | None, cwd: Path, runs: int = 1, bytecode: Path | None = None) -> dict:
+    """Wall and CPU time (user + system) of the whole process ``python ARGV > /dev/null``, best of ``runs``.
 
     ``cwd`` must not hold a ``tflite_flops`` package (``-m`` puts the working directory first on sys.path).
     """
     result = {"best_wall": math.inf, "best_cpu": math.inf}
     for _ in range(max(runs, 1)):
         cpu, start = _children_cpu(), time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", str(path)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, cwd=cwd, env=_env(src), timeout=1800)
+        proc = subprocess.run([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              cwd=cwd, env=_env(src, bytecode), timeout=1800)
         wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
         if proc.returncode != 0:
             return {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or [""])[-1]}
         result = {"best_wall": min(result["best_wall"], wall), "best_cpu": min(result["best_cpu"], cpu)}
     return result
+
+
+def run_cli(path: Path, src: Path | None, cwd: Path, runs: int = 1, bytecode: Path | None = None) -> dict:
+    """The whole process ``python -m tflite_flops analyze MODEL > /dev/null`` (:func:`run_process`)."""
+    return run_process(["-m", "tflite_flops", "analyze", str(path)], src, cwd, runs, bytecode)
+
+
+def run_numpy(cwd: Path, runs: int = 1, bytecode: Path | None = None) -> dict:
+    """The anchor of the CLI's time: the whole process ``python -c "import numpy"`` (:func:`run_process`)."""
+    return run_process(["-c", "import numpy"], None, cwd, runs, bytecode)
 
 
 def heavy_imports(src: Path | None, cwd: Path) -> str:
@@ -658,8 +679,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
                    help="skip chain_5000/10000/20000 and fc_500MB, and run 2 rounds unless --rounds is given")
-    p.add_argument("--baseline", metavar="SRC", type=Path,
-                   help="a directory holding another tflite_flops package (e.g. a git worktree of an earlier commit)")
+    p.add_argument("--baseline", metavar="SRC", type=Path, action="append",
+                   help="a directory holding another tflite_flops package (e.g. a git worktree of an earlier commit); "
+                        "may be given more than once, each labelled by its folder's name")
+    p.add_argument("--bytecode", choices=("cache", "none"), default="cache",
+                   help="cache (default): the processes timed whole (CLI, numpy) read compiled modules from a folder "
+                        "of the cache, compiled before the first round, as an installed package has them; none: "
+                        "PYTHONDONTWRITEBYTECODE=1, so a source tree without __pycache__ is compiled at every run")
     p.add_argument("--cache", metavar="DIR", type=Path,
                    default=Path(tempfile.gettempdir()) / "tflite_flops_static_speed",
                    help="where the converted and generated models are kept (default: %(default)s)")
@@ -686,25 +712,32 @@ def main(argv: list[str] | None = None) -> int:
     rounds = max(args.rounds or (2 if args.quick else 5 if args.baseline else 3), 1)
     cache = args.cache.resolve()
     cache.mkdir(parents=True, exist_ok=True)
-    base = args.baseline.resolve() if args.baseline else None
-    if base is not None and not (base / "tflite_flops" / "__init__.py").exists():
-        p.error(f"--baseline {args.baseline}: no tflite_flops package there")
+    bases = [src.resolve() for src in args.baseline or ()]
+    for src, given in zip(bases, args.baseline or ()):
+        if not (src / "tflite_flops" / "__init__.py").exists():
+            p.error(f"--baseline {given}: no tflite_flops package there")
+    labels = _labels(bases)
+    bytecode = NO_BYTECODE if args.bytecode == "none" else cache / "bytecode"
     began = time.perf_counter()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), load average {os.getloadavg()[0]:.1f}, "
-          f"{rounds} round(s), clock: {args.clock}; models cached in {cache}")
+          f"{rounds} round(s), clock: {args.clock}, bytecode: {args.bytecode}; models cached in {cache}")
     models = prepare_models(cache, args.quick, args.only)
     if args.only:
         models = [m for m in models if m[1] in args.only]
     print(f"heavy modules imported by `python -m tflite_flops analyze sample_models/cnn_float.tflite`: "
           f"{heavy_imports(ROOT, cache)}")
+    for src in (ROOT, *bases):  # compile every module the processes import once, before any is timed
+        run_cli(ROOT / "sample_models" / "cnn_float.tflite", src, cache, 1, bytecode)
+    run_numpy(cache, 1, bytecode)
 
-    # Jobs: (column, run(path) -> result). "new" is this checkout's tflite_flops, "base" the baseline's.
+    # Jobs: (column, run(path) -> result). "new" is this checkout's tflite_flops, "<label>" each baseline's.
     jobs = [("new", lambda path: run_child("tflite_flops", path, ROOT, args.repeat, args.budget)),
             ("cpp", lambda path: run_child("cpp_analyzer", path, None, args.repeat, args.budget)),
-            ("cli", lambda path: run_cli(path, ROOT, cache, args.cli_runs))]
-    if base is not None:
-        jobs += [("base", lambda path: run_child("tflite_flops", path, base, args.repeat, args.budget)),
-                 ("base_cli", lambda path: run_cli(path, base, cache, args.cli_runs))]
+            ("cli", lambda path: run_cli(path, ROOT, cache, args.cli_runs, bytecode)),
+            ("numpy", lambda path: run_numpy(cache, args.cli_runs, bytecode))]
+    for label, src in zip(labels, bases):
+        jobs += [(label, lambda path, src=src: run_child("tflite_flops", path, src, args.repeat, args.budget)),
+                 (f"{label}_cli", lambda path, src=src: run_cli(path, src, cache, args.cli_runs, bytecode))]
     if args.tf:
         jobs.append(("tf", lambda path: run_child("tf_analyzer", path, None, args.repeat, args.budget)))
     results: dict[str, dict[str, dict]] = {name: {} for _, name, _ in models}
@@ -717,12 +750,22 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 for column, job in order:
                     results[name][column] = _keep_best(results[name].get(column), job(path))
-        print_table(models, results, args.clock, base is not None, args.tf, rounds)
+        print_table(models, results, args.clock, labels, args.tf, rounds, args.bytecode)
     finally:
         for name in REMOVE_AFTER:
             (cache / f"{name}.tflite").unlink(missing_ok=True)
     print(f"\n(whole run {time.perf_counter() - began:.0f} s, load average at the end {os.getloadavg()[0]:.1f})")
     return 0
+
+
+def _labels(bases: list[Path]) -> list[str]:
+    """A short column label per baseline: its folder's name (``base``, ``turn3``), made unique."""
+    labels: list[str] = []
+    for i, src in enumerate(bases):
+        label = "".join(c for c in src.name if c.isalnum())[:6] or f"b{i + 1}"
+        labels.append(label if label not in labels and label not in ("new", "cpp", "cli", "numpy", "tf")
+                      else f"b{i + 1}")
+    return labels
 
 
 def _keep_best(previous: dict | None, result: dict) -> dict:
@@ -738,13 +781,14 @@ def _keep_best(previous: dict | None, result: dict) -> dict:
     return best
 
 
-def print_table(models, results, clock: str, has_base: bool, has_tf: bool, rounds: int) -> None:
+def print_table(models, results, clock: str, labels: list[str], has_tf: bool, rounds: int,
+                bytecode: str = "cache") -> None:
     """The per-model table, then the headline, the linearity and the 4 GB sparse check."""
     best, read = f"best_{clock}", f"read_{clock}"
     header = (f"{'model':<18} {'sigs':>4} {'ops':>6} {'MB':>7} {'ours ms':>9} {'C++ ms':>9} {'x C++':>6}"
-              f" {'read ms':>9} {'peak MB':>8} {'CLI ms':>9} {'CLI wall':>9}")
-    if has_base:
-        header += f" {'base ms':>9} {'new/base':>8} {'base CLI':>9} {'CLI n/b':>8}"
+              f" {'read ms':>9} {'peak MB':>8} {'CLI ms':>9} {'CLI wall':>9} {'numpy ms':>9} {'CLI/np':>6}")
+    for label in labels:
+        header += f" {label + ' ms':>9} {'new/' + label:>11} {label + ' xC++':>11} {label + ' CLI':>10} {label + ' CLI/np':>13}"
     if has_tf:
         header += f" {'TF ms':>9}"
     print()
@@ -757,14 +801,16 @@ def print_table(models, results, clock: str, has_base: bool, has_tf: bool, round
             print(f"[{grp}]")
         row = results[name]
         n_ops, _, n_sigs = count_ops(path)
-        new, cpp, cli = row.get("new"), row.get("cpp"), row.get("cli")
+        new, cpp, cli, anchor = row.get("new"), row.get("cpp"), row.get("cli"), row.get("numpy")
         errors = [f"{col}: {res['error']}" for col, res in row.items() if "error" in res]
         peak = f"{(new['hwm_kb'] - new['baseline_kb']) / 1024:8.1f}" if new and "hwm_kb" in new else f"{'-':>8}"
         line = (f"{name:<18} {n_sigs:>4} {n_ops:>6} {path.stat().st_size / 1e6:>7.1f} {_ms(new, best)} {_ms(cpp, best)}"
-                f" {_ratio(new, cpp, best)} {_ms(new, read)} {peak} {_ms(cli, best)} {_ms(cli, 'best_wall')}")
-        if has_base:
-            base, base_cli = row.get("base"), row.get("base_cli")
-            line += f" {_ms(base, best)} {_ratio(new, base, best, 8)} {_ms(base_cli, best)} {_ratio(cli, base_cli, best, 8)}"
+                f" {_ratio(new, cpp, best)} {_ms(new, read)} {peak} {_ms(cli, best)} {_ms(cli, 'best_wall')}"
+                f" {_ms(anchor, best)} {_ratio(cli, anchor, best)}")
+        for label in labels:
+            base, base_cli = row.get(label), row.get(f"{label}_cli")
+            line += (f" {_ms(base, best)} {_ratio(new, base, best, 11)} {_ratio(base, cpp, best, 11)}"
+                     f" {_ms(base_cli, best)[-10:]:>10} {_ratio(base_cli, anchor, best, 13)}")
         if has_tf:
             line += f" {_ms(row.get('tf'), best)}"
         print(line + ("   " + "; ".join(errors) if errors else ""))
@@ -776,7 +822,9 @@ def print_table(models, results, clock: str, has_base: bool, has_tf: bool, round
           "each a child process "
           "and the best of its calls. ours: tflite_flops.analyze(path); read: tflite_flops.load_model(path); peak MB: "
           "what analyze added to its process's RSS; CLI: the whole process `python -m tflite_flops analyze MODEL "
-          f"> /dev/null` ({'its CPU time, user + system' if clock == 'cpu' else 'wall'}); CLI wall: the same, wall time.")
+          f"> /dev/null` ({'its CPU time, user + system' if clock == 'cpu' else 'wall'}); CLI wall: the same, wall time; "
+          "numpy: the whole process `python -c \"import numpy\"` in the same rounds; CLI/np: CLI / numpy; "
+          f"bytecode: {bytecode}.")
 
     def ratios(names, a, b):
         return {n: results[n][a][best] / results[n][b][best] for n in names
@@ -785,24 +833,44 @@ def print_table(models, results, clock: str, has_base: bool, has_tf: bool, round
     real = [name for grp, name, _ in models if grp != "synthetic"]
     print()
     print("HEADLINE: tflite_flops.analyze vs the C++ analyzer on real-looking models (x C++, lower is better)")
-    for label, grp in (("converted", "converted"), ("samples", "samples"), ("all real-looking", None)):
-        names = [name for g, name, _ in models if g != "synthetic" and (grp is None or g == grp)]
-        rs = ratios(names, "new", "cpp")
-        if rs:
-            worst = max(rs, key=rs.get)
-            print(f"  {label:<17} {len(rs):>2} models: geometric mean {_geomean(rs.values()):.2f}x, median "
-                  f"{statistics.median(rs.values()):.2f}x, best {min(rs.values()):.2f}x, worst {rs[worst]:.2f}x ({worst})")
+    for column in ("new", *labels):
+        for label, grp in (("converted", "converted"), ("samples", "samples"), ("all real-looking", None)):
+            names = [name for g, name, _ in models if g != "synthetic" and (grp is None or g == grp)]
+            rs = ratios(names, column, "cpp")
+            if rs:
+                worst = max(rs, key=rs.get)
+                print(f"  {column:<6} {label:<17} {len(rs):>2} models: geometric mean {_geomean(rs.values()):.2f}x, "
+                      f"median {statistics.median(rs.values()):.2f}x, best {min(rs.values()):.2f}x, "
+                      f"worst {rs[worst]:.2f}x ({worst})")
     for key, label in (("best_wall", "wall"), ("best_cpu", "CPU")):
         clis = [results[n]["cli"][key] for n in real if key in results[n].get("cli", {})]
         if clis:
             print(f"  whole process `python -m tflite_flops analyze MODEL`, {label}: median "
                   f"{statistics.median(clis) * 1000:.0f} ms, max {max(clis) * 1000:.0f} ms over {len(clis)} models")
-    if has_base:
-        for a, b, label in (("new", "base", "analyze"), ("cli", "base_cli", "CLI process")):
+    print("WHOLE PROCESS against `python -c \"import numpy\"` in the same rounds (CLI/np, lower is better; goal <= 2x "
+          "on mobilenet_v2)")
+    anchors = [results[n]["numpy"][best] for n in real if best in results[n].get("numpy", {})]
+    if anchors:
+        anchor = statistics.median(anchors)
+        print(f"  the anchor, `python -c \"import numpy\"`: median {anchor * 1000:.1f} ms over its {len(anchors)} rows "
+              f"(each the best of its rounds; {min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
+    for column in ("cli", *(f"{label}_cli" for label in labels)):
+        if anchors and best in results.get("mobilenet_v2", {}).get(column, {}):
+            print(f"  {'new' if column == 'cli' else column[:-4]:<6} mobilenet_v2 against the median anchor: "
+                  f"{results['mobilenet_v2'][column][best] / anchor:.2f}x")
+        rs = ratios(real, column, "numpy")
+        if rs:
+            name = "new" if column == "cli" else column[:-4]
+            target = f"mobilenet_v2 {rs['mobilenet_v2']:.2f}x (goal <= 2x: {'met' if rs['mobilenet_v2'] <= 2 else 'NOT met'}), " \
+                if "mobilenet_v2" in rs else ""
+            print(f"  {name:<6} {target}median {statistics.median(rs.values()):.2f}x, worst {max(rs.values()):.2f}x "
+                  f"({max(rs, key=rs.get)}) over {len(rs)} models")
+    for label in labels:
+        for a, b, what in (("new", label, "analyze"), ("cli", f"{label}_cli", "CLI process")):
             rs = ratios(real, a, b)
             if rs:
                 worst = max(rs, key=rs.get)
-                print(f"  new/baseline {label}: geometric mean {_geomean(rs.values()):.3f}, best "
+                print(f"  new/{label} {what}: geometric mean {_geomean(rs.values()):.3f}, best "
                       f"{min(rs.values()):.3f}, worst {rs[worst]:.3f} ({worst}); slower by more than 5%: "
                       f"{', '.join(n for n, v in rs.items() if v > 1.05) or 'none'}")
     chain = ratios(["chain_600"] if "chain_600" in results else [], "new", "cpp")
@@ -813,7 +881,7 @@ def print_table(models, results, clock: str, has_base: bool, has_tf: bool, round
     if linear:
         print()
         print("linearity (best time per op):")
-        for column, label in (("new", "tflite_flops"), ("base", "baseline"), ("cpp", "cpp_analyzer")):
+        for column, label in (("new", "tflite_flops"), *((lb, lb) for lb in labels), ("cpp", "cpp_analyzer")):
             cells = [f"{int(n.split('_')[1]):>6} ops {results[n][column][best] / int(n.split('_')[1]) * 1e6:6.1f} µs/op"
                      for n in linear if best in results[n].get(column, {})]
             if cells:

@@ -185,10 +185,12 @@ def test_static_analysis_does_not_import_tensorflow_or_litert():
             "except SystemExit as e:\n    assert not e.code, e.code\n"
             "heavy = ('tensorflow', 'ai_edge_litert', 'tflite_runtime', 'keras')\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
-            "print('HEAVY', bad, file=sys.stderr)\n")
+            "print('HEAVY', bad, file=sys.stderr)\n"
+            "print('BINDINGS', sorted(m for m in sys.modules if m.split('.')[0] == 'tflite'), file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY []" in proc.stderr, proc.stderr
+    assert "BINDINGS []" in proc.stderr, proc.stderr  # the schema's layouts come from schema_tables.json
     assert "CONV_2D" in proc.stdout

@@ -386,6 +386,27 @@ def test_layouts_cover_every_options_table():
             assert all(f.kind != UNKNOWN for f in schema.table_layout(name)), name
 
 
+def test_schema_tables_file_is_what_the_bindings_give():
+    # schema_tables.json stands in for the bindings when a model is read (no import of their ~200
+    # modules); it must be exactly what they give: rewrite it with schema.write_snapshot().
+    import json
+
+    with open(schema._TABLES_FILE, encoding="utf-8") as f:
+        kept = json.load(f)
+    assert kept == json.loads(json.dumps(schema.bindings_snapshot())), "run schema.write_snapshot()"
+    for name, rows in kept["tables"].items():  # the defaults keep their type (0 and 0.0 and False)
+        assert tuple(schema._field(r) for r in rows) == tuple(schema._binding_layout(name)), name
+        assert [type(schema._field(r).default) for r in rows] == [type(f.default) for f in schema._binding_layout(name)]
+    assert schema._OPTIONS_NAMES == tuple({code: cls.__name__ for code, cls in classes.items()}
+                                          for classes in (schema._OPTIONS_1, schema._OPTIONS_2))
+    try:  # and it ships with the package
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+        assert "schema_tables.json" in tomllib.load(f)["tool"]["setuptools"]["package-data"]["tflite_flops.reader"]
+
+
 def test_sample_models_match_the_bindings(samples_dir):
     # Cross-check the verifier's decoding against the generated bindings on real files.
     from tflite.Model import Model as FbModel

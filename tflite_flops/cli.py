@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 import traceback
@@ -38,13 +37,15 @@ COMMANDS = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser with every subcommand; ``command``: only that one gets its options (and
-    imports what they need: renderers, runtimes), the others only their help line."""
+    """The argument parser with every subcommand; ``command``: only that one, with its options (and
+    what they import: renderers, runtimes); the others' modules are not even imported."""
     parser = argparse.ArgumentParser(
         prog="tflite-flops", description="FLOPs, MACs, bytes, params and latency of TensorFlow Lite / LiteRT models.")
     parser.add_argument("--version", action="version", version=f"tflite_flops {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        if command is not None and command != name:
+            continue  # a run parses only its own command's words
         module = importlib.import_module(f".commands.{module_name}", __package__)
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         if command is None or command == name:
@@ -66,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.debug:  # the tracebacks of formulas that raised (ops reported with status "error")
+        import logging
+
         log = logging.getLogger("tflite_flops")
         log.setLevel(logging.DEBUG)
         log.addHandler(logging.StreamHandler(sys.stderr))

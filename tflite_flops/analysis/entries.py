@@ -7,7 +7,6 @@ override or the registered formula, then reads the op's tensors once for bytes, 
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
@@ -25,7 +24,6 @@ _INT_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2", "UINT4"})
 PACKED = frozenset({"INT4", "INT2", "UINT4"})  # stored packed: their bytes read are the stored bytes
 
 CostOverride = Callable[[OpContext], Any]
-_log = logging.getLogger("tflite_flops")
 _NO_COST = Cost()  # immutable: one shared instance for ops without a cost
 
 
@@ -112,7 +110,9 @@ def formula_cost(spec: OpSpec | None, override: CostOverride | None, ctx: OpCont
         return _NO_COST, "unsupported", "no formula", _join(note, f"cost unknown: {exc}")
     except Exception as exc:  # a bug in the formula, not an unsupported op
         kind = "cost override" if override is not None else "cost formula"
-        _log.debug("%s of %s raised", kind, ctx.op_type, exc_info=exc)
+        import logging  # only when a formula raised: not on every run
+
+        logging.getLogger("tflite_flops").debug("%s of %s raised", kind, ctx.op_type, exc_info=exc)
         return _NO_COST, "error", "formula error", _join(note, f"{kind} of {ctx.op_type} raised "
                                                               f"{type(exc).__name__}: {exc}")
 

@@ -114,14 +114,27 @@ class SubgraphPlacement:
 
 
 def _tensor_views(model: Model, sg: Subgraph, input_shapes: Mapping[int, tuple[int, ...]]) -> list[DelegateTensor]:
-    views = []
-    for t in sg.tensors:
-        static = t.is_constant and not t.is_variable
-        value = None
-        if static and t.dtype in ("INT32", "INT64") and t.num_elements <= _SMALL and t.sparsity is None:
-            value = model.constant(t)
-        views.append(DelegateTensor(t.index, t.dtype, input_shapes.get(t.index, t.shape), static, False,
-                                    t.quantization, t.sparsity is not None, value))
+    # The views at the file's shapes are made once per subgraph of a model (both delegates, every call)
+    # and kept with it, as its hasher is; the shapes given replace those that differ.
+    cache = model.__dict__.get("_delegate_views")
+    if cache is None:
+        cache = {}
+        object.__setattr__(model, "_delegate_views", cache)  # a cache, not state: Model stays frozen
+    stored = cache.get(sg.index)
+    if stored is None or len(stored) != len(sg.tensors):
+        stored = []
+        for t in sg.tensors:
+            static = t.is_constant and not t.is_variable
+            value = None
+            if static and t.dtype in ("INT32", "INT64") and t.num_elements <= _SMALL and t.sparsity is None:
+                value = model.constant(t)
+            stored.append(DelegateTensor(t.index, t.dtype, t.shape, static, False, t.quantization,
+                                         t.sparsity is not None, value))
+        cache[sg.index] = stored
+    views = list(stored)
+    for index, shape in input_shapes.items():
+        if 0 <= index < len(views) and views[index].shape != shape:
+            views[index] = views[index]._replace(shape=shape)
     return views
 
 
@@ -214,7 +227,10 @@ def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTenso
         for t in op.outputs:
             if t >= 0:
                 producer[t] = op.op_type
-    return [v._replace(producer=producer.get(v.index), readers=tuple(readers.get(v.index, ()))) for v in views]
+    if DelegateTensor._fields[-2:] != ("producer", "readers"):
+        return [v._replace(producer=producer.get(v.index), readers=tuple(readers.get(v.index, ()))) for v in views]
+    new, none = tuple.__new__, ()  # what _replace makes, without its keyword machinery per tensor
+    return [new(DelegateTensor, (*v[:-2], producer.get(v.index), tuple(readers.get(v.index, none)))) for v in views]
 
 
 def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig) -> SubgraphPlacement:
@@ -238,6 +254,7 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         reasons[op.index] = decide(GPU, dop)
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)
+    reuse: tuple[Partition, ...] | None = None  # the final partitions, when they are the preview's
     if n_ops and len(supported) + len(fp16_nodes) == n_ops:
         # Scenario 1, full delegation: every node, the fp16 DEQUANTIZEs too, whatever the partition limit.
         for i in fp16_nodes:
@@ -252,6 +269,8 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
         kept = set(ranked[:limit])
         chosen = sorted(op for p in kept for op in preview[p].ops)
+        if not fp16_source and len(kept) == len(preview):
+            reuse = preview  # every previewed partition kept: the same ops of the same graph, partitioned again
         for p in ranked[limit:]:
             for op in preview[p].ops:
                 reasons[op] = reason(CATEGORY_PARTITION_LIMIT,
@@ -262,7 +281,10 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                                                   "constant itself and leaves this op on the CPU unless it takes "
                                                   "every op of the subgraph")
     reasons = dict(sorted(reasons.items()))
-    partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+    if reuse is None:
+        partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+    else:
+        partitions = reuse
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
     return SubgraphPlacement(sg.index, GPU, reasons, partitions, partition_of)
 

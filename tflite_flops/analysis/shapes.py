@@ -16,7 +16,6 @@ interpreter cross-check (tests/test_shapes_runtime.py) compares with LiteRT.
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -29,7 +28,6 @@ from ..ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, loo
 from ..units import num_elements
 
 _new_tuple = tuple.__new__  # one OpContext per op step, without the keyword __new__ (benchmarks/static_speed.py)
-_log = logging.getLogger("tflite_flops")
 
 MAX_FLOAT_VALUES = 8  # float constants up to this size too (scale factors of computed resize sizes)
 _VALUE_LIMITS = {"INT32": MAX_VALUE_ELEMENTS, "INT64": MAX_VALUE_ELEMENTS, "BOOL": MAX_VALUE_ELEMENTS,
@@ -526,7 +524,9 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
 def _formula_error(kind: str, op_type: str, exc: Exception) -> str:
     """The note of a formula that raised something other than ShapeError; the traceback goes to the
     ``tflite_flops`` logger at DEBUG level (shown by ``--debug``)."""
-    _log.debug("%s of %s raised", kind, op_type, exc_info=exc)
+    import logging  # only when a formula raised: not on every run
+
+    logging.getLogger("tflite_flops").debug("%s of %s raised", kind, op_type, exc_info=exc)
     return f"{kind} of {op_type} raised {type(exc).__name__}: {exc}"
 
 

@@ -397,7 +397,7 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
     workspace = packed = structures = 0
     for index, sg in enumerate(model.subgraphs):
         state = states.get(index) if index in reached else None
-        placement = placed.get(index) if state is not None else None
+        placement = placed.get(index)  # an unreached subgraph's too: placed at the file's shapes, as below
         if placement is None:
             placement = place_subgraph(model, index, XNNPACK)
         if not placement.partitions:

@@ -101,7 +101,8 @@ class SpanList(Sequence):
         return None if start is None else Span(start, self.counts[i])
 
     def __iter__(self) -> Iterator[Span | None]:
-        return (None if s is None else Span(s, c) for s, c in zip(self.starts, self.counts))
+        new = tuple.__new__  # Span(s, c) without the named tuple's keyword __new__
+        return (None if s is None else new(Span, (s, c)) for s, c in zip(self.starts, self.counts))
 
 
 class Columns:

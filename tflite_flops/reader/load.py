@@ -20,8 +20,6 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from flatbuffers import flexbuffers
-
 from . import columnar, schema
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
 from ..files import open_regular
@@ -466,6 +464,8 @@ class _Reader:
         start, size = span
         if fmt != 0 or size == 0 or start + size > self.size:
             return MappingProxyType({})
+        from flatbuffers import flexbuffers  # only for a custom op's options: not on every run
+
         try:
             value = flex_value(bytes(self.buf[start:start + size]))
         except FlexBomb as exc:

@@ -9,6 +9,12 @@ slots, types, defaults, unions; the types of :mod:`tflite_flops.reader.flatbuffe
 the bindings, and :mod:`tflite_flops.reader.columnar` verifies and decodes the file with it. (The tests
 read operators through the bindings too, as an independent check of that decoding.)
 
+What is read off the bindings is kept in ``schema_tables.json`` beside this module (the enums, the
+options unions' members and every table's layout, :func:`bindings_snapshot`), so that reading a
+model does not import the bindings' ~200 modules (~40 ms of every run); a test holds that file equal
+to what the installed bindings give, and :func:`write_snapshot` rewrites it. A table
+the file lacks is read off the bindings, as before.
+
 The bindings in use may be older than the schema of a model. Codes they do not know are
 filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tensor types).
 """
@@ -16,20 +22,10 @@ filled in from the TFLite schema here (``STABLEHLO_CASE = 209``, the newest tens
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 from typing import Any, Mapping, Sequence
-
-import tflite  # the generated bindings; nothing else in tflite_flops imports them
-from tflite.ActivationFunctionType import ActivationFunctionType
-from tflite.BuiltinOperator import BuiltinOperator
-from tflite.BuiltinOptions import BuiltinOptions
-from tflite.BuiltinOptions2 import BuiltinOptions2
-from tflite.CombinerType import CombinerType
-from tflite.FullyConnectedOptionsWeightsFormat import FullyConnectedOptionsWeightsFormat
-from tflite.LSTMKernelType import LSTMKernelType
-from tflite.MirrorPadMode import MirrorPadMode
-from tflite.Padding import Padding
-from tflite.TensorType import TensorType
 
 from . import flatbuffer_layout as layout
 from ..errors import ModelFormatError
@@ -41,25 +37,60 @@ _EXTRA_BUILTIN_OPS = {209: "STABLEHLO_CASE"}
 _EXTRA_TENSOR_TYPES = {19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
 
 
+_TABLES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema_tables.json")
+# the enums of the bindings that name codes here (the snapshot keeps each as {code: name})
+_ENUMS = ("BuiltinOperator", "TensorType", "ActivationFunctionType", "Padding", "FullyConnectedOptionsWeightsFormat",
+          "LSTMKernelType", "CombinerType", "MirrorPadMode")
+
+
+def _bindings() -> Any:
+    """The generated bindings (imported only where the snapshot does not answer)."""
+    import tflite  # the generated bindings; nothing else in tflite_flops imports them
+
+    return tflite
+
+
+def _binding_class(tflite: Any, name: str) -> type:
+    """The generated class ``name`` (the package exports it, or its module of the same name)."""
+    found = getattr(tflite, name)
+    return found if isinstance(found, type) else getattr(found, name)
+
+
+def _load_snapshot() -> dict[str, Any]:
+    """``schema_tables.json``: what :func:`bindings_snapshot` read off the bindings, keys back to ints."""
+    with open(_TABLES_FILE, encoding="utf-8") as f:
+        raw = json.load(f)
+    return {"enums": {name: {int(k): v for k, v in codes.items()} for name, codes in raw["enums"].items()},
+            "options": [{int(k): v for k, v in members.items()} for members in raw["options"]],
+            "tables": raw["tables"]}
+
+
+_SNAPSHOT = _load_snapshot()
+
+
 def _enum_names(cls: type) -> dict[int, str]:
     return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-BUILTIN_OPS: dict[int, str] = {**_enum_names(BuiltinOperator), **_EXTRA_BUILTIN_OPS}
+def _enum(name: str) -> dict[int, str]:
+    return dict(_SNAPSHOT["enums"][name])
+
+
+BUILTIN_OPS: dict[int, str] = {**_enum("BuiltinOperator"), **_EXTRA_BUILTIN_OPS}
 BUILTIN_OPS.pop(127, None)  # PLACEHOLDER_FOR_GREATER_OP_CODES is a sentinel, not an op
 BUILTIN_CODES: dict[str, int] = {name: code for code, name in BUILTIN_OPS.items()}
-TENSOR_TYPES: dict[int, str] = {**_enum_names(TensorType), **_EXTRA_TENSOR_TYPES}
-CUSTOM_CODE = BuiltinOperator.CUSTOM
+TENSOR_TYPES: dict[int, str] = {**_enum("TensorType"), **_EXTRA_TENSOR_TYPES}
+CUSTOM_CODE = BUILTIN_CODES["CUSTOM"]
 
-_ACTIVATIONS = _enum_names(ActivationFunctionType)
+_ACTIVATIONS = _enum("ActivationFunctionType")
 _ENUM_FIELDS: dict[str, dict[int, str]] = {
-    "padding": _enum_names(Padding),
+    "padding": _enum("Padding"),
     "fused_activation_function": _ACTIVATIONS,
     "activation": _ACTIVATIONS,
-    "weights_format": _enum_names(FullyConnectedOptionsWeightsFormat),
-    "kernel_type": _enum_names(LSTMKernelType),
-    "combiner": _enum_names(CombinerType),
-    "mode": _enum_names(MirrorPadMode),
+    "weights_format": _enum("FullyConnectedOptionsWeightsFormat"),
+    "kernel_type": _enum("LSTMKernelType"),
+    "combiner": _enum("CombinerType"),
+    "mode": _enum("MirrorPadMode"),
 }
 _DTYPE_FIELDS = {"out_type", "output_type", "in_data_type", "out_data_type", "idx_out_type",
                  "index_out_type", "quantized_bias_type"}
@@ -67,7 +98,7 @@ _DTYPE_FIELDS = {"out_type", "output_type", "in_data_type", "out_data_type", "id
 
 def builtin_bindings_codes() -> dict[int, str]:
     """The BuiltinOperator enum exactly as the installed bindings define it (for coverage tests)."""
-    codes = _enum_names(BuiltinOperator)
+    codes = _enum_names(_binding_class(_bindings(), "BuiltinOperator"))
     codes.pop(127, None)
     return codes
 
@@ -96,6 +127,7 @@ def _snake(name: str) -> str:
 
 
 def _union_classes(union: type) -> dict[int, type]:
+    tflite = _bindings()
     out = {}
     for name, value in vars(union).items():
         if name.startswith("_") or not isinstance(value, int) or value == 0:
@@ -106,9 +138,17 @@ def _union_classes(union: type) -> dict[int, type]:
     return out
 
 
-_OPTIONS_1 = _union_classes(BuiltinOptions)
-_OPTIONS_2 = _union_classes(BuiltinOptions2)
-_OPTIONS_TABLES = {cls.__name__ for cls in (*_OPTIONS_1.values(), *_OPTIONS_2.values())}
+# the options tables of ``builtin_options`` and ``builtin_options_2``: union code -> table name
+_OPTIONS_NAMES: tuple[dict[int, str], dict[int, str]] = (_SNAPSHOT["options"][0], _SNAPSHOT["options"][1])
+_OPTIONS_TABLES = {name for members in _OPTIONS_NAMES for name in members.values()}
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the options classes of the bindings, for the tests' reference decoder
+    if name in ("_OPTIONS_1", "_OPTIONS_2"):
+        union = _binding_class(_bindings(), "BuiltinOptions" if name == "_OPTIONS_1" else "BuiltinOptions2")
+        value = globals()[name] = _union_classes(union)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def accessors(cls: type) -> tuple[tuple[str, bool], ...]:
@@ -194,7 +234,7 @@ def _call(cls: type, method: str, probe: _Probe, is_vector: bool) -> Any:
 
 
 def _union_members(method: str) -> dict[int, str]:
-    enum = getattr(tflite, _UNION_ENUMS.get(method, method), None)
+    enum = getattr(_bindings(), _UNION_ENUMS.get(method, method), None)
     enum_cls = getattr(enum, _UNION_ENUMS.get(method, method), enum) if enum is not None else None
     if not isinstance(enum_cls, type):
         return {}
@@ -226,7 +266,8 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
         ModelFormatError: no such table in the bindings.
     """
     try:
-        fields = _binding_layout(name)
+        known_fields = _SNAPSHOT["tables"].get(name)
+        fields = [_field(f) for f in known_fields] if known_fields is not None else _binding_layout(name)
     except ModelFormatError:
         if name not in _NEWER_FIELDS:
             raise
@@ -235,9 +276,17 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
     return tuple(fields) + tuple(f for f in _NEWER_FIELDS.get(name, ()) if f.name not in known)
 
 
+def _field(row: Sequence[Any]) -> layout.Field:
+    """A :class:`~tflite_flops.reader.flatbuffer_layout.Field` from its row in ``schema_tables.json``."""
+    name, slot, kind, fmt, size, default, table, union, type_field, span = row
+    return layout.Field(name, slot, kind, fmt=fmt, size=size, default=default, table=table,
+                        union=None if union is None else {int(k): v for k, v in union.items()},
+                        type_field=type_field, span=span)
+
+
 def _binding_layout(name: str) -> list[layout.Field]:
     """The field list of a table, read off the generated bindings."""
-    module = getattr(tflite, name, None)
+    module = getattr(_bindings(), name, None)
     cls = getattr(module, name, module)
     if not isinstance(cls, type):
         raise ModelFormatError(f"no table {name!r} in the schema bindings")
@@ -289,8 +338,8 @@ def options_columns(code: int, second: bool,
         The option names and, for each, one converted value per op: enums named, TensorType
         codes named, absent vectors ``()``, byte vectors as tuples of ints; nested tables dropped.
     """
-    cls = (_OPTIONS_2 if second else _OPTIONS_1).get(code or 0)
-    plan = _options_plan(cls.__name__) if cls is not None else {}
+    table_name = _OPTIONS_NAMES[1 if second else 0].get(code or 0)
+    plan = _options_plan(table_name) if table_name is not None else {}
     names, columns = [], []
     for name, values in table.items():
         how = plan.get(name)
@@ -326,3 +375,44 @@ def _options_plan(name: str) -> dict[str, Any]:
         elif f.name in _DTYPE_FIELDS:
             plan[f.name] = "dtype"
     return plan
+
+
+def bindings_snapshot() -> dict[str, Any]:
+    """What this module reads off the installed bindings, as ``schema_tables.json`` keeps it: the enums
+    (:data:`_ENUMS`), the two options unions' members and the layout of every table reachable from the
+    root (:func:`_binding_layout`, without the schema's newer fields, which :func:`table_layout` adds)."""
+    tflite = _bindings()
+    enums = {name: _enum_names(_binding_class(tflite, name)) for name in _ENUMS}
+    options = [{code: cls.__name__ for code, cls in _union_classes(union).items()}
+               for union in (_binding_class(tflite, "BuiltinOptions"), _binding_class(tflite, "BuiltinOptions2"))]
+    tables: dict[str, list[list[Any]]] = {}
+    todo = ["Model", *sorted({name for members in options for name in members.values()})]
+    while todo:
+        name = todo.pop()
+        if name in tables:
+            continue
+        try:
+            fields = _binding_layout(name)
+        except ModelFormatError:
+            continue  # a table newer than the bindings (``_NEWER_FIELDS``)
+        tables[name] = [[f.name, f.slot, f.kind, f.fmt, f.size, f.default, f.table,
+                         None if f.union is None else {str(k): v for k, v in sorted(f.union.items())},
+                         f.type_field, f.span] for f in fields]
+        todo += [f.table for f in fields if f.table] + [v for f in fields if f.union for v in f.union.values()]
+    return {"bindings": "the generated TFLite flatbuffer bindings (PyPI package tflite); "
+                        "tflite_flops.reader.schema.write_snapshot() rewrites this file",
+            "enums": {name: {str(k): v for k, v in sorted(codes.items())} for name, codes in enums.items()},
+            "options": [{str(k): v for k, v in sorted(members.items())} for members in options],
+            "tables": dict(sorted(tables.items()))}
+
+
+def write_snapshot(path: str = _TABLES_FILE) -> None:
+    """Write :func:`bindings_snapshot` to ``schema_tables.json`` (one table per line)."""
+    snap = bindings_snapshot()
+    lines = ["{", f'"bindings": {json.dumps(snap["bindings"])},',
+             '"enums": {' + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in snap["enums"].items()) + "},",
+             '"options": [' + ",\n".join(json.dumps(m) for m in snap["options"]) + "],",
+             '"tables": {' + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in snap["tables"].items()) + "}",
+             "}"]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
