@@ -499,7 +499,11 @@ def convert_signatures(module, signatures, mode: str = "float") -> bytes:
 
 
 def convert_fcn(model) -> bytes:
-    """Convert through a concrete function with TensorSpec [None, None, None, 3]."""
+    """Convert through a concrete function with TensorSpec [None, None, None, 3].
+
+    Not ``tflite_flops.convert.to_tflite``: the frozen function is converted with the Keras model as its
+    trackable object (``from_concrete_functions([frozen], model)``), which changes the converter's output;
+    ``to_tflite`` takes a concrete function alone."""
     tf = _tf()
     spec = tf.TensorSpec([None, None, None, FCN_CHANNELS], tf.float32, name="image")
 

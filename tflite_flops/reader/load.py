@@ -75,6 +75,8 @@ def flex_value(buf: bytes) -> Any:
     more than once: 780 bytes of vectors that share their children decode to billions of values. Such a
     buffer, or one nested past :data:`FLEX_MAX_DEPTH`, raises :class:`FlexBomb`.
     """
+    from flatbuffers import flexbuffers  # only for a custom op's options: not on every run
+
     budget = [4 * len(buf) + 64]
 
     def take(n: int) -> None:
@@ -464,8 +466,6 @@ class _Reader:
         start, size = span
         if fmt != 0 or size == 0 or start + size > self.size:
             return MappingProxyType({})
-        from flatbuffers import flexbuffers  # only for a custom op's options: not on every run
-
         try:
             value = flex_value(bytes(self.buf[start:start + size]))
         except FlexBomb as exc:

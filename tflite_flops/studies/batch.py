@@ -195,7 +195,8 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
     from concurrent.futures import Future, ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool, _workers_end_with(pool):
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), initializer=_worker_signals) as pool, \
+            _workers_end_with(pool):
         futures: dict[Future, int] = {pool.submit(analyze_one, p, options): i for i, p in enumerate(paths)}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -211,10 +212,20 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
     return [r if r is not None else _error_row(p, "not analyzed") for r, p in zip(rows, paths)]
 
 
+def _worker_signals() -> None:
+    """A worker leaves signals to the batch: Ctrl-C (sent to the whole process group) does not interrupt it
+    with a traceback of its own, and SIGTERM ends it at once (the batch's handler is not inherited)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextmanager
 def _workers_end_with(pool: Any) -> Iterator[None]:
-    """While the pool runs, SIGTERM ends its workers with this process (exit status 143), as Ctrl-C does:
-    a terminated ``batch`` leaves no worker running on. Only where a handler can be set (the main thread).
+    """While the pool runs, Ctrl-C (SIGINT, exit status 130) and SIGTERM (143) end its workers with this
+    process: an interrupted or terminated ``batch`` leaves no worker running on, and prints one line.
+    Only where a handler can be set (the main thread).
 
     The process then ends at once (``os._exit``): the pool's own shutdown would wait on the queues of the
     workers just ended. Nothing is half-written: the rows are written only after the pool is done.
@@ -241,14 +252,16 @@ def _workers_end_with(pool: Any) -> Iterator[None]:
                 process.join(5)
             except (OSError, ValueError, AttributeError, AssertionError):
                 pass
+        what = "interrupted" if signum == signal.SIGINT else f"terminated (signal {signum})"
         try:
-            os.write(2, f"error: terminated (signal {signum}); the batch's workers were ended\n".encode())
+            os.write(2, f"{chr(10) if os.isatty(2) else ''}error: {what}; the batch's workers were ended\n".encode())
         finally:
             os._exit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {s: signal.signal(s, terminate) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
