@@ -307,3 +307,40 @@ def test_a_signal_ends_batch_and_its_workers(tmp_path, signum, code, line):
     time.sleep(0.5)
     assert not [w for w in workers if _alive(w)], "orphaned workers"
     assert not out.exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("text", ["garbage", "[1, 2]", '{"x": 1}', "null", "[" * 100_000, '{"ops": 3}'])
+def test_report_from_json_on_garbage_raises_the_package_error(text):
+    from tflite_flops import Report
+    from tflite_flops.errors import ReportFormatError, TfliteFlopsError
+
+    with pytest.raises(ReportFormatError, match="not a tflite_flops JSON report") as info:
+        Report.from_json(text)
+    assert isinstance(info.value, TfliteFlopsError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.slow  # counts every call of matching 25,000 ops: a few seconds
+def test_compare_matches_ops_in_near_linear_work():
+    # difflib over 20,000 ops against 20,000 others was quadratic (66 s); count the work at n and 4n.
+    from collections import namedtuple
+
+    from work_counter import count_calls
+
+    from tflite_flops.report.compare import match_ops
+
+    Op = namedtuple("Op", "op_type")
+
+    def work(n: int) -> int:
+        a = [Op(t) for t in ("CONV_2D", "ADD", "RELU", "MUL") * (n // 4)]
+        b = [Op(t) for t in ("ADD", "CONV_2D", "MUL", "SUB", "RELU") * (n // 5)]
+        counted = count_calls(match_ops, a, b, limit=50_000_000)
+        assert counted.error is None, counted.error
+        pairs = counted.result
+        assert [p.a for p in pairs if p.a is not None] == a and [p.b for p in pairs if p.b is not None] == b
+        return counted.calls
+
+    small, large = work(5_000), work(20_000)
+    assert large < 6 * small, (small, large)  # 4x the ops: about 4x the work, never 16x
+    same = [Op("CONV_2D")] * 20_000
+    counted = count_calls(match_ops, same, same, limit=200_000)  # a model against itself: one pass
+    assert counted.error is None and all(p.match == "same" for p in counted.result)
