@@ -56,3 +56,11 @@ def test_parse_refuses_numbers_past_a_float_with_the_package_error(text):
     for parse in (parse_count, parse_bytes):
         with pytest.raises(InputSpecError, match="too large"):
             parse(text)
+
+
+def test_human_bytes_of_any_size():
+    from tflite_flops.units import human_bytes
+
+    assert human_bytes(1536) == "1.5 KiB"
+    assert human_bytes(5 * 2**40) == "5.0 TiB"
+    assert human_bytes(10**400) == "1.000e+400 B"  # float(10**400) overflows

@@ -125,6 +125,8 @@ def human_bytes(n: int | None) -> str:
     """Format a byte count with binary units: 1536 -> '1.5 KiB'."""
     if n is None:
         return "-"
+    if abs(n) >= _SCIENTIFIC:  # past a thousand TiB (and a float's range): the count of bytes, in powers of ten
+        return f"{human(n)} B"
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(value) < 1024 or unit == "TiB":
