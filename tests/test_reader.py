@@ -270,15 +270,17 @@ def _if_chain(n: int) -> bytes:
 
 def test_exponential_call_graph_is_refused_with_linear_work():
     # Work, not time: the function calls load_model makes (the same count on every machine).
-    # 4 times the subgraphs may cost at most ~4 times the calls; an expanded walk would cost 2**120
-    # times more, and WorkLimitExceeded stops it long before.
+    # 4 times the subgraphs may cost at most ~4 times the calls; an expanded walk would cost 2**48
+    # times more, and WorkLimitExceeded stops it long before. (64: the deepest nesting accepted.)
     load_model(_if_chain(2))  # first-use costs (caches, lazy imports) are not counted below
     work = {}
-    for n in (40, 160):
+    for n in (16, 64):
         counted = count_calls(load_model, _if_chain(n), limit=1_000_000)
         assert isinstance(counted.error, ModelFormatError) and "expand" in str(counted.error)
         work[n] = counted.calls
-    assert work[160] <= 4.5 * work[40], work
+    assert work[64] <= 4.5 * work[16], work
+    counted = count_calls(load_model, _if_chain(160), limit=1_000_000)  # deeper: refused for its depth
+    assert isinstance(counted.error, ModelFormatError) and "nest more than 64 levels" in str(counted.error)
 
 
 def test_out_of_range_indices_are_refused():

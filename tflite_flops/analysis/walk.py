@@ -29,6 +29,7 @@ from ..errors import InputSpecError, ModelFormatError, ShapeError
 from ..ops.facts import (CALL_ONCE_INIT, CALL_SUBGRAPH, CASE_BRANCHES, COUNTER_ABOVE, COUNTER_BELOW, COUNTER_STEP,
                          IF_ELSE, STABLEHLO_LOOP, WHILE_LOOP, facts_of)
 from ..ops.registry import CALLER_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, OpContext, join_notes as _join
+from ..reader.bounds import check_call_graph
 from ..reader.model import Model, Subgraph, branch_refs
 from ..settings import Settings
 from .entries import CostOverride, Entry, ParamCount, constant_input0, cost_entry, opaque_note
@@ -91,6 +92,8 @@ def walk_model(walk: Walk, entry: int, spec: Mapping, batch: int | None) -> None
     model = walk.model
     if batch is not None and int(batch) < 1:
         raise InputSpecError(f"--batch must be at least 1 (got {batch})")
+    if entry:  # the load checked the walk from subgraph 0; a signature's walk starts elsewhere
+        check_call_graph(model, entry)
     shapes, resolved, warnings, walk.assumed = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
