@@ -210,6 +210,8 @@ def test_a_vector_shared_by_many_tables_is_bounded(monkeypatch, n):
     # a fraction of a second (at the shipped 2**23 it walks 8 M elements in Python first).
     limit = 200_000
     monkeypatch.setattr(columnar, "MAX_DECODED", limit)
+    # (the columnar verifier's own, tighter bound in proportion to the file is tested on its own below)
+    monkeypatch.setattr(columnar, "DECODED_PER_FILE", (limit, 1 << 40))
     col_work = Tally(budget=limit)  # a regression stops here instead of building n·n entries
     monkeypatch.setattr(columnar, "_runs", counting(
         columnar._runs, col_work, before=lambda starts, counts, step, total=None: int(counts.sum())))
@@ -236,3 +238,19 @@ def test_union_column_indexing_and_slicing_agree_with_iteration(samples_dir):
     assert list(options[3:9]) == rows[3:9]
     with pytest.raises(IndexError):
         options[len(options)]
+
+
+def test_decoded_elements_are_bounded_by_the_file_s_size():
+    # The same shared vector: 16·n bytes of file, n·n elements; the columnar verifier stops at
+    # DECODED_PER_FILE (65,536 + 2 per byte), far below MAX_DECODED, before building them.
+    n = 1000
+    data = _shared_vector_file(n, n)
+    base, per = columnar.DECODED_PER_FILE
+    limit = base + len(data) // per
+    work = Tally(budget=limit)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(columnar, "_runs", counting(
+            columnar._runs, work, before=lambda starts, counts, step, total=None: int(counts.sum())))
+        with pytest.raises(ModelFormatError, match=f"more than {limit:,} vector elements"):
+            columnar.decode(data, _SHARED)
+    assert work.total <= limit

@@ -188,3 +188,63 @@ def test_subgraph_also_called_from_an_unreached_subgraph_keeps_its_count():
     shared = next(o for o in report.ops if o.subgraph == 1)
     assert (shared.phase, shared.executions, shared.macs) == ("inference", 1, 12)
     assert report.totals.macs == 12
+
+
+# ---------------------------------------------------------------------------------------------
+# STABLEHLO_CASE: a vector of branch subgraphs (StablehloCaseOptions.branch_subgraph_indices,
+# builtin_options_2 member 23), input 0 the branch index, the other inputs the branches' inputs.
+
+STABLEHLO_CASE = 209
+
+
+def _case_options(branches: list[int]):
+    """A StablehloCaseOptions table: ``branch_subgraph_indices`` is its field 0 (a vector of int32)."""
+    def build(b):
+        vec = b.CreateNumpyVector(np.asarray(branches, np.int32))
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, vec, 0)
+        return b.EndObject()
+    return 23, build
+
+
+def _case_model(branches: list[int], n_subgraphs: int | None = None) -> bytes:
+    """Subgraph 0: y = CASE(i, x) over ``branches``; subgraph 1: y = x·Wᵀ (FC, W [256, 256]);
+    subgraph 2: y = x + x; any further subgraph: CASE over ``branches`` again (for cycles)."""
+    w = np.ones((256, 256), np.float32).tobytes()
+    case = {"tensors": [{"shape": [], "type": 2}, {"shape": [1, 256]}, {"shape": [1, 256]}],
+            "operators": [{"opcode": 2, "inputs": [0, 1], "outputs": [2], "raw_options_2": _case_options(branches)}],
+            "inputs": [0, 1], "outputs": [2]}
+    fc = {"tensors": [{"shape": [1, 256]}, {"shape": [256, 256], "buffer": 1}, {"shape": [1, 256]}],
+          "operators": [{"opcode": 0, "inputs": [0, 1, -1], "outputs": [2]}], "inputs": [0], "outputs": [2]}
+    add = {"tensors": [{"shape": [1, 256]}, {"shape": [1, 256]}],
+           "operators": [{"opcode": 1, "inputs": [0, 0], "outputs": [1]}], "inputs": [0], "outputs": [1]}
+    sgs = [case, fc, add] + [case] * ((n_subgraphs or 3) - 3)
+    return build_model(sgs, [FULLY_CONNECTED, 0, STABLEHLO_CASE], buffers=[None, w])
+
+
+def test_stablehlo_case_counts_its_costlier_branch():
+    report = tflite_flops.analyze(_case_model([2, 1]))
+    # branch subgraph 1: FC 1·256·256 = 65,536 MACs; branch subgraph 2: one ADD of 256 elements, 0 MACs.
+    assert report.totals.macs == 65_536
+    (case,) = [o for o in report.ops if o.op_type == "STABLEHLO_CASE"]
+    assert "upper bound" in case.note and "subgraph 1" in case.note
+    fc = next(o for o in report.ops if o.op_type == "FULLY_CONNECTED")
+    assert (fc.phase, fc.executions, fc.macs) == ("inference", 1, 65_536)
+    add = next(o for o in report.ops if o.op_type == "ADD")
+    assert add.executions == 0  # costed, not counted: the other branch
+
+
+def test_stablehlo_case_branches_are_read_and_cycle_checked():
+    from tflite_flops.errors import ModelFormatError
+    from tflite_flops.reader.load import load_model
+
+    model = load_model(_case_model([2, 1]))
+    (op,) = model.subgraphs[0].operators
+    assert op.options["branch_subgraph_indices"] == (2, 1)
+    assert list(op.subgraph_refs.values()) == [2, 1]
+    with pytest.raises(ModelFormatError, match="cycle: 0 -> 0"):
+        load_model(_case_model([1, 0]))  # a branch that is the CASE's own subgraph
+    with pytest.raises(ModelFormatError, match="cycle: 3 -> 3"):
+        load_model(_case_model([1, 3], n_subgraphs=4))  # the same, in a subgraph nothing reaches
+    with pytest.raises(ModelFormatError, match="out of range"):
+        load_model(_case_model([1, 7]))

@@ -23,16 +23,6 @@ ANALYSIS = ROOT / "tflite_flops" / "analysis"
 ALLOWED = {
     # Not yet migrated: modules outside this change (issue 28 moves multi-section analysis out of
     # analysis/ and rewrites the walk's settings); their op-type literals are control flow and folding.
-    ("walk.py", "IF"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "WHILE"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "STABLEHLO_WHILE"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "CALL_ONCE"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "CALL"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "STABLEHLO_COMPOSITE"): "not yet migrated: the walk's control-flow dispatch (walk.py)",
-    ("walk.py", "LESS"): "not yet migrated: the WHILE trip-count inference reads a cond's comparison (walk.py)",
-    ("walk.py", "GREATER"): "not yet migrated: the WHILE trip-count inference reads a cond's comparison (walk.py)",
-    ("walk.py", "ADD"): "not yet migrated: the WHILE trip-count inference reads a body's counter step (walk.py)",
-    ("entries.py", "EMBEDDING_LOOKUP"): "not yet migrated: the embedding lookup's table rows (entries.py)",
     ("generative.py", "DYNAMIC_UPDATE_SLICE"): "not yet migrated: the KV-cache writes of a generative study",
 }
 

@@ -19,7 +19,8 @@ def test_contractions_are_registered_with_their_formulas():
 
 
 def test_control_flow_and_init_facts():
-    assert set(CALLER_OPS) == {"WHILE", "STABLEHLO_WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_COMPOSITE"}
+    assert set(CALLER_OPS) == {"WHILE", "STABLEHLO_WHILE", "IF", "STABLEHLO_CASE", "CALL_ONCE", "CALL",
+                               "STABLEHLO_COMPOSITE"}
     assert set(INIT_ON_CONSTANT_OPS) == {"DEQUANTIZE", "DENSIFY"}
     assert CALLER_OPS <= NOT_ISOLATED_OPS.keys()
     assert NOT_ISOLATED_OPS["HASHTABLE_FIND"] == "stateful (hash table)"

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ShapeError
 from ..ops import lookup
+from ..ops.facts import facts_of
 from ..ops.registry import CONTRACTION_OPS, INIT_ON_CONSTANT_OPS, Cost, OpContext, OpSpec, join_notes as _join
 from ..reader.model import Model, Subgraph
 from ..units import FLOAT_DTYPES
@@ -79,7 +80,7 @@ def precision(op_type: str, dtype: str | None, weight_dtype: str | None) -> str:
     if dtype is None:
         return "none"
     if weight_dtype is not None:
-        if op_type == "EMBEDDING_LOOKUP":
+        if facts_of(op_type).precision_from_weight:
             return _PRECISION.get(weight_dtype, weight_dtype.lower())  # the table, not the int32 ids
         if dtype in FLOAT_DTYPES and weight_dtype in _INT_WEIGHTS:
             return "hybrid"

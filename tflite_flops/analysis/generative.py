@@ -35,6 +35,7 @@ import dataclasses
 from typing import Any, Callable, Mapping
 
 from ..errors import InputSpecError
+from ..reader.bounds import check_signature_work
 from ..reader.model import Model, Signature
 from ..report import Prediction, Report, SignatureReport, TensorSummary, TokenFigures
 from ..settings import Settings
@@ -66,6 +67,7 @@ def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tu
     """
     if not model.signatures:
         raise InputSpecError("--all-signatures: the model has no signatures (SignatureDefs)")
+    check_signature_work(model)  # the loop below is bounded by the file's size
     keys = [s.key for s in model.signatures]
     for what, key in (("--prefill", prefill), ("--decode", decode)):
         if key is not None and key not in keys:

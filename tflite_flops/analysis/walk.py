@@ -4,12 +4,15 @@ The walk starts at the entry subgraph, resolves each op's output shapes
 (:func:`~tflite_flops.analysis.shapes.step`), makes its :class:`~tflite_flops.analysis.entries.Entry`
 and follows control flow:
 
-* WHILE: body × trips, cond × (trips + 1). The trip count is inferred when the loop bound is
+* WHILE, STABLEHLO_WHILE: body × trips, cond × (trips + 1). The trip count is inferred when the loop bound is
   visible (a counter compared with LESS against a known value, stepped by a constant ADD in the
   body); otherwise ``while_trips`` is used and the op is flagged "per iteration".
-* IF: both branches are costed; the costlier one counts (an upper bound, flagged).
+* IF and STABLEHLO_CASE: every branch is costed; the costlier one counts (an upper bound, flagged).
 * CALL_ONCE: its subgraph is init-time work, reported apart from per-inference totals.
 * CALL / STABLEHLO_COMPOSITE: the called (decomposition) subgraph counts once per call.
+
+Which of these an op is comes from its ``control_flow`` fact (:mod:`tflite_flops.ops.facts`), never from
+its op type here.
 
 DEQUANTIZE and DENSIFY of a constant tensor run once at preparation time (TFLite caches
 the result); they are init-time too, and their outputs count as constant weights downstream.
@@ -23,8 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import InputSpecError, ModelFormatError, ShapeError
+from ..ops.facts import (CALL_ONCE_INIT, CALL_SUBGRAPH, CASE_BRANCHES, COUNTER_ABOVE, COUNTER_BELOW, COUNTER_STEP,
+                         IF_ELSE, STABLEHLO_LOOP, WHILE_LOOP, facts_of)
 from ..ops.registry import CALLER_OPS, INIT_ON_CONSTANT_OPS, SPARSE_WEIGHT_OPS, OpContext, join_notes as _join
-from ..reader.model import Model, Subgraph
+from ..reader.bounds import check_call_graph
+from ..reader.model import Model, Subgraph, branch_refs
 from ..settings import Settings
 from .entries import CostOverride, Entry, ParamCount, constant_input0, cost_entry, opaque_note
 from .shapes import (InputAssumptions, SubgraphShapes, SubgraphTensors, initial_state, resolve_inputs, step,
@@ -86,6 +92,8 @@ def walk_model(walk: Walk, entry: int, spec: Mapping, batch: int | None) -> None
     model = walk.model
     if batch is not None and int(batch) < 1:
         raise InputSpecError(f"--batch must be at least 1 (got {batch})")
+    if entry:  # the load checked the walk from subgraph 0; a signature's walk starts elsewhere
+        check_call_graph(model, entry)
     shapes, resolved, warnings, walk.assumed = resolve_inputs(model, model.subgraphs[entry], spec, batch)
     walk.warnings.extend(warnings)
     inference, init = _walk_subgraph(walk, entry, shapes, resolved, {}, ())
@@ -175,15 +183,15 @@ def _control_flow(walk: Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContex
                 state.shapes[o] = sub_state.shapes[t]
                 state.resolved[o] = sub_state.resolved[t]
 
-    kind = op.op_type
-    if kind in ("WHILE", "STABLEHLO_WHILE") and "body_subgraph_index" in refs:
+    flow = facts_of(op.op_type).control_flow
+    if flow in (WHILE_LOOP, STABLEHLO_LOOP) and "body_subgraph_index" in refs:
         cond, body = refs.get("cond_subgraph_index"), refs["body_subgraph_index"]
         trips = infer_trip_count(walk.model, cond, body, in_values) if cond is not None else None
         if trips is None:
             trips = walk.while_trips
             entry.note = _join(entry.note, f"trip count unknown: body counted {trips}× (--while-trips); "
                                            "costs are per iteration")
-            walk.warnings.append(f"WHILE op {sg.index}:{op.index}: loop trip count could not be inferred; "
+            walk.warnings.append(f"{op.op_type} op {sg.index}:{op.index}: loop trip count could not be inferred; "
                                  f"counted {trips} iteration(s) (set --while-trips N)")
         else:
             entry.note = _join(entry.note, f"trip count {trips} inferred from the loop condition")
@@ -200,8 +208,9 @@ def _control_flow(walk: Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContex
             if o >= 0 and i >= 0:
                 state.shapes[o], state.resolved[o] = state.shapes[i], state.resolved[i]
         return inf, ini
-    if kind == "IF":
-        branches = [refs[k] for k in ("then_subgraph_index", "else_subgraph_index") if k in refs]
+    if flow in (IF_ELSE, CASE_BRANCHES):  # input 0 selects the branch; the others are the branches' inputs
+        branches = ([refs[k] for k in ("then_subgraph_index", "else_subgraph_index") if k in refs] if flow == IF_ELSE
+                    else branch_refs(refs, "branch_subgraph_indices"))
         if not branches:  # options of another op type (a corrupted file): nothing to walk
             return [], []
         results = [call(b, skip=1) for b in branches]
@@ -214,11 +223,11 @@ def _control_flow(walk: Walk, sg: Subgraph, state: SubgraphShapes, ctx: OpContex
                 state.resolved[o] = False
         entry.note = _join(entry.note, f"upper bound: the costlier branch (subgraph {branches[pick]}) is counted")
         return results[pick][0], [c for r in results for c in r[1]]
-    if kind == "CALL_ONCE" and "init_subgraph_index" in refs:
+    if flow == CALL_ONCE_INIT and "init_subgraph_index" in refs:
         c_inf, c_init = call(refs["init_subgraph_index"])
         entry.note = _join(entry.note, "its subgraph runs once, at init")
         return [], c_inf + c_init
-    if kind in ("CALL", "STABLEHLO_COMPOSITE"):
+    if flow == CALL_SUBGRAPH:
         sub = refs.get("subgraph", refs.get("decomposition_subgraph_index"))
         if sub is None:
             return [], []
@@ -245,9 +254,10 @@ def infer_trip_count(model: Model, cond: int, body: int, values: Mapping[int, An
     body_pos = {t: p for p, t in enumerate(bsg.inputs)}
     trips = []
     for op in csg.operators:
-        if op.op_type not in ("LESS", "GREATER") or len(op.inputs) != 2:
+        role = facts_of(op.op_type).loop_counter
+        if role not in (COUNTER_BELOW, COUNTER_ABOVE) or len(op.inputs) != 2:
             continue
-        a, b = op.inputs if op.op_type == "LESS" else op.inputs[::-1]
+        a, b = op.inputs if role == COUNTER_BELOW else op.inputs[::-1]
         if a not in cond_pos or cstate.values[b] is None:
             continue
         pos = cond_pos[a]
@@ -264,7 +274,7 @@ def _body_step(model: Model, bsg: Subgraph, body_pos: Mapping[int, int], pos: in
         return None
     target = bsg.outputs[pos]
     for op in bsg.operators:
-        if op.op_type == "ADD" and target in op.outputs and len(op.inputs) == 2:
+        if target in op.outputs and len(op.inputs) == 2 and facts_of(op.op_type).loop_counter == COUNTER_STEP:
             x, c = op.inputs
             if body_pos.get(c) == pos:
                 x, c = c, x

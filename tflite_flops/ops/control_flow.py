@@ -1,13 +1,16 @@
 """Control flow: the ops themselves cost nothing; the analysis costs the subgraphs they call.
 
-WHILE (body × trips, cond × trips+1), IF (costlier branch, an upper bound), CALL_ONCE (init-time),
-CALL and STABLEHLO_COMPOSITE (the called / decomposition subgraph). See analysis.py.
+WHILE and STABLEHLO_WHILE (body × trips, cond × trips+1), IF and STABLEHLO_CASE (the costlier branch, an
+upper bound), CALL_ONCE (init-time), CALL and STABLEHLO_COMPOSITE (the called / decomposition subgraph).
+Each op's ``control_flow`` fact names how analysis/walk.py follows it; the ``loop_counter`` facts of
+LESS, GREATER and ADD are what its WHILE trip-count inference reads.
 """
 
 from __future__ import annotations
 
 from .custom import SDPA, xnn_dot_attention
-from .facts import CALL_ONCE_INIT, IF_ELSE, WHILE_LOOP, register_facts
+from .facts import (CALL_ONCE_INIT, CALL_SUBGRAPH, CASE_BRANCHES, COUNTER_ABOVE, COUNTER_BELOW, COUNTER_STEP,
+                    IF_ELSE, STABLEHLO_LOOP, WHILE_LOOP, register_facts)
 from .placement import CATEGORY_OP_TYPE, XNNPACK, DelegateOp, reason, register_placement
 from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
 from .tflm import c_struct, fixed, register_tflm
@@ -25,7 +28,7 @@ register_zero(["CALL", "STABLEHLO_COMPOSITE"], "cost is in the called (decomposi
 register_traits(["WHILE", "IF", "CALL_ONCE", "CALL"], calls_subgraphs=True,
                 not_isolated="control flow: runs other subgraphs")
 register_traits(["STABLEHLO_WHILE", "STABLEHLO_COMPOSITE"], calls_subgraphs=True, not_isolated="control flow")
-register_traits("STABLEHLO_CASE", not_isolated="control flow")
+register_traits("STABLEHLO_CASE", calls_subgraphs=True, not_isolated="control flow")
 
 
 @shape_fn(["WHILE", "STABLEHLO_WHILE"])
@@ -70,3 +73,11 @@ register_facts("WHILE", law_features=("1", "trips", "copied", "growing_trips", "
                side_effects=True)
 register_facts("IF", control_flow=IF_ELSE, side_effects=True)
 register_facts("CALL_ONCE", control_flow=CALL_ONCE_INIT, side_effects=True)
+register_facts("STABLEHLO_WHILE", control_flow=STABLEHLO_LOOP)
+register_facts("STABLEHLO_CASE", control_flow=CASE_BRANCHES)
+register_facts(["CALL", "STABLEHLO_COMPOSITE"], control_flow=CALL_SUBGRAPH)
+# The converter's loop counter (walk.infer_trip_count): LESS(x, bound) or GREATER(bound, x) in the cond,
+# ADD(x, step) in the body.
+register_facts("LESS", loop_counter=COUNTER_BELOW)
+register_facts("GREATER", loop_counter=COUNTER_ABOVE)
+register_facts("ADD", loop_counter=COUNTER_STEP)

@@ -63,9 +63,16 @@ ABSORBS_PAD = "absorbs_pad"  # a convolution a zero padding before it folds into
 ZERO_PAD = "zero_pad"  # a constant padding that may fold into the convolution after it
 RESHAPE_IN_PLACE = "reshape_in_place"  # a reshape whose copy is skipped between two nodes of one partition
 
-# Control-flow kinds (OpFacts.control_flow), weight unpacking (OpFacts.weight_unpacking),
-# resource-variable roles (OpFacts.resource_variable).
-IF_ELSE, WHILE_LOOP, CALL_ONCE_INIT = "if", "while", "call_once"
+# Control-flow kinds (OpFacts.control_flow): how the walk (analysis/walk.py) follows the subgraphs the op names.
+IF_ELSE = "if"  # then/else branches: the costlier counts (an upper bound, flagged)
+CASE_BRANCHES = "case"  # a vector of branches (STABLEHLO_CASE): the costlier counts, as IF
+WHILE_LOOP = "while"  # TFLite's WHILE: cond × (trips + 1), body × trips
+STABLEHLO_LOOP = "stablehlo_while"  # the same walk; the memory and latency passes model only WHILE_LOOP
+CALL_ONCE_INIT = "call_once"  # its subgraph runs once, at init
+CALL_SUBGRAPH = "call"  # the called (decomposition) subgraph runs once per call
+# The roles in a WHILE loop's counter that the trip-count inference reads (OpFacts.loop_counter).
+COUNTER_BELOW, COUNTER_ABOVE, COUNTER_STEP = "below", "above", "step"  # x < bound, bound > x, x + step
+# Weight unpacking (OpFacts.weight_unpacking), resource-variable roles (OpFacts.resource_variable).
 DEQUANTIZE_WEIGHTS, DENSIFY_WEIGHTS = "dequantize", "densify"
 VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN = "handle", "read", "assign"
 
@@ -154,7 +161,9 @@ class OpFacts:
     law_features: tuple[str, ...] = ()  # its own law's features, when not its group's
     taps_weight: int | None = None  # input position of its [Cout, kh, kw, Cin] weights (the ``taps`` feature)
     tiled_macs: bool = False  # the ``tiled_macs`` feature: MACs with the output channels tiled
-    control_flow: str = ""  # IF_ELSE, WHILE_LOOP, CALL_ONCE_INIT
+    control_flow: str = ""  # IF_ELSE, CASE_BRANCHES, WHILE_LOOP, STABLEHLO_LOOP, CALL_ONCE_INIT, CALL_SUBGRAPH
+    loop_counter: str = ""  # COUNTER_BELOW, COUNTER_ABOVE, COUNTER_STEP: read by the trip-count inference
+    precision_from_weight: bool = False  # its precision is its weight's (a lookup table), not its activation's
     side_effects: bool = False  # partitioning chains it in order with the other side-effect ops
     weight_unpacking: str = ""  # DEQUANTIZE_WEIGHTS, DENSIFY_WEIGHTS: unpacks constant weights
     resource_variable: str = ""  # VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN
@@ -189,8 +198,8 @@ def record(op_type: str, *, override: bool = False, user: bool = False, **facts:
 def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     """Register the facts of op types that the analysis reads beyond their formulas (module docstring):
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``taps_weight=``,
-    ``tiled_macs=``, ``control_flow=``, ``side_effects=``, ``weight_unpacking=``, ``resource_variable=``.
-    Each fact once per op type."""
+    ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
+    ``weight_unpacking=``, ``resource_variable=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
+from .facts import register_facts
 from .placement import (CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp, gpu_io, gpu_version, reason,
                         register_placement)
 from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, KernelSetup, OpContext, Shape, Temporary,
@@ -310,6 +311,7 @@ def _svdf_shape(ctx: OpContext) -> list[Shape]:
 
 
 register_traits("EMBEDDING_LOOKUP", contraction=True)
+register_facts("EMBEDDING_LOOKUP", precision_from_weight=True)  # the table's precision, not the int32 ids'
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ DEFAULT_MODEL_TYPE = "tf_lite_prefill_decode"  # the main LLM model, analysed by
 MAX_PROTO_BYTES = 1 << 20
 # More entries than this in one vector of the header is not a bundle (a real one has a few dozen).
 MAX_ENTRIES = 100_000
+# Nor are more sections than this (a real bundle has about ten). ``--all-sections`` loads and analyses
+# each model section: with at most MAX_SECTIONS of them, none overlapping another, that work is bounded
+# by the file's size (each section's by its own bytes, columnar.TYPE_LIMITS) plus a fixed cost each.
+MAX_SECTIONS = 256
 
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -183,7 +187,8 @@ def read_bundle(buf: Any, path: str | None = None) -> Bundle:
 
     Raises:
         ModelFormatError: a truncated header, an offset or length outside the header or the file,
-            a section range outside the file or overlapping the header, a malformed union.
+            a section range outside the file or overlapping the header, more than :data:`MAX_SECTIONS`
+            sections, two model sections that overlap, a malformed union.
     """
     size = len(buf)
     if size < HEADER_BYTES:
@@ -204,7 +209,10 @@ def read_bundle(buf: Any, path: str | None = None) -> Bundle:
     if section_meta is None:
         raise ModelFormatError("LiteRT-LM header has no section table")
     sections = []
-    for i, obj in enumerate(fb.table_vector(section_meta, 0)):
+    objects = fb.table_vector(section_meta, 0)
+    if len(objects) > MAX_SECTIONS:
+        raise ModelFormatError(f"LiteRT-LM header lists {len(objects):,} sections (limit {MAX_SECTIONS:,})")
+    for i, obj in enumerate(objects):
         items = dict(fb.key_value(kv) for kv in fb.table_vector(obj, 0))
         begin, end, code = fb.scalar(obj, 1, _U64), fb.scalar(obj, 2, _U64), fb.scalar(obj, 3, "<B")
         kind = SECTION_TYPES[code] if code < len(SECTION_TYPES) else f"unknown({code})"
@@ -212,6 +220,11 @@ def read_bundle(buf: Any, path: str | None = None) -> Bundle:
             raise ModelFormatError(f"section {i} ({kind}) spans bytes {begin}..{end}, outside the {size}-byte file "
                                    f"after the {header_end}-byte header")
         sections.append(Section(i, kind, begin, end, MappingProxyType(items)))
+    models = sorted((s for s in sections if s.kind == MODEL_SECTION and s.size), key=lambda s: (s.begin, s.end))
+    for a, b in zip(models, models[1:]):
+        if b.begin < a.end:
+            raise ModelFormatError(f"model sections {a.index} and {b.index} overlap (bytes {a.begin}..{a.end} and "
+                                   f"{b.begin}..{b.end})")
     llm_section = next((s for s in sections if s.kind == "LlmMetadataProto"), None)
     llm = None
     if llm_section is not None and 0 < llm_section.size <= MAX_PROTO_BYTES:

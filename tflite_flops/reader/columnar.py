@@ -61,6 +61,20 @@ from .flatbuffer_layout import (SCALAR, STRING, TABLE, UNION, UNKNOWN, VEC_STRIN
 MAX_DEPTH = 64
 MAX_TABLES = 1_000_000
 MAX_DECODED = 1 << 23  # elements of non-span vectors decoded into Python tuples (~300 MB at worst)
+# The work of a decode is bounded by the file's size, not only by the constants above: a file whose
+# offsets all point at one table would otherwise make a few bytes cost one table visit each, and the
+# reader and the analysis after it do per-table work in Python. Visits allowed: base + size // bytes.
+# Real models need far less: the densest sample holds one table per 60 bytes, one operator per
+# ~150 bytes (its table, vectors and output tensor) and one subgraph per several KiB.
+TABLES_PER_FILE = (16_384, 16)  # every table visit
+TYPE_LIMITS = {"SubGraph": (1_024, 512), "Operator": (4_096, 128)}  # the costliest tables to read and analyze
+DECODED_PER_FILE = (65_536, 2)  # vector elements decoded: a shared vector counts once per holder
+
+
+def size_limit(size: int, rule: tuple[int, int]) -> int:
+    """The visits a ``(base, bytes per visit)`` rule allows in a file of ``size`` bytes."""
+    base, per = rule
+    return base + size // per
 MAX_OFFSET = 1 << 31  # offsets are uoffset_t used as signed: FLATBUFFERS_MAX_BUFFER_SIZE
 
 _U16x2 = struct.Struct("<HH")
@@ -117,6 +131,7 @@ class Walk:
         self.max_tables = max_tables
         self.tables_seen = 0
         self.decoded = 0
+        self.max_decoded = MAX_DECODED
         self.vtables: dict[int, tuple[tuple[int, ...], int]] = {}  # vtables are shared between tables
         self.layouts: dict[tuple[int, str], tuple[int, ...]] = {}  # (vtable, table type) -> field voffsets
 
@@ -132,13 +147,14 @@ class Walk:
             raise ModelFormatError(f"{what}: tables nested deeper than {self.max_depth} levels")
         self.tables_seen += count
         if self.tables_seen > self.max_tables:
-            raise ModelFormatError(f"more than {self.max_tables} tables: refusing to walk further")
+            raise ModelFormatError(f"more than {self.max_tables:,} tables in a {self.size:,}-byte file: "
+                                   "refusing to walk further")
 
     def count_decoded(self, n: int, what: str) -> None:
-        """Count ``n`` more vector elements read into Python values; refuse past MAX_DECODED (before reading)."""
+        """Count ``n`` more vector elements read into Python values; refuse past ``max_decoded`` (before reading)."""
         self.decoded += n
-        if self.decoded > MAX_DECODED:
-            raise ModelFormatError(f"{what}: more than {MAX_DECODED:,} vector elements to decode "
+        if self.decoded > self.max_decoded:
+            raise ModelFormatError(f"{what}: more than {self.max_decoded:,} vector elements to decode "
                                    "(shapes, tensor lists, options): refusing to allocate them")
 
     def vtable(self, vt: int, t: int, what: str) -> tuple[tuple[int, ...], int]:
@@ -299,7 +315,10 @@ class _ColumnVerifier(Walk):
     """One verification walk over a whole file, a batch of same-typed tables at a time."""
 
     def __init__(self, buf: Any, schema: Schema, max_depth: int, max_tables: int) -> None:
-        super().__init__(buf, schema, max_depth, max_tables)
+        super().__init__(buf, schema, max_depth, min(max_tables, size_limit(len(buf), TABLES_PER_FILE)))
+        self.max_decoded = min(MAX_DECODED, size_limit(len(buf), DECODED_PER_FILE))
+        self.type_limits = {name: size_limit(len(buf), rule) for name, rule in TYPE_LIMITS.items()}
+        self.type_seen = dict.fromkeys(TYPE_LIMITS, 0)
         self._views: dict[str, np.ndarray] = {}
         self.u8 = self.view("B")
         self.u16 = self.view("H")
@@ -477,6 +496,12 @@ class _ColumnVerifier(Walk):
         vtable its field voffsets and the inline size it gives its tables.
         """
         self.enter(len(t), name, depth)
+        if name in self.type_seen:
+            self.type_seen[name] += len(t)
+            if self.type_seen[name] > self.type_limits[name]:
+                raise ModelFormatError(f"more than {self.type_limits[name]:,} {name} tables in a {self.size:,}-byte "
+                                       f"file (limit {TYPE_LIMITS[name][0]:,} + one per {TYPE_LIMITS[name][1]} "
+                                       "bytes): refusing to read further")
         size = self.size
         if len(t) == 1:  # one table: the same checks with Python ints
             t0 = int(t[0])

@@ -24,6 +24,7 @@ from . import columnar, schema
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
 from ..files import open_regular
 from ..units import printable
+from .bounds import check_call_graph
 from .bundle import Bundle, Section, is_bundle, read_bundle
 from .flatbuffer_layout import Columns, Span, SpanList
 from .model import (NO_OPTIONS, NO_REFS, Model, Operator, Quantization, Signature, Sparsity, Subgraph, Tensor,
@@ -171,59 +172,6 @@ def load_section(bundle: Bundle, section: Section) -> Model:
                 raise ModelFormatError(f"section {section.label}: external buffer {ident} ({offset}+{length}) lies "
                                        f"outside its {room}-byte TFLiteWeights section")
     return replace(model, bundle=bundle, section=section)
-
-
-# The analysis walks a called subgraph once per call site. A file whose subgraphs call each
-# other in a diamond chain (IF then=s+1 else=s+1, ...) would make that walk exponential; it is
-# refused when the walk would visit more ops than this (plus 16 per op of the model).
-MAX_WALK_VISITS = 2_000_000
-
-
-def check_call_graph(model: Model) -> None:
-    """Refuse subgraph references that form a cycle or that expand into an absurd walk.
-
-    Args:
-        model: a parsed model whose subgraph references are already range-checked.
-
-    Raises:
-        ModelFormatError: a cycle (``0 -> 1 -> 0``) or a call graph whose fully expanded walk
-            visits more than ``MAX_WALK_VISITS + 16 * ops`` operators.
-    """
-    n = len(model.subgraphs)
-    callees = [[ref for op in filter(calls_subgraphs, sg.operators) for ref in op.subgraph_refs.values()]
-               for sg in model.subgraphs]
-    if not any(callees):
-        return
-    # Iterative depth-first search with colours: 0 new, 1 on the stack, 2 done.
-    colour = [0] * n
-    visits = [0] * n  # ops visited by a walk that starts at this subgraph
-    for start in range(n):
-        if colour[start]:
-            continue
-        stack = [(start, 0)]
-        colour[start] = 1
-        while stack:
-            node, i = stack[-1]
-            if i < len(callees[node]):
-                stack[-1] = (node, i + 1)
-                child = callees[node][i]
-                if colour[child] == 1:
-                    path = [s for s, _ in stack]
-                    loop = path[path.index(child):] + [child]
-                    raise ModelFormatError("subgraph references form a cycle: "
-                                           + " -> ".join(map(str, loop)))
-                if colour[child] == 0:
-                    colour[child] = 1
-                    stack.append((child, 0))
-                continue
-            stack.pop()
-            colour[node] = 2
-            visits[node] = len(model.subgraphs[node].operators) + sum(visits[c] for c in callees[node])
-    total_ops = sum(len(sg.operators) for sg in model.subgraphs)
-    limit = MAX_WALK_VISITS + 16 * total_ops
-    if sum(visits) > limit:
-        raise ModelFormatError(f"subgraph references expand into a walk over {sum(visits):,} operators "
-                               f"(limit {limit:,}); refusing a call graph this deep")
 
 
 # Groups of at least this many ops of one options type look for equal stored values before

@@ -124,10 +124,23 @@ calls_subgraphs = attrgetter("subgraph_refs")  # truthy for an operator that nam
 
 
 def subgraph_refs(options: Mapping[str, Any]) -> Mapping[str, int]:
-    """The subgraph indices named in builtin options (``*subgraph_index`` and ``subgraph`` fields)."""
-    refs = {k: v for k, v in options.items()
-            if isinstance(v, int) and not isinstance(v, bool) and (k.endswith("subgraph_index") or k == "subgraph")}
+    """The subgraph indices named in builtin options: ``*subgraph_index`` and ``subgraph`` fields, and each
+    element of a ``*subgraph_indices`` vector (STABLEHLO_CASE's ``branch_subgraph_indices``), keyed
+    ``name[i]`` in the vector's order (:func:`branch_refs` reads them back)."""
+    refs = {}
+    for k, v in options.items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            if k.endswith("subgraph_index") or k == "subgraph":
+                refs[k] = v
+        elif k.endswith("subgraph_indices") and isinstance(v, tuple):
+            refs.update((f"{k}[{i}]", int(x)) for i, x in enumerate(v))
     return MappingProxyType(refs) if refs else NO_REFS
+
+
+def branch_refs(refs: Mapping[str, int], name: str) -> list[int]:
+    """The elements of the subgraph-index vector ``name`` among ``refs`` (:func:`subgraph_refs`), in order."""
+    prefix = name + "["
+    return [v for k, v in refs.items() if k.startswith(prefix)]
 
 
 @dataclass(frozen=True, slots=True)

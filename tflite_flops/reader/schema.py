@@ -25,6 +25,7 @@ import functools
 import json
 import os
 import re
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from . import flatbuffer_layout as layout
@@ -35,6 +36,8 @@ FILE_IDENTIFIER = b"TFL3"
 # Ops and tensor types newer than the bindings (TFLite schema.fbs, 2026).
 _EXTRA_BUILTIN_OPS = {209: "STABLEHLO_CASE"}
 _EXTRA_TENSOR_TYPES = {19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
+# Options tables newer than the bindings, by builtin_options_2 union code (their layouts: _NEWER_FIELDS).
+_EXTRA_OPTIONS_2 = {23: "StablehloCaseOptions"}
 
 
 _TABLES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema_tables.json")
@@ -139,7 +142,8 @@ def _union_classes(union: type) -> dict[int, type]:
 
 
 # the options tables of ``builtin_options`` and ``builtin_options_2``: union code -> table name
-_OPTIONS_NAMES: tuple[dict[int, str], dict[int, str]] = (_SNAPSHOT["options"][0], _SNAPSHOT["options"][1])
+_OPTIONS_NAMES: tuple[dict[int, str], dict[int, str]] = (_SNAPSHOT["options"][0],
+                                                          {**_EXTRA_OPTIONS_2, **_SNAPSHOT["options"][1]})
 _OPTIONS_TABLES = {name for members in _OPTIONS_NAMES for name in members.values()}
 
 
@@ -254,6 +258,8 @@ _NEWER_FIELDS: dict[str, tuple[layout.Field, ...]] = {
                        layout.Field("offset", 8, layout.SCALAR, fmt="Q", size=8, default=0),
                        layout.Field("length", 10, layout.SCALAR, fmt="Q", size=8, default=0),
                        layout.Field("packing", 12, layout.STRING)),
+    # table StablehloCaseOptions { branch_subgraph_indices: [int]; } (builtin_options_2 member 23)
+    "StablehloCaseOptions": (layout.Field("branch_subgraph_indices", 4, layout.VECTOR, fmt="i", size=4),),
 }
 
 
@@ -273,6 +279,9 @@ def table_layout(name: str) -> tuple[layout.Field, ...]:
             raise
         fields = []  # a table newer than the bindings
     known = {f.name for f in fields}
+    if name == "Operator":  # the options_2 union's members newer than the bindings
+        fields = [replace(f, union={**_EXTRA_OPTIONS_2, **f.union}) if f.name == "builtin_options2" and f.union
+                  else f for f in fields]
     return tuple(fields) + tuple(f for f in _NEWER_FIELDS.get(name, ()) if f.name not in known)
 
 
