@@ -408,7 +408,8 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
 
     from tflite_flops.analysis.placement import place_subgraph
     from tflite_flops.analysis.xnnpack_memory import _reshape_bytes, xnnpack_bytes
-    from tflite_flops.measure import calibration_suite, runtimes
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
 
     fb = runtimes.schema_module("litert")
     paths = []
@@ -474,7 +475,8 @@ def test_xnnpack_bytes_arithmetic_of_two_one_op_models():
     # above: the packed weights, workspace and indirection below are LiteRT's to the byte).
     from tflite_flops.analysis.placement import place_subgraph
     from tflite_flops.analysis.xnnpack_memory import xnnpack_bytes
-    from tflite_flops.measure import calibration_suite, runtimes
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
 
     fb = runtimes.schema_module("litert")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .analysis import analyze_model
-from .analysis.cost_model import DeviceProfile
+from .latency.profile import DeviceProfile
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, ProfileMismatchError, RuntimeMissingError, RuntimeUnavailableError
@@ -76,7 +76,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
-        predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile` or the path of
+        predict: a device profile (:class:`~tflite_flops.latency.profile.DeviceProfile` or the path of
             its JSON file, ``calibrate -o``): predict every op's time (``ops[].predicted_ms``) and the
             whole model's (``report.prediction``) in the configuration of ``runtime`` and ``threads``
             (:func:`load_profile`). Needs no runtime. With ``all_signatures``, every signature's too

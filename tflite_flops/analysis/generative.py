@@ -23,7 +23,7 @@ fills ``report.signatures`` with a :class:`~tflite_flops.report.SignatureReport`
 
 With ``--latency``, :mod:`tflite_flops.measure.tokens` times every signature and adds tokens/s
 and the time to first token. With ``predict`` (``--predict PROFILE``), every signature gets its own
-prediction (:func:`tflite_flops.analysis.predict.add_prediction` on the signature's report: its ops at
+prediction (:func:`tflite_flops.latency.predict.add_prediction` on the signature's report: its ops at
 its shapes, its XNNPACK partitions) and the token figures their predicted counterparts, computed as
 the measured ones are: tokens/s = tokens ÷ the predicted call time, and for prefill the time to first
 token = one predicted prefill call.
@@ -39,7 +39,7 @@ from ..reader.model import Model, Signature
 from ..report import Prediction, Report, SignatureReport, TensorSummary, TokenFigures
 from ..settings import Settings
 from ..units import tensor_bytes
-from .predict import add_prediction
+from ..latency.predict import add_prediction
 
 ROLES = ("prefill", "decode")
 _INT_DTYPES = frozenset({"INT32", "INT64"})

@@ -22,7 +22,7 @@ from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from .bundle import describe_bundle
-from .predict import add_prediction
+from ..latency.predict import add_prediction
 from .generative import add_signatures
 from .walk import Walk, entry_subgraph, walk_model
 
@@ -37,7 +37,7 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
     (input shapes, batch, while trips, signature, threads, delegate flags, target, cost overrides); with
     a device profile in ``settings.predict`` (already checked against the configuration:
     :func:`tflite_flops.api.load_profile`), every op's predicted time and the whole model's
-    (:func:`tflite_flops.analysis.predict.add_prediction`). The other arguments say what is analysed, as
+    (:func:`tflite_flops.latency.predict.add_prediction`). The other arguments say what is analysed, as
     for :func:`tflite_flops.analyze`, which also converts Keras models and measures; ``name`` names a model
     given as bytes (the report's ``model.path``). For a LiteRT-LM bundle, ``section`` picks the model
     section (default: the ``prefill_decode`` model), ``all_sections`` adds every other model section's

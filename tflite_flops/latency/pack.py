@@ -17,12 +17,12 @@ import os
 import re
 from typing import Any
 
-from ..analysis.cost_model import DeviceProfile, Machine, ProfileError, read_json
+from .profile import DeviceProfile, Machine, ProfileError, read_json
 from ..settings import RuntimeSettings, Settings
-from . import runtimes
+from ..measure import runtimes
 from .calibrate import analyse, build_profile
-from .calibration_suite import SuitePoint, build, suite
-from .device_profile import read_profile, read_profile_text
+from .suite import SuitePoint, build, suite
+from ..measure.device_profile import read_profile, read_profile_text
 
 PACK_FORMAT = "tflite_flops.calibration_pack"
 PACK_VERSION = 1

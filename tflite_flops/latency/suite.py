@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph_writer import ACTIVATIONS, PADDING, GraphWriter, Quant
+from ..measure.graph_writer import ACTIVATIONS, PADDING, GraphWriter, Quant
 
 DESCRIPTION = "tflite_flops calibration suite"
 PRECISIONS = ("float32", "fp16", "hybrid", "int8")
