@@ -7,6 +7,7 @@ import its own layer and the layers below it, never one above. On top of that:
 
 * the latency package (``latency/``) spans two layers: its static modules (profile, predict, fit) are
   analysis, the ones that write and time models (suite, calibrate, pack) measurement;
+* ``device/`` (benchmark_model's outputs, read and joined to a report) is on the measure layer;
 * measurement never imports render (it draws no output of its own but a progress bar);
 * the Report's records never import budget, completeness, compare or render (those read Reports);
 * no module imports the package's own ``__init__`` (``from . import __version__`` and the like):
@@ -31,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops", (f"{P}.ops",)),
     ("report", (f"{P}.report",)),
     ("analysis", (f"{P}.analysis", f"{P}.latency")),  # latency/: the profile, prediction and fit run nothing
-    ("measure", (f"{P}.measure", *LATENCY_MEASURE)),
+    ("measure", (f"{P}.measure", f"{P}.device", *LATENCY_MEASURE)),
     ("studies", (f"{P}.studies",)),
     ("render", (f"{P}.render",)),
     ("api", (f"{P}.api", f"{P}.convert")),
@@ -44,6 +45,7 @@ FORBIDDEN = [  # (importer prefix, imported prefix): edges the layer order alone
     (f"{P}.report.records", f"{P}.report.compare"),
     (f"{P}.report", f"{P}.render"),
     (f"{P}.measure", f"{P}.render"),
+    (f"{P}.device", f"{P}.render"),
     *((m, f"{P}.render") for m in LATENCY_MEASURE),
 ]
 
