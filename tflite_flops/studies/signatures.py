@@ -1,4 +1,6 @@
-"""Every signature in one report, and the per-token figures of generative models.
+"""Every signature in one report, and the per-token figures of generative models: a study of several
+entries, which :func:`tflite_flops.analyze` (``all_signatures=True``, ``--all-signatures``) composes on the
+report of the model's entry.
 
 A generative ``.tflite`` (an on-device LLM) has several signatures, typically ``prefill``
 (T prompt tokens at once) and ``decode`` (one token), that share one copy of the weights and
