@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from tflite_flops.convert import to_tflite  # noqa: E402
 from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E402
 from tflite_flops.measure.runtime import RuntimeSettings, fill_inputs, make_interpreter, resize_and_allocate  # noqa: E402
 
@@ -36,7 +37,7 @@ def mobilenet_v2(path: str) -> None:
 
     model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3))
     with open(path, "wb") as f:
-        f.write(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+        f.write(to_tflite(model))
 
 
 def bare_loop(path: str, threads: int, runs: int, warmup: int) -> float:

@@ -135,7 +135,7 @@ def main() -> int:
     t0 = time.time()
     profile = args.profile
     if profile is None:
-        from tflite_flops.measure.calibrate import calibrate
+        from tflite_flops.latency.calibrate import calibrate
 
         profile = os.path.join(work, "profile.json")
         _, timed = calibrate(profile, runtime, quick=args.quick, progress=True)

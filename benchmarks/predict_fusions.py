@@ -1,6 +1,6 @@
 """Do the ops ``analyze --predict`` counts as fused really cost nothing? Timed on LiteRT with XNNPACK.
 
-For each fusion rule of :func:`tflite_flops.analysis.predict.fused_ops` (a clamp merged into the
+For each fusion rule of :func:`tflite_flops.latency.predict.fused_ops` (a clamp merged into the
 convolution before it, a zero PAD folded into a VALID convolution, a RESHAPE run in place), three
 generated models: the op with nothing to fuse it with (the baseline), the op where the rule applies,
 and the same op made unfusable by a second reader of the tensor the rule needs read once. The rule
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 from tflite_builder import build_model  # noqa: E402
 from tflite_flops.analysis import analyze_model  # noqa: E402
-from tflite_flops.analysis.predict import fused_ops  # noqa: E402
+from tflite_flops.latency.predict import fused_ops  # noqa: E402
 from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E402
 from tflite_flops.measure.runtime import RuntimeSettings  # noqa: E402
 from tflite_flops.reader.load import load_model  # noqa: E402

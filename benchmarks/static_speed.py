@@ -297,10 +297,18 @@ def write_sparse_fc(path: Path, total_bytes: int = 4 << 30, layers: int = 8) -> 
 RECIPE = "r1"  # part of each cached file's name: change it when a recipe changes
 
 
+def _to_tflite(source, quantization: str = "float", representative=None, **kwargs) -> bytes:
+    """The package's one conversion recipe (``tflite_flops.convert.to_tflite``), from this checkout."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from tflite_flops.convert import to_tflite
+
+    return to_tflite(source, quantization, representative, **kwargs)
+
+
 def _keras_app(name: str):
     def build(tf):
         app = getattr(tf.keras.applications, name)
-        return tf.lite.TFLiteConverter.from_keras_model(app(weights=None)).convert()
+        return _to_tflite(app(weights=None))
     return build
 
 
@@ -308,19 +316,13 @@ def _mobilenet_v2_int8(tf):
     import numpy as np
 
     model = tf.keras.applications.MobileNetV2(weights=None)
-    conv = tf.lite.TFLiteConverter.from_keras_model(model)
 
     def representative():
         rng = np.random.default_rng(0)
         for _ in range(4):
             yield [rng.uniform(-1.0, 1.0, (1, 224, 224, 3)).astype(np.float32)]
 
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = representative
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = tf.int8
-    conv.inference_output_type = tf.int8
-    return conv.convert()
+    return _to_tflite(model, "int8", representative)
 
 
 def _transformer_stack(tf, layers: int = 6, seq: int = 128, d: int = 256, heads: int = 4, ffn: int = 1024,
@@ -344,7 +346,7 @@ def _transformer_stack(tf, layers: int = 6, seq: int = 128, d: int = 256, heads:
         h = L.Dense(d)(L.Dense(ffn, activation="gelu")(x))
         x = L.LayerNormalization(epsilon=1e-6)(x + h)
     logits = L.Dense(vocab)(x)
-    return tf.lite.TFLiteConverter.from_keras_model(keras.Model(tokens, logits)).convert()
+    return _to_tflite(keras.Model(tokens, logits))
 
 
 def _decoder(tf, layers: int = 20, d: int = 128, heads: int = 4, ffn: int = 384, vocab: int = 2048,
@@ -429,7 +431,7 @@ def _decoder(tf, layers: int = 20, d: int = 128, heads: int = 4, ffn: int = 384,
     sigs = {key: signature(tokens) for key, tokens in signatures}
     with tempfile.TemporaryDirectory(prefix="static_speed_savedmodel_") as folder:
         tf.saved_model.save(module, folder, signatures=sigs)
-        return tf.lite.TFLiteConverter.from_saved_model(folder, signature_keys=list(sigs)).convert()
+        return _to_tflite(folder, signature_keys=list(sigs))
 
 
 # name -> (what it is, recipe(tf) -> the converted model's bytes)

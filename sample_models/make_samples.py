@@ -65,6 +65,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the package of this checkout: its converter recipe (tflite_flops.convert)
 
 CNN_SHAPE = (1, 32, 32, 3)
 FCN_CHANNELS = 3
@@ -451,9 +452,11 @@ def _quiet():
 
 
 def convert_keras(model, mode: str = "float", calib_shape=None, seed: int = 1234) -> bytes:
-    """Convert a Keras model. mode: float | int8 | dynamic_range | fp16."""
-    tf = _tf()
-    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    """Convert a Keras model with the package's recipe (``tflite_flops.convert.to_tflite``). mode: float |
+    int8 | dynamic_range | fp16; int8 is calibrated on 16 uniform random inputs of ``calib_shape``."""
+    from tflite_flops.convert import to_tflite
+
+    representative = None
     if mode == "int8":
         shape = tuple(calib_shape or model.inputs[0].shape)
 
@@ -462,20 +465,7 @@ def convert_keras(model, mode: str = "float", calib_shape=None, seed: int = 1234
             for _ in range(16):
                 yield [rng.uniform(-1.0, 1.0, shape).astype(np.float32)]
 
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = representative
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
-    elif mode == "dynamic_range":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    elif mode == "fp16":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.target_spec.supported_types = [tf.float16]
-    elif mode != "float":
-        raise ValueError(f"unknown conversion mode {mode!r}")
-    with _quiet():
-        return conv.convert()
+    return to_tflite(model, mode, representative)
 
 
 def convert_signatures(module, signatures, mode: str = "float") -> bytes:
@@ -487,15 +477,14 @@ def convert_signatures(module, signatures, mode: str = "float") -> bytes:
     """
     import tempfile
 
+    from tflite_flops.convert import to_tflite
+
+    if mode not in ("float", "dynamic_range"):
+        raise ValueError(f"unknown conversion mode {mode!r}")
     tf = _tf()
     with tempfile.TemporaryDirectory() as folder, _quiet():
         tf.saved_model.save(module, folder, signatures=signatures)
-        conv = tf.lite.TFLiteConverter.from_saved_model(folder, signature_keys=list(signatures))
-        if mode == "dynamic_range":
-            conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        elif mode != "float":
-            raise ValueError(f"unknown conversion mode {mode!r}")
-        return conv.convert()
+        return to_tflite(folder, mode, signature_keys=list(signatures))
 
 
 def convert_fcn(model) -> bytes:

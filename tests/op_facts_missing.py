@@ -27,7 +27,7 @@ HEADER = """\
 def listing() -> str:
     """The listing's text, header first."""
     import tflite_flops.ops  # noqa: F401  # (every family registers its facts)
-    from tflite_flops.measure.calibration_suite import suite
+    from tflite_flops.latency.suite import suite
     from tflite_flops.ops.facts import DEFAULTS, missing_facts
     from tflite_flops.reader import schema
 

@@ -56,7 +56,7 @@ PREDICT_PROFILE = Path(__file__).resolve().parent / "fixtures" / "predict_profil
 def predicted_report() -> Report:
     """The measured report, also predicted with the hand-written fixture profile (predicted against measured)."""
     from tflite_flops.analysis import analyze_model
-    from tflite_flops.analysis.cost_model import DeviceProfile
+    from tflite_flops.latency.profile import DeviceProfile
     from tflite_flops.settings import Settings
 
     predicted = analyze_model(SAMPLES / "cnn_float.tflite", Settings(predict=DeviceProfile.load(str(PREDICT_PROFILE))))

@@ -14,8 +14,8 @@ import cli_process
 import numpy as np
 import pytest
 
-from tflite_flops.analysis.cost_model import DeviceProfile, Machine, OpFeatures
-from tflite_flops.measure.law_fit import Sample, fit_law, fit_laws, fit_overheads, nnls
+from tflite_flops.latency.profile import DeviceProfile, Machine, OpFeatures
+from tflite_flops.latency.fit import Sample, fit_law, fit_laws, fit_overheads, nnls
 
 ROOT = Path(__file__).resolve().parent.parent
 MACHINE = Machine(cpu="test cpu", cores=2, runtime="litert", runtime_version="9.9", threads=1, xnnpack=True)
@@ -95,8 +95,8 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
     import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
 
     from tflite_flops.measure import runtimes
-    from tflite_flops.measure.calibrate import analyse
-    from tflite_flops.measure.calibration_suite import LOOP, OVERHEAD, build, suite
+    from tflite_flops.latency.calibrate import analyse
+    from tflite_flops.latency.suite import LOOP, OVERHEAD, build, suite
 
     fb = runtimes.schema_module("litert")
     keys: collections.Counter = collections.Counter()
@@ -122,9 +122,9 @@ def test_the_suite_covers_every_family_precision_and_placement_it_claims():
 
 
 def test_the_while_law_is_the_loop_points_less_the_invoke_and_their_cond_and_body_ops():
-    from tflite_flops.analysis.cost_model import Law
-    from tflite_flops.measure.calibrate import Analysed, loop_laws
-    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint
+    from tflite_flops.latency.profile import Law
+    from tflite_flops.latency.calibrate import Analysed, loop_laws
+    from tflite_flops.latency.suite import LOOP, SuitePoint
 
     # Loop points of T trips over E loop-variable elements; the cond's LESS runs T + 1 times at 0.05 us
     # (its law), the WHILE's own cost is 1.5 + 0.1 T + 0.0001 T E us, the invoke 0.5 us. For T = 4,
@@ -168,8 +168,8 @@ def test_a_loop_point_runs_its_trips_in_the_runtime_and_the_walk_counts_them():
     import ai_edge_litert  # noqa: F401
 
     from tflite_flops.measure import runtimes
-    from tflite_flops.measure.calibrate import analyse
-    from tflite_flops.measure.calibration_suite import LOOP, build, suite
+    from tflite_flops.latency.calibrate import analyse
+    from tflite_flops.latency.suite import LOOP, build, suite
     from tflite_flops.measure.runtime import RuntimeSettings, make_interpreter
 
     fb = runtimes.schema_module("litert")
@@ -195,8 +195,8 @@ def test_a_loop_point_runs_its_trips_in_the_runtime_and_the_walk_counts_them():
 def test_a_rerun_times_only_the_points_the_side_file_lacks(tmp_path):
     import ai_edge_litert  # noqa: F401
 
-    from tflite_flops.measure.calibrate import append_side, calibrate, configuration, side_path
-    from tflite_flops.measure.calibration_suite import suite
+    from tflite_flops.latency.calibrate import append_side, calibrate, configuration, side_path
+    from tflite_flops.latency.suite import suite
     from tflite_flops.measure.runtime import RuntimeSettings
 
     points = [p for p in suite(quick=True) if p.id.startswith(("ADD-float32", "overhead"))]
@@ -242,7 +242,7 @@ def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_
     from ai_edge_litert.interpreter import Interpreter
 
     from tflite_flops.analysis import analyze_model
-    from tflite_flops.measure.calibration_pack import import_pack
+    from tflite_flops.latency.pack import import_pack
 
     pack = tmp_path / "pack"
     r = run("calibrate", "--export-pack", str(pack), "--quick")
@@ -294,8 +294,8 @@ def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_
 def test_calibrate_end_to_end_on_a_small_subset(tmp_path):
     import ai_edge_litert  # noqa: F401
 
-    from tflite_flops.measure.calibrate import calibrate
-    from tflite_flops.measure.calibration_suite import suite
+    from tflite_flops.latency.calibrate import calibrate
+    from tflite_flops.latency.suite import suite
     from tflite_flops.measure.runtime import RuntimeSettings
 
     points = [p for p in suite(quick=True) if p.id.startswith(("CONV_2D-float32", "ADD-float32", "overhead"))]
@@ -315,7 +315,7 @@ def test_an_unwritable_output_is_one_line(tmp_path):
 def test_conv_features_count_the_output_channel_tiles():
     from types import SimpleNamespace
 
-    from tflite_flops.analysis.cost_model import CHANNEL_TILE, law_features, op_features
+    from tflite_flops.latency.profile import CHANNEL_TILE, law_features, op_features
 
     assert CHANNEL_TILE == 16
     # 3x3 CONV_2D on 8x8x16 to 8 channels, SAME: 8 x 8 x 8 outputs x 9 x 16 = 73,728 MACs; the microkernel
@@ -335,7 +335,7 @@ def test_conv_features_count_the_output_channel_tiles():
 
 
 def test_the_range_is_the_op_part_s_error_as_prediction_applies_it():
-    from tflite_flops.measure.law_fit import op_residuals, residuals
+    from tflite_flops.latency.fit import op_residuals, residuals
 
     law = {"1": 2.0}  # the op alone: 2 us
     f = OpFeatures("ADD", "float32", "xnnpack", {"1": 1.0})

@@ -45,11 +45,9 @@ def test_two_layer_lstm_sample(samples_dir):
 
 
 def _convert(model) -> bytes:
-    import tensorflow as tf
+    from tflite_flops.convert import to_tflite  # the package's one conversion recipe
 
-    conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    with contextlib.redirect_stdout(io.StringIO()):
-        return conv.convert()
+    return to_tflite(model)
 
 
 @pytest.fixture(scope="module")

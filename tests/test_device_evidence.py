@@ -17,7 +17,7 @@ import pytest
 import cli_process
 import tflite_flops
 from litert_plan import litert_plan
-from tflite_flops.measure.device_evidence import (join_runtime_details, message_class, parse_benchmark_result,
+from tflite_flops.device.benchmark_protos import (join_runtime_details, message_class, parse_benchmark_result,
                                                   parse_profile_proto, parse_runtime_details, runtime_mismatches)
 
 pytestmark = pytest.mark.runtime
@@ -162,7 +162,7 @@ def test_the_protos_read_after_tensorflow_registered_its_copy(samples_dir):
     import sys
 
     code = ("import tensorflow, tflite_flops\n"
-            "from tflite_flops.measure.device_evidence import message_class, parse_runtime_details\n"
+            "from tflite_flops.device.benchmark_protos import message_class, parse_runtime_details\n"
             "d = message_class('tflite.profiling.ModelRuntimeDetails')(model_name='m')\n"
             "sg = d.subgraphs.add(subgraph_id=0)\n"
             "sg.nodes.add(id=0, name='ADD')\n"

@@ -13,7 +13,7 @@ import cli_process
 import pytest
 
 import tflite_flops
-from tflite_flops.measure.device_profile import join_profile, parse_profile
+from tflite_flops.device.op_profile import join_profile, parse_profile
 from tflite_flops.errors import ModelFormatError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +89,7 @@ def test_profile_graph_name_is_checked():
 
 
 def test_op_sequence_checks():
-    from tflite_flops.measure.device_profile import ProfileRow, profile_mismatches
+    from tflite_flops.device.op_profile import ProfileRow, profile_mismatches
 
     report = tflite_flops.analyze(CNN)
     types = [o.op_type for o in report.ops]

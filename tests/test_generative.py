@@ -19,7 +19,7 @@ import pytest
 
 import tflite_flops
 from tflite_flops.errors import InputSpecError
-from tflite_flops.analysis.generative import signature_roles
+from tflite_flops.studies.signatures import signature_roles
 from tflite_flops.reader.load import load_model
 from tflite_flops.render import render
 from tflite_flops.report import Report

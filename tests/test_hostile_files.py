@@ -161,7 +161,7 @@ def test_calibrate_refuses_a_directory_before_timing_anything(tmp_path):
 
 
 def test_a_profile_that_cannot_be_written_names_the_file_asked_for(tmp_path):
-    from tflite_flops.analysis.cost_model import DeviceProfile, Machine, ProfileError
+    from tflite_flops.latency.profile import DeviceProfile, Machine, ProfileError
 
     profile = DeviceProfile(Machine("test cpu", 2, "ai_edge_litert", "2.3.0", 1, True), (), invoke_overhead_us=1.0,
                             partition_overhead_us=1.0, created="2026-11-27T00:00:00+00:00", source="calibrate")
@@ -182,7 +182,7 @@ def test_a_profile_that_cannot_be_written_names_the_file_asked_for(tmp_path):
 ])
 def test_a_degenerate_profile_is_refused_not_predicted_as_0_ms(change, needle):
     # A law with a negative coefficient predicted 0 ms for every op, with complete: true.
-    from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine, ProfileError
+    from tflite_flops.latency.profile import DeviceProfile, Law, Machine, ProfileError
 
     good = DeviceProfile(Machine("test cpu", 2, "ai_edge_litert", "2.3.0", 1, True),
                          (Law("*", "float32", "xnnpack", {"1": 2.0}, log_low=-0.1, log_high=0.1, points=10),),

@@ -5,6 +5,9 @@ the op registry; the report (pure data); the analysis; measurement; studies; ren
 library front door (api, convert); the commands; the CLI and the package itself. A module may
 import its own layer and the layers below it, never one above. On top of that:
 
+* the latency package (``latency/``) spans two layers: its static modules (profile, predict, fit) are
+  analysis, the ones that write and time models (suite, calibrate, pack) measurement;
+* ``device/`` (benchmark_model's outputs, read and joined to a report) is on the measure layer;
 * measurement never imports render (it draws no output of its own but a progress bar);
 * the Report's records never import budget, completeness, compare or render (those read Reports);
 * no module imports the package's own ``__init__`` (``from . import __version__`` and the like):
@@ -21,13 +24,15 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
 P = "tflite_flops"
 
+# the latency package's modules that write and time models (the rest of latency/ is static: analysis layer)
+LATENCY_MEASURE = (f"{P}.latency.suite", f"{P}.latency.calibrate", f"{P}.latency.pack")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings")),
     ("reader", (f"{P}.reader",)),
     ("ops", (f"{P}.ops",)),
     ("report", (f"{P}.report",)),
-    ("analysis", (f"{P}.analysis",)),
-    ("measure", (f"{P}.measure",)),
+    ("analysis", (f"{P}.analysis", f"{P}.latency")),  # latency/: the profile, prediction and fit run nothing
+    ("measure", (f"{P}.measure", f"{P}.device", *LATENCY_MEASURE)),
     ("studies", (f"{P}.studies",)),
     ("render", (f"{P}.render",)),
     ("api", (f"{P}.api", f"{P}.convert")),
@@ -40,6 +45,8 @@ FORBIDDEN = [  # (importer prefix, imported prefix): edges the layer order alone
     (f"{P}.report.records", f"{P}.report.compare"),
     (f"{P}.report", f"{P}.render"),
     (f"{P}.measure", f"{P}.render"),
+    (f"{P}.device", f"{P}.render"),
+    *((m, f"{P}.render") for m in LATENCY_MEASURE),
 ]
 
 

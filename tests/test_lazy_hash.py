@@ -64,14 +64,14 @@ def test_a_report_does_not_keep_the_parsed_model_alive(tmp_path, monkeypatch, fr
     when analyze() returns, and the digest read later is still the file's."""
     import weakref
 
-    from tflite_flops.analysis import run
+    from tflite_flops import api  # analyze() reads the model (then the entry's analysis and the studies)
 
     data = fc_model()
     path = tmp_path / "fc.tflite"
     path.write_bytes(data)
     loaded = []
-    real_load = run.load_model
-    monkeypatch.setattr(run, "load_model", lambda src, *rest: loaded.append(real_load(src, *rest)) or loaded[-1])
+    real_load = api.load_model
+    monkeypatch.setattr(api, "load_model", lambda src, *rest: loaded.append(real_load(src, *rest)) or loaded[-1])
     report = tflite_flops.analyze(data if from_bytes else path)
     model = weakref.ref(loaded.pop())
     assert model() is None  # nothing in the report refers to it

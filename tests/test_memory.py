@@ -410,6 +410,8 @@ def _temporary_free_model(tmp_path) -> str:
     """Dense, ReLU, Add, Reshape, Softmax, Concatenate: kernels that ask for no temporaries."""
     import tensorflow as tf
 
+    from tflite_flops.convert import to_tflite
+
     x = tf.keras.Input((16,), batch_size=1, name="x")
     a = tf.keras.layers.Dense(32, activation="relu")(x)
     b = tf.keras.layers.Dense(32)(a)
@@ -418,7 +420,7 @@ def _temporary_free_model(tmp_path) -> str:
     e = tf.keras.layers.Concatenate()([tf.keras.layers.Reshape((32,))(d), c])
     model = tf.keras.Model(x, tf.keras.layers.Dense(10)(e))
     path = tmp_path / "chain.tflite"
-    path.write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+    path.write_bytes(to_tflite(model))
     return str(path)
 
 

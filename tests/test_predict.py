@@ -20,8 +20,8 @@ import tflite_flops
 from profile_helpers import installed_version as _installed_version
 from tflite_builder import build_model
 from tflite_flops.analysis import analyze_model
-from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine, ProfileError
-from tflite_flops.analysis.predict import fused_ops
+from tflite_flops.latency.profile import DeviceProfile, Law, Machine, ProfileError
+from tflite_flops.latency.predict import fused_ops
 from tflite_flops.reader.load import load_model
 from tflite_flops.errors import ProfileMismatchError, RuntimeUnavailableError
 from tflite_flops.report import Report
@@ -389,9 +389,9 @@ def test_model_explorer_colours_the_predicted_times(predicted):
 def test_a_while_is_predicted_by_its_law_with_its_trips_and_its_body_ops_per_trip():
     import ai_edge_litert  # noqa: F401
 
-    from tflite_flops.analysis.predict import while_trips
+    from tflite_flops.latency.predict import while_trips
     from tflite_flops.measure import runtimes
-    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint, build, loop
+    from tflite_flops.latency.suite import LOOP, SuitePoint, build, loop
 
     blob = build(runtimes.schema_module("litert"), SuitePoint(f"{LOOP}-3x8", LOOP, "float32", False, False, loop(3, 8)))
     model = load_model(blob)
@@ -413,9 +413,9 @@ def test_a_while_is_predicted_by_its_law_with_its_trips_and_its_body_ops_per_tri
 def test_a_loop_whose_body_changes_shape_every_trip_pays_its_re_preparation(samples_dir, xnnpack):
     import ai_edge_litert  # noqa: F401
 
-    from tflite_flops.analysis.predict import loop_reprepare
+    from tflite_flops.latency.predict import loop_reprepare
     from tflite_flops.measure import runtimes
-    from tflite_flops.measure.calibration_suite import LOOP, SuitePoint, build, growing_loop, loop
+    from tflite_flops.latency.suite import LOOP, SuitePoint, build, growing_loop, loop
 
     fb = runtimes.schema_module("litert")
     # The suite's growing loop of 8 MULs: its SLICEs (the rows before and after the counter) change shape

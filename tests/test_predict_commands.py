@@ -19,7 +19,7 @@ import pytest
 import cli_process
 from profile_helpers import installed_version
 import tflite_flops
-from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine
+from tflite_flops.latency.profile import DeviceProfile, Law, Machine
 from tflite_flops.render import render
 from tflite_flops.report import LatencyStats, Report
 from tflite_flops.report.budget import check_budget

@@ -408,7 +408,8 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
 
     from tflite_flops.analysis.placement import place_subgraph
     from tflite_flops.analysis.xnnpack_memory import _reshape_bytes, xnnpack_bytes
-    from tflite_flops.measure import calibration_suite, runtimes
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
 
     fb = runtimes.schema_module("litert")
     paths = []
@@ -474,7 +475,8 @@ def test_xnnpack_bytes_arithmetic_of_two_one_op_models():
     # above: the packed weights, workspace and indirection below are LiteRT's to the byte).
     from tflite_flops.analysis.placement import place_subgraph
     from tflite_flops.analysis.xnnpack_memory import xnnpack_bytes
-    from tflite_flops.measure import calibration_suite, runtimes
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
 
     fb = runtimes.schema_module("litert")
 
@@ -512,7 +514,7 @@ def test_average_pooling_buffers_are_litert_s(tmp_path):
     import ai_edge_litert.schema_py_generated as fb
     from malloc_trace import delegate_bytes
 
-    from tflite_flops.measure.graph_writer import PADDING, GraphWriter
+    from tflite_flops.measure.model_writer import PADDING, ModelWriter
     from tflite_flops.analysis.xnnpack_memory import _reshape_bytes
 
     cases = [((1, 17, 17, 40), 3, 3, 2, 2, "SAME"), ((1, 10, 10, 16), 2, 2, 1, 1, "SAME"),
@@ -521,7 +523,7 @@ def test_average_pooling_buffers_are_litert_s(tmp_path):
              ((1, 15, 9, 8), 3, 2, 2, 1, "SAME")]
     paths = []
     for i, (shape, kh, kw, sh, sw, pad) in enumerate(cases):
-        w = GraphWriter(fb)
+        w = ModelWriter(fb)
         x = w.tensor(shape)
         oh, ow = ((-(-shape[1] // sh), -(-shape[2] // sw)) if pad == "SAME"
                   else ((shape[1] - kh) // sh + 1, (shape[2] - kw) // sw + 1))

@@ -20,7 +20,7 @@ import cli_process
 import tflite_flops
 from profile_helpers import installed_version
 from tflite_flops.analysis import analyze_model
-from tflite_flops.analysis.cost_model import DeviceProfile, Law, Machine
+from tflite_flops.latency.profile import DeviceProfile, Law, Machine
 from tflite_flops.errors import InputSpecError
 from tflite_flops.settings import CORTEX_M, DelegateConfig, RuntimeSettings, Settings
 from tflite_flops.studies.batch import BatchOptions, analyze_one

@@ -225,9 +225,11 @@ def convert(keras_model, mode: str = "float", input_shape: Sequence[int] | None 
         weights, float activations);
       * ``"fp16"`` - float16 weights (``target_spec.supported_types = [tf.float16]``).
     """
-    import tensorflow as tf
+    from tflite_flops.convert import to_tflite  # the package's one conversion recipe
 
-    conv = tf.lite.TFLiteConverter.from_keras_model(keras_model)
+    if mode not in ("float", "int8", "dynamic_range", "fp16"):
+        raise ValueError(f"unknown mode {mode!r} (float, int8, dynamic_range, fp16)")
+    representative = None
     if mode == "int8":
         if input_shape is None:
             input_shape = tuple(1 if d is None else int(d) for d in keras_model.inputs[0].shape)
@@ -238,29 +240,7 @@ def convert(keras_model, mode: str = "float", input_shape: Sequence[int] | None 
             for _ in range(num_calibration):
                 yield [rng.uniform(-1.0, 1.0, shape).astype(np.float32)]
 
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = representative
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
-    elif mode == "dynamic_range":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    elif mode == "fp16":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.target_spec.supported_types = [tf.float16]
-    elif mode != "float":
-        raise ValueError(f"unknown mode {mode!r} (float, int8, dynamic_range, fp16)")
-
-    import contextlib
-    import io
-    import warnings
-
-    # Keras 3's export prints "Saved artifact at ..." and the endpoint list, and int8
-    # conversion warns that no input statistics were given (they come from the
-    # representative dataset); keep tests quiet.
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Statistics for quantized inputs")
-        return conv.convert()
+    return to_tflite(keras_model, mode, representative)
 
 
 # --------------------------------------------------------------------------------------------

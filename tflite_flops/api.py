@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .analysis import analyze_model
-from .analysis.cost_model import DeviceProfile
+from .analysis.run import collector_paused
+from .latency.profile import DeviceProfile
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, ProfileMismatchError, RuntimeMissingError, RuntimeUnavailableError
@@ -58,7 +59,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             effective MACs. ``None`` (default) does so for files up to 64 MiB only, so that a big
             model's weight pages are not touched unless asked; sparse-encoded weights are always seen.
         all_signatures: also analyze every signature and put their totals (and, for prefill/decode
-            signatures, the per-token figures) in ``report.signatures``; see :mod:`tflite_flops.analysis.generative`.
+            signatures, the per-token figures) in ``report.signatures``; see :mod:`tflite_flops.studies.signatures`.
         prefill, decode: with ``all_signatures``, the keys of the prefill and decode signatures
             (default: detected by name and by the token-count input dim).
         latency: time the model with a runtime (``--latency``): ``report.latency`` and ``throughput``,
@@ -76,7 +77,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         section: for a LiteRT-LM bundle (``.litertlm``), the model section to analyse: its index or
             ``model_type`` (default: the ``prefill_decode`` model).
         all_sections: for a bundle, also analyse every other model section (``report.bundle.sections``).
-        predict: a device profile (:class:`~tflite_flops.analysis.cost_model.DeviceProfile` or the path of
+        predict: a device profile (:class:`~tflite_flops.latency.profile.DeviceProfile` or the path of
             its JSON file, ``calibrate -o``): predict every op's time (``ops[].predicted_ms``) and the
             whole model's (``report.prediction``) in the configuration of ``runtime`` and ``threads``
             (:func:`load_profile`). Needs no runtime. With ``all_signatures``, every signature's too
@@ -122,14 +123,15 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     elif quantization is not None:
         raise InputSpecError("quantization= applies to a Keras model, SavedModel or concrete function, not a .tflite")
     timed = _timed_source(source) if latency or per_op or roofline else None  # a Model without a file fails first
-    if not isinstance(source, Model) and (section is not None or all_sections or timed is not None):
-        source = load_model(source, section)  # read once: the runtime then gets the section's bytes
-    report = analyze_model(source, settings, all_signatures=all_signatures, prefill=prefill, decode=decode,
-                           name=name, all_sections=all_sections)
+    with collector_paused():  # reading and walking allocate many small objects that the collector need not scan
+        model = source if isinstance(source, Model) else load_model(source, section)  # read once
+        report = analyze_model(model, settings, name=name)  # the entry
+        report = _studies(report, model, settings, all_signatures, prefill, decode, all_sections)
+        if timed is not None and model.bundle is not None:
+            timed = bytes(model.bundle.view(model.section))  # the runtime runs the section, not the container
+        del model  # freed before the collector runs again (a Model given by the caller stays the caller's)
     if check is not None and check.note:
         report = replace(report, notes=report.notes + (check.note,))
-    if timed is not None and isinstance(source, Model) and source.bundle is not None:
-        timed = bytes(source.bundle.view(source.section))  # the runtime runs the section, not the container
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report
@@ -146,6 +148,27 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             raise
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
+    return report
+
+
+def _studies(report: Report, model: Model, settings: Settings, all_signatures: bool, prefill: str | None,
+             decode: str | None, all_sections: bool) -> Report:
+    """``report`` (of the model's entry) with the studies of its other entries that :func:`analyze` composes:
+    every signature (``all_signatures``: :mod:`tflite_flops.studies.signatures`) and, for a model read from
+    a LiteRT-LM bundle, the bundle's sections (:mod:`tflite_flops.studies.sections`; every other model
+    section analysed with ``all_sections``). Each study is imported only when it runs."""
+    if all_signatures:
+        from .studies.signatures import add_signatures
+
+        report = add_signatures(report, model, settings, prefill=prefill, decode=decode)
+    elif prefill is not None or decode is not None:
+        raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
+    if model.bundle is not None:
+        from .studies.sections import describe_bundle
+
+        report = replace(report, bundle=describe_bundle(model, report, settings, all_sections))
+    elif all_sections:
+        raise InputSpecError("all_sections=True (--all-sections) applies to a LiteRT-LM bundle (.litertlm)")
     return report
 
 

@@ -26,7 +26,7 @@ import contextlib
 import io
 import os
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .errors import InputSpecError, ModelLoadError, RuntimeUnavailableError
 
@@ -115,15 +115,21 @@ def _random_representative(shapes: list[tuple[int, ...]], seed: int = 0, samples
     return gen
 
 
-def to_tflite(source: Any, quantization: str = "float",
-              representative_data: RepresentativeData | None = None) -> bytes:
+def to_tflite(source: Any, quantization: str = "float", representative_data: RepresentativeData | None = None,
+              *, signature_keys: Sequence[str] | None = None) -> bytes:
     """Convert ``source`` (Keras model, SavedModel directory, concrete function) to .tflite bytes.
+
+    The project's one conversion recipe: the library (``analyze(keras_model, quantization=...)``), the
+    sample models (``sample_models/make_samples.py``), the benchmarks and the tests' reference helper
+    convert through it, so that a quantization mode means the same converter settings everywhere.
 
     Args:
         source: the model to convert.
         quantization: one of :data:`QUANTIZATION_MODES`.
         representative_data: for ``int8``: a generator function (or iterable) yielding lists of input
             arrays, as ``TFLiteConverter.representative_dataset`` expects; random data when omitted.
+        signature_keys: for a SavedModel, the signatures to convert, in this order (their subgraphs
+            follow it); default: the converter's choice.
 
     Returns:
         The flatbuffer bytes.
@@ -146,7 +152,8 @@ def to_tflite(source: Any, quantization: str = "float",
                              "directory or a concrete function")
     tf = _tf()
     if kind == "saved_model":
-        conv = tf.lite.TFLiteConverter.from_saved_model(os.fspath(source))
+        keys = {} if signature_keys is None else {"signature_keys": list(signature_keys)}
+        conv = tf.lite.TFLiteConverter.from_saved_model(os.fspath(source), **keys)
     elif kind == "keras":
         conv = tf.lite.TFLiteConverter.from_keras_model(source)
     else:

@@ -104,7 +104,7 @@ class Settings:
     ``input_shapes``: as for :func:`tflite_flops.analyze` (a mapping, spec strings or a bare shape; a list
     is kept as a tuple). ``count_zeros=None``: automatic (files up to 64 MiB). ``cost_overrides``:
     ``{op_type: fn(ctx)}``. ``force``: predict with a profile made for another configuration.
-    ``predict``: the device profile (a :class:`~tflite_flops.analysis.cost_model.DeviceProfile`) already
+    ``predict``: the device profile (a :class:`~tflite_flops.latency.profile.DeviceProfile`) already
     checked against ``runtime`` (:func:`tflite_flops.api.load_profile`, :meth:`with_profile`), and
     ``predict_forced`` the refusal ``force`` overrode. ``delegate.threads`` always equals ``runtime.threads``.
     """

@@ -8,11 +8,11 @@ Data flows one way through these modules:
 * :mod:`~tflite_flops.analysis.sparsity`: zero counting of weights (effective MACs);
 * :mod:`~tflite_flops.analysis.memory`: tensor lifetimes and the TFLite / TFLite Micro arenas;
 * :mod:`~tflite_flops.analysis.assemble`: records, totals (``Totals.of``) and the Report;
-* :mod:`~tflite_flops.analysis.generative`: every signature, per-token figures;
-* :mod:`~tflite_flops.analysis.bundle`: a LiteRT-LM bundle's container (sections, metadata) as a report record;
-* :mod:`~tflite_flops.analysis.cost_model` and :mod:`~tflite_flops.analysis.predict`: a device profile's laws,
-  and the predicted time of every op and of the model from them (``analyze --predict``);
-* :mod:`~tflite_flops.analysis.run`: the entry points below.
+* :mod:`~tflite_flops.analysis.run`: the entry points below (with a device profile in the settings, the
+  prediction of :mod:`tflite_flops.latency.predict`, on the same layer).
+
+One entry per analysis: the studies of several entries (every signature, a bundle's sections) are in
+:mod:`tflite_flops.studies`, and :func:`tflite_flops.analyze` composes them.
 
 A new per-op figure is one pass over the resolved ops that returns ``{(subgraph, op): value}``, one
 field on :class:`~tflite_flops.report.OpRecord`, and the renderers that read it

@@ -1,7 +1,9 @@
-"""The static analysis of one model: :func:`analyze_model` (a Report) and the shapes it resolves.
+"""The static analysis of one entry of a model: :func:`analyze_model` (a Report) and the shapes it resolves.
 
-No conversion and no measurement here: :func:`tflite_flops.analyze` converts a Keras model first
-and adds latency, per-op timing and the roofline when asked.
+No conversion, no measurement and no study of several entries here: :func:`tflite_flops.analyze`
+converts a Keras model first, composes the studies (every signature: :mod:`tflite_flops.studies.signatures`;
+a bundle's sections: :mod:`tflite_flops.studies.sections`) and adds latency, per-op timing and the
+roofline when asked.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
 
-from ..errors import InputSpecError, ShapeError
+from ..errors import ShapeError
 from ..ops.registry import Shape
 from ..reader.model import Model
 from ..reader.load import load_model
@@ -21,27 +23,22 @@ from ..report.completeness import check_strict
 from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
-from .bundle import describe_bundle
-from .predict import add_prediction
-from .generative import add_signatures
+from ..latency.predict import add_prediction
 from .walk import Walk, entry_subgraph, walk_model
 
 
 def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, settings: Settings | None = None, *,
-                  strict: bool = False, all_signatures: bool = False, prefill: str | None = None,
-                  decode: str | None = None, name: str | None = None, section: str | int | None = None,
-                  all_sections: bool = False) -> Report:
-    """The static Report of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
+                  strict: bool = False, name: str | None = None, section: str | int | None = None) -> Report:
+    """The static Report of one entry of a .tflite model: per-op MACs, FLOPs, bytes, params, memory and totals.
 
     ``settings`` (default :class:`~tflite_flops.settings.Settings()`): every choice that changes a figure
     (input shapes, batch, while trips, signature, threads, delegate flags, target, cost overrides); with
     a device profile in ``settings.predict`` (already checked against the configuration:
     :func:`tflite_flops.api.load_profile`), every op's predicted time and the whole model's
-    (:func:`tflite_flops.analysis.predict.add_prediction`). The other arguments say what is analysed, as
-    for :func:`tflite_flops.analyze`, which also converts Keras models and measures; ``name`` names a model
-    given as bytes (the report's ``model.path``). For a LiteRT-LM bundle, ``section`` picks the model
-    section (default: the ``prefill_decode`` model), ``all_sections`` adds every other model section's
-    totals to ``report.bundle``.
+    (:func:`tflite_flops.latency.predict.add_prediction`). ``name`` names a model given as bytes (the
+    report's ``model.path``). For a LiteRT-LM bundle, ``section`` picks the model section (default: the
+    ``prefill_decode`` model). :func:`tflite_flops.analyze` also converts Keras models, composes the
+    studies of several entries (``all_signatures``, a bundle's ``report.bundle``) and measures.
 
     Raises:
         ModelLoadError, ModelFormatError: the model cannot be read.
@@ -49,22 +46,13 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
         UnsupportedOpError, ShapeError: ``strict`` and the report has a problem ``--strict`` refuses.
     """
     settings = Settings() if settings is None else settings
-    with _collector_paused():
+    with collector_paused():
         model = source if isinstance(source, Model) else load_model(source, section)
         report = analyze_entry(model, settings)[0]
         if settings.predict is not None:
             report = add_prediction(report, model, settings.predict, settings.predict_forced)
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
-        if all_signatures:
-            report = add_signatures(report, model, analyze_entry, settings, prefill=prefill, decode=decode)
-        elif prefill is not None or decode is not None:
-            raise InputSpecError("prefill= / decode= name signatures of all_signatures=True (--all-signatures)")
-        if model.bundle is not None:
-            report = replace(report, bundle=describe_bundle(model, report, settings,
-                                                            analyze_entry if all_sections else None))
-        elif all_sections:
-            raise InputSpecError("all_sections=True (--all-sections) applies to a LiteRT-LM bundle (.litertlm)")
         del model  # freed now, before the collector runs again: the report keeps only its hasher
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report
@@ -72,12 +60,12 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while one analysis runs, if it was on.
 
     Reading and walking a model allocate tens of thousands of small tuples and records that
     reference counting frees; the collector's generational passes over them (and over the model
-    they join) find nothing to free. Any cycle is collected after.
+    they join) find nothing to free. Any cycle is collected after. Nested uses pause it once.
     """
     if not gc.isenabled():
         yield
@@ -93,8 +81,8 @@ def analyze_entry(model: Model, settings: Settings) -> tuple[Report, Walk]:
     """The report of one entry (subgraph 0 or ``settings.signature``'s subgraph, at ``settings``' input shapes
     and batch) and the walk that made it.
 
-    :func:`analyze_model` without the prediction and the signature summaries; the walk tells
-    :mod:`tflite_flops.analysis.generative` which weights each signature reads.
+    :func:`analyze_model` without the prediction; the walk tells :mod:`tflite_flops.studies.signatures`
+    which weights each signature reads.
     """
     entry = entry_subgraph(model, settings.signature)
     spec = normalize_input_shapes(settings.input_shapes)

@@ -70,7 +70,7 @@ from ..ops.facts import (AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, CONV, COPY_OPER
 from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
 from ..units import dense_bytes, num_elements
-from .cost_model import CHANNEL_TILE
+from ..latency.profile import CHANNEL_TILE
 from .memory import tensor_sizes
 from .placement import SubgraphPlacement, node_subsets, place_subgraph
 from .shapes import subgraph_tensors
@@ -341,7 +341,7 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
     calibration suite's convolutions, depthwise, transposed and fully connected ops): per output channel,
     rounded up to the kernel's tile, its filter and what it keeps per channel.
 
-    * float32 and fp16 filters: float32 weights and bias, channels to :data:`~.cost_model.CHANNEL_TILE`
+    * float32 and fp16 filters: float32 weights and bias, channels to :data:`~tflite_flops.latency.profile.CHANNEL_TILE`
       (a transposed convolution has a bias per sub-kernel);
     * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
       :data:`INT8_INPUT_TILE` per tap), an int32 bias and a float scale (per sub-kernel for a transposed

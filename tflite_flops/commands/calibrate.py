@@ -44,19 +44,19 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     settings = analysis_settings(args)  # the configuration calibrated (--runtime, --threads, --no-xnnpack)
     if args.export_pack:
-        from ..measure.calibration_pack import SCRIPT, export_pack
+        from ..latency.pack import SCRIPT, export_pack
 
         n = export_pack(args.export_pack, settings.runtime, args.quick)
         print(f"wrote {n} calibration models, manifest.json and {SCRIPT} to {args.export_pack}")
         return 0
     if args.import_dir:
-        from ..measure.calibration_pack import import_pack
+        from ..latency.pack import import_pack
 
         profile = import_pack(args.import_dir, args.device)
         profile.save(args.output)
         timed = None
     else:
-        from ..measure.calibrate import calibrate
+        from ..latency.calibrate import calibrate
 
         profile, timed = calibrate(args.output, settings.runtime, quick=args.quick, progress=True)
     m = profile.machine

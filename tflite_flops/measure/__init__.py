@@ -1,3 +1,4 @@
 """Everything that runs a model: runtime adapters, the timing harness, latency, per-op isolation,
-the roofline, device profiles, the model writer and token rates. Never parses flatbuffers, never renders.
+the roofline, the model writer and token rates (calibration, which also runs models, is in
+:mod:`tflite_flops.latency`). Never parses flatbuffers, never renders.
 """

@@ -1,12 +1,23 @@
-"""The one writer of .tflite models: single-op models cut out of a model, and small probe models.
+"""The one writer of .tflite models: :class:`ModelWriter`, and the models the package writes with it.
 
-Per-op timing (:mod:`tflite_flops.measure.single_op`) times each op alone in a model of its own, and
-the roofline (:mod:`tflite_flops.measure.roofline`) times two probe models. Both are written here, with
-the object API (``ModelT``, ``Pack``) of the TFLite schema module that the runtime in use ships
-(:func:`tflite_flops.measure.runtimes.schema_module`): the ``tflite`` bindings the reader's layouts come
-from have no object API, and timing needs a runtime anyway. Every model written here has one
-subgraph holding one operator; :func:`one_op_model` is the part they share, and :func:`pack_model`
-(also used by :mod:`tflite_flops.measure.graph_writer`) writes the bytes.
+Every model the package writes goes through :class:`ModelWriter`: it collects tensors, constant
+buffers, operator codes and operators (and the further subgraphs a WHILE calls) with the object API
+(``ModelT``, ``Pack``) of the TFLite schema module that the runtime in use ships
+(:func:`tflite_flops.measure.runtimes.schema_module`; the ``tflite`` bindings the reader's layouts come
+from have no object API, and writing a model is for timing it, which needs a runtime anyway), and
+writes the bytes with one file identifier and schema version. Its users:
+
+* per-op timing (:mod:`tflite_flops.measure.single_op`): :func:`single_op_model` cuts one op out of a
+  model, with its options, dtypes, quantization and constant buffers (:meth:`ModelWriter.copy_tensor`,
+  :meth:`ModelWriter.copy_op`);
+* the roofline (:mod:`tflite_flops.measure.roofline`): :func:`probe_model`, one float32 builtin op;
+* the calibration suite (:mod:`tflite_flops.latency.suite`): int8 tensors with (per-channel)
+  quantization, float16 weights behind a DEQUANTIZE, int32 biases, several ops in a row, WHILE loops
+  (:meth:`ModelWriter.tensor`, :meth:`ModelWriter.op`, :meth:`ModelWriter.subgraph`).
+
+The tests' own builder (``tests/tflite_builder.py``) writes hostile and hand-made models for the
+reader's tests with the ``tflite`` builder functions; the speed benchmarks write their large synthetic
+models that way too, so that they need no runtime.
 """
 
 from __future__ import annotations
@@ -20,6 +31,28 @@ import numpy as np
 FILE_IDENTIFIER = b"TFL3"
 SCHEMA_VERSION = 3
 
+DTYPES = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "uint8": np.uint8, "int32": np.int32,
+          "int64": np.int64, "bool": np.bool_}
+TENSOR_TYPES = {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8", "uint8": "UINT8", "int32": "INT32",
+                "int64": "INT64", "bool": "BOOL"}
+PADDING = {"SAME": 0, "VALID": 1}
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH": 4}
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Affine quantization: one scale and zero point per tensor, or one per slice along ``axis``."""
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int = 0
+
+    @classmethod
+    def of(cls, scale: float | Sequence[float], zero_point: int = 0, axis: int = 0) -> "Quant":
+        """Per-tensor (a float) or per-channel (a sequence) quantization with one zero point for all."""
+        scales = tuple(float(s) for s in (scale if isinstance(scale, (list, tuple, np.ndarray)) else [scale]))
+        return cls(scales, tuple(int(zero_point) for _ in scales), axis)
+
 
 @dataclass(frozen=True)
 class ProbeTensor:
@@ -30,39 +63,105 @@ class ProbeTensor:
     data: np.ndarray | None = None
 
 
-def one_op_model(fb: Any, opcode: Any, op: Any, tensors: Sequence[Any], buffers: Sequence[Any],
-                 inputs: Sequence[int], outputs: Sequence[int], *, name: str, description: str) -> bytes:
-    """The bytes of a model whose one subgraph ``name`` runs the operator ``op`` (opcode index 0).
+class ModelWriter:
+    """Collects one subgraph's tensors, constants and operators, then writes the model's bytes."""
 
-    Args:
-        fb: the schema module (object API).
-        opcode: the ``OperatorCodeT`` of ``op``.
-        op: the ``OperatorT``; its tensor indices refer to ``tensors``.
-        tensors, buffers: the subgraph's ``TensorT`` list and the model's ``BufferT`` list (buffer 0 empty).
-        inputs, outputs: the subgraph's input and output tensor indices.
-        name, description: the subgraph's name and the model's description.
-    """
-    op.opcodeIndex = 0
-    return pack_model(fb, [opcode], [op], tensors, buffers, inputs, outputs, name=name, description=description)
+    def __init__(self, fb: Any) -> None:
+        self.fb = fb
+        self.tensors: list[Any] = []
+        self.buffers: list[Any] = [fb.BufferT()]
+        self.operators: list[Any] = []
+        self.opcodes: list[Any] = []
+        self._codes: dict[str, int] = {}
+        self._more: list[Any] = []  # SubGraphT of subgraphs 1.. (shared with the writers of those subgraphs)
+
+    def subgraph(self, make: Any, name: str) -> int:
+        """Add a subgraph that ``make(writer)`` fills (returning its inputs and outputs) and return its
+        index. Its writer shares this one's buffers and opcodes: tensor indices are its own."""
+        child = ModelWriter(self.fb)
+        child.buffers, child.opcodes, child._codes, child._more = self.buffers, self.opcodes, self._codes, self._more
+        inputs, outputs = make(child)
+        self._more.append(_subgraph(self.fb, child.tensors, child.operators, inputs, outputs, name))
+        return len(self._more)
+
+    def tensor(self, shape: Sequence[int], dtype: str = "float32", data: np.ndarray | None = None,
+               quant: Quant | None = None, name: str | None = None, signature: Sequence[int] | None = None) -> int:
+        """Add a tensor (a constant when ``data`` is given); returns its index. ``signature``: its
+        ``shape_signature`` (-1 for a dim known only at run time), when it has one."""
+        fb = self.fb
+        buffer = fb.BufferT()
+        if data is not None:
+            array = np.ascontiguousarray(np.asarray(data, dtype=DTYPES[dtype]).reshape(tuple(shape)))
+            buffer.data = array.view(np.uint8).reshape(-1)
+        t = fb.TensorT()
+        t.name = name or f"t{len(self.tensors)}"
+        t.shape, t.type = list(shape), getattr(fb.TensorType, TENSOR_TYPES[dtype])
+        if signature is not None:
+            t.shapeSignature = list(signature)
+        if quant is not None:
+            q = fb.QuantizationParametersT()
+            q.scale, q.zeroPoint, q.quantizedDimension = list(quant.scale), list(quant.zero_point), quant.axis
+            t.quantization = q
+        return self.copy_tensor(t, buffer)
+
+    def copy_tensor(self, t: Any, buffer: Any) -> int:
+        """Add a ``TensorT`` as it is (another model's, with its dtype and quantization) with ``buffer`` (a
+        ``BufferT``: empty, or the constant's bytes) as its own buffer; returns its index."""
+        t.buffer = len(self.buffers)
+        self.buffers.append(buffer)
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def op(self, op_type: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None = None,
+           **fields: Any) -> None:
+        """Add operator ``op_type`` (a builtin's name) with its options table ``options`` (e.g.
+        ``"Conv2DOptions"``) whose object-API fields (``strideW``, ``fusedActivationFunction``) are ``fields``."""
+        fb = self.fb
+        if op_type not in self._codes:
+            code = getattr(fb.BuiltinOperator, op_type)
+            opcode = fb.OperatorCodeT()
+            opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), 1
+            self._codes[op_type] = len(self.opcodes)
+            self.opcodes.append(opcode)
+        op = fb.OperatorT()
+        op.opcodeIndex = self._codes[op_type]
+        op.inputs, op.outputs = list(inputs), list(outputs)
+        if options is not None:
+            table = getattr(fb, f"{options}T")()
+            for key, value in fields.items():
+                if not hasattr(table, key):
+                    raise ValueError(f"{options} has no field {key!r}")
+                setattr(table, key, value)
+            op.builtinOptionsType, op.builtinOptions = getattr(fb.BuiltinOptions, options), table
+        self.operators.append(op)
+
+    def copy_op(self, op: Any, opcode: Any) -> None:
+        """Add an ``OperatorT`` as it is (another model's, with its options; its tensor indices already this
+        writer's) with its ``OperatorCodeT`` (kept whole: version, custom code) as a new operator code."""
+        op.opcodeIndex = len(self.opcodes)
+        self.opcodes.append(opcode)
+        self.operators.append(op)
+
+    def to_bytes(self, inputs: Sequence[int], outputs: Sequence[int], description: str, name: str = "main") -> bytes:
+        """The model: subgraph 0 ``name`` with these graph inputs and outputs, then those :meth:`subgraph` added."""
+        import flatbuffers
+
+        fb = self.fb
+        model = fb.ModelT()
+        model.version, model.description = SCHEMA_VERSION, description
+        model.operatorCodes, model.buffers = list(self.opcodes), list(self.buffers)
+        model.subgraphs = [_subgraph(fb, self.tensors, self.operators, inputs, outputs, name), *self._more]
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(model.Pack(builder), file_identifier=FILE_IDENTIFIER)
+        return bytes(builder.Output())
 
 
-def pack_model(fb: Any, opcodes: Sequence[Any], operators: Sequence[Any], tensors: Sequence[Any],
-               buffers: Sequence[Any], inputs: Sequence[int], outputs: Sequence[int], *, name: str,
-               description: str, more: Sequence[Any] = ()) -> bytes:
-    """The bytes of a model with one subgraph ``name`` running ``operators`` in order (their
-    ``opcodeIndex`` refers to ``opcodes``, their tensor indices to ``tensors``), then the subgraphs
-    ``more`` (``SubGraphT``, indices 1.. : the cond and body of a WHILE)."""
-    import flatbuffers
-
+def _subgraph(fb: Any, tensors: Sequence[Any], operators: Sequence[Any], inputs: Sequence[int],
+              outputs: Sequence[int], name: str) -> Any:
     sub = fb.SubGraphT()
     sub.tensors, sub.inputs, sub.outputs = list(tensors), list(inputs), list(outputs)
     sub.operators, sub.name = list(operators), name
-    model = fb.ModelT()
-    model.version, model.description = SCHEMA_VERSION, description
-    model.operatorCodes, model.subgraphs, model.buffers = list(opcodes), [sub, *more], list(buffers)
-    builder = flatbuffers.Builder(1024)
-    builder.Finish(model.Pack(builder), file_identifier=FILE_IDENTIFIER)
-    return bytes(builder.Output())
+    return sub
 
 
 def read_model(fb: Any, data: bytes) -> Any:
@@ -86,8 +185,7 @@ def single_op_model(fb: Any, model_obj: Any, op_index: int, shapes: dict[int, tu
     order = list(dict.fromkeys(i for i in list(op.inputs) + list(op.outputs) if i >= 0))
     remap = {old: new for new, old in enumerate(order)}
     present_inputs = [i for i in op.inputs if i >= 0]
-    buffers = [fb.BufferT()]
-    tensors = []
+    w = ModelWriter(fb)
     graph_inputs = []
     for old in order:
         t = copy.deepcopy(sg.tensors[old])
@@ -95,21 +193,19 @@ def single_op_model(fb: Any, model_obj: Any, op_index: int, shapes: dict[int, tu
         t.shapeSignature = None
         buf = model_obj.buffers[t.buffer] if t.buffer and t.buffer < len(model_obj.buffers) else None
         if buf is not None and buf.data is not None and len(buf.data):
-            buffers.append(copy.deepcopy(buf))
+            w.copy_tensor(t, copy.deepcopy(buf))
         else:
-            buffers.append(fb.BufferT())
+            w.copy_tensor(t, fb.BufferT())
             if old in present_inputs and not t.isVariable:
                 graph_inputs.append(old)
-        t.buffer = len(buffers) - 1
-        tensors.append(t)
     new_op = copy.deepcopy(op)
     new_op.inputs = [remap[i] if i >= 0 else -1 for i in op.inputs]
     new_op.outputs = [remap[i] if i >= 0 else -1 for i in op.outputs]
     new_op.intermediates = [remap[i] for i in (op.intermediates if op.intermediates is not None else [])
                             if i in remap] or None
-    blob = one_op_model(fb, copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex]), new_op, tensors, buffers,
-                        [remap[i] for i in graph_inputs], [remap[i] for i in op.outputs if i >= 0],
-                        name="single_op", description="tflite_flops single-op model")
+    w.copy_op(new_op, copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex]))
+    blob = w.to_bytes([remap[i] for i in graph_inputs], [remap[i] for i in op.outputs if i >= 0],
+                      "tflite_flops single-op model", name="single_op")
     return blob, graph_inputs
 
 
@@ -126,25 +222,13 @@ def probe_model(fb: Any, op_type: str, options: str, inputs: Sequence[ProbeTenso
         outputs: the op's outputs (the graph's outputs).
         name, description: the subgraph's name and the model's description.
     """
-    code = getattr(fb.BuiltinOperator, op_type)
-    opcode = fb.OperatorCodeT()
-    opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), 1
-    tensors: list[Any] = []
-    buffers = [fb.BufferT()]
+    w = ModelWriter(fb)
 
     def add(spec: ProbeTensor) -> int:
-        buffer = fb.BufferT()
-        if spec.data is not None:
-            buffer.data = np.ascontiguousarray(spec.data, dtype=np.float32).view(np.uint8).reshape(-1)
-        t = fb.TensorT()
-        t.name, t.shape, t.type, t.buffer = spec.name, list(spec.shape), fb.TensorType.FLOAT32, len(buffers)
-        buffers.append(buffer)
-        tensors.append(t)
-        return len(tensors) - 1
+        return w.tensor(spec.shape, "float32", spec.data, name=spec.name)
 
-    op = fb.OperatorT()
-    op.inputs = [-1 if spec is None else add(spec) for spec in inputs]
-    op.outputs = [add(spec) for spec in outputs]
-    op.builtinOptionsType, op.builtinOptions = getattr(fb.BuiltinOptions, options), getattr(fb, f"{options}T")()
-    graph_inputs = [i for i, spec in zip(op.inputs, inputs) if spec is not None and spec.data is None]
-    return one_op_model(fb, opcode, op, tensors, buffers, graph_inputs, op.outputs, name=name, description=description)
+    op_inputs = [-1 if spec is None else add(spec) for spec in inputs]
+    op_outputs = [add(spec) for spec in outputs]
+    w.op(op_type, op_inputs, op_outputs, options)
+    graph_inputs = [i for i, spec in zip(op_inputs, inputs) if spec is not None and spec.data is None]
+    return w.to_bytes(graph_inputs, op_outputs, description, name=name)

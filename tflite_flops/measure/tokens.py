@@ -1,7 +1,7 @@
 """Tokens/s of generative models: every signature timed with the LiteRT signature runner.
 
 :func:`measure_signatures` (``--latency``) times every signature of a report made with
-``all_signatures=True`` (:mod:`tflite_flops.analysis.generative`) with the harness statistics of
+``all_signatures=True`` (:mod:`tflite_flops.studies.signatures`) with the harness statistics of
 :mod:`tflite_flops.measure.bench`, and adds tokens/s and the time to first token (one prefill call:
 the logits of the prompt's last token give the first token). Each timed call is one runner call:
 inputs copied in, invoke, outputs copied out, which is what a generation loop with an external KV

@@ -68,7 +68,7 @@ register_tflm("CALL_ONCE")(fixed(lambda t: c_struct(t, "i"), lambda t: c_struct(
 # (Eval_static / Eval_dynamic in LiteRT's tflite/kernels/while.cc copy the loop variables between the
 # caller's, the cond's and the body's tensors every trip). A body whose op outputs change shape every
 # trip adds a cost per trip (the dynamic loop's copies and re-allocation) and one per delegated op it
-# re-prepares every trip (XNNPACK reshapes the partitions that run after such an op; predict.loop_reprepare).
+# re-prepares every trip (XNNPACK reshapes the partitions that run after such an op; latency.predict.loop_reprepare).
 register_facts("WHILE", law_features=("1", "trips", "copied", "growing_trips", "reshaped"), control_flow=WHILE_LOOP,
                side_effects=True)
 register_facts("IF", control_flow=IF_ELSE, side_effects=True)

@@ -12,7 +12,8 @@ cost formula. The registration functions each write their part of the one record
   placement rule per delegate;
 * :func:`register_facts`: everything else the analysis needs of an op type: XNNPACK's operator size,
   weight packing, reshape-time buffers and workspace (:class:`XnnpackFacts`), the fusion roles, the
-  latency law's group and features, the control-flow, weight-unpacking and resource-variable kinds.
+  latency law's group and features, the control-flow, weight-unpacking and resource-variable kinds, and
+  the inputs of an op that updates a slice of its operand.
 
 A fact that is a function of the op (a reshape-time buffer's size) is held as a *kind key* (a string
 constant below) that the analysis module dispatches on: the op-type to kind mapping lives here, in the
@@ -167,6 +168,8 @@ class OpFacts:
     side_effects: bool = False  # partitioning chains it in order with the other side-effect ops
     weight_unpacking: str = ""  # DEQUANTIZE_WEIGHTS, DENSIFY_WEIGHTS: unpacks constant weights
     resource_variable: str = ""  # VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN
+    slice_update: tuple[int, int] | None = None  # (operand, update) inputs: writes the update into a slice
+    # of the operand (how a generative model writes its KV cache: the signatures study reads its length)
 
 
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
@@ -199,7 +202,7 @@ def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     """Register the facts of op types that the analysis reads beyond their formulas (module docstring):
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
-    ``weight_unpacking=``, ``resource_variable=``. Each fact once per op type."""
+    ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

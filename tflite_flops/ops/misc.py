@@ -67,6 +67,7 @@ register_not_costed("DELEGATE", "a delegate node's work is opaque (its subgraph 
 # can (kTfLiteInplaceOpInput0Shared: a KV cache updated in place); RANGE of constant or
 # Prepare-computed bounds is computed once at Prepare (SetTensorToPersistentRo).
 register_memory("DYNAMIC_UPDATE_SLICE", inplace=(0,))
+register_facts("DYNAMIC_UPDATE_SLICE", slice_update=(0, 1))  # operand, update (a KV cache and its new tokens)
 register_memory("RANGE", prepare_inputs=(0, 1, 2))
 
 shape_fn(["REVERSE_SEQUENCE", "MATRIX_SET_DIAG", "DYNAMIC_UPDATE_SLICE", "REAL", "IMAG", "DENSIFY",

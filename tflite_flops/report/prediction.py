@@ -1,6 +1,6 @@
 """The predicted latency of a report (``analyze --predict PROFILE``): pure data, JSON key ``prediction``.
 
-The figures come from :mod:`tflite_flops.analysis.predict`; the per-op times are ``OpRecord.predicted_ms``.
+The figures come from :mod:`tflite_flops.latency.predict`; the per-op times are ``OpRecord.predicted_ms``.
 """
 
 from __future__ import annotations

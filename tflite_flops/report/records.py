@@ -288,7 +288,7 @@ class TokenFigures:
     """Per-token figures of a signature that runs a generative model's prefill or decode step.
 
     Counts per token are the signature's totals divided by ``tokens``, rounded to the nearest
-    int. See :mod:`tflite_flops.analysis.generative` for how the role, the tokens and the cache are found.
+    int. See :mod:`tflite_flops.studies.signatures` for how the role, the tokens and the cache are found.
     """
 
     role: str  # "prefill" | "decode"

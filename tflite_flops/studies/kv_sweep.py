@@ -4,8 +4,8 @@ How decode slows as the KV cache grows. The model must expose the cache length i
 ways (the sweep says which it used):
 
 * **one decode signature per length** (``decode_kv128``, ``decode_kv512``, …; decode role as in
-  :mod:`tflite_flops.analysis.generative`): the point at length S is the signature whose cache is S long
-  (its DYNAMIC_UPDATE_SLICE shows which dim: :func:`~tflite_flops.analysis.generative.kv_length`). Taken
+  :mod:`tflite_flops.studies.signatures`): the point at length S is the signature whose cache is S long
+  (its DYNAMIC_UPDATE_SLICE shows which dim: :func:`~tflite_flops.studies.signatures.kv_length`). Taken
   when every requested length has one;
 * **a dynamic cache dim**: the decode signature whose cache inputs share one ``-1`` dim in their
   shape signature; the point at length S sets that dim to S on every cache input.
@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from ..analysis import analyze_model
 from ..settings import Settings
 from ..errors import InputSpecError
-from ..analysis.generative import cache_inputs, kv_length, signature_roles
+from .signatures import cache_inputs, kv_length, signature_roles
 from ..reader.model import Model, Signature
 from ..reader.load import load_model
 from ..report import LatencyStats, Throughput
@@ -168,7 +168,7 @@ def decode_measurer(model: str | bytes, runtime: Any, bench: Any,
     """``measure(point, key) -> (latency, throughput)`` for :func:`kv_sweep`: one signature-runner timing
     per point (the caches at the point's length), throughput with decode ``tokens_per_s``."""
     from ..errors import RuntimeUnavailableError
-    from ..analysis.generative import token_input
+    from .signatures import token_input
     from ..measure.tokens import time_signature
     from ..measure.runtime import make_interpreter
 

@@ -5,7 +5,7 @@ suite point and the configuration (threads, XNNPACK), and ``run_calibration.sh``
 ``benchmark_model`` with op profiling on each model (``--enable_op_profiling=true
 --op_profiling_output_mode=csv --op_profiling_output_file=profiles/KEY.csv``, its log in
 ``profiles/KEY.log``). Back on the host, the import reads each op profile with the on-device import
-(:func:`tflite_flops.measure.device_profile.read_profile`): a model's time is the log's
+(:func:`tflite_flops.device.op_profile.read_profile`): a model's time is the log's
 ``Inference (avg)`` when the log is there, else the sum of its profile rows; then the same fit as a
 calibration here.
 """
@@ -17,12 +17,12 @@ import os
 import re
 from typing import Any
 
-from ..analysis.cost_model import DeviceProfile, Machine, ProfileError, read_json
+from .profile import DeviceProfile, Machine, ProfileError, read_json
 from ..settings import RuntimeSettings, Settings
-from . import runtimes
+from ..measure import runtimes
 from .calibrate import analyse, build_profile
-from .calibration_suite import SuitePoint, build, suite
-from .device_profile import read_profile, read_profile_text
+from .suite import SuitePoint, build, suite
+from ..device.op_profile import read_profile, read_profile_text
 
 PACK_FORMAT = "tflite_flops.calibration_pack"
 PACK_VERSION = 1

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 from ..errors import ModelFormatError, RuntimeMissingError
 from ..report import DelegatePlacement, LatencyStats, OpRecord, Report
 from ..files import read_capped
-from .device_profile import DEVICE_FILE_CAP, ProfileRow, _op_type
+from .op_profile import DEVICE_FILE_CAP, ProfileRow, _op_type
 
 BUILTIN = "builtin"  # OpRecord.device_placement of an op the device ran on TFLite's builtin kernels
 

@@ -1,6 +1,6 @@
 """``calibrate``: time the calibration suite here, fit the laws, save a device profile.
 
-1. The suite (:mod:`tflite_flops.measure.calibration_suite`) is written model by model and timed with
+1. The suite (:mod:`tflite_flops.latency.suite`) is written model by model and timed with
    the harness (:func:`tflite_flops.measure.bench.time_invokes`: warm-up, then timed ``invoke()`` runs,
    the median), each point with XNNPACK on or off as it says. A point takes about ``POINT_SECONDS``
    of timed runs (at least ``MIN_RUNS``).
@@ -8,10 +8,10 @@
    line per point, with the configuration it was timed in: runtime, version, threads, CPU). A rerun
    reads it and times only the points it lacks, so an interrupted calibration continues.
 3. Each model is analysed with the same static analysis the prediction uses: its op's precision
-   and placement (XNNPACK or builtin) say which law the point feeds, ``cost_model.op_features``
+   and placement (XNNPACK or builtin) say which law the point feeds, ``profile.op_features``
    its features. The chains of tiny ADDs give the per-invoke and per-partition overheads
-   (:func:`tflite_flops.measure.law_fit.fit_overheads`), which are subtracted from every point.
-4. :func:`tflite_flops.measure.law_fit.fit_laws` fits the laws on the single-op points; then the WHILE
+   (:func:`tflite_flops.latency.fit.fit_overheads`), which are subtracted from every point.
+4. :func:`tflite_flops.latency.fit.fit_laws` fits the laws on the single-op points; then the WHILE
    points, less their cond and body ops as those laws predict them, give the WHILE law (:func:`loop_laws`).
    The profile is saved with the machine.
 
@@ -28,17 +28,17 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from ..analysis.cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, op_features
-from ..analysis.predict import loop_reprepare, while_trips
+from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, op_features
+from .predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings
-from . import runtimes
-from .bench import BenchSettings, summarize_ms, time_invokes
-from .calibration_suite import LOOP, OVERHEAD, SuitePoint, build, suite
-from .law_fit import Sample, fit_law, fit_laws, fit_overheads
-from .progress import progress_bar
-from .runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
+from ..measure import runtimes
+from ..measure.bench import BenchSettings, summarize_ms, time_invokes
+from .suite import LOOP, OVERHEAD, SuitePoint, build, suite
+from .fit import Sample, fit_law, fit_laws, fit_overheads
+from ..measure.progress import progress_bar
+from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
 POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
 MIN_RUNS, MAX_RUNS = 5, 400
@@ -163,7 +163,7 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
               invoke_us: float) -> tuple[Law, ...]:
     """The WHILE laws, fitted on the loop points once the other laws are: a loop point's time less the
     per-invoke overhead and its cond and body ops (predicted by their laws, times their executions, as the
-    prediction adds them up) is the WHILE's own cost (``cost_model.LAW_FEATURES["WHILE"]``). No law when
+    prediction adds them up) is the WHILE's own cost (``profile.LAW_FEATURES["WHILE"]``). No law when
     nothing is left of the points' time once those ops are taken out."""
     by_laws = DeviceProfile(machine=Machine("", 0, "", "", 0, False), laws=tuple(laws))
     buckets: dict[tuple[str, str], list[Sample]] = {}
@@ -224,7 +224,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     """
     timer = timer or time_model
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
-        from ..analysis.cost_model import ProfileError
+        from .profile import ProfileError
 
         raise ProfileError(f"{output}: is a directory; -o names the profile file to write")
     side = side_path(output)

@@ -1,6 +1,6 @@
 """Fitting the device profile's laws to timed calibration points: non-negative least squares in relative error.
 
-A :class:`Sample` is one single-op calibration model: the op's features (``cost_model.op_features``,
+A :class:`Sample` is one single-op calibration model: the op's features (``profile.op_features``,
 so fitting and prediction describe the op alike), the model's measured median and the part of it that
 is not the op (the per-invoke overhead, plus the per-partition overhead when the op ran on the delegate).
 
@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..analysis.cost_model import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
+from .profile import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
 
 OUTLIER_LOG = 0.35  # drop points whose ln(measured/predicted) is further than this from the median (and 4 MADs)
 LOW_Q, HIGH_Q = 10, 90

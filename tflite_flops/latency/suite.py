@@ -4,7 +4,7 @@ Every op family that matters in real models (and a WHILE's own loop cost), at th
 (from a few hundred elements to MobileNet and ResNet layers), in each precision (float32; float16 weights behind a DEQUANTIZE;
 dynamic-range int8 weights with float activations, "hybrid"; full int8), with fused activations.
 A :class:`SuitePoint` names one model and says whether it is timed with XNNPACK on (``delegate``);
-:func:`build` writes it with :class:`~tflite_flops.measure.graph_writer.GraphWriter`. Which law a point
+:func:`build` writes it with :class:`~tflite_flops.measure.model_writer.ModelWriter`. Which law a point
 feeds is not decided here: calibration analyses each model with the same static analysis (placement,
 precision) the prediction uses.
 
@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph_writer import ACTIVATIONS, PADDING, GraphWriter, Quant
+from ..measure.model_writer import ACTIVATIONS, PADDING, ModelWriter, Quant
 
 DESCRIPTION = "tflite_flops calibration suite"
 PRECISIONS = ("float32", "fp16", "hybrid", "int8")
@@ -41,7 +41,7 @@ class SuitePoint:
     precision: str  # one of PRECISIONS: how the model is written (the law's precision comes from the analysis)
     delegate: bool  # timed with XNNPACK on
     quick: bool  # part of the --quick suite
-    make: Callable[[GraphWriter], tuple[list[int], list[int]]] = field(compare=False, repr=False)
+    make: Callable[[ModelWriter], tuple[list[int], list[int]]] = field(compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -51,7 +51,7 @@ class SuitePoint:
 
 def build(fb: Any, point: SuitePoint) -> bytes:
     """The model bytes of ``point``, written with schema module ``fb``."""
-    w = GraphWriter(fb)
+    w = ModelWriter(fb)
     inputs, outputs = point.make(w)
     return w.to_bytes(inputs, outputs, f"{DESCRIPTION}: {point.id}")
 
@@ -62,14 +62,14 @@ def _rng(*salt: int) -> np.random.Generator:
     return np.random.default_rng(list(salt) or [0])
 
 
-def _act(w: GraphWriter, shape: tuple[int, ...], prec: str, out: bool = False) -> int:
+def _act(w: ModelWriter, shape: tuple[int, ...], prec: str, out: bool = False) -> int:
     """An activation tensor: int8 in the int8 suite, float32 otherwise."""
     if prec == "int8":
         return w.tensor(shape, "int8", quant=Quant.of(OUT_SCALE if out else IN_SCALE, -10 if out else 0))
     return w.tensor(shape, "float32")
 
 
-def _weights(w: GraphWriter, shape: tuple[int, ...], prec: str, axis: int) -> int:
+def _weights(w: ModelWriter, shape: tuple[int, ...], prec: str, axis: int) -> int:
     """A constant weight tensor in ``prec``: float32; float16 behind a DEQUANTIZE; int8 per channel along ``axis``."""
     n = int(np.prod(shape))
     values = _rng(n, len(shape)).uniform(-1, 1, n).astype(np.float32)
@@ -84,7 +84,7 @@ def _weights(w: GraphWriter, shape: tuple[int, ...], prec: str, axis: int) -> in
     return w.tensor(shape, "int8", q, quant=Quant.of([W_SCALE] * shape[axis], 0, axis))
 
 
-def _bias(w: GraphWriter, n: int, prec: str) -> int:
+def _bias(w: ModelWriter, n: int, prec: str) -> int:
     """The bias of a contraction: int32 (scale = input scale x weight scale) in int8, else float32 (float16 in fp16)."""
     if prec == "int8":
         return w.tensor((n,), "int32", np.arange(n) % 7, quant=Quant.of([IN_SCALE * W_SCALE] * n, 0))
@@ -102,9 +102,9 @@ def _out_hw(h: int, k: int, s: int, padding: str) -> int:
 
 # ---- models ---------------------------------------------------------------------------------------------
 
-def conv(h: int, cin: int, cout: int, k: int, s: int, act: str, prec: str) -> Callable[[GraphWriter], Any]:
+def conv(h: int, cin: int, cout: int, k: int, s: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
     """CONV_2D, SAME padding: [1,h,h,cin] * [cout,k,k,cin] -> [1,ho,ho,cout]."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (1, h, h, cin), prec)
         wt = _weights(w, (cout, k, k, cin), prec, 0)
         b = _bias(w, cout, prec)
@@ -116,9 +116,9 @@ def conv(h: int, cin: int, cout: int, k: int, s: int, act: str, prec: str) -> Ca
     return make
 
 
-def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[GraphWriter], Any]:
+def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
     """DEPTHWISE_CONV_2D, multiplier 1, SAME padding: [1,h,h,c] * [1,k,k,c] -> [1,ho,ho,c]."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (1, h, h, c), prec)
         wt = _weights(w, (1, k, k, c), prec, 3)
         b = _bias(w, c, prec)
@@ -131,9 +131,9 @@ def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[
     return make
 
 
-def fully_connected(m: int, k: int, n: int, act: str, prec: str) -> Callable[[GraphWriter], Any]:
+def fully_connected(m: int, k: int, n: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
     """FULLY_CONNECTED: [m,k] x [n,k]^T + b -> [m,n]."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (m, k), prec)
         wt = _weights(w, (n, k), prec, 0)
         b = _bias(w, n, prec)
@@ -143,9 +143,9 @@ def fully_connected(m: int, k: int, n: int, act: str, prec: str) -> Callable[[Gr
     return make
 
 
-def batch_matmul(b: int, m: int, k: int, n: int, prec: str) -> Callable[[GraphWriter], Any]:
+def batch_matmul(b: int, m: int, k: int, n: int, prec: str) -> Callable[[ModelWriter], Any]:
     """BATCH_MATMUL of two activations: [b,m,k] x [b,k,n] -> [b,m,n] (attention's QK^T and AV)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x, y = _act(w, (b, m, k), prec), _act(w, (b, k, n), prec)
         z = _act(w, (b, m, n), prec, out=True)
         w.op("BATCH_MATMUL", [x, y], [z], "BatchMatMulOptions", adjX=False, adjY=False)
@@ -153,9 +153,9 @@ def batch_matmul(b: int, m: int, k: int, n: int, prec: str) -> Callable[[GraphWr
     return make
 
 
-def transpose_conv(h: int, cin: int, cout: int, k: int, s: int, prec: str) -> Callable[[GraphWriter], Any]:
+def transpose_conv(h: int, cin: int, cout: int, k: int, s: int, prec: str) -> Callable[[ModelWriter], Any]:
     """TRANSPOSE_CONV, SAME padding: [1,h,h,cin] -> [1,h*s,h*s,cout] with weights [cout,k,k,cin]."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         ho = h * s
         shape = w.tensor((4,), "int32", np.array([1, ho, ho, cout]))
         wt = _weights(w, (cout, k, k, cin), prec, 0)
@@ -173,9 +173,9 @@ BINARY_OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions",
 FUSABLE = ("ADD", "SUB", "MUL", "DIV")
 
 
-def binary(op: str, a: tuple[int, ...], b: tuple[int, ...], act: str, prec: str) -> Callable[[GraphWriter], Any]:
+def binary(op: str, a: tuple[int, ...], b: tuple[int, ...], act: str, prec: str) -> Callable[[ModelWriter], Any]:
     """An element-wise binary op of two activations, ``b`` broadcast against ``a``."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x, y = _act(w, a, prec), _act(w, b, prec)
         z = _act(w, a, prec, out=True)
         fields = {"fusedActivationFunction": ACTIVATIONS[act]} if op in FUSABLE else {}
@@ -192,9 +192,9 @@ UNARY_OPTIONS = {"LEAKY_RELU": ("LeakyReluOptions", {"alpha": 0.2}), "GELU": ("G
 INT8_OUTPUT = {"LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0)}  # tflite/kernels/activations.cc Prepare
 
 
-def unary(op: str, shape: tuple[int, ...], prec: str) -> Callable[[GraphWriter], Any]:
+def unary(op: str, shape: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
     """An element-wise unary op (an activation or a math function)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, shape, prec)
         fixed = INT8_OUTPUT.get(op) if prec == "int8" else None  # what the builtin kernels require
         y = w.tensor(shape, "int8", quant=Quant.of(*fixed)) if fixed else _act(w, shape, prec, out=True)
@@ -204,9 +204,9 @@ def unary(op: str, shape: tuple[int, ...], prec: str) -> Callable[[GraphWriter],
     return make
 
 
-def pool(op: str, h: int, c: int, k: int, s: int, padding: str, prec: str) -> Callable[[GraphWriter], Any]:
+def pool(op: str, h: int, c: int, k: int, s: int, padding: str, prec: str) -> Callable[[ModelWriter], Any]:
     """MAX_POOL_2D / AVERAGE_POOL_2D of a [1,h,h,c] activation."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (1, h, h, c), prec)
         ho = _out_hw(h, k, s, padding)
         y = _act(w, (1, ho, ho, c), prec, out=True) if op == "AVERAGE_POOL_2D" else w.tensor(
@@ -217,9 +217,9 @@ def pool(op: str, h: int, c: int, k: int, s: int, padding: str, prec: str) -> Ca
     return make
 
 
-def reduce(op: str, shape: tuple[int, ...], axes: tuple[int, ...], prec: str) -> Callable[[GraphWriter], Any]:
+def reduce(op: str, shape: tuple[int, ...], axes: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
     """MEAN / SUM / REDUCE_MAX over ``axes``, keeping the dims."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, shape, prec)
         ax = w.tensor((len(axes),), "int32", np.array(axes))
         # REDUCE_MAX keeps its input's quantization (tflite/kernels/reduce.cc EvalType)
@@ -229,9 +229,9 @@ def reduce(op: str, shape: tuple[int, ...], axes: tuple[int, ...], prec: str) ->
     return make
 
 
-def softmax(shape: tuple[int, ...], prec: str) -> Callable[[GraphWriter], Any]:
+def softmax(shape: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
     """SOFTMAX over the last axis (int8 output: scale 1/256, zero point -128, as the kernels require)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, shape, prec)
         y = w.tensor(shape, "int8", quant=Quant.of(1 / 256, -128)) if prec == "int8" else w.tensor(shape)
         w.op("SOFTMAX", [x], [y], "SoftmaxOptions", beta=1.0)
@@ -239,9 +239,9 @@ def softmax(shape: tuple[int, ...], prec: str) -> Callable[[GraphWriter], Any]:
     return make
 
 
-def concatenation(shape: tuple[int, ...], parts: int, axis: int, prec: str) -> Callable[[GraphWriter], Any]:
+def concatenation(shape: tuple[int, ...], parts: int, axis: int, prec: str) -> Callable[[ModelWriter], Any]:
     """CONCATENATION of ``parts`` activations of ``shape`` along ``axis`` (same quantization: a copy)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         xs = [_act(w, shape, prec) for _ in range(parts)]
         out = tuple(d * parts if i == axis else d for i, d in enumerate(shape))
         y = _act(w, out, prec)
@@ -250,10 +250,10 @@ def concatenation(shape: tuple[int, ...], parts: int, axis: int, prec: str) -> C
     return make
 
 
-def layout(op: str, shape: tuple[int, ...], arg: Any, prec: str) -> Callable[[GraphWriter], Any]:
+def layout(op: str, shape: tuple[int, ...], arg: Any, prec: str) -> Callable[[ModelWriter], Any]:
     """A data-movement op: RESHAPE (arg: new shape), TRANSPOSE (perm), PAD (pad per side),
     STRIDED_SLICE / SLICE (arg: the kept size per dim, from 0), RESIZE_BILINEAR (new h)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, shape, prec)
         if op == "RESHAPE":
             out, consts, options = tuple(arg), [w.tensor((len(arg),), "int32", np.array(arg))], ("ReshapeOptions", {})
@@ -281,9 +281,9 @@ def layout(op: str, shape: tuple[int, ...], arg: Any, prec: str) -> Callable[[Gr
     return make
 
 
-def gather(rows: int, width: int, count: int, prec: str) -> Callable[[GraphWriter], Any]:
+def gather(rows: int, width: int, count: int, prec: str) -> Callable[[ModelWriter], Any]:
     """GATHER of ``count`` rows of a constant [rows, width] table (an embedding lookup)."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         table = _rng(rows, width).uniform(-1, 1, (rows, width))
         if prec == "int8":
             params = w.tensor((rows, width), "int8", np.round(table * 100), quant=Quant.of(IN_SCALE))
@@ -297,9 +297,9 @@ def gather(rows: int, width: int, count: int, prec: str) -> Callable[[GraphWrite
     return make
 
 
-def convert(op: str, shape: tuple[int, ...]) -> Callable[[GraphWriter], Any]:
+def convert(op: str, shape: tuple[int, ...]) -> Callable[[ModelWriter], Any]:
     """QUANTIZE float32 -> int8 or DEQUANTIZE int8 -> float32 of an activation."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         f, q = w.tensor(shape), w.tensor(shape, "int8", quant=Quant.of(IN_SCALE))
         x, y = (f, q) if op == "QUANTIZE" else (q, f)
         w.op(op, [x], [y])
@@ -307,9 +307,9 @@ def convert(op: str, shape: tuple[int, ...]) -> Callable[[GraphWriter], Any]:
     return make
 
 
-def chain(n: int) -> Callable[[GraphWriter], Any]:
+def chain(n: int) -> Callable[[ModelWriter], Any]:
     """``n`` ADDs of 4 float32 elements in a row: the per-invoke and per-partition overheads."""
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = w.tensor((1, 4))
         c = w.tensor((1, 4), "float32", np.full(4, 0.5))
         cur = x
@@ -321,20 +321,20 @@ def chain(n: int) -> Callable[[GraphWriter], Any]:
     return make
 
 
-def loop(trips: int, n: int) -> Callable[[GraphWriter], Any]:
+def loop(trips: int, n: int) -> Callable[[ModelWriter], Any]:
     """A WHILE of ``trips`` trips with a trivial body: loop variables (a counter, ``n`` float32 elements);
     the cond is ``LESS(i, trips)``, the body ``i + 1`` and ``v + 0.5`` (a new value, as a real body writes
     its loop variables). The walk infers the trip count from this pattern (``walk.infer_trip_count``)."""
-    def variables(w: GraphWriter) -> list[int]:
+    def variables(w: ModelWriter) -> list[int]:
         return [w.tensor((), "int32"), w.tensor((1, n))]
 
-    def cond(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def cond(w: ModelWriter) -> tuple[list[int], list[int]]:
         i, v = variables(w)
         bound, less = w.tensor((), "int32", np.array(trips)), w.tensor((), "bool")
         w.op("LESS", [i, bound], [less])
         return [i, v], [less]
 
-    def body(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def body(w: ModelWriter) -> tuple[list[int], list[int]]:
         i, v = variables(w)
         one, half = w.tensor((), "int32", np.array(1)), w.tensor((1, n), "float32", np.full(n, 0.5))
         i2, v2 = variables(w)
@@ -342,7 +342,7 @@ def loop(trips: int, n: int) -> Callable[[GraphWriter], Any]:
         w.op("ADD", [v, half], [v2], "AddOptions")
         return [i, v], [i2, v2]
 
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         c, b = w.subgraph(cond, "cond"), w.subgraph(body, "body")
         start, x = w.tensor((), "int32", np.array(0)), w.tensor((1, n))
         i, y = variables(w)
@@ -351,23 +351,23 @@ def loop(trips: int, n: int) -> Callable[[GraphWriter], Any]:
     return make
 
 
-def growing_loop(n: int, trips: int = GROWING_TRIPS, width: int = GROWING_WIDTH) -> Callable[[GraphWriter], Any]:
+def growing_loop(n: int, trips: int = GROWING_TRIPS, width: int = GROWING_WIDTH) -> Callable[[ModelWriter], Any]:
     """A WHILE of ``trips`` trips whose body writes row ``i`` of a [trips, width] buffer as a converted
     Keras RNN writes its output sequence: the rows before ``i`` and after it are SLICEs whose sizes follow
     the counter (outputs of unknown declared rows: they change shape every trip), concatenated around the
     new row, which ``n`` MULs make from the other loop variable. The body runs ``Eval_dynamic`` and
     re-prepares every trip what runs after the SLICEs: with XNNPACK, the partition of the MULs and the
     CONCATENATION (``predict.loop_reprepare``)."""
-    def variables(w: GraphWriter) -> list[int]:
+    def variables(w: ModelWriter) -> list[int]:
         return [w.tensor((), "int32"), w.tensor((1, width)), w.tensor((trips, width))]
 
-    def cond(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def cond(w: ModelWriter) -> tuple[list[int], list[int]]:
         i, v, rows = variables(w)
         bound, less = w.tensor((), "int32", np.array(trips)), w.tensor((), "bool")
         w.op("LESS", [i, bound], [less])
         return [i, v, rows], [less]
 
-    def index(w: GraphWriter, i: int, then: int) -> int:
+    def index(w: ModelWriter, i: int, then: int) -> int:
         """[i, then]: a slice's begin or size made from the counter."""
         one = w.tensor((1,), "int32")
         w.op("RESHAPE", [i, w.tensor((1,), "int32", np.array([1]))], [one])
@@ -375,7 +375,7 @@ def growing_loop(n: int, trips: int = GROWING_TRIPS, width: int = GROWING_WIDTH)
         w.op("CONCATENATION", [one, w.tensor((1,), "int32", np.array([then]))], [out], "ConcatenationOptions", axis=0)
         return out
 
-    def body(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def body(w: ModelWriter) -> tuple[list[int], list[int]]:
         i, v, rows = variables(w)
         i2 = w.tensor((), "int32")
         w.op("ADD", [i, w.tensor((), "int32", np.array(1))], [i2], "AddOptions")
@@ -391,7 +391,7 @@ def growing_loop(n: int, trips: int = GROWING_TRIPS, width: int = GROWING_WIDTH)
         w.op("CONCATENATION", [before, cur, after], [out], "ConcatenationOptions", axis=0)
         return [i, v, rows], [i2, cur, out]
 
-    def make(w: GraphWriter) -> tuple[list[int], list[int]]:
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         c, b = w.subgraph(cond, "cond"), w.subgraph(body, "body")
         start, x = w.tensor((), "int32", np.array(0)), w.tensor((1, width))
         rows = w.tensor((trips, width), "float32", np.zeros((trips, width)))
@@ -452,13 +452,13 @@ def _name(*parts: Any) -> str:
     return text.replace(" ", "")
 
 
-def models() -> list[tuple[str, str, str, bool, Callable[[GraphWriter], Any]]]:
+def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
     """Every model of the suite: (id, family, precision, quick, make)."""
-    out: list[tuple[str, str, str, bool, Callable[[GraphWriter], Any]]] = []
+    out: list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]] = []
 
     seen: dict[tuple[str, str], int] = {}
 
-    def add(family: str, prec: str, _: int, ident: str, make: Callable[[GraphWriter], Any]) -> None:
+    def add(family: str, prec: str, _: int, ident: str, make: Callable[[ModelWriter], Any]) -> None:
         i = seen[family, prec] = seen.get((family, prec), -1) + 1  # the shape's place among its op type's
         out.append((f"{family}-{prec}-{ident}", family, prec, i % QUICK_EVERY == 0 or i == 2, make))
 

@@ -1,4 +1,6 @@
-"""Every signature in one report, and the per-token figures of generative models.
+"""Every signature in one report, and the per-token figures of generative models: a study of several
+entries, which :func:`tflite_flops.analyze` (``all_signatures=True``, ``--all-signatures``) composes on the
+report of the model's entry.
 
 A generative ``.tflite`` (an on-device LLM) has several signatures, typically ``prefill``
 (T prompt tokens at once) and ``decode`` (one token), that share one copy of the weights and
@@ -23,7 +25,7 @@ fills ``report.signatures`` with a :class:`~tflite_flops.report.SignatureReport`
 
 With ``--latency``, :mod:`tflite_flops.measure.tokens` times every signature and adds tokens/s
 and the time to first token. With ``predict`` (``--predict PROFILE``), every signature gets its own
-prediction (:func:`tflite_flops.analysis.predict.add_prediction` on the signature's report: its ops at
+prediction (:func:`tflite_flops.latency.predict.add_prediction` on the signature's report: its ops at
 its shapes, its XNNPACK partitions) and the token figures their predicted counterparts, computed as
 the measured ones are: tokens/s = tokens ÷ the predicted call time, and for prefill the time to first
 token = one predicted prefill call.
@@ -32,29 +34,29 @@ token = one predicted prefill call.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
+from ..analysis.run import analyze_entry
 from ..errors import InputSpecError
+from ..latency.predict import add_prediction
+from ..ops.facts import facts_of
 from ..reader.bounds import check_signature_work
 from ..reader.model import Model, Signature
 from ..report import Prediction, Report, SignatureReport, TensorSummary, TokenFigures
 from ..settings import Settings
 from ..units import tensor_bytes
-from .predict import add_prediction
 
 ROLES = ("prefill", "decode")
 _INT_DTYPES = frozenset({"INT32", "INT64"})
 
 
-def add_signatures(report: Report, model: Model, analyze_entry: Callable[..., tuple[Report, Any]],
-                   settings: Settings, *, prefill: str | None = None, decode: str | None = None) -> Report:
+def add_signatures(report: Report, model: Model, settings: Settings, *, prefill: str | None = None,
+                   decode: str | None = None) -> Report:
     """``report`` with ``signatures`` filled: every signature of ``model`` analyzed at its stored shapes.
 
     Args:
         report: the report of the model's entry (as :func:`tflite_flops.analyze` makes it).
         model: the parsed model.
-        analyze_entry: :func:`tflite_flops.analysis.analyze_entry` (passed in: the analysis imports
-            this module, not the reverse).
         settings: the analysis :class:`~tflite_flops.settings.Settings` (each signature is analysed with
             them, at its own stored shapes); with a device profile (``settings.predict``, already checked),
             each signature's ``prediction`` and the token figures' ``predicted_*`` fields. (``strict`` is
@@ -199,16 +201,18 @@ def cache_inputs(sig: Signature, token: str | None = None) -> dict[str, int]:
 
 
 def kv_length(sg: Any, cache_tensors: set[int], shapes: Any) -> int | None:
-    """The cache length: the dim of a cache input that DYNAMIC_UPDATE_SLICE updates with a shorter slice.
+    """The cache length: the dim of a cache input that an op updating a slice of it (``OpFacts.slice_update``:
+    DYNAMIC_UPDATE_SLICE) updates with a shorter slice.
 
     The update of a cache [1, S, H, D] by T tokens is [1, T, H, D] (T < S), so the dim where the
     two differ is the KV length S. None when no such update is found or the dims are ambiguous.
     """
     lengths = set()
     for op in sg.operators:
-        if op.op_type != "DYNAMIC_UPDATE_SLICE" or len(op.inputs) < 2 or op.inputs[0] not in cache_tensors:
+        update = facts_of(op.op_type).slice_update
+        if update is None or len(op.inputs) <= max(update) or op.inputs[update[0]] not in cache_tensors:
             continue
-        full, part = shapes[op.inputs[0]], shapes[op.inputs[1]]
+        full, part = shapes[op.inputs[update[0]]], shapes[op.inputs[update[1]]]
         differ = [a for a, b in zip(full, part) if a != b] if len(full) == len(part) else []
         if len(differ) == 1:
             lengths.add(int(differ[0]))

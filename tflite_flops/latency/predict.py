@@ -9,8 +9,8 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    folds some standalone ops into their neighbour, and they then cost nothing. The rules follow
    ``xnn_subgraph_optimize`` in XNNPACK's ``src/subgraph.c`` (see the functions named there).
 3. **The time per op** (``predicted_ms``): the law :meth:`DeviceProfile.law_for
-   <tflite_flops.analysis.cost_model.DeviceProfile.law_for>` finds for the op's features
-   (:func:`~tflite_flops.analysis.cost_model.op_features`), times the op's executions per inference.
+   <tflite_flops.latency.profile.DeviceProfile.law_for>` finds for the op's features
+   (:func:`~tflite_flops.latency.profile.op_features`), times the op's executions per inference.
    A WHILE's own law (its loop: copies and subgraph invokes per trip) takes its trips per run
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
@@ -29,8 +29,8 @@ from ..report import OpRecord, Prediction, ProfileInfo, Report
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .cost_model import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
-from .placement import place_subgraph
+from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
+from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 
