@@ -68,6 +68,7 @@ class Case:
     check: Callable[[Any, Path], None] | None = None  # CLI cases: more to check on the finished process
     quick: bool = False  # in the quick lane's fixed sample
     xfail: str | None = None  # "issue N: what is broken" while it is
+    flaky: bool = False  # the xfail shows only on some runs (a race): not strict
     mode: str = field(default="cli")
 
 
@@ -485,9 +486,16 @@ CASES: list[Case] = [
     cli("top-negative", "options", lambda t: ["analyze", CNN, "--top", "-1"], {0, 2}),
     # signals
     sig("sigint-batch", lambda t: (["batch", batch_dir(t, 200), "--jobs", "2", "-o", str(t / "r.csv")], 2, 2), {130},
-        "interrupted"),
+        "interrupted", flaky=True,
+        xfail="issue 32 (studies/batch.py, not fixed): Ctrl-C to the process group reaches the pool's workers, which "
+              "print a KeyboardInterrupt traceback (some runs), and the pool's shutdown can hang (1 run in ~6)"),
     sig("sigterm-batch", lambda t: (["batch", batch_dir(t, 200), "--jobs", "2", "-o", str(t / "r.csv")], 15, 2), {143},
         "terminated"),
+    sig("sigint-latency-while-forever",
+        lambda t: (["analyze", write(t, "m.tflite", while_forever()), "--latency"], 2, 1), {130}, "interrupted"),
+    cli("latency-while-forever", "signals",
+        lambda t: ["analyze", write(t, "m.tflite", while_forever()), "--latency", "--time-limit", "3"], {1},
+        "time limit of 3 s"),
     # misuse of the library
     lib("analyze-batch-abc", _lib_analyze(batch="abc"), E.InputSpecError, "batch: expected an integer", quick=True),
     lib("analyze-batch-1.5", _lib_analyze(batch=1.5), E.InputSpecError, "batch: expected an integer"),
