@@ -194,11 +194,13 @@ def _raise_spec_error() -> None:
 
 def test_a_measurement_runs_in_a_child_and_its_result_or_error_comes_back():
     from tflite_flops.errors import InputSpecError, RuntimeUnavailableError
-    from tflite_flops.measure.isolate import MeasurementTimeout, run_in_child
+    from tflite_flops.measure.isolate import MeasurementTimeout, map_parents_file_pages, run_in_child
 
     before = set(_children(os.getpid()))
     assert run_in_child(os.getpid, limit=60) != os.getpid()  # measured where it ran: in the child
     assert run_in_child(divmod, 7, 2, limit=60) == (3, 1)
+    # the parent's file pages are mapped in the child first, so that they do not count as the model's RSS
+    assert run_in_child(map_parents_file_pages, os.getpid(), limit=60) > 0
     with pytest.raises(InputSpecError, match="bad input arrays"):  # the child's exception, raised here
         run_in_child(_raise_spec_error, limit=60)
     with pytest.raises(RuntimeUnavailableError, match=r"ended without a result \(exit status 3\)"):

@@ -15,6 +15,8 @@ records) comes back, pickled; an exception raised in the child is raised again i
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any, Callable
 
 from ..errors import RuntimeUnavailableError, TfliteFlopsError
@@ -41,11 +43,53 @@ def _seconds(limit: float) -> str:
     return f"{limit:g}" if limit < 10 else f"{limit:,.0f}"
 
 
-def _child(send: Any, fn: Callable[..., Any], args: tuple) -> None:
+def map_parents_file_pages(parent: int) -> int:
+    """In a forked child: map the pages of files (shared libraries, the model's memory map) that ``parent``
+    has mapped; returns the bytes asked for (0 where this cannot be done).
+
+    ``fork`` copies the page table entries of a process's private memory but not those of its file mappings
+    that were never written (code, read-only data): the child faults them in again on first use, and they
+    would count as RSS the model's load or first invoke added. Mapping them first (``MADV_POPULATE_READ``
+    over the runs of pages present in the parent, read from ``/proc/PID/pagemap``) keeps the RSS figures
+    what they were when the interpreter ran in the tool's own process. Best effort: any failure leaves
+    the figures as the child sees them.
+    """
+    try:
+        import ctypes
+        import mmap
+
+        import numpy as np
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+        madvise.argtypes, madvise.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
+        page, populate_read, mapped = mmap.PAGESIZE, 22, 0  # MADV_POPULATE_READ (Linux 5.14)
+        with open(f"/proc/{parent}/maps") as maps, open(f"/proc/{parent}/pagemap", "rb", buffering=0) as pagemap:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                if len(fields) < 6 or not fields[5].startswith("/") or not fields[1].startswith("r"):
+                    continue  # private memory (copied by fork), or no file, or not readable
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                pagemap.seek(start // page * 8)
+                present = (np.frombuffer(pagemap.read((end - start) // page * 8), "<u8") >> 63).astype(np.int8)
+                if not present.any():
+                    continue
+                edges = np.flatnonzero(np.diff(np.concatenate(([0], present, [0]))))
+                for first, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
+                    if madvise(start + first * page, (stop - first) * page, populate_read) == 0:
+                        mapped += (stop - first) * page
+        return mapped
+    except Exception:  # noqa: BLE001 - an older kernel, no /proc: the figures as the child sees them
+        return 0
+
+
+def _child(send: Any, fn: Callable[..., Any], args: tuple, parent: int | None) -> None:
     """In the child: run ``fn(*args)`` and send ``("ok", result)`` or ``("error", exception)``."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends this process
+    if parent is not None:
+        map_parents_file_pages(parent)
     try:
         result = ("ok", fn(*args))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it again
@@ -73,9 +117,11 @@ def run_in_child(fn: Callable[..., Any], *args: Any, limit: float, what: str = "
         raise ValueError(f"the time limit must be a positive number of seconds, got {limit!r}")
     import multiprocessing
 
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args), name="tflite_flops-measure")
+    parent = os.getpid() if fork and sys.platform.startswith("linux") else None
+    proc = ctx.Process(target=_child, args=(send, fn, args, parent), name="tflite_flops-measure")
     proc.start()
     send.close()  # the child holds the only writer: its death reads as EOF here
     try:
