@@ -33,15 +33,15 @@ import json
 import os
 import struct
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import flatbuffers
 import numpy as np
 
-from bundle_helpers import LLM_METADATA, TFLITE_MODEL, bundle_bytes
-from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, IF, INT32, WHILE, build_model, control_flow_model
+from bundle_helpers import TFLITE_MODEL
+from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, INT32, WHILE, build_model, control_flow_model
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_models"
@@ -69,7 +69,7 @@ class Case:
     quick: bool = False  # in the quick lane's fixed sample
     xfail: str | None = None  # "issue N: what is broken" while it is
     flaky: bool = False  # the xfail shows only on some runs (a race): not strict
-    mode: str = field(default="cli")
+    mode: str = "cli"  # cli | library | signal
 
 
 def cli(name: str, kind: str, run: Callable[[Path], list], codes: set[int] = frozenset({1}), needle: str | None = None,
@@ -256,10 +256,7 @@ def case_model(branches: list[int], n_branch_subgraphs: int = 2, branch_refs: di
 def repeated_sections_bundle(copies: int) -> bytes:
     """A LiteRT-LM bundle whose section table names one model section ``copies`` times."""
     small = (SAMPLES / "cnn_float.tflite").read_bytes()
-    one = bundle_bytes([(TFLITE_MODEL, small, {"model_type": "tf_lite_prefill_decode"})])
-    (header_end,) = struct.unpack_from("<Q", one, 24)
-    begin = -(-header_end // 16) * 16
-    # Rebuild the header with the section table repeated, then place the model after it.
+    # The header (LiteRTLMMetaData) with its section table naming one section ``copies`` times, then the model.
     b = flatbuffers.Builder(copies * 4 + 4096)
     b.ForceDefaults(True)
     k, v = b.CreateString("model_type"), b.CreateString("tf_lite_prefill_decode")
