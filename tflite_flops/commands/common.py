@@ -89,6 +89,9 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
     g.add_argument("--warmup", type=at_least(1), default=5, metavar="N", help="warm-up runs (default 5)")
     g.add_argument("--min-time", type=at_least(0.0, float, 86_400.0), default=0.0, metavar="SECONDS",
                    help="keep running until both --runs and this time are reached")
+    g.add_argument("--time-limit", type=at_least(1.0, float, 604_800.0), default=None, metavar="SECONDS",
+                   help="stop the measurement (the interpreter runs in a child process) after this long: one "
+                        "error line, exit 1 (default 300 s + 2 x --min-time + 2 s per run, more with --per-op)")
     if inputs:
         g.add_argument("--inputs", metavar="FILE.npz", help="real input arrays keyed by input name or position")
     if roofline:
@@ -150,7 +153,7 @@ def latency_settings(args: argparse.Namespace):
     if args.runs < 1 or args.warmup < 1 or args.threads < 1 or args.min_time < 0:
         raise InputSpecError("--runs, --warmup and --threads must be at least 1, --min-time at least 0")
     inputs = load_npz(args.inputs) if getattr(args, "inputs", None) else None
-    return BenchSettings(args.runs, args.warmup, args.min_time), inputs
+    return BenchSettings(args.runs, args.warmup, args.min_time, getattr(args, "time_limit", None)), inputs
 
 
 TERMINAL_FORMATS = ("table", "md")  # read on a terminal as they are; JSON, CSV and HTML escape or quote their strings

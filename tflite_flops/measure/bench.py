@@ -27,11 +27,13 @@ Clock = Callable[[], int]
 
 @dataclass(frozen=True)
 class BenchSettings:
-    """How long to measure."""
+    """How long to measure, and the time limit past which the measurement is stopped (seconds; None: the
+    default of :func:`tflite_flops.measure.isolate.default_time_limit`, scaled to the runs and ``min_time``)."""
 
     runs: int = 50
     warmup: int = 5
     min_time: float = 0.0  # seconds
+    time_limit: float | None = None  # seconds
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 from .bench import BenchSettings, measure_model, throughput
 from ..errors import RuntimeMissingError, RuntimeUnavailableError
 from ..report import LatencyStats, Report, Throughput
+from .isolate import default_time_limit, run_in_child
 from .progress import progress_bar
 from .runtime import RuntimeSettings, input_names, input_positions
 
@@ -68,10 +69,11 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
 
     def measure(point: Any) -> tuple[LatencyStats | None, Throughput | None]:
         report = point.report
+        limit = bench.time_limit or default_time_limit(bench.runs, bench.warmup, bench.min_time)
         try:
-            latency = measure_model(model, input_positions(report.inputs), runtime, bench, inputs,
-                                    progress=progress_bar(f"timing {point.spec.label}"),
-                                    input_names=input_names(report.inputs))
+            latency = run_in_child(_measure_point, model, input_positions(report.inputs), runtime, bench, inputs,
+                                   f"timing {point.spec.label}", input_names(report.inputs), limit=limit,
+                                   what=f"the latency measurement of {point.spec.label}")
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:
@@ -79,3 +81,10 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
         return shape_check(report, latency), throughput(report.totals, latency)
 
     return measure
+
+
+def _measure_point(model: str | bytes, shapes: Mapping[int, tuple[int, ...]], runtime: RuntimeSettings,
+                   bench: BenchSettings, inputs: Mapping[str, Any] | None, label: str,
+                   names: Mapping[int, Any]) -> LatencyStats:
+    """One sweep point's :func:`measure_model`, in the child process that runs the interpreter."""
+    return measure_model(model, shapes, runtime, bench, inputs, progress=progress_bar(label), input_names=names)

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from ..errors import RuntimeMissingError, RuntimeUnavailableError
 from ..report import Report
 from .bench import BenchSettings
+from .isolate import default_time_limit, run_in_child
 from .latency import add_latency
 from .roofline import classify, measure_peaks
 from .runtime import RuntimeSettings
@@ -38,12 +39,26 @@ class Measurements:
 def measure_report(report: Report, model: str | bytes, what: Measurements, progress: bool = True) -> Report:
     """``report`` with what ``what`` asks measured and merged in.
 
-    A runtime that cannot load, prepare or run the model leaves the static figures intact: the
-    measurement says ``skipped`` and why, and a warning repeats it.
+    The interpreter runs in a child process (:func:`tflite_flops.measure.isolate.run_in_child`), where
+    everything is measured; the measured report comes back. A runtime that cannot load, prepare or run the
+    model leaves the static figures intact: the measurement says ``skipped`` and why, and a warning
+    repeats it.
 
     Raises:
         RuntimeMissingError: the runtime is not installed.
+        MeasurementTimeout: the measurement ran past ``what.bench.time_limit`` (by default scaled to the
+            runs, ``min_time`` and the ops and signatures timed): a model that never ends.
     """
+    if not (what.latency or what.per_op or what.roofline):
+        return report
+    b = what.bench
+    timed = (len(report.ops) if what.per_op else 0) + (len(report.signatures or ()) if what.latency else 0)
+    limit = b.time_limit or default_time_limit(b.runs, b.warmup, b.min_time, timed + (2 if what.roofline else 0))
+    return run_in_child(measure_here, report, model, what, progress, limit=limit, what="the latency measurement")
+
+
+def measure_here(report: Report, model: str | bytes, what: Measurements, progress: bool = True) -> Report:
+    """:func:`measure_report`'s work, in this process (the child's side)."""
     if what.latency or what.per_op:
         report = add_latency(report, model, what.runtime, what.bench, what.inputs, per_op=what.per_op,
                              progress=progress)
