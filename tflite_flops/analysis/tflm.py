@@ -18,15 +18,27 @@ from ..ops.registry import OpContext
 from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
 from ..reader.model import Model, Tensor
 from ..units import dense_bytes, num_elements
-from .planner import TFLM_ALIGNMENT, first_fit_arena, greedy_order
+from .planner import TFLM_ALIGNMENT, first_fit_arena, first_fit_arenas, greedy_order
 from .shapes import SubgraphShapes, subgraph_tensors
 
 
 def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
                entry_buffers: list[tuple[int, int, int]] | None = None,
                scratch: Mapping[tuple[int, int], Sequence[int]] | None = None) -> int:
-    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph and the
-    kernels' ``scratch`` buffers (``{(subgraph, op): bytes of each request}``, none by default).
+    """The head of TFLM's arena by GreedyMemoryPlanner (:func:`tflm_buffers`' buffers, the tensors' then
+    the scratch requests')."""
+    tensors, requests, steps = tflm_buffers(model, entry, sizes, constant, entry_buffers, scratch)
+    return first_fit_arena(greedy_order(tensors + requests), steps)
+
+
+def tflm_buffers(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
+                 entry_buffers: list[tuple[int, int, int]] | None = None,
+                 scratch: Mapping[tuple[int, int], Sequence[int]] | None = None
+                 ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]], int]:
+    """The buffers of the head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph and the
+    kernels' ``scratch`` buffers (``{(subgraph, op): bytes of each request}``, none by default), as
+    GreedyMemoryPlanner is given them: ``(tensors, scratch requests, steps)``, each ``(size, first use,
+    last use)`` with lifetimes shifted by one (TFLM's "never used", -1, is step 0).
 
     Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
     count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
@@ -81,7 +93,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
     mark = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the model alive
     if entry_buffers is not None:
         scope = len(model.subgraphs[entry].operators)
-    buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
+    buffers: list[tuple[int, int, int]] = []  # (size, first use, last use), shifted: -1 ("never used") -> step 0
     for sg in model.subgraphs:
         if sg.index == entry and entry_buffers is not None:
             buffers += entry_buffers
@@ -91,13 +103,14 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
         for t in compress(range(min(len(tensors), len(size_of), len(constant_of))), size_of):
             if not constant_of[t] and not tensors[t].is_variable:
                 buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
+    requested: list[tuple[int, int, int]] = []
     for (index, op), requests in sorted((scratch or {}).items()):
         if entry_buffers is not None:  # the memory pass's entry buffers count time in ops; no other subgraph runs
             lo, hi = (op, op) if index == entry else (-1, -1)
         else:  # an op the entry never reaches keeps TFLM's "uninitialized" lifetime
             lo, hi = scopes.get((index, op), (-1, -1))
-        buffers += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
-    return first_fit_arena(greedy_order(buffers), scope + 2)
+        requested += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
+    return buffers, requested, scope + 2
 
 
 _MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room kept for one op's scratch requests
@@ -295,9 +308,12 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
     unmodelled ones, with a line in ``warnings``."""
     failed: dict[tuple[int, int], tuple[str, str]] = {}
     kernels = tflm_kernels(model, states, target, failed)
-    tensors = tflm_arena(model, entry, sizes, constant, entry_buffers)
     scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
-    head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
+    buffers, requests, steps = tflm_buffers(model, entry, sizes, constant, entry_buffers, scratch)
+    if requests:  # the head without and with the scratch: the lifetimes marked once, the shared larger buffers placed once
+        tensors, head = first_fit_arenas(greedy_order(list(buffers)), greedy_order(buffers + requests), steps)
+    else:
+        tensors = head = first_fit_arena(greedy_order(buffers), steps)
     planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
                   for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
