@@ -46,8 +46,9 @@ from ..report import DelegatePlacement
 from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
-# a subgraph's op dependencies as node_subsets reads them (_dependencies): readers, ready counts, control edges
-_Dependencies = tuple[dict[int, list[int]], list[int], dict[int, int]]
+# a subgraph's op dependencies as node_subsets reads them (_dependencies): per op, its count of inputs to
+# wait for, the tensors it reads and writes, and the ops it releases
+_Dependencies = tuple[list[int], list[tuple[int, ...]], list[tuple[int, ...]], list[list[int]]]
 
 
 class _Variables:
@@ -312,9 +313,10 @@ def partition(sg: Subgraph, delegated: Sequence[int], graph: "_Dependencies | No
 
 
 def _dependencies(sg: Subgraph) -> _Dependencies:
-    """What :func:`node_subsets` needs of the graph whatever the delegated ops: the readers of each
-    produced tensor, each op's count of inputs computed by an op (distinct tensors) plus control edges,
-    and the control edge from each op with side effects to the next one."""
+    """What :func:`node_subsets` needs of the graph whatever the delegated ops, per op: its count of inputs
+    computed by an op (distinct tensors) plus control edges, the tensors it reads and writes (omitted ones
+    left out), and the ops it releases (the readers of its outputs, then the next op with side effects:
+    a control edge from each op with side effects to the next one)."""
     ops = sg.operators
     producer = {t: op.index for op in ops for t in op.outputs if t >= 0}
     consumers: dict[int, list[int]] = {}
@@ -335,7 +337,12 @@ def _dependencies(sg: Subgraph) -> _Dependencies:
                 successor[last] = op.index
                 waiting[op.index] += 1
             last = op.index
-    return consumers, waiting, successor
+    reads = [tuple(t for t in op.inputs if t >= 0) for op in ops]
+    writes = [tuple(t for t in op.outputs if t >= 0) for op in ops]
+    released = [[c for t in writes[i] for c in consumers.get(t, ())] for i in range(len(ops))]
+    for i, after in successor.items():
+        released[i].append(after)
+    return waiting, reads, writes, released
 
 
 def _model_dependencies(model: Model, index: int) -> _Dependencies:
@@ -367,43 +374,39 @@ def node_subsets(sg: Subgraph, delegated: Sequence[int], graph: "_Dependencies |
     kind = [False] * n
     for i in delegated:
         kind[i] = True
-    consumers, waits, successor = _dependencies(sg) if graph is None else graph
+    waits, reads, writes, releases = _dependencies(sg) if graph is None else graph
     waiting = list(waits)
     ready = [i for i in range(n) if not waiting[i]]
     heapq.heapify(ready)
     epoch_of_tensor: dict[int, int] = {}
+    source_of = epoch_of_tensor.get
     subsets: list[tuple[bool, list[int], set[int], set[int]]] = []  # (kind, ops, inputs, outputs)
     while ready:
         epoch = len(subsets)
-        current = (kind[ready[0]], [], set(), set())
+        this = kind[ready[0]]
+        current = (this, [], set(), set())
         subsets.append(current)
+        members, crossing = current[1], current[2]
         later = []
         queue = []
         while ready:  # split the ready ops: this epoch's kind now, the other kind later
             i = heapq.heappop(ready)
-            (queue if kind[i] == current[0] else later).append(i)
+            (queue if kind[i] == this else later).append(i)
         while queue:
             i = queue.pop()
-            op = ops[i]
-            current[1].append(i)
-            for t in op.inputs:
-                if t < 0:
-                    continue
-                source = epoch_of_tensor.get(t, -2)
+            members.append(i)
+            for t in reads[i]:
+                source = source_of(t, -2)
                 if source != epoch:
-                    current[2].add(t)
+                    crossing.add(t)
                     if source >= 0:
                         subsets[source][3].add(t)
-            released = [c for t in op.outputs if t >= 0 for c in consumers.get(t, ())]
-            for t in op.outputs:
-                if t >= 0:
-                    epoch_of_tensor[t] = epoch
-            if i in successor:
-                released.append(successor[i])
-            for c in released:
+            for t in writes[i]:
+                epoch_of_tensor[t] = epoch
+            for c in releases[i]:
                 waiting[c] -= 1
                 if not waiting[c]:
-                    (queue if kind[c] == current[0] else later).append(c)
+                    (queue if kind[c] == this else later).append(c)
         ready = later
         heapq.heapify(ready)
     for t in sg.outputs:
