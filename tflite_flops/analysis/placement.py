@@ -197,8 +197,8 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
                 unpack[dst.index] = op.index
                 unpack_nodes[op.index] = None
                 continue
-        dop = DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
-                         tuple(views[t] for t in op.outputs), config)  # type: ignore[arg-type]
+        dop = DelegateOp(kind, op.version, op.options, tuple([views[t] for t in op.inputs]),
+                         tuple([views[t] for t in op.outputs]), config)  # type: ignore[arg-type]
         found = decide(delegate, dop)
         if delegate == XNNPACK and facts.resource_variable:
             found = variables.visit(op, dop, found)
@@ -253,9 +253,12 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                     fp16_source[t] = src.index
                 fp16_nodes.append(op.index)
                 continue
-        inputs = tuple(None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs)
+        if fp16_source:
+            inputs = tuple([None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs])
+        else:
+            inputs = tuple([None if t < 0 else views[t] for t in op.inputs])
         dop = DelegateOp(op.op_type, op.version, op.options, inputs,
-                         tuple(views[t] if t >= 0 else views[0] for t in op.outputs), config)
+                         tuple([views[t] if t >= 0 else views[0] for t in op.outputs]), config)
         reasons[op.index] = decide(GPU, dop)
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)

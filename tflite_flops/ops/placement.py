@@ -520,18 +520,26 @@ def gpu_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]
 def gpu_allowed_tensors(op: DelegateOp) -> str | None:
     """``IsAllAllowedTensors`` as ``GetOpsToReplace`` calls it on inputs then outputs: no tensor of rank 5
     or more (constants included), and every non-constant tensor of an allowed type."""
-    ins, outs = gpu_allowed_types(op)
+    key = (op.op_type, op.config.gpu_quant_ops)  # all that gpu_allowed_types reads
+    allowed_types = _ALLOWED_TYPES.get(key)
+    if allowed_types is None:
+        allowed_types = _ALLOWED_TYPES[key] = gpu_allowed_types(op)
+    ins, outs = allowed_types
     for where, tensors, allowed in (("input", op.inputs, ins), ("output", op.outputs, outs)):
         for i, t in enumerate(tensors):
             if t is None:
                 continue
-            if t.rank > GPU_MAX_RANK:
+            if len(t.shape) > GPU_MAX_RANK:
                 return reason(CATEGORY_SHAPE, f"{where} {i + 1} has rank {t.rank} (the GPU delegate takes rank "
                                               f"{GPU_MAX_RANK} at most)")
             if not t.static and t.dtype not in allowed:
                 return reason(CATEGORY_DTYPE, f"{where} {i + 1} is {t.dtype} (the GPU delegate takes "
                                               f"{', '.join(dict.fromkeys(allowed))} for {op.op_type})")
     return None
+
+
+# gpu_allowed_types per (op type, config.gpu_quant_ops): the same for every op of a type
+_ALLOWED_TYPES: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def gpu_comparison_types() -> frozenset[str]:
