@@ -230,15 +230,20 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     def temp(at: int, size: int, align: int) -> int:  # AllocateTemp: from the head's end upwards
         return -(-at // align) * align + size
 
-    def temps_of(sg_index: int, op_index: int, at: int) -> int:
+    tensor_size, tensor_align = tensor
+    quant_size, quant_align = quant
+
+    def temps_of(sg_index: int, op_index: int, at: int) -> int:  # temp() for each tensor, written out
         sg = model.subgraphs[sg_index]
         op = sg.operators[op_index]
+        stored = sg.tensors
+        count = len(stored)
         for t in (*op.inputs, *op.outputs):
-            if 0 <= t < len(sg.tensors):
-                at = temp(at, *tensor)
-                q = sg.tensors[t].quantization
+            if 0 <= t < count:
+                at = -(-at // tensor_align) * tensor_align + tensor_size
+                q = stored[t].quantization
                 if q is not None and q.num_scales > 0:
-                    at = temp(temp(at, *quant), 4 + 4 * q.num_scales, 4)
+                    at = -(-(-(-at // quant_align) * quant_align + quant_size) // 4) * 4 + 4 + 4 * q.num_scales
         return at
 
     def alloc(size: int, align: int) -> None:
@@ -255,7 +260,8 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     node = c_struct(target, "pppppp", "i", "p")  # NodeAndRegistration: TfLiteNode (micro build) + registration
     for sg in model.subgraphs:  # AllocateNodeAndRegistrations
         alloc(node.size * len(sg.operators), node.align)
-    ordered = [kernels[key] for key in sorted(kernels)]
+    keys = sorted(kernels)
+    ordered = [kernels[key] for key in keys]
     for k in ordered:  # PrepareNodeAndRegistrationDataFromFlatbuffer: the parsed builtin options
         if k.builtin is not None:
             alloc(*k.builtin)
@@ -263,21 +269,22 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
         if k.op_data:
             alloc(k.op_data, TFLM_ALIGNMENT)
     requests = 0
-    for key in sorted(kernels):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
-        k = kernels[key]
+    room = _MAX_SCRATCH_PER_OP * request.size
+    for key, k in zip(keys, ordered):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
         for n in k.prepare:
-            alloc(n, TFLM_ALIGNMENT)
-        held = (requests + _MAX_SCRATCH_PER_OP) * request.size  # the scratch requests so far, and room for more
+            tail = (tail - n) // TFLM_ALIGNMENT * TFLM_ALIGNMENT  # alloc(n, TFLM_ALIGNMENT)
+        held = requests * request.size + room  # the scratch requests so far, and room for more
         if k.temps:
             held = temps_of(*key, held)
-        peak = max(peak, held + arena_end - tail)
-        requests += len([n for n in k.scratch if n > 0])
+        if held + arena_end - tail > peak:
+            peak = held + arena_end - tail
+        if k.scratch:
+            requests += len([n for n in k.scratch if n > 0])
     if requests:  # FinishModelAllocation: a ScratchBufferHandle (a pointer) per request
         alloc(p * requests, p)
     for sg in model.subgraphs:  # CommitStaticMemoryPlan, AllocateVariables
-        for t in sg.tensors:
-            if t.is_variable:
-                alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
+        for t in [t for t in sg.tensors if t.is_variable]:
+            alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
     held = temp((requests + _MAX_SCRATCH_PER_OP) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
     allocation_info = c_struct(target, "pp", "iii", "b")  # AllocationInfo: bytes, output_ptr, lifetime, offset, flag
     held = temp(held, allocation_info.size * (sum(len(sg.tensors) for sg in model.subgraphs) + requests), p)
@@ -314,8 +321,8 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
         tensors, head = first_fit_arenas(greedy_order(list(buffers)), greedy_order(buffers + requests), steps)
     else:
         tensors = head = first_fit_arena(greedy_order(buffers), steps)
-    planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
-                  for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
+    planned = sum([sum([1 for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index])
+                        if n and not c and not t.is_variable]) for sg in model.subgraphs])
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
     unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS}
