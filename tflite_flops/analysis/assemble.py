@@ -41,6 +41,10 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
     """
     out = []
     make = _record_maker(OpRecord)
+    notes = notes or {}
+    # the figures of a record field, and the declared columns without one (the record's figures), in their order
+    as_fields = [(name, by_op.get) for name, by_op in figures.items() if name in _FIELDS]
+    as_figures = [(name, by_op.get) for name, by_op in figures.items() if name not in _FIELDS]
     for key in sorted(walk.entries):
         e = walk.entries[key]
         if e.inference:
@@ -50,23 +54,20 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
         else:
             phase, mult = "not_executed", 1
         macs = e.cost.macs * mult
+        more = notes.get(key)
         values = {
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,
-            "note": "; ".join(n for n in (e.note, (notes or {}).get(key)) if n), "precision": e.precision,
+            "note": "; ".join(n for n in (e.note, more) if n) if more else e.note or "", "precision": e.precision,
             "phase": phase,
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
             "latency_ms": None}
-        extra = {}
-        for name, by_op in figures.items():
-            if name in _FIELDS:
-                values[name] = by_op.get(key)
-            else:  # a declared per-op column without a field: the record's figures
-                extra[name] = by_op.get(key)
-        values["figures"] = extra
+        for name, get in as_fields:
+            values[name] = get(key)
+        values["figures"] = {name: get(key) for name, get in as_figures}  # a declared per-op column without a field
         out.append(make(values))
     return out
 
