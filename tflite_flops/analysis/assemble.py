@@ -74,9 +74,11 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
 
 def _record_maker(cls: type) -> Any:
     """``values -> cls(**values)`` for a frozen dataclass: the same object, made without its ``__init__``
-    (one ``object.__setattr__`` per field: 80% of making an OpRecord, ~7 µs an op on real models),
-    the fields ``values`` lacks at their defaults (or their factories'); ``cls(**values)`` itself for a
-    class with a ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
+    (one ``object.__setattr__`` per field: 80% of making an OpRecord, ~7 µs an op on real models):
+    ``values``, completed with the fields it lacks at their defaults (or their factories'), becomes the
+    object's attribute dict (so the caller hands over a fresh dict it does not use again; copying ~40
+    fields into another dict was most of what was left). ``cls(**values)`` itself for a class with a
+    ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
     fields = dataclasses.fields(cls)
     names = {f.name for f in fields}
     if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
@@ -85,18 +87,21 @@ def _record_maker(cls: type) -> Any:
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
     required = names - defaults.keys() - factories.keys()
-    new = object.__new__
+    new, set_attribute = object.__new__, object.__setattr__
 
     def make(values: dict[str, Any]) -> Any:
         keys = values.keys()
         if not (keys == names or required <= keys <= names):
             return cls(**values)  # a missing or unknown field: the constructor says which
+        if len(values) < len(names):
+            for name, value in defaults.items():
+                if name not in values:
+                    values[name] = value
+            for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
+                if name not in values:
+                    values[name] = factory()
         obj = new(cls)
-        obj.__dict__.update(defaults)
-        for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
-            if name not in values:
-                obj.__dict__[name] = factory()
-        obj.__dict__.update(values)
+        set_attribute(obj, "__dict__", values)  # (a frozen dataclass refuses a plain assignment)
         return obj
 
     return make
