@@ -23,7 +23,8 @@ import tflite_flops
 from tflite_builder import ADD, FLOAT32, build_model
 from tflite_flops.analysis import resolve_shapes
 from tflite_flops.analysis.memory import allocation_kinds, control_flow_kinds, plan_subgraph, tensor_sizes
-from tflite_flops.analysis.planner import align, first_fit_arena, greedy_plan, place_buffers
+from tflite_flops.analysis.planner import (align, first_fit_arena, first_fit_arenas, greedy_order, greedy_plan,
+                                           place_buffers)
 from tflite_flops.analysis.tflm import tflm_arena
 from tflite_flops.reader.load import load_model
 from tflite_flops.report import Report
@@ -296,6 +297,20 @@ def test_never_used_buffers_are_stacked_apart_exactly():
             buffers.append((rng.randrange(1, 100), 0, rng.randrange(steps)))
         buffers.sort(key=lambda b: -b[0])
         assert first_fit_arena(buffers, steps) == place_buffers(buffers, steps)[1], buffers
+
+
+def test_two_plans_sharing_their_first_buffers_are_the_two_plans():
+    """first_fit_arenas (TFLM's head without and with the scratch buffers) places the buffers both orders
+    begin with once: the same two arenas as two first_fit_arena."""
+    rng = random.Random(31)
+    for _ in range(600):
+        steps = rng.choice([1, 2, 5, 12])
+        tensors = _random_buffers(rng, steps, rng.randrange(15))
+        tensors += [(rng.choice([0, 16, 32]), 0, 0) for _ in range(rng.randrange(4))]
+        scratch = [(rng.choice([16, 48, 512]), lo, lo) for lo in (rng.randrange(steps) for _ in range(rng.randrange(4)))]
+        first, second = greedy_order(list(tensors)), greedy_order(tensors + scratch)
+        assert first_fit_arenas(first, second, steps) == (first_fit_arena(first, steps),
+                                                          first_fit_arena(second, steps)), (tensors, scratch)
 
 
 def _variable_model() -> bytes:

@@ -41,6 +41,10 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
     """
     out = []
     make = _record_maker(OpRecord)
+    notes = notes or {}
+    # the figures of a record field, and the declared columns without one (the record's figures), in their order
+    as_fields = [(name, by_op.get) for name, by_op in figures.items() if name in _FIELDS]
+    as_figures = [(name, by_op.get) for name, by_op in figures.items() if name not in _FIELDS]
     for key in sorted(walk.entries):
         e = walk.entries[key]
         if e.inference:
@@ -50,32 +54,31 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
         else:
             phase, mult = "not_executed", 1
         macs = e.cost.macs * mult
+        more = notes.get(key)
         values = {
             "subgraph": e.subgraph, "index": e.index, "op_type": e.op_type, "name": e.name, "inputs": e.inputs,
             "outputs": e.outputs, "macs": macs, "flops": e.cost.flops * mult, "bytes_read": e.bytes_read * mult,
             "bytes_written": e.bytes_written * mult, "params": e.params, "status": e.status, "formula": e.formula,
-            "note": "; ".join(n for n in (e.note, (notes or {}).get(key)) if n), "precision": e.precision,
+            "note": "; ".join(n for n in (e.note, more) if n) if more else e.note or "", "precision": e.precision,
             "phase": phase,
             "executions": 0 if phase == "not_executed" else mult, "shapes_resolved": e.resolved,
             "effective_macs": macs * e.weight_nnz // e.weight_numel if e.weight_numel else None,
             "weight_density": round(e.weight_nnz / e.weight_numel, 6) if e.weight_numel else None,
             "latency_ms": None}
-        extra = {}
-        for name, by_op in figures.items():
-            if name in _FIELDS:
-                values[name] = by_op.get(key)
-            else:  # a declared per-op column without a field: the record's figures
-                extra[name] = by_op.get(key)
-        values["figures"] = extra
+        for name, get in as_fields:
+            values[name] = get(key)
+        values["figures"] = {name: get(key) for name, get in as_figures}  # a declared per-op column without a field
         out.append(make(values))
     return out
 
 
 def _record_maker(cls: type) -> Any:
     """``values -> cls(**values)`` for a frozen dataclass: the same object, made without its ``__init__``
-    (one ``object.__setattr__`` per field: 80% of making an OpRecord, ~7 µs an op on real models),
-    the fields ``values`` lacks at their defaults (or their factories'); ``cls(**values)`` itself for a
-    class with a ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
+    (one ``object.__setattr__`` per field: 80% of making an OpRecord, ~7 µs an op on real models):
+    ``values``, completed with the fields it lacks at their defaults (or their factories'), becomes the
+    object's attribute dict (so the caller hands over a fresh dict it does not use again; copying ~40
+    fields into another dict was most of what was left). ``cls(**values)`` itself for a class with a
+    ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
     fields = dataclasses.fields(cls)
     names = {f.name for f in fields}
     if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
@@ -84,18 +87,21 @@ def _record_maker(cls: type) -> Any:
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
     required = names - defaults.keys() - factories.keys()
-    new = object.__new__
+    new, set_attribute = object.__new__, object.__setattr__
 
     def make(values: dict[str, Any]) -> Any:
         keys = values.keys()
         if not (keys == names or required <= keys <= names):
             return cls(**values)  # a missing or unknown field: the constructor says which
+        if len(values) < len(names):
+            for name, value in defaults.items():
+                if name not in values:
+                    values[name] = value
+            for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
+                if name not in values:
+                    values[name] = factory()
         obj = new(cls)
-        obj.__dict__.update(defaults)
-        for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
-            if name not in values:
-                obj.__dict__[name] = factory()
-        obj.__dict__.update(values)
+        set_attribute(obj, "__dict__", values)  # (a frozen dataclass refuses a plain assignment)
         return obj
 
     return make

@@ -46,6 +46,9 @@ from ..report import DelegatePlacement
 from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
+# a subgraph's op dependencies as node_subsets reads them (_dependencies): per op, its count of inputs to
+# wait for, the tensors it reads and writes, and the ops it releases
+_Dependencies = tuple[list[int], list[tuple[int, ...]], list[tuple[int, ...]], list[list[int]]]
 
 
 class _Variables:
@@ -163,8 +166,9 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     """
     sg = model.subgraphs[index]
     tensors = _tensor_views(model, sg, input_shapes or {})
+    graph = _model_dependencies(model, index)
     if delegate == GPU:
-        return _place_gpu(sg, tensors, config)
+        return _place_gpu(sg, tensors, config, graph)
     views: list[DelegateTensor | None] = list(tensors)
     views.append(None)  # index -1: an omitted optional tensor
     unpack: dict[int, int] = {}  # tensor unpacked at init -> the DEQUANTIZE/DENSIFY producing it
@@ -193,8 +197,8 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
                 unpack[dst.index] = op.index
                 unpack_nodes[op.index] = None
                 continue
-        dop = DelegateOp(kind, op.version, op.options, tuple(views[t] for t in op.inputs),
-                         tuple(views[t] for t in op.outputs), config)  # type: ignore[arg-type]
+        dop = DelegateOp(kind, op.version, op.options, tuple([views[t] for t in op.inputs]),
+                         tuple([views[t] for t in op.outputs]), config)  # type: ignore[arg-type]
         found = decide(delegate, dop)
         if delegate == XNNPACK and facts.resource_variable:
             found = variables.visit(op, dop, found)
@@ -208,7 +212,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     reasons.update(variables.claimed())
     reasons = dict(sorted(reasons.items()))
     taken = [i for i, r in reasons.items() if r is None]
-    subsets = node_subsets(sg, taken) if taken else ()
+    subsets = node_subsets(sg, taken, graph) if taken else ()
     partitions = tuple(part for delegated, part in subsets if delegated)
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
     return SubgraphPlacement(index, delegate, reasons, partitions, partition_of, subsets)
@@ -233,9 +237,10 @@ def _neighbours(sg: Subgraph, views: list[DelegateTensor]) -> list[DelegateTenso
     return [new(DelegateTensor, (*v[:-2], producer.get(v.index), tuple(readers.get(v.index, none)))) for v in views]
 
 
-def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig) -> SubgraphPlacement:
+def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig, graph: _Dependencies
+               ) -> SubgraphPlacement:
     """The GPU delegate's choice on one subgraph: ``GetOpsToReplace`` (model_builder.cc) with
-    ``FP16GraphPartitionHelper`` (tflite/delegates/utils.cc)."""
+    ``FP16GraphPartitionHelper`` (tflite/delegates/utils.cc); ``graph``: :func:`_dependencies` of ``sg``."""
     views = _neighbours(sg, views)
     fp16_source: dict[int, int] = {}  # output of a constant-fp16 DEQUANTIZE -> its fp16 constant
     fp16_nodes: list[int] = []
@@ -248,9 +253,12 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                     fp16_source[t] = src.index
                 fp16_nodes.append(op.index)
                 continue
-        inputs = tuple(None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs)
+        if fp16_source:
+            inputs = tuple([None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs])
+        else:
+            inputs = tuple([None if t < 0 else views[t] for t in op.inputs])
         dop = DelegateOp(op.op_type, op.version, op.options, inputs,
-                         tuple(views[t] if t >= 0 else views[0] for t in op.outputs), config)
+                         tuple([views[t] if t >= 0 else views[0] for t in op.outputs]), config)
         reasons[op.index] = decide(GPU, dop)
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)
@@ -265,7 +273,7 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         # descending; ties are kept in run order here, std::sort does not promise one), the fp16 DEQUANTIZEs
         # on the CPU.
         limit = config.gpu_max_partitions if config.gpu_max_partitions > 0 else 1  # Delegate::Delegate
-        preview = partition(sg, supported) if supported else ()
+        preview = partition(sg, supported, graph) if supported else ()
         ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
         kept = set(ranked[:limit])
         chosen = sorted(op for p in kept for op in preview[p].ops)
@@ -282,7 +290,8 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                                                   "every op of the subgraph")
     reasons = dict(sorted(reasons.items()))
     if reuse is None:
-        partitions = partition(_remap_fp16(sg, fp16_source, set(chosen)), chosen) if chosen else ()
+        remapped = _remap_fp16(sg, fp16_source, set(chosen))  # the graph itself when no fp16 input is remapped
+        partitions = partition(remapped, chosen, graph if remapped is sg else None) if chosen else ()
     else:
         partitions = reuse
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
@@ -299,29 +308,22 @@ def _remap_fp16(sg: Subgraph, fp16_source: Mapping[int, int], chosen: set[int]) 
     return replace(sg, operators=ops)
 
 
-def partition(sg: Subgraph, delegated: Sequence[int]) -> tuple[Partition, ...]:
-    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order."""
-    return tuple(part for taken, part in node_subsets(sg, delegated) if taken)
+def partition(sg: Subgraph, delegated: Sequence[int], graph: "_Dependencies | None" = None
+              ) -> tuple[Partition, ...]:
+    """The delegated subsets of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), in run order
+    (``graph``: as :func:`node_subsets` takes it)."""
+    return tuple(part for taken, part in node_subsets(sg, delegated, graph) if taken)
 
 
-def node_subsets(sg: Subgraph, delegated: Sequence[int]) -> tuple[tuple[bool, Partition], ...]:
-    """Every subset of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), delegated (True) or not,
-    in run order: the execution plan ``ReplaceNodeSubsetsWithDelegateKernels`` builds from them.
-
-    Epoch after epoch, the first ready op (lowest index) sets the epoch's kind (delegated or not),
-    and every op of that kind whose inputs become ready joins it, until none can: TFLite finds
-    this fixed point by rescanning the ops in order; here a ready count per op reaches it in one
-    pass over the edges. Ops with side effects (control flow, resource tensors) keep their order
-    through control edges.
-    """
+def _dependencies(sg: Subgraph) -> _Dependencies:
+    """What :func:`node_subsets` needs of the graph whatever the delegated ops, per op: its count of inputs
+    computed by an op (distinct tensors) plus control edges, the tensors it reads and writes (omitted ones
+    left out), and the ops it releases (the readers of its outputs, then the next op with side effects:
+    a control edge from each op with side effects to the next one)."""
     ops = sg.operators
-    n = len(ops)
-    kind = [False] * n
-    for i in delegated:
-        kind[i] = True
     producer = {t: op.index for op in ops for t in op.outputs if t >= 0}
     consumers: dict[int, list[int]] = {}
-    waiting = [0] * n  # inputs not yet computed (distinct tensors) + control edges not yet released
+    waiting = [0] * len(ops)  # inputs not yet computed (distinct tensors) + control edges not yet released
     for op in ops:
         for t in set(op.inputs):
             if t >= 0 and t in producer:
@@ -338,41 +340,76 @@ def node_subsets(sg: Subgraph, delegated: Sequence[int]) -> tuple[tuple[bool, Pa
                 successor[last] = op.index
                 waiting[op.index] += 1
             last = op.index
+    reads = [tuple(t for t in op.inputs if t >= 0) for op in ops]
+    writes = [tuple(t for t in op.outputs if t >= 0) for op in ops]
+    released = [[c for t in writes[i] for c in consumers.get(t, ())] for i in range(len(ops))]
+    for i, after in successor.items():
+        released[i].append(after)
+    return waiting, reads, writes, released
+
+
+def _model_dependencies(model: Model, index: int) -> _Dependencies:
+    """:func:`_dependencies` of the model's subgraph ``index``, made once per model (both delegates, the GPU
+    delegate's preview and final partitions) and kept with it, as its tensor views are."""
+    cache = model.__dict__.get("_delegate_graphs")
+    if cache is None:
+        cache = {}
+        object.__setattr__(model, "_delegate_graphs", cache)  # a cache, not state: Model stays frozen
+    found = cache.get(index)
+    if found is None:
+        found = cache[index] = _dependencies(model.subgraphs[index])
+    return found
+
+
+def node_subsets(sg: Subgraph, delegated: Sequence[int], graph: "_Dependencies | None" = None
+                 ) -> tuple[tuple[bool, Partition], ...]:
+    """Every subset of ``PartitionGraphIntoIndependentNodeSubsets`` (greedy), delegated (True) or not,
+    in run order: the execution plan ``ReplaceNodeSubsetsWithDelegateKernels`` builds from them.
+
+    Epoch after epoch, the first ready op (lowest index) sets the epoch's kind (delegated or not),
+    and every op of that kind whose inputs become ready joins it, until none can: TFLite finds
+    this fixed point by rescanning the ops in order; here a ready count per op reaches it in one
+    pass over the edges. Ops with side effects (control flow, resource tensors) keep their order
+    through control edges. ``graph``: :func:`_dependencies` of ``sg``, when the caller has them.
+    """
+    ops = sg.operators
+    n = len(ops)
+    kind = [False] * n
+    for i in delegated:
+        kind[i] = True
+    waits, reads, writes, releases = _dependencies(sg) if graph is None else graph
+    waiting = list(waits)
     ready = [i for i in range(n) if not waiting[i]]
     heapq.heapify(ready)
     epoch_of_tensor: dict[int, int] = {}
+    source_of = epoch_of_tensor.get
     subsets: list[tuple[bool, list[int], set[int], set[int]]] = []  # (kind, ops, inputs, outputs)
     while ready:
         epoch = len(subsets)
-        current = (kind[ready[0]], [], set(), set())
+        this = kind[ready[0]]
+        current = (this, [], set(), set())
         subsets.append(current)
+        members, crossing = current[1], current[2]
         later = []
         queue = []
         while ready:  # split the ready ops: this epoch's kind now, the other kind later
             i = heapq.heappop(ready)
-            (queue if kind[i] == current[0] else later).append(i)
+            (queue if kind[i] == this else later).append(i)
         while queue:
             i = queue.pop()
-            op = ops[i]
-            current[1].append(i)
-            for t in op.inputs:
-                if t < 0:
-                    continue
-                source = epoch_of_tensor.get(t, -2)
+            members.append(i)
+            for t in reads[i]:
+                source = source_of(t, -2)
                 if source != epoch:
-                    current[2].add(t)
+                    crossing.add(t)
                     if source >= 0:
                         subsets[source][3].add(t)
-            released = [c for t in op.outputs if t >= 0 for c in consumers.get(t, ())]
-            for t in op.outputs:
-                if t >= 0:
-                    epoch_of_tensor[t] = epoch
-            if i in successor:
-                released.append(successor[i])
-            for c in released:
+            for t in writes[i]:
+                epoch_of_tensor[t] = epoch
+            for c in releases[i]:
                 waiting[c] -= 1
                 if not waiting[c]:
-                    (queue if kind[c] == current[0] else later).append(c)
+                    (queue if kind[c] == this else later).append(c)
         ready = later
         heapq.heapify(ready)
     for t in sg.outputs:

@@ -31,60 +31,88 @@ def place_buffers(buffers: Iterable[tuple[int, int, int]], steps: int, alignment
     searched a place from there on instead of from 0, since no gap among them fits one with bytes.
     The arena size counts them.
     """
-    # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
-    alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-    starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-    latest = -1  # the last step where a placed buffer starts
-    offsets: list[int] = []
-    append = offsets.append
-    high = floor
-    base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
-    for size, lo, hi in buffers:
-        if hi < lo:  # a tensor read before it is written in a malformed graph: it overlaps nothing
-            append(0)
-            if size > high:
-                high = size
-            continue
-        # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
-        # disjoint sets, so no buffer is seen twice.
-        here = others = alive[lo]
-        if hi > lo < latest:
-            others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
-        others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
-        if alignment:
-            best = best_gap = -1
-            current, start = floor, base  # start: current rounded up to the alignment
-            for offset, end, _ in others:
-                if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
-                    best, best_gap = start, offset - current
-                    if best_gap == 0:
+    arena = Arena(steps, alignment, floor)
+    return arena.place(buffers), arena.high
+
+
+class Arena:
+    """The buffers placed so far by :func:`place_buffers`' rule (its arguments), which more buffers can
+    join (:meth:`place`); :meth:`fork` copies it, so that two plans sharing their first buffers (TFLM's
+    head with and without the kernels' scratch) place those once."""
+
+    __slots__ = ("alive", "starts", "latest", "high", "steps", "alignment", "floor")
+
+    def __init__(self, steps: int, alignment: int = 0, floor: int = 0) -> None:
+        # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
+        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+        self.starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+        self.latest = -1  # the last step where a placed buffer starts
+        self.high = floor  # the arena size so far
+        self.steps, self.alignment, self.floor = steps, alignment, floor
+
+    def fork(self) -> "Arena":
+        """An independent copy (placing into one does not change the other)."""
+        other = Arena.__new__(Arena)
+        other.alive = [list(at) for at in self.alive]
+        other.starts = [list(at) for at in self.starts]
+        other.latest, other.high, other.steps, other.alignment, other.floor = (
+            self.latest, self.high, self.steps, self.alignment, self.floor)
+        return other
+
+    def place(self, buffers: Iterable[tuple[int, int, int]]) -> list[int]:
+        """Place ``buffers`` in order after those placed before; their offsets (:attr:`high`: the arena size)."""
+        alive, starts, latest, high, alignment, floor = (self.alive, self.starts, self.latest, self.high,
+                                                        self.alignment, self.floor)
+        offsets: list[int] = []
+        append = offsets.append
+        base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
+        for size, lo, hi in buffers:
+            if hi < lo:  # a tensor read before it is written in a malformed graph: it overlaps nothing
+                append(0)
+                if size > high:
+                    high = size
+                continue
+            # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
+            # disjoint sets, so no buffer is seen twice.
+            here = others = alive[lo]
+            if hi > lo < latest:
+                others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
+            others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
+            if alignment:
+                best = best_gap = -1
+                current, start = floor, base  # start: current rounded up to the alignment
+                for offset, end, _ in others:
+                    if start + size <= offset and (best_gap < 0 or offset - start < best_gap):
+                        best, best_gap = start, offset - current
+                        if best_gap == 0:
+                            break
+                    if end > current:
+                        current = end
+                        start = -(-end // alignment) * alignment
+                at = best if best >= 0 else start
+            else:
+                at = floor
+                for offset, end, _ in others:
+                    if offset - at >= size:
                         break
-                if end > current:
-                    current = end
-                    start = -(-end // alignment) * alignment
-            at = best if best >= 0 else start
-        else:
-            at = floor
-            for offset, end, _ in others:
-                if offset - at >= size:
-                    break
-                if end > at:
-                    at = end
-        end = at + size
-        entry = (at, end, lo)
-        here.append(entry)
-        starts[lo].append(entry)
-        if hi == lo + 1:
-            alive[hi].append(entry)
-        elif hi > lo:
-            for step in range(lo + 1, hi + 1):
-                alive[step].append(entry)
-        if lo > latest:
-            latest = lo
-        if end > high:
-            high = end
-        append(at)
-    return offsets, high
+                    if end > at:
+                        at = end
+            end = at + size
+            entry = (at, end, lo)
+            here.append(entry)
+            starts[lo].append(entry)
+            if hi == lo + 1:
+                alive[hi].append(entry)
+            elif hi > lo:
+                for step in range(lo + 1, hi + 1):
+                    alive[step].append(entry)
+            if lo > latest:
+                latest = lo
+            if end > high:
+                high = end
+            append(at)
+        self.latest, self.high = latest, high
+        return offsets
 
 
 def greedy_plan(buffers: Sequence[tuple[int, int, int]], steps: int | None = None) -> int:
@@ -123,3 +151,32 @@ def first_fit_arena(buffers: Sequence[tuple[int, int, int]], steps: int) -> int:
         rest = [b for b in buffers if not b[1] == b[2] == 0]
         return max(place_buffers(rest, steps)[1], unused)
     return place_buffers(buffers, steps)[1]
+
+
+def first_fit_arenas(first: Sequence[tuple[int, int, int]], second: Sequence[tuple[int, int, int]], steps: int
+                     ) -> tuple[int, int]:
+    """``(first_fit_arena(first, steps), first_fit_arena(second, steps))``, the buffers the two orders
+    begin with placed once (first fit places a buffer by those before it alone): TFLM's head with and
+    without the kernels' scratch buffers, which come after every larger tensor in the planner's order."""
+    plans = []
+    for buffers in (first, second):
+        if all(lo > 0 or hi == 0 for _, lo, hi in buffers):  # first_fit_arena's shortcut for never-used buffers
+            plans.append((sum([size for size, lo, hi in buffers if lo == hi == 0]),
+                          [b for b in buffers if not b[1] == b[2] == 0]))
+        else:
+            plans.append((0, list(buffers)))
+    (unused_a, a), (unused_b, b) = plans
+    shared = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        shared += 1
+    arena = Arena(steps)
+    arena.place(a[:shared])
+    high_a = arena.high
+    if shared < len(a):  # the first order goes on apart: a copy, the shared buffers' placement kept
+        rest = arena.fork()
+        rest.place(a[shared:])
+        high_a = rest.high
+    arena.place(b[shared:])
+    return max(high_a, unused_a), max(arena.high, unused_b)

@@ -18,15 +18,27 @@ from ..ops.registry import OpContext
 from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
 from ..reader.model import Model, Tensor
 from ..units import dense_bytes, num_elements
-from .planner import TFLM_ALIGNMENT, first_fit_arena, greedy_order
+from .planner import TFLM_ALIGNMENT, first_fit_arena, first_fit_arenas, greedy_order
 from .shapes import SubgraphShapes, subgraph_tensors
 
 
 def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
                entry_buffers: list[tuple[int, int, int]] | None = None,
                scratch: Mapping[tuple[int, int], Sequence[int]] | None = None) -> int:
-    """The head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph and the
-    kernels' ``scratch`` buffers (``{(subgraph, op): bytes of each request}``, none by default).
+    """The head of TFLM's arena by GreedyMemoryPlanner (:func:`tflm_buffers`' buffers, the tensors' then
+    the scratch requests')."""
+    tensors, requests, steps = tflm_buffers(model, entry, sizes, constant, entry_buffers, scratch)
+    return first_fit_arena(greedy_order(tensors + requests), steps)
+
+
+def tflm_buffers(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], constant: Mapping[int, Sequence[bool]],
+                 entry_buffers: list[tuple[int, int, int]] | None = None,
+                 scratch: Mapping[tuple[int, int], Sequence[int]] | None = None
+                 ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]], int]:
+    """The buffers of the head of TFLM's arena by GreedyMemoryPlanner, for the tensors of every subgraph and the
+    kernels' ``scratch`` buffers (``{(subgraph, op): bytes of each request}``, none by default), as
+    GreedyMemoryPlanner is given them: ``(tensors, scratch requests, steps)``, each ``(size, first use,
+    last use)`` with lifetimes shifted by one (TFLM's "never used", -1, is step 0).
 
     Lifetimes follow ``AllocationInfoBuilder::MarkAllocationLifetimes`` from ``entry``: one scope
     count per op, the subgraphs of IF / WHILE / CALL_ONCE nested inside their caller's scope.
@@ -81,7 +93,7 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
     mark = None  # type: ignore[assignment]  # a recursive closure: its cycle would keep the model alive
     if entry_buffers is not None:
         scope = len(model.subgraphs[entry].operators)
-    buffers = []  # (size, first use, last use), the lifetimes shifted by one: -1 ("never used") -> step 0
+    buffers: list[tuple[int, int, int]] = []  # (size, first use, last use), shifted: -1 ("never used") -> step 0
     for sg in model.subgraphs:
         if sg.index == entry and entry_buffers is not None:
             buffers += entry_buffers
@@ -91,13 +103,14 @@ def tflm_arena(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], con
         for t in compress(range(min(len(tensors), len(size_of), len(constant_of))), size_of):
             if not constant_of[t] and not tensors[t].is_variable:
                 buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
+    requested: list[tuple[int, int, int]] = []
     for (index, op), requests in sorted((scratch or {}).items()):
         if entry_buffers is not None:  # the memory pass's entry buffers count time in ops; no other subgraph runs
             lo, hi = (op, op) if index == entry else (-1, -1)
         else:  # an op the entry never reaches keeps TFLM's "uninitialized" lifetime
             lo, hi = scopes.get((index, op), (-1, -1))
-        buffers += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
-    return first_fit_arena(greedy_order(buffers), scope + 2)
+        requested += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
+    return buffers, requested, scope + 2
 
 
 _MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp (micro_allocator.cc): room kept for one op's scratch requests
@@ -217,15 +230,20 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     def temp(at: int, size: int, align: int) -> int:  # AllocateTemp: from the head's end upwards
         return -(-at // align) * align + size
 
-    def temps_of(sg_index: int, op_index: int, at: int) -> int:
+    tensor_size, tensor_align = tensor
+    quant_size, quant_align = quant
+
+    def temps_of(sg_index: int, op_index: int, at: int) -> int:  # temp() for each tensor, written out
         sg = model.subgraphs[sg_index]
         op = sg.operators[op_index]
+        stored = sg.tensors
+        count = len(stored)
         for t in (*op.inputs, *op.outputs):
-            if 0 <= t < len(sg.tensors):
-                at = temp(at, *tensor)
-                q = sg.tensors[t].quantization
+            if 0 <= t < count:
+                at = -(-at // tensor_align) * tensor_align + tensor_size
+                q = stored[t].quantization
                 if q is not None and q.num_scales > 0:
-                    at = temp(temp(at, *quant), 4 + 4 * q.num_scales, 4)
+                    at = -(-(-(-at // quant_align) * quant_align + quant_size) // 4) * 4 + 4 + 4 * q.num_scales
         return at
 
     def alloc(size: int, align: int) -> None:
@@ -242,7 +260,8 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     node = c_struct(target, "pppppp", "i", "p")  # NodeAndRegistration: TfLiteNode (micro build) + registration
     for sg in model.subgraphs:  # AllocateNodeAndRegistrations
         alloc(node.size * len(sg.operators), node.align)
-    ordered = [kernels[key] for key in sorted(kernels)]
+    keys = sorted(kernels)
+    ordered = [kernels[key] for key in keys]
     for k in ordered:  # PrepareNodeAndRegistrationDataFromFlatbuffer: the parsed builtin options
         if k.builtin is not None:
             alloc(*k.builtin)
@@ -250,21 +269,22 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
         if k.op_data:
             alloc(k.op_data, TFLM_ALIGNMENT)
     requests = 0
-    for key in sorted(kernels):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
-        k = kernels[key]
+    room = _MAX_SCRATCH_PER_OP * request.size
+    for key, k in zip(keys, ordered):  # PrepareSubgraphs: the kernels' persistent buffers, their temporary tensors held
         for n in k.prepare:
-            alloc(n, TFLM_ALIGNMENT)
-        held = (requests + _MAX_SCRATCH_PER_OP) * request.size  # the scratch requests so far, and room for more
+            tail = (tail - n) // TFLM_ALIGNMENT * TFLM_ALIGNMENT  # alloc(n, TFLM_ALIGNMENT)
+        held = requests * request.size + room  # the scratch requests so far, and room for more
         if k.temps:
             held = temps_of(*key, held)
-        peak = max(peak, held + arena_end - tail)
-        requests += len([n for n in k.scratch if n > 0])
+        if held + arena_end - tail > peak:
+            peak = held + arena_end - tail
+        if k.scratch:
+            requests += len([n for n in k.scratch if n > 0])
     if requests:  # FinishModelAllocation: a ScratchBufferHandle (a pointer) per request
         alloc(p * requests, p)
     for sg in model.subgraphs:  # CommitStaticMemoryPlan, AllocateVariables
-        for t in sg.tensors:
-            if t.is_variable:
-                alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
+        for t in [t for t in sg.tensors if t.is_variable]:
+            alloc(_tensor_bytes(t), TFLM_ALIGNMENT)
     held = temp((requests + _MAX_SCRATCH_PER_OP) * request.size, p * len(model.subgraphs), p)  # the subgraphs' offsets
     allocation_info = c_struct(target, "pp", "iii", "b")  # AllocationInfo: bytes, output_ptr, lifetime, offset, flag
     held = temp(held, allocation_info.size * (sum(len(sg.tensors) for sg in model.subgraphs) + requests), p)
@@ -295,11 +315,14 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
     unmodelled ones, with a line in ``warnings``."""
     failed: dict[tuple[int, int], tuple[str, str]] = {}
     kernels = tflm_kernels(model, states, target, failed)
-    tensors = tflm_arena(model, entry, sizes, constant, entry_buffers)
     scratch = {key: k.scratch for key, k in kernels.items() if k.scratch}
-    head = tflm_arena(model, entry, sizes, constant, entry_buffers, scratch) if scratch else tensors
-    planned = sum(bool(n) and not c and not t.is_variable for sg in model.subgraphs
-                  for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index]))
+    buffers, requests, steps = tflm_buffers(model, entry, sizes, constant, entry_buffers, scratch)
+    if requests:  # the head without and with the scratch: the lifetimes marked once, the shared larger buffers placed once
+        tensors, head = first_fit_arenas(greedy_order(list(buffers)), greedy_order(buffers + requests), steps)
+    else:
+        tensors = head = first_fit_arena(greedy_order(buffers), steps)
+    planned = sum([sum([1 for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index])
+                        if n and not c and not t.is_variable]) for sg in model.subgraphs])
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
     unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS}

@@ -292,10 +292,11 @@ def bias_type(op: DelegateOp, t: DelegateTensor, where: str = "bias") -> str | N
 def rank_in(t: DelegateTensor, where: str, lo: int, hi: int | None = None) -> str | None:
     """``CheckTensorShape``: rank within [lo, hi] and every dimension positive."""
     hi = lo if hi is None else hi
-    if not lo <= t.rank <= hi:
+    shape = t.shape
+    if not lo <= len(shape) <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"
         return reason(CATEGORY_SHAPE, f"{where} has rank {t.rank} (XNNPACK wants {want})")
-    if t.shape and min(t.shape) <= 0:
+    if shape and min(shape) <= 0:
         return reason(CATEGORY_SHAPE, f"{where} has an empty or unknown dimension {list(t.shape)}")
     return None
 
@@ -309,6 +310,8 @@ def static(t: DelegateTensor, where: str, *, quasi: bool = True) -> str | None:
 
 def num_io(op: DelegateOp, inputs: int | tuple[int, int], outputs: int | tuple[int, int] = 1) -> str | None:
     """``CheckNumInputsAndOutputs``: counts of inputs (omitted ones included) and outputs."""
+    if inputs == len(op.inputs) and outputs == len(op.outputs):  # the usual exact counts, met
+        return None
     for what, n, want in (("inputs", len(op.inputs), inputs), ("outputs", len(op.outputs), outputs)):
         lo, hi = (want, want) if isinstance(want, int) else want
         if not lo <= n <= hi:
@@ -453,11 +456,18 @@ def gpu_positive(op: DelegateOp, names: tuple[str, ...], what: str, values: tupl
                  ) -> str | None:
     """``CheckStrides`` / ``CheckDilation`` / ``CheckKernels``: every named option above 0 (``values``
     replaces the options, for custom ops storing a raw struct)."""
-    got = values if values is not None else tuple(op.opt(n, 0) for n in names)
-    if any(int(v or 0) <= 0 for v in got):
-        shown = ", ".join(f"{n} {int(v or 0)}" for n, v in zip(names, got))
-        return reason(CATEGORY_OPTIONS, f"{what} {shown} (the GPU delegate wants them above 0)")
-    return None
+    if values is not None:
+        got = values
+    else:
+        options = op.options
+        got = tuple([options.get(n, 0) for n in names])  # = op.opt(n, 0)
+    for v in got:
+        if int(v or 0) <= 0:
+            break
+    else:
+        return None
+    shown = ", ".join(f"{n} {int(v or 0)}" for n, v in zip(names, got))
+    return reason(CATEGORY_OPTIONS, f"{what} {shown} (the GPU delegate wants them above 0)")
 
 
 def gpu_activation(op: DelegateOp, value: Any = None) -> str | None:
@@ -520,18 +530,26 @@ def gpu_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]
 def gpu_allowed_tensors(op: DelegateOp) -> str | None:
     """``IsAllAllowedTensors`` as ``GetOpsToReplace`` calls it on inputs then outputs: no tensor of rank 5
     or more (constants included), and every non-constant tensor of an allowed type."""
-    ins, outs = gpu_allowed_types(op)
+    key = (op.op_type, op.config.gpu_quant_ops)  # all that gpu_allowed_types reads
+    allowed_types = _ALLOWED_TYPES.get(key)
+    if allowed_types is None:
+        allowed_types = _ALLOWED_TYPES[key] = gpu_allowed_types(op)
+    ins, outs = allowed_types
     for where, tensors, allowed in (("input", op.inputs, ins), ("output", op.outputs, outs)):
         for i, t in enumerate(tensors):
             if t is None:
                 continue
-            if t.rank > GPU_MAX_RANK:
+            if len(t.shape) > GPU_MAX_RANK:
                 return reason(CATEGORY_SHAPE, f"{where} {i + 1} has rank {t.rank} (the GPU delegate takes rank "
                                               f"{GPU_MAX_RANK} at most)")
             if not t.static and t.dtype not in allowed:
                 return reason(CATEGORY_DTYPE, f"{where} {i + 1} is {t.dtype} (the GPU delegate takes "
                                               f"{', '.join(dict.fromkeys(allowed))} for {op.op_type})")
     return None
+
+
+# gpu_allowed_types per (op type, config.gpu_quant_ops): the same for every op of a type
+_ALLOWED_TYPES: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def gpu_comparison_types() -> frozenset[str]:
