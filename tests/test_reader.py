@@ -490,6 +490,37 @@ def test_batched_zero_counts_match_numpy():
         assert model.count_nonzeros(requests, chunk_bytes=64) == expected * 2  # one by one, chunked
 
 
+def test_float_zero_counts_on_their_bits_match_numpy():
+    # count_nonzero counts floats on their bits (the integer of the same size): the same as NumPy's
+    # float count for float16/32/64, with and without a -0.0 (a zero, the integer minimum) and a NaN,
+    # whole and in chunks that hold the -0.0 or not (arrays large enough to be counted on their bits)
+    from tflite_flops.reader.model import _BITS_FROM
+
+    float16, float64 = 1, 10  # TensorType
+    rng = np.random.default_rng(3)
+    arrays = []
+    for dtype in (np.float16, np.float32, np.float64):
+        for signed_zero in (False, True):
+            w = rng.standard_normal((64, 72)).astype(dtype)
+            assert w.size >= _BITS_FROM
+            w[w < 0.2] = 0.0
+            w[3, 4] = np.nan
+            if signed_zero:
+                w[10, 2] = -0.0
+            arrays.append(w)
+    arrays.append(np.full((64, 72), -0.0, np.float32))  # all -0.0: no non-zero
+    codes = {np.dtype(np.float16): float16, np.dtype(np.float32): FLOAT32, np.dtype(np.float64): float64}
+    tensors = [{"name": f"w{i}", "shape": list(a.shape), "buffer": i + 1, "type": codes[a.dtype]}
+               for i, a in enumerate(arrays)]
+    data = build_model([{"tensors": tensors, "operators": [], "inputs": [], "outputs": []}], [FULLY_CONNECTED],
+                       buffers=[None] + [a.tobytes() for a in arrays])
+    model = load_model(data)
+    expected = [int(np.count_nonzero(a)) for a in arrays]
+    assert expected[-1] == 0
+    for chunk in (8 << 20, 4096):
+        assert [model.count_nonzero(t, chunk_bytes=chunk) for t in model.main.tensors] == expected
+
+
 def test_zero_counts_stop_when_enough_non_zeros_are_found():
     # count_nonzero(..., enough=e): exact below e, at least e otherwise (a lower bound); chunked too
     w = np.zeros((40, 10), np.float32)

@@ -29,6 +29,11 @@ _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
     "COMPLEX64": np.complex64, "COMPLEX128": np.complex128,
 }.items()}  # TFLite stores little-endian values
 
+# Each float dtype's integer of the same size and that integer's minimum (the bits of -0.0): counting
+# non-zero bits is the faster count (count_nonzero).
+_FLOAT_BITS = {np.dtype(f"<f{n}"): (np.dtype(f"<i{n}"), int(np.iinfo(f"<i{n}").min)) for n in (2, 4, 8)}
+_BITS_FROM = 1 << 12  # elements: below that, NumPy's call overhead is most of either count
+
 _MAX_RANK = 32  # NumPy's limit is 64; TFLite kernels stop at 6
 
 
@@ -255,6 +260,10 @@ class Model:
         if flat is None:
             return None
         itemsize = flat.itemsize
+        # Floats are counted on their bits (NumPy's integer count is several times faster than its
+        # float one, 25x for float16): the same count unless a -0.0 (the sign bit alone, the integer
+        # minimum) is there, which is zero as a float; a part holding one is counted as floats.
+        bits = _FLOAT_BITS.get(flat.dtype) if zero == 0 and flat.size >= _BITS_FROM else None
         release = flat.nbytes > chunk_bytes  # small: nothing worth releasing
         cuts = list(range(0, flat.size, max(chunk_bytes // itemsize, 1))) + [flat.size]
         if enough is not None and 0 < enough < cuts[1]:
@@ -262,7 +271,12 @@ class Model:
         nnz = 0
         for first, last in zip(cuts, cuts[1:]):
             part = flat[first:last]
-            nnz += int(np.count_nonzero(part)) if zero == 0 else int(np.count_nonzero(part != zero))
+            if bits is not None:
+                ints = part.view(bits[0])
+                found = int(np.count_nonzero(ints))
+                nnz += int(np.count_nonzero(part)) if found and ints.min() == bits[1] else found
+            else:
+                nnz += int(np.count_nonzero(part)) if zero == 0 else int(np.count_nonzero(part != zero))
             if release:
                 self._release(tensor.data_offset + first * itemsize, part.size * itemsize)
             if enough is not None and nnz >= enough:
