@@ -501,7 +501,9 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the documented contract; counts are ints)."""
-        d = asdict(self)
+        d = asdict(replace(self, ops=()))  # the ops apart: a deep copy of every op was most of the JSON's time
+        predicted = self.prediction is not None
+        d["ops"] = [_op_json(o, predicted) for o in self.ops]
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
                  "delegation", "by_op_type", "ops", "unsupported", "warnings", "notes", "settings", "latency", "throughput",
                  "roofline", "signatures"]
@@ -512,11 +514,6 @@ class Report:
         if self.prediction is not None:  # written only when predicted, with each op's predicted_ms
             order.append("prediction")
             d["prediction"] = self.prediction.to_dict()
-        else:
-            for op in d["ops"]:
-                del op["predicted_ms"]
-        for op in d["ops"]:  # the figures without a field of their own: keys of the op like the fields
-            op.update(op.pop("figures"))
         # measured records list only the fields that were measured: their own to_dict
         for key in ("latency", "throughput", "roofline"):
             value = getattr(self, key)
@@ -525,7 +522,7 @@ class Report:
         for key, sig in self.signatures.items():
             d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
             _predicted_signature(d["signatures"][key], sig)
-        return {k: _jsonable(d[k]) for k in order}
+        return {k: d[k] if k == "ops" else _jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
         """The JSON form of :meth:`to_dict`."""
@@ -640,6 +637,24 @@ def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> Sig
 def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:
     """``cls.from_dict(d)``, None for a JSON null."""
     return None if d is None else cls.from_dict(d)
+
+
+_OP_FIELDS = tuple(f.name for f in fields(OpRecord) if f.name != "figures")
+_PLAIN = (int, float, str, bool, type(None))  # JSON-ready as they are (a bool is an int: listed for clarity)
+
+
+def _op_json(op: OpRecord, predicted: bool) -> dict[str, Any]:
+    """An op's JSON form, built straight from its fields: the fields in order (``predicted_ms`` only when the
+    report was predicted), then its :attr:`OpRecord.figures` as keys like the fields; shapes as lists."""
+    out: dict[str, Any] = {}
+    for name in _OP_FIELDS:
+        if name == "predicted_ms" and not predicted:
+            continue
+        value = getattr(op, name)
+        out[name] = value if type(value) in _PLAIN else _jsonable(value)
+    for name, value in op.figures.items():
+        out[str(name)] = value if type(value) in _PLAIN else _jsonable(value)
+    return out
 
 
 def _jsonable(value: Any) -> Any:
