@@ -479,9 +479,9 @@ CASES: list[Case] = [
     cli("top-negative", "options", lambda t: ["analyze", CNN, "--top", "-1"], {0, 2}),
     # signals
     sig("sigint-batch", lambda t: (["batch", batch_dir(t, 200), "--jobs", "2", "-o", str(t / "r.csv")], 2, 2), {130},
-        "interrupted"),
+        "interrupted", check=nothing_written("r.csv")),
     sig("sigterm-batch", lambda t: (["batch", batch_dir(t, 200), "--jobs", "2", "-o", str(t / "r.csv")], 15, 2), {143},
-        "terminated"),
+        "terminated", check=nothing_written("r.csv")),
     sig("sigint-latency-while-forever",
         lambda t: (["analyze", write(t, "m.tflite", while_forever()), "--latency"], 2, 1), {130}, "interrupted"),
     cli("latency-while-forever", "signals",

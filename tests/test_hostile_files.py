@@ -249,66 +249,6 @@ def test_a_numpy_integer_is_an_integer():
     assert tflite_flops.analyze(model, batch=np.int64(4)).totals.macs == tflite_flops.analyze(model, batch=4).totals.macs
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-@pytest.mark.slow  # a real batch of 120 models in 2 workers, ended by a signal
-@pytest.mark.parametrize("signum, code, line", [
-    (15, 143, "error: terminated (signal 15); the batch's workers were ended"),  # SIGTERM to the batch alone
-    (2, 130, "error: interrupted; the batch's workers were ended"),  # Ctrl-C: SIGINT to the whole process group
-])
-def test_a_signal_ends_batch_and_its_workers(tmp_path, signum, code, line):
-    import shutil
-    import signal
-    import subprocess
-    import time
-
-    for i in range(120):
-        shutil.copy(ROOT / "sample_models" / "lstm.tflite", tmp_path / f"m{i}.tflite")
-    out = tmp_path / "rows.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "tflite_flops", "batch", str(tmp_path), "--jobs", "2", "-o",
-                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
-    try:
-        for _ in range(300):  # the pool's two workers are up (30 s at most)
-            workers = _children(proc.pid)
-            if len(workers) >= 2:
-                break
-            time.sleep(0.1)
-        assert len(workers) >= 2, "the batch never started its workers"
-        if signum == signal.SIGINT:
-            os.killpg(proc.pid, signum)  # what a terminal's Ctrl-C does: the workers get it too
-        else:
-            proc.send_signal(signum)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == code, err
-    assert err.strip().splitlines() == [line]  # no worker traceback
-    time.sleep(0.5)
-    assert not [w for w in workers if _alive(w)], "orphaned workers"
-    assert not out.exists()  # nothing half-written
-
-
 @pytest.mark.parametrize("text", ["garbage", "[1, 2]", '{"x": 1}', "null", "[" * 100_000, '{"ops": 3}'])
 def test_report_from_json_on_garbage_raises_the_package_error(text):
     from tflite_flops import Report

@@ -72,6 +72,7 @@ def run_cli(case: redteam.Case, tmp) -> subprocess.CompletedProcess:
 
 
 def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -84,6 +85,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _alive(pid: int) -> bool:
+    """``pid`` runs (not gone, not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _default_sigint() -> None:
     """In the child before exec: Ctrl-C's default action, which Python turns into KeyboardInterrupt (a
     shell without job control starts background commands with SIGINT ignored, and Python keeps that)."""
@@ -92,14 +102,17 @@ def _default_sigint() -> None:
 
 def run_signal(case: redteam.Case, tmp) -> subprocess.CompletedProcess:
     """Start the CLI in a session of its own; once its child processes run, send the signal: SIGINT to the whole
-    process group (as a terminal's Ctrl-C does), any other signal to the tool's process alone."""
+    process group (as a terminal's Ctrl-C does), any other signal to the tool's process alone. The child
+    processes it had (a batch's workers, the measuring child) must end with it: none left running."""
     args, signum, children = case.run(tmp)
     proc = subprocess.Popen([sys.executable, "-m", "tflite_flops", *map(str, args)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, cwd=redteam.ROOT, start_new_session=True,
                             env={**os.environ, "PYTHONPATH": str(redteam.ROOT)}, preexec_fn=_default_sigint)
+    working: list[int] = []
     try:
         for _ in range(600):  # the batch's workers or the measuring child are up (60 s at most)
-            if len(_children(proc.pid)) >= children:
+            working = _children(proc.pid)
+            if len(working) >= children:
                 break
             time.sleep(0.1)
         if signum == signal.SIGINT:
@@ -114,6 +127,12 @@ def run_signal(case: redteam.Case, tmp) -> subprocess.CompletedProcess:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    assert len(working) >= children, f"{case.name}: the tool never had its {children} child process(es)"
+    for _ in range(50):  # what was killed is reaped within moments
+        if not [pid for pid in working if _alive(pid)]:
+            break
+        time.sleep(0.1)
+    assert not [pid for pid in working if _alive(pid)], f"{case.name}: child processes left running"
     return subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
 
 
