@@ -171,6 +171,12 @@ def test_a_profile_that_cannot_be_written_names_the_file_asked_for(tmp_path):
     assert ".profile-" not in str(info.value)
     with pytest.raises(ProfileError, match="is a directory"):
         profile.save(str(tmp_path))
+    good = tmp_path / "p.json"
+    profile.save(str(good))  # the one atomic writer: the usual permissions, no temporary left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert DeviceProfile.load(str(good)) == profile and (good.stat().st_mode & 0o777) == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["p.json"]
 
 
 @pytest.mark.parametrize("change, needle", [

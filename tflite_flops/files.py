@@ -1,5 +1,6 @@
 """Opening the files a user names (models, budgets, profiles, reports, input arrays): regular files only,
-opened without ever blocking, and read whole only under a stated size cap.
+opened without ever blocking, and read whole only under a stated size cap; and writing a file whole or
+not at all (:func:`write_atomic`: reports, device profiles).
 
 A FIFO, a terminal or a character device named as a model would block ``open()`` or ``read()``
 forever, and ``/dev/zero`` would be read until memory runs out. :func:`open_regular` opens with
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from typing import IO, Any
 
 MiB = 1 << 20
@@ -77,3 +79,31 @@ def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", **kwargs: A
 def _size(n: int) -> str:
     """1048576 -> '1 MiB'."""
     return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,} bytes"
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all: through a temporary file in the same folder,
+    renamed into place, with the usual permissions (``mkstemp`` makes 0600). A model path that is not UTF-8
+    (surrogate-escaped by Python) is written as ``\\udcff``.
+
+    Raises:
+        OSError: the file cannot be written; the temporary file is gone, and the error's ``filename`` is
+            ``path``, not the temporary file's.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tflite_flops-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
+        raise

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
-from ..files import MiB, read_capped
+from ..files import MiB, read_capped, write_atomic
 from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
@@ -232,27 +232,15 @@ class DeviceProfile:
         return profile
 
     def save(self, path: str) -> None:
-        """Write the profile as JSON, whole or not at all (a temporary file renamed into place)."""
+        """Write the profile as JSON, whole or not at all (:func:`tflite_flops.files.write_atomic`)."""
         import os
-        import tempfile
+
         if os.path.isdir(path):
             raise ProfileError(f"{path}: is a directory; name the profile file to write")
-        folder = os.path.dirname(os.path.abspath(path))
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
+            write_atomic(path, json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n")
         except OSError as exc:
             raise ProfileError(f"{path}: cannot write the profile ({exc.strerror or exc})") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_dict(), f, indent=1, sort_keys=False)
-                f.write("\n")
-            os.replace(tmp, path)
-        except BaseException as exc:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):  # the error names the file asked for, not the temporary one
-                raise ProfileError(f"{path}: cannot write the profile ({exc.strerror or exc})") from None
-            raise
 
     @classmethod
     def load(cls, path: str) -> "DeviceProfile":

@@ -10,9 +10,7 @@ half-written report.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
+from .. import files
 from ..errors import OutputFormatError
 from ..report import Report
 from .formats import FORMATS, REPORT_RENDERERS, RendererTable, register_format  # noqa: F401 (re-exported)
@@ -49,25 +47,12 @@ def write(report: Report, path: str, fmt: str | None = None) -> str:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
+    """Write ``text`` to ``path`` whole or not at all (:func:`tflite_flops.files.write_atomic`).
+
+    Raises:
+        OutputFormatError: the file cannot be written.
+    """
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tflite_flops-", suffix=".tmp", dir=folder)
+        files.write_atomic(path, text)
     except OSError as exc:
         raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
-    try:
-        # backslashreplace: a model path that is not UTF-8 (surrogate-escaped by Python) is written as \udcff
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report gets the usual permissions
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
-        raise
