@@ -40,8 +40,9 @@ from typing import Any, Callable
 import flatbuffers
 import numpy as np
 
-from bundle_helpers import TFLITE_MODEL
-from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, INT32, WHILE, build_model, control_flow_model
+import tflite_builder as tb
+from bundle_helpers import TFLITE_MODEL, header_flatbuffer
+from tflite_builder import ADD, CUSTOM, FULLY_CONNECTED, INT32, WHILE, build_model, control_flow_model
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_models"
@@ -114,65 +115,64 @@ def while_nest(n: int) -> bytes:
         {i: ("WhileOptions", {"cond_subgraph_index": cond, "body_subgraph_index": i + 1}) for i in range(n)}, n + 2)
 
 
-def _offsets(b: flatbuffers.Builder, offsets: list[int]) -> int:
-    b.StartVector(4, len(offsets), 4)
-    for off in reversed(offsets):
-        b.PrependUOffsetTRelative(off)
-    return b.EndVector()
-
-
-def repeated_subgraphs(copies: int) -> bytes:
-    """A model whose subgraphs vector names one subgraph table ``copies`` times (4 bytes a copy)."""
+def _finish(b: flatbuffers.Builder, subgraphs: list[int], codes: list[int], pad: int = 0) -> bytes:
+    """The model of the subgraph tables at the offsets ``subgraphs`` (an offset may repeat: one table named
+    by many entries), opcodes ``codes``, and ``pad`` bytes of buffer data."""
     import tflite
 
-    b = flatbuffers.Builder(copies * 4 + 1024)
-    t0, t1 = (_tensor(b, [1, 8]) for _ in range(2))
-    tensors = _offsets(b, [t0, t1])
-    ins, outs, ops_in = (b.CreateNumpyVector(np.asarray(v, np.int32)) for v in ([0], [1], [0, 0]))
-    op_out = b.CreateNumpyVector(np.asarray([1], np.int32))
-    tflite.OperatorStart(b)
-    tflite.OperatorAddInputs(b, ops_in)
-    tflite.OperatorAddOutputs(b, op_out)
-    op = tflite.OperatorEnd(b)
-    ops = _offsets(b, [op])
-    tflite.SubGraphStart(b)
-    tflite.SubGraphAddTensors(b, tensors)
-    tflite.SubGraphAddOperators(b, ops)
-    tflite.SubGraphAddInputs(b, ins)
-    tflite.SubGraphAddOutputs(b, outs)
-    sg = tflite.SubGraphEnd(b)
-    sgs = _offsets(b, [sg] * copies)
-    tflite.OperatorCodeStart(b)
-    tflite.OperatorCodeAddBuiltinCode(b, ADD)
-    tflite.OperatorCodeAddVersion(b, 1)
-    codes = _offsets(b, [tflite.OperatorCodeEnd(b)])
-    tflite.BufferStart(b)
-    bufs = _offsets(b, [tflite.BufferEnd(b)])
+    sgs = tb._tables(b, subgraphs)
+    opcodes = tb._tables(b, [tb._opcode(b, c) for c in codes])
+    buffers = [tb._buffer(b, None)]
+    if pad:
+        data = b.CreateByteVector(bytes(pad))
+        tflite.BufferStart(b)
+        tflite.BufferAddData(b, data)
+        buffers.append(tflite.BufferEnd(b))
+    bufs = tb._tables(b, buffers)
     tflite.ModelStart(b)
     tflite.ModelAddVersion(b, 3)
-    tflite.ModelAddOperatorCodes(b, codes)
+    tflite.ModelAddOperatorCodes(b, opcodes)
     tflite.ModelAddSubgraphs(b, sgs)
     tflite.ModelAddBuffers(b, bufs)
     b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
     return bytes(b.Output())
 
 
-def _tensor(b: flatbuffers.Builder, shape: list[int]) -> int:
+_ADD_SUBGRAPH = {"tensors": [{"shape": [1, 4]}, {"shape": [1, 4]}],
+                 "operators": [{"opcode": 0, "inputs": [0, 0], "outputs": [1]}], "inputs": [0], "outputs": [1]}
+
+
+def repeated_subgraphs(copies: int) -> bytes:
+    """One subgraph table (an ADD) named ``copies`` times by the model's subgraph vector: 4 bytes a copy."""
+    b = flatbuffers.Builder(copies * 4 + 1024)
+    return _finish(b, [tb._subgraph(b, _ADD_SUBGRAPH)] * copies, [ADD])
+
+
+def shared_operator(n: int) -> bytes:
+    """One subgraph whose operator vector names one ADD table ``n`` times: 4 bytes an operator."""
     import tflite
 
-    dims = b.CreateNumpyVector(np.asarray(shape, np.int32))
-    tflite.TensorStart(b)
-    tflite.TensorAddShape(b, dims)
-    tflite.TensorAddType(b, FLOAT32)
-    return tflite.TensorEnd(b)
+    b = flatbuffers.Builder(n * 4 + 1024)
+    op = tb._operator(b, {"opcode": 0, "inputs": [0, 0], "outputs": [1]})
+    ops = tb._tables(b, [op] * n)
+    tensors = tb._tables(b, [tb._tensor(b, {"shape": [1, 4]}), tb._tensor(b, {"shape": [1, 4]})])
+    inputs, outputs = tb._ints(b, [0]), tb._ints(b, [1])
+    tflite.SubGraphStart(b)
+    tflite.SubGraphAddTensors(b, tensors)
+    tflite.SubGraphAddOperators(b, ops)
+    tflite.SubGraphAddInputs(b, inputs)
+    tflite.SubGraphAddOutputs(b, outputs)
+    return _finish(b, [tflite.SubGraphEnd(b)], [ADD])
 
 
 def many_signatures(n: int) -> bytes:
-    """The one-FULLY_CONNECTED model with ``n`` signatures, every one on subgraph 0."""
-    sg = {"tensors": [{"name": "x", "shape": [1, 4]}, {"name": "w", "shape": [3, 4]}, {"name": "y", "shape": [1, 3]}],
+    """A one-FULLY_CONNECTED model (12 MACs) with ``n`` signatures, all on subgraph 0."""
+    w = np.ones((3, 4), np.float32).tobytes()
+    sg = {"tensors": [{"name": "x", "shape": [1, 4]}, {"name": "w", "shape": [3, 4], "buffer": 1},
+                      {"name": "y", "shape": [1, 3]}],
           "operators": [{"opcode": 0, "inputs": [0, 1, -1], "outputs": [2]}], "inputs": [0], "outputs": [2]}
     sigs = [{"key": f"s{i}", "inputs": {"x": 0}, "outputs": {"y": 2}} for i in range(n)]
-    return build_model([sg], [FULLY_CONNECTED], signatures=sigs)
+    return build_model([sg], [FULLY_CONNECTED], buffers=[None, w], signatures=sigs)
 
 
 def flex_bomb(depth: int) -> bytes:
@@ -254,42 +254,11 @@ def case_model(branches: list[int], n_branch_subgraphs: int = 2, branch_refs: di
 
 
 def repeated_sections_bundle(copies: int) -> bytes:
-    """A LiteRT-LM bundle whose section table names one model section ``copies`` times."""
-    small = (SAMPLES / "cnn_float.tflite").read_bytes()
-    # The header (LiteRTLMMetaData) with its section table naming one section ``copies`` times, then the model.
-    b = flatbuffers.Builder(copies * 4 + 4096)
-    b.ForceDefaults(True)
-    k, v = b.CreateString("model_type"), b.CreateString("tf_lite_prefill_decode")
-    b.StartObject(1)
-    b.PrependUOffsetTRelativeSlot(0, v, 0)
-    sv = b.EndObject()
-    b.StartObject(3)
-    b.PrependUOffsetTRelativeSlot(0, k, 0)
-    b.PrependUint8Slot(1, 9, 0)
-    b.PrependUOffsetTRelativeSlot(2, sv, 0)
-    kvs = _offsets(b, [b.EndObject()])
-    # the model's range is patched below, once the header's size is known: write placeholders of 8 bytes
-    b.StartObject(4)
-    b.PrependUOffsetTRelativeSlot(0, kvs, 0)
-    b.PrependUint64Slot(1, 0x1111111111111111, 0)
-    b.PrependUint64Slot(2, 0x2222222222222222, 0)
-    b.PrependUint8Slot(3, TFLITE_MODEL, 0)
-    section = b.EndObject()
-    secs = _offsets(b, [section] * copies)
-    b.StartObject(1)
-    b.PrependUOffsetTRelativeSlot(0, secs, 0)
-    meta = b.EndObject()
-    b.StartObject(2)
-    b.PrependUOffsetTRelativeSlot(1, meta, 0)
-    b.Finish(b.EndObject())
-    fb = bytearray(b.Output())
-    header_end = 32 + len(fb)
-    begin = -(-header_end // 64) * 64
-    fb = fb.replace(struct.pack("<Q", 0x1111111111111111), struct.pack("<Q", begin))
-    fb = fb.replace(struct.pack("<Q", 0x2222222222222222), struct.pack("<Q", begin + len(small)))
-    out = bytearray(b"LITERTLM" + struct.pack("<3I", 1, 7, 0) + b"\0" * 4 + struct.pack("<Q", header_end) + fb)
-    out += b"\0" * (begin - len(out)) + small
-    return bytes(out)
+    """A LiteRT-LM bundle whose section table names one model section (the MLP sample) ``copies`` times."""
+    model = (SAMPLES / "mlp_dynamic_batch.tflite").read_bytes()
+    fb = header_flatbuffer([(TFLITE_MODEL, 16384, 16384 + len(model), {})] * copies, {})
+    head = b"LITERTLM" + struct.pack("<3I", 1, 7, 0) + b"\0" * 4 + struct.pack("<Q", 32 + len(fb)) + fb
+    return head + b"\0" * (16384 - len(head)) + model
 
 
 # ---- checks on a finished CLI run ----------------------------------------------------------------------

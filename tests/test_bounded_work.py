@@ -10,19 +10,15 @@ code: ``columnar.TABLES_PER_FILE`` and ``TYPE_LIMITS`` (tables, subgraphs and op
 
 from __future__ import annotations
 
-import struct
 import sys
 from pathlib import Path
 
 import cli_process
-import flatbuffers
-import numpy as np
 import pytest
-import tflite
-from bundle_helpers import TFLITE_MODEL, bundle_bytes, header_flatbuffer
+from bundle_helpers import TFLITE_MODEL, bundle_bytes
+from redteam import if_chain, many_signatures, repeated_sections_bundle, repeated_subgraphs, shared_operator
 from work_counter import count_calls
 
-import tflite_builder as tb
 import tflite_flops
 from tflite_builder import ADD, INT32, WHILE, build_model, control_flow_model
 from tflite_flops.errors import ModelFormatError
@@ -33,59 +29,6 @@ from tflite_flops.reader.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MLP = ROOT / "sample_models" / "mlp_dynamic_batch.tflite"
-
-
-def _finish(b: flatbuffers.Builder, subgraphs: list[int], codes: list[int], pad: int = 0) -> bytes:
-    """The model of the subgraph tables at the offsets ``subgraphs`` (an offset may repeat: one table named
-    by many entries), opcodes ``codes``, and ``pad`` bytes of buffer data."""
-    sgs = tb._tables(b, subgraphs)
-    opcodes = tb._tables(b, [tb._opcode(b, c) for c in codes])
-    buffers = [tb._buffer(b, None)]
-    if pad:
-        data = b.CreateByteVector(bytes(pad))
-        tflite.BufferStart(b)
-        tflite.BufferAddData(b, data)
-        buffers.append(tflite.BufferEnd(b))
-    bufs = tb._tables(b, buffers)
-    tflite.ModelStart(b)
-    tflite.ModelAddVersion(b, 3)
-    tflite.ModelAddOperatorCodes(b, opcodes)
-    tflite.ModelAddSubgraphs(b, sgs)
-    tflite.ModelAddBuffers(b, bufs)
-    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
-
-
-_ADD_SUBGRAPH = {"tensors": [{"shape": [1, 4]}, {"shape": [1, 4]}],
-                 "operators": [{"opcode": 0, "inputs": [0, 0], "outputs": [1]}], "inputs": [0], "outputs": [1]}
-
-
-def repeated_subgraph(n: int) -> bytes:
-    """One subgraph table (an ADD) named ``n`` times by the model's subgraph vector: 4 bytes a subgraph."""
-    b = flatbuffers.Builder(1024)
-    sg = tb._subgraph(b, _ADD_SUBGRAPH)
-    return _finish(b, [sg] * n, [ADD])
-
-
-def shared_operator(n: int) -> bytes:
-    """One subgraph whose operator vector names one ADD table ``n`` times: 4 bytes an operator."""
-    b = flatbuffers.Builder(1024)
-    op = tb._operator(b, {"opcode": 0, "inputs": [0, 0], "outputs": [1]})
-    ops = tb._tables(b, [op] * n)
-    tensors = tb._tables(b, [tb._tensor(b, {"shape": [1, 4]}), tb._tensor(b, {"shape": [1, 4]})])
-    inputs, outputs = tb._ints(b, [0]), tb._ints(b, [1])
-    tflite.SubGraphStart(b)
-    tflite.SubGraphAddTensors(b, tensors)
-    tflite.SubGraphAddOperators(b, ops)
-    tflite.SubGraphAddInputs(b, inputs)
-    tflite.SubGraphAddOutputs(b, outputs)
-    return _finish(b, [tflite.SubGraphEnd(b)], [ADD])
-
-
-def if_chain(n: int) -> bytes:
-    """IF(then=i+1, else=i+1) chained ``n`` deep (~100 bytes a level): a walk would visit 2**n subgraphs."""
-    return control_flow_model(
-        {i: ("IfOptions", {"then_subgraph_index": i + 1, "else_subgraph_index": i + 1}) for i in range(n - 1)}, n)
 
 
 def while_chain(depth: int, pad: int = 0) -> bytes:
@@ -119,16 +62,16 @@ def refused(fn, *args, limit: int, needle: str, **kwargs) -> int:
 def test_one_subgraph_table_named_240k_times_is_refused_before_it_is_read():
     # 960 KB: one subgraph per 4 bytes, where a real model needs several KiB (columnar.TYPE_LIMITS).
     # Before the bound: 42 s and 1.7 GB.
-    data = repeated_subgraph(240_000)
+    data = repeated_subgraphs(240_000)
     assert len(data) < 1_000_000
     refused(load_model, data, limit=200_000, needle="tables in a 960,")
 
 
 def test_subgraphs_and_operators_past_their_own_limits_are_refused():
     base, per = columnar.TYPE_LIMITS["SubGraph"]
-    ok = repeated_subgraph(base)  # the base alone is read (a small file may hold that many)
+    ok = repeated_subgraphs(base)  # the base alone is read (a small file may hold that many)
     assert len(load_model(ok).subgraphs) == base
-    refused(load_model, repeated_subgraph(base + base // 16), limit=500_000, needle="SubGraph tables")
+    refused(load_model, repeated_subgraphs(base + base // 16), limit=500_000, needle="SubGraph tables")
     base, per = columnar.TYPE_LIMITS["Operator"]
     assert len(load_model(shared_operator(base)).subgraphs[0].operators) == base
     refused(load_model, shared_operator(base + base // 16), limit=500_000, needle="Operator tables")
@@ -186,44 +129,26 @@ def test_a_chain_that_subgraph_0_does_not_reach_is_refused_at_load():
 # --all-signatures and --all-sections
 
 
-def _signatures(n: int) -> bytes:
-    """A one-FC model (12 MACs) with ``n`` signatures, all on subgraph 0."""
-    w = np.ones((3, 4), np.float32).tobytes()
-    sg = {"tensors": [{"name": "x", "shape": [1, 4]}, {"name": "w", "shape": [3, 4], "buffer": 1},
-                      {"name": "y", "shape": [1, 3]}],
-          "operators": [{"opcode": 0, "inputs": [0, 1, -1], "outputs": [2]}], "inputs": [0], "outputs": [2]}
-    sigs = [{"key": f"s{i}", "inputs": {"x": 0}, "outputs": {"y": 2}} for i in range(n)]
-    return build_model([sg], [tb.FULLY_CONNECTED], buffers=[None, w], signatures=sigs)
-
-
 def test_signatures_out_of_proportion_are_refused_for_all_signatures_and_analyzed_alone():
-    data = _signatures(2_000)  # 168 KB
+    data = many_signatures(2_000)  # 168 KB
     refused(tflite_flops.analyze, data, all_signatures=True, limit=1_000_000, needle="2,000 signatures over 1 operators")
     assert tflite_flops.analyze(data).totals.macs == 12  # one signature: fine
-    few = tflite_flops.analyze(_signatures(8), all_signatures=True)
+    few = tflite_flops.analyze(many_signatures(8), all_signatures=True)
     assert len(few.signatures) == 8 and all(s.totals.macs == 12 for s in few.signatures.values())
 
 
 @pytest.mark.slow  # building 20,000 signatures: about a second
-def test_20k_signatures_are_refused_for_all_signatures():
+def test_20k_signatures_are_refused_for_allmany_signatures():
     # 1.7 MB; --all-signatures took 100 s. Its work is bounded by bounds.SIGNATURE_WORK.
-    refused(tflite_flops.analyze, _signatures(20_000), all_signatures=True, limit=3_000_000,
+    refused(tflite_flops.analyze, many_signatures(20_000), all_signatures=True, limit=3_000_000,
             needle="20,000 signatures over 1 operators")
-
-
-def _sections_bundle(n: int) -> bytes:
-    """A bundle whose section table names ``n`` model sections, all the same byte range."""
-    model = MLP.read_bytes()
-    fb = header_flatbuffer([(TFLITE_MODEL, 16384, 16384 + len(model), {})] * n, {})
-    head = b"LITERTLM" + struct.pack("<3I", 1, 7, 0) + b"\0" * 4 + struct.pack("<Q", 32 + len(fb)) + fb
-    return head + b"\0" * (16384 - len(head)) + model
 
 
 def test_repeated_and_overlapping_sections_are_refused():
     # 100k repeated section entries took more than 60 s with --all-sections.
-    refused(read_bundle, _sections_bundle(MAX_SECTIONS + 1), limit=200_000, needle=f"(limit {MAX_SECTIONS})")
-    refused(read_bundle, _sections_bundle(2), limit=200_000, needle="model sections 0 and 1 overlap")
-    one = read_bundle(_sections_bundle(1))
+    refused(read_bundle, repeated_sections_bundle(MAX_SECTIONS + 1), limit=200_000, needle=f"(limit {MAX_SECTIONS})")
+    refused(read_bundle, repeated_sections_bundle(2), limit=200_000, needle="model sections 0 and 1 overlap")
+    one = read_bundle(repeated_sections_bundle(1))
     assert [s.kind for s in one.sections] == ["TFLiteModel"]
     model = MLP.read_bytes()
     two = bundle_bytes([(TFLITE_MODEL, model, {}), (TFLITE_MODEL, model, {})])  # apart: fine
@@ -233,7 +158,7 @@ def test_repeated_and_overlapping_sections_are_refused():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a fresh process")
 def test_the_cli_says_one_line_for_each_bound(tmp_path):
     cases = {"ifs.tflite": (if_chain(22), "expand into a walk"),
-             "subgraphs.tflite": (repeated_subgraph(240_000), "refusing to walk further")}
+             "subgraphs.tflite": (repeated_subgraphs(240_000), "refusing to walk further")}
     for name, (data, needle) in cases.items():
         path = tmp_path / name
         path.write_bytes(data)

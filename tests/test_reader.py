@@ -25,6 +25,7 @@ from tflite_flops.errors import ModelFormatError
 from tflite_flops.reader.flatbuffer_layout import UNION, UNKNOWN, Span
 from tflite_flops.reader.load import load_model
 
+from redteam import flex_bomb
 from reference_verifier import decode_options
 from tflite_builder import ADD, CUSTOM, FLOAT32, FULLY_CONNECTED, INT8, build_model, control_flow_model, fc_model
 from work_counter import count_calls
@@ -124,32 +125,19 @@ def test_custom_op_name_and_flexbuffer_options():
     assert report.ops[0].op_type == "CUSTOM:MyUnregisteredOp"
 
 
-def _flex_bomb(depth: int) -> bytes:
-    """A FlexBuffer of about 5·depth bytes whose vectors each name the previous one twice: 2**depth leaves."""
-    int_, vector = 1 << 2, 10 << 2  # packed types: INT and VECTOR, 1-byte children
-    out = bytearray([2, 1, 1, int_, int_])  # V1 = [1, 1]: its size, two inline ints, their types
-    prev = 1  # where V1's elements start (a vector's address)
-    for _ in range(depth - 1):  # V_k = [V_k-1, V_k-1]: two offsets back to the same vector
-        here = len(out) + 1
-        out += bytes([2, here - prev, here + 1 - prev, vector, vector])
-        prev = here
-    root = len(out)
-    return bytes(out + bytes([root - prev, vector, 1]))  # the root: offset, type, byte width
-
-
 def test_flexbuffer_options_whose_children_are_shared_are_refused_with_linear_work():
     # A 780-byte file whose custom options share children used to decode for minutes and hundreds of MB.
-    assert flexbuffers.Loads(_flex_bomb(3)) == [[[1, 1], [1, 1]], [[1, 1], [1, 1]]]  # the encoding is real
+    assert flexbuffers.Loads(flex_bomb(3)) == [[[1, 1], [1, 1]], [[1, 1], [1, 1]]]  # the encoding is real
     sg = {"tensors": [{"name": "x", "shape": [1, 8]}, {"name": "y", "shape": [1, 8]}], "inputs": [0], "outputs": [1],
-          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1], "custom_options": _flex_bomb(20)}]}
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1], "custom_options": flex_bomb(20)}]}
     data = build_model([sg], [{"builtin": CUSTOM, "custom": "Bomb"}])  # 2**20 leaves in 103 bytes of options
     counted = count_calls(load_model, data, limit=2_000_000)  # linear in the file: stops at 4 values a byte
     assert isinstance(counted.error, ModelFormatError), counted.error
     assert "decodes to more than" in str(counted.error) and "share children" in str(counted.error)
-    deep = dict(sg, operators=[dict(sg["operators"][0], custom_options=_flex_bomb(40))])
+    deep = dict(sg, operators=[dict(sg["operators"][0], custom_options=flex_bomb(40))])
     with pytest.raises(ModelFormatError, match="nested more than 32 levels"):
         load_model(build_model([deep], [{"builtin": CUSTOM, "custom": "Bomb"}]))
-    small = dict(sg, operators=[dict(sg["operators"][0], custom_options=_flex_bomb(4))])
+    small = dict(sg, operators=[dict(sg["operators"][0], custom_options=flex_bomb(4))])
     assert load_model(build_model([small], [{"builtin": CUSTOM, "custom": "Bomb"}])).main.operators[0].options == {}
 
 

@@ -229,14 +229,6 @@ def test_a_measurement_runs_in_a_child_and_its_result_or_error_comes_back():
     assert not [c for c in _children(os.getpid()) if c not in before and _alive(c)], "a measuring child left running"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_the_default_time_limit_scales_with_the_runs():
     from tflite_flops.measure.isolate import default_time_limit
 
