@@ -81,6 +81,16 @@ def _size(n: int) -> str:
     return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,} bytes"
 
 
+WRITE_CHUNK = 1 << 20  # characters per write: a large text is never encoded whole a second time
+
+
+def write_chunked(stream: Any, text: str) -> None:
+    """``stream.write(text)`` a megabyte at a time, so that the encoded bytes of a large report (tens of MB
+    of JSON) are never held whole beside its text."""
+    for start in range(0, len(text), WRITE_CHUNK):
+        stream.write(text[start:start + WRITE_CHUNK])
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` whole or not at all: through a temporary file in the same folder,
     renamed into place, with the usual permissions (``mkstemp`` makes 0600). A model path that is not UTF-8
@@ -94,7 +104,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tflite_flops-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
+            write_chunked(f, text)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)

@@ -164,6 +164,7 @@ def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None
 
     ``render_fn(fmt) -> str``. Files are written before anything reaches stdout.
     """
+    from ..files import write_chunked
     from ..render import write_atomic
 
     texts = {fmt: render_fn(fmt) for fmt in {stdout_format, *(f for _, f in targets)}}
@@ -171,4 +172,4 @@ def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None
         write_atomic(path, texts[fmt])
     if to_stdout:  # a terminal gets no escape sequence from a model's names, descriptions or metadata
         text = texts[stdout_format]
-        sys.stdout.write(printable(text, newlines=True) if stdout_format in TERMINAL_FORMATS else text)
+        write_chunked(sys.stdout, printable(text, newlines=True) if stdout_format in TERMINAL_FORMATS else text)

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
 from .prediction import Prediction
+from . import jsontext
 
 
 SCHEMA_VERSION = 1
@@ -501,9 +502,13 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the documented contract; counts are ints)."""
-        d = asdict(replace(self, ops=()))  # the ops apart: a deep copy of every op was most of the JSON's time
         predicted = self.prediction is not None
-        d["ops"] = [_op_json(o, predicted) for o in self.ops]
+        return self._json_form([_op_json(o, predicted) for o in self.ops])
+
+    def _json_form(self, ops: Any) -> dict[str, Any]:
+        """The JSON-ready dict with ``ops`` as its ``"ops"`` value (a list, or its text already encoded)."""
+        d = asdict(replace(self, ops=()))  # the ops apart: a deep copy of every op was most of the JSON's time
+        d["ops"] = ops
         order = ["schema_version", "tool", "model", "inputs", "outputs", "totals", "init_totals", "memory",
                  "delegation", "by_op_type", "ops", "unsupported", "warnings", "notes", "settings", "latency", "throughput",
                  "roofline", "signatures"]
@@ -524,9 +529,14 @@ class Report:
             _predicted_signature(d["signatures"][key], sig)
         return {k: d[k] if k == "ops" else _jsonable(d[k]) for k in order}
 
-    def to_json(self, indent: int | None = 2) -> str:
-        """The JSON form of :meth:`to_dict`."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+    def to_json(self, indent: int | None = 2, end: str = "") -> str:
+        """The JSON form of :meth:`to_dict`, then ``end``. At ``indent=2`` (the files and stdout) each op is
+        encoded and dropped in turn, so the text of a large model is written without every op's dict held
+        at once (``report.jsontext``: the same text as ``json.dumps``)."""
+        if indent != 2:
+            return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + end
+        predicted = self.prediction is not None
+        return jsontext.dumps_with_list(self._json_form(None), "ops", (_op_json(o, predicted) for o in self.ops), end)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":
@@ -658,7 +668,12 @@ def _op_json(op: OpRecord, predicted: bool) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    t = type(value)
+    if t in _PLAIN:
+        return value
+    if t is tuple or t is list:  # the common case first (shapes): typing.Mapping's isinstance is slow
+        return [v if type(v) in _PLAIN else _jsonable(v) for v in value]
+    if t is dict or isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]

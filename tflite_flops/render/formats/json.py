@@ -9,4 +9,4 @@ from . import register_format
 @register_format("json", (".json",), order=20)
 def render_json(report: Report) -> str:
     """The report as indented JSON."""
-    return report.to_json(indent=2) + "\n"
+    return report.to_json(indent=2, end="\n")
