@@ -148,8 +148,9 @@ def repeated_subgraphs(copies: int) -> bytes:
     return _finish(b, [tb._subgraph(b, _ADD_SUBGRAPH)] * copies, [ADD])
 
 
-def shared_operator(n: int) -> bytes:
-    """One subgraph whose operator vector names one ADD table ``n`` times: 4 bytes an operator."""
+def shared_operator(n: int, pad: int = 0) -> bytes:
+    """One subgraph whose operator vector names one ADD table ``n`` times: 4 bytes an operator (and ``pad``
+    bytes of buffer data, for a file big enough for its operators)."""
     import tflite
 
     b = flatbuffers.Builder(n * 4 + 1024)
@@ -162,7 +163,7 @@ def shared_operator(n: int) -> bytes:
     tflite.SubGraphAddOperators(b, ops)
     tflite.SubGraphAddInputs(b, inputs)
     tflite.SubGraphAddOutputs(b, outputs)
-    return _finish(b, [tflite.SubGraphEnd(b)], [ADD])
+    return _finish(b, [tflite.SubGraphEnd(b)], [ADD], pad=pad)
 
 
 def many_signatures(n: int) -> bytes:

@@ -165,3 +165,25 @@ def test_the_cli_says_one_line_for_each_bound(tmp_path):
         r = cli_process.run(["analyze", str(path)], cwd=ROOT, timeout=60)
         errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
         assert r.returncode == 1 and len(errors) == 1 and needle in errors[0], r.stderr
+
+
+@pytest.mark.slow
+def test_html_draws_at_most_its_row_limit_and_embeds_every_op():
+    """A model with more ops than the HTML page lists (the crafted shared operator): the per-op table, the
+    placement strips and the FLOPs chart stop at ``HTML_OP_ROWS`` with a note, the memory chart draws one
+    point per bin of ops, and the embedded data still holds every op (the JSON contract)."""
+    import json
+    import re
+
+    from tflite_flops.render import render
+    from tflite_flops.render.formats import html
+
+    n = html.HTML_OP_ROWS + 7
+    report = tflite_flops.analyze(shared_operator(n, pad=128 * n))
+    page = render(report, "html")
+    assert page.count('<tr data-op="') == html.HTML_OP_ROWS
+    assert f"The first {html.HTML_OP_ROWS:,} of {n:,} ops are listed" in page
+    assert f"The first {html.HTML_OP_ROWS:,} of {n:,} ops are drawn" in page
+    assert "Each point is the highest of 2 consecutive ops." in page
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert len(data["ops"]) == n and data == json.loads(json.dumps(report.to_dict()))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
@@ -505,6 +505,15 @@ class Report:
         predicted = self.prediction is not None
         return self._json_form([_op_json(o, predicted) for o in self.ops])
 
+    def json_head(self) -> dict[str, Any]:
+        """:meth:`to_dict` with ``"ops"`` None: every other key, for a writer that encodes :meth:`op_dicts` apart."""
+        return self._json_form(None)
+
+    def op_dicts(self) -> Iterator[dict[str, Any]]:
+        """Each op's JSON form (``to_dict()["ops"]``), one at a time."""
+        predicted = self.prediction is not None
+        return (_op_json(o, predicted) for o in self.ops)
+
     def _json_form(self, ops: Any) -> dict[str, Any]:
         """The JSON-ready dict with ``ops`` as its ``"ops"`` value (a list, or its text already encoded)."""
         d = asdict(replace(self, ops=()))  # the ops apart: a deep copy of every op was most of the JSON's time
@@ -535,8 +544,7 @@ class Report:
         at once (``report.jsontext``: the same text as ``json.dumps``)."""
         if indent != 2:
             return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + end
-        predicted = self.prediction is not None
-        return jsontext.dumps_with_list(self._json_form(None), "ops", (_op_json(o, predicted) for o in self.ops), end)
+        return jsontext.dumps_with_list(self.json_head(), "ops", self.op_dicts(), end)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":

@@ -22,7 +22,7 @@ import json
 import math
 import os
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
 from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
@@ -63,16 +63,35 @@ CSS = _static("report.css")  # package data: tflite_flops/render/static/
 JS = _static("report.js")
 
 
-def script_json(data: Any) -> str:
-    """JSON that is safe inside ``<script type="application/json">`` (no ``<``, ``>``, ``&`` left)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+
+
+_OPS_SLOT = "\0tflite_flops: the ops\0"  # stands for the ops in the head's text, replaced by their text
+
+
+def script_json(data: Any, ops: Iterable[Any] | None = None) -> str:
+    """JSON that is safe inside ``<script type="application/json">`` (no ``<``, ``>``, ``&`` left).
+
+    With ``ops`` (each op's dict, :meth:`Report.op_dicts`), ``data["ops"]`` is their list, each encoded in
+    turn (by the C encoder: the whole report's dict of a large model took most of the page's time)."""
+    if ops is None:
+        text = _compact(_finite(data))
+    else:
+        head = _compact(_finite({**data, "ops": _OPS_SLOT}))
+        parts = head.split(_compact(_OPS_SLOT))
+        if len(parts) != 2:  # a model's own strings hold the slot's text: encode the whole list at once
+            text = _compact(_finite({**data, "ops": list(ops)}))
+        else:
+            text = parts[0] + "[" + ",".join([_compact(_finite(op)) for op in ops]) + "]" + parts[1]
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def page(title: str, subtitle: str, body: str, data: Any = None) -> str:
-    """The shared page shell: head with inline CSS, header, body sections, embedded data, inline JS."""
-    data_block = (f'<script type="application/json" id="report-data">{script_json(_finite(data))}</script>\n'
+def page(title: str, subtitle: str, body: str, data: Any = None, ops: Iterable[Any] | None = None) -> str:
+    """The shared page shell: head with inline CSS, header, body sections, embedded data (``ops``, when given,
+    its ``"ops"`` list: see :func:`script_json`), inline JS."""
+    data_block = (f'<script type="application/json" id="report-data">{script_json(data, ops)}</script>\n'
                   if data is not None else "")
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
@@ -84,12 +103,20 @@ def page(title: str, subtitle: str, body: str, data: Any = None) -> str:
             f"</main>\n{data_block}<script>{JS}</script>\n</body>\n</html>\n")
 
 
+_LEAVES = (int, str, bool, type(None))
+
+
 def _finite(value: Any) -> Any:
     """Replace NaN/inf (not valid JSON) with None, recursively."""
+    t = type(value)
+    if t in _LEAVES:  # the common cases first: typing.Mapping's isinstance is slow
+        return value
+    if t is list or t is tuple:
+        return [v if type(v) in _LEAVES else _finite(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: v if type(v) in _LEAVES else _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
@@ -213,6 +240,17 @@ def _precision(report: Report) -> str:
             f'<th>share</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{init}</section>')
 
 
+HTML_OP_ROWS = 10_000  # ops drawn or listed per table, strip or chart: a browser handles this many; real models have fewer
+
+
+def _first_ops(n: int, verb: str) -> str:
+    """The note under a table, strip or chart that shows only the first HTML_OP_ROWS of its ``n`` ops."""
+    if n <= HTML_OP_ROWS:
+        return ""
+    return (f'<p class="muted">The first {HTML_OP_ROWS:,} of {n:,} ops are {verb}; every op is in the report data '
+            'embedded in this page, and in the JSON and CSV outputs.</p>')
+
+
 def _charts(report: Report, colors: Mapping[str, str]) -> str:
     total = report.totals.flops or 1
     items = [(k, v.flops, colors.get(k, "#999"),
@@ -220,6 +258,8 @@ def _charts(report: Report, colors: Mapping[str, str]) -> str:
              for k, v in report.by_op_type.items() if v.flops > 0][:24]
     by_type = hbar_chart(items, title="FLOPs by op type")
     ops = [o for o in report.ops if o.phase == "inference"]
+    drawn = _first_ops(len(ops), "drawn")
+    ops = ops[:HTML_OP_ROWS]
     seq = sequence_chart(
         [(o.flops, colors.get(o.op_type, "#999"),
           f"#{i} {o.subgraph}:{o.index} {o.op_type} {o.name}\n{human(o.flops)} FLOPs, {human(o.macs)} MACs")
@@ -230,7 +270,7 @@ def _charts(report: Report, colors: Mapping[str, str]) -> str:
     if by_type:
         parts.append(f'<h3>Cost by op type</h3>{by_type}')
     if seq:
-        parts.append(f'<h3>Per-op FLOPs along the execution order</h3>{seq}<div class="legend">{legend}</div>')
+        parts.append(f'<h3>Per-op FLOPs along the execution order</h3>{seq}<div class="legend">{legend}</div>{drawn}')
     if not by_type and not seq:
         parts.append('<p class="muted">No per-inference arithmetic was counted.</p>')
     parts.append("</section>")
@@ -252,6 +292,10 @@ def _memory(report: Report) -> str:
                      key=lambda o: o.index)
         if not ops:
             continue
+        step = -(-len(ops) // HTML_OP_ROWS)  # ops per point: 1 unless a subgraph has more ops than the table shows
+        if step > 1:
+            ops = [max(ops[i:i + step], key=lambda o: (o.live_bytes or 0) + (o.temporaries_bytes or 0))
+                   for i in range(0, len(ops), step)]
         temporaries = [o.temporaries_bytes or 0 for o in ops]
         values = [(o.live_bytes or 0, f"#{o.index} {o.op_type} {o.name}\n{human_bytes(o.live_bytes or 0)} live"
                    + (f" + {human_bytes(t)} kernel temporaries" if t else ""))
@@ -262,7 +306,8 @@ def _memory(report: Report) -> str:
                   'in the same arena while the op runs</div>' if any(temporaries) else "")
         parts.append(f'<h3>{esc(title)}: arena {esc(human_bytes(sub.arena_bytes))}</h3>'
                      + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes,
-                                  stacked=temporaries) + legend)
+                                  stacked=temporaries) + legend
+                     + (f'<p class="muted">Each point is the highest of {step} consecutive ops.</p>' if step > 1 else ""))
     parts.append("</section>")
     return "".join(parts)
 
@@ -287,7 +332,7 @@ def _placement(report: Report) -> str:
                 by_sg.setdefault(o.subgraph, []).append(o)
         for sg, ops in sorted(by_sg.items())[:6]:
             cells, last = [], None
-            for o in sorted(ops, key=lambda o: o.index):
+            for o in sorted(ops, key=lambda o: o.index)[:HTML_OP_ROWS]:
                 part = partition_of(o, key)
                 why = why_kept(o, key)
                 colour = _KEPT if why is not None else _PARTITION_SHADES[(part or 0) % 2]
@@ -296,7 +341,7 @@ def _placement(report: Report) -> str:
                 label = f"#{o.index} {o.op_type}: " + (f"kept ({why})" if why else f"partition {part}")
                 cells.append(f'<span class="op{edge}" style="background:{colour}" title="{esc(label)}"></span>')
             parts.append(f'<div class="muted">subgraph {sg}</div><div class="strip" data-delegate="{esc(key)}">'
-                         f'{"".join(cells)}</div>')
+                         f'{"".join(cells)}</div>{_first_ops(len(ops), "drawn")}')
         rows = []
         for category, items in kept_groups(report, key):
             for op_type, detail, ops in items:
@@ -535,7 +580,6 @@ def roofline_section(report: Report | None, roofline: Roofline | None,
 
 # ---- op table ----------------------------------------------------------------------------------
 
-
 def _op_row(i: int, o: OpRecord, report: Report, columns: Sequence[Column]) -> str:
     out_shape = shape_text(o.outputs[0]) if o.outputs else ""
     search = f"{o.op_type} {o.name} {o.subgraph}:{o.index} {o.precision}".lower()
@@ -572,7 +616,9 @@ def _op_table(report: Report) -> str:
     heads += [("status", "text", "status"), ("phase", "text", "phase"), ("formula / note", "text", "note")]
     th = "".join(f'<th class="sortable{" n" if t == "num" else ""}" data-type="{t}" data-key="{k}">{esc(h)}</th>'
                  for h, t, k in heads)
-    rows = "".join(_op_row(i, o, report, columns) for i, o in enumerate(report.ops))
+    shown = report.ops[:HTML_OP_ROWS]
+    rows = "".join(_op_row(i, o, report, columns) for i, o in enumerate(shown))
+    more = _first_ops(len(report.ops), "listed")
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'
@@ -581,7 +627,7 @@ def _op_table(report: Report) -> str:
             f'<select id="phase-filter" aria-label="phase"><option value="">any phase</option>{phases}</select>'
             '<span id="op-count" class="muted"></span><span class="muted">· click a header to sort</span></div>'
             f'<div class="scroll"><table id="ops-table" class="sortable-table"><thead><tr>{th}</tr></thead>'
-            f'<tbody>{rows}</tbody></table></div></section>')
+            f'<tbody>{rows}</tbody></table></div>{more}</section>')
 
 
 def _notes(report: Report) -> str:
@@ -633,10 +679,10 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                                  signatures_html(report), _charts(report, colors), _placement(report), _memory(report),
                                  _latency(report, colors), _prediction(report), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
-    data = report.to_dict()
+    data = report.json_head()
     if sweep is not None:
         data["sweep"] = sweep.to_dict()
-    return page(f"{name} — tflite_flops report", subtitle, body, data)
+    return page(f"{name} — tflite_flops report", subtitle, body, data, report.op_dicts())
 
 
 def render_sweep_html(sweep: SweepResult, title: str = "tflite_flops sweep") -> str:
