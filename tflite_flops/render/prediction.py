@@ -7,7 +7,7 @@ compare rows), :func:`range_label` ("80% range")."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
@@ -36,9 +36,9 @@ def flag_lines(p: Prediction) -> list[str]:
     return [f"! {text.get(flag, flag)}" for flag in p.flags]
 
 
-def flags_short(p: Prediction | None) -> str:
-    """The flags in a few words ("quick profile; stand-in laws"), '' when none (or no prediction)."""
-    return "" if p is None else "; ".join(_FLAG_SHORT.get(f, f) for f in p.flags)
+def flags_short(flags: Sequence[str]) -> str:
+    """Flags (``Prediction.flags``) in a few words ("quick profile; stand-in laws"), '' when none."""
+    return "; ".join(_FLAG_SHORT.get(f, f) for f in flags)
 
 
 def confidence_line(p: Prediction) -> str:
