@@ -245,8 +245,9 @@ def _growing_ops(sg: Subgraph) -> set[int]:
 
 
 # An op whose feature lies beyond DOMAIN_FACTOR times the largest value its law was fitted on, or below the
-# smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2: a law linear in its features
-# holds across the suite's own spacing of shapes (about 2x from one shape to the next), not much further.
+# smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2 is a choice, not a fit
+# (docs/predict.md, "Confidence"): an op a little past the suite's extremes stays high; a layer four times
+# the largest fitted, or a shape computation of a few elements under a law fitted from 1 K up, is flagged.
 DOMAIN_FACTOR = 2.0
 FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "input elements",
                   "out": "output elements", "params": "weights", "taps": "taps", "tiled_macs": "tiled MACs",
