@@ -255,6 +255,22 @@ def test_every_format_shows_confidence_rate_and_flags(fmt):
     assert "quick profile (calibrate --quick)" in text and "foreign profile (--force)" in text
     assert "stand-in laws: 6 op(s)" in text and "(quick suite)" in text
     assert "MACs 2.2x above the largest fitted" in text  # the slowest predicted ops' confidence
+    if fmt == "html":  # the flags stand out as alerts
+        assert '<div class="alert prediction-flag">quick profile (calibrate --quick)' in text
+
+
+@pytest.mark.slow
+def test_the_cli_flags_a_quick_profile_forced_onto_another_configuration(tmp_path):
+    import cli_process
+
+    d = fixture_dict()
+    d["suite"], d["machine"]["threads"] = "quick", 4
+    path = tmp_path / "quick4.json"
+    path.write_text(json.dumps(d))
+    r = cli_process.run(["analyze", str(CNN), "--predict", str(path), "--force", "-f", "csv"])
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert rows[0]["prediction_flags"] == "quick_profile;stand_in_laws;foreign_profile"
 
 
 def test_the_declared_confidence_columns_show_in_html_and_markdown():
