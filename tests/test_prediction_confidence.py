@@ -104,6 +104,17 @@ def test_a_profile_without_stand_ins_or_domains_out_is_all_high():
     d["laws"][2]["domain"] = {"macs": [10, 1e6]}
     p = DeviceProfile.from_dict(d)
     r = predict(p)
+    assert "low confidence: " in render(r, "table")
+    # a law of its own for every op type, over a domain wide enough: nothing is low
+    from tflite_flops.latency.profile import law_features
+
+    static = analyze_model(CNN)
+    own = {(o.op_type, "xnnpack" if o.xnnpack else "builtin") for o in static.ops if o.phase == "inference"}
+    laws = tuple(Law(t, "float32", place, {"1": 1.0}, domain={f: (0.0, 1e12) for f in law_features(t) if f != "1"})
+                 for t, place in sorted(own))
+    clean = predict(dataclasses.replace(p, laws=laws))
+    assert clean.prediction.low_confidence_ops == 0 and clean.prediction.low_confidence_ms == 0.0
+    assert "confidence: no op predicted by a stand-in law or beyond 2x its law's fitted domain" in render(clean, "table")
     # every op without a law of its own is a stand-in (the generic law): only those are low
     low = {o.op_type for o in r.ops if conf(o)[0] == "low"}
     assert low == {"ADD", "MAX_POOL_2D", "CONCATENATION", "TRANSPOSE_CONV", "MEAN", "SOFTMAX"}

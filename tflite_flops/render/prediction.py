@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..latency.predict import DOMAIN_FACTOR
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
 from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
@@ -43,11 +44,13 @@ def flags_short(flags: Sequence[str]) -> str:
 
 def confidence_line(p: Prediction) -> str:
     """How much of the predicted time rests on low-confidence ops."""
+    beyond = f"beyond {DOMAIN_FACTOR:g}x its law's fitted domain"
     if not p.low_confidence_ops:
-        return "confidence: no op predicted by a stand-in law or beyond its law's fitted domain"
+        if DOMAINS_UNKNOWN in p.flags:
+            return "confidence: no op predicted by a stand-in law (the profile has no domains to check the others)"
+        return f"confidence: no op predicted by a stand-in law or {beyond}"
     return (f"low confidence: {100 * p.low_confidence_share:.0f}% of the predicted time ({p.low_confidence_ms:.3f} ms) "
-            f"rests on {p.low_confidence_ops} low-confidence op(s) (a stand-in law, or beyond 2x its law's fitted "
-            "domain)")
+            f"rests on {p.low_confidence_ops} low-confidence op(s) (a stand-in law, or {beyond})")
 
 
 def confidence_short(p: Prediction | None) -> str:
