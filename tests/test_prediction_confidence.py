@@ -338,7 +338,10 @@ def test_sweep_batch_and_compare_carry_the_share_and_the_flags(tmp_path):
     for fmt in ("table", "md", "html"):
         text = render_comparison(c, fmt)
         assert "quick profile (calibrate --quick)" in text and "low-confidence op(s)" in text
-    assert "prediction.low_confidence_ms" in render_comparison(c, "csv")
+    rows = list(csv.DictReader(io.StringIO(render_comparison(c, "csv"))))
+    assert any(row["key"] == "prediction.low_confidence_ms" for row in rows)
+    (flags,) = [row for row in rows if row["section"] == "prediction"]
+    assert (flags["a"], flags["b"]) == ("quick_profile;stand_in_laws", "")
 
 
 def test_the_budget_line_says_the_range_rate():

@@ -164,6 +164,9 @@ def render_compare_csv(c: Comparison) -> str:
 
     for m in c.totals:
         row("totals", m.key, m.key, m.a, m.b)
+    if c.a.prediction is not None or c.b.prediction is not None:  # what each prediction rests on (text: no delta)
+        w.writerow(["prediction", "flags", "flags", *(";".join(r.prediction.flags) if r.prediction else ""
+                                                      for r in (c.a, c.b)), "", ""])
     for t in c.by_type:
         row("op_type", t.op_type, "count", t.count_a, t.count_b)
         row("op_type", t.op_type, "macs", t.macs_a, t.macs_b)
