@@ -325,9 +325,6 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
 }
 
 
-SUITES = ("full", "quick", "import")  # DeviceProfile.suite when recorded
-
-
 def _add_confidence_fields(out: dict[str, Any], profile: DeviceProfile) -> None:
     """Write the suite, the range's nominal rate and each law's domain into the JSON form ``out``."""
     out["suite"] = profile.suite
