@@ -61,7 +61,8 @@ def predicted_report() -> Report:
 
     predicted = analyze_model(SAMPLES / "cnn_float.tflite", Settings(predict=DeviceProfile.load(str(PREDICT_PROFILE))))
     measured = measured_report()
-    ops = tuple(dataclasses.replace(m, predicted_ms=p.predicted_ms) for m, p in zip(measured.ops, predicted.ops))
+    ops = tuple(dataclasses.replace(m, predicted_ms=p.predicted_ms, figures={**m.figures, **p.figures})
+                for m, p in zip(measured.ops, predicted.ops))
     return dataclasses.replace(measured, ops=ops, prediction=predicted.prediction,
                                notes=measured.notes + predicted.notes)
 

@@ -286,9 +286,12 @@ def test_sweep_carries_every_points_prediction():
     assert small.latency_ms < big.latency_ms  # more bytes at 4x the pixels, the same laws
     assert result.points[0].report.prediction == small
     d = result.to_dict()["points"][1]["prediction"]
-    assert d == {"latency_ms": big.latency_ms, "low_ms": big.low_ms, "high_ms": big.high_ms, "complete": True}
+    assert d == {"latency_ms": big.latency_ms, "low_ms": big.low_ms, "high_ms": big.high_ms, "complete": True,
+                 "range_rate": None, "low_confidence_ms": big.low_confidence_ms,
+                 "low_confidence_share": big.low_confidence_share, "flags": list(big.flags)}
     assert f"{big.latency_ms:.3f}" in render_sweep(result, "table")
-    assert render_sweep(result, "csv").splitlines()[0].endswith("predicted_ms,predicted_low_ms,predicted_high_ms")
+    assert render_sweep(result, "csv").splitlines()[0].endswith("predicted_ms,predicted_low_ms,predicted_high_ms,"
+                                                                "predicted_low_confidence_share,predicted_flags")
     plain = sweep(SAMPLES / "fcn_dynamic.tflite", ["image=1x32x32x3", "image=1x64x64x3"])
     assert "prediction" not in plain.to_dict()["points"][0] and "predicted" not in render_sweep(plain, "table")
 

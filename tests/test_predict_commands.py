@@ -151,7 +151,8 @@ def test_batch_predicts_every_model(tmp_path):
     assert dec["predicted_low_ms"] < dec["predicted_ms"] < dec["predicted_high_ms"]
     assert broken["status"] == "error" and "predicted_ms" not in broken  # a failure stays one row
     assert cnn["status"] == "ok" and cnn["predicted_ms"] > 0
-    assert rows_csv(rows).splitlines()[0].endswith(",seconds,predicted_ms,predicted_low_ms,predicted_high_ms")
+    assert rows_csv(rows).splitlines()[0].endswith(",seconds,predicted_ms,predicted_low_ms,predicted_high_ms,"
+                                                   "predicted_low_confidence_share,predicted_flags")
     assert json.loads(rows_json(rows))["models"][1]["predicted_ms"] is None
     table = rows_table(rows)
     assert "predicted ms" in table and f"{dec['predicted_ms']:.3f}" in table
@@ -185,7 +186,7 @@ def test_cli_batch_refuses_a_foreign_profile_with_one_line(tmp_path):
     assert r.stderr.startswith("error: device profile made at 4 thread(s)")
     r = cli_process.run(["batch", str(DECODER), "--predict", str(path), "--threads", "4", "-f", "csv", "-j", "1"])
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[0].endswith("predicted_high_ms")
+    assert r.stdout.splitlines()[0].endswith("predicted_high_ms,predicted_low_confidence_share,predicted_flags")
 
 
 # ---- KV sweep --------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from ..settings import Settings
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
 from .suite import LOOP, OVERHEAD, SuitePoint, build, suite
-from .fit import Sample, fit_law, fit_laws, fit_overheads
+from .fit import RANGE_RATE, Sample, fit_law, fit_laws, fit_overheads
 from ..measure.progress import progress_bar
 from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
@@ -194,8 +194,9 @@ def machine(runtime: RuntimeSettings) -> Machine:
 
 
 def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], where: Machine, source: str,
-                  notes: Sequence[str] = ()) -> DeviceProfile:
-    """Fit the laws and overheads to the timed points and make the profile."""
+                  notes: Sequence[str] = (), suite: str | None = None) -> DeviceProfile:
+    """Fit the laws and overheads to the timed points and make the profile; ``suite``: the suite timed
+    ("full", "quick"; default "import" for an imported pack, else "full")."""
     samples, invoke_us, partition_us = samples_of(analysed, medians)
     if not samples:
         raise RuntimeUnavailableError("no calibration point was timed: nothing to fit")
@@ -204,7 +205,8 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     laws += loop_laws(analysed, medians, laws, invoke_us)
     return DeviceProfile(machine=where, laws=laws, invoke_overhead_us=invoke_us,
                          partition_overhead_us=partition_us, created=created, source=source,
-                         notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes))
+                         notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes),
+                         suite=suite or ("import" if source == "import" else "full"), range_rate=RANGE_RATE)
 
 
 def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
@@ -251,6 +253,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
-    profile = build_profile(analysed, medians, machine(runtime), "calibrate", notes=notes)
+    profile = build_profile(analysed, medians, machine(runtime), "calibrate", notes=notes,
+                            suite="quick" if quick else "full")
     profile.save(output)
     return profile, len(todo)

@@ -29,6 +29,7 @@ from .profile import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
 
 OUTLIER_LOG = 0.35  # drop points whose ln(measured/predicted) is further than this from the median (and 4 MADs)
 LOW_Q, HIGH_Q = 10, 90
+RANGE_RATE = (HIGH_Q - LOW_Q) / 100  # the nominal coverage of a law's range: DeviceProfile.range_rate
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,19 @@ def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample])
     return Law(family=family, precision=precision, placement=placement, coefficients=coef,
                log_low=float(np.percentile(own, LOW_Q)) if own else 0.0,
                log_high=float(np.percentile(own, HIGH_Q)) if own else 0.0,
-               points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))))
+               points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))),
+               domain=domain_of(family, used))
+
+
+def domain_of(family: str, rows: Sequence[Sample]) -> dict[str, tuple[float, float]]:
+    """The law's fitted domain: (min, max) over ``rows`` of each feature a law of ``family`` takes ("1" apart),
+    what ``predict.out_of_domain`` holds an op's features to."""
+    out = {}
+    for name in law_features(family):
+        if name != "1" and rows:
+            values = [float(s.features.values.get(name, 0.0)) for s in rows]
+            out[name] = (min(values), max(values))
+    return out
 
 
 def fit_laws(samples: Iterable[Sample]) -> tuple[Law, ...]:

@@ -17,6 +17,12 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
 4. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
    partition run, plus its per-invoke overhead. Init-time ops are not in it.
+5. **Confidence** (:func:`op_confidence`): an op is low-confidence when a stand-in law predicts it, or when
+   its features lie beyond DOMAIN_FACTOR times its law's fitted domain (:func:`out_of_domain`); the
+   prediction says how much of its time rests on such ops, and flags what it rests on as a whole
+   (a ``--quick`` profile, stand-in laws, a profile forced onto another configuration, a profile without
+   domains): ``Prediction.low_confidence_ms`` and ``flags``, each op's ``prediction_confidence`` and
+   ``prediction_note`` figures.
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ from typing import Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
 from ..report import OpRecord, Prediction, ProfileInfo, Report
+from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
+from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, op_features
 from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -237,6 +244,49 @@ def _growing_ops(sg: Subgraph) -> set[int]:
     return found
 
 
+# An op whose feature lies beyond DOMAIN_FACTOR times the largest value its law was fitted on, or below the
+# smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2 is a choice, not a fit
+# (docs/predict.md, "Confidence"): an op a little past the suite's extremes stays high; a layer four times
+# the largest fitted, or a shape computation of a few elements under a law fitted from 1 K up, is flagged.
+DOMAIN_FACTOR = 2.0
+FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "input elements",
+                  "out": "output elements", "params": "weights", "taps": "taps", "tiled_macs": "tiled MACs",
+                  "trips": "trips", "copied": "copied elements", "growing_trips": "growing trips",
+                  "reshaped": "re-prepared ops"}
+# an op's prediction_confidence: "unknown" for an op with its own law in a profile without domains (said once,
+# by the prediction's DOMAINS_UNKNOWN flag, not per op)
+HIGH, LOW, UNKNOWN = "high", "low", "unknown"
+
+
+def out_of_domain(law: Law, features: OpFeatures, factor: float = DOMAIN_FACTOR) -> str | None:
+    """Why ``features`` lie outside ``law``'s fitted domain (the feature furthest out, e.g. "MACs 4.1x above
+    the largest fitted"), or None when every feature is within ``factor`` of it (or the law has no domain)."""
+    worst: tuple[float, str] | None = None
+    for name, (lo, hi) in law.domain.items():
+        v = float(features.values.get(name, 0.0))
+        label = FEATURE_LABELS.get(name, name)
+        if v > hi * factor:
+            ratio = v / hi if hi > 0 else float("inf")
+            why = f"{label} {ratio:.1f}x above the largest fitted" if hi > 0 else f"{label} {v:g}, none fitted"
+        elif lo > 0 and v < lo / factor:
+            ratio = lo / v if v > 0 else float("inf")
+            why = f"{label} {ratio:.1f}x below the smallest fitted" if v > 0 else f"{label} 0, the smallest fitted {lo:g}"
+        else:
+            continue
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, why)
+    return None if worst is None else worst[1]
+
+
+def op_confidence(profile: DeviceProfile, law: Law, features: OpFeatures) -> str | None:
+    """Why an op's prediction has low confidence ("stand-in: group conv", "MACs 4.1x above the largest fitted"),
+    or None when its own law predicts it within the law's domain."""
+    how = profile.fallback(features)
+    if how is not None:
+        return f"stand-in: {how}"
+    return out_of_domain(law, features)
+
+
 def _us_to_ms(us: float) -> float:
     return us / 1000.0
 
@@ -256,6 +306,8 @@ class OpPredictions:
     not_predicted: Mapping[str, int] = field(default_factory=dict)  # op type -> count
     why: Mapping[str, str] = field(default_factory=dict)  # op type -> why it has no prediction
     fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
+    low_confidence: Mapping[OpKey, str] = field(default_factory=dict)  # op -> why its prediction is low-confidence
+    low_confidence_ms: float = 0.0  # the predicted time of those ops
 
 
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
@@ -273,6 +325,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     why: dict[str, str] = {}
     fallback: dict[str, str] = {}
     fallback_ops = fused_count = 0
+    low_confidence: dict[OpKey, str] = {}
+    low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
     for o in ops:
         if o.phase != "inference":
@@ -305,6 +359,10 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
         runs = max(o.executions, 1)
         t, lo, hi = law.range_us(features)
         predicted[key] = _us_to_ms(t * runs)
+        doubt = op_confidence(profile, law, features)
+        if doubt is not None:
+            low_confidence[key] = doubt
+            low_confidence_us += t * runs
         # The whole model's range is the sum of the ops' ranges: each op's low and high are quantiles of
         # its law's log residuals, and summing quantiles gives the quantiles of the sum when the ops' errors
         # move together (comonotonic variables: their quantiles add). That is the case to plan for: the
@@ -320,7 +378,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions
     return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
                          runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
-                         fallback)
+                         fallback, low_confidence, _us_to_ms(low_confidence_us))
 
 
 def profile_info(profile: DeviceProfile) -> ProfileInfo:
@@ -328,7 +386,26 @@ def profile_info(profile: DeviceProfile) -> ProfileInfo:
     m = profile.machine
     return ProfileInfo(cpu=m.cpu, cores=m.cores, runtime=m.runtime, runtime_version=m.runtime_version,
                        threads=m.threads, xnnpack=m.xnnpack, system=m.system, created=profile.created,
-                       source=profile.source, laws=len(profile.laws))
+                       source=profile.source, laws=len(profile.laws), suite=profile.suite,
+                       range_rate=profile.range_rate)
+
+
+def prediction_flags(profile: DeviceProfile, p: OpPredictions, forced: str | None) -> tuple[str, ...]:
+    """What a prediction rests on as a whole (``report.prediction.FLAGS``, in that order)."""
+    return tuple(flag for flag, on in ((QUICK_PROFILE, profile.suite == "quick"), (STAND_IN_LAWS, p.fallback_ops > 0),
+                                       (FOREIGN_PROFILE, bool(forced)), (DOMAINS_UNKNOWN, not profile.domains_known))
+                 if on)
+
+
+def _confidence_figures(o: OpRecord, p: OpPredictions, domains: bool) -> dict[str, str | None]:
+    """The op's ``prediction_confidence`` ("high", "low", "unknown"; None without a prediction) and
+    ``prediction_note`` (why low)."""
+    key = (o.subgraph, o.index)
+    if key not in p.predicted_ms:
+        return {"prediction_confidence": None, "prediction_note": None}
+    note = p.low_confidence.get(key)
+    level = LOW if note is not None else HIGH if domains else UNKNOWN
+    return {"prediction_confidence": level, "prediction_note": note}
 
 
 def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced: str | None = None) -> Report:
@@ -344,13 +421,18 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
                     loop_reprepare(model, report.ops, profile.machine.xnnpack))
-    ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
+    ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
+                        figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
+    latency_ms = p.ops_ms + p.overhead_ms
     prediction = Prediction(
         latency_ms=p.ops_ms + p.overhead_ms, low_ms=p.low_ms + p.overhead_ms, high_ms=p.high_ms + p.overhead_ms,
         profile=profile_info(profile), ops_not_predicted=dict(p.not_predicted), complete=not p.not_predicted,
         placement=XNNPACK_PLACEMENT if profile.machine.xnnpack else BUILTIN_PLACEMENT,
         ops_predicted=len(p.predicted_ms), ops_fused=p.fused, ops_fallback=p.fallback_ops, partitions=p.partitions,
-        ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced)
+        ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced, low_confidence_ms=p.low_confidence_ms,
+        low_confidence_ops=len(p.low_confidence),
+        low_confidence_share=p.low_confidence_ms / latency_ms if latency_ms > 0 else 0.0,
+        flags=prediction_flags(profile, p, forced))
     warnings = list(report.warnings)
     for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0
         warnings.append(f"prediction partial: {op_type} ×{n} not predicted ({p.why[op_type]})")

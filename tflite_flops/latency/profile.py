@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
@@ -88,6 +88,9 @@ class Law:
     log_high: float = 0.0
     points: int = 0
     median_abs_error: float | None = None  # median |measured/predicted - 1| on the calibration points
+    # the fitted domain: (min, max) over the calibration points of each of its features (``law_features``,
+    # "1" apart); empty when not known (a profile made before domains were kept): see predict.out_of_domain
+    domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -132,6 +135,13 @@ class DeviceProfile:
     source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
     notes: tuple[str, ...] = ()
     version: int = PROFILE_VERSION
+    suite: str = ""  # the suite timed: "full", "quick" (calibrate --quick) or "import" (a pack); "" not recorded
+    range_rate: float | None = None  # the laws' ranges' nominal coverage (0.8: 10%..90% quantiles); None: not recorded
+
+    @property
+    def domains_known(self) -> bool:
+        """Whether the laws carry their fitted domains (profiles made before they were kept do not)."""
+        return any(law.domain for law in self.laws)
 
     def law(self, features: OpFeatures) -> Law | None:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
@@ -185,7 +195,7 @@ class DeviceProfile:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``format``, ``version`` first)."""
         m = self.machine
-        return {
+        out = {
             "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
             "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
                         "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack},
@@ -195,6 +205,8 @@ class DeviceProfile:
                       "points": law.points, "median_abs_error": law.median_abs_error} for law in self.laws],
             "notes": list(self.notes),
         }
+        _add_confidence_fields(out, self)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "profile") -> "DeviceProfile":
@@ -226,6 +238,7 @@ class DeviceProfile:
                           notes=tuple(str(n) for n in d.get("notes", ())))
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
+        profile = _read_confidence_fields(profile, d, where)
         why = _degenerate(profile)
         if why:
             raise ProfileError(f"{where}: degenerate device profile: {why}")
@@ -310,6 +323,39 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
     "int16": ("int8", "float32"), "hybrid": ("float32", "int8"), "float16": ("float32",),
     "float32": ("float16", "hybrid", "int8"),
 }
+
+
+def _add_confidence_fields(out: dict[str, Any], profile: DeviceProfile) -> None:
+    """Write the suite, the range's nominal rate and each law's domain into the JSON form ``out``."""
+    out["suite"] = profile.suite
+    out["range_rate"] = profile.range_rate
+    for x, law in zip(out["laws"], profile.laws):
+        if law.domain:
+            x["domain"] = {k: [lo, hi] for k, (lo, hi) in law.domain.items()}
+
+
+def _read_confidence_fields(profile: DeviceProfile, d: Mapping[str, Any], where: str) -> DeviceProfile:
+    """``profile`` with the suite, range rate and law domains of its JSON form ``d``. A profile made before
+    they were kept loads without them: its suite is then "quick" when its notes say so (calibrate wrote a
+    "quick suite" note), "import" for an imported pack, else "" (not recorded); no range rate; no domains."""
+    try:
+        suite = d.get("suite")
+        if suite is None:
+            suite = "quick" if "quick suite" in profile.notes else "import" if profile.source == "import" else ""
+        rate = d.get("range_rate")
+        rate = None if rate is None else float(rate)
+        if rate is not None and not 0.0 < rate < 1.0:
+            raise ValueError(f"range_rate {rate} is not a rate between 0 and 1")
+        laws = []
+        for law, x in zip(profile.laws, d["laws"]):
+            dom = x.get("domain") or {}
+            domain = {str(k): (float(v[0]), float(v[1])) for k, v in dom.items()}
+            if any(not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi for lo, hi in domain.values()):
+                raise ValueError(f"the law of {law.family} has the domain {dom}")
+            laws.append(replace(law, domain=domain) if domain else law)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
+    return replace(profile, laws=tuple(laws), suite=str(suite), range_rate=rate)
 
 
 def _degenerate(profile: DeviceProfile) -> str | None:

@@ -15,6 +15,7 @@ from ..units import human, human_bytes
 from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.markdown import md_table, md_text
+from .prediction import flags_short
 from ..studies.batch import columns
 from .text import text_table
 
@@ -49,10 +50,13 @@ def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
                      human(r["params"]) if ok else "-", _arena(r), _partitions(r)]
-                    + ([_predicted(r)] if predicted else []) + [md_text(r["error"])[:120]])
+                    + ([_predicted(r), md_text(_confidence(r))] if predicted else []) + [md_text(r["error"])[:120]])
     headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK"]
-    headers += (["predicted ms"] if predicted else []) + ["error"]
-    return "\n".join(md_table(headers, body, [False, False] + [True] * (len(headers) - 3) + [False])) + "\n"
+    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"]
+    right = [False, False] + [True] * (len(headers) - 3) + [False]
+    if predicted:
+        right[-2] = False  # the confidence is text
+    return "\n".join(md_table(headers, body, right)) + "\n"
 
 
 def _arena(row: Mapping[str, Any]) -> str:
@@ -75,6 +79,16 @@ def _predicted(row: Mapping[str, Any]) -> str:
     return f"{value:.3f}" if isinstance(value, float) and row["status"] != "error" else "-"
 
 
+def _confidence(row: Mapping[str, Any]) -> str:
+    """The share of a row's predicted time on low-confidence ops, and its prediction's flags ("37% low;
+    quick profile"), or '-'."""
+    share = row.get("predicted_low_confidence_share")
+    if not isinstance(share, float) or row["status"] == "error":
+        return "-"
+    flags = flags_short([f for f in str(row.get("predicted_flags") or "").split(";") if f])
+    return f"{100 * share:.0f}% low" + (f"; {flags}" if flags else "")
+
+
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
     """A plain-text table for the terminal (a "predicted ms" column when predicted)."""
     rows = list(rows)
@@ -86,10 +100,12 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
                      _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-"]
-                    + ([_predicted(r)] if predicted else []) + [str(r["error"])[:80]])
+                    + ([_predicted(r), _confidence(r)] if predicted else []) + [str(r["error"])[:80]])
     headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms"]
-    headers += (["predicted ms"] if predicted else []) + ["error"]
+    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"]
     right = [False, False] + [True] * (len(headers) - 3) + [False]
+    if predicted:
+        right[-2] = False  # the confidence is text
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 

@@ -22,6 +22,7 @@ from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.html import breakable, page
 from .formats.markdown import md_table, md_text
+from .prediction import confidence_line, flag_lines
 from .text import clip, text_table
 
 
@@ -135,6 +136,10 @@ def side_notes(c: Comparison) -> list[tuple[str, str]]:
         skipped = report.latency.skipped if report.latency is not None else None
         notes += [(side, n) for n in (partial_note(report), f"latency skipped: {skipped}" if skipped else None,
                                       latency_flag(report.latency)) if n]
+        p = report.prediction
+        if p is not None:  # what the prediction rests on (docs/predict.md, "Confidence")
+            notes += [(side, line.lstrip("! ")) for line in
+                      ([confidence_line(p)] if p.low_confidence_ops else []) + flag_lines(p)]
     return notes
 
 
@@ -159,6 +164,9 @@ def render_compare_csv(c: Comparison) -> str:
 
     for m in c.totals:
         row("totals", m.key, m.key, m.a, m.b)
+    if c.a.prediction is not None or c.b.prediction is not None:  # what each prediction rests on (text: no delta)
+        w.writerow(["prediction", "flags", "flags", *(";".join(r.prediction.flags) if r.prediction else ""
+                                                      for r in (c.a, c.b)), "", ""])
     for t in c.by_type:
         row("op_type", t.op_type, "count", t.count_a, t.count_b)
         row("op_type", t.op_type, "macs", t.macs_a, t.macs_b)

@@ -1,14 +1,67 @@
 """The predicted latency (``analyze --predict``) as every text renderer shows it: summary lines, and the ops
-with the longest predicted times, next to their measured times when ``--latency`` / ``--per-op`` ran."""
+with the longest predicted times, next to their measured times when ``--latency`` / ``--per-op`` ran.
+
+The wording of the prediction's confidence and provenance flags (docs/predict.md, "Confidence") lives here
+once: :func:`flag_lines` (a sentence per flag), :func:`flags_short` (the compact form of sweep, batch and
+compare rows), :func:`range_label` ("80% range")."""
 
 from __future__ import annotations
 
-from ..report import OpRecord, Report, error_pct
+from typing import Any, Sequence
+
+from ..latency.predict import DOMAIN_FACTOR
+from ..report import OpRecord, Prediction, Report, error_pct
+from ..report.columns import column
+from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from .text import clip
 
-HEADERS = ["op", "type", "output", "predicted ms", "share"]
+_FLAG_SHORT = {QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws", FOREIGN_PROFILE: "foreign profile (--force)",
+               DOMAINS_UNKNOWN: "domains unknown"}
+
+
+def range_label(p: Any) -> str:
+    """"80% range" (the profile's nominal rate), or "range" when the profile did not record it."""
+    rate = p.profile.range_rate if isinstance(p, Prediction) else p
+    return "range" if rate is None else f"{100 * rate:.0f}% range"
+
+
+def flag_lines(p: Prediction) -> list[str]:
+    """One sentence per provenance flag of the prediction (``Prediction.flags``), in its order."""
+    text = {QUICK_PROFILE: "quick profile (calibrate --quick): fitted on half the suite's shapes, expect errors "
+                           "beyond its range; calibrate without --quick to rely on it",
+            STAND_IN_LAWS: f"stand-in laws: {p.ops_fallback} op(s) predicted by the law of another op type, "
+                           "precision or placement",
+            FOREIGN_PROFILE: f"foreign profile (--force): {p.forced}",
+            DOMAINS_UNKNOWN: "profile without fitted domains (an older calibration): ops beyond the shapes their "
+                             "law was fitted on cannot be flagged"}
+    return [f"! {text.get(flag, flag)}" for flag in p.flags]
+
+
+def flags_short(flags: Sequence[str]) -> str:
+    """Flags (``Prediction.flags``) in a few words ("quick profile; stand-in laws"), '' when none."""
+    return "; ".join(_FLAG_SHORT.get(f, f) for f in flags)
+
+
+def confidence_line(p: Prediction) -> str:
+    """How much of the predicted time rests on low-confidence ops."""
+    beyond = f"beyond {DOMAIN_FACTOR:g}x its law's fitted domain"
+    if not p.low_confidence_ops:
+        if DOMAINS_UNKNOWN in p.flags:
+            return "confidence: no op predicted by a stand-in law (the profile has no domains to check the others)"
+        return f"confidence: no op predicted by a stand-in law or {beyond}"
+    return (f"low confidence: {100 * p.low_confidence_share:.0f}% of the predicted time ({p.low_confidence_ms:.3f} ms) "
+            f"rests on {p.low_confidence_ops} low-confidence op(s) (a stand-in law, or {beyond})")
+
+
+def confidence_short(p: Prediction | None) -> str:
+    """The low-confidence share in a few words ("38% low-confidence"), '' without a prediction."""
+    return "" if p is None else f"{100 * p.low_confidence_share:.0f}% low-confidence"
+
+
+HEADERS = ["op", "type", "output", "predicted ms", "share", "confidence"]
 MEASURED_HEADERS = ["measured ms", "error"]
 _MADE = {"calibrate": "calibrated", "import": "imported from device profiles"}
+_SUITE = {"full": "full suite", "quick": "quick suite", "import": "imported pack", "": "suite not recorded"}
 
 
 def _pct(value: float | None) -> str:
@@ -22,12 +75,14 @@ def prediction_lines(report: Report) -> list[str]:
     if p is None:
         return []
     pr = p.profile
-    out = [f"predicted {p.latency_ms:.3f} ms per inference (range {p.low_ms:.3f} – {p.high_ms:.3f} ms)",
+    out = [f"predicted {p.latency_ms:.3f} ms per inference ({range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)",
            f"ops {p.ops_ms:.3f} ms + overheads {p.overhead_ms:.3f} ms (per invoke, and {p.partitions} "
            f"partition run(s)); {p.ops_predicted} op(s) predicted, {p.ops_fused} fused into a neighbour, "
            f"{p.ops_fallback} by a stand-in law",
            f"profile: {pr.cpu} ({pr.cores} cores), {pr.runtime} {pr.runtime_version}, {pr.threads} thread(s), "
-           f"XNNPACK {'on' if pr.xnnpack else 'off'}; {_MADE.get(pr.source, 'made')} {pr.created}".rstrip()]
+           f"XNNPACK {'on' if pr.xnnpack else 'off'}; {_MADE.get(pr.source, 'made')} {pr.created}".rstrip()
+           + f" ({_SUITE.get(pr.suite, pr.suite)})",
+           confidence_line(p), *flag_lines(p)]
     lat = report.latency
     if lat is not None and lat.median_ms is not None:
         out.append(f"measured median {lat.median_ms:.3f} ms: prediction {_pct(error_pct(p.latency_ms, lat.median_ms))}")
@@ -35,8 +90,6 @@ def prediction_lines(report: Report) -> list[str]:
         listing = ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items())
         out.append(f"PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out of the figures: "
                    f"{listing}")
-    if p.forced:
-        out.append(f"forced: {p.forced}")
     return out
 
 
@@ -60,9 +113,16 @@ def prediction_rows(report: Report, top: int = 10, width: int = 36) -> tuple[lis
     rows = []
     for o in _ranked(report, top):
         row = [f"{o.subgraph}:{o.index}", o.op_type, clip(o.name, width), f"{o.predicted_ms:.4f}",
-               f"{100 * (o.predicted_ms or 0.0) / whole:.1f}%"]
+               f"{100 * (o.predicted_ms or 0.0) / whole:.1f}%", _confidence_cell(o, report, width)]
         if measured:
             row += ["-" if o.latency_ms is None else f"{o.latency_ms:.4f}", _pct(error_pct(o.predicted_ms, o.latency_ms))]
         rows.append(row)
     headers = HEADERS + (MEASURED_HEADERS if measured else [])
-    return headers, rows, [False, False, False] + [True] * (len(headers) - 3)
+    return headers, rows, [False, False, False, True, True, False] + [True] * (len(headers) - 6)
+
+
+def _confidence_cell(o: OpRecord, report: Report, width: int) -> str:
+    """"high", or "low: why" (the declared columns' values), clipped to ``width``."""
+    level = column("prediction_confidence").cell_text(o, report) or "-"
+    note = column("prediction_note").cell_text(o, report)
+    return clip(f"{level}: {note}" if note else level, width)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..report import Report, error_pct
 from ..units import human, human_bytes
+from .prediction import confidence_short, flags_short, range_label
 
 HEADERS = ["signature", "role", "tokens", "ops", "MACs", "FLOPs", "by precision", "params", "weights", "arena",
            "MACs/token", "FLOPs/token", "weight B/token", "KV cache", "KV len", "bytes/token", "median ms", "tokens/s",
@@ -105,13 +106,13 @@ def _prediction_line(key: str, s) -> list[str]:
     p, tok = s.prediction, s.tokens
     if p is None:
         return []
-    span = f"(range {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
+    span = f"({range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
     if tok is not None and tok.predicted_tokens_per_s is not None and tok.role == "prefill":
         line = (f"predicted prefill '{key}' ({tok.tokens} tokens): {tok.predicted_tokens_per_s:,.1f} tokens/s, "
                 f"time to first token {tok.predicted_time_to_first_token_ms:.3f} ms {span}")
     elif tok is not None and tok.predicted_tokens_per_s is not None:
         line = (f"predicted {tok.role} '{key}': {tok.predicted_tokens_per_s:,.1f} tokens/s "
-                f"({p.latency_ms:.3f} ms per token, range {p.low_ms:.3f} – {p.high_ms:.3f} ms)")
+                f"({p.latency_ms:.3f} ms per token, {range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)")
     else:
         line = f"predicted '{key}': {p.latency_ms:.3f} ms per call {span}"
     median = s.latency.median_ms if s.latency is not None else None
@@ -119,6 +120,10 @@ def _prediction_line(key: str, s) -> list[str]:
         line += f"; measured {median:.3f} ms: prediction {_pct(error_pct(p.latency_ms, median))}"
     if not p.complete:
         line += f"; PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out"
+    if p.low_confidence_ops:
+        line += f"; {confidence_short(p)}"
+    if p.flags:
+        line += f"; ! {flags_short(p.flags)}"
     return [line]
 
 

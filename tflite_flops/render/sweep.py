@@ -11,10 +11,12 @@ from typing import Any, Sequence
 
 from ..report import LatencyStats, Throughput, error_pct
 from ..report.columns import total_columns
+from ..report.prediction import FLAGS
 from ..studies.sweep import SweepPoint, SweepResult
 from ..units import grouped, human, human_unit, precision_unit
 from .formats import RendererTable
 from .formats.html import render_sweep_html
+from .prediction import flags_short, range_label
 from .text import text_table
 
 
@@ -48,7 +50,8 @@ def sweep_csv(result: SweepResult) -> str:
              "flops_per_s", "inferences_per_s", "tokens_per_s"])
     predicted = _predicted(result)
     if predicted:  # the columns only when predicted: the other sweeps stay as they were
-        cols += ["predicted_ms", "predicted_low_ms", "predicted_high_ms"]
+        cols += ["predicted_ms", "predicted_low_ms", "predicted_high_ms", "predicted_low_confidence_share",
+                 "predicted_flags"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -63,7 +66,8 @@ def sweep_csv(result: SweepResult) -> str:
                     p.shapes_resolved,
                     *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
                     *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")],
-                    *([_cell(p.prediction, k) for k in ("latency_ms", "low_ms", "high_ms")] if predicted else [])])
+                    *([*(_cell(p.prediction, k) for k in ("latency_ms", "low_ms", "high_ms", "low_confidence_share")),
+                       "" if p.prediction is None else ";".join(p.prediction.flags)] if predicted else [])])
     return buf.getvalue()
 
 
@@ -72,14 +76,27 @@ def _predicted(result: SweepResult) -> bool:
 
 
 def _prediction_cells(p: SweepPoint, timed: bool) -> list[str]:
-    """The predicted ms (a '*' when partial), and with a timed point, its error against the median."""
+    """The predicted ms (a '*' when partial), the share of it on low-confidence ops, and with a timed point,
+    its error against the median."""
     if p.prediction is None:
-        return ["-"] + (["-"] if timed else [])
+        return ["-", "-"] + (["-"] if timed else [])
     cell = f"{p.prediction.latency_ms:.3f}" + ("" if p.prediction.complete else "*")
+    low = f"{100 * p.prediction.low_confidence_share:.0f}%"
     if not timed:
-        return [cell]
+        return [cell, low]
     error = error_pct(p.prediction.latency_ms, p.latency.median_ms if p.latency is not None else None)
-    return [cell, "-" if error is None else f"{error:+.1f}%"]
+    return [cell, low, "-" if error is None else f"{error:+.1f}%"]
+
+
+def _prediction_footer(result: SweepResult) -> list[str]:
+    """What the "low conf." column is, the range's rate, and the predictions' provenance flags (those of any
+    point, in their order)."""
+    preds = [p.prediction for p in result.points if p.prediction is not None]
+    if not preds:
+        return []
+    flags = flags_short([f for f in FLAGS if any(f in q.flags for q in preds)])
+    return ([f"low conf.: the share of the predicted time on low-confidence ops; CSV and JSON give the "
+             f"{range_label(preds[0])}"] + ([f"! prediction flags: {flags}"] if flags else []))
 
 
 def _cell(record: Any, name: str) -> Any:
@@ -112,7 +129,7 @@ def sweep_table(result: SweepResult) -> str:
         head += ["median ms", "FLOP/s"] + (["tokens/s"] if tokens else [])
     predicted = _predicted(result)
     if predicted:
-        head += ["predicted ms"] + (["error"] if timed else [])
+        head += ["predicted ms", "low conf."] + (["error"] if timed else [])
     rows = []
     for i, p in enumerate(result.points):
         t = p.totals
@@ -128,6 +145,7 @@ def sweep_table(result: SweepResult) -> str:
                     + ([] if p.shapes_resolved else ["(placeholder dims)"]))
     lines = [f"sweep of {result.model}: {len(result.points)} point(s)", ""]
     lines += text_table(head, rows, [c > len(inputs) for c in range(len(head))], rule=False)
+    lines += _prediction_footer(result)
     lines.append("")
     fit = result.fit
     if fit is None:

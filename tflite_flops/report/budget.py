@@ -128,7 +128,8 @@ def _predicted(report: Report, limit: float) -> str | None:
         return (f"predicted_ms partial: {p.latency_ms:.3f} ms leaves out op(s) the profile has no law for "
                 f"({listing}); it cannot be shown to be within {limit:g} ms")
     if p.latency_ms > limit:
-        return f"predicted_ms {p.latency_ms:.3f} > {limit:g} (range {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
+        rate = "" if p.profile.range_rate is None else f"{100 * p.profile.range_rate:.0f}% "
+        return f"predicted_ms {p.latency_ms:.3f} > {limit:g} ({rate}range {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
     return None
 
 

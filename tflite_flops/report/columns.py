@@ -203,6 +203,13 @@ def _nb(text: str) -> str:
     return text.replace(" ", "\u00a0")
 
 
+def _prediction_flags(op: "OpRecord", report: "Report") -> str | None:
+    """The prediction's flags on a predicted op's row ('' when none; None for an op without a prediction)."""
+    if report.prediction is None or op.predicted_ms is None:
+        return None
+    return ";".join(report.prediction.flags)
+
+
 _RECORD = {"json": ALWAYS, "csv": ALWAYS}  # a field of the record, in the CSV
 _ME = {"model-explorer": ALWAYS}  # a Model Explorer metric
 _TOP = {"table": ALWAYS, "md": ALWAYS, "html": ALWAYS}  # the tables' figures
@@ -244,6 +251,17 @@ OP_COLUMNS: list[Column] = [
     Column("predicted_ms", "predicted ms", "ms", {"json": PREDICTED, "csv": PREDICTED, "html": PREDICTED,
                                                   "compare": PREDICTED, **_ME},
            text=_fixed(4), key="predicted", explorer=("predicted_ms", "predicted time (ms)")),
+    Column("prediction_confidence", "confidence", "text", {"json": PREDICTED, "csv": PREDICTED, "html": PREDICTED,
+                                                           "md": PREDICTED},
+           value=lambda o, r: o.figures.get("prediction_confidence"), key="confidence",
+           doc="the predicted time's confidence: low (a stand-in law, or features beyond 2x the law's fitted "
+               "domain), high, or unknown (a profile without domains); None without a prediction"),
+    Column("prediction_note", "confidence note", "text", {"json": PREDICTED, "csv": PREDICTED, "html": PREDICTED},
+           value=lambda o, r: o.figures.get("prediction_note"), key="confidence_note",
+           doc="why the prediction's confidence is low (\"stand-in: group conv\", \"MACs 4.1x above the largest fitted\")"),
+    Column("prediction_flags", "prediction flags", "text", {"csv": PREDICTED}, value=_prediction_flags,
+           doc="what the whole prediction rests on (report.prediction.flags, ';'-joined: quick_profile, "
+               "stand_in_laws, foreign_profile, domains_unknown) on every predicted op's row"),
     Column("intensity", "FLOP/B", "ratio", _ME, value=lambda o, r: o.intensity,
            explorer=("intensity", "FLOPs per byte")),
     *[c for d in DELEGATE_FIELDS.values() for c in delegate_columns(d)],

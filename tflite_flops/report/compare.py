@@ -113,9 +113,15 @@ class Comparison:
 
         figures = [c for c in OP_COLUMNS if "compare" in c.outputs]
 
+        def side(label: str, r: Report) -> dict[str, Any]:
+            out = {"label": label, "path": r.model.path, "sha256": r.model.sha256}
+            if r.prediction is not None:  # what the prediction rests on (docs/predict.md, "Confidence")
+                out["prediction_flags"] = list(r.prediction.flags)
+            return out
+
         return {
-            "a": {"label": self.label_a, "path": self.a.model.path, "sha256": self.a.model.sha256},
-            "b": {"label": self.label_b, "path": self.b.model.path, "sha256": self.b.model.sha256},
+            "a": side(self.label_a, self.a),
+            "b": side(self.label_b, self.b),
             "totals": {m.key: {"a": m.a, "b": m.b, "delta": m.delta, "ratio": m.ratio} for m in self.totals},
             "by_op_type": {t.op_type: {"count": [t.count_a, t.count_b], "macs": [t.macs_a, t.macs_b],
                                        "flops": [t.flops_a, t.flops_b], "flops_delta": t.flops_b - t.flops_a}
@@ -163,6 +169,8 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
     pa, pb = (None if r.prediction is None else r.prediction.latency_ms for r in (a, b))
     if pa is not None or pb is not None:  # analyze --predict (or a predicted JSON report)
         rows.append(MetricDelta("prediction.latency_ms", "Predicted latency", pa, pb, "ms"))
+        la, lb = (None if r.prediction is None else r.prediction.low_confidence_ms for r in (a, b))
+        rows.append(MetricDelta("prediction.low_confidence_ms", "  on low-confidence ops", la, lb, "ms"))
     for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
         va, vb = getattr(a.throughput, key, None), getattr(b.throughput, key, None)
         if va is not None or vb is not None:

@@ -25,6 +25,8 @@ class ProfileInfo:
     created: str = ""  # ISO 8601 time of the calibration
     source: str = ""  # "calibrate" (timed on the machine) or "import" (benchmark_model op profiles)
     laws: int = 0  # fitted laws in the profile
+    suite: str = ""  # the suite it timed: "full", "quick" (calibrate --quick), "import"; "" not recorded (older profile)
+    range_rate: float | None = None  # the nominal coverage of the laws' ranges (0.8); None: not recorded
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,13 @@ class Prediction:
     ops_ms: float = 0.0  # sum of the per-op predictions
     overhead_ms: float = 0.0  # per-invoke + per-partition overheads
     forced: str | None = None  # the refusal that --force overrode (None: the profile fits this configuration)
+    # confidence (docs/predict.md, "Confidence"): the predicted time of the ops whose op_confidence is "low"
+    # (a stand-in law, or features beyond DOMAIN_FACTOR x their law's fitted domain), their count, and their
+    # share of latency_ms; ``flags``: what the whole prediction rests on, each one of FLAGS
+    low_confidence_ms: float = 0.0
+    low_confidence_ops: int = 0
+    low_confidence_share: float = 0.0
+    flags: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,7 +77,16 @@ class Prediction:
         known, extra = split_known(cls, d)
         known["profile"] = ProfileInfo(**split_known(ProfileInfo, known["profile"])[0])
         known["ops_not_predicted"] = dict(known.get("ops_not_predicted") or {})
+        known["flags"] = tuple(known.get("flags") or ())
         return cls(**known, extra=extra)
+
+
+# The provenance flags of a prediction (``Prediction.flags``), in the order the outputs list them:
+QUICK_PROFILE = "quick_profile"  # the profile was calibrated with --quick (half the suite's shapes)
+STAND_IN_LAWS = "stand_in_laws"  # some ops were predicted by another op type's, precision's or placement's law
+FOREIGN_PROFILE = "foreign_profile"  # made for another configuration, used with --force (``forced`` says how)
+DOMAINS_UNKNOWN = "domains_unknown"  # an older profile without fitted domains: out-of-domain ops cannot be told
+FLAGS = (QUICK_PROFILE, STAND_IN_LAWS, FOREIGN_PROFILE, DOMAINS_UNKNOWN)
 
 
 def error_pct(predicted_ms: float | None, measured_ms: float | None) -> float | None:

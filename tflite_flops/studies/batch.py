@@ -93,7 +93,8 @@ def row_columns() -> list[str]:
 
 COLUMNS = row_columns()  # as declared when the module loaded: columns() reads the declarations at each call
 # With --predict only (the rows of a batch without it keep COLUMNS): the predicted latency and its range.
-PREDICTED_COLUMNS = ("predicted_ms", "predicted_low_ms", "predicted_high_ms")
+PREDICTED_COLUMNS = ("predicted_ms", "predicted_low_ms", "predicted_high_ms", "predicted_low_confidence_share",
+                     "predicted_flags")
 
 
 def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -110,10 +111,13 @@ def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
 
 
 def _predicted_cells(report: Any) -> dict[str, Any]:
-    """The row's predicted latency, low and high ends ('' when the report has no prediction)."""
+    """The row's predicted latency, low and high ends, the share of it on low-confidence ops and the
+    prediction's flags (';'-joined; '' when the report has no prediction)."""
     p = report.prediction
-    return {c: "" if p is None else getattr(p, k)
-            for c, k in zip(PREDICTED_COLUMNS, ("latency_ms", "low_ms", "high_ms"))}
+    cells = {c: "" if p is None else getattr(p, k)
+             for c, k in zip(PREDICTED_COLUMNS, ("latency_ms", "low_ms", "high_ms", "low_confidence_share"))}
+    cells["predicted_flags"] = "" if p is None else ";".join(p.flags)
+    return cells
 
 
 def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:

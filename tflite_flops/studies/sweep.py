@@ -118,7 +118,9 @@ class SweepPoint:
         if self.prediction is not None:
             p = self.prediction
             out["prediction"] = {"latency_ms": p.latency_ms, "low_ms": p.low_ms, "high_ms": p.high_ms,
-                                 "complete": p.complete}
+                                 "complete": p.complete, "range_rate": p.profile.range_rate,
+                                 "low_confidence_ms": p.low_confidence_ms, "low_confidence_share": p.low_confidence_share,
+                                 "flags": list(p.flags)}
         return out
 
 

@@ -416,14 +416,16 @@ def _latency(report: Report, colors: Mapping[str, str]) -> str:
 def _prediction(report: Report) -> str:
     if report.prediction is None:
         return ""
-    items = "".join(f"<li>{esc(line)}</li>" for line in prediction_lines(report))
+    lines = prediction_lines(report)
+    items = "".join(f"<li>{esc(line)}</li>" for line in lines if not line.startswith("! "))
+    flags = "".join(f'<div class="alert prediction-flag">{esc(line[2:])}</div>' for line in lines if line.startswith("! "))
     headers, rows, right = prediction_rows(report, 10)
     num = {True: ' class="n"', False: ""}
     th = "".join(f"<th{num[r]}>{esc(h)}</th>" for h, r in zip(headers, right))
     body = "".join("<tr>" + "".join(f"<td{num[r]}>{esc(c)}</td>" for c, r in zip(row, right)) + "</tr>"
                    for row in rows)
     table = f'<h3>Slowest predicted ops</h3><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>' if rows else ""
-    return f'<section id="prediction"><h2>Predicted latency</h2><ul>{items}</ul>{table}</section>'
+    return f'<section id="prediction"><h2>Predicted latency</h2><ul>{items}</ul>{flags}{table}</section>'
 
 
 # ---- sweep -------------------------------------------------------------------------------------
