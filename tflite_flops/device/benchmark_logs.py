@@ -158,7 +158,7 @@ def _litert_json(data: bytes, path: str) -> DeviceTiming:
     except (UnicodeDecodeError, ValueError) as exc:
         raise ModelFormatError(f"{path}: not valid JSON ({exc})") from None
     lat = doc.get("latency") if isinstance(doc, dict) else None
-    if not isinstance(lat, dict) or "avg_ms" not in lat:
+    if not isinstance(lat, dict) or lat.get("avg_ms") is None:
         raise ModelFormatError(f"{path}: JSON without latency.avg_ms (is it litert-benchmark's --result_json?)")
 
     def ms(key: str) -> float | None:
