@@ -199,6 +199,32 @@ def test_a_pack_imports_every_format_a_phone_writes_and_fits_the_law_they_hold(t
 
 
 @pytest.mark.runtime
+def test_one_logcat_capture_of_many_runs_is_split_by_graph_and_xnnpack(tmp_path):
+    """A device farm returns one capture of the benchmark app run on every model of the pack."""
+    from tflite_flops.latency.pack import import_pack
+
+    pack = tmp_path / "pack"
+    manifest = _export(pack, "ADD-float32", "overhead")
+    prefix = "11-27 10:00:00.000  4321  4321 I tflite  : "
+    lines = []
+    for entry in manifest["points"]:
+        t = round(_us(pack, entry), 1)
+        lines += [f"{prefix}Graph: [/data/local/tmp/pack/{entry['model']}]",
+                  f"{prefix}Use xnnpack: [{int(entry['delegate'])}]", f"{prefix}count=40 first={t} avg={t} std=1",
+                  f"{prefix}Inference timings in us: Init: 900, First inference: {t}, Warmup (avg): {t}, "
+                  f"Inference (avg): {t}", "11-27 10:00:00.500  1502  1530 I ActivityManager: Process died"]
+    # a result that does not say whether XNNPACK was on, of a model with two runs: matched to neither
+    lines += [f"{prefix}Graph: [/data/local/tmp/pack/{manifest['points'][0]['model']}]",
+              f"{prefix}Inference timings in us: Init: 1, First inference: 1, Warmup (avg): 1, Inference (avg): 1"]
+    (pack / "profiles").mkdir()
+    (pack / "profiles" / "farm_logcat.txt").write_text("\n".join(lines) + "\n")
+    profile = import_pack(str(pack), device="farm phone")
+    assert "(18 of 18 runs)" in profile.notes[1]
+    add = next(law for law in profile.laws if law.key == ("ADD", "float32", "xnnpack"))
+    assert add.median_abs_error < 0.01 and profile.invoke_overhead_us == pytest.approx(20.0, rel=0.05)
+
+
+@pytest.mark.runtime
 def test_a_malformed_output_in_a_pack_is_one_line(tmp_path):
     pack = tmp_path / "pack"
     manifest = _export(pack, "overhead-add1")

@@ -152,6 +152,27 @@ def _benchmark_log(text: str, path: str) -> DeviceTiming:
                         init_us=init, first_us=first, warmup_avg_us=warm, graph=graph, results=len(hits))
 
 
+_XNNPACK_PARAM = re.compile(r"\bUse xnnpack:\s*\[(\w+)\]")
+
+
+def split_results(text: str, path: str = "log") -> list[tuple[DeviceTiming, bool | None]]:
+    """Every result of a log or logcat capture that holds several runs (a device farm's capture of the
+    benchmark app run on many models), each with its own ``Graph: [...]`` and the XNNPACK setting it logged
+    (``Use xnnpack: [1]``; None when the run did not log it). Empty when the text holds no result."""
+    lines = text.splitlines()
+    out: list[tuple[DeviceTiming, bool | None]] = []
+    start = 0
+    for i, line in enumerate(lines):
+        if "Inference timings in us" not in line:
+            continue
+        block = lines[start:i + 1]
+        flags = [m.group(1).lower() for m in (_XNNPACK_PARAM.search(b) for b in block) if m]
+        xnnpack = flags[-1] in ("1", "true") if flags else None
+        out.append((_benchmark_log("\n".join(block), path), xnnpack))
+        start = i + 1
+    return out
+
+
 def _litert_json(data: bytes, path: str) -> DeviceTiming:
     try:
         doc = json.loads(data.decode("utf-8"))

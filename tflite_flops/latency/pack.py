@@ -9,8 +9,10 @@ output files, the threads and XNNPACK setting, the time budget and the time esti
 for it on a Linux machine. Back on the host, the import reads each run's whole-model time from what
 came back (:mod:`tflite_flops.device.benchmark_logs`): ``profiles/STEM.json`` (litert-benchmark's
 ``--result_json``), else ``profiles/STEM.log`` (benchmark_model's stdout, or a logcat capture of the
-Android benchmark app); without either, the sum of the op profile's rows (``profiles/STEM.csv``). The
-median is kept when the tool gives one, else the average. Then the same fit as a calibration here.
+Android benchmark app); without either, the sum of the op profile's rows (``profiles/STEM.csv``); else a
+result in any other log or logcat capture in ``profiles/`` (a device farm's, of many runs) whose
+``Graph: [...]`` and ``Use xnnpack: [..]`` name the run (:func:`captured_runs`). The median is kept when
+the tool gives one, else the average. Then the same fit as a calibration here.
 
 The time estimate (:func:`estimate`) is the budget the script enforces, times the runs, plus an
 ASSUMED start-up time per run (:data:`STARTUP_S`): nothing here measures a phone.
@@ -29,7 +31,7 @@ from ..measure import runtimes
 from ..measure.runtime import runtime_version
 from .calibrate import analyse, build_profile
 from .suite import SuitePoint, build, suite
-from ..device.benchmark_logs import BENCHMARK_MODEL, LITERT_BENCHMARK, is_timing_text, parse_timing
+from ..device.benchmark_logs import BENCHMARK_MODEL, LITERT_BENCHMARK, is_timing_text, parse_timing, split_results
 from ..device.op_profile import parse_profile, read_profile_text
 from .pack_files import readme, script
 
@@ -167,6 +169,43 @@ def device_facts(folder: str) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in facts.items() if v.strip()}
 
 
+def captured_runs(folder: str, manifest: dict[str, Any]) -> dict[str, tuple[float, str, float]]:
+    """Runs timed in logs or logcat captures of many runs (a device farm's), by run key: every file in
+    ``profiles/`` that is not a run's own output (nor ``device.txt``) and holds "Inference timings in us" lines.
+    Each result is matched to a run by its ``Graph: [.../ID.tflite]`` and its ``Use xnnpack: [0|1]``; a result
+    without the XNNPACK setting is matched only when the model has a single run. The last result of a run wins.
+
+    Raises:
+        ProfileError: a malformed result (one line naming the file).
+    """
+    profiles = os.path.join(folder, "profiles")
+    own = {os.path.basename(str(e.get(k, ""))) for e in manifest["points"] if isinstance(e, dict)
+           for k in ("log", "profile", "json")}
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for e in manifest["points"]:
+        if isinstance(e, dict):
+            by_id.setdefault(str(e.get("id")), []).append(e)
+    found: dict[str, tuple[float, str, float]] = {}
+    names = sorted(os.listdir(profiles)) if os.path.isdir(profiles) else []
+    for name in names:
+        path = os.path.join(profiles, name)
+        if name in own or name.startswith(".") or name == "device.txt" or not os.path.isfile(path):
+            continue
+        try:
+            text = read_profile_text(path)
+            results = split_results(text, path) if "Inference timings in us" in text else []
+        except (ModelFormatError, ModelLoadError) as exc:
+            raise ProfileError(str(exc)) from None
+        for timing, xnnpack in results:
+            model = os.path.basename((timing.graph or "").replace("\\", "/"))
+            runs = by_id.get(model[:-len(".tflite")] if model.endswith(".tflite") else model, [])
+            if xnnpack is not None:
+                runs = [e for e in runs if bool(e.get("delegate")) == xnnpack]
+            if len(runs) == 1:
+                found[str(runs[0]["key"])] = (timing.typical_us, timing.tool, timing.resolution_us)
+    return found
+
+
 def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     """The profile fitted to the times that came back in ``folder``/profiles.
 
@@ -182,13 +221,14 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     settings = Settings(runtime=RuntimeSettings("benchmark_model", int(manifest.get("threads", 1)),
                                                 bool(manifest.get("xnnpack", True))))
     blobs: dict[str, bytes] = {}
+    captured = captured_runs(folder, manifest)
     for entry in manifest["points"]:
         point = known.get(str(entry.get("key"))) if isinstance(entry, dict) else None
         if point is None:
             raise ProfileError(f"{folder}: the pack names a calibration model this tool does not know "
                                f"({entry.get('key') if isinstance(entry, dict) else entry!r}): export the pack "
                                "again with this version")
-        got = run_time(folder, entry)
+        got = run_time(folder, entry) or captured.get(point.key)
         if got is None:
             missing.append(point.key)
             continue

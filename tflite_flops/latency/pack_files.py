@@ -228,7 +228,9 @@ profiles/STEM.log (benchmark_model's stdout: the "Inference timings in us" line,
 "count=... median=..." line when the version prints it) and profiles/STEM.csv (the op profile).
 Each model's time is its median (else its average) from the log. Device farms: a logcat capture of
 the Android benchmark app, or litert-benchmark's --result_json, saved as profiles/STEM.log or
-profiles/STEM.json, is read the same way (STEM: the names the script prints; manifest.json lists them).
+profiles/STEM.json, is read the same way (STEM: the names the script prints; manifest.json lists them);
+so is one logcat capture of many runs put in profiles/ under any other name (each result matched to
+its run by the "Graph: [.../ID.tflite]" and "Use xnnpack: [0|1]" lines it logged).
 {builtin} of the runs use the builtin kernels (--use_xnnpack=false): litert-benchmark cannot run those.
 
 What was not checked where this pack was made
