@@ -107,6 +107,13 @@ def test_import_profile_reads_the_whole_model_time(name, mean_ms, tmp_path):
     assert latency["mean_ms"] == mean_ms and latency["runtime"].endswith("(device)")
 
 
+def test_a_mean_without_a_median_is_shown():
+    """The benchmark app's logcat gives the mean, not the median: the text report shows what there is."""
+    r = cli("import-profile", str(CNN), "--result", str(FIX / "logcat_benchmark_app_cnn_float.txt"))
+    assert r.returncode == 0, r.stderr
+    assert "Latency (benchmark_model (device), 996 runs)\n  mean 1.004 ms  min 0.979 ms" in r.stdout
+
+
 def test_import_profile_refuses_a_result_of_another_model_and_malformed_input(tmp_path):
     int8 = str(ROOT / "sample_models" / "cnn_int8.tflite")
     r = cli("import-profile", int8, "--result", str(FIX / "logcat_benchmark_app_cnn_float.txt"))
