@@ -242,9 +242,35 @@ def test_a_malformed_output_in_a_pack_is_one_line(tmp_path):
     assert "latency.avg_ms is not a number" in r.stderr and manifest["points"][0]["json"] in r.stderr
 
 
+@pytest.mark.runtime
+def test_a_hostile_manifest_is_one_error_each(tmp_path):
+    from tflite_flops.latency.pack import import_pack
+    from tflite_flops.latency.profile import ProfileError
+
+    pack = tmp_path / "pack"
+    base = _export(pack, "overhead-add1")
+    entry = base["points"][0]
+    (pack / "profiles").mkdir()
+    (pack / entry["log"]).write_text("Inference timings in us: Init: 1, First inference: 2, Warmup (avg): 3, "
+                                     "Inference (avg): 40\n")
+    (pack / "not_a_model.tflite").write_text("abc")
+    cases = [({"threads": "four"}, "threads 'four' is not a thread count"),
+             ({"points": 3}, "without its list of points"),
+             ({"points": [{k: v for k, v in entry.items() if k != "model"}]}, "a point without its key, id and model"),
+             ({"points": [{**entry, "key": "NOPE@x"}]}, "a calibration model this tool does not know"),
+             ({"points": [{**entry, "model": "models"}]}, "cannot read the pack's model (a directory"),
+             ({"points": [{**entry, "model": "not_a_model.tflite"}]}, "not the pack's calibration model"),
+             ({"points": [{**entry, "log": 5}]}, "no time came back")]
+    for change, message in cases:
+        (pack / "manifest.json").write_text(json.dumps({**base, **change}))
+        with pytest.raises(ProfileError, match=message.replace("(", r"\(")) as info:
+            import_pack(str(pack))
+        assert "\n" not in str(info.value)
+
+
 def test_a_points_filter_that_keeps_nothing_is_refused(tmp_path):
     r = cli("calibrate", "--export-pack", str(tmp_path / "p"), "--points", "NO_SUCH_OP")
-    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "no calibration model's id starts with" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no calibration model's id starts with" in r.stderr
 
 
 # ---- the runner ---------------------------------------------------------------------------------------

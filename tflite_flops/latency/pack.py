@@ -25,7 +25,8 @@ import os
 from typing import Any, Sequence
 
 from .profile import DeviceProfile, Machine, ProfileError, read_json
-from ..errors import ModelFormatError, ModelLoadError
+from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from ..files import MiB, read_capped
 from ..settings import RuntimeSettings, Settings
 from ..measure import runtimes
 from ..measure.runtime import runtime_version
@@ -46,6 +47,7 @@ QUICK_BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.1, "max_secs": 0.
 STARTUP_S = 0.3  # ASSUMED per run on a mid-range phone: start benchmark_model, load the model, create the delegate
 SLOWEST_RUN_S = 0.05  # ASSUMED: the suite's largest op (~115 M MACs) on a phone doing over ~3 GMAC/s
 COARSE = 0.05  # a time within 20 steps of its tool's rounding is coarse
+MODEL_CAP = 64 * MiB  # a pack's model, read back at import (the suite's largest is a few MB)
 
 
 def file_stem(point: SuitePoint) -> str:
@@ -72,13 +74,13 @@ def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequen
     device; its runtime's schema writes the models); ``only``: id prefixes to keep. Returns the manifest.
 
     Raises:
-        ProfileError: ``only`` keeps no point.
+        InputSpecError: ``only`` keeps no point.
     """
     threads, xnnpack = runtime.threads, runtime.xnnpack
     fb = runtimes.schema_module(runtime.runtime)
     points = select(suite(quick, xnnpack), only)
     if not points:
-        raise ProfileError(f"--points {','.join(only)}: no calibration model's id starts with that")
+        raise InputSpecError(f"--points {','.join(only)}: no calibration model's id starts with that")
     os.makedirs(os.path.join(folder, "models"), exist_ok=True)
     entries, runs, sizes = [], [], {}
     for p in points:
@@ -125,6 +127,12 @@ def read_manifest(folder: str) -> dict[str, Any]:
                            f"version {PACK_VERSION}")
     if not isinstance(manifest.get("points"), list):
         raise ProfileError(f"{path}: a calibration pack manifest without its list of points")
+    threads = manifest.get("threads", 1)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ProfileError(f"{path}: threads {threads!r} is not a thread count")
+    for entry in manifest["points"]:
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("key", "id", "model")):
+            raise ProfileError(f"{path}: a point without its key, id and model ({str(entry)[:80]})")
     return manifest
 
 
@@ -218,16 +226,15 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     analysed, medians, missing, zero, coarse = [], {}, [], [], 0
     tools: dict[str, int] = {}
     # the configuration the phone ran (its threads and XNNPACK setting): the suite's models analysed in it
-    settings = Settings(runtime=RuntimeSettings("benchmark_model", int(manifest.get("threads", 1)),
-                                                bool(manifest.get("xnnpack", True))))
+    threads = int(manifest.get("threads", 1))
+    settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))))
     blobs: dict[str, bytes] = {}
     captured = captured_runs(folder, manifest)
     for entry in manifest["points"]:
-        point = known.get(str(entry.get("key"))) if isinstance(entry, dict) else None
+        point = known.get(entry["key"])
         if point is None:
             raise ProfileError(f"{folder}: the pack names a calibration model this tool does not know "
-                               f"({entry.get('key') if isinstance(entry, dict) else entry!r}): export the pack "
-                               "again with this version")
+                               f"({entry['key']!r}): export the pack again with this version")
         got = run_time(folder, entry) or captured.get(point.key)
         if got is None:
             missing.append(point.key)
@@ -239,19 +246,21 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
         coarse += step / us > COARSE
         tools[tool] = tools.get(tool, 0) + 1
         medians[point.key] = us
-        model = os.path.join(folder, str(entry["model"]))
+        model = os.path.join(folder, entry["model"])
         if model not in blobs:
             try:
-                with open(model, "rb") as f:
-                    blobs[model] = f.read()
+                blobs[model] = read_capped(model, MODEL_CAP)
             except OSError as exc:
                 raise ProfileError(f"{model}: cannot read the pack's model ({exc.strerror or exc})") from None
-        analysed.append(analyse(point, blobs[model], settings))
+        try:
+            analysed.append(analyse(point, blobs[model], settings))
+        except (ModelFormatError, ModelLoadError) as exc:
+            raise ProfileError(f"{model}: not the pack's calibration model ({str(exc).removeprefix('<bytes>: ')})") \
+                from None
     if not medians:
         raise ProfileError(f"{folder}: no time came back (run {SCRIPT} as {README} says, and copy profiles/ here)")
     tool = max(tools, key=lambda k: tools[k])
     facts = device_facts(folder)
-    threads = max(int(manifest.get("threads", 1)), 1)
     cores = int(facts["cores"]) if facts.get("cores", "").isdigit() and int(facts["cores"]) > 0 else 0
     name = device or facts.get("model") or facts.get("machine") or "device"
     where = Machine(cpu=name, cores=cores or threads, system=facts.get("machine", ""), runtime=tool,
