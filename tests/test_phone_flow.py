@@ -276,8 +276,8 @@ def test_a_points_filter_that_keeps_nothing_is_refused(tmp_path):
 # ---- the runner ---------------------------------------------------------------------------------------
 
 
-def _sh(pack: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(["sh", str(pack / "run_calibration.sh"), *args], capture_output=True, text=True,
+def _sh(pack: Path, *args: str, env: dict | None = None, shell: str = "sh") -> subprocess.CompletedProcess:
+    return subprocess.run([shell, str(pack / "run_calibration.sh"), *args], capture_output=True, text=True,
                           timeout=600, env={**os.environ, **(env or {})}, cwd=pack.parent)
 
 
@@ -286,7 +286,7 @@ FAKE_ADB = r"""#!/bin/sh
 cmd=$1; shift
 case "$cmd" in
   get-state) echo device ;;
-  shell) sh -c "$*" ;;
+  shell) ${DEVICE_SH:-sh} -c "$*" ;;
   push|pull)
     n=$#; i=0; eval "dest=\${$n}"
     for src in "$@"; do
@@ -332,12 +332,27 @@ def test_the_runner_says_what_is_missing(tmp_path):
     assert r.returncode == 2 and "is not executable" in r.stderr
 
 
+@pytest.mark.runtime
+def test_the_runner_is_plain_sh_by_shellcheck(tmp_path):
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed")
+    pack = tmp_path / "pack"
+    _export(pack, "overhead-add1")
+    r = subprocess.run(["shellcheck", "-s", "sh", "-S", "warning", str(pack / "run_calibration.sh")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.runtime
-def test_the_adb_mode_pushes_runs_pulls_and_resumes(tmp_path):
-    """Against a stand-in adb and a stand-in benchmark_model: the flags passed, one model failing, the rerun."""
+@pytest.mark.parametrize("shell", ["sh", "mksh"])
+def test_the_adb_mode_pushes_runs_pulls_and_resumes(tmp_path, shell):
+    """Against a stand-in adb and a stand-in benchmark_model: the flags passed, one model failing, the rerun.
+    Also under mksh, the shell of Android's ``adb shell``, on both sides, when it is installed."""
     from tflite_flops.latency.pack import import_pack
 
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
     pack = tmp_path / "pack"
     manifest = _export(pack, "ADD-float32", "overhead-add1")
     fake_adb, bench = tmp_path / "adb", tmp_path / "android_aarch64_benchmark_model"
@@ -346,9 +361,9 @@ def test_the_adb_mode_pushes_runs_pulls_and_resumes(tmp_path):
     for f in (fake_adb, bench):
         f.chmod(0o755)
     phone = tmp_path / "phone"
-    env = {"ADB": str(fake_adb), "TFLITE_FLOPS_DEVICE_DIR": str(phone)}
+    env = {"ADB": str(fake_adb), "TFLITE_FLOPS_DEVICE_DIR": str(phone), "DEVICE_SH": shell}
     failing = manifest["points"][0]
-    r = _sh(pack, str(bench), env={**env, "FAIL_ON": failing["id"]})
+    r = _sh(pack, str(bench), env={**env, "FAIL_ON": failing["id"]}, shell=shell)
     assert r.returncode == 2 and "some runs failed on the phone" in r.stderr
     runs = len(manifest["points"])
     assert f"done: {runs - 2} run now, 0 already done, 2 failed" in r.stdout  # the model's two runs (@x, @b)
@@ -359,7 +374,7 @@ def test_the_adb_mode_pushes_runs_pulls_and_resumes(tmp_path):
     log = (pack / manifest["points"][2]["log"]).read_text()
     assert "Max runs duration (seconds): [0.5]" in log  # the --quick budget reached the tool
     # the rerun pushes what came back, so the phone runs only the failed model
-    r = _sh(pack, str(bench), env=env)
+    r = _sh(pack, str(bench), env=env, shell=shell)
     assert r.returncode == 0, r.stderr
     assert f"done: 2 run now, {runs - 2} already done, 0 failed, 0 not run, of {runs}" in r.stdout
     assert len(list((pack / "profiles").glob("[!.]*.log"))) == runs and "calibrate --import" in r.stdout
