@@ -1,6 +1,6 @@
-"""``calibrate [-o PROFILE.json] [--threads N] [--no-xnnpack] [--quick]``: time the calibration suite here and
-save a device profile (``analyze --predict PROFILE`` reads it); ``--export-pack DIR`` / ``--import DIR`` do
-the same for a phone through ``benchmark_model`` (docs/predict.md)."""
+"""``calibrate [-o PROFILE.json] [--threads N] [--no-xnnpack] [--quick] [--points P,...]``: time the calibration
+suite here and save a device profile (``analyze --predict PROFILE`` reads it); ``--export-pack DIR`` /
+``--import DIR`` do the same for a phone through ``benchmark_model`` (docs/predict.md, "On a phone")."""
 
 from __future__ import annotations
 
