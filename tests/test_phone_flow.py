@@ -107,6 +107,17 @@ def test_import_profile_reads_the_whole_model_time(name, mean_ms, tmp_path):
     assert latency["mean_ms"] == mean_ms and latency["runtime"].endswith("(device)")
 
 
+def test_a_phone_s_log_and_op_profile_join_together(tmp_path):
+    """What the pack's runner brings back for one model: the log as --result, the CSV as the op profile."""
+    out = tmp_path / "r.json"
+    r = cli("import-profile", str(CNN), str(FIX / "benchmark_model_cnn_float.csv"), "--result",
+            str(FIX / "benchmark_model_cnn_float.log"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["latency"]["median_ms"] == 1.355 and d["latency"]["per_op_sum_ms"] == pytest.approx(1.408)
+    assert all(o["latency_ms"] is not None for o in d["ops"])
+
+
 def test_a_mean_without_a_median_is_shown():
     """The benchmark app's logcat gives the mean, not the median: the text report shows what there is."""
     r = cli("import-profile", str(CNN), "--result", str(FIX / "logcat_benchmark_app_cnn_float.txt"))
