@@ -45,7 +45,7 @@ README = "README.txt"
 BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.25, "max_secs": 1.0, "litert_runs": 50}
 QUICK_BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.1, "max_secs": 0.5, "litert_runs": 20}
 STARTUP_S = 0.3  # ASSUMED per run on a mid-range phone: start benchmark_model, load the model, create the delegate
-SLOWEST_RUN_S = 0.05  # ASSUMED: the suite's largest op (~115 M MACs) on a phone doing over ~3 GMAC/s
+SLOWEST_RUN_S = 0.05  # ASSUMED: the suite's largest op (116 M MACs) on a phone doing over ~2.3 GMAC/s
 COARSE = 0.05  # a time within 20 steps of its tool's rounding is coarse
 MODEL_CAP = 64 * MiB  # a pack's model, read back at import (the suite's largest is a few MB)
 

@@ -156,6 +156,7 @@ def script(budget: Mapping[str, Any], threads: int, runs: Sequence[tuple[str, st
     return head + SCRIPT_BODY.replace("\ncase \"${1:-}\"", f"\nruns() {{\n{calls}\n}}\n\ncase \"${{1:-}}\"", 1)
 
 
+LARGEST_MACS = 115_605_504  # the suite's largest op: a 3x3 CONV_2D on 56x56x64 to 64 channels (and its like)
 NIGHTLY = "https://storage.googleapis.com/tensorflow-nightly-public/prod/tensorflow/release/lite/tools/nightly/latest/"
 
 
@@ -183,8 +184,9 @@ How: each run is bounded by benchmark_model's own flags, which run_calibration.s
 {b['num_runs']} runs and {b['min_secs']} s are reached, stopping at {b['max_secs']} s (--num_runs={b['num_runs']} --min_secs={b['min_secs']}
 --max_secs={b['max_secs']}; benchmark_model finishes the run under way). ASSUMED: {e['startup_s']} s a run for
 starting benchmark_model, loading the model and creating the delegate, and every op of the suite
-under {b['min_secs'] / b['num_runs'] * 1e3:.0f} ms a run (its largest op is ~115 M MACs: true of a phone doing
-over ~3 GMAC/s on {m['threads']} thread(s)). Typical: runs x ({e['startup_s']} s + {b['min_secs']} s); at most: runs x
+under {b['min_secs'] / b['num_runs'] * 1e3:.0f} ms a run (true of its largest op, a 3x3 CONV_2D of 116 M MACs, on
+a phone doing over {LARGEST_MACS / (b['min_secs'] / b['num_runs']) / 1e9:.1f} GMAC/s on {m['threads']} thread(s); a slower op makes
+its run longer, within --max_secs). Typical: runs x ({e['startup_s']} s + {b['min_secs']} s); at most: runs x
 ({e['startup_s']} s + {b['max_secs']} s + 3 runs of the slowest op). A phone that throttles when hot, or a slower
 phone, takes longer: the script prints each model as it goes, and a rerun continues where it stopped.
 
