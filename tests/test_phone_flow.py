@@ -43,7 +43,7 @@ def test_logcat_of_the_benchmark_app():
     assert (t.init_us, t.first_us, t.warmup_avg_us, t.avg_us) == (5685.0, 1853.0, 1004.6, 1003.9)
     # the timed runs' count= line (the one before it is the warm-up's); this version prints no median
     assert (t.runs, t.warmup_runs, t.min_us, t.max_us, t.std_us, t.median_us) == (996, 497, 979.0, 1270.0, 19.0, None)
-    assert t.typical_us == 1003.9 and t.graph == "/data/local/tmp/cnn_float.tflite"
+    assert t.typical_us == 1003.9 and t.graph == "/data/local/tmp/cnn_float.tflite" and t.threads == 4
 
 
 def test_benchmark_model_log_with_percentiles():
@@ -122,7 +122,7 @@ def test_a_mean_without_a_median_is_shown():
     """The benchmark app's logcat gives the mean, not the median: the text report shows what there is."""
     r = cli("import-profile", str(CNN), "--result", str(FIX / "logcat_benchmark_app_cnn_float.txt"))
     assert r.returncode == 0, r.stderr
-    assert "Latency (benchmark_model (device), 996 runs)\n  mean 1.004 ms  min 0.979 ms" in r.stdout
+    assert "Latency (benchmark_model (device), 4 thread(s), 996 runs)\n  mean 1.004 ms  min 0.979 ms" in r.stdout
 
 
 def test_import_profile_refuses_a_result_of_another_model_and_malformed_input(tmp_path):
@@ -271,12 +271,18 @@ def test_a_hostile_manifest_is_one_error_each(tmp_path):
              ({"points": [{**entry, "key": "NOPE@x"}]}, "a calibration model this tool does not know"),
              ({"points": [{**entry, "model": "models"}]}, "cannot read the pack's model (a directory"),
              ({"points": [{**entry, "model": "not_a_model.tflite"}]}, "not the pack's calibration model"),
-             ({"points": [{**entry, "log": 5}]}, "no time came back")]
+             ({"points": [{**entry, "log": 5}]}, "no time came back"),
+             ({"points": [entry, entry]}, "names the run 'overhead-add1@x' twice")]
     for change, message in cases:
         (pack / "manifest.json").write_text(json.dumps({**base, **change}))
         with pytest.raises(ProfileError, match=message.replace("(", r"\(")) as info:
             import_pack(str(pack))
         assert "\n" not in str(info.value)
+    # a run at another thread count than the pack's
+    (pack / "manifest.json").write_text(json.dumps(base))
+    (pack / entry["json"]).write_text(json.dumps({"num_threads": 4, "latency": {"avg_ms": 0.05}}))
+    with pytest.raises(ProfileError, match="ran at 4 thread\\(s\\), the pack is for 1"):
+        import_pack(str(pack))
 
 
 def test_a_points_filter_that_keeps_nothing_is_refused(tmp_path):

@@ -12,7 +12,8 @@ Three formats, told apart by their content:
 
   (a C++ stream: large values come as ``1.24027e+06``). Before it, ``BenchmarkModel::Run`` logs the
   statistics of the warm-up runs, then of the timed runs, as ``count=50 first=… curr=… min=… max=…
-  avg=… std=…`` (newer versions add ``p5=… median=… p95=…``), and ``LogParams`` the ``Graph: [path]``.
+  avg=… std=…`` (newer versions add ``p5=… median=… p95=…``), and ``LogParams`` the ``Graph: [path]``
+  and the flags given (``Num threads: [4]``).
   The last "Inference timings" line of the file is read, with the ``count=`` line just before it.
 * **litert-benchmark's JSON** (``--result_json``; the console script of the ai-edge-litert wheel,
   ``ai_edge_litert/tools/benchmark_litert_model.py``): ``{"model": path, "num_threads": n,
@@ -47,6 +48,7 @@ _TIMINGS = re.compile(r"Inference timings in us:\s*Init:\s*" + _NUM + r",\s*Firs
                       + r",\s*Warmup \(avg\):\s*" + _NUM + r",\s*Inference \(avg\):\s*" + _NUM)
 _COUNT = re.compile(r"\bcount=(\d+)((?:\s+[a-z0-9]+=\S+)*)")
 _GRAPH = re.compile(r"\bGraph:\s*\[(.*)\]\s*$")
+_THREADS = re.compile(r"\bNum threads:\s*\[(\d+)\]")  # LogParams, when --num_threads was given
 _LITERT_BLOCK = "BENCHMARK RESULTS"
 _LITERT_LINE = re.compile(r"^\s*(Model initialization|Warmup \(first\)|Warmup \(avg\)|Inference \((?:avg|min|max|median|"
                           r"std|p5|p95)\)):\s*" + _NUM + r"\s*ms(?:\s*\((\d+) runs\))?\s*$")
@@ -147,9 +149,11 @@ def _benchmark_log(text: str, path: str) -> DeviceTiming:
         return _float(re.sub(r"\(.*$", "", stats[key]), path, key)
 
     graph = next((g.group(1).strip() for g in (_GRAPH.search(line) for line in reversed(lines[start:last])) if g), None)
+    threads = next((int(n.group(1)) for n in (_THREADS.search(line) for line in reversed(lines[start:last])) if n), None)
     return DeviceTiming(BENCHMARK_MODEL, "logcat" if logcat else "log", avg, median_us=stat("median"),
                         min_us=stat("min"), max_us=stat("max"), std_us=stat("std"), runs=runs, warmup_runs=warm_runs,
-                        init_us=init, first_us=first, warmup_avg_us=warm, graph=graph, results=len(hits))
+                        init_us=init, first_us=first, warmup_avg_us=warm, graph=graph, threads=threads,
+                        results=len(hits))
 
 
 _XNNPACK_PARAM = re.compile(r"\bUse xnnpack:\s*\[(\w+)\]")

@@ -136,11 +136,12 @@ def read_manifest(folder: str) -> dict[str, Any]:
     return manifest
 
 
-def run_time(folder: str, entry: dict[str, Any]) -> tuple[float, str, float] | None:
+def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[float, str, float] | None:
     """(microseconds, tool, rounding step in us) of one run from its outputs, None when none came back.
 
     Raises:
-        ProfileError: an output that is there but malformed (one line naming the file).
+        ProfileError: an output that is there but malformed, or that says it ran at another thread count than
+            ``threads`` (when given) (one line naming the file).
     """
     def there(key: str) -> str | None:
         name = entry.get(key)
@@ -155,6 +156,9 @@ def run_time(folder: str, entry: dict[str, Any]) -> tuple[float, str, float] | N
             data = read_profile_text(path).encode("utf-8", errors="replace")
             if is_timing_text(data):
                 t = parse_timing(data, path)
+                if threads and t.threads is not None and t.threads != threads:
+                    raise ProfileError(f"{path}: ran at {t.threads} thread(s), the pack is for {threads}: run it "
+                                       "again with the pack's script, or export a pack for that thread count")
                 return t.typical_us, t.tool, t.resolution_us
         if csv is not None:
             rows = parse_profile(read_profile_text(csv))
@@ -235,7 +239,9 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
         if point is None:
             raise ProfileError(f"{folder}: the pack names a calibration model this tool does not know "
                                f"({entry['key']!r}): export the pack again with this version")
-        got = run_time(folder, entry) or captured.get(point.key)
+        if point.key in medians or point.key in missing or point.key in zero:
+            raise ProfileError(f"{folder}: the pack names the run {point.key!r} twice")
+        got = run_time(folder, entry, threads) or captured.get(point.key)
         if got is None:
             missing.append(point.key)
             continue
