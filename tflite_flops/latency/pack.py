@@ -181,14 +181,15 @@ def device_facts(folder: str) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in facts.items() if v.strip()}
 
 
-def captured_runs(folder: str, manifest: dict[str, Any]) -> dict[str, tuple[float, str, float]]:
+def captured_runs(folder: str, manifest: dict[str, Any], threads: int = 0) -> dict[str, tuple[float, str, float]]:
     """Runs timed in logs or logcat captures of many runs (a device farm's), by run key: every file in
     ``profiles/`` that is not a run's own output (nor ``device.txt``) and holds "Inference timings in us" lines.
     Each result is matched to a run by its ``Graph: [.../ID.tflite]`` and its ``Use xnnpack: [0|1]``; a result
     without the XNNPACK setting is matched only when the model has a single run. The last result of a run wins.
 
     Raises:
-        ProfileError: a malformed result (one line naming the file).
+        ProfileError: a malformed result, or a result of one of the pack's models at another thread count than
+            ``threads`` (when given) (one line naming the file).
     """
     profiles = os.path.join(folder, "profiles")
     own = {os.path.basename(str(e.get(k, ""))) for e in manifest["points"] if isinstance(e, dict)
@@ -214,6 +215,8 @@ def captured_runs(folder: str, manifest: dict[str, Any]) -> dict[str, tuple[floa
             if xnnpack is not None:
                 runs = [e for e in runs if bool(e.get("delegate")) == xnnpack]
             if len(runs) == 1:
+                if threads and timing.threads is not None and timing.threads != threads:
+                    raise ProfileError(f"{path}: {model} ran at {timing.threads} thread(s), the pack is for {threads}")
                 found[str(runs[0]["key"])] = (timing.typical_us, timing.tool, timing.resolution_us)
     return found
 
@@ -233,7 +236,7 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     threads = int(manifest.get("threads", 1))
     settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))))
     blobs: dict[str, bytes] = {}
-    captured = captured_runs(folder, manifest)
+    captured = captured_runs(folder, manifest, threads)
     for entry in manifest["points"]:
         point = known.get(entry["key"])
         if point is None:
