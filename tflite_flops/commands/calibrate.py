@@ -1,6 +1,6 @@
-"""``calibrate [-o PROFILE.json] [--threads N] [--no-xnnpack] [--quick]``: time the calibration suite here and
-save a device profile (``analyze --predict PROFILE`` reads it); ``--export-pack DIR`` / ``--import DIR`` do
-the same for a phone through ``benchmark_model`` (docs/predict.md)."""
+"""``calibrate [-o PROFILE.json] [--threads N] [--no-xnnpack] [--quick] [--points P,...]``: time the calibration
+suite here and save a device profile (``analyze --predict PROFILE`` reads it); ``--export-pack DIR`` /
+``--import DIR`` do the same for a phone through ``benchmark_model`` (docs/predict.md, "On a phone")."""
 
 from __future__ import annotations
 
@@ -24,11 +24,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runtime", default="litert", help="the runtime to time with (default litert)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--export-pack", metavar="DIR",
-                      help="write the suite's models, a manifest and run_calibration.sh (benchmark_model with op "
-                           "profiling) for a phone, instead of timing here")
+                      help="write the suite's models, a manifest, run_calibration.sh (benchmark_model with op "
+                           "profiling, over adb or --local) and README.txt for a phone, instead of timing here; "
+                           "prints the pack's size and an estimate of its time on a phone")
     what.add_argument("--import", dest="import_dir", metavar="DIR",
-                      help="fit the profile from the op profiles a phone wrote into an exported pack")
-    p.add_argument("--device", default="device", help="with --import: the device's name in the profile")
+                      help="fit the profile from what came back into an exported pack's profiles/: benchmark_model "
+                           "logs, logcat captures of the benchmark app, or litert-benchmark --result_json files")
+    p.add_argument("--points", metavar="PREFIX[,PREFIX...]", type=_prefixes, default=(),
+                   help="only the suite's models whose id starts with one of these (e.g. ADD-float32,overhead): a "
+                        "smaller calibration or pack")
+    p.add_argument("--device", help="with --import: the device's name in the profile (default: the Android model "
+                                    "or architecture the runner recorded, else 'device')")
+
+
+def _prefixes(text: str) -> tuple[str, ...]:
+    prefixes = tuple(p.strip() for p in text.split(",") if p.strip())
+    if not prefixes:
+        raise argparse.ArgumentTypeError("give one or more model id prefixes, comma-separated")
+    return prefixes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,10 +57,17 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     settings = analysis_settings(args)  # the configuration calibrated (--runtime, --threads, --no-xnnpack)
     if args.export_pack:
-        from ..latency.pack import SCRIPT, export_pack
+        from ..latency.pack import README, SCRIPT, export_pack
+        from ..latency.pack_files import duration
 
-        n = export_pack(args.export_pack, settings.runtime, args.quick)
-        print(f"wrote {n} calibration models, manifest.json and {SCRIPT} to {args.export_pack}")
+        manifest = export_pack(args.export_pack, settings.runtime, args.quick, args.points)
+        e = manifest["estimate"]
+        print(f"wrote {e['models']} calibration models ({e['bytes'] / 1e6:.1f} MB) for {e['runs']} runs, manifest.json, "
+              f"{SCRIPT} and {README} to {args.export_pack}")
+        print(f"  estimated time on a mid-range phone: about {duration(e['typical_s'])}, at most about "
+              f"{duration(e['max_s'])} (the budget {SCRIPT} passes to benchmark_model, and an assumed "
+              f"{e['startup_s']} s start-up a run: {README})")
+        print(f"  next: read {README}, get benchmark_model for the phone, run: sh {SCRIPT}")
         return 0
     if args.import_dir:
         from ..latency.pack import import_pack
@@ -58,7 +78,15 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from ..latency.calibrate import calibrate
 
-        profile, timed = calibrate(args.output, settings.runtime, quick=args.quick, progress=True)
+        from ..latency.pack import select
+        from ..latency.suite import suite
+
+        points = select(suite(args.quick, settings.runtime.xnnpack), args.points) if args.points else None
+        if points == []:
+            from ..errors import InputSpecError
+
+            raise InputSpecError(f"--points {','.join(args.points)}: no calibration model's id starts with that")
+        profile, timed = calibrate(args.output, settings.runtime, quick=args.quick, progress=True, points=points)
     m = profile.machine
     fitted = [law for law in profile.laws if law.family[:1].isupper()]
     print(f"device profile {args.output}: {len(fitted)} op laws, {len(profile.laws) - len(fitted)} group/generic laws"

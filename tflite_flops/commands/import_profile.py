@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runtime-info", metavar="FILE",
                    help="benchmark_model --model_runtime_info_output_file: where each op ran (ModelRuntimeDetails)")
     p.add_argument("--result", metavar="FILE",
-                   help="benchmark_model --result_file_path: init, first inference, latency, memory (BenchmarkResult)")
+                   help="the whole-model time: benchmark_model --result_file_path (BenchmarkResult), its log or a "
+                        "logcat capture ('Inference timings in us'), or litert-benchmark --result_json / stdout")
     add_output_options(p, RENDERERS, "also write the joined report")
     add_shape_options(p)
     p.add_argument("--force", action="store_true",

@@ -7,11 +7,23 @@ from dataclasses import replace
 from ..errors import ProfileMismatchError
 from ..report import Report
 from . import benchmark_protos as dev
+from .benchmark_logs import is_timing_text, parse_timing, timing_latency
 from .op_profile import join_profile, parse_profile, profile_graph, profile_mismatches
 
 
 def _is_text_profile(data: bytes) -> bool:
     return any(marker in data for marker in (b"Run Order", b"node type", b"[Node type]"))
+
+
+def _graph_mismatch(report: Report, graph: str | None) -> list[str]:
+    """The model file the tool named against the report's (by base name), as the op profile's check."""
+    import os
+
+    name = os.path.basename(report.model.path) if report.model.path else None
+    theirs = os.path.basename(graph.replace("\\", "/")) if graph else None
+    if theirs and name and theirs != name:
+        return [f"the result was taken of {theirs!r}, not {name!r}"]
+    return []
 
 
 def import_device_outputs(report: Report, model: str, *, profile: str | None = None, runtime_info: str | None = None,
@@ -24,7 +36,9 @@ def import_device_outputs(report: Report, model: str, *, profile: str | None = N
         profile: the op profile: benchmark_model's stdout (text), its CSV, or its proto
             (``--op_profiling_output_mode=proto``).
         runtime_info: ``--model_runtime_info_output_file``: where each op ran (``ModelRuntimeDetails``).
-        result: ``--result_file_path``: init, first inference, latency, memory (``BenchmarkResult``).
+        result: the whole-model time: benchmark_model's ``--result_file_path`` (``BenchmarkResult``), its log
+            or a logcat capture ("Inference timings in us"), or litert-benchmark's ``--result_json`` or stdout
+            (:mod:`~tflite_flops.device.benchmark_logs`).
         force: join a file whose graph name or op types do not match the model (each problem a warning).
 
     Raises:
@@ -44,7 +58,14 @@ def import_device_outputs(report: Report, model: str, *, profile: str | None = N
         report = dev.join_runtime_details(report, placement, source=runtime_info)
     if result:
         # the device's whole-model figures; the op profile's per-op summary joins them below
-        report = replace(report, latency=dev.parse_benchmark_result(dev.read_bytes(result), result))
+        data = dev.read_bytes(result)
+        if is_timing_text(data):
+            timing = parse_timing(data, result)
+            check(_graph_mismatch(report, timing.graph), result, "a result")
+            latency = timing_latency(timing, result)
+        else:
+            latency = dev.parse_benchmark_result(data, result)
+        report = replace(report, latency=latency)
     if profile:
         data = dev.read_bytes(profile)
         if _is_text_profile(data):

@@ -166,11 +166,12 @@ def read_profile_text(path: str) -> str:
         raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
-_GRAPH = re.compile(r"^\s*Graph:\s*\[(.*)\]\s*$", re.M)
+_GRAPH = re.compile(r"^(?:.*?[\s:])?Graph:\s*\[(.*)\]\s*$", re.M)  # bare, "INFO: Graph: [..]" or a logcat line
 
 
 def profile_graph(text: str) -> str | None:
-    """The ``Graph: [model.tflite]`` that benchmark_model logs before the profile (text mode), else None."""
+    """The ``Graph: [model.tflite]`` that benchmark_model logs before the profile (text mode; newer versions
+    prefix ``INFO: ``, a logcat capture its own columns), else None."""
     m = _GRAPH.search(text)
     return m.group(1).strip() if m else None
 

@@ -1,72 +1,118 @@
 """Calibrating a phone: ``calibrate --export-pack DIR`` and ``calibrate --import DIR``.
 
-The pack holds the suite's models (``models/KEY.tflite``), a ``manifest.json`` naming each model's
-suite point and the configuration (threads, XNNPACK), and ``run_calibration.sh``, which runs
-``benchmark_model`` with op profiling on each model (``--enable_op_profiling=true
---op_profiling_output_mode=csv --op_profiling_output_file=profiles/KEY.csv``, its log in
-``profiles/KEY.log``). Back on the host, the import reads each op profile with the on-device import
-(:func:`tflite_flops.device.op_profile.read_profile`): a model's time is the log's
-``Inference (avg)`` when the log is there, else the sum of its profile rows; then the same fit as a
-calibration here.
+The pack holds the suite's models (``models/ID.tflite``, one file per model: a model timed with and
+without XNNPACK is one file and two runs), ``manifest.json`` (each run's suite point, model and
+output files, the threads and XNNPACK setting, the time budget and the time estimate),
+``run_calibration.sh`` and ``README.txt`` (:mod:`tflite_flops.latency.pack_files`). The script runs
+``benchmark_model`` on every run with op profiling, each run bounded by its own flags
+(:data:`BUDGET`), over adb or locally; ``litert-benchmark`` (the ai-edge-litert wheel's tool) stands in
+for it on a Linux machine. Back on the host, the import reads each run's whole-model time from what
+came back (:mod:`tflite_flops.device.benchmark_logs`): ``profiles/STEM.json`` (litert-benchmark's
+``--result_json``), else ``profiles/STEM.log`` (benchmark_model's stdout, or a logcat capture of the
+Android benchmark app); without either, the sum of the op profile's rows (``profiles/STEM.csv``); else a
+result in any other log or logcat capture in ``profiles/`` (a device farm's, of many runs) whose
+``Graph: [...]`` and ``Use xnnpack: [..]`` name the run (:func:`captured_runs`). The median is kept when
+the tool gives one, else the average. Then the same fit as a calibration here.
+
+The time estimate (:func:`estimate`) is the budget the script enforces, times the runs, plus an
+ASSUMED start-up time per run (:data:`STARTUP_S`): nothing here measures a phone.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from typing import Any
+from typing import Any, Sequence
 
 from .profile import DeviceProfile, Machine, ProfileError, read_json
+from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from ..files import MiB, read_capped
 from ..settings import RuntimeSettings, Settings
 from ..measure import runtimes
+from ..measure.runtime import runtime_version
 from .calibrate import analyse, build_profile
 from .suite import SuitePoint, build, suite
-from ..device.op_profile import read_profile, read_profile_text
+from ..device.benchmark_logs import BENCHMARK_MODEL, LITERT_BENCHMARK, is_timing_text, parse_timing, split_results
+from ..device.op_profile import parse_profile, read_profile_text
+from .pack_files import readme, script
 
 PACK_FORMAT = "tflite_flops.calibration_pack"
 PACK_VERSION = 1
 SCRIPT = "run_calibration.sh"
-_AVG = re.compile(r"Inference \(avg\):\s*([0-9.eE+-]+)")
+README = "README.txt"
+# benchmark_model's flags per run (warm-up runs; then at least num_runs and min_secs, at most max_secs) and
+# litert-benchmark's fixed run count; --quick halves the phone's time
+BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.25, "max_secs": 1.0, "litert_runs": 50}
+QUICK_BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.1, "max_secs": 0.5, "litert_runs": 20}
+STARTUP_S = 0.3  # ASSUMED per run on a mid-range phone: start benchmark_model, load the model, create the delegate
+SLOWEST_RUN_S = 0.05  # ASSUMED: the suite's largest op (116 M MACs) on a phone doing over ~2.3 GMAC/s
+COARSE = 0.05  # a time within 20 steps of its tool's rounding is coarse
+MODEL_CAP = 64 * MiB  # a pack's model, read back at import (the suite's largest is a few MB)
 
 
 def file_stem(point: SuitePoint) -> str:
-    """The file name (without extension) of a point's model and profile."""
+    """The file name (without extension) of a run's outputs."""
     return point.key.replace("@", "_")
 
 
-def export_pack(folder: str, runtime: RuntimeSettings, quick: bool) -> int:
+def select(points: Sequence[SuitePoint], only: Sequence[str]) -> list[SuitePoint]:
+    """The points whose id starts with one of ``only`` (all of them when ``only`` is empty)."""
+    prefixes = tuple(p for p in only if p)
+    return [p for p in points if not prefixes or p.id.startswith(prefixes)]
+
+
+def estimate(runs: int, budget: dict[str, float]) -> dict[str, float]:
+    """Seconds on the phone: typical (every run reaches ``min_secs``, its ``num_runs`` fit in it) and at most
+    (every run stopped by ``max_secs``, with its warm-up and the run under way at the slowest op's time)."""
+    typical = runs * (STARTUP_S + budget["min_secs"] + budget["warmup_runs"] * 0.005)
+    most = runs * (STARTUP_S + budget["max_secs"] + (budget["warmup_runs"] + 1) * SLOWEST_RUN_S)
+    return {"runs": runs, "startup_s": STARTUP_S, "typical_s": round(typical, 1), "max_s": round(most, 1)}
+
+
+def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:
     """Write the pack into ``folder`` for the configuration ``runtime`` (its threads and XNNPACK setting on the
-    device; its runtime's schema writes the models); returns the number of models."""
+    device; its runtime's schema writes the models); ``only``: id prefixes to keep. Returns the manifest.
+
+    Raises:
+        InputSpecError: ``only`` keeps no point.
+    """
     threads, xnnpack = runtime.threads, runtime.xnnpack
     fb = runtimes.schema_module(runtime.runtime)
-    points = suite(quick, xnnpack)
+    points = select(suite(quick, xnnpack), only)
+    if not points:
+        raise InputSpecError(f"--points {','.join(only)}: no calibration model's id starts with that")
     os.makedirs(os.path.join(folder, "models"), exist_ok=True)
-    entries = []
-    lines = ["#!/bin/sh", "# tflite_flops calibration pack: run on the device, then bring profiles/ back and run",
-             "#   tflite_flops calibrate --import THIS_FOLDER -o device-profile.json",
-             "# usage: sh run_calibration.sh [PATH_TO_benchmark_model]", "BENCH=${1:-./benchmark_model}",
-             'cd "$(dirname "$0")" || exit 1', "mkdir -p profiles", "run() {",
-             f'  "$BENCH" --graph="models/$1.tflite" --num_threads={threads} --use_xnnpack=$2 --warmup_runs=5 '
-             '--num_runs=50 --enable_op_profiling=true --op_profiling_output_mode=csv '
-             '--op_profiling_output_file="profiles/$1.csv" > "profiles/$1.log" 2>&1 || echo "failed: $1"', "}"]
-    for i, p in enumerate(points, 1):
-        stem = file_stem(p)
-        with open(os.path.join(folder, "models", stem + ".tflite"), "wb") as f:
-            f.write(build(fb, p))
-        entries.append({"key": p.key, "id": p.id, "family": p.family, "precision": p.precision,
-                        "delegate": p.delegate, "model": f"models/{stem}.tflite", "profile": f"profiles/{stem}.csv",
-                        "log": f"profiles/{stem}.log"})
-        lines.append(f'echo "{i}/{len(points)} {stem}"; run {stem} {"true" if p.delegate else "false"}')
+    entries, runs, sizes = [], [], {}
+    for p in points:
+        stem, model = file_stem(p), f"models/{p.id}.tflite"
+        if model not in sizes:
+            blob = build(fb, p)
+            with open(os.path.join(folder, model), "wb") as f:
+                f.write(blob)
+            sizes[model] = len(blob)
+        entries.append({"key": p.key, "id": p.id, "family": p.family, "precision": p.precision, "delegate": p.delegate,
+                        "model": model, "log": f"profiles/{stem}.log", "profile": f"profiles/{stem}.csv",
+                        "json": f"profiles/{stem}.json"})
+        runs.append((stem, p.id, p.delegate))
+    budget = dict(QUICK_BUDGET if quick else BUDGET)
     manifest = {"format": PACK_FORMAT, "version": PACK_VERSION, "threads": threads, "xnnpack": xnnpack,
-                "quick": quick, "points": entries}
+                "quick": quick, "only": list(only), "runtime": runtime.runtime,
+                "runtime_version": runtime_version(runtime.runtime), "budget": budget,
+                "estimate": {**estimate(len(points), budget), "models": len(sizes), "bytes": sum(sizes.values())},
+                "points": entries}
     with open(os.path.join(folder, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
-    with open(os.path.join(folder, SCRIPT), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(folder, SCRIPT), "w", encoding="utf-8", newline="\n") as f:
+        f.write(script({k: _flag(v) for k, v in budget.items()}, threads, runs, len(sizes)))
     os.chmod(os.path.join(folder, SCRIPT), 0o755)
-    return len(points)
+    with open(os.path.join(folder, README), "w", encoding="utf-8") as f:
+        f.write(readme(manifest))
+    return manifest
+
+
+def _flag(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def read_manifest(folder: str) -> dict[str, Any]:
@@ -79,48 +125,164 @@ def read_manifest(folder: str) -> dict[str, Any]:
     if manifest.get("version") != PACK_VERSION:
         raise ProfileError(f"{path}: calibration pack version {manifest.get('version')!r}; this tool reads "
                            f"version {PACK_VERSION}")
+    if not isinstance(manifest.get("points"), list):
+        raise ProfileError(f"{path}: a calibration pack manifest without its list of points")
+    threads = manifest.get("threads", 1)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ProfileError(f"{path}: threads {threads!r} is not a thread count")
+    for entry in manifest["points"]:
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("key", "id", "model")):
+            raise ProfileError(f"{path}: a point without its key, id and model ({str(entry)[:80]})")
     return manifest
 
 
-def import_pack(folder: str, device: str = "device") -> DeviceProfile:
-    """The profile fitted to the op profiles that came back in ``folder``/profiles.
+def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[float, str, float] | None:
+    """(microseconds, tool, rounding step in us) of one run from its outputs, None when none came back.
+
+    Raises:
+        ProfileError: an output that is there but malformed, or that says it ran at another thread count than
+            ``threads`` (when given) (one line naming the file).
+    """
+    def there(key: str) -> str | None:
+        name = entry.get(key)
+        path = os.path.join(folder, str(name)) if isinstance(name, str) and name else None
+        return path if path and os.path.isfile(path) else None
+
+    json_path, log, csv = there("json"), there("log"), there("profile")
+    try:
+        for path in (json_path, log):
+            if path is None:
+                continue
+            data = read_profile_text(path).encode("utf-8", errors="replace")
+            if is_timing_text(data):
+                t = parse_timing(data, path)
+                if threads and t.threads is not None and t.threads != threads:
+                    raise ProfileError(f"{path}: ran at {t.threads} thread(s), the pack is for {threads}: run it "
+                                       "again with the pack's script, or export a pack for that thread count")
+                return t.typical_us, t.tool, t.resolution_us
+        if csv is not None:
+            rows = parse_profile(read_profile_text(csv))
+            if rows:
+                return sum(r.avg_ms for r in rows) * 1e3, BENCHMARK_MODEL, 1.0
+    except (ModelFormatError, ModelLoadError) as exc:
+        raise ProfileError(str(exc)) from None
+    return None
+
+
+def device_facts(folder: str) -> dict[str, str]:
+    """What the runner recorded of the device (``profiles/device.txt``: cores, model, machine, tool); empty when
+    it is not there."""
+    path = os.path.join(folder, "profiles", "device.txt")
+    try:
+        text = read_profile_text(path) if os.path.isfile(path) else ""
+    except ModelLoadError:
+        return {}
+    facts = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in facts.items() if v.strip()}
+
+
+def captured_runs(folder: str, manifest: dict[str, Any], threads: int = 0) -> dict[str, tuple[float, str, float]]:
+    """Runs timed in logs or logcat captures of many runs (a device farm's), by run key: every file in
+    ``profiles/`` that is not a run's own output (nor ``device.txt``) and holds "Inference timings in us" lines.
+    Each result is matched to a run by its ``Graph: [.../ID.tflite]`` and its ``Use xnnpack: [0|1]``; a result
+    without the XNNPACK setting is matched only when the model has a single run. The last result of a run wins.
+
+    Raises:
+        ProfileError: a malformed result, or a result of one of the pack's models at another thread count than
+            ``threads`` (when given) (one line naming the file).
+    """
+    profiles = os.path.join(folder, "profiles")
+    own = {os.path.basename(str(e.get(k, ""))) for e in manifest["points"] if isinstance(e, dict)
+           for k in ("log", "profile", "json")}
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for e in manifest["points"]:
+        if isinstance(e, dict):
+            by_id.setdefault(str(e.get("id")), []).append(e)
+    found: dict[str, tuple[float, str, float]] = {}
+    names = sorted(os.listdir(profiles)) if os.path.isdir(profiles) else []
+    for name in names:
+        path = os.path.join(profiles, name)
+        if name in own or name.startswith(".") or name == "device.txt" or not os.path.isfile(path):
+            continue
+        try:
+            text = read_profile_text(path)
+            results = split_results(text, path) if "Inference timings in us" in text else []
+        except (ModelFormatError, ModelLoadError) as exc:
+            raise ProfileError(str(exc)) from None
+        for timing, xnnpack in results:
+            model = os.path.basename((timing.graph or "").replace("\\", "/"))
+            runs = by_id.get(model[:-len(".tflite")] if model.endswith(".tflite") else model, [])
+            if xnnpack is not None:
+                runs = [e for e in runs if bool(e.get("delegate")) == xnnpack]
+            if len(runs) == 1:
+                if threads and timing.threads is not None and timing.threads != threads:
+                    raise ProfileError(f"{path}: {model} ran at {timing.threads} thread(s), the pack is for {threads}")
+                found[str(runs[0]["key"])] = (timing.typical_us, timing.tool, timing.resolution_us)
+    return found
+
+
+def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
+    """The profile fitted to the times that came back in ``folder``/profiles.
 
     Raises:
         ProfileError: not a pack, a point of the manifest unknown to this tool's suite (a pack of another
-            version), or no model profiled at all.
+            version), a malformed output, or no model timed at all.
     """
     manifest = read_manifest(folder)
     known = {p.key: p for p in suite(bool(manifest.get("quick")), bool(manifest.get("xnnpack")))}
-    analysed, medians, missing = [], {}, []
+    analysed, medians, missing, zero, coarse = [], {}, [], [], 0
+    tools: dict[str, int] = {}
     # the configuration the phone ran (its threads and XNNPACK setting): the suite's models analysed in it
-    settings = Settings(runtime=RuntimeSettings("benchmark_model", int(manifest.get("threads", 1)),
-                                                bool(manifest.get("xnnpack", True))))
-    for entry in manifest.get("points", []):
-        point = known.get(str(entry.get("key")))
+    threads = int(manifest.get("threads", 1))
+    settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))))
+    blobs: dict[str, bytes] = {}
+    captured = captured_runs(folder, manifest, threads)
+    for entry in manifest["points"]:
+        point = known.get(entry["key"])
         if point is None:
             raise ProfileError(f"{folder}: the pack names a calibration model this tool does not know "
-                               f"({entry.get('key')!r}): export the pack again with this version")
-        csv = os.path.join(folder, str(entry["profile"]))
-        if not os.path.exists(csv):
+                               f"({entry['key']!r}): export the pack again with this version")
+        if point.key in medians or point.key in missing or point.key in zero:
+            raise ProfileError(f"{folder}: the pack names the run {point.key!r} twice")
+        got = run_time(folder, entry, threads) or captured.get(point.key)
+        if got is None:
             missing.append(point.key)
             continue
-        rows = read_profile(csv)
-        log = os.path.join(folder, str(entry.get("log", "")))
-        avg = _AVG.search(read_profile_text(log)) if entry.get("log") and os.path.exists(log) else None
-        if avg is not None:
-            medians[point.key] = float(avg.group(1))  # us, the whole invoke as benchmark_model timed it
-        elif rows:
-            medians[point.key] = sum(r.avg_ms for r in rows) * 1e3
-        else:
-            missing.append(point.key)
+        us, tool, step = got
+        if us <= 0:
+            zero.append(point.key)  # rounded to nothing by the tool: no relative error can be fitted
             continue
-        model = os.path.join(folder, str(entry["model"]))
-        with open(model, "rb") as f:
-            analysed.append(analyse(point, f.read(), settings))
+        coarse += step / us > COARSE
+        tools[tool] = tools.get(tool, 0) + 1
+        medians[point.key] = us
+        model = os.path.join(folder, entry["model"])
+        if model not in blobs:
+            try:
+                blobs[model] = read_capped(model, MODEL_CAP)
+            except OSError as exc:
+                raise ProfileError(f"{model}: cannot read the pack's model ({exc.strerror or exc})") from None
+        try:
+            analysed.append(analyse(point, blobs[model], settings))
+        except (ModelFormatError, ModelLoadError) as exc:
+            raise ProfileError(f"{model}: not the pack's calibration model ({str(exc).removeprefix('<bytes>: ')})") \
+                from None
     if not medians:
-        raise ProfileError(f"{folder}: no op profile came back (run {SCRIPT} on the device and copy profiles/ here)")
-    where = Machine(cpu=device, cores=0, runtime="benchmark_model", runtime_version="device",
-                    threads=int(manifest.get("threads", 1)), xnnpack=bool(manifest.get("xnnpack", True)))
-    notes = (f"imported from benchmark_model op profiles; {len(missing)} model(s) without a profile",) if missing else (
-        "imported from benchmark_model op profiles",)
-    return build_profile(analysed, medians, where, "import", notes=notes)
+        raise ProfileError(f"{folder}: no time came back (run {SCRIPT} as {README} says, and copy profiles/ here)")
+    tool = max(tools, key=lambda k: tools[k])
+    facts = device_facts(folder)
+    cores = int(facts["cores"]) if facts.get("cores", "").isdigit() and int(facts["cores"]) > 0 else 0
+    name = device or facts.get("model") or facts.get("machine") or "device"
+    where = Machine(cpu=name, cores=cores or threads, system=facts.get("machine", ""), runtime=tool,
+                    runtime_version="device", threads=threads, xnnpack=bool(manifest.get("xnnpack", True)))
+    notes = [f"imported from {' and '.join(sorted(tools))} outputs of a calibration pack "
+             f"({len(medians)} of {len(manifest['points'])} runs)"]
+    if not cores:
+        notes.append("the device's core count was not recorded: the thread count stands in")
+    if missing:
+        notes.append(f"{len(missing)} run(s) without an output, left out")
+    if zero:
+        notes.append(f"{len(zero)} run(s) timed at 0 (below the tool's rounding), left out")
+    if coarse:
+        notes.append(f"{coarse} run(s) within 20 steps of the tool's rounding "
+                     f"({LITERT_BENCHMARK}: 0.01 ms): their laws are coarse")
+    return build_profile(analysed, medians, where, "import", notes=tuple(notes))

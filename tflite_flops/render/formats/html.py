@@ -211,6 +211,8 @@ def _cards(report: Report) -> str:
         p90 = float("nan") if lat.p90_ms is None else lat.p90_ms
         cards.append(card("Latency (median)", _fmt_ms(lat.median_ms),
                           f"p90 {p90:.3f} ms · {'?' if lat.threads is None else lat.threads} thread(s)"))
+    elif lat.mean_ms is not None:  # a device's log that gives the mean alone
+        cards.append(card("Latency (mean)", _fmt_ms(lat.mean_ms), lat.runtime or ""))
     tp = report.throughput or Throughput()
     if tp.flops_per_s is not None:
         cards.append(card("Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",

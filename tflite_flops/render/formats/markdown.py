@@ -75,6 +75,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         rows.append(["Latency (median)", f"{lat.median_ms:.3f} ms",
                      f"p90 {_or(lat.p90_ms, float('nan')):.3f} ms · {md_text(_or(lat.runtime, ''))}, "
                      f"{_or(lat.threads, '?')} thread(s)"])
+    elif lat.mean_ms is not None:  # a device's log that gives the mean alone
+        rows.append(["Latency (mean)", f"{lat.mean_ms:.3f} ms", md_text(_or(lat.runtime, ""))])
+    if lat.median_ms is not None:
         tp = report.throughput or Throughput()
         if tp.flops_per_s is not None:
             rows.append(["Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",

@@ -114,7 +114,7 @@ def render_table(report: Report, top: int = 10) -> str:
     lat = report.latency or LatencyStats()
     if lat.skipped:
         out += ["", f"Latency skipped: {lat.skipped}"]
-    if lat.median_ms is not None:
+    if lat.median_ms is not None or lat.mean_ms is not None:  # a device's log may give the mean alone
         setup = [f"{lat.runtime} {lat.runtime_version or ''}".strip()]
         if lat.threads is not None:
             setup.append(f"{lat.threads} thread(s)")
