@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -60,7 +60,8 @@ PRECISIONS = {"float32": "float", "fp16": "fp16", "dynamic": "dynamic_range", "i
 STATED_COVERAGE = 0.80  # the laws' range: their residuals' 10% and 90% quantiles (docs/predict.md)
 WITHIN = 0.10
 SAMPLES_FAMILY = "samples"
-SAMPLE_PRECISIONS = {"cnn_int8": "int8", "cnn_fp16": "fp16", "cnn_dynamic_range": "dynamic", "tiny_decoder_kv": "dynamic"}
+SAMPLE_PRECISIONS = {"cnn_int8": "int8", "cnn_fp16": "fp16", "cnn_dynamic_range": "dynamic",
+                     "tiny_decoder_kv": "dynamic"}  # the others are float32
 CACHE_VERSION = "v1"  # bump when a builder changes, so that the cached models are converted again
 
 
@@ -112,6 +113,7 @@ class Result:
     high_ms: float
     measured_ms: float
     rounds: tuple[float, ...] = ()
+    note: str = ""  # what the prediction says of itself: ops not predicted, ops by a stand-in law
 
     @property
     def error(self) -> float:
@@ -150,7 +152,10 @@ def summarize(results: Sequence[Result], coverage: float = STATED_COVERAGE) -> d
 
 @dataclass(frozen=True)
 class Correction:
-    """A whole-model correction fitted on other families: prediction x exp(log_ratio), range x exp(log_low..log_high)."""
+    """A whole-model correction fitted on other families.
+
+    The corrected prediction is ``predicted x exp(log_ratio)``, its range that x ``exp(log_low)`` .. ``exp(log_high)``.
+    """
 
     log_ratio: float  # median ln(measured / predicted) over the training results
     log_low: float  # quantile (1 - coverage) / 2 of the training results' ln(measured / corrected)
@@ -220,7 +225,8 @@ def keras_model(name: str) -> Any:
     spec = next(s for s in SPECS if s.name == name)
     L = keras.layers
     if spec.what.startswith("keras.applications."):
-        return getattr(keras.applications, spec.what.split()[0].rstrip(",").split(".")[-1])(input_shape=spec.input, weights=None)
+        application = getattr(keras.applications, spec.what.split()[0].rstrip(",").split(".")[-1])
+        return application(input_shape=spec.input, weights=None)
     if name in ("lstm_2x128_t64", "gru_2x128_t64"):
         cell = L.LSTM if name.startswith("lstm") else L.GRU
         inp = keras.Input(spec.input, batch_size=1)
@@ -244,7 +250,8 @@ def keras_model(name: str) -> Any:
 
         inp = keras.Input(spec.input, batch_size=1)
         x = L.Reshape((144, 192))(L.Conv2D(192, 8, strides=8)(inp))
-        position = keras.ops.convert_to_tensor(np.random.default_rng(0).normal(0, 0.02, (1, 144, 192)).astype("float32"))
+        position = np.random.default_rng(0).normal(0, 0.02, (1, 144, 192)).astype("float32")
+        position = keras.ops.convert_to_tensor(position)
         x = L.Add()([x, L.Lambda(lambda t: keras.ops.zeros_like(t) + position)(x)])
         for _ in range(4):
             x = encoder(x, 192, 3)
@@ -308,7 +315,8 @@ def convert_all(specs: Sequence[Spec], precisions: Sequence[str], cache_dir: str
                 done = subprocess.run([sys.executable, os.path.abspath(__file__), "--convert-one", spec.name,
                                        "--precisions", ",".join(todo), "--cache-dir", cache_dir],
                                       env=env, timeout=timeout, stderr=subprocess.PIPE, text=True)
-                last = [ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith(("W0000", "I0000"))][-1:]
+                last = [ln for ln in done.stderr.splitlines()
+                        if ln.strip() and not ln.startswith(("W0000", "I0000"))][-1:]
                 why = (f"the conversion process died (exit status {done.returncode}: {last[0][:160] if last else ''})"
                        if done.returncode else "")
             except subprocess.TimeoutExpired:
@@ -353,7 +361,8 @@ def reference_model() -> bytes:
     from tflite_flops.latency.suite import SuitePoint, build, conv
     from tflite_flops.measure import runtimes
 
-    point = SuitePoint("drift_reference_conv", "CONV_2D", "float32", True, False, conv(28, 64, 64, 3, 1, "NONE", "float32"))
+    point = SuitePoint("drift_reference_conv", "CONV_2D", "float32", True, False,
+                       conv(28, 64, 64, 3, 1, "NONE", "float32"))
     return build(runtimes.schema_module("litert"), point)
 
 
@@ -368,7 +377,8 @@ def cache_sizes() -> str:
                     with open(os.path.join(base, entry, field), encoding="utf-8") as f:
                         return f.read().strip()
                 kind = read("type")
-                out.append(f"L{read('level')}{'d' if kind == 'Data' else 'i' if kind == 'Instruction' else ''} {read('size')}")
+                suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+                out.append(f"L{read('level')}{suffix} {read('size')}")
     except OSError:
         pass
     return ", ".join(out)
@@ -394,6 +404,18 @@ def print_summary(title: str, results: Sequence[Result], coverage: float) -> dic
               f"{s['median_abs_error']:>13.1%} {fmt_pct(s['median_signed_error']):>14} {s['in_range']:>9} "
               f"{s['coverage']:>5.0%}/{coverage:.0%}")
     return out
+
+
+def note(prediction: Any) -> str:
+    """The prediction's caveats in a few words: ops without a prediction, ops predicted by a stand-in law."""
+    parts = []
+    missing = sum(dict(getattr(prediction, "ops_not_predicted", {}) or {}).values())
+    if missing:
+        parts.append(f"{missing} ops not predicted")
+    fallback = getattr(prediction, "ops_fallback", 0)
+    if fallback:
+        parts.append(f"{fallback}/{getattr(prediction, 'ops_predicted', 0)} ops by a stand-in law")
+    return ", ".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -488,14 +510,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             except tflite_flops.TfliteFlopsError as exc:
                 print(f"{row[1]} {row[2]}: not measured ({exc})", file=sys.stderr)
         print(f"round {rnd + 1}/{args.rounds} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-    results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m))
+    results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m), note(pr))
                for f, n, p, _, _, pr, m in rows if len(m) == args.rounds]
+    skipped += [(f, n, p, f"measured in {len(m)} of {args.rounds} rounds") for f, n, p, _, _, _, m in rows
+                if len(m) != args.rounds]
     corrected, corrections = leave_one_family_out(results, args.coverage)
 
     print(f"\nCPU: {cpu_model()} ({os.cpu_count()} cores; caches {cache_sizes() or 'unknown'}); "
           f"runtime {runtime.runtime} {runtime_version(runtime.runtime)}, {args.threads} thread(s), XNNPACK on; "
           f"{platform.platform()}")
-    print(f"profile: {'given: ' + args.profile if args.profile else ('quick' if args.quick else 'full') + ' calibration in this run'}; "
+    made = f"given: {args.profile}" if args.profile else f"{'quick' if args.quick else 'full'} calibration in this run"
+    print(f"profile: {made}; "
           f"{args.rounds} interleaved rounds of {args.runs} runs (5 warm-up), measured = median of the rounds' medians")
     print("inputs: " + "; ".join(f"{s.name} {'x'.join(map(str, s.input))}" for s in specs))
     print(f"\n{'family':<12} {'model':<24} {'prec':<8} {'measured':>9} {'predicted':>9} {'error':>8} "
@@ -505,14 +530,15 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{fmt_pct(r.error):>8}{' ' if abs(r.error) <= WITHIN else '*'}"
               f"{r.low_ms:9.3f}-{r.high_ms:<9.3f} {'yes' if r.in_range else 'no':>3}   {c.predicted_ms:9.3f} "
               f"{fmt_pct(c.error):>8}{' ' if abs(c.error) <= WITHIN else '*'}{c.low_ms:9.3f}-{c.high_ms:<9.3f} "
-              f"{'yes' if c.in_range else 'no':>3}")
+              f"{'yes' if c.in_range else 'no':>3}  {r.note}")
     print("(error: predicted / measured - 1, + predicted slower; * outside ±10%; ms)")
     for family, name, precision, why in skipped:
         print(f"skipped: {family} {name} {precision}: {why}")
 
     drift = drift_ratios(ref_ms)
     ratios = round_ratios(results)
-    print(f"\nDrift over the run (round: reference conv ms, its ratio to round 1, the models' median ratio to round 1):")
+    print("\nDrift over the run (round: reference conv ms, its ratio to round 1, the models' median ratio to "
+          "round 1):")
     for i, (t, d) in enumerate(zip(ref_ms, drift)):
         print(f"  round {i + 1}: {t:.3f} ms  x{d:.3f}   models x{ratios[i] if i < len(ratios) else float('nan'):.3f}")
 
@@ -521,7 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lofo = print_summary("LEAVE-ONE-FAMILY-OUT CORRECTED (each family predicted with a log-ratio correction and "
                          "range fitted on the other families' results only):", corrected, args.coverage)
     print("\ncorrections (fitted without the family): " + "; ".join(
-        f"{f} x{math.exp(c.log_ratio):.3f} range x{math.exp(c.log_ratio + c.log_low):.2f}..x{math.exp(c.log_ratio + c.log_high):.2f}"
+        f"{f} x{math.exp(c.log_ratio):.3f} range x{math.exp(c.log_ratio + c.log_low):.2f}"
+        f"..x{math.exp(c.log_ratio + c.log_high):.2f}"
         f" (n={c.trained_on})" for f, c in corrections.items() if c))
     print(f"\n{len(results)} models measured, {len(skipped)} skipped; conversion {t_convert:.0f} s, "
           f"{time.time() - t0:.0f} s in all")
