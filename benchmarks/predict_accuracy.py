@@ -357,12 +357,12 @@ def sample_models() -> list[tuple[str, str, str]]:
 # ---- the run ------------------------------------------------------------------------------------------
 
 def reference_model() -> bytes:
-    """The drift reference: one float32 CONV_2D 28x28x64 -> 64, 3x3 (~29 M MACs), written without TensorFlow."""
+    """The drift reference: one float32 CONV_2D 56x56x64 -> 64, 3x3 (~116 M MACs), written without TensorFlow."""
     from tflite_flops.latency.suite import SuitePoint, build, conv
     from tflite_flops.measure import runtimes
 
     point = SuitePoint("drift_reference_conv", "CONV_2D", "float32", True, False,
-                       conv(28, 64, 64, 3, 1, "NONE", "float32"))
+                       conv(56, 64, 64, 3, 1, "NONE", "float32"))
     return build(runtimes.schema_module("litert"), point)
 
 
@@ -428,6 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds (default 5)")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per model and round (default 20)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time the models by the wall clock (default) or by the CPU time of the invoking thread "
+                             "(1 thread only: a shared machine's waits for a core left out)")
     parser.add_argument("--cache-dir", default=DEFAULT_CACHE, help="converted models (default benchmarks/.cache/...)")
     parser.add_argument("--convert-timeout", type=float, default=1800, help="seconds per model's conversion")
     parser.add_argument("--coverage", type=float, default=STATED_COVERAGE, help="the range's stated rate (0.8)")
@@ -442,6 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad or args.rounds < 1 or args.runs < 1 or args.threads < 1 or not 0 < args.coverage < 1:
         print(f"error: unknown families or precisions {', '.join(bad)} (see --list)" if bad else
               "error: --rounds, --runs and --threads must be at least 1, --coverage in (0, 1)", file=sys.stderr)
+        return 2
+    if args.clock == "cpu" and args.threads != 1:
+        print("error: --clock cpu times the invoking thread: it needs --threads 1", file=sys.stderr)
         return 2
     if args.convert_one:
         return convert_worker(args.convert_one, precisions, args.cache_dir)
@@ -500,13 +506,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     reference = os.path.join(work, "drift_reference.tflite")
     with open(reference, "wb") as f:
         f.write(reference_model())
-    ref_ms: list[float] = []
+    ref_ms: list[float] = []  # by the models' clock
+    ref_wall: list[float] = []
+    ref_cpu: list[float] = []
+    clock = time.thread_time_ns if args.clock == "cpu" else time.perf_counter_ns
     bench = BenchSettings(runs=args.runs, warmup=5)
     for rnd in range(args.rounds):  # interleaved: a slow spell of the machine hits every model alike
-        ref_ms.append(measure_model(reference, {}, runtime, BenchSettings(runs=50, warmup=10)).median_ms)
+        ref = BenchSettings(runs=30, warmup=5)
+        ref_wall.append(measure_model(reference, {}, runtime, ref).median_ms)
+        if args.threads == 1:
+            ref_cpu.append(measure_model(reference, {}, runtime, ref, clock=time.thread_time_ns).median_ms)
+        ref_ms.append(ref_cpu[-1] if args.clock == "cpu" else ref_wall[-1])
         for row in rows:
             try:
-                row[6].append(measure_model(row[3], row[4], runtime, bench).median_ms)
+                row[6].append(measure_model(row[3], row[4], runtime, bench, clock=clock).median_ms)
             except tflite_flops.TfliteFlopsError as exc:
                 print(f"{row[1]} {row[2]}: not measured ({exc})", file=sys.stderr)
         print(f"round {rnd + 1}/{args.rounds} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
@@ -521,7 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{platform.platform()}")
     made = f"given: {args.profile}" if args.profile else f"{'quick' if args.quick else 'full'} calibration in this run"
     print(f"profile: {made}; "
-          f"{args.rounds} interleaved rounds of {args.runs} runs (5 warm-up), measured = median of the rounds' medians")
+          f"{args.rounds} interleaved rounds of {args.runs} runs (5 warm-up), measured = median of the rounds' "
+          f"medians, "
+          f"by the {'CPU time of the invoking thread' if args.clock == 'cpu' else 'wall clock'}")
     print("inputs: " + "; ".join(f"{s.name} {'x'.join(map(str, s.input))}" for s in specs))
     print(f"\n{'family':<12} {'model':<24} {'prec':<8} {'measured':>9} {'predicted':>9} {'error':>8} "
           f"{'range (raw)':>19} {'in':>3}   {'LOFO pred':>9} {'error':>8} {'LOFO range':>19} {'in':>3}")
@@ -537,10 +552,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     drift = drift_ratios(ref_ms)
     ratios = round_ratios(results)
-    print("\nDrift over the run (round: reference conv ms, its ratio to round 1, the models' median ratio to "
-          "round 1):")
+    print(f"\nDrift over the run (round: the reference conv's wall-clock and thread-CPU medians and their ratio "
+          f"(>1: it waited for a core), the {args.clock} time's ratio to round 1, the models' median ratio to "
+          f"round 1):")
     for i, (t, d) in enumerate(zip(ref_ms, drift)):
-        print(f"  round {i + 1}: {t:.3f} ms  x{d:.3f}   models x{ratios[i] if i < len(ratios) else float('nan'):.3f}")
+        cpu = f"cpu {ref_cpu[i]:.3f} ms, wall/cpu x{ref_wall[i] / ref_cpu[i]:.2f}" if i < len(ref_cpu) else "cpu -"
+        print(f"  round {i + 1}: wall {ref_wall[i]:.3f} ms, {cpu};  x{d:.3f}   "
+              f"models x{ratios[i] if i < len(ratios) else float('nan'):.3f}")
 
     raw = print_summary(f"RAW (the tool's prediction and range; the laws come from the synthetic suite only, "
                         f"so every model is held out; stated range rate {args.coverage:.0%}):", results, args.coverage)
@@ -555,14 +573,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         doc = {"cpu": cpu_model(), "cores": os.cpu_count(), "caches": cache_sizes(), "system": platform.platform(),
                "runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
-               "threads": args.threads, "rounds": args.rounds, "runs": args.runs,
+               "threads": args.threads, "rounds": args.rounds, "runs": args.runs, "clock": args.clock,
                "profile": args.profile or ("quick" if args.quick else "full"), "coverage": args.coverage,
                "inputs": {s.name: list(s.input) for s in specs},
                "results": [dict(dataclasses.asdict(r), error=r.error, in_range=r.in_range,
                                 lofo_predicted_ms=c.predicted_ms, lofo_low_ms=c.low_ms, lofo_high_ms=c.high_ms,
                                 lofo_error=c.error, lofo_in_range=c.in_range) for r, c in zip(results, corrected)],
                "skipped": [dict(zip(("family", "model", "precision", "why"), s)) for s in skipped],
-               "drift": {"reference_ms": ref_ms, "reference_ratio": drift, "models_ratio": ratios},
+               "drift": {"reference_ms": ref_ms, "reference_wall_ms": ref_wall, "reference_cpu_ms": ref_cpu,
+                         "reference_ratio": drift, "models_ratio": ratios},
                "summary_raw": raw, "summary_lofo": lofo,
                "corrections": {f: dataclasses.asdict(c) if c else None for f, c in corrections.items()}}
         with open(args.json, "w", encoding="utf-8") as f:
