@@ -1,177 +1,592 @@
-"""Latency prediction against measurement on models never used in calibration (issue 22).
+"""Latency prediction against measurement on real model families, held out by family (issue 29).
 
-    python benchmarks/predict_accuracy.py                       # calibrate (full suite, ~1 min) then predict and measure
-    python benchmarks/predict_accuracy.py --quick               # the --quick calibration suite
-    python benchmarks/predict_accuracy.py --profile p.json      # an existing profile
-    python benchmarks/predict_accuracy.py --rounds 5 --threads 2
+    python benchmarks/predict_accuracy.py --list                 # the families, models and input sizes
+    python benchmarks/predict_accuracy.py                        # calibrate (full suite), convert, predict, measure
+    python benchmarks/predict_accuracy.py --quick                # the --quick calibration suite
+    python benchmarks/predict_accuracy.py --profile p.json       # an existing device profile
+    python benchmarks/predict_accuracy.py --families mobilenet,rnn --precisions float32,int8
+    python benchmarks/predict_accuracy.py --rounds 5 --runs 20 --threads 1 --json out.json
 
-Held-out models: every bundled sample (.tflite) and generated families kept out of the suite, converted
-from Keras when TensorFlow is installed (MobileNetV2-like inverted residual stacks, a small ResNet, a
-transformer encoder block, an MLP, a CNN in full int8 and in dynamic range int8, MobileNetV2 in fp16).
+The models are real architectures, built at benchmark time and never downloaded: Keras applications
+with ``weights=None`` (MobileNet V1/V2/V3, EfficientNet B0 and V2-B0, ResNet50 and V2, DenseNet121,
+InceptionV3 and Xception, NASNetMobile, ConvNeXt-Tiny, VGG16; Keras 3 has no RegNet), a sequence family
+written in Keras (stacked LSTM, stacked GRU) and a transformer family written in Keras (an encoder
+stack with MultiHeadAttention, a ViT-like patch model). Each is converted by the project's recipe
+(``tflite_flops.convert.to_tflite``, one child process per model) in four precisions: float32, fp16
+weights, dynamic-range int8 and full int8 (a representative set of 4 random samples). Converted
+models are cached in ``--cache-dir`` (default ``benchmarks/.cache/predict_accuracy``, ignored by git),
+so that a rerun converts nothing; a conversion that fails is cached as ``.failed`` with its reason.
+The bundled samples (``sample_models/*.tflite``) are a group of their own, ``samples``.
+
 Every model is predicted with ``tflite_flops.analyze(path, predict=PROFILE)`` and measured with the
-harness (``measure_model``: warm-up, timed runs, median); the models are interleaved and measured in
-``--rounds`` rounds (the machine is noisy) and the median of the rounds' medians is the measured time.
-Prints per model and per family the predicted and measured ms and the error, then the share within
-±10% and the median |error|.
+harness (``measure_model``) in ``--rounds`` interleaved rounds (round 1 over every model, then round
+2, ...); the measured time is the median of the rounds' medians. At the start of every round a fixed
+reference model (one CONV_2D, written without TensorFlow) is timed: the machine's drift over the run is
+each round's reference time over the first round's, printed beside each round's median ratio of the
+models' times over their first round's.
+
+The report gives per model the measured median, the prediction, the error (+: predicted slower), the
+predicted range and whether it holds the measurement; then overall, per family and per precision the
+share within ±10%, the median |error|, the median signed error and the range's coverage against its
+stated rate. The same figures follow LEAVE-ONE-FAMILY-OUT corrected (:func:`held_out_correction`):
+for each family, a whole-model correction (the median ln(measured/predicted)) and a range (quantiles of
+the remaining log ratios at the stated coverage) are fitted on the OTHER families' results only and
+applied to that family: it shows whether a correction learned on real models transfers to a family
+it never saw. The laws themselves come only from the synthetic calibration suite, so the raw figures
+are held out for every model.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import math
 import os
+import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import tflite_flops  # noqa: E402
-from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E402
-from tflite_flops.measure.runtime import RuntimeSettings  # noqa: E402
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+DEFAULT_CACHE = os.path.join(ROOT, "benchmarks", ".cache", "predict_accuracy")
+PRECISIONS = {"float32": "float", "fp16": "fp16", "dynamic": "dynamic_range", "int8": "int8"}  # label -> to_tflite
+STATED_COVERAGE = 0.80  # the laws' range: their residuals' 10% and 90% quantiles (docs/predict.md)
+WITHIN = 0.10
+SAMPLES_FAMILY = "samples"
+SAMPLE_PRECISIONS = {"cnn_int8": "int8", "cnn_fp16": "fp16", "cnn_dynamic_range": "dynamic",
+                     "tiny_decoder_kv": "dynamic"}  # the others are float32
+CACHE_VERSION = "v1"  # bump when a builder changes, so that the cached models are converted again
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+@dataclass(frozen=True)
+class Spec:
+    """One real model of the benchmark: its family, name, input and the Keras builder's key."""
+
+    family: str
+    name: str
+    input: tuple[int, ...]  # the input shape without the batch
+    what: str
 
 
-def keras_models() -> list[tuple[str, str, object, str]]:
-    """(family, name, Keras model, quantization) of the generated held-out models (empty without TensorFlow)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    try:
-        import tensorflow as tf
-    except ImportError:
-        print("TensorFlow is not installed: only the samples are held out", file=sys.stderr)
-        return []
-    L = tf.keras.layers
+SPECS: tuple[Spec, ...] = (
+    Spec("mobilenet", "mobilenet_v1_128", (128, 128, 3), "keras.applications.MobileNet (V1), alpha 1.0"),
+    Spec("mobilenet", "mobilenet_v2_160", (160, 160, 3), "keras.applications.MobileNetV2, alpha 1.0"),
+    Spec("mobilenet", "mobilenet_v3_small_160", (160, 160, 3), "keras.applications.MobileNetV3Small"),
+    Spec("efficientnet", "efficientnet_b0_160", (160, 160, 3), "keras.applications.EfficientNetB0"),
+    Spec("efficientnet", "efficientnet_v2_b0_160", (160, 160, 3), "keras.applications.EfficientNetV2B0"),
+    Spec("resnet", "resnet50_128", (128, 128, 3), "keras.applications.ResNet50"),
+    Spec("resnet", "resnet50_v2_128", (128, 128, 3), "keras.applications.ResNet50V2"),
+    Spec("densenet", "densenet121_128", (128, 128, 3), "keras.applications.DenseNet121"),
+    Spec("inception", "inception_v3_128", (128, 128, 3), "keras.applications.InceptionV3"),
+    Spec("inception", "xception_128", (128, 128, 3), "keras.applications.Xception"),
+    Spec("nasnet", "nasnet_mobile_128", (128, 128, 3), "keras.applications.NASNetMobile"),
+    Spec("convnext", "convnext_tiny_128", (128, 128, 3), "keras.applications.ConvNeXtTiny"),
+    Spec("vgg", "vgg16_128", (128, 128, 3), "keras.applications.VGG16"),
+    Spec("rnn", "lstm_2x128_t64", (64, 64), "2 Keras LSTM layers (128 units) + Dense, 64 steps of 64 features"),
+    Spec("rnn", "gru_2x128_t64", (64, 64), "2 Keras GRU layers (128 units) + Dense, 64 steps of 64 features"),
+    Spec("transformer", "encoder_4x64x128", (64, 128),
+         "4 Keras encoder layers (MultiHeadAttention 4 heads, GELU FFN x4, LayerNorm), 64 tokens, d=128"),
+    Spec("transformer", "vit_4x96_p8", (96, 96, 3),
+         "ViT-like: 8x8 patches (144 tokens), position embedding, 4 encoder layers d=192, 3 heads"),
+)
+FAMILIES = tuple(dict.fromkeys([s.family for s in SPECS] + [SAMPLES_FAMILY]))
 
-    def inverted_residual(x, expand, out, stride):
-        cin = x.shape[-1]
-        y = L.Conv2D(cin * expand, 1, use_bias=False)(x)
-        y = L.ReLU(6.0)(L.BatchNormalization()(y))
-        y = L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(y)
-        y = L.ReLU(6.0)(L.BatchNormalization()(y))
-        y = L.BatchNormalization()(L.Conv2D(out, 1, use_bias=False)(y))
-        return L.Add()([x, y]) if stride == 1 and cin == out else y
 
-    def mobilenet_like(size, width):
-        inp = tf.keras.Input((size, size, 3))
-        x = L.ReLU(6.0)(L.Conv2D(width, 3, strides=2, padding="same")(inp))
-        for out, stride in ((width, 1), (width * 2, 2), (width * 2, 1), (width * 4, 2), (width * 4, 1)):
-            x = inverted_residual(x, 6, out, stride)
-        x = L.GlobalAveragePooling2D()(x)
-        return tf.keras.Model(inp, L.Dense(100, activation="softmax")(x))
+# ---- pure figures (tested in tests/test_predict_accuracy_bench.py, no TensorFlow, no timing) -----------
 
-    def resnet_small(size):
-        inp = tf.keras.Input((size, size, 3))
-        x = L.MaxPool2D(3, 2, padding="same")(L.ReLU()(L.Conv2D(32, 7, strides=2, padding="same")(inp)))
-        for filters, stride in ((32, 1), (64, 2), (128, 2)):
-            y = L.ReLU()(L.BatchNormalization()(L.Conv2D(filters, 3, strides=stride, padding="same")(x)))
-            y = L.BatchNormalization()(L.Conv2D(filters, 3, padding="same")(y))
-            short = x if stride == 1 and x.shape[-1] == filters else L.Conv2D(filters, 1, strides=stride)(x)
-            x = L.ReLU()(L.Add()([short, y]))
-        return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling2D()(x)))
+@dataclass(frozen=True)
+class Result:
+    """One model's prediction and measurement (ms). ``rounds``: the median of each measured round."""
 
-    def transformer(tokens, dim, heads):
-        inp = tf.keras.Input((tokens, dim))
-        a = L.MultiHeadAttention(heads, dim // heads)(inp, inp)
-        x = L.LayerNormalization()(L.Add()([inp, a]))
+    family: str
+    model: str
+    precision: str
+    predicted_ms: float
+    low_ms: float
+    high_ms: float
+    measured_ms: float
+    rounds: tuple[float, ...] = ()
+    note: str = ""  # what the prediction says of itself: ops not predicted, ops by a stand-in law
+
+    @property
+    def error(self) -> float:
+        """predicted / measured - 1 (+: predicted slower than measured)."""
+        return self.predicted_ms / self.measured_ms - 1.0
+
+    @property
+    def in_range(self) -> bool:
+        """Whether the predicted range holds the measurement."""
+        return self.low_ms <= self.measured_ms <= self.high_ms
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (``numpy.quantile``'s default), q in [0, 1]."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def summarize(results: Sequence[Result], coverage: float = STATED_COVERAGE) -> dict[str, Any]:
+    """models, within ±10% (count, share), median |error|, median signed error, range coverage and the stated rate."""
+    if not results:
+        return {"models": 0}
+    errors = [r.error for r in results]
+    within = sum(abs(e) <= WITHIN + 1e-12 for e in errors)
+    covered = sum(r.in_range for r in results)
+    return {"models": len(results), "within_10": within, "share_within_10": within / len(results),
+            "median_abs_error": statistics.median(abs(e) for e in errors),
+            "median_signed_error": statistics.median(errors),
+            "in_range": covered, "coverage": covered / len(results), "stated_coverage": coverage}
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A whole-model correction fitted on other families.
+
+    The corrected prediction is ``predicted x exp(log_ratio)``, its range that x ``exp(log_low)`` .. ``exp(log_high)``.
+    """
+
+    log_ratio: float  # median ln(measured / predicted) over the training results
+    log_low: float  # quantile (1 - coverage) / 2 of the training results' ln(measured / corrected)
+    log_high: float  # quantile (1 + coverage) / 2
+    trained_on: int  # how many results it was fitted on
+
+    def apply(self, r: Result) -> Result:
+        """``r`` with the corrected prediction and range (the measurement unchanged)."""
+        p = r.predicted_ms * math.exp(self.log_ratio)
+        return dataclasses.replace(r, predicted_ms=p, low_ms=p * math.exp(self.log_low),
+                                   high_ms=p * math.exp(self.log_high))
+
+
+def held_out_correction(results: Sequence[Result], family: str, coverage: float = STATED_COVERAGE) -> Correction | None:
+    """The correction for ``family`` fitted on the OTHER families' results only (None: nothing to fit on).
+
+    (a) the whole-model log ratio: the median of ln(measured / predicted); (b) the range: the
+    (1 - coverage) / 2 and (1 + coverage) / 2 quantiles of what is left of the log ratios once corrected.
+    """
+    logs = [math.log(r.measured_ms / r.predicted_ms) for r in results
+            if r.family != family and r.predicted_ms > 0 and r.measured_ms > 0]
+    if not logs:
+        return None
+    c = statistics.median(logs)
+    rest = [x - c for x in logs]
+    return Correction(c, quantile(rest, (1 - coverage) / 2), quantile(rest, (1 + coverage) / 2), len(logs))
+
+
+def leave_one_family_out(results: Sequence[Result], coverage: float = STATED_COVERAGE
+                         ) -> tuple[list[Result], dict[str, Correction | None]]:
+    """Every result corrected by its family's :func:`held_out_correction` (unchanged where there is none)."""
+    corrections = {f: held_out_correction(results, f, coverage) for f in dict.fromkeys(r.family for r in results)}
+    out = [corrections[r.family].apply(r) if corrections[r.family] else r for r in results]
+    return out, corrections
+
+
+def drift_ratios(reference_ms: Sequence[float]) -> list[float]:
+    """Each round's reference time over the first round's."""
+    return [t / reference_ms[0] for t in reference_ms] if reference_ms and reference_ms[0] > 0 else []
+
+
+def round_ratios(results: Sequence[Result]) -> list[float]:
+    """Per round, the median over the models of their round's median over their first round's."""
+    rounds = max((len(r.rounds) for r in results), default=0)
+    out = []
+    for i in range(rounds):
+        ratios = [r.rounds[i] / r.rounds[0] for r in results if len(r.rounds) > i and r.rounds[0] > 0]
+        out.append(statistics.median(ratios) if ratios else float("nan"))
+    return out
+
+
+def groups(results: Sequence[Result], key: Callable[[Result], str]) -> dict[str, list[Result]]:
+    """The results grouped by ``key``, in first-seen order."""
+    out: dict[str, list[Result]] = {}
+    for r in results:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+# ---- the models: built and converted in a child process (TensorFlow is imported only there) -----------
+
+def keras_model(name: str) -> Any:
+    """The Keras model of spec ``name`` (random weights, seeded)."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    spec = next(s for s in SPECS if s.name == name)
+    L = keras.layers
+    if spec.what.startswith("keras.applications."):
+        application = getattr(keras.applications, spec.what.split()[0].rstrip(",").split(".")[-1])
+        return application(input_shape=spec.input, weights=None)
+    if name in ("lstm_2x128_t64", "gru_2x128_t64"):
+        cell = L.LSTM if name.startswith("lstm") else L.GRU
+        inp = keras.Input(spec.input, batch_size=1)
+        x = cell(128)(cell(128, return_sequences=True)(inp))
+        return keras.Model(inp, L.Dense(10)(x), name=name)
+
+    def encoder(x: Any, dim: int, heads: int) -> Any:
+        a = L.MultiHeadAttention(heads, dim // heads)(x, x)
+        x = L.LayerNormalization()(L.Add()([x, a]))
         f = L.Dense(dim)(L.Dense(dim * 4, activation="gelu")(x))
-        return tf.keras.Model(inp, L.LayerNormalization()(L.Add()([x, f])))
+        return L.LayerNormalization()(L.Add()([x, f]))
 
-    def mlp(width, depth):
-        inp = tf.keras.Input((784,))
+    if name == "encoder_4x64x128":
+        inp = keras.Input(spec.input, batch_size=1)
         x = inp
-        for _ in range(depth):
-            x = L.Dense(width, activation="relu")(x)
-        return tf.keras.Model(inp, L.Dense(10)(x))
+        for _ in range(4):
+            x = encoder(x, 128, 4)
+        return keras.Model(inp, x, name=name)
+    if name == "vit_4x96_p8":
+        import numpy as np
 
-    def cnn(size):
-        inp = tf.keras.Input((size, size, 3))
-        x = inp
-        for filters in (16, 32, 64):
-            x = L.MaxPool2D()(L.Conv2D(filters, 3, padding="same", activation="relu")(x))
-        return tf.keras.Model(inp, L.Dense(10)(L.Flatten()(x)))
-
-    tf.keras.utils.set_random_seed(0)
-    return [("mobilenet-like", "mbv2like_96_w16", mobilenet_like(96, 16), "float"),
-            ("mobilenet-like", "mbv2like_160_w24", mobilenet_like(160, 24), "float"),
-            ("mobilenet-like", "mbv2like_128_w16_int8", mobilenet_like(128, 16), "int8"),
-            ("resnet", "resnet_small_112", resnet_small(112), "float"),
-            ("resnet", "resnet_small_64_dynamic", resnet_small(64), "dynamic_range"),
-            ("transformer", "encoder_64x128", transformer(64, 128, 4), "float"),
-            ("transformer", "encoder_128x256", transformer(128, 256, 8), "float"),
-            ("mlp", "mlp_512x3", mlp(512, 3), "float"),
-            ("mlp", "mlp_1024x2_dynamic", mlp(1024, 2), "dynamic_range"),
-            ("cnn", "cnn_64_int8", cnn(64), "int8"),
-            ("cnn", "cnn_96_fp16", cnn(96), "fp16"),
-            ("mobilenet", "mobilenet_v2_035_96", tf.keras.applications.MobileNetV2(
-                input_shape=(96, 96, 3), alpha=0.35, weights=None), "float")]
+        inp = keras.Input(spec.input, batch_size=1)
+        x = L.Reshape((144, 192))(L.Conv2D(192, 8, strides=8)(inp))
+        position = np.random.default_rng(0).normal(0, 0.02, (1, 144, 192)).astype("float32")
+        position = keras.ops.convert_to_tensor(position)
+        x = L.Add()([x, L.Lambda(lambda t: keras.ops.zeros_like(t) + position)(x)])
+        for _ in range(4):
+            x = encoder(x, 192, 3)
+        x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+        return keras.Model(inp, L.Dense(10)(x), name=name)
+    raise KeyError(name)
 
 
-def held_out(folder: str) -> list[tuple[str, str, str]]:
-    """(family, name, path) of every held-out model."""
-    samples = os.path.join(ROOT, "sample_models")
-    models = [("sample", name[:-len(".tflite")], os.path.join(samples, name))
-              for name in sorted(os.listdir(samples)) if name.endswith(".tflite")]
+def cache_path(cache_dir: str, name: str, precision: str) -> str:
+    """Where the converted model is cached (``.failed`` beside it when its conversion failed)."""
+    return os.path.join(cache_dir, f"{name}_{precision}_{CACHE_VERSION}.tflite")
+
+
+def convert_worker(name: str, precisions: Sequence[str], cache_dir: str) -> int:
+    """Child process: build ``name`` once, convert it in each precision not cached yet, write the files."""
     from tflite_flops.convert import to_tflite
+    from tflite_flops.errors import TfliteFlopsError
 
-    for family, name, model, quant in keras_models():
-        path = os.path.join(folder, name + ".tflite")
-        with open(path, "wb") as f:
-            f.write(to_tflite(model, quant))
-        models.append((family, name, path))
-    return models
+    import numpy as np
+
+    model = keras_model(name)
+    shape = (1, *next(s for s in SPECS if s.name == name).input)
+
+    def representative() -> Iterable[list[Any]]:
+        rng = np.random.default_rng(0)
+        for _ in range(4):
+            yield [rng.uniform(-1.0, 1.0, shape).astype(np.float32)]
+
+    for precision in precisions:
+        path = cache_path(cache_dir, name, precision)
+        t0 = time.time()
+        try:
+            data = to_tflite(model, PRECISIONS[precision],
+                             representative_data=representative if precision == "int8" else None)
+        except TfliteFlopsError as exc:
+            with open(path + ".failed", "w", encoding="utf-8") as f:
+                f.write(str(exc).splitlines()[0] + "\n")
+            print(f"  {name} {precision}: conversion failed ({str(exc).splitlines()[0][:120]})", flush=True)
+            continue
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+        print(f"  {name} {precision}: converted in {time.time() - t0:.0f} s ({len(data) / 2**20:.1f} MiB)", flush=True)
+    return 0
 
 
-def main() -> int:
+def convert_all(specs: Sequence[Spec], precisions: Sequence[str], cache_dir: str,
+                timeout: float) -> list[tuple[Spec, str, str | None, str | None]]:
+    """(spec, precision, path or None, why not) of every model, converting what the cache lacks."""
+    os.makedirs(cache_dir, exist_ok=True)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for spec in specs:
+        def missing() -> list[str]:
+            return [p for p in precisions if not os.path.exists(cache_path(cache_dir, spec.name, p))
+                    and not os.path.exists(cache_path(cache_dir, spec.name, p) + ".failed")]
+
+        todo = missing()
+        while todo:  # a converter that crashes (the int8 LSTM: a segfault) takes its process down
+            print(f"converting {spec.name} ({', '.join(todo)}) ...", flush=True)
+            try:
+                done = subprocess.run([sys.executable, os.path.abspath(__file__), "--convert-one", spec.name,
+                                       "--precisions", ",".join(todo), "--cache-dir", cache_dir],
+                                      env=env, timeout=timeout, stderr=subprocess.PIPE, text=True)
+                last = [ln for ln in done.stderr.splitlines()
+                        if ln.strip() and not ln.startswith(("W0000", "I0000"))][-1:]
+                why = (f"the conversion process died (exit status {done.returncode}: {last[0][:160] if last else ''})"
+                       if done.returncode else "")
+            except subprocess.TimeoutExpired:
+                why = f"conversion stopped after {timeout:.0f} s"
+            left = missing()
+            if not why or not left:
+                break
+            print(f"  {spec.name} {left[0]}: {why}", file=sys.stderr)
+            with open(cache_path(cache_dir, spec.name, left[0]) + ".failed", "w", encoding="utf-8") as f:
+                f.write(why + "\n")
+            todo = left[1:]
+    out = []
+    for spec in specs:
+        for p in precisions:
+            path = cache_path(cache_dir, spec.name, p)
+            if os.path.exists(path):
+                out.append((spec, p, path, None))
+            elif os.path.exists(path + ".failed"):
+                with open(path + ".failed", encoding="utf-8") as f:
+                    out.append((spec, p, None, f.read().strip()))
+            else:
+                out.append((spec, p, None, "not converted"))
+    return out
+
+
+def sample_models() -> list[tuple[str, str, str]]:
+    """(model, precision, path) of the bundled .tflite samples."""
+    folder = os.path.join(ROOT, "sample_models")
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".tflite"):
+            stem = name[:-len(".tflite")]
+            precision = SAMPLE_PRECISIONS.get(stem, "float32")
+            out.append((stem, precision, os.path.join(folder, name)))
+    return out
+
+
+# ---- the run ------------------------------------------------------------------------------------------
+
+def reference_model() -> bytes:
+    """The drift reference: one float32 CONV_2D 56x56x64 -> 64, 3x3 (~116 M MACs), written without TensorFlow."""
+    from tflite_flops.latency.suite import SuitePoint, build, conv
+    from tflite_flops.measure import runtimes
+
+    point = SuitePoint("drift_reference_conv", "CONV_2D", "float32", True, False,
+                       conv(56, 64, 64, 3, 1, "NONE", "float32"))
+    return build(runtimes.schema_module("litert"), point)
+
+
+def cache_sizes() -> str:
+    """The CPU caches from sysfs (Linux), e.g. ``L1d 32K, L2 512K, L3 32768K``; '' elsewhere."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    out = []
+    try:
+        for entry in sorted(os.listdir(base)):
+            if entry.startswith("index"):
+                def read(field: str) -> str:
+                    with open(os.path.join(base, entry, field), encoding="utf-8") as f:
+                        return f.read().strip()
+                kind = read("type")
+                suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+                out.append(f"L{read('level')}{suffix} {read('size')}")
+    except OSError:
+        pass
+    return ", ".join(out)
+
+
+def fmt_pct(x: float) -> str:
+    return f"{x:+.1%}"
+
+
+def print_summary(title: str, results: Sequence[Result], coverage: float) -> dict[str, Any]:
+    """Overall, per family and per precision: the table, returned as a dict for the JSON."""
+    print(f"\n{title}")
+    print(f"{'group':<22} {'models':>6} {'within ±10%':>12} {'median |err|':>13} {'median signed':>14} "
+          f"{'in range':>9} {'coverage':>9}")
+    out: dict[str, Any] = {}
+    rows = [("all", results)]
+    rows += [(f"family {k}", v) for k, v in groups(results, lambda r: r.family).items()]
+    rows += [(f"precision {k}", v) for k, v in groups(results, lambda r: r.precision).items()]
+    for label, rs in rows:
+        s = summarize(rs, coverage)
+        out[label] = s
+        print(f"{label:<22} {s['models']:>6} {s['within_10']:>5} ({s['share_within_10']:>4.0%}) "
+              f"{s['median_abs_error']:>13.1%} {fmt_pct(s['median_signed_error']):>14} {s['in_range']:>9} "
+              f"{s['coverage']:>5.0%}/{coverage:.0%}")
+    return out
+
+
+def note(prediction: Any) -> str:
+    """The prediction's caveats in a few words: ops without a prediction, ops predicted by a stand-in law."""
+    parts = []
+    missing = sum(dict(getattr(prediction, "ops_not_predicted", {}) or {}).values())
+    if missing:
+        parts.append(f"{missing} ops not predicted")
+    fallback = getattr(prediction, "ops_fallback", 0)
+    if fallback:
+        parts.append(f"{fallback}/{getattr(prediction, 'ops_predicted', 0)} ops by a stand-in law")
+    return ", ".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", help="an existing device profile (default: calibrate first)")
     parser.add_argument("--quick", action="store_true", help="calibrate with the --quick suite (default: the full one)")
+    parser.add_argument("--families", help=f"comma-separated (default: all): {', '.join(FAMILIES)}")
+    parser.add_argument("--precisions", help=f"comma-separated (default: all): {', '.join(PRECISIONS)}")
+    parser.add_argument("--list", action="store_true", help="list the families, models and input sizes, and stop")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds (default 5)")
-    parser.add_argument("--runs", type=int, default=30, help="timed runs per model and round (default 30)")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per model and round (default 20)")
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time the models by the wall clock (default) or by the CPU time of the invoking thread "
+                             "(1 thread only: a shared machine's waits for a core left out)")
+    parser.add_argument("--cache-dir", default=DEFAULT_CACHE, help="converted models (default benchmarks/.cache/...)")
+    parser.add_argument("--convert-timeout", type=float, default=1800, help="seconds per model's conversion")
+    parser.add_argument("--coverage", type=float, default=STATED_COVERAGE, help="the range's stated rate (0.8)")
+    parser.add_argument("--json", help="write every result and figure to this file")
+    parser.add_argument("--convert-only", action="store_true", help="convert (and cache) the models, and stop")
+    parser.add_argument("--convert-one", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    families = FAMILIES if not args.families else tuple(f.strip() for f in args.families.split(",") if f.strip())
+    precisions = tuple(PRECISIONS) if not args.precisions else tuple(p.strip() for p in args.precisions.split(","))
+    bad = [f for f in families if f not in FAMILIES] + [p for p in precisions if p not in PRECISIONS]
+    if bad or args.rounds < 1 or args.runs < 1 or args.threads < 1 or not 0 < args.coverage < 1:
+        print(f"error: unknown families or precisions {', '.join(bad)} (see --list)" if bad else
+              "error: --rounds, --runs and --threads must be at least 1, --coverage in (0, 1)", file=sys.stderr)
+        return 2
+    if args.clock == "cpu" and args.threads != 1:
+        print("error: --clock cpu times the invoking thread: it needs --threads 1", file=sys.stderr)
+        return 2
+    if args.convert_one:
+        return convert_worker(args.convert_one, precisions, args.cache_dir)
+    specs = [s for s in SPECS if s.family in families]
+    if args.list:
+        print(f"{'family':<13} {'model':<24} {'input':<14} what")
+        for s in specs:
+            print(f"{s.family:<13} {s.name:<24} {'x'.join(map(str, s.input)):<14} {s.what}")
+        if SAMPLES_FAMILY in families:
+            for name, precision, _ in sample_models():
+                print(f"{SAMPLES_FAMILY:<13} {name:<24} {'(sample)':<14} sample_models/{name}.tflite ({precision})")
+        print(f"precisions: {', '.join(precisions)}")
+        return 0
+
+    import tflite_flops
+    from tflite_flops.measure.bench import BenchSettings, measure_model
+    from tflite_flops.measure.runtime import RuntimeSettings, cpu_model, runtime_version
+
+    t0 = time.time()
     runtime = RuntimeSettings(threads=args.threads)
     work = tempfile.mkdtemp(prefix="predict-accuracy-")
-    t0 = time.time()
+    models: list[tuple[str, str, str, str]] = []  # family, model, precision, path
+    skipped: list[tuple[str, str, str, str]] = []
+    for spec, precision, path, why in convert_all(specs, precisions, args.cache_dir, args.convert_timeout):
+        if path:
+            models.append((spec.family, spec.name, precision, path))
+        else:
+            skipped.append((spec.family, spec.name, precision, why or ""))
+    if args.convert_only:
+        print(f"{len(models)} models in the cache, {len(skipped)} not converted ({time.time() - t0:.0f} s)")
+        return 0
+    if SAMPLES_FAMILY in families:
+        models += [(SAMPLES_FAMILY, n, p, path) for n, p, path in sample_models() if p in precisions]
+    t_convert = time.time() - t0
     profile = args.profile
     if profile is None:
         from tflite_flops.latency.calibrate import calibrate
 
         profile = os.path.join(work, "profile.json")
-        _, timed = calibrate(profile, runtime, quick=args.quick, progress=True)
-        print(f"calibrated ({'quick' if args.quick else 'full'} suite, {timed} points) in {time.time() - t0:.0f} s")
-    models = held_out(work)
-    rows = []
-    for family, name, path in models:
+        t1 = time.time()
+        _, timed = calibrate(profile, runtime, quick=args.quick, progress=sys.stderr.isatty())
+        print(f"calibrated ({'quick' if args.quick else 'full'} suite, {timed} points) in {time.time() - t1:.0f} s")
+    rows = []  # [family, model, precision, path, shapes, prediction, round medians]
+    for family, name, precision, path in models:
         try:
             report = tflite_flops.analyze(path, predict=profile, threads=args.threads)
         except tflite_flops.TfliteFlopsError as exc:
-            print(f"{name}: not predicted ({exc})", file=sys.stderr)
+            skipped.append((family, name, precision, f"not predicted: {exc}"))
             continue
         if report.prediction is None:
+            skipped.append((family, name, precision, "no prediction"))
             continue
         shapes = {i: tuple(t.shape) for i, t in enumerate(report.inputs)}
-        rows.append([family, name, path, shapes, report.prediction.latency_ms, []])
+        rows.append([family, name, precision, path, shapes, report.prediction, []])
+
+    reference = os.path.join(work, "drift_reference.tflite")
+    with open(reference, "wb") as f:
+        f.write(reference_model())
+    ref_ms: list[float] = []  # by the models' clock
+    ref_wall: list[float] = []
+    ref_cpu: list[float] = []
+    clock = time.thread_time_ns if args.clock == "cpu" else time.perf_counter_ns
     bench = BenchSettings(runs=args.runs, warmup=5)
-    for _ in range(args.rounds):  # interleaved: a slow spell of the machine hits every model alike
+    for rnd in range(args.rounds):  # interleaved: a slow spell of the machine hits every model alike
+        ref = BenchSettings(runs=30, warmup=5)
+        ref_wall.append(measure_model(reference, {}, runtime, ref).median_ms)
+        if args.threads == 1:
+            ref_cpu.append(measure_model(reference, {}, runtime, ref, clock=time.thread_time_ns).median_ms)
+        ref_ms.append(ref_cpu[-1] if args.clock == "cpu" else ref_wall[-1])
         for row in rows:
             try:
-                row[5].append(measure_model(row[2], row[3], runtime, bench).median_ms)
+                row[6].append(measure_model(row[3], row[4], runtime, bench, clock=clock).median_ms)
             except tflite_flops.TfliteFlopsError as exc:
-                print(f"{row[1]}: not measured ({exc})", file=sys.stderr)
-    table = [(f, n, p, statistics.median(m), p / statistics.median(m) - 1) for f, n, _, _, p, m in rows if m]
-    print(f"\n{'family':<16} {'model':<28} {'predicted ms':>12} {'measured ms':>12} {'error':>8}")
-    for f, n, p, m, e in table:
-        print(f"{f:<16} {n:<28} {p:12.3f} {m:12.3f} {e:+8.1%}{'' if abs(e) <= 0.10 else '  miss'}")
-    print(f"\n{'family':<16} {'models':>6} {'within ±10%':>12} {'median |error|':>15}")
-    for fam in dict.fromkeys(f for f, *_ in table):
-        errs = [abs(e) for f, *_, e in table if f == fam]
-        print(f"{fam:<16} {len(errs):>6} {sum(e <= 0.10 for e in errs):>12} {statistics.median(errs):>15.1%}")
-    errs = [abs(e) for *_, e in table]
-    if errs:
-        print(f"\nall: {sum(e <= 0.10 for e in errs)}/{len(errs)} within ±10% "
-              f"({sum(e <= 0.10 for e in errs) / len(errs):.0%}), median |error| {statistics.median(errs):.1%}; "
-              f"{time.time() - t0:.0f} s in all")
+                print(f"{row[1]} {row[2]}: not measured ({exc})", file=sys.stderr)
+        print(f"round {rnd + 1}/{args.rounds} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m), note(pr))
+               for f, n, p, _, _, pr, m in rows if len(m) == args.rounds]
+    skipped += [(f, n, p, f"measured in {len(m)} of {args.rounds} rounds") for f, n, p, _, _, _, m in rows
+                if len(m) != args.rounds]
+    corrected, corrections = leave_one_family_out(results, args.coverage)
+
+    print(f"\nCPU: {cpu_model()} ({os.cpu_count()} cores; caches {cache_sizes() or 'unknown'}); "
+          f"runtime {runtime.runtime} {runtime_version(runtime.runtime)}, {args.threads} thread(s), XNNPACK on; "
+          f"{platform.platform()}")
+    made = f"given: {args.profile}" if args.profile else f"{'quick' if args.quick else 'full'} calibration in this run"
+    print(f"profile: {made}; "
+          f"{args.rounds} interleaved rounds of {args.runs} runs (5 warm-up), measured = median of the rounds' "
+          f"medians, "
+          f"by the {'CPU time of the invoking thread' if args.clock == 'cpu' else 'wall clock'}")
+    print("inputs: " + "; ".join(f"{s.name} {'x'.join(map(str, s.input))}" for s in specs))
+    print(f"\n{'family':<12} {'model':<24} {'prec':<8} {'measured':>9} {'predicted':>9} {'error':>8} "
+          f"{'range (raw)':>19} {'in':>3}   {'LOFO pred':>9} {'error':>8} {'LOFO range':>19} {'in':>3}")
+    for r, c in zip(results, corrected):
+        print(f"{r.family:<12} {r.model:<24} {r.precision:<8} {r.measured_ms:9.3f} {r.predicted_ms:9.3f} "
+              f"{fmt_pct(r.error):>8}{' ' if abs(r.error) <= WITHIN else '*'}"
+              f"{r.low_ms:9.3f}-{r.high_ms:<9.3f} {'yes' if r.in_range else 'no':>3}   {c.predicted_ms:9.3f} "
+              f"{fmt_pct(c.error):>8}{' ' if abs(c.error) <= WITHIN else '*'}{c.low_ms:9.3f}-{c.high_ms:<9.3f} "
+              f"{'yes' if c.in_range else 'no':>3}  {r.note}")
+    print("(error: predicted / measured - 1, + predicted slower; * outside ±10%; ms)")
+    for family, name, precision, why in skipped:
+        print(f"skipped: {family} {name} {precision}: {why}")
+
+    drift = drift_ratios(ref_ms)
+    ratios = round_ratios(results)
+    print(f"\nDrift over the run (round: the reference conv's wall-clock and thread-CPU medians and their ratio "
+          f"(>1: it waited for a core), the {args.clock} time's ratio to round 1, the models' median ratio to "
+          f"round 1):")
+    for i, (t, d) in enumerate(zip(ref_ms, drift)):
+        cpu = f"cpu {ref_cpu[i]:.3f} ms, wall/cpu x{ref_wall[i] / ref_cpu[i]:.2f}" if i < len(ref_cpu) else "cpu -"
+        print(f"  round {i + 1}: wall {ref_wall[i]:.3f} ms, {cpu};  x{d:.3f}   "
+              f"models x{ratios[i] if i < len(ratios) else float('nan'):.3f}")
+
+    raw = print_summary(f"RAW (the tool's prediction and range; the laws come from the synthetic suite only, "
+                        f"so every model is held out; stated range rate {args.coverage:.0%}):", results, args.coverage)
+    lofo = print_summary("LEAVE-ONE-FAMILY-OUT CORRECTED (each family predicted with a log-ratio correction and "
+                         "range fitted on the other families' results only):", corrected, args.coverage)
+    print("\ncorrections (fitted without the family): " + "; ".join(
+        f"{f} x{math.exp(c.log_ratio):.3f} range x{math.exp(c.log_ratio + c.log_low):.2f}"
+        f"..x{math.exp(c.log_ratio + c.log_high):.2f}"
+        f" (n={c.trained_on})" for f, c in corrections.items() if c))
+    print(f"\n{len(results)} models measured, {len(skipped)} skipped; conversion {t_convert:.0f} s, "
+          f"{time.time() - t0:.0f} s in all")
+    if args.json:
+        doc = {"cpu": cpu_model(), "cores": os.cpu_count(), "caches": cache_sizes(), "system": platform.platform(),
+               "runtime": runtime.runtime, "runtime_version": runtime_version(runtime.runtime),
+               "threads": args.threads, "rounds": args.rounds, "runs": args.runs, "clock": args.clock,
+               "profile": args.profile or ("quick" if args.quick else "full"), "coverage": args.coverage,
+               "inputs": {s.name: list(s.input) for s in specs},
+               "results": [dict(dataclasses.asdict(r), error=r.error, in_range=r.in_range,
+                                lofo_predicted_ms=c.predicted_ms, lofo_low_ms=c.low_ms, lofo_high_ms=c.high_ms,
+                                lofo_error=c.error, lofo_in_range=c.in_range) for r, c in zip(results, corrected)],
+               "skipped": [dict(zip(("family", "model", "precision", "why"), s)) for s in skipped],
+               "drift": {"reference_ms": ref_ms, "reference_wall_ms": ref_wall, "reference_cpu_ms": ref_cpu,
+                         "reference_ratio": drift, "models_ratio": ratios},
+               "summary_raw": raw, "summary_lofo": lofo,
+               "corrections": {f: dataclasses.asdict(c) if c else None for f, c in corrections.items()}}
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+        print(f"wrote {args.json}")
     return 0
 
 

@@ -1,0 +1,114 @@
+"""The pure figures of benchmarks/predict_accuracy.py on synthetic numbers: summaries, leave-one-family-out
+corrections and drift ratios (no TensorFlow, no model run, no timing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "predict_accuracy.py")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("predict_accuracy_bench", PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+def result(bench, family, predicted, measured, low=None, high=None, precision="float32", rounds=()):
+    return bench.Result(family, f"{family}_{predicted}_{measured}", precision, predicted,
+                        predicted * 0.9 if low is None else low, predicted * 1.1 if high is None else high,
+                        measured, tuple(rounds))
+
+
+def test_error_and_range(bench):
+    r = result(bench, "a", 9.0, 10.0, low=8.0, high=10.0)
+    assert r.error == pytest.approx(-0.1)  # predicted faster: negative
+    assert r.in_range
+    assert not result(bench, "a", 9.0, 10.5, low=8.0, high=10.0).in_range
+
+
+def test_summary_statistics(bench):
+    rs = [result(bench, "a", 11.0, 10.0),   # +10%: within (the boundary counts)
+          result(bench, "a", 8.0, 10.0),    # -20%
+          result(bench, "b", 10.5, 10.0),   # +5%
+          result(bench, "b", 5.0, 10.0)]    # -50%
+    s = bench.summarize(rs)
+    assert s["models"] == 4 and s["within_10"] == 2 and s["share_within_10"] == 0.5
+    assert s["median_abs_error"] == pytest.approx((0.10 + 0.20) / 2)
+    assert s["median_signed_error"] == pytest.approx((-0.20 + 0.05) / 2)
+    # ranges are predicted x 0.9..1.1: 11 -> 9.9..12.1 holds 10; 8 -> 7.2..8.8 not; 10.5 -> 9.45.. holds; 5 not
+    assert s["in_range"] == 2 and s["coverage"] == 0.5 and s["stated_coverage"] == 0.8
+    assert bench.summarize([]) == {"models": 0}
+
+
+def test_quantile_matches_numpy(bench):
+    values = [3.0, -1.0, 4.0, 1.5, 9.0, 2.6, -5.3]
+    for q in (0.0, 0.1, 0.25, 0.5, 0.9, 1.0):
+        assert bench.quantile(values, q) == pytest.approx(float(np.quantile(values, q)))
+
+
+def test_held_out_correction_never_sees_its_family(bench):
+    # family "a" is predicted 2x too fast, "b" and "c" exactly; "a"'s correction comes from b and c only
+    rs = [result(bench, "a", 1.0, 2.0), result(bench, "a", 2.0, 4.0),
+          result(bench, "b", 1.0, 1.0), result(bench, "b", 3.0, 3.0), result(bench, "c", 5.0, 5.0)]
+    c = bench.held_out_correction(rs, "a")
+    assert c.trained_on == 3 and c.log_ratio == pytest.approx(0.0)
+    assert c.log_low == pytest.approx(0.0) and c.log_high == pytest.approx(0.0)
+    cb = bench.held_out_correction(rs, "b")  # trained on a (ln 2, ln 2) and c (0): median ln 2
+    assert cb.trained_on == 3 and cb.log_ratio == pytest.approx(math.log(2))
+    assert bench.held_out_correction([result(bench, "a", 1.0, 2.0)], "a") is None
+
+
+def test_held_out_range_quantiles(bench):
+    # ten other-family log ratios 0.0, 0.1, ..., 0.9: median 0.45; residuals -0.45..0.45
+    rs = [result(bench, "x", 1.0, math.exp(0.1 * i)) for i in range(10)] + [result(bench, "h", 1.0, 1.0)]
+    c = bench.held_out_correction(rs, "h", coverage=0.8)
+    assert c.log_ratio == pytest.approx(0.45)
+    rest = [0.1 * i - 0.45 for i in range(10)]
+    assert c.log_low == pytest.approx(float(np.quantile(rest, 0.1)))
+    assert c.log_high == pytest.approx(float(np.quantile(rest, 0.9)))
+    corrected = c.apply(rs[-1])
+    assert corrected.predicted_ms == pytest.approx(math.exp(0.45))
+    assert corrected.low_ms == pytest.approx(math.exp(0.45 + c.log_low))
+    assert corrected.high_ms == pytest.approx(math.exp(0.45 + c.log_high))
+    assert corrected.measured_ms == 1.0
+
+
+def test_leave_one_family_out_corrects_each_family_apart(bench):
+    rs = [result(bench, "a", 1.0, 2.0), result(bench, "b", 1.0, 2.0), result(bench, "c", 1.0, 1.0)]
+    corrected, corrections = bench.leave_one_family_out(rs)
+    assert set(corrections) == {"a", "b", "c"}
+    # a: trained on b (ln 2) and c (0): median ln(2)/2; c: trained on a and b: ln 2
+    assert corrected[0].predicted_ms == pytest.approx(math.sqrt(2))
+    assert corrected[2].predicted_ms == pytest.approx(2.0)
+    assert [r.measured_ms for r in corrected] == [2.0, 2.0, 1.0]
+    alone, corr = bench.leave_one_family_out([result(bench, "a", 1.0, 2.0)])
+    assert corr == {"a": None} and alone[0].predicted_ms == 1.0  # nothing to learn from: unchanged
+
+
+def test_drift_and_round_ratios(bench):
+    assert bench.drift_ratios([2.0, 2.2, 1.8]) == pytest.approx([1.0, 1.1, 0.9])
+    assert bench.drift_ratios([]) == []
+    rs = [result(bench, "a", 1.0, 1.0, rounds=(1.0, 1.2, 0.9)),
+          result(bench, "a", 1.0, 1.0, rounds=(2.0, 2.0, 2.0)),
+          result(bench, "b", 1.0, 1.0, rounds=(4.0, 6.0, 4.0))]
+    assert bench.round_ratios(rs) == pytest.approx([1.0, 1.2, 1.0])
+
+
+def test_every_family_has_models_and_four_precisions(bench):
+    assert set(bench.PRECISIONS) == {"float32", "fp16", "dynamic", "int8"}
+    families = {s.family for s in bench.SPECS}
+    assert len(families - {"rnn", "transformer"}) >= 6 and {"rnn", "transformer"} <= families
+    assert len({s.name for s in bench.SPECS}) == len(bench.SPECS)
