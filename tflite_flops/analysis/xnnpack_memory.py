@@ -286,7 +286,8 @@ def _reshape_bytes(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
             if taps == 1 and _pointwise(op, tensors):
                 return 0  # a fully connected operator: no indirection
             x = tensors[op.inputs[0]].dtype
-            rows = cpu.hybrid_rows if _hybrid(op, tensors) else cpu.int8_rows if x in ("INT8", "UINT8") else cpu.float_rows
+            rows = (cpu.hybrid_rows if _hybrid(op, tensors) else cpu.int8_rows if x in ("INT8", "UINT8")
+                    else cpu.float_rows)
             pixels = out[0] * out[1] * out[2]
             return cpu.pointer_bytes * taps * _tiled(pixels, rows)
         if taps == 1 and kind == POOL_INDIRECTION:
@@ -376,7 +377,7 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     elif role == DEPTHWISE:
         per_channel, tile = per_channel + 8, cpu.int8_depthwise_tile
     else:
-        per_channel, tile = per_channel + 8 * biases, cpu.int8_tile  # an int32 bias and a float scale (each sub-kernel's)
+        per_channel, tile = per_channel + 8 * biases, cpu.int8_tile  # an int32 bias, a float scale (each sub-kernel's)
     return align(_tiled(out_channels, tile) * per_channel, cpu.alignment)  # the buffer's size, aligned
 
 
@@ -411,5 +412,6 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
             ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes, target=cpu)  # type: ignore[attr-defined]
         workspace, packed, structures = max(workspace, ws), packed + pw, structures + st
     # the delegate exists once LiteRT applied it, whether or not it took an op
-    pool = cpu.threadpool_bytes + cpu.thread_bytes * threads + cpu.thread_tls_bytes * (threads - 1) if threads > 1 else 0
+    pool = (cpu.threadpool_bytes + cpu.thread_bytes * threads + cpu.thread_tls_bytes * (threads - 1)
+            if threads > 1 else 0)
     return views, (workspace, packed, structures + cpu.delegate_bytes + pool)
