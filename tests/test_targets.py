@@ -152,3 +152,11 @@ def test_targets_command_and_target_option():
     assert report.returncode == 0 and "XNNPACK's own (target x86-amx)" in report.stdout
     bad = run_cli("analyze", str(SAMPLES / "cnn_int8.tflite"), "--target", "nope")
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "valid targets: host" in bad.stderr
+
+
+def test_a_host_that_fell_back_says_so_in_the_report(monkeypatch):
+    # on a CPU that matches no target, the report's notes say whose figures these are; a named target has no note
+    note = "this CPU (riscv64) matches no target: the figures are x86-avx512's (pass --target)"
+    monkeypatch.setattr(targets, "host", lambda: (targets.targets()["x86-avx512"], note))
+    assert note in tflite_flops.analyze(SAMPLES / "cnn_int8.tflite").notes
+    assert note not in tflite_flops.analyze(SAMPLES / "cnn_int8.tflite", target="x86-avx512").notes
