@@ -407,6 +407,41 @@ def test_xnnpack_bytes_against_its_allocations(samples_dir, tmp_path, threads):
 
 @pytest.mark.runtime
 @pytest.mark.slow
+def test_float_filters_are_packed_by_the_host_s_kernels(tmp_path):
+    # XNNPACK packs an f32 convolution's filter to its IGEMM kernel's tile, or to the narrower nr2 kernel's
+    # below it (on x86-avx512: 32, and 16 below 32 output channels), and a fully connected (or pointwise)
+    # one to whichever of the two pads less (xnn_use_nr2). The calibration suite's convolutions have 8 to
+    # 32 channels or multiples of 32: these (24 to 1000 channels, 3x3 and 1x1, float32 and fp16) tell the
+    # tiles apart. Predicted with the detected host target, to the byte.
+    from malloc_trace import delegate_bytes
+
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.analysis.xnnpack_memory import _reshape_bytes, xnnpack_bytes
+    from tflite_flops.latency.suite import SuitePoint, build, conv
+    from tflite_flops.measure import runtimes
+
+    fb = runtimes.schema_module("litert")
+    paths = []
+    for cout, k, prec in [(24, 3, "float32"), (40, 3, "float32"), (48, 3, "float32"), (72, 3, "float32"),
+                          (144, 3, "float32"), (144, 1, "float32"), (1000, 1, "float32"), (40, 3, "fp16")]:
+        path = tmp_path / f"conv-{cout}-{k}-{prec}.tflite"
+        path.write_bytes(build(fb, SuitePoint(path.stem, "CONV_2D", prec, True, True, conv(8, 16, cout, k, 1, "NONE", prec))))
+        paths.append(str(path))
+    packing, indirection = "xnn_get_pointer_to_write_weights", "reshape_igemm"
+    traced = delegate_bytes(paths, 1, tmp_path, functions=(packing, indirection))
+    rows = []
+    for path, real in zip(paths, traced):
+        model = load_model(path)
+        sg = model.subgraphs[0]
+        shapes = [t.shape for t in sg.tensors]
+        _, packed, _ = xnnpack_bytes(sg, place_subgraph(model, 0), shapes, target=HOST)
+        rows.append((Path(path).stem, packed, real[packing], _reshape_bytes(sg.operators[-1], sg.tensors, shapes, HOST),
+                     real[indirection]))
+    assert [r for r in rows if r[1] != r[2] or r[3] != r[4]] == [], (HOST.name, rows)
+
+
+@pytest.mark.runtime
+@pytest.mark.slow
 def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     # The calibration suite's one-op models (--quick: every op family XNNPACK takes, float32, fp16,
     # dynamic-range and int8, small to MobileNet-sized shapes), each traced as above.

@@ -84,7 +84,8 @@ def test_every_target_is_data_with_its_sources():
 def test_the_x86_avx512_target_holds_the_constants_read_off_that_build():
     t = targets.get("x86-avx512")
     assert (t.float_rows, t.int8_rows, t.hybrid_rows) == (7, 7, 10)  # 7x32/7x16 f32, 7x16c8 qs8, 10x16c8 qdu8
-    assert (t.float_tile, t.int8_tile, t.int8_kr, t.int8_depthwise_tile, t.hybrid_gemm_tile) == (16, 16, 8, 32, 64)
+    assert (t.float_tile, t.float_nr2_tile, t.float_gemm_tile, t.float_depthwise_tile, t.law_tile) == (32, 16, 32, 16, 16)
+    assert (t.int8_tile, t.int8_kr, t.int8_depthwise_tile, t.hybrid_gemm_tile) == (16, 8, 32, 64)
     assert (t.alignment, t.workspace_slack, t.unpacked_slack) == (64, 32, 128)
     assert (t.runtime_bytes, t.opdata_bytes, t.value_bytes, t.delegate_bytes) == (96, 240, 160, 1_720)
 
@@ -160,3 +161,28 @@ def test_a_host_that_fell_back_says_so_in_the_report(monkeypatch):
     monkeypatch.setattr(targets, "host", lambda: (targets.targets()["x86-avx512"], note))
     assert note in tflite_flops.analyze(SAMPLES / "cnn_int8.tflite").notes
     assert note not in tflite_flops.analyze(SAMPLES / "cnn_int8.tflite", target="x86-avx512").notes
+
+
+@pytest.mark.runtime
+def test_float_filters_follow_the_kernel_xnnpack_picks():
+    # x86-avx512: a 3x3 CONV_2D [1,8,8,16] -> 48 channels packs to the 7x32 kernel's 64 channels of
+    # 3·3·16 weights + 1 bias: 64 · 145 · 4 = 37,120 bytes; 24 channels, below 32, to the nr2 kernel's 32:
+    # 32 · 145 · 4 = 18,560; a pointwise one of 1000 channels (a fully connected operator) to 1008 (nr2: 32
+    # pads 24, over 1% of them): 1008 · 17 · 4 = 68,544. On arm-neon (6x8, nr2 4x2), 48 and 24 channels
+    # are multiples of 8: 48 · 145 · 4 = 27,840 and 24 · 145 · 4 = 13,920.
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.analysis.xnnpack_memory import xnnpack_bytes
+    from tflite_flops.latency.suite import SuitePoint, build, conv
+    from tflite_flops.measure import runtimes
+    from tflite_flops.reader.load import load_model
+
+    fb = runtimes.schema_module("litert")  # the schema module that writes the model (LiteRT's)
+    expected = {(48, 3): (37_120, 27_840), (24, 3): (18_560, 13_920), (1000, 1): (68_544, 1000 * 17 * 4)}
+    for (cout, k), (avx512, neon) in expected.items():
+        model = load_model(build(fb, SuitePoint("c", "CONV_2D", "float32", True, True,
+                                                 conv(8, 16, cout, k, 1, "NONE", "float32"))))
+        sg = model.subgraphs[0]
+        shapes = [t.shape for t in sg.tensors]
+        got = [xnnpack_bytes(sg, place_subgraph(model, 0), shapes, target=targets.get(name))[1]
+               for name in ("x86-avx512", "arm-neon")]
+        assert got == [avx512, neon], (cout, k)

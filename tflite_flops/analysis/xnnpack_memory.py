@@ -287,7 +287,7 @@ def _reshape_bytes(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
                 return 0  # a fully connected operator: no indirection
             x = tensors[op.inputs[0]].dtype
             rows = (cpu.hybrid_rows if _hybrid(op, tensors) else cpu.int8_rows if x in ("INT8", "UINT8")
-                    else cpu.float_rows)
+                    else _float_conv_kernel(out[3], cpu)[0])
             pixels = out[0] * out[1] * out[2]
             return cpu.pointer_bytes * taps * _tiled(pixels, rows)
         if taps == 1 and kind == POOL_INDIRECTION:
@@ -339,8 +339,9 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     calibration suite's convolutions, depthwise, transposed and fully connected ops on x86-avx512): per
     output channel, rounded up to the kernel's tile (the target's), its filter and what it keeps per channel.
 
-    * float32 and fp16 filters: float32 weights and bias, channels to ``float_tile``
-      (a transposed convolution has a bias per sub-kernel);
+    * float32 and fp16 filters: float32 weights and bias, channels to the kernel's tile (a convolution's
+      ``float_tile``, or ``float_nr2_tile`` below it; a fully connected op's by :func:`_float_gemm_tile`;
+      ``float_depthwise_tile``; a transposed convolution has a bias per sub-kernel);
     * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
       ``int8_kr`` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
       convolution), channels to ``int8_tile``; a depthwise convolution tiles its channels by ``int8_depthwise_tile``;
@@ -361,7 +362,8 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
         return 0
     out_channels = shape[0] if role != DEPTHWISE else shape[-1]
     per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
-    tile = cpu.float_tile
+    tile = cpu.float_depthwise_tile if role == DEPTHWISE else _float_gemm_tile(out_channels, cpu) if (
+        role == FULLY_CONNECTED or (role == CONV and _pointwise(op, tensors))) else _float_conv_kernel(out_channels, cpu)[1]
     biases = 1
     if role == TRANSPOSED_CONV and len(shape) == 4:
         stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
@@ -379,6 +381,24 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     else:
         per_channel, tile = per_channel + 8 * biases, cpu.int8_tile  # an int32 bias, a float scale (each sub-kernel's)
     return align(_tiled(out_channels, tile) * per_channel, cpu.alignment)  # the buffer's size, aligned
+
+
+def _float_conv_kernel(channels: int, cpu: CpuTarget) -> tuple[int, int]:
+    """``(mr, nr)`` of the f32 kernel of a convolution (or transposed one) of ``channels`` output channels:
+    the IGEMM kernel's, or the ``nr2`` one's when the channels are fewer than its tile (XNNPACK's
+    ``select_gemm_config``, convolution-nhwc.c; deconvolution-nhwc.c alike)."""
+    if channels < cpu.float_tile:
+        return cpu.float_nr2_rows, cpu.float_nr2_tile
+    return cpu.float_rows, cpu.float_tile
+
+
+def _float_gemm_tile(channels: int, cpu: CpuTarget) -> int:
+    """The output-channel tile of an f32 fully connected op (or pointwise convolution): the ``nr2``
+    kernel's when the GEMM kernel is wider than the channels, or pads more than the ``nr2`` one and over
+    1% of the channels (``xnn_use_nr2``, microkernel-utils.c), else the GEMM kernel's."""
+    nr, nr2 = cpu.float_gemm_tile, cpu.float_nr2_tile
+    over, over2 = (nr - channels % nr) % nr, (nr2 - channels % nr2) % nr2
+    return nr2 if nr > channels or (over2 < over and over * 100 > channels) else nr
 
 
 def _tiled(n: int, tile: int) -> int:

@@ -133,7 +133,7 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
     ops = [o for o in report.ops if o.phase == "inference"]
-    tile = (settings.target if settings is not None else Target()).cpu.float_tile  # the calibrated CPU's tile
+    tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
                               trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile)
                   for o in ops)

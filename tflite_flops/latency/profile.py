@@ -365,7 +365,7 @@ def _taps(record: Any) -> float:
 # 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
 # and 6.3 us for 24 or 32. ``tiled_macs`` counts the MACs of the padded tile; the fit weighs it against
 # ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``). The tile is
-# the CPU target's ``float_tile`` (``law_tile``); CHANNEL_TILE is x86-avx512's, that of a profile without a target.
+# the CPU target's ``law_tile`` (:func:`law_tile`); CHANNEL_TILE is x86-avx512's, that of a profile without a target.
 CHANNEL_TILE = 16
 
 
@@ -375,7 +375,7 @@ def law_tile(target: str | None) -> int:
     from .. import targets
 
     found = targets.targets().get(target or "")
-    return found.float_tile if found is not None else CHANNEL_TILE
+    return found.law_tile if found is not None else CHANNEL_TILE
 
 
 def _tiled_macs(record: Any, tile: int = CHANNEL_TILE) -> float:

@@ -23,7 +23,8 @@ def render_targets(found: Sequence[CpuTarget], host: str, note: str | None, fmt:
         return json.dumps({"host": host, "note": note, "targets": [
             {"name": t.name, "isa": t.isa, "cpus": t.cpus, "host": t.name == host, "status": _status(t),
              "measured": list(t.measured), "sources": {g: t.source(g) for g in SOURCE_GROUPS},
-             "constants": {"float_rows": t.float_rows, "float_tile": t.float_tile, "int8_rows": t.int8_rows,
+             "constants": {"float_rows": t.float_rows, "float_tile": t.float_tile, "float_nr2_tile": t.float_nr2_tile,
+                           "float_gemm_tile": t.float_gemm_tile, "int8_rows": t.int8_rows,
                            "int8_tile": t.int8_tile, "int8_kr": t.int8_kr, "hybrid_rows": t.hybrid_rows,
                            "hybrid_tile": t.hybrid_tile, "hybrid_kr": t.hybrid_kr,
                            "hybrid_gemm_tile": t.hybrid_gemm_tile, "alignment": t.alignment},
@@ -34,7 +35,7 @@ def render_targets(found: Sequence[CpuTarget], host: str, note: str | None, fmt:
         mark = "  <- host" if t.name == host else ""
         lines.append(f"{t.name:<{width}}{t.isa} [{_status(t)}]{mark}")
         lines.append(f"{'':<{width}}CPUs: {t.cpus}")
-        lines.append(f"{'':<{width}}GEMM mr x nr (kr): float {t.float_rows}x{t.float_tile}, int8 {t.int8_rows}x"
+        lines.append(f"{'':<{width}}GEMM mr x nr (kr): float {t.float_rows}x{t.float_tile} ({t.float_nr2_rows}x{t.float_nr2_tile} nr2), int8 {t.int8_rows}x"
                      f"{t.int8_tile} (kr {t.int8_kr}), dynamic range {t.hybrid_rows}x{t.hybrid_tile} (kr {t.hybrid_kr}),"
                      f" fully connected {t.hybrid_gemm_tile}; alignment {t.alignment}")
         for group in SOURCE_GROUPS:

@@ -38,10 +38,15 @@ class CpuTarget:
 
     GEMM microkernels, per datatype (XNNPACK's ``gemm-config.c`` and ``dwconv-config.c``):
 
-    * ``float_rows``: ``mr`` of the f32 convolution (IGEMM) kernel: the indirection buffer's pixels are
-      rounded up to it; ``float_tile``: the output-channel tile f32 filters are packed to (convolutions,
-      depthwise, fully connected, transposed), and the tile of the latency law's ``tiled_macs``;
+    * ``float_rows``, ``float_tile``: ``mr`` and ``nr`` of the f32 convolution (IGEMM) kernel: the
+      indirection buffer's pixels are rounded up to the rows, the filter's output channels to the tile;
+      ``float_nr2_rows``, ``float_nr2_tile``: those of the narrower ``nr2`` kernel XNNPACK takes for a
+      convolution (or transposed one) of fewer output channels than ``float_tile``, and for a fully
+      connected op (or pointwise convolution) when it pads less (``xnn_use_nr2``) than the f32 GEMM
+      kernel's ``float_gemm_tile``; ``float_depthwise_tile``: the f32 depthwise kernel's channel tile;
       ``float_operand_tile``: the tile of a computed BATCH_MATMUL operand packed in the workspace;
+      ``law_tile``: the output-channel tile of the latency law's ``tiled_macs`` (what a timed convolution's
+      cost steps by);
     * ``int8_rows``, ``int8_tile``, ``int8_kr``: the qs8 kernel's ``mr``, ``nr`` and ``kr`` (an int8
       convolution's input channels per tap are padded to ``kr``); ``int8_depthwise_tile``: the qs8
       depthwise kernel's channel tile; ``int8_operand_tile``: a computed int8 BATCH_MATMUL operand's tile;
@@ -70,7 +75,12 @@ class CpuTarget:
     cpus: str
     float_rows: int
     float_tile: int
+    float_nr2_rows: int
+    float_nr2_tile: int
+    float_gemm_tile: int
+    float_depthwise_tile: int
     float_operand_tile: int
+    law_tile: int
     int8_rows: int
     int8_tile: int
     int8_kr: int

@@ -13,7 +13,8 @@ _SOURCE = "from XNNPACK source, not yet measured"
 TARGET = AVX512.with_(
     name="arm-neon", isa="AArch64 NEON (Armv8.0)",
     cpus="Cortex-A53, Cortex-A55 (Raspberry Pi 3/4 class, little cores)",
-    float_rows=6, float_tile=8, float_operand_tile=8,
+    float_rows=6, float_tile=8, float_nr2_rows=4, float_nr2_tile=2, float_gemm_tile=8, float_depthwise_tile=8,
+    float_operand_tile=8, law_tile=8,
     int8_rows=4, int8_tile=16, int8_kr=1, int8_depthwise_tile=16, int8_operand_tile=16,
     hybrid_rows=4, hybrid_tile=16, hybrid_kr=1, hybrid_gemm_tile=16,
     alignment=16,

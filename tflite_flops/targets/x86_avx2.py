@@ -14,7 +14,8 @@ _SOURCE = "from XNNPACK source, not yet measured"
 TARGET = AVX512.with_(
     name="x86-avx2", isa="x86-64 AVX2 + FMA3",
     cpus="Intel Haswell to Alder Lake, AMD Zen 1 to Zen 3",
-    float_rows=5, float_tile=16, float_operand_tile=16,
+    float_rows=5, float_tile=16, float_nr2_rows=10, float_nr2_tile=8, float_gemm_tile=16, float_depthwise_tile=16,
+    float_operand_tile=16, law_tile=16,
     int8_rows=3, int8_tile=8, int8_kr=8, int8_depthwise_tile=16, int8_operand_tile=8,
     hybrid_rows=4, hybrid_tile=8, hybrid_kr=8, hybrid_gemm_tile=8,
     measured=(),

@@ -12,7 +12,8 @@ from . import CpuTarget
 TARGET = CpuTarget(
     name="x86-avx512", isa="x86-64 AVX-512 (F, BW, DQ, VL, VNNI)",
     cpus="Intel Ice Lake / Cascade Lake and later without AMX, AMD Zen 4 and Zen 5",
-    float_rows=7, float_tile=16, float_operand_tile=32,
+    float_rows=7, float_tile=32, float_nr2_rows=7, float_nr2_tile=16, float_gemm_tile=32, float_depthwise_tile=16,
+    float_operand_tile=32, law_tile=16,
     int8_rows=7, int8_tile=16, int8_kr=8, int8_depthwise_tile=32, int8_operand_tile=16,
     hybrid_rows=10, hybrid_tile=16, hybrid_kr=8, hybrid_gemm_tile=64,
     alignment=64, workspace_slack=32, unpacked_slack=128, pointer_bytes=8,
