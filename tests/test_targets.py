@@ -153,6 +153,15 @@ def test_targets_command_and_target_option():
     assert report.returncode == 0 and "XNNPACK's own (target x86-amx)" in report.stdout
     bad = run_cli("analyze", str(SAMPLES / "cnn_int8.tflite"), "--target", "nope")
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "valid targets: host" in bad.stderr
+    # every command that figures memory takes it, and names it in its output
+    model = str(SAMPLES / "cnn_int8.tflite")
+    rows = json.loads(run_cli("batch", model, "-j", "1", "--format", "json", "--target", "arm-neon").stdout)
+    assert [r["memory_target"] for r in rows["models"]] == ["arm-neon"]
+    compared = run_cli("compare", str(SAMPLES / "cnn_float.tflite"), model, "--target", "x86-avx2")
+    assert compared.returncode == 0 and "XNNPACK own (estimate, target x86-avx2)" in compared.stdout
+    swept = run_cli("sweep", str(SAMPLES / "fcn_dynamic.tflite"), "--input-shape", "1x32x32x3",
+                    "--input-shape", "1x64x64x3", "--target", "arm-i8mm")
+    assert swept.returncode == 0 and "LiteRT+XNNPACK (target arm-i8mm)" in swept.stdout
 
 
 def test_a_host_that_fell_back_says_so_in_the_report(monkeypatch):

@@ -25,7 +25,8 @@ TARGET = CpuTarget(
         "gemm": "measured: ai-edge-litert 2.3.0 on x86-64 AVX-512 (allocation tracer: indirection buffers, "
                 "packed filters); matches XNNPACK gemm-config.c (f32 7x32/nr2 7x16, qs8 7x16c8, qdu8 10x16c8 "
                 "and 5x64c4 avx512vnni)",
-        "packing": "measured: the packed filters of the calibration suite's one-op models, to the byte",
+        "packing": "measured: the packed filters of the calibration suite's one-op models, and f32 convolutions "
+                   "of 24 to 1000 channels (the 7x32 kernel, 7x16 below 32 channels), to the byte",
         "workspace": "measured: xnn_plan_memory's workspace (64-byte alignment, 32 bytes after the last value)",
         "structures": "measured: struct and operator sizes of ai-edge-litert 2.3.0 x86-64, allocation tracer",
         "builtin": "measured: LiteRT's arenas read from the interpreter (the builtin kernels' heap is not modelled)",
