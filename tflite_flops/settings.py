@@ -11,9 +11,9 @@ The commands and :func:`tflite_flops.analyze` build it once and hand it down who
 choices (docs/contributing.md, "Settings").
 
 A leaf module: it imports nothing of the package but the errors and the CPU targets (another leaf), so that
-every layer may read it. The types that
-describe part of what runs the model live here (the op registry and the measurement modules import
-them from here): :class:`TflmTarget`, :class:`DelegateConfig` and :class:`RuntimeSettings`.
+every layer may read it. The types that describe part of what runs the model live here (the op registry
+and the measurement modules import them from here): :class:`TflmTarget`, :class:`DelegateConfig` and
+:class:`RuntimeSettings`.
 """
 
 from __future__ import annotations
