@@ -1,6 +1,6 @@
 """The package's layers import only downwards (module-level and function-level imports alike).
 
-Layers, bottom to top (docs/contributing.md): the leaves (errors, units, files, settings, _version); the reader;
+Layers, bottom to top (docs/contributing.md): the leaves (errors, units, files, settings, targets, _version); the reader;
 the op registry; the report (pure data); the analysis; measurement; studies; renderers; the
 library front door (api, convert); the commands; the CLI and the package itself. A module may
 import its own layer and the layers below it, never one above. On top of that:
@@ -27,7 +27,7 @@ P = "tflite_flops"
 # the latency package's modules that write and time models (the rest of latency/ is static: analysis layer)
 LATENCY_MEASURE = (f"{P}.latency.suite", f"{P}.latency.calibrate", f"{P}.latency.pack")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings")),
+    ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings", f"{P}.targets")),
     ("reader", (f"{P}.reader",)),
     ("ops", (f"{P}.ops",)),
     ("report", (f"{P}.report",)),

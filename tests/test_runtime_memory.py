@@ -19,6 +19,9 @@ import pytest
 import tflite_flops
 from tflite_flops.ops.registry import TEMPORARIES, KernelSetup, OpContext, TensorInfo
 from tflite_flops.reader.load import load_model
+from tflite_flops.targets import get as get_target
+
+HOST = get_target("host")  # the tracer and the heap are read on this machine: its detected target
 
 HERE = Path(__file__).resolve().parent
 
@@ -358,7 +361,7 @@ def test_xnnpack_bytes_against_the_heap(tmp_path):
     for name, path in models.items():
         for threads in (1, 4):
             real = _real([(path, None, threads, True)])
-            memory = tflite_flops.analyze(path, threads=threads).memory
+            memory = tflite_flops.analyze(path, threads=threads, target=HOST.name).memory
             on = memory.runtime_xnnpack
             (arena, persistent), = real[f"{path}|None|{threads}|xnnpack"]
             if name == "reversed_fp16":  # the dequantized weights (persistent without XNNPACK) are in the arena
@@ -383,13 +386,16 @@ def test_xnnpack_bytes_against_its_allocations(samples_dir, tmp_path, threads):
     # structures, indirection buffers and padded packing are most of it, and TFLite's bookkeeping and
     # Python's allocations are as large: glibc's counters cannot tell them apart (the heap test
     # above checks the models of megabytes). tiny_decoder holds both signatures' weights, packed twice.
+    # The expectation is the detected host target's (HOST: x86-avx512, x86-amx or x86-avx2, from this CPU's
+    # flags as XNNPACK reads them): the microkernels the traced runtime picks are that target's, and the
+    # tolerance is the same on every host.
     from malloc_trace import delegate_bytes
 
     paths = [str(p) for p in sorted(samples_dir.glob("*.tflite")) + sorted((samples_dir / "mcu").glob("*.tflite"))]
     traced = delegate_bytes(paths, threads, tmp_path)
     rows = []
     for path, real in zip(paths, traced):
-        ours = tflite_flops.analyze(path, threads=threads).memory.runtime_xnnpack.delegate_bytes
+        ours = tflite_flops.analyze(path, threads=threads, target=HOST.name).memory.runtime_xnnpack.delegate_bytes
         rows.append((Path(path).stem, ours, real["delegate"]))
     print(f"\nmodel, predicted delegate_bytes, traced, ratio ({threads} threads)")
     for name, ours, real in rows:
@@ -397,6 +403,41 @@ def test_xnnpack_bytes_against_its_allocations(samples_dir, tmp_path, threads):
     assert len(rows) == 14
     misses = [row for row in rows if abs(row[1] - row[2]) > 0.10 * row[2]]
     assert not misses, misses
+
+
+@pytest.mark.runtime
+@pytest.mark.slow
+def test_float_filters_are_packed_by_the_host_s_kernels(tmp_path):
+    # XNNPACK packs an f32 convolution's filter to its IGEMM kernel's tile, or to the narrower nr2 kernel's
+    # below it (on x86-avx512: 32, and 16 below 32 output channels), and a fully connected (or pointwise)
+    # one to whichever of the two pads less (xnn_use_nr2). The calibration suite's convolutions have 8 to
+    # 32 channels or multiples of 32: these (24 to 1000 channels, 3x3 and 1x1, float32 and fp16) tell the
+    # tiles apart. Predicted with the detected host target, to the byte.
+    from malloc_trace import delegate_bytes
+
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.analysis.xnnpack_memory import _reshape_bytes, xnnpack_bytes
+    from tflite_flops.latency.suite import SuitePoint, build, conv
+    from tflite_flops.measure import runtimes
+
+    fb = runtimes.schema_module("litert")
+    paths = []
+    for cout, k, prec in [(24, 3, "float32"), (40, 3, "float32"), (48, 3, "float32"), (72, 3, "float32"),
+                          (144, 3, "float32"), (144, 1, "float32"), (1000, 1, "float32"), (40, 3, "fp16")]:
+        path = tmp_path / f"conv-{cout}-{k}-{prec}.tflite"
+        path.write_bytes(build(fb, SuitePoint(path.stem, "CONV_2D", prec, True, True, conv(8, 16, cout, k, 1, "NONE", prec))))
+        paths.append(str(path))
+    packing, indirection = "xnn_get_pointer_to_write_weights", "reshape_igemm"
+    traced = delegate_bytes(paths, 1, tmp_path, functions=(packing, indirection))
+    rows = []
+    for path, real in zip(paths, traced):
+        model = load_model(path)
+        sg = model.subgraphs[0]
+        shapes = [t.shape for t in sg.tensors]
+        _, packed, _ = xnnpack_bytes(sg, place_subgraph(model, 0), shapes, target=HOST)
+        rows.append((Path(path).stem, packed, real[packing], _reshape_bytes(sg.operators[-1], sg.tensors, shapes, HOST),
+                     real[indirection]))
+    assert [r for r in rows if r[1] != r[2] or r[3] != r[4]] == [], (HOST.name, rows)
 
 
 @pytest.mark.runtime
@@ -427,18 +468,19 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     traced = delegate_bytes(paths, 1, tmp_path, functions=(*reshaping.values(), packing, planning))
     rows, buffers, packed, workspaces = [], [], [], []
     for path, real in zip(paths, traced):
-        ours = tflite_flops.analyze(path).memory.runtime_xnnpack.delegate_bytes
+        ours = tflite_flops.analyze(path, target=HOST.name).memory.runtime_xnnpack.delegate_bytes
         if real["delegate"] > 2_000:  # 1,720 bytes are the delegate's alone: the op was not taken
             rows.append((Path(path).stem, ours, real["delegate"]))
             model = load_model(path)
             sg = model.subgraphs[0]
             op = sg.operators[-1]
-            ours_workspace, ours_packed, _ = xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors])
+            ours_workspace, ours_packed, _ = xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors],
+                                                           target=HOST)
             workspaces.append((Path(path).stem, ours_workspace, real[planning]))
             if ours_packed or real[packing]:
                 packed.append((Path(path).stem, ours_packed, real[packing]))
             if op.op_type in reshaping:
-                buffers.append((Path(path).stem, _reshape_bytes(op, sg.tensors, [t.shape for t in sg.tensors]),
+                buffers.append((Path(path).stem, _reshape_bytes(op, sg.tensors, [t.shape for t in sg.tensors], HOST),
                                 real[reshaping[op.op_type]]))
     ratios = sorted(ours / real for _, ours, real in rows)
     within = sum(abs(r - 1) <= 0.10 for r in ratios)
@@ -484,7 +526,7 @@ def test_xnnpack_bytes_arithmetic_of_two_one_op_models():
         point = next(p for p in calibration_suite.suite() if p.id == ident)  # timed with and without XNNPACK
         model = load_model(calibration_suite.build(fb, point))
         sg = model.subgraphs[0]
-        return xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors])
+        return xnnpack_bytes(sg, place_subgraph(model, 0), [t.shape for t in sg.tensors], target=HOST)
 
     # float FULLY_CONNECTED [1,64] x [10,64] + bias:
     # workspace: the reshaped copy of its input, 64 x 4 = 256 B (64-aligned) + 32 B of slack = 288;
@@ -537,7 +579,7 @@ def test_average_pooling_buffers_are_litert_s(tmp_path):
     ours = []
     for path in paths:
         sg = load_model(path).subgraphs[0]
-        ours.append(_reshape_bytes(sg.operators[0], sg.tensors, [t.shape for t in sg.tensors]))
+        ours.append(_reshape_bytes(sg.operators[0], sg.tensors, [t.shape for t in sg.tensors], HOST))
     assert ours[0] == 1_932
     assert ours == [t["reshape_average_pooling2d"] for t in traced]
 

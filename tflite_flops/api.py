@@ -22,7 +22,7 @@ from .reader.load import load_model
 from .reader.model import Model
 from .report import Report
 from .report.completeness import check_strict
-from .settings import RuntimeSettings, Settings
+from .settings import RuntimeSettings, Settings, Target
 
 if TYPE_CHECKING:  # the measurement modules are imported when a measurement is asked for
     from .measure.bench import BenchSettings
@@ -38,7 +38,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
             section: str | int | None = None, all_sections: bool = False,
             predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False,
-            settings: Settings | None = None) -> Report:
+            target: str | None = None, settings: Settings | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -84,10 +84,12 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             (``signatures[KEY].prediction``) and the predicted token figures (``tokens.predicted_*``).
         force: predict with a profile made for another runtime version, thread count or XNNPACK setting
             (``--force``); the overridden refusal is in ``report.prediction.forced`` and a warning.
+        target: the CPU target of the LiteRT and XNNPACK memory figures (``"x86-avx2"``, ``"arm-neon"``...,
+            ``tflite_flops targets``); None or ``"host"``: this CPU's, detected as XNNPACK detects it.
         settings: every choice that changes a figure in one :class:`~tflite_flops.settings.Settings` (the
             delegate flags and the target too), instead of the keywords ``input_shapes``, ``batch``,
             ``while_trips``, ``signature``, ``cost_overrides``, ``trust_stored_shapes``, ``count_zeros``,
-            ``runtime``, ``threads`` and ``force`` (an error to pass both). Without it, those keywords make it.
+            ``runtime``, ``threads``, ``force`` and ``target`` (an error to pass both). Without it, those keywords make it.
 
     Returns:
         The :class:`Report`.
@@ -104,7 +106,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     """
     loose = {"input_shapes": input_shapes, "batch": batch, "while_trips": while_trips, "signature": signature,
              "cost_overrides": cost_overrides, "trust_stored_shapes": trust_stored_shapes,
-             "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force}
+             "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force, "target": target}
     if settings is None:
         settings = make_settings(**loose)  # built once: everything below reads these
     else:
@@ -132,6 +134,9 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         del model  # freed before the collector runs again (a Model given by the caller stays the caller's)
     if check is not None and check.note:
         report = replace(report, notes=report.notes + (check.note,))
+    fallback = _host_note(settings)
+    if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so
+        report = replace(report, notes=report.notes + (fallback,))
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report
@@ -232,19 +237,21 @@ def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_t
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None,
                   runtime: RuntimeSettings | str | None = None, threads: int | None = None,
-                  force: bool = False) -> Settings:
+                  force: bool = False, target: str | None = None) -> Settings:
     """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings):
-    ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1)."""
+    ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1);
+    ``target``: the CPU target's name (``tflite_flops targets``; None: this CPU's)."""
     run = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
     if threads is not None:
         run = replace(run, threads=int(threads))
     return Settings(input_shapes=input_shapes, batch=batch, while_trips=while_trips, signature=signature,
                     runtime=run, trust_stored_shapes=trust_stored_shapes, count_zeros=count_zeros,
-                    cost_overrides=cost_overrides, force=force)
+                    cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target))
 
 
 _LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,
-                   "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False}
+                   "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False,
+                   "target": None}
 
 
 def _given(value: Any, default: Any) -> bool:
@@ -252,6 +259,13 @@ def _given(value: Any, default: Any) -> bool:
     if default is None or isinstance(default, bool):
         return value is not default
     return not (isinstance(value, int) and value == default)
+
+
+def _host_note(settings: Settings) -> str | None:
+    """The note of a ``host`` target that fell back (this CPU matches no target), else None."""
+    from .targets import HOST, host
+
+    return host()[1] if settings.target.xnnpack in (None, HOST) else None
 
 
 def _timed_source(source: Any) -> str | bytes:

@@ -33,6 +33,7 @@ COMMANDS = {
     "roofline": "roofline",
     "sweep": "sweep",
     "calibrate": "calibrate",
+    "targets": "targets",
 }
 
 

@@ -10,9 +10,10 @@ The commands and :func:`tflite_flops.analyze` build it once and hand it down who
 ``commands/`` takes a loose setting keyword, so that every command computes a figure from the same
 choices (docs/contributing.md, "Settings").
 
-A leaf module: it imports nothing of the package but the errors, so that every layer may read it. The types that
-describe part of what runs the model live here (the op registry and the measurement modules import
-them from here): :class:`TflmTarget`, :class:`DelegateConfig` and :class:`RuntimeSettings`.
+A leaf module: it imports nothing of the package but the errors and the CPU targets (another leaf), so that
+every layer may read it. The types that describe part of what runs the model live here (the op registry
+and the measurement modules import them from here): :class:`TflmTarget`, :class:`DelegateConfig` and
+:class:`RuntimeSettings`.
 """
 
 from __future__ import annotations
@@ -89,12 +90,30 @@ class RuntimeSettings:
 
 @dataclass(frozen=True)
 class Target:
-    """The builds the figures are computed for. Today each has one value: TFLite Micro for a 32-bit MCU
-    (:data:`CORTEX_M`), and the one XNNPACK build :mod:`tflite_flops.analysis.xnnpack_memory` models
-    (``xnnpack=None``: the x86-64 build of ai-edge-litert that its constants were read off)."""
+    """The builds the figures are computed for: TFLite Micro's (``tflm``, :data:`CORTEX_M` by default) and
+    the CPU that runs LiteRT and XNNPACK (``xnnpack``: a target's name, ``tflite_flops targets``; None or
+    ``"host"``: this CPU's, detected as XNNPACK detects it). ``cpu`` is that target's data
+    (:class:`tflite_flops.targets.CpuTarget`); an unknown name is refused in one line listing the valid ones."""
 
     tflm: TflmTarget = CORTEX_M
     xnnpack: str | None = None
+
+    def __post_init__(self) -> None:
+        from . import targets
+
+        targets.get(self.xnnpack)  # an unknown name fails here, once, with the valid names
+
+    @property
+    def cpu(self):
+        """The CPU target's constants (:class:`tflite_flops.targets.CpuTarget`)."""
+        from . import targets
+
+        return targets.get(self.xnnpack)
+
+    @property
+    def name(self) -> str:
+        """The CPU target's name (``host`` resolved: ``x86-avx512``, ``arm-neon``...)."""
+        return self.cpu.name
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,11 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
     if xnnpack is None or not set(reached) <= set(xnnpack):
         xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
                               walk.settings.delegate)
-    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads)
+    target = walk.settings.target
+    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads, target.cpu)
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
-                                   delegate_bytes, walk.settings.target.tflm, walk.warnings)
+                                   delegate_bytes, target.tflm, walk.warnings)
+    summary = dataclasses.replace(summary, target=target.name)  # the CPU target its LiteRT and XNNPACK figures are for
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,

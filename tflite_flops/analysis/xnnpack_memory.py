@@ -15,7 +15,7 @@ the same pass as the builtin configuration.
 
 * the workspace: per partition, its internal values (``xnn_plan_memory`` in XNNPACK's
   ``src/memory-planner.c``: values that are neither external nor static, each rounded up to 64 bytes,
-  largest first at the first gap among those alive at the same time, :data:`WORKSPACE_SLACK` after them),
+  largest first at the first gap among those alive at the same time, the target's ``workspace_slack`` after them),
   with the buffers some operators ask of it while they run (:func:`_op_workspace`: a computed
   BATCH_MATMUL operand packed, the reshaped input of a FULLY_CONNECTED, quantized inputs of
   dynamically quantized ops, int8 sums); the delegate shares one workspace among its runtimes
@@ -42,10 +42,12 @@ the same pass as the builtin configuration.
   compute contexts it sets up (a size per op type, its record's ``XnnpackFacts.operator_bytes``); once, the delegate,
   its CPU backend context and, above one thread, its threadpool and the threads' TLS blocks.
 
-These sizes are those of ai-edge-litert 2.3.0 on x86-64 (AVX-512), read with an allocation tracer
-that attributes every ``malloc`` to its call stack (``tests/malloc_trace.c``, which the tests use
-as the reference); another build changes them by a few percent (structure layouts, the GEMM
-kernels' row tile :data:`GEMM_ROWS`).
+These sizes are a CPU target's data (:class:`~tflite_flops.targets.CpuTarget`, ``Settings.target``): the
+microkernels XNNPACK picks on that CPU (GEMM rows and tiles per datatype, the input channels' depth),
+the allocation alignment and slack, and the structure sizes. Those of ``x86-avx512`` were read off
+ai-edge-litert 2.3.0 on x86-64 with AVX-512, with an allocation tracer that attributes every ``malloc``
+to its call stack (``tests/malloc_trace.c``, which the tests use as the reference); the other targets'
+name their sources (``tflite_flops targets``, docs/memory.md).
 
 LiteRT applies XNNPACK to every subgraph of the model when the interpreter is built, whichever
 signature runs: every subgraph's packed weights and structures are held (a model whose signatures
@@ -69,30 +71,22 @@ from ..ops.facts import (AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, CONV, COPY_OPER
                          XNNPACK_OPERATOR_DEFAULT, facts_of, xnnpack_facts)
 from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
+from ..targets import CpuTarget, get as get_target
 from ..units import dense_bytes, num_elements
-from ..latency.profile import CHANNEL_TILE
 from .memory import tensor_sizes
 from .placement import SubgraphPlacement, node_subsets, place_subgraph
 from .shapes import subgraph_tensors
 from .planner import align, place_buffers
 
-XNN_EXTRA_BYTES = 128  # slack after the float32 copy of weights XNNPACK unpacks
-WORKSPACE_SLACK = 32  # bytes after the workspace's last value (read off the tracer: XNN_EXTRA_BYTES of this build)
-XNN_ALIGNMENT = 64  # XNN_ALLOCATION_ALIGNMENT on x86-64 with AVX-512 builds
-_POINTER = 8
-
-# XNNPACK's and the delegate's structures, in bytes (ai-edge-litert 2.3.0, x86-64; module docstring)
-RUNTIME_BYTES = 96  # struct xnn_runtime, per partition
-OPDATA_BYTES = 240  # struct xnn_operator_data, per node
-VALUE_BYTES = 160  # struct xnn_runtime_value, per value
-PARTITION_BYTES = 660  # the delegate's Subgraph object, its hash tables and the DELEGATE node's arrays
-PARTITION_TENSOR_BYTES = 24  # per tensor a partition defines: the delegate's map entry and bucket
-DELEGATE_BYTES = 1_720  # once: TfLiteXNNPackDelegate, its CpuBackendContext and ruy context, the workspace descriptor
-THREADPOOL_BYTES, THREAD_BYTES, THREAD_TLS_BYTES = 64, 448, 368  # above one thread: pthreadpool, per thread, per extra thread
-INT8_INPUT_TILE = 8  # an int8 convolution's input channels per tap, padded to the kernel's depth (kr)
-INT8_DEPTHWISE_TILE = 32  # an int8 depthwise convolution's channel tile
-HYBRID_GEMM_TILE = 64  # the channel tile of a dynamically quantized fully connected (or pointwise) op
-GEMM_ROWS = {"float": 7, "int8": 7, "hybrid": 10}  # rows of the convolution GEMM kernel (the indirection's tile)
+# The target's constants (tflite_flops/targets/): the slack after the float32 copy of weights XNNPACK unpacks
+# (``unpacked_slack``), after the workspace's last value (``workspace_slack``), XNN_ALLOCATION_ALIGNMENT
+# (``alignment``); the structures (``runtime_bytes``: struct xnn_runtime, per partition; ``opdata_bytes``:
+# struct xnn_operator_data, per node; ``value_bytes``: struct xnn_runtime_value, per value;
+# ``partition_bytes``: the delegate's Subgraph object, its hash tables and the DELEGATE node's arrays;
+# ``partition_tensor_bytes``: per tensor a partition defines, the delegate's map entry and bucket;
+# ``delegate_bytes``: once, TfLiteXNNPackDelegate, its CpuBackendContext and ruy context, the workspace
+# descriptor; above one thread, the pthreadpool, per thread, per extra thread); the GEMM kernels' rows
+# (the indirection's tile), output-channel tiles and depth per datatype.
 _COPY = COPY_OPERATOR_BYTES  # a copy operator (reshape, one per concatenated input or split output), with its context
 # Per node, the xnn_operator and the compute contexts its create function allocates: each op type's
 # ``XnnpackFacts.operator_bytes`` (ops/facts.py), else XNNPACK_OPERATOR_DEFAULT; its packed weights
@@ -118,10 +112,13 @@ def delegated_view(sg: Subgraph, placement: SubgraphPlacement) -> tuple[Subgraph
 
 
 def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[tuple[int, ...]],
-                  sizes: Sequence[int] | None = None, prepared: bool = True) -> tuple[int, int, int]:
+                  sizes: Sequence[int] | None = None, prepared: bool = True,
+                  target: CpuTarget | None = None) -> tuple[int, int, int]:
     """XNNPACK's estimated ``(workspace, packed weights, structures)`` bytes for one subgraph (module
     docstring); ``sizes``: the activations' bytes (:func:`~.memory.tensor_sizes`), if the caller has
-    them; ``prepared``: whether the subgraph runs (its workspace and reshape-time buffers exist)."""
+    them; ``prepared``: whether the subgraph runs (its workspace and reshape-time buffers exist);
+    ``target``: the CPU target whose constants are used (None: this CPU's)."""
+    cpu = target if target is not None else get_target(None)
     tensors = sg.tensors
     size = sizes.__getitem__ if sizes is not None else (lambda t: dense_bytes(num_elements(shapes[t]), tensors[t].dtype))
 
@@ -145,7 +142,7 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
                         for t in dict.fromkeys(reader.inputs):
                             readers.setdefault(t, []).append(reader)
                 if not (tensors[op.inputs[0]].dtype == "FLOAT16" and _gemm_filter_only(readers.get(out, ()), out)):
-                    packed += align(size(out) + XNN_EXTRA_BYTES, XNN_ALIGNMENT)  # the unpacked copy stays
+                    packed += align(size(out) + cpu.unpacked_slack, cpu.alignment)  # the unpacked copy stays
                 continue
             for t in op.outputs:
                 if t >= 0 and t not in boundary:
@@ -153,25 +150,25 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
             for t in op.inputs:
                 if t in first:
                     last[t] = step
-            packed += _packed_weights(op, tensors, shapes)
+            packed += _packed_weights(op, tensors, shapes, cpu)
             if prepared:
-                structures += _reshape_bytes(op, tensors, shapes)
-                own = _op_workspace(op, tensors, shapes)
+                structures += _reshape_bytes(op, tensors, shapes, cpu)
+                own = _op_workspace(op, tensors, shapes, cpu)
                 if own:
-                    scratch.append((align(own, XNN_ALIGNMENT), step, step))
-        structures += _structure_bytes(ops, tensors, unpacked, set(part.inputs) | set(part.outputs))
+                    scratch.append((align(own, cpu.alignment), step, step))
+        structures += _structure_bytes(ops, tensors, unpacked, set(part.inputs) | set(part.outputs), cpu)
         if prepared:
-            buffers = sorted([*((align(size(t), XNN_ALIGNMENT), lo, last.get(t, lo))
-                                for t, lo in first.items()), *scratch], key=lambda b: -b[0])
+            buffers = sorted([*((align(size(v), cpu.alignment), lo, last.get(v, lo))
+                                for v, lo in first.items()), *scratch], key=lambda b: -b[0])
             _, high = place_buffers(buffers, max(len(ops), 1))
-            workspace = max(workspace, high + WORKSPACE_SLACK if buffers else 0)
+            workspace = max(workspace, high + cpu.workspace_slack if buffers else 0)
     return workspace, packed, structures
 
 
-def _op_workspace(op: Operator, tensors, shapes) -> int:
+def _op_workspace(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     """The bytes one op asks of the workspace while it runs: a BATCH_MATMUL whose second operand is
-    computed packs it there (per batch, the columns rounded up to the kernel's tile, 32 float or 16
-    int8, by the rows plus a bias row, or int8 rows plus 8 bytes of sums and scale); a FULLY_CONNECTED
+    computed packs it there (per batch, the columns rounded up to the kernel's tile, the target's
+    ``float_operand_tile`` or ``int8_operand_tile``, by the rows plus a bias row, or int8 rows plus 8 bytes of sums and scale); a FULLY_CONNECTED
     that does not keep its dims reads a copy of its input the delegate reshapes to 2-D; an op with
     float inputs and int8 weights keeps 8 bytes of quantization parameters a row there, and a
     convolution with more than one tap its quantized input (a byte an element); an int8 reduction
@@ -185,7 +182,7 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
     if _hybrid(op, tensors):  # the quantization parameters of each row; a convolution with taps copies its input
         rows = num_elements(shapes[x][:-1]) if role == FULLY_CONNECTED else shapes[x][0]
         quantized = 0 if role == FULLY_CONNECTED or _pointwise(op, tensors) else num_elements(shapes[x])
-        own += align(quantized + 8 * rows, XNN_ALIGNMENT)
+        own += align(quantized + 8 * rows, cpu.alignment)
     if facts.workspace == INT8_ACCUMULATORS and x >= 0 and tensors[x].dtype in ("INT8", "UINT8") and op.outputs:
         own += 4 * num_elements(shapes[op.outputs[0]])
     if own:
@@ -198,8 +195,8 @@ def _op_workspace(op: Operator, tensors, shapes) -> int:
     k, n = (b[-1], b[-2]) if op.options.get("adj_y") else (b[-2], b[-1])
     batches = num_elements(b[:-2])
     if tensors[op.inputs[1]].dtype == "FLOAT32":
-        return batches * -(-n // 32) * 32 * (k + 1) * 4
-    return batches * -(-n // CHANNEL_TILE) * CHANNEL_TILE * (k + 8)
+        return batches * _tiled(n, cpu.float_operand_tile) * (k + 1) * 4
+    return batches * _tiled(n, cpu.int8_operand_tile) * (k + 8)
 
 
 def _hybrid(op: Operator, tensors) -> bool:
@@ -209,7 +206,7 @@ def _hybrid(op: Operator, tensors) -> bool:
             and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
 
 
-def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], boundary: set[int]) -> int:
+def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], boundary: set[int], cpu: CpuTarget) -> int:
     """One partition's structures (module docstring): the runtime descriptor, its node and value
     records, the delegate's subgraph object and tensor maps, and every node's operator.
 
@@ -252,8 +249,8 @@ def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], bound
             nodes, operators = nodes + 1, operators + _COPY  # the input quantized at run time (a convert node)
     outside = sum(1 for t in defined if t in boundary and not tensors[t].is_constant)
     values += outside + 2 * (len(defined) - outside)
-    return (RUNTIME_BYTES + OPDATA_BYTES * nodes + VALUE_BYTES * values + operators
-            + PARTITION_BYTES + PARTITION_TENSOR_BYTES * len(defined))
+    return (cpu.runtime_bytes + cpu.opdata_bytes * nodes + cpu.value_bytes * values + operators
+            + cpu.partition_bytes + cpu.partition_tensor_bytes * len(defined))
 
 
 def _operator_bytes(facts) -> int:
@@ -269,7 +266,7 @@ def _pointwise(op: Operator, tensors) -> bool:
             and o.get("dilation_h_factor", 1) == o.get("dilation_w_factor", 1) == 1)
 
 
-def _reshape_bytes(op: Operator, tensors, shapes) -> int:
+def _reshape_bytes(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     """The buffers an operator allocates when the runtime is reshaped (module docstring): indirection
     buffers, the bilinear resize's weights, the reductions' accumulators."""
     kind = xnnpack_facts(op.op_type).reshape_buffers
@@ -289,24 +286,25 @@ def _reshape_bytes(op: Operator, tensors, shapes) -> int:
             if taps == 1 and _pointwise(op, tensors):
                 return 0  # a fully connected operator: no indirection
             x = tensors[op.inputs[0]].dtype
-            rows = GEMM_ROWS["hybrid" if _hybrid(op, tensors) else "int8" if x in ("INT8", "UINT8") else "float"]
+            rows = (cpu.hybrid_rows if _hybrid(op, tensors) else cpu.int8_rows if x in ("INT8", "UINT8")
+                    else _float_conv_kernel(out[3], cpu)[0])
             pixels = out[0] * out[1] * out[2]
-            return _POINTER * taps * -(-pixels // rows) * rows
+            return cpu.pointer_bytes * taps * _tiled(pixels, rows)
         if taps == 1 and kind == POOL_INDIRECTION:
             return 0
         dilated = op.options.get("dilation_w_factor", 1) != 1 or op.options.get("dilation_h_factor", 1) != 1
         step_w = kw if dilated else op.options.get("stride_w", 1)
         step_h = taps + (out[2] - 1) * step_w * kh  # pointers per output row: the first pixel's taps, then new columns
         slack = taps - 1 if kind == POOL_INDIRECTION else 0  # a window less one after the last row
-        return _POINTER * (out[0] * out[1] * step_h + slack)
+        return cpu.pointer_bytes * (out[0] * out[1] * step_h + slack)
     if kind == AVERAGE_POOL_BUFFERS and len(out) == 4 and op.inputs and len(shapes[op.inputs[0]]) == 4:
-        return _average_pool_bytes(op, shapes[op.inputs[0]], out)
+        return _average_pool_bytes(op, shapes[op.inputs[0]], out, cpu.pointer_bytes)
     if kind == TRANSPOSED_INDIRECTION and len(out) == 4 and len(op.inputs) > 1 and len(shapes[op.inputs[1]]) == 4:
         filt = shapes[op.inputs[1]]
-        return _POINTER * num_elements(out[:3]) * filt[1] * filt[2]
+        return cpu.pointer_bytes * num_elements(out[:3]) * filt[1] * filt[2]
     if kind == BILINEAR_WEIGHTS and len(out) == 4:
         weights = 4 if tensors[op.outputs[0]].dtype == "FLOAT32" else 2
-        return num_elements(out[:3]) * (4 * _POINTER + 2 * weights)
+        return num_elements(out[:3]) * (4 * cpu.pointer_bytes + 2 * weights)
     if kind == REDUCTION_ACCUMULATORS and op.inputs and shapes[op.inputs[0]] and out and shapes[op.inputs[0]][-1] == out[-1]:
         return dense_bytes(num_elements(out), tensors[op.outputs[0]].dtype) + _REDUCE_SLACK
     return 0
@@ -318,7 +316,7 @@ def _gemm_filter_only(readers: Sequence[Operator], t: int) -> bool:
     return all(xnnpack_facts(op.op_type).gemm and op.inputs[0] != t for op in readers)
 
 
-def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...]) -> int:
+def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...], pointer: int = 8) -> int:
     """An average pooling's reshape-time buffers: an accumulator per channel; the indirection of one output
     row (the window's taps, then each new column of taps, plus a window less one of slack) for each
     distinct row pattern (the interior rows, and each row reaching into the top or bottom padding); with
@@ -333,23 +331,25 @@ def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...]) 
     rows = min(1 + -(-top // sh) + -(-bottom // sh), out[1])  # the interior rows, and each row reaching into padding
     multipliers = 4 * out[1] * out[2] if pad or (op.options.get("padding") == "SAME" and
                                                    (out[2] - 1) * sw + kw > x[2]) else 0
-    return 4 * out[3] + _REDUCE_SLACK + _POINTER * (rows * step + taps - 1) + multipliers
+    return 4 * out[3] + _REDUCE_SLACK + pointer * (rows * step + taps - 1) + multipliers
 
 
-def _packed_weights(op: Operator, tensors, shapes) -> int:
+def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     """The bytes an op packs at init (module docstring), read off the tracer (to the byte on the
-    calibration suite's convolutions, depthwise, transposed and fully connected ops): per output channel,
-    rounded up to the kernel's tile, its filter and what it keeps per channel.
+    calibration suite's convolutions, depthwise, transposed and fully connected ops on x86-avx512): per
+    output channel, rounded up to the kernel's tile (the target's), its filter and what it keeps per channel.
 
-    * float32 and fp16 filters: float32 weights and bias, channels to :data:`~tflite_flops.latency.profile.CHANNEL_TILE`
-      (a transposed convolution has a bias per sub-kernel);
+    * float32 and fp16 filters: float32 weights and bias, channels to the kernel's tile (a convolution's
+      ``float_tile``, or ``float_nr2_tile`` below it; a fully connected op's by :func:`_float_gemm_tile`;
+      ``float_depthwise_tile``; a transposed convolution has a bias per sub-kernel);
     * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
-      :data:`INT8_INPUT_TILE` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
-      convolution); a depthwise convolution tiles its channels by :data:`INT8_DEPTHWISE_TILE`;
-    * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums), a
-      fully connected or pointwise convolution tiling its channels by :data:`HYBRID_GEMM_TILE`.
+      ``int8_kr`` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
+      convolution), channels to ``int8_tile``; a depthwise convolution tiles its channels by ``int8_depthwise_tile``;
+    * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums),
+      channels to ``hybrid_tile`` (input channels per tap to ``hybrid_kr``), a fully connected or pointwise
+      convolution tiling its channels by ``hybrid_gemm_tile``.
 
-    The buffer's size is rounded up to :data:`XNN_ALIGNMENT`."""
+    The buffer's size is rounded up to the target's ``alignment``."""
     role = xnnpack_facts(op.op_type).weights
     if not role or len(op.inputs) < 2 or op.inputs[1] < 0:
         return 0
@@ -362,24 +362,43 @@ def _packed_weights(op: Operator, tensors, shapes) -> int:
         return 0
     out_channels = shape[0] if role != DEPTHWISE else shape[-1]
     per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
-    tile = CHANNEL_TILE
+    tile = cpu.float_depthwise_tile if role == DEPTHWISE else _float_gemm_tile(out_channels, cpu) if (
+        role == FULLY_CONNECTED or (role == CONV and _pointwise(op, tensors))) else _float_conv_kernel(out_channels, cpu)[1]
     biases = 1
     if role == TRANSPOSED_CONV and len(shape) == 4:
         stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
         biases = min(stride[0], shape[1]) * min(stride[1], shape[2])  # one sub-kernel per output phase
     if w.dtype not in ("INT8", "UINT8", "INT4"):  # float32 and fp16 filters are packed as float32
-        return align(_tiled(out_channels, tile) * (per_channel + biases) * 4, XNN_ALIGNMENT)
+        return align(_tiled(out_channels, tile) * (per_channel + biases) * 4, cpu.alignment)
+    hybrid = _hybrid(op, tensors)
     if role in (CONV, TRANSPOSED_CONV) and len(shape) == 4 and not _pointwise(op, tensors):
-        per_channel = shape[1] * shape[2] * _tiled(shape[3], INT8_INPUT_TILE)
-    if _hybrid(op, tensors):
+        per_channel = shape[1] * shape[2] * _tiled(shape[3], cpu.hybrid_kr if hybrid else cpu.int8_kr)
+    if hybrid:
         per_channel += 12
-        if role == FULLY_CONNECTED or _pointwise(op, tensors):
-            tile = HYBRID_GEMM_TILE
+        tile = cpu.hybrid_gemm_tile if role == FULLY_CONNECTED or _pointwise(op, tensors) else cpu.hybrid_tile
     elif role == DEPTHWISE:
-        per_channel, tile = per_channel + 8, INT8_DEPTHWISE_TILE
+        per_channel, tile = per_channel + 8, cpu.int8_depthwise_tile
     else:
-        per_channel += 8 * biases  # an int32 bias and a float scale (each sub-kernel's)
-    return align(_tiled(out_channels, tile) * per_channel, XNN_ALIGNMENT)  # the buffer's size, aligned
+        per_channel, tile = per_channel + 8 * biases, cpu.int8_tile  # an int32 bias, a float scale (each sub-kernel's)
+    return align(_tiled(out_channels, tile) * per_channel, cpu.alignment)  # the buffer's size, aligned
+
+
+def _float_conv_kernel(channels: int, cpu: CpuTarget) -> tuple[int, int]:
+    """``(mr, nr)`` of the f32 kernel of a convolution (or transposed one) of ``channels`` output channels:
+    the IGEMM kernel's, or the ``nr2`` one's when the channels are fewer than its tile (XNNPACK's
+    ``select_gemm_config``, convolution-nhwc.c; deconvolution-nhwc.c alike)."""
+    if channels < cpu.float_tile:
+        return cpu.float_nr2_rows, cpu.float_nr2_tile
+    return cpu.float_rows, cpu.float_tile
+
+
+def _float_gemm_tile(channels: int, cpu: CpuTarget) -> int:
+    """The output-channel tile of an f32 fully connected op (or pointwise convolution): the ``nr2``
+    kernel's when the GEMM kernel is wider than the channels, or pads more than the ``nr2`` one and over
+    1% of the channels (``xnn_use_nr2``, microkernel-utils.c), else the GEMM kernel's."""
+    nr, nr2 = cpu.float_gemm_tile, cpu.float_nr2_tile
+    over, over2 = (nr - channels % nr) % nr, (nr2 - channels % nr2) % nr2
+    return nr2 if nr > channels or (over2 < over and over * 100 > channels) else nr
 
 
 def _tiled(n: int, tile: int) -> int:
@@ -387,12 +406,14 @@ def _tiled(n: int, tile: int) -> int:
 
 
 def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, SubgraphPlacement],
-                   reached: Sequence[int], threads: int = 1
+                   reached: Sequence[int], threads: int = 1, target: CpuTarget | None = None
                    ) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], tuple[int, int, int]]:
     """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes
     ``(workspace, packed weights, structures)``: the largest workspace of the reached subgraphs, the
     packed weights and structures of every subgraph (LiteRT applies XNNPACK to all of them) with the
-    reached ones' reshape-time buffers and the delegate's own (its threadpool above one thread)."""
+    reached ones' reshape-time buffers and the delegate's own (its threadpool above one thread), with
+    ``target``'s constants (None: this CPU's)."""
+    cpu = target if target is not None else get_target(None)
     views: dict[int, tuple[Subgraph, dict[int, int]]] = {}
     workspace = packed = structures = 0
     for index, sg in enumerate(model.subgraphs):
@@ -403,13 +424,14 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
         if not placement.partitions:
             continue
         if state is None:
-            ws, pw, st = xnnpack_bytes(sg, placement, [t.shape for t in sg.tensors], prepared=False)
+            ws, pw, st = xnnpack_bytes(sg, placement, [v.shape for v in sg.tensors], prepared=False, target=cpu)
         else:
             views[index] = delegated_view(sg, placement)
             walked = subgraph_tensors(sg, state)  # type: ignore[arg-type]
             sizes = tensor_sizes(sg, state.shapes, walked.constant, walked.numel, walked.stored)  # type: ignore[attr-defined]
-            ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes)  # type: ignore[attr-defined]
+            ws, pw, st = xnnpack_bytes(sg, placement, state.shapes, sizes, target=cpu)  # type: ignore[attr-defined]
         workspace, packed, structures = max(workspace, ws), packed + pw, structures + st
     # the delegate exists once LiteRT applied it, whether or not it took an op
-    pool = THREADPOOL_BYTES + THREAD_BYTES * threads + THREAD_TLS_BYTES * (threads - 1) if threads > 1 else 0
-    return views, (workspace, packed, structures + DELEGATE_BYTES + pool)
+    pool = (cpu.threadpool_bytes + cpu.thread_bytes * threads + cpu.thread_tls_bytes * (threads - 1)
+            if threads > 1 else 0)
+    return views, (workspace, packed, structures + cpu.delegate_bytes + pool)

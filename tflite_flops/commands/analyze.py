@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, analysis_settings,
-                     at_least, emit, latency_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, add_target_option,
+                     analysis_settings, at_least, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
@@ -19,6 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="path to a .tflite file or a LiteRT-LM bundle (.litertlm)")
     add_output_options(p, RENDERERS, "also write a report file")
     add_shape_options(p)
+    add_target_option(p)
     p.add_argument("--top", type=at_least(0), default=10, metavar="N", help="ops listed in the table's top list")
     p.add_argument("--strict", action="store_true",
                    help="after printing the report, exit 1 when an op is not counted (no cost formula, accelerator-"

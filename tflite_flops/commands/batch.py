@@ -6,7 +6,8 @@ import argparse
 import os
 import sys
 
-from .common import (add_latency_options, add_output_options, add_predict_options, analysis_settings, at_least,
+from .common import (add_latency_options, add_output_options, add_predict_options, add_target_option,
+                     analysis_settings, at_least,
                      checked_profile, emit, print_notes)
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
@@ -26,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=at_least(1), metavar="N", help="batch size applied to every model")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
+    add_target_option(p)
     add_latency_options(p, per_op=False, roofline=False, inputs=False)
     add_predict_options(p)
 

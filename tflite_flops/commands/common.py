@@ -49,6 +49,16 @@ def add_shape_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--signature", metavar="KEY", help="analyze this signature's subgraph instead of subgraph 0")
 
 
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """``--target NAME``: the CPU target of the memory figures and the latency law's tile (``tflite_flops
+    targets`` lists them; default ``host``, this CPU's). An unknown name fails in one line listing the valid ones."""
+    from ..targets import names
+
+    p.add_argument("--target", metavar="NAME", default=None,
+                   help=f"the CPU the LiteRT and XNNPACK figures are for: {', '.join(names())} (default host: this "
+                        "CPU, detected; tflite_flops targets lists them with their sources)")
+
+
 def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
     """``--format`` (stdout) and ``-o FILE`` (repeatable), both offering what the command's
     :class:`~tflite_flops.render.formats.RendererTable` has, with the extensions of ``FORMATS``."""
@@ -112,9 +122,9 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
 def analysis_settings(args: argparse.Namespace, **points):
     """The :class:`~tflite_flops.settings.Settings` of the parsed options, built once per command and handed
     down whole: input shapes, batch, while trips, signature, ``--count-zeros``, the runtime (``--runtime``,
-    ``--threads``, ``--no-xnnpack``) and ``--force``; an option a command lacks keeps its default.
+    ``--threads``, ``--no-xnnpack``), ``--force`` and ``--target``; an option a command lacks keeps its default.
     ``points``: fields the command sets itself (a sweep's points are not one input shape)."""
-    from ..settings import RuntimeSettings, Settings
+    from ..settings import RuntimeSettings, Settings, Target
 
     if getattr(args, "threads", 1) < 1:
         from ..errors import InputSpecError
@@ -124,7 +134,8 @@ def analysis_settings(args: argparse.Namespace, **points):
               "while_trips": getattr(args, "while_trips", 1), "signature": getattr(args, "signature", None),
               "count_zeros": getattr(args, "count_zeros", None), "force": getattr(args, "force", False),
               "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
-                                         not getattr(args, "no_xnnpack", False))}
+                                         not getattr(args, "no_xnnpack", False)),
+              "target": Target(xnnpack=getattr(args, "target", None))}
     values.update(points)
     return Settings(**values)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, analysis_settings,
-                     at_least, emit, latency_settings, print_notes, print_warnings)
+from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, add_target_option,
+                     analysis_settings, at_least, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -19,6 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_options(p, COMPARE_RENDERERS, "also write the comparison")
     p.add_argument("--top", type=at_least(0), default=20, metavar="N", help="op differences listed in the table")
     add_shape_options(p)
+    add_target_option(p)
     add_latency_options(p, roofline=False)
     add_predict_options(p)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_output_options, add_shape_options, analysis_settings, emit, print_warnings
+from .common import add_output_options, add_shape_options, add_target_option, analysis_settings, emit, print_warnings
 
 HELP = ("join benchmark_model's device outputs (op profile as text/CSV/proto, --runtime-info, --result) "
         "to the per-op FLOPs and placement")
@@ -26,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "logcat capture ('Inference timings in us'), or litert-benchmark --result_json / stdout")
     add_output_options(p, RENDERERS, "also write the joined report")
     add_shape_options(p)
+    add_target_option(p)
     p.add_argument("--force", action="store_true",
                    help="join even when the files' graph name or op types do not match the model (warns)")
 

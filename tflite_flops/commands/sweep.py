@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import (add_latency_options, add_output_options, add_predict_options, analysis_settings, at_least,
+from .common import (add_latency_options, add_output_options, add_predict_options, add_target_option,
+                     analysis_settings, at_least,
                      checked_profile, emit, latency_settings, print_notes, print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
@@ -30,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="sweep the KV-cache length of the decode step, e.g. 128,512,2048 (one decode signature "
                         "per length, or a dynamic cache dim); with --latency: decode tokens/s per length")
     p.add_argument("--decode", metavar="SIG", help="with --kv-length: the decode signature (default: detected)")
+    add_target_option(p)
     add_latency_options(p, per_op=False, roofline=False)
     add_predict_options(p)
 

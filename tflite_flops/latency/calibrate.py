@@ -32,7 +32,7 @@ from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, M
 from .predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
-from ..settings import Settings
+from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
 from .suite import LOOP, OVERHEAD, SuitePoint, build, suite
@@ -133,8 +133,9 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
     ops = [o for o in report.ops if o.phase == "inference"]
+    tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
-                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)))
+                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile)
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
@@ -190,7 +191,7 @@ def machine(runtime: RuntimeSettings) -> Machine:
     """This machine in ``runtime``'s configuration."""
     return Machine(cpu=cpu_model(), cores=os.cpu_count() or 1, runtime=runtime.runtime,
                    runtime_version=runtime_version(runtime.runtime), threads=runtime.threads,
-                   xnnpack=runtime.xnnpack, system=platform.platform())
+                   xnnpack=runtime.xnnpack, system=platform.platform(), target=Target().name)
 
 
 def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], where: Machine, source: str,

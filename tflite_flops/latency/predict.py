@@ -36,7 +36,7 @@ from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE,
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, op_features
+from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
 from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -345,7 +345,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
         features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT, trips.get(key, 0),
-                               loops.get(key, (0, 0)))
+                               loops.get(key, (0, 0)), law_tile(profile.machine.target))
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1

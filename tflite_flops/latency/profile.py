@@ -121,6 +121,7 @@ class Machine:
     threads: int
     xnnpack: bool
     system: str = ""  # platform string (OS, architecture)
+    target: str = ""  # the CPU target it was calibrated on (tflite_flops targets); "": a profile of an earlier version
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,8 @@ class DeviceProfile:
         out = {
             "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
             "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
-                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack},
+                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack,
+                        "target": m.target},
             "invoke_overhead_us": self.invoke_overhead_us, "partition_overhead_us": self.partition_overhead_us,
             "laws": [{"family": law.family, "precision": law.precision, "placement": law.placement,
                       "coefficients": dict(law.coefficients), "log_low": law.log_low, "log_high": law.log_high,
@@ -224,7 +226,7 @@ class DeviceProfile:
             m = d["machine"]
             machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
                               runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
-                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]))
+                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]), target=str(m.get("target", "")))
             laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
                              coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
                              log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
@@ -408,11 +410,21 @@ def _taps(record: Any) -> float:
 # XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
 # 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
 # and 6.3 us for 24 or 32. ``tiled_macs`` counts the MACs of the padded tile; the fit weighs it against
-# ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``).
+# ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``). The tile is
+# the CPU target's ``law_tile`` (:func:`law_tile`); CHANNEL_TILE is x86-avx512's, that of a profile without a target.
 CHANNEL_TILE = 16
 
 
-def _tiled_macs(record: Any) -> float:
+def law_tile(target: str | None) -> int:
+    """The output-channel tile of ``tiled_macs`` on CPU target ``target`` (a profile's ``machine.target``;
+    "" or an unknown name: CHANNEL_TILE, what the profiles of earlier versions were fitted with)."""
+    from .. import targets
+
+    found = targets.targets().get(target or "")
+    return found.law_tile if found is not None else CHANNEL_TILE
+
+
+def _tiled_macs(record: Any, tile: int = CHANNEL_TILE) -> float:
     """MACs with the output channels (the weights' first dim) rounded up to CHANNEL_TILE, for the op types whose
     record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law has too few points for one more feature); else 0."""
     facts = facts_of(record.op_type)
@@ -421,10 +433,11 @@ def _tiled_macs(record: Any) -> float:
     if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
         return 0.0
     cout = int(inputs[pos][0])
-    return record.macs * (-(-cout // CHANNEL_TILE) * CHANNEL_TILE) / cout
+    return record.macs * (-(-cout // tile) * tile) / cout
 
 
-def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0)) -> OpFeatures:
+def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
+                tile: int = CHANNEL_TILE) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -440,7 +453,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
       dearer per MAC than a 64-channel layer; 0 for other ops;
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
-      CHANNEL_TILE (what the microkernel computes); 0 for other ops;
+      ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
     * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip);
     * ``growing_trips``, ``reshaped``: for a WHILE whose body has ops with outputs that change shape every
@@ -463,7 +476,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "out": float(outputs),
         "params": float(params),
         "taps": _taps(record) / runs,
-        "tiled_macs": _tiled_macs(record) / runs,
+        "tiled_macs": _tiled_macs(record, tile) / runs,
         "trips": float(trips),
         "copied": float(trips * inputs),
         "growing_trips": float(trips * loop[0]),

@@ -33,7 +33,8 @@ def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
         rows[at:at] = [(f"LiteRT arena ({on.threads} thread{'s' if on.threads != 1 else ''}, XNNPACK on)", on.arena_bytes,
                         " partition boundaries + kept ops"),
                        ("  persistent arena", on.persistent_arena_bytes, ""),
-                       ("  XNNPACK's own", on.delegate_bytes or 0, " (estimate)"),
+                       (f"  XNNPACK's own{f' (target {memory.target})' if memory.target else ''}", on.delegate_bytes or 0,
+                        " (estimate)"),
                        *[(f"    {label}", value, "") for label, value in (
                            ("workspace", on.delegate_workspace_bytes), ("packed weights", on.delegate_weights_bytes),
                            ("structures, indirection", on.delegate_structures_bytes)) if value is not None],

@@ -117,12 +117,19 @@ def _tokens_cell(p: SweepPoint) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
 
+def _target_label(result: SweepResult) -> str:
+    """`` (target NAME)``: the CPU target of the points' XNNPACK figures, or "" (a result without one)."""
+    names = dict.fromkeys(p.totals.memory_target for p in result.points if p.totals.memory_target)
+    return f" (target {', '.join(names)})" if names else ""
+
+
 def sweep_table(result: SweepResult) -> str:
     """The points as a text table, then the scaling laws with how well each was checked."""
     precisions = _precisions(result)
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
-                                          for p in precisions], "params", "act. bytes", "arena", "LiteRT+XNNPACK", "TFLM arena"]
+                                          for p in precisions], "params", "act. bytes", "arena",
+            f"LiteRT+XNNPACK{_target_label(result)}", "TFLM arena"]
     timed = any(p.latency is not None and p.latency.median_ms is not None for p in result.points)
     tokens = any(p.throughput is not None and p.throughput.tokens_per_s is not None for p in result.points)  # kv
     if timed:

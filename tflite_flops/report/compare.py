@@ -200,9 +200,11 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
                                     ("tflm_head_bytes", "TFLite Micro head"), ("tflm_tail_bytes", "TFLite Micro tail"))]
     xa, xb = ma.runtime_xnnpack, mb.runtime_xnnpack
     if xa is not None and xb is not None:  # with XNNPACK (LiteRT's default); reports before it have none
+        targets = dict.fromkeys(t for t in (ma.target, mb.target) if t)  # the CPU target(s) the figures are for
+        on = f", target {' vs '.join(targets)}" if targets else ""
         rows += [MetricDelta(f"memory.runtime_xnnpack.{key}", label, getattr(xa, key), getattr(xb, key), "bytes")
                  for key, label in (("arena_bytes", "Arena (LiteRT with XNNPACK)"),
-                                    ("delegate_bytes", "XNNPACK own (estimate)"),
+                                    ("delegate_bytes", f"XNNPACK own (estimate{on})"),
                                     ("total_bytes", "Total (LiteRT with XNNPACK)"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                    for key, label in (("tflm_arena_bytes", "Arena (TFLite Micro, tensors only)"),

@@ -268,6 +268,7 @@ class MemorySummary:
     tflm_allocation_peak_bytes: int | None = None
     tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
     runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
+    target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (tflite_flops targets); None: an older report
 
 
 @dataclass(frozen=True)

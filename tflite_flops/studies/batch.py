@@ -75,7 +75,7 @@ _HEAD = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "oper
          + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
                                                         "bytes_written", "arena_bytes", "tflm_arena_bytes",
                                                         "tflm_arena_size_bytes", "runtime_total_bytes",
-                                                        "xnnpack_total_bytes"])
+                                                        "xnnpack_total_bytes", "memory_target"])
 _TAIL = ["unsupported_ops", "unresolved_ops", "warnings", "latency_median_ms", "inferences_per_s", "latency_skipped",
          "seconds"]
 
@@ -153,6 +153,7 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "tflm_arena_size_bytes": _get(report.memory, "tflm_arena_size_bytes"),
         "runtime_total_bytes": _get(getattr(report.memory, "runtime", None), "total_bytes"),
         "xnnpack_total_bytes": _get(getattr(report.memory, "runtime_xnnpack", None), "total_bytes"),
+        "memory_target": _get(report.memory, "target"),  # the CPU target of the LiteRT and XNNPACK figures
         **{name: getattr(report.delegation[key], attr) if key in report.delegation else ""
            for name, (key, attr) in delegate_cells().items()},
         **{name: "" if value is None else value for name, value in column_totals(report, "batch").items()},

@@ -68,6 +68,7 @@ class PointTotals:
     tflm_arena_size_bytes: int | None = None  # TFLite Micro's head + tail (32-bit build)
     runtime_total_bytes: int | None = None  # LiteRT, builtin kernels: arenas with temporaries (memory.runtime)
     xnnpack_total_bytes: int | None = None  # LiteRT with XNNPACK, its own bytes included (memory.runtime_xnnpack)
+    memory_target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (memory.target)
     # the per-model figure of each declared per-op column that sweep shows (report.columns.total_columns)
     figures: Mapping[str, int | float | None] = field(default_factory=dict)
 
@@ -262,6 +263,7 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None,
         runtime_total_bytes=_total(memory.runtime if memory is not None else None),
         xnnpack_total_bytes=_total(memory.runtime_xnnpack if memory is not None else None),
+        memory_target=memory.target if memory is not None else None,
         figures=column_totals(report, "sweep"))
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")
     return SweepPoint(spec, {i.name: tuple(i.shape) for i in report.inputs}, totals, resolved,

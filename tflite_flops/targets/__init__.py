@@ -1,0 +1,204 @@
+"""CPU targets: what differs between the machines that run a model, as data.
+
+A :class:`CpuTarget` holds the constants of one class of CPU that change a figure: the ISA class, the
+XNNPACK microkernels it picks (GEMM rows ``mr`` and output-channel tiles ``nr`` per datatype, the input
+channels' depth ``kr``, depthwise tiles), the allocation alignment and slack, the sizes of XNNPACK's and
+the delegate's structures, and what LiteRT's builtin kernels keep outside the arena. Each group of
+constants names where it came from (``sources``), and ``measured`` says whether they were read off the
+real runtime on that CPU class or derived from XNNPACK's sources.
+
+Each target is one module of this package that defines ``TARGET`` (a ``CpuTarget``): adding a target is
+adding a module, nothing else (:func:`targets` finds them). ``host`` is not a module: it is the target of
+this CPU, detected the way XNNPACK's cpuinfo does (:func:`detect`, :func:`host`).
+
+A leaf: it imports nothing of the package but the errors, so that the settings and every layer may read it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import platform
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Mapping
+
+from ..errors import InputSpecError
+
+HOST = "host"
+FALLBACK = "x86-avx512"  # the target of a CPU that matches none: the one whose constants were measured first
+
+# the groups of constants a target's ``sources`` names
+SOURCE_GROUPS = ("gemm", "packing", "workspace", "structures", "builtin")
+
+
+@dataclass(frozen=True)
+class CpuTarget:
+    """One CPU class's constants (module docstring). Counts are bytes or elements, always ints.
+
+    GEMM microkernels, per datatype (XNNPACK's ``gemm-config.c`` and ``dwconv-config.c``):
+
+    * ``float_rows``, ``float_tile``: ``mr`` and ``nr`` of the f32 convolution (IGEMM) kernel: the
+      indirection buffer's pixels are rounded up to the rows, the filter's output channels to the tile;
+      ``float_nr2_rows``, ``float_nr2_tile``: those of the narrower ``nr2`` kernel XNNPACK takes for a
+      convolution (or transposed one) of fewer output channels than ``float_tile``, and for a fully
+      connected op (or pointwise convolution) when it pads less (``xnn_use_nr2``) than the f32 GEMM
+      kernel's ``float_gemm_tile``; ``float_depthwise_tile``: the f32 depthwise kernel's channel tile;
+      ``float_operand_tile``: the tile of a computed BATCH_MATMUL operand packed in the workspace;
+      ``law_tile``: the output-channel tile of the latency law's ``tiled_macs`` (what a timed convolution's
+      cost steps by);
+    * ``int8_rows``, ``int8_tile``, ``int8_kr``: the qs8 kernel's ``mr``, ``nr`` and ``kr`` (an int8
+      convolution's input channels per tap are padded to ``kr``); ``int8_depthwise_tile``: the qs8
+      depthwise kernel's channel tile; ``int8_operand_tile``: a computed int8 BATCH_MATMUL operand's tile;
+    * ``hybrid_rows``, ``hybrid_tile``, ``hybrid_kr``: the dynamically quantized (qd8/qdu8) convolution's
+      ``mr``, ``nr``, ``kr``; ``hybrid_gemm_tile``: the ``nr`` of a dynamically quantized fully
+      connected (or pointwise) op's GEMM kernel.
+
+    Allocation: ``alignment`` (XNN_ALLOCATION_ALIGNMENT), ``workspace_slack`` (bytes after the
+    workspace's last value), ``unpacked_slack`` (after the float32 copy of weights XNNPACK unpacks),
+    ``pointer_bytes``.
+
+    Structures, in bytes: ``runtime_bytes`` (per partition), ``opdata_bytes`` (per node),
+    ``value_bytes`` (per value), ``partition_bytes`` and ``partition_tensor_bytes`` (the delegate's
+    subgraph object, per tensor it defines), ``delegate_bytes`` (once), ``threadpool_bytes``,
+    ``thread_bytes``, ``thread_tls_bytes`` (above one thread). The op types' operator sizes (their
+    records' ``XnnpackFacts.operator_bytes``, read on x86-avx512) are taken as they are on every target.
+
+    ``builtin_heap``: what LiteRT's builtin kernels keep on the heap outside the arena on this target,
+    as a sentence (not yet in the figures). ``isa``: the ISA class; ``cpus``: example CPUs;
+    ``measured``: the groups of ``sources`` read off the real runtime on this class (the others are
+    from XNNPACK's sources); ``sources``: ``{group: where its constants came from}``.
+    """
+
+    name: str
+    isa: str
+    cpus: str
+    float_rows: int
+    float_tile: int
+    float_nr2_rows: int
+    float_nr2_tile: int
+    float_gemm_tile: int
+    float_depthwise_tile: int
+    float_operand_tile: int
+    law_tile: int
+    int8_rows: int
+    int8_tile: int
+    int8_kr: int
+    int8_depthwise_tile: int
+    int8_operand_tile: int
+    hybrid_rows: int
+    hybrid_tile: int
+    hybrid_kr: int
+    hybrid_gemm_tile: int
+    alignment: int = 64
+    workspace_slack: int = 32
+    unpacked_slack: int = 128
+    pointer_bytes: int = 8
+    runtime_bytes: int = 96
+    opdata_bytes: int = 240
+    value_bytes: int = 160
+    partition_bytes: int = 660
+    partition_tensor_bytes: int = 24
+    delegate_bytes: int = 1_720
+    threadpool_bytes: int = 64
+    thread_bytes: int = 448
+    thread_tls_bytes: int = 368
+    builtin_heap: str = ""
+    measured: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def source(self, group: str) -> str:
+        """Where the constants of ``group`` (one of :data:`SOURCE_GROUPS`) came from."""
+        return self.sources.get(group, "")
+
+    def with_(self, **changes) -> "CpuTarget":
+        """This target with some constants changed (a target module derives from another this way)."""
+        return replace(self, **changes)
+
+
+@lru_cache(maxsize=1)
+def targets() -> dict[str, CpuTarget]:
+    """``{name: target}`` of every target module of this package, in name order."""
+    found: dict[str, CpuTarget] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        target = getattr(importlib.import_module(f"{__name__}.{info.name}"), "TARGET", None)
+        if isinstance(target, CpuTarget):
+            if target.name in found:
+                raise ValueError(f"target {target.name!r} is defined twice ({info.name})")
+            found[target.name] = target
+    return dict(sorted(found.items()))
+
+
+def names() -> tuple[str, ...]:
+    """The names ``--target`` takes: ``host`` and every target's."""
+    return (HOST, *targets())
+
+
+def get(name: str | None) -> CpuTarget:
+    """The target called ``name`` (None or ``host``: this CPU's, :func:`host`).
+
+    Raises:
+        InputSpecError: no target of that name (the line lists the valid ones).
+    """
+    if name is None or name == HOST:
+        return host()[0]
+    found = targets().get(name) if isinstance(name, str) else None
+    if found is None:
+        raise InputSpecError(f"unknown target {name!r}; valid targets: {', '.join(names())}")
+    return found
+
+
+def _flags(cpuinfo: str) -> set[str]:
+    """The feature words of the first ``flags`` (x86) or ``Features`` (Arm) line of a /proc/cpuinfo text."""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            return set(value.split())
+    return set()
+
+
+def detect(cpuinfo: str, machine: str) -> tuple[str, str | None]:
+    """The target of a CPU from its /proc/cpuinfo text and ``platform.machine()``, and a note when it
+    matches no target (then :data:`FALLBACK`).
+
+    As XNNPACK's hardware config reads cpuinfo: on x86-64, AMX (``amx_tile``, ``amx_int8``) on top of
+    AVX-512 with VNNI and GFNI is ``x86-amx`` (its int8 kernels are the avx512amx ones); AVX-512 (F, BW, DQ,
+    VL) is ``x86-avx512``; AVX2 with FMA3 is ``x86-avx2``. On AArch64, ``i8mm`` is ``arm-i8mm``; the dot
+    product (``asimddp``) is ``arm-dotprod-fp16``; plain NEON (``asimd``) is ``arm-neon``.
+    """
+    flags = _flags(cpuinfo)
+    arch = machine.lower()
+    if arch in ("x86_64", "amd64", "i386", "i686", "x86"):
+        avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags
+        if avx512 and {"avx512_vnni", "gfni", "amx_tile", "amx_int8"} <= flags:
+            return "x86-amx", None
+        if avx512:
+            if "avx512_vnni" not in flags:
+                return "x86-avx512", ("AVX-512 without VNNI: XNNPACK's dynamically quantized kernels differ from "
+                                      "x86-avx512's (8x16c8 instead of 10x16c8 and 5x64c4)")
+            return "x86-avx512", None
+        if {"avx2", "fma"} <= flags:
+            return "x86-avx2", None
+    elif arch in ("aarch64", "arm64", "armv8l"):
+        if "i8mm" in flags:
+            return "arm-i8mm", None
+        if "asimddp" in flags:
+            return "arm-dotprod-fp16", None
+        if "asimd" in flags or not flags:
+            return "arm-neon", None
+    return FALLBACK, (f"this CPU ({machine or 'unknown machine'}) matches no target: the figures are "
+                      f"{FALLBACK}'s (pass --target)")
+
+
+@lru_cache(maxsize=1)
+def host() -> tuple[CpuTarget, str | None]:
+    """This CPU's target (:func:`detect` on /proc/cpuinfo), and the note of a fallback."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        text = ""
+    name, note = detect(text, platform.machine())
+    return targets()[name], note
