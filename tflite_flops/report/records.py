@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
 from .prediction import Prediction
-from . import jsontext
+from .jsontext import dumps_with_list
 
 
 SCHEMA_VERSION = 1
@@ -545,7 +545,7 @@ class Report:
         at once (``report.jsontext``: the same text as ``json.dumps``)."""
         if indent != 2:
             return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + end
-        return jsontext.dumps_with_list(self.json_head(), "ops", self.op_dicts(), end)
+        return dumps_with_list(self.json_head(), "ops", self.op_dicts(), end)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Report":
