@@ -593,6 +593,22 @@ class Report:
         """A copy with measured latency and throughput merged in."""
         return replace(self, latency=latency, throughput=throughput)
 
+    # ---- notebooks (report.notebook) ----------------------------------------------------------
+
+    def __repr__(self) -> str:
+        """One line: the model, its ops, MACs, params and the headline memory and latency."""
+        from .notebook import summary_line
+        return summary_line(self)
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per op with the CSV's columns. Raises ImportError without pandas."""
+        from .notebook import to_dataframe
+        return to_dataframe(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the headline figures and the top ops (an escaped HTML fragment, no script)."""
+        from .notebook import to_html
+        return to_html(self)
 
 
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
