@@ -1,7 +1,9 @@
 """A Report in a notebook or a REPL: a one-line ``repr``, a pandas DataFrame of the ops, a compact HTML view.
 
 :class:`~tflite_flops.report.Report` calls these from ``__repr__``, ``to_dataframe`` and
-``_repr_html_`` (Jupyter's rich display). They only read the report. The DataFrame has the CSV's
+``_repr_html_`` (Jupyter's rich display), registered in :data:`~tflite_flops.report.records.VIEWS` when the
+report package loads (the records import no view: the views read the per-op columns, which read the
+records). They only read the report. The DataFrame has the CSV's
 columns (the per-op columns declared for ``csv`` in :mod:`tflite_flops.report.columns`), one row per
 op; pandas is imported only when a DataFrame is asked for (it is not a dependency of the package).
 
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..units import grouped, human, human_bytes
 from .columns import columns_for
+from .records import VIEWS
 
 if TYPE_CHECKING:
     from .records import Report
@@ -153,3 +156,6 @@ def to_html(report: "Report", top: int = 10) -> str:
                      f"<tbody>{body}</tbody></table>")
     parts.append("</div>")
     return "".join(parts)
+
+
+VIEWS.update(repr=summary_line, dataframe=to_dataframe, html=to_html)  # the Report's methods call these

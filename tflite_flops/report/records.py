@@ -296,7 +296,9 @@ class TokenFigures:
     token_input: str  # the signature input that carries the token ids
     macs_per_token: int
     flops_per_token: int
-    weight_bytes_per_token: int  # the weights the signature reads (stored bytes), once per call, ÷ tokens
+    # the weights the signature reads (stored bytes), once per call, ÷ tokens; of a table only row lookups read
+    # (an embedding), the rows the call reads
+    weight_bytes_per_token: int
     kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
     kv_cache_inputs: tuple[str, ...] = ()
     kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
@@ -593,22 +595,24 @@ class Report:
         """A copy with measured latency and throughput merged in."""
         return replace(self, latency=latency, throughput=throughput)
 
-    # ---- notebooks (report.notebook) ----------------------------------------------------------
+    # ---- notebooks: the views of report.notebook (VIEWS) -------------------------------------
 
     def __repr__(self) -> str:
         """One line: the model, its ops, MACs, params and the headline memory and latency."""
-        from .notebook import summary_line
-        return summary_line(self)
+        return VIEWS["repr"](self)
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per op with the CSV's columns. Raises ImportError without pandas."""
-        from .notebook import to_dataframe
-        return to_dataframe(self)
+        return VIEWS["dataframe"](self)
 
     def _repr_html_(self) -> str:
         """Jupyter's display: the headline figures and the top ops (an escaped HTML fragment, no script)."""
-        from .notebook import to_html
-        return to_html(self)
+        return VIEWS["html"](self)
+
+
+# The Report's notebook views, registered by report.notebook when the report package loads (the views read
+# the per-op columns, which read these records: the records import no view)
+VIEWS: dict[str, Any] = {}
 
 
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
