@@ -67,3 +67,24 @@ def test_max_latency_ms_measures_without_latency(tmp_path):
     r = cli_process.run(["analyze", str(SAMPLES / "cnn_float.tflite"), "--budget", str(budget), "--runs", "3",
                          "--warmup", "1", "-f", "json"], timeout=300)
     assert r.returncode == 0 and json.loads(r.stdout)["latency"]["median_ms"] > 0
+
+
+def test_an_llms_many_inputs_fold_into_a_line_per_kind():
+    from dataclasses import replace
+
+    from tflite_flops.report import TensorSummary
+
+    report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite")
+    # an LLM's decode step: the token, its position and a KV cache of 24 layers × K and V
+    caches = [TensorSummary(f"kv_cache_{kv}_{i}", "FLOAT32", (1, 1280, 4, 64), None, 2 + 2 * i + (kv == "v"))
+              for i in range(24) for kv in ("k", "v")]
+    inputs = (TensorSummary("tokens", "INT32", (1, 1), None, 0), TensorSummary("input_pos", "INT32", (1,), None, 1),
+              *caches)
+    table = render_table(replace(report, inputs=inputs))
+    lines = [line for line in table.splitlines() if line.startswith("  input ")]
+    assert lines == ["  input  tokens: INT32 [1,1]", "  input  input_pos: INT32 [1]",
+                     "  input  kv_cache_k_0, kv_cache_v_0 … kv_cache_v_23 (48): FLOAT32 [1,1280,4,64]"]
+    assert len(report.to_dict()["inputs"]) == 1 and len(replace(report, inputs=inputs).to_dict()["inputs"]) == 50
+    # a few inputs stay one line each
+    assert [line for line in render_table(report).splitlines() if line.startswith("  input ")] == \
+        ["  input  image: FLOAT32 [1,32,32,3]"]
