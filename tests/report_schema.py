@@ -42,7 +42,8 @@ OPTIONAL: dict[str, set[str]] = {
     "Report": {"notes", "bundle", "prediction"},
     "OpRecord": {"predicted_ms"},
     "SignatureReport": {"prediction"},
-    "TokenFigures": {"predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms"},
+    "TokenFigures": {"predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
+                     "model_latency_ms", "model_tokens_per_s"},
 }
 # records whose every field is written only when set (sparse_dict), and those it keeps when null
 SPARSE = {"LatencyStats": set(), "Throughput": set(),

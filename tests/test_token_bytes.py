@@ -81,3 +81,36 @@ def test_the_sample_decoder_is_unchanged(samples_dir):
     # tiny_decoder's embedding feeds a GATHER directly: never a param, so 327,688 B as before
     report = tflite_flops.analyze(samples_dir / "tiny_decoder.tflite", all_signatures=True)
     assert report.signatures["decode"].tokens.weight_bytes_per_token == 327_688
+
+
+@pytest.mark.runtime
+def test_a_measured_call_is_split_into_the_model_and_the_runners_copies(samples_dir):
+    """``--latency``: each signature's runner call and its invoke alone (the model's own time) are timed."""
+    import json
+
+    import jsonschema
+
+    from tflite_flops.measure.bench import BenchSettings
+    from tflite_flops.measure.runtime import RuntimeSettings
+    from tflite_flops.measure.tokens import measure_signatures
+    from tflite_flops.render.formats.table import render_table
+    from tflite_flops.report import Report
+    from tflite_flops.report.schema import report_schema
+
+    path = samples_dir / "tiny_decoder.tflite"
+    ticks = iter(range(0, 10**12, 1_000_000))  # every clock read 1 ms after the previous one: each timed call 1 ms
+    report = measure_signatures(tflite_flops.analyze(path, all_signatures=True), str(path), RuntimeSettings(),
+                                BenchSettings(runs=5, warmup=2), clock=lambda: next(ticks))
+    dec, pre = report.signatures["decode"], report.signatures["prefill"]
+    assert dec.latency.median_ms == dec.latency.model_median_ms == 1.0
+    assert dec.tokens.model_latency_ms == 1.0 and dec.tokens.model_tokens_per_s == 1_000.0  # 1 token / 1 ms
+    assert pre.tokens.model_tokens_per_s == 16_000.0  # 16 tokens / 1 ms
+    table = render_table(report)
+    assert "the model alone 1,000.0 tokens/s (1.000 ms a call), the runner's copies of the inputs and outputs" in table
+    d = json.loads(report.to_json())
+    assert d["signatures"]["decode"]["tokens"]["model_tokens_per_s"] == 1_000.0
+    jsonschema.validate(d, report_schema())
+    assert Report.from_json(report.to_json()) == report
+    # unmeasured: no such keys (the static JSON is unchanged)
+    static = json.loads(tflite_flops.analyze(path, all_signatures=True).to_json())
+    assert "model_tokens_per_s" not in static["signatures"]["decode"]["tokens"]

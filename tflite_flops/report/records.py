@@ -312,6 +312,11 @@ class TokenFigures:
     predicted_latency_ms: float | None = None
     predicted_tokens_per_s: float | None = None
     predicted_time_to_first_token_ms: float | None = None
+    # measured (--latency): the model's own time per call (the invoke alone, the inputs kept in place, nothing
+    # copied) and tokens ÷ it; latency_ms - model_latency_ms is the signature runner's copies of the inputs and
+    # outputs (the KV cache, when the caller keeps it). JSON keys only when measured
+    model_latency_ms: float | None = None
+    model_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -625,7 +630,8 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
                             "runtime_xnnpack": None if xnnpack is None else RuntimeMemory(**xnnpack)})
 
 
-_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms")
+_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
+                     "model_latency_ms", "model_tokens_per_s")  # written only when set
 
 
 def _predicted_signature(d: dict[str, Any], sig: SignatureReport) -> None:
