@@ -143,3 +143,91 @@ def test_progress_bar_on_a_terminal(zoo, tmp_path):
     err = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 0
     assert f"] {len(MODELS) + 1}/{len(MODELS) + 1}" in err and "[####" in err
+
+
+# ---- budget limits and per-model shapes (issue 31) ------------------------------------------------
+
+
+def test_budget_limits_mark_the_rows_and_exit_3(zoo, tmp_path):
+    # cnn_int8: 397,392 MACs, within 1M; kws_ds_cnn: 2,657,344 MACs, over; broken.tflite: not checked
+    kws = SAMPLES / "mcu" / "kws_ds_cnn.tflite"
+    out = tmp_path / "zoo.csv"
+    proc = _cli(str(zoo / "cnn_int8.tflite"), str(kws), str(zoo / "broken.tflite"), "--max-macs", "1M",
+                "-j", "1", "-o", str(out))
+    assert proc.returncode == 3, proc.stderr  # after the rows are written
+    rows = {r["model"].rsplit("/", 1)[-1]: r for r in csv.DictReader(io.StringIO(out.read_text()))}
+    assert list(next(iter(rows.values())))[-2:] == ["budget", "budget_violations"]
+    assert rows["cnn_int8.tflite"]["budget"] == "ok" and rows["cnn_int8.tflite"]["budget_violations"] == ""
+    assert rows["kws_ds_cnn.tflite"]["budget"] == "exceeded"
+    assert rows["kws_ds_cnn.tflite"]["budget_violations"] == "macs 2.657 M > 1 M"
+    assert rows["broken.tflite"]["budget"] == "not checked"  # a model that cannot be read is not within budget
+    assert f"budget exceeded: {kws}: macs 2.657 M > 1 M" in proc.stderr
+    assert "2 over budget or not checked" in proc.stderr
+    # within budget: exit 0; the table shows the budget column
+    ok = _cli(str(zoo / "cnn_int8.tflite"), "--max-macs", "1M", "--max-arena", "1MiB", "-j", "1")
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines()[0].split()[-1] == "budget" and ok.stdout.splitlines()[2].split()[-1] == "ok"
+    # without limits the rows keep their columns (the goldens)
+    assert "budget" not in _cli(str(zoo / "cnn_int8.tflite"), "-f", "csv").stdout.splitlines()[0]
+
+
+@pytest.mark.slow  # analyze runs once per model beside the batch
+def test_budget_file_and_every_limit_of_analyze(zoo, tmp_path):
+    budget = tmp_path / "budget.toml"
+    budget.write_text('[budget]\nmax_arena = "10KiB"\nmax_partitions = 1\n')
+    proc = _cli(str(zoo / "cnn_int8.tflite"), str(zoo / "cnn_float.tflite"), "--budget", str(budget), "-j", "1",
+                "-f", "json")
+    assert proc.returncode == 3, proc.stderr
+    models = {m["model"].rsplit("/", 1)[-1]: m for m in json.loads(proc.stdout)["models"]}
+    # the same verdicts as analyze's gate on each model
+    for name, row in models.items():
+        a = cli_process.run(["analyze", str(zoo / name), "--budget", str(budget)])
+        lines = [line.removeprefix("budget exceeded: ") for line in a.stderr.splitlines()
+                 if line.startswith("budget exceeded: ")]
+        assert (a.returncode == 3) == (row["budget"] == "exceeded")
+        assert (row["budget_violations"] or "").split("; ") == (lines or [""])
+    assert "partitions 2 > 1" in models["cnn_int8.tflite"]["budget_violations"]
+    bad = _cli(str(zoo / "cnn_int8.tflite"), "--max-predicted-ms", "3")  # no --predict: refused before any work
+    assert bad.returncode == 2 and "--predict" in bad.stderr
+
+
+def test_shapes_file_gives_each_model_its_shapes(zoo, tmp_path):
+    shapes = tmp_path / "shapes.json"
+    # fcn_dynamic: MACs = 176·H·W = 176·64·64 = 720,896 at 1x64x64x3 (tests/test_shapes.py)
+    shapes.write_text(json.dumps({"fcn_dynamic.tflite": "image=1x64x64x3", "sub/lstm.tflite": ["1x8x16"]}))
+    fcn = SAMPLES / "fcn_dynamic.tflite"
+    proc = _cli(str(fcn), str(zoo / "cnn_float.tflite"), "--shapes-file", str(shapes), "-j", "1", "-f", "json")
+    assert proc.returncode == 2 and "'sub/lstm.tflite' names none of the models" in proc.stderr
+    shapes.write_text(json.dumps({"fcn_dynamic.tflite": "image=1x64x64x3"}))
+    proc = _cli(str(fcn), str(zoo / "cnn_float.tflite"), "--shapes-file", str(shapes), "-j", "2", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    fcn_row, cnn_row = json.loads(proc.stdout)["models"]
+    assert fcn_row["status"] == "ok" and fcn_row["macs"] == 720_896
+    assert cnn_row["macs"] == tflite_flops.analyze(zoo / "cnn_float.tflite").totals.macs  # --input-shape's, none
+    # the model's own shapes replace --input-shape (which the other models keep)
+    proc = _cli(str(fcn), "--shapes-file", str(shapes), "--input-shape", "image=1x32x32x3", "-f", "json")
+    assert json.loads(proc.stdout)["models"][0]["macs"] == 720_896
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "expected a JSON object"),
+    ("{not json", "not a JSON object"),
+    ('{"fcn_dynamic.tflite": 3}', "expected an --input-shape spec"),
+    ('{"fcn_dynamic.tflite": "image=1xAx3"}', "cannot read"),
+    ('{"nope.tflite": "1x2"}', "names none of the models"),
+])
+def test_a_bad_shapes_file_is_one_line_before_any_work(tmp_path, content, message):
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text(content)
+    proc = _cli(str(SAMPLES / "fcn_dynamic.tflite"), "--shapes-file", str(shapes))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: --shapes-file") and message in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_batch_options_limits_and_shapes_in_the_library():
+    fcn = str(SAMPLES / "fcn_dynamic.tflite")
+    opts = BatchOptions(limits={"max_macs": 500_000}, shapes={fcn: ("image=1x64x64x3",)})
+    row = analyze_one(fcn, opts)
+    assert row["macs"] == 720_896 and row["budget"] == "exceeded" and row["budget_violations"] == "macs 720.9 K > 500 K"
+    assert "budget" not in analyze_one(fcn, BatchOptions())

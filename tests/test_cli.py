@@ -77,8 +77,8 @@ def test_ops_catalog_writes_files_by_extension(tmp_path):
     (("analyze", str(ROOT / "pyproject.toml")), 1, "not a TFLite flatbuffer"),
     (("analyze", str(ROOT / "sample_models")), 1, "is a directory"),
     (("analyze", CNN, "-o", "report.unknownext"), 2, "unknown output extension"),
-    (("analyze", FCN, "--input-shape", "1x64x64"), 1, "rank"),
-    (("analyze", FCN, "--input-shape", "1x64x64x4"), 1, "fixes it at 3"),
+    (("analyze", FCN, "--input-shape", "1x64x64"), 2, "rank"),  # a shape the model refuses: an input error
+    (("analyze", FCN, "--input-shape", "1x64x64x4"), 2, "fixes it at 3"),
     (("analyze", FCN, "--input-shape", "nope=1x64x64x3"), 2, "no input named"),
     (("analyze", FCN, "--input-shape", "1xAx3"), 2, "cannot read"),
     (("analyze",), 2, ""),
@@ -96,7 +96,7 @@ def test_errors_are_one_line(args, code, text):
 def test_failed_run_writes_nothing(tmp_path):
     out = tmp_path / "r.json"
     r = run("analyze", FCN, "--input-shape", "1x64x64", "-o", str(out))
-    assert r.returncode == 1
+    assert r.returncode == 2  # a shape the model refuses: an input error
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

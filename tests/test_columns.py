@@ -68,8 +68,12 @@ def shown(output: str, report: Report, c: Column) -> bool:
 
 @pytest.fixture(scope="module")
 def full():
-    """A report where every condition holds: measured per-op latency and a prediction."""
-    return predicted_report()
+    """A report where every condition holds: measured per-op latency, a prediction, an op that runs twice (a loop)."""
+    import dataclasses
+
+    r = predicted_report()
+    top = r.top_ops(1)[0]
+    return dataclasses.replace(r, ops=tuple(dataclasses.replace(o, executions=2) if o is top else o for o in r.ops))
 
 
 @pytest.mark.parametrize("output", OUTPUTS)

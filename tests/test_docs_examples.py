@@ -1,4 +1,5 @@
-"""Every command example of README.md and sample_models/README.md runs (issue 12: they lacked `analyze`)."""
+"""Every command example of README.md and sample_models/README.md runs (issue 12: they lacked `analyze`), and
+every relative link of the docs leads to a file that exists (issue 31 moved measurement notes under docs/notes/)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,35 @@ def test_example_runs(doc, args):
     r = cli_process.run(shlex.split(args), cwd=ROOT, timeout=120)
     assert r.returncode == 0, f"{doc}: tflite-flops {args}\n{r.stderr}"
     assert r.stdout
+
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _markdown_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "sample_models" / "README.md"]
+
+
+@pytest.mark.parametrize("doc", _markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(doc):
+    broken = []
+    in_code = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        for target in _LINK.findall(line):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address or an anchor of the same page
+            path = (doc.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(target)
+    assert not broken, f"{doc.relative_to(ROOT)}: links to nothing: {broken}"
+
+
+def test_the_start_page_is_linked_first_from_the_readme():
+    links = _LINK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert links[0] == "docs/start.md"
+    start = (ROOT / "docs" / "start.md").read_text(encoding="utf-8")
+    assert len(start.splitlines()) < 120  # one page

@@ -127,8 +127,9 @@ def test_dynamic_input_without_shape_warns_with_the_fix():
     ("3=1x64x64x3", InputSpecError, "no input named 3"),               # unknown input index
 ])
 def test_inconsistent_user_shape_is_an_error(spec, error, match):
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as raised:
         _resolve(FCN, spec)
+    assert isinstance(raised.value, InputSpecError) and raised.value.exit_code == 2  # every one an input error
 
 
 def test_zero_dim_in_a_mapping_is_an_error():
@@ -348,8 +349,9 @@ def test_cli_input_shape_forms_and_batch():
 
 
 @pytest.mark.parametrize("args, code, message", [
-    (["--input-shape", "1x64x64"], 1, "error: input 'image': shape [1,64,64] has rank 3"),
-    (["--input-shape", "1x64x64x4"], 1, "error: input 'image': dim 3 is 4, but the model fixes it at 3"),
+    # a shape the model refuses is an input error, as an unknown input name is: exit 2 (issue 31)
+    (["--input-shape", "1x64x64"], 2, "error: input 'image': shape [1,64,64] has rank 3"),
+    (["--input-shape", "1x64x64x4"], 2, "error: input 'image': dim 3 is 4, but the model fixes it at 3"),
     (["--input-shape", "foo=1x64x64x3"], 2, "error: no input named 'foo' (inputs: image)"),
     (["--input-shape", "1x6a"], 2, "error: cannot read '1x6a' as a shape"),
     (["--input-shape", "image=1x64x64x3", "--batch", "2"], 2, "contradicts the given shape"),

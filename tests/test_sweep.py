@@ -252,7 +252,7 @@ def test_cli_sweep_batch_json():
 @pytest.mark.parametrize("args, code, message", [
     ([], 2, "error: a sweep needs points"),
     (["--batch", "1,x"], 2, "error: argument --batch: cannot read '1,x'"),  # with sweep's usage
-    (["--input-shape", "1x64x64x4"], 1, "error: point 1x64x64x4: input 'image': dim 3 is 4"),
+    (["--input-shape", "1x64x64x4"], 2, "error: point 1x64x64x4: input 'image': dim 3 is 4"),  # as analyze's
     (["--input-shape", "1x64x64x3", "-o", "x.pdf"], 2, "unknown output extension"),
 ])
 def test_cli_sweep_errors(args, code, message):

@@ -31,6 +31,13 @@ class InputSpecError(TfliteFlopsError):
     exit_code = 2
 
 
+class InputShapeError(ShapeError, InputSpecError):
+    """A user-given input shape that the model refuses (a wrong rank, a dim the model fixes): a ``ShapeError``
+    and, like an unknown input name, an input error (exit 2)."""
+
+    exit_code = 2
+
+
 class UnsupportedOpError(TfliteFlopsError):
     """An op has no cost formula and strict mode is on."""
 

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputSpecError, ShapeError
+from ..errors import InputShapeError, InputSpecError, ShapeError
 from ..reader.model import Model, Operator, Subgraph, Tensor
 from ..ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, lookup_shape, lookup_value
 from ..units import num_elements
@@ -244,7 +244,7 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
         (shape per input tensor index, whether it is fully resolved, warnings, what was assumed).
 
     Raises:
-        ShapeError: a given shape has the wrong rank or contradicts a static dim.
+        InputShapeError (a ShapeError and an InputSpecError): a given shape has the wrong rank or contradicts a static dim.
         InputSpecError: a named input does not exist.
     """
     by_key: dict[str | int, int] = {}
@@ -282,11 +282,11 @@ def resolve_inputs(model: Model, sg: Subgraph, input_shapes: ShapeSpec, batch: i
                 raise InputSpecError(f"input {name!r}: --batch {batch} contradicts the given shape {_dims(shape)} "
                                      f"(give the batch in the shape, or leave it out of one of them)")
             if len(shape) != len(sig):
-                raise ShapeError(f"input {name!r}: shape {_fmt(shape)} has rank {len(shape)}, the model expects "
+                raise InputShapeError(f"input {name!r}: shape {_fmt(shape)} has rank {len(shape)}, the model expects "
                                  f"rank {len(sig)} ({_fmt(sig)})")
             for axis, (want, got) in enumerate(zip(sig, shape)):
                 if want >= 0 and want != got and not (axis == 0 and want == 1):
-                    raise ShapeError(f"input {name!r}: dim {axis} is {got}, but the model fixes it at {want} "
+                    raise InputShapeError(f"input {name!r}: dim {axis} is {got}, but the model fixes it at {want} "
                                      f"(signature {_fmt(sig)})")
         else:
             shape = tuple(t.shape)

@@ -10,6 +10,10 @@ from .common import (add_latency_options, add_output_options, add_predict_option
 
 HELP = "cost every op of a model (and optionally time it) and print a report"
 
+# the stdout formats that show the report's notes themselves: a note goes to stderr only for the others (JSON,
+# CSV, ...), so that a terminal shows it once
+NOTES_SHOWN = ("table", "md", "html")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``analyze``."""
@@ -89,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         report, missing = exc.report, exc
     partial = partial_note(report)
     print_warnings(report.warnings + ((partial,) if partial else ()))
-    print_notes(report.notes)
+    if args.format not in NOTES_SHOWN:
+        print_notes(report.notes)
     emit(lambda fmt: render_table(report, top=args.top) if fmt == "table" else render(report, fmt),
          args.format, targets)
     if missing is not None:

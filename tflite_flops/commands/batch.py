@@ -1,4 +1,9 @@
-"""``batch DIR_OR_GLOB... -o zoo.csv``: one summary row per model, analyzed in parallel."""
+"""``batch DIR_OR_GLOB... -o zoo.csv``: one summary row per model, analyzed in parallel.
+
+With the budget options of ``analyze`` (``--max-macs``, ``--max-arena``, ``--budget FILE.toml``, ...)
+every model is checked, its row says whether it is within budget, and the command exits 3 after
+writing the rows when one is not (or could not be analysed). ``--shapes-file`` gives models their own
+input shapes."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ HELP = "analyze many models (directories, globs, files) in parallel: one summary
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``batch``."""
     from ..render.batch import BATCH_FORMATS
+    from ..report.budget import add_budget_arguments
 
     p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
                    help="a directory (every .tflite and .litertlm bundle below it), a glob such as 'zoo/**/*.tflite', or a file")
@@ -24,22 +30,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="worker processes (default: number of CPUs; 1 = no workers)")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="input shape applied to every model (see analyze)")
+    p.add_argument("--shapes-file", metavar="FILE.json",
+                   help="each model's own input shapes, in place of --input-shape: a JSON object mapping a "
+                        "model's file name (or its path as listed) to a spec or a list of specs in the syntax "
+                        "of --input-shape, e.g. {\"fcn.tflite\": \"image=1x224x224x3\"}")
     p.add_argument("--batch", type=at_least(1), metavar="N", help="batch size applied to every model")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
     add_target_option(p)
     add_latency_options(p, per_op=False, roofline=False, inputs=False)
     add_predict_options(p)
+    add_budget_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     """Expand the sources, analyze in worker processes, write the rows atomically."""
-    from ..studies.batch import BatchOptions, expand_sources, run_batch
+    from ..studies.batch import BatchOptions, expand_sources, load_shapes_file, run_batch
     from ..render.batch import BATCH_FORMATS, batch_format_for_path
     from ..measure.progress import progress_bar
     from ..errors import InputSpecError
+    from ..report.budget import EXIT_BUDGET, budget_limits
 
     targets = [(path, batch_format_for_path(path)) for path in args.output]  # fail before any work
+    limits = budget_limits(args)  # a bad --budget file fails before any work
+    if "max_latency_ms" in limits:  # a latency limit needs a latency: it turns --latency on, as in analyze
+        args.latency = True
+    if "max_predicted_ms" in limits and not args.predict:
+        raise InputSpecError("--max-predicted-ms / max_predicted_ms limits the predicted latency: "
+                             "give the device profile with --predict PROFILE.json")
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if jobs < 1:
         raise InputSpecError("--jobs must be at least 1")
@@ -58,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
         print_notes([check.note] if check.note else [])
     paths = expand_sources(args.sources)
-    options = BatchOptions(settings, latency)
+    shapes = load_shapes_file(args.shapes_file, paths) if args.shapes_file else {}
+    options = BatchOptions(settings, latency, limits=limits, shapes=shapes)
     rows = run_batch(paths, options, jobs=jobs, progress=progress_bar(width=28))
     emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
          to_stdout=not targets or args.format != "table")
@@ -69,9 +88,16 @@ def run(args: argparse.Namespace) -> int:
     noted = [r for r in rows if r.get("note")]
     for r in noted:  # partial totals (e.g. a dynamic model without a shape) and skipped latency
         print(f"warning: {r['model']}: {r['note']}", file=sys.stderr)
+    over = [r for r in rows if r.get("budget") not in (None, "ok")]  # exceeded, or not checked (an error row)
+    for r in over:
+        for v in (str(r["budget_violations"]).split("; ") if r["budget"] == "exceeded" else ["not checked (error)"]):
+            print(f"budget exceeded: {r['model']}: {v}", file=sys.stderr)
     partial = sum(1 for r in rows if r["status"] == "partial")
     print(f"{len(rows) - len(failed)} of {len(rows)} model(s) analyzed"
           + (f"; {partial} with partial totals (see the warnings)" if partial else "")
           + (f"; {len(failed)} failed (see the error column)" if failed else "")
+          + (f"; {len(over)} over budget or not checked (see the budget column)" if over else "")
           + (f"; wrote {', '.join(p for p, _ in targets)}" if targets else ""), file=sys.stderr)
-    return 1 if failed and args.fail_on_error else 0
+    if failed and args.fail_on_error:
+        return 1
+    return EXIT_BUDGET if over else 0

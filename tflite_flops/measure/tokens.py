@@ -5,7 +5,8 @@
 :mod:`tflite_flops.measure.bench`, and adds tokens/s and the time to first token (one prefill call:
 the logits of the prompt's last token give the first token). Each timed call is one runner call:
 inputs copied in, invoke, outputs copied out, which is what a generation loop with an external KV
-cache pays.
+cache pays; the invoke alone is timed too (``model_median_ms``, ``tokens.model_tokens_per_s``): the
+model's own time, the rest being the runner's copies.
 """
 
 from __future__ import annotations
@@ -53,10 +54,11 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
             continue
         tokens = sig.tokens
         if tokens is not None and latency.median_ms > 0:
-            median = latency.median_ms
+            median, own = latency.median_ms, latency.model_median_ms
             tokens = dataclasses.replace(
                 tokens, latency_ms=median, tokens_per_s=tokens.tokens / (median / 1e3),
-                time_to_first_token_ms=median if tokens.role == "prefill" else None)
+                time_to_first_token_ms=median if tokens.role == "prefill" else None,
+                model_latency_ms=own, model_tokens_per_s=tokens.tokens / (own / 1e3) if own else None)
         signatures[key] = dataclasses.replace(sig, latency=latency, tokens=tokens)
     return dataclasses.replace(report, signatures=signatures, warnings=tuple(warnings))
 
@@ -79,13 +81,31 @@ def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes:
         runner = interpreter.get_signature_runner(key)
         feed = signature_inputs(runner.get_input_details(), shapes)
         first_ms, samples = time_invokes(lambda: runner(**feed), bench, clock or time.perf_counter_ns)
+        model_ms = _model_alone(runner, bench, clock or time.perf_counter_ns)
     except (ValueError, RuntimeError, KeyError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime cannot run signature {key!r}: {first}") from exc
     return LatencyStats(runtime=runtime.runtime, runtime_version=runtime_version(runtime.runtime),
                         threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
-                        first_ms=first_ms, **summarize_ms(samples),
+                        first_ms=first_ms, **summarize_ms(samples), model_median_ms=model_ms,
                         method="signature runner call (inputs in, invoke, outputs out)")
+
+
+def _model_alone(runner: Any, bench: Any, clock: Any) -> float | None:
+    """The median of the signature's invoke alone, the inputs the runner's last call set kept in place and
+    nothing copied in or out (the model's own time); None where the runner does not expose its invoke.
+
+    LiteRT's ``SignatureRunner.__call__`` resizes and sets every input, invokes its subgraph and copies
+    every output out; an LLM's KV cache makes those copies most of a decode call. This times the
+    interpreter's ``Invoke`` of the runner's subgraph, as a generation loop that keeps the cache in the
+    interpreter's tensors would pay.
+    """
+    wrapper, index = getattr(runner, "_interpreter_wrapper", None), getattr(runner, "_subgraph_index", None)
+    invoke = getattr(wrapper, "Invoke", None)
+    if invoke is None or not isinstance(index, int):
+        return None
+    _, samples = time_invokes(lambda: invoke(index), bench, clock)
+    return summarize_ms(samples)["median_ms"]
 
 
 def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:

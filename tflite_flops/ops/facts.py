@@ -13,7 +13,7 @@ cost formula. The registration functions each write their part of the one record
 * :func:`register_facts`: everything else the analysis needs of an op type: XNNPACK's operator size,
   weight packing, reshape-time buffers and workspace (:class:`XnnpackFacts`), the fusion roles, the
   latency law's group and features, the control-flow, weight-unpacking and resource-variable kinds, and
-  the inputs of an op that updates a slice of its operand.
+  the inputs of an op that updates a slice of its operand, and those of an op that reads rows of a table.
 
 A fact that is a function of the op (a reshape-time buffer's size) is held as a *kind key* (a string
 constant below) that the analysis module dispatches on: the op-type to kind mapping lives here, in the
@@ -170,6 +170,8 @@ class OpFacts:
     resource_variable: str = ""  # VARIABLE_HANDLE, VARIABLE_READ, VARIABLE_ASSIGN
     slice_update: tuple[int, int] | None = None  # (operand, update) inputs: writes the update into a slice
     # of the operand (how a generative model writes its KV cache: the signatures study reads its length)
+    row_lookup: tuple[int, int] | None = None  # (table, ids) inputs: reads only the rows of the table the ids
+    # name (an embedding lookup: the signatures study counts those rows, not the table, in the bytes per token)
 
 
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
@@ -202,7 +204,7 @@ def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     """Register the facts of op types that the analysis reads beyond their formulas (module docstring):
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
-    ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``. Each fact once per op type."""
+    ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

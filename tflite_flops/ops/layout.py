@@ -588,6 +588,7 @@ register_tflm(["SELECT", "SELECT_V2"])(fixed(None, lambda t: c_struct(t, "b"), "
 # XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
 # tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
 register_facts(("SELECT", "SELECT_V2"), law_group="binary")
+register_facts("GATHER", row_lookup=(0, 1))  # reads the rows of params (input 0) that the indices (input 1) name
 register_facts("RESHAPE", law_group="layout", fusion=(RESHAPE_IN_PLACE,))
 register_facts(("SQUEEZE", "EXPAND_DIMS", "GATHER", "GATHER_ND", "TILE", "BROADCAST_TO", "SPACE_TO_BATCH_ND",
                 "BATCH_TO_SPACE_ND", "REVERSE_V2"),

@@ -311,7 +311,8 @@ def _svdf_shape(ctx: OpContext) -> list[Shape]:
 
 
 register_traits("EMBEDDING_LOOKUP", contraction=True)
-register_facts("EMBEDDING_LOOKUP", precision_from_weight=True)  # the table's precision, not the int32 ids'
+register_facts("EMBEDDING_LOOKUP", precision_from_weight=True,  # the table's precision, not the int32 ids'
+               row_lookup=(1, 0))  # reads the rows of table (input 1) that the ids (input 0) name
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,22 +41,31 @@ def rows_json(rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
-    """A Markdown table of the main columns (a "predicted ms" column when predicted)."""
+    """A Markdown table of the main columns (a "predicted ms" column when predicted, "budget" when checked)."""
     rows = list(rows)
-    predicted = "predicted_ms" in columns(rows)
+    cols = columns(rows)
+    predicted, budget = "predicted_ms" in cols, "budget" in cols
     body = []
     for r in rows:
         ok = r["status"] != "error"
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
                      human(r["params"]) if ok else "-", _arena(r), _partitions(r)]
-                    + ([_predicted(r), md_text(_confidence(r))] if predicted else []) + [md_text(r["error"])[:120]])
+                    + ([_predicted(r), md_text(_confidence(r))] if predicted else []) + [md_text(r["error"])[:120]]
+                    + ([md_text(_budget(r))[:160]] if budget else []))
     headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK"]
-    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"]
-    right = [False, False] + [True] * (len(headers) - 3) + [False]
+    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"] + (["budget"] if budget else [])
+    right = [False, False] + [True] * (len(headers) - 3 - budget) + [False] * (1 + budget)
     if predicted:
-        right[-2] = False  # the confidence is text
+        right[-2 - budget] = False  # the confidence is text
     return "\n".join(md_table(headers, body, right)) + "\n"
+
+
+def _budget(row: Mapping[str, Any]) -> str:
+    """A row's budget cell: ``ok``, ``not checked``, or ``exceeded:`` and the violated limits."""
+    if row.get("budget") == "exceeded":
+        return f"exceeded: {row.get('budget_violations', '')}"
+    return str(row.get("budget", ""))
 
 
 def _arena(row: Mapping[str, Any]) -> str:
@@ -90,9 +99,10 @@ def _confidence(row: Mapping[str, Any]) -> str:
 
 
 def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
-    """A plain-text table for the terminal (a "predicted ms" column when predicted)."""
+    """A plain-text table for the terminal (a "predicted ms" column when predicted, "budget" when checked)."""
     rows = list(rows)
-    predicted = "predicted_ms" in columns(rows)
+    cols = columns(rows)
+    predicted, budget = "predicted_ms" in cols, "budget" in cols
     data = []
     for r in rows:
         ok = r["status"] != "error"
@@ -100,12 +110,13 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
                      _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-"]
-                    + ([_predicted(r), _confidence(r)] if predicted else []) + [str(r["error"])[:80]])
+                    + ([_predicted(r), _confidence(r)] if predicted else []) + [str(r["error"])[:80]]
+                    + ([_budget(r)[:100]] if budget else []))
     headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms"]
-    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"]
-    right = [False, False] + [True] * (len(headers) - 3) + [False]
+    headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"] + (["budget"] if budget else [])
+    right = [False, False] + [True] * (len(headers) - 3 - budget) + [False] * (1 + budget)
     if predicted:
-        right[-2] = False  # the confidence is text
+        right[-2 - budget] = False  # the confidence is text
     return "\n".join(text_table(headers, data, right)) + "\n"
 
 

@@ -6,6 +6,8 @@ Cells are plain text; each renderer escapes them for its format.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..report import Report, error_pct
 from ..units import human, human_bytes
 from .prediction import confidence_short, flags_short, range_label
@@ -94,9 +96,10 @@ def signature_lines(report: Report) -> list[str]:
                 lines.append(f"{tok.role} '{key}'{bound[1:]}")
         elif tok.role == "prefill" and tok.time_to_first_token_ms is not None:
             lines.append(f"prefill '{key}' ({tok.tokens} tokens): {tok.tokens_per_s:,.1f} tokens/s, time to first "
-                         f"token {tok.time_to_first_token_ms:.3f} ms{bound}")
+                         f"token {tok.time_to_first_token_ms:.3f} ms{bound}{_split(tok)}")
         elif tok.role == "decode":
-            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token){bound}")
+            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token)"
+                         f"{bound}{_split(tok)}")
     return lines + [line for key, s in report.signatures.items() for line in _prediction_line(key, s)]
 
 
@@ -141,3 +144,12 @@ def signatures_html(report: Report) -> str:
     notes = "".join(f'<p class="muted">{esc(line)}</p>' for line in signature_lines(report))
     return (f'<section id="signatures"><h2>Signatures (per call)</h2><div class="scroll"><table>'
             f'<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>{notes}</section>')
+
+
+def _split(tok: Any) -> str:
+    """A measured call split into the model's own time and the signature runner's copies ('' when not measured)."""
+    if tok.model_latency_ms is None or tok.model_tokens_per_s is None or tok.latency_ms is None:
+        return ""
+    copies = max(tok.latency_ms - tok.model_latency_ms, 0.0)
+    return (f"; the model alone {tok.model_tokens_per_s:,.1f} tokens/s ({tok.model_latency_ms:.3f} ms a call), "
+            f"the runner's copies of the inputs and outputs {copies:.3f} ms")

@@ -22,8 +22,9 @@ on stderr. A budget file holds the same keys, at the top level or in a ``[budget
     max_partitions = 1
     fail_on_fallback = ["xnnpack"]
 
-Options given on the command line override the file. A latency limit on a report without a
-latency measurement is a violation (an unmeasured latency cannot be shown to be in budget).
+Options given on the command line override the file. A latency limit (option or file) turns ``--latency``
+on; on a report without a latency measurement it is a violation (an unmeasured latency cannot be shown
+to be in budget).
 
 ``max_predicted_ms`` gates the prediction's point estimate (``prediction.latency_ms``), not its high
 end: the range comes from the laws' residual quantiles summed as if every op erred the same way
@@ -277,7 +278,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-macs", type=_count_arg, metavar="N", help="limit on MACs per inference (e.g. 300M)")
     g.add_argument("--max-flops", type=_count_arg, metavar="N", help="limit on FLOPs per inference (e.g. 1.2G)")
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
-    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (needs --latency)")
+    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (turns --latency on)")
     g.add_argument("--max-predicted-ms", type=_ms_arg, metavar="MS",
                    help="limit on the predicted latency, its point estimate (needs --predict; a partial "
                         "prediction fails it)")

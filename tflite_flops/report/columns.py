@@ -3,7 +3,7 @@
 A :class:`Column` says what a per-op figure is called (``name``: its JSON key and CSV header), what
 a table calls it (``label``), its unit, how to format it, how to read it from an
 :class:`~tflite_flops.report.OpRecord`, and which outputs show it, each with a condition
-(:data:`ALWAYS`, :data:`TIMED`, :data:`PREDICTED`). :data:`OP_COLUMNS` is the one ordered table:
+(:data:`ALWAYS`, :data:`TIMED`, :data:`LOOPED`, :data:`PREDICTED`). :data:`OP_COLUMNS` is the one ordered table:
 each output shows, in this order, the columns whose ``outputs`` name it. The outputs:
 
 * ``csv`` (every op), ``html`` (the per-op table), ``table`` and ``md`` (the top ops), ``json``
@@ -46,6 +46,11 @@ def ALWAYS(report: "Report", rows: Sequence["OpRecord"]) -> bool:
 def TIMED(report: "Report", rows: Sequence["OpRecord"]) -> bool:
     """Shown when one of the rows shown has a measured latency."""
     return any(o.latency_ms is not None for o in rows)
+
+
+def LOOPED(report: "Report", rows: Sequence["OpRecord"]) -> bool:
+    """Shown when one of the rows shown runs more than once per inference (a WHILE body's trip count)."""
+    return any(o.executions > 1 for o in rows)
 
 
 def PREDICTED(report: "Report", rows: Sequence["OpRecord"]) -> bool:
@@ -221,7 +226,9 @@ OP_COLUMNS: list[Column] = [
     Column("op_type", "type", "text", _RECORD),
     Column("name", "output", "text", _RECORD),
     Column("phase", "phase", "text", _RECORD),
-    Column("executions", "executions", "count", _RECORD),
+    Column("executions", "runs", "count", {**_RECORD, "table": LOOPED, "md": LOOPED, "html": LOOPED},
+           text=lambda v: f"×{v}", doc="times the op runs per inference (a WHILE body's trip count); its "
+                                       "figures are already multiplied by it"),
     Column("status", "status", "text", _RECORD),
     Column("precision", "precision", "text", _RECORD),
     Column("macs", "MACs", "count", {**_RECORD, **_TOP, **_ME, "compare": ALWAYS}, text=_human, explorer=("macs", "MACs")),

@@ -76,6 +76,9 @@ class LatencyStats:
     profile_total_ms: float | None = None
     unmatched_rows: tuple[str, ...] | None = None  # device profile rows that matched no op
     per_op_note: str | None = None  # why the per-op sum differs from the whole-model time
+    # a signature runner's call (tokens/s): the median of the invoke alone, the inputs the last call set kept in
+    # place and nothing copied in or out: the model's own time; the call's median minus it is the runner's copies
+    model_median_ms: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:

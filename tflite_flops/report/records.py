@@ -298,7 +298,9 @@ class TokenFigures:
     token_input: str  # the signature input that carries the token ids
     macs_per_token: int
     flops_per_token: int
-    weight_bytes_per_token: int  # the weights the signature reads (stored bytes), once per call, ÷ tokens
+    # the weights the signature reads (stored bytes), once per call, ÷ tokens; of a table only row lookups read
+    # (an embedding), the rows the call reads
+    weight_bytes_per_token: int
     kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
     kv_cache_inputs: tuple[str, ...] = ()
     kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
@@ -312,6 +314,11 @@ class TokenFigures:
     predicted_latency_ms: float | None = None
     predicted_tokens_per_s: float | None = None
     predicted_time_to_first_token_ms: float | None = None
+    # measured (--latency): the model's own time per call (the invoke alone, the inputs kept in place, nothing
+    # copied) and tokens ÷ it; latency_ms - model_latency_ms is the signature runner's copies of the inputs and
+    # outputs (the KV cache, when the caller keeps it). JSON keys only when measured
+    model_latency_ms: float | None = None
+    model_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -612,6 +619,24 @@ class Report:
         """A copy with measured latency and throughput merged in."""
         return replace(self, latency=latency, throughput=throughput)
 
+    # ---- notebooks: the views of report.notebook (VIEWS) -------------------------------------
+
+    def __repr__(self) -> str:
+        """One line: the model, its ops, MACs, params and the headline memory and latency."""
+        return VIEWS["repr"](self)
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per op with the CSV's columns. Raises ImportError without pandas."""
+        return VIEWS["dataframe"](self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the headline figures and the top ops (an escaped HTML fragment, no script)."""
+        return VIEWS["html"](self)
+
+
+# The Report's notebook views, registered by report.notebook when the report package loads (the views read
+# the per-op columns, which read these records: the records import no view)
+VIEWS: dict[str, Any] = {}
 
 
 def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
@@ -624,7 +649,8 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
                             "runtime_xnnpack": None if xnnpack is None else RuntimeMemory(**xnnpack)})
 
 
-_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms")
+_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
+                     "model_latency_ms", "model_tokens_per_s")  # written only when set
 
 
 def _predicted_signature(d: dict[str, Any], sig: SignatureReport) -> None:

@@ -3,7 +3,11 @@
 A failure on one model (an unreadable file, a shape problem, a failed prediction, a crash of a
 worker) is written in that model's row (``status = error``, ``error`` = the message) and does not
 stop the rest. With a device profile (``BatchOptions.settings.predict``, ``batch --predict``), each row adds
-``predicted_ms``, ``predicted_low_ms`` and ``predicted_high_ms`` (:data:`PREDICTED_COLUMNS`).
+``predicted_ms``, ``predicted_low_ms`` and ``predicted_high_ms`` (:data:`PREDICTED_COLUMNS`). With budget
+limits (``BatchOptions.limits``, the options of ``analyze``: :mod:`tflite_flops.report.budget`), each row
+adds ``budget`` (``ok``, ``exceeded``, or ``not checked`` for a model that could not be analysed) and
+``budget_violations`` (:data:`BUDGET_COLUMNS`). ``BatchOptions.shapes`` gives a model its own input
+shapes (``batch --shapes-file``, read by :func:`load_shapes_file`) in place of the shapes every model gets.
 Rows come back in the order of the input paths, whatever order the workers finish in. The
 renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.batch`.
 """
@@ -11,14 +15,17 @@ renderers of the rows (table, csv, json, md) are in :mod:`tflite_flops.render.ba
 from __future__ import annotations
 
 import glob
+import json
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..errors import InputSpecError, TfliteFlopsError
+from ..files import MiB, read_capped
+from ..report.budget import check_budget
 from ..report.columns import DELEGATE_FIELDS, total_columns
 from ..report.columns import totals as column_totals
 from ..report.completeness import partial_note
@@ -35,10 +42,14 @@ class BatchOptions:
     """What every worker applies to its model (picklable): the analysis :class:`~tflite_flops.settings.Settings`
     (input shapes, batch and while trips of every model, threads, delegates; with the device profile the
     caller checked once, ``batch --predict``: each row's prediction), and to time each model in the
-    runtime of ``settings.runtime``, the bench settings."""
+    runtime of ``settings.runtime``, the bench settings. ``limits``: the budget every model is checked
+    against (keywords of :func:`tflite_flops.report.budget.check_budget`, parsed). ``shapes``: a model's
+    own input shapes (its path as listed -> ``--input-shape`` specs), in place of ``settings.input_shapes``."""
 
     settings: Settings = field(default_factory=Settings)
     latency: Mapping[str, Any] | None = None  # {"runs", "warmup", "min_time"}: time every model
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    shapes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -97,16 +108,74 @@ PREDICTED_COLUMNS = ("predicted_ms", "predicted_low_ms", "predicted_high_ms", "p
                      "predicted_flags")
 
 
+# With budget limits only: whether the model is within them, and the violated ones ("; "-separated).
+BUDGET_COLUMNS = ("budget", "budget_violations")
+
+
 def columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The columns of ``rows``: :data:`COLUMNS`, and the predicted ones when any row was predicted."""
-    return row_columns() + (list(PREDICTED_COLUMNS) if any("predicted_ms" in r for r in rows) else [])
+    """The columns of ``rows``: :data:`COLUMNS`, the predicted ones when any row was predicted, the budget's
+    when the rows were checked against a budget."""
+    return (row_columns() + (list(PREDICTED_COLUMNS) if any("predicted_ms" in r for r in rows) else [])
+            + (list(BUDGET_COLUMNS) if any("budget" in r for r in rows) else []))
 
 
-def _error_row(path: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+SHAPES_FILE_CAP = 4 * MiB  # a mapping of model names to a few shape strings each
+
+
+def load_shapes_file(path: str, models: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The input shapes of each model from a JSON file: ``{"model.tflite": "image=1x224x224x3", ...}``.
+
+    A key is a model's file name or its path as listed (``models``); a value is an ``--input-shape``
+    spec or a list of them (``["a=1x64", "b=1x64"]``). Every key must name a listed model, and every
+    spec must read as a shape: a typo fails here, before any model is analysed.
+
+    Returns:
+        ``{model path: specs}`` for the models the file names.
+
+    Raises:
+        InputSpecError: unreadable file, not a JSON object, a bad spec, a key that names no model or several.
+    """
+    from ..analysis.shapes import parse_shape_spec
+
+    try:
+        raw = read_capped(path, SHAPES_FILE_CAP)
+    except OSError as exc:
+        raise InputSpecError(f"--shapes-file {path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputSpecError(f"--shapes-file {path}: not a JSON object ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise InputSpecError(f"--shapes-file {path}: expected a JSON object mapping model names to input shapes")
+    out: dict[str, tuple[str, ...]] = {}
+    for key, value in data.items():
+        specs = [value] if isinstance(value, str) else value
+        if not isinstance(specs, list) or not specs or not all(isinstance(v, str) for v in specs):
+            raise InputSpecError(f"--shapes-file {path}: {key!r}: expected an --input-shape spec or a list of "
+                                 f"them, got {value!r}"[:300])
+        try:
+            parse_shape_spec(list(specs))
+        except InputSpecError as exc:
+            raise InputSpecError(f"--shapes-file {path}: {key!r}: {exc}") from None
+        matches = [m for m in models if m == key] or [m for m in models if os.path.basename(m) == key]
+        if not matches:
+            raise InputSpecError(f"--shapes-file {path}: {key!r} names none of the models")
+        if len(matches) > 1:
+            raise InputSpecError(f"--shapes-file {path}: {key!r} names {len(matches)} models "
+                                 f"({', '.join(matches[:3])}); give the path as listed")
+        if matches[0] in out:
+            raise InputSpecError(f"--shapes-file {path}: {matches[0]} is given twice")
+        out[matches[0]] = tuple(specs)
+    return out
+
+
+def _error_row(path: str, message: str, seconds: float = 0.0, checked: bool = False) -> dict[str, Any]:
+    """The row of a model that could not be analysed (``checked``: a budget was given, and could not be checked)."""
     # no predicted cells: columns() adds them from the predicted rows, and the renderers fill the rest with ''
-
     row: dict[str, Any] = {c: "" for c in row_columns()}
     row.update(model=path, status="error", error=message, seconds=round(seconds, 3))
+    if checked:
+        row.update(budget="not checked", budget_violations="")
     return row
 
 
@@ -123,8 +192,12 @@ def _predicted_cells(report: Any) -> dict[str, Any]:
 def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     """Analyze one model into a summary row; errors become the row's message (never raised)."""
     start = time.perf_counter()
+    checked = bool(options.limits)
+    settings = options.settings
+    if path in options.shapes:  # the model's own shapes, in place of every model's
+        settings = replace(settings, input_shapes=options.shapes[path])
     try:
-        report = analyze_model(path, options.settings)
+        report = analyze_model(path, settings)
         if options.latency:
             from ..measure.bench import BenchSettings
             from ..measure.pipeline import Measurements, measure_report
@@ -133,10 +206,12 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
             what = Measurements(latency=True, runtime=options.settings.runtime,
                                 bench=BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]))
             report = measure_report(report, path, what, progress=False)
+        violations = check_budget(report, **options.limits) if checked else []
     except TfliteFlopsError as exc:
-        return _error_row(path, str(exc), time.perf_counter() - start)
+        return _error_row(path, str(exc), time.perf_counter() - start, checked)
     except Exception as exc:  # a bug of ours must not stop the zoo: report it in the row
-        return _error_row(path, f"internal error ({type(exc).__name__}: {exc})", time.perf_counter() - start)
+        return _error_row(path, f"internal error ({type(exc).__name__}: {exc})", time.perf_counter() - start,
+                          checked)
     t = report.totals
     by_prec = {p: v.get("flops", 0) for p, v in t.by_precision.items()}
     row: dict[str, Any] = {
@@ -165,6 +240,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     }
     if options.settings.predict is not None:
         row.update(_predicted_cells(report))
+    if checked:
+        row.update(budget="exceeded" if violations else "ok", budget_violations="; ".join(violations))
     return row
 
 
@@ -208,13 +285,16 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
             try:
                 rows[i] = fut.result()
             except BrokenProcessPool:
-                rows[i] = _error_row(paths[i], "the worker process died (crash or out of memory)")
+                rows[i] = _error_row(paths[i], "the worker process died (crash or out of memory)",
+                                     checked=bool(options.limits))
             except Exception as exc:  # e.g. an unpicklable result
-                rows[i] = _error_row(paths[i], f"worker error ({type(exc).__name__}: {exc})")
+                rows[i] = _error_row(paths[i], f"worker error ({type(exc).__name__}: {exc})",
+                                     checked=bool(options.limits))
             done += 1
             if progress:
                 progress(done, len(paths), paths[i])
-    return [r if r is not None else _error_row(p, "not analyzed") for r, p in zip(rows, paths)]
+    return [r if r is not None else _error_row(p, "not analyzed", checked=bool(options.limits))
+            for r, p in zip(rows, paths)]
 
 
 def _worker_signals() -> None:

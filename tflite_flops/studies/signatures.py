@@ -92,7 +92,9 @@ def add_signatures(report: Report, model: Model, settings: Settings, *, prefill:
         role = roles.get(sig.key)
         tokens = None
         if role is not None:
-            tokens = _token_figures(model, sig, role[0], role[1], role[2], totals, walk.states[sig.subgraph_index].shapes)
+            read = weight_bytes_read(model, walk, sub, reached)
+            tokens = _token_figures(model, sig, role[0], role[1], role[2], totals, walk.states[sig.subgraph_index].shapes,
+                                    read)
             tokens = predicted_tokens(tokens, sub.prediction)
         named = _named(sig, sub)
         out[sig.key] = SignatureReport(
@@ -176,12 +178,13 @@ def _is_cache_name(lower: str) -> bool:
 
 
 def _token_figures(model: Model, sig: Signature, role: str, token: str, count: int, totals: Any,
-                   shapes: Any) -> TokenFigures:
-    """Per-token MACs/FLOPs/weight bytes and the KV cache of one prefill or decode signature."""
+                   shapes: Any, read_bytes: int) -> TokenFigures:
+    """Per-token MACs/FLOPs/weight bytes and the KV cache of one prefill or decode signature (``read_bytes``:
+    the weight bytes one call reads, :func:`weight_bytes_read`)."""
     sg = model.subgraphs[sig.subgraph_index]
     caches = cache_inputs(sig, token)
     cache_bytes = sum(tensor_bytes(shapes[i], sg.tensors[i].dtype) for i in caches.values())
-    weight_bytes = round(totals.param_bytes / count)
+    weight_bytes = round(read_bytes / count)
     return TokenFigures(
         role=role, tokens=count, token_input=token,
         # per token = the call's total ÷ tokens per call, rounded to the nearest int
@@ -191,6 +194,58 @@ def _token_figures(model: Model, sig: Signature, role: str, token: str, count: i
         # bytes a token needs from memory: its share of the weights (all of them for a decode step)
         # plus its share of the cache, which attention reads once per call
         bytes_per_token=weight_bytes + round(cache_bytes / count))
+
+
+def weight_bytes_read(model: Model, walk: Any, sub: Report, reached: set[int]) -> int:
+    """The stored weight bytes one call of a signature reads: each weight counted in its params in full, but a
+    table that only row lookups read (``OpFacts.row_lookup``: GATHER, EMBEDDING_LOOKUP), directly or through
+    the op that unpacks it at init (``OpFacts.weight_unpacking``: a DEQUANTIZE of a constant), only for the
+    rows the call reads: ids × the lookup's runs per call × the table's bytes per row, at most the table.
+
+    A decode step reads one row of the embedding table, not the table; a table that a computing op also
+    reads (embeddings tied to the logits' FULLY_CONNECTED) is read in full.
+    """
+    runs = {(o.subgraph, o.index): o.executions for o in sub.ops}
+    readers: dict[tuple[int, int], list[tuple[Any, int]]] = {}  # (subgraph, tensor) -> [(op, input position)]
+    for s in reached:
+        for op in model.subgraphs[s].operators:
+            for pos, t in enumerate(op.inputs):
+                if t >= 0:
+                    readers.setdefault((s, t), []).append((op, pos))
+
+    def rows_fraction(s: int, tensor: int, unpacked: bool) -> tuple[int, int] | None:
+        """(rows read, rows) of a table that only row lookups read; None when something reads it whole."""
+        read = total = 0
+        for op, pos in readers.get((s, tensor), ()):
+            facts = facts_of(op.op_type)
+            lookup = facts.row_lookup
+            if lookup is not None and pos == lookup[0] and len(op.inputs) > lookup[1] and op.inputs[lookup[1]] >= 0:
+                axis = int(op.options.get("axis", 0) or 0)
+                table = walk.states[s].shapes[tensor]
+                if axis != 0 or op.options.get("batch_dims", 0) or not table or table[0] < 1:
+                    return None  # rows along another axis, or per batch: counted whole
+                ids = walk.states[s].shapes[op.inputs[lookup[1]]]
+                n_ids = 1
+                for d in ids:
+                    n_ids *= int(d)
+                read += n_ids * runs.get((s, op.index), 1)
+                total = int(table[0])
+            elif facts.weight_unpacking and pos == 0 and not unpacked and op.outputs:
+                inner = rows_fraction(s, op.outputs[0], True)  # the rows of the unpacked copy the lookups read
+                if inner is None:
+                    return None
+                read, total = read + inner[0], inner[1]
+            else:
+                return None
+        return (read, total) if total else None
+
+    out = 0
+    for (s, tensor), (_, size) in walk.params.tensors.items():
+        if s not in reached:
+            continue
+        rows = rows_fraction(s, tensor, False)
+        out += size if rows is None else min(size, size * rows[0] // rows[1])
+    return out
 
 
 def cache_inputs(sig: Signature, token: str | None = None) -> dict[str, int]:

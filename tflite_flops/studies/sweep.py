@@ -233,8 +233,8 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
         try:
             report = analyze_model(parsed, base.at_point(dict(spec.input_shapes), spec.batch, base.signature),
                                    strict=strict)
-        except ShapeError as exc:
-            raise ShapeError(f"point {spec.label}: {exc}") from None
+        except ShapeError as exc:  # the same class (a shape the model refuses stays an input error, exit 2)
+            raise type(exc)(f"point {spec.label}: {exc}") from None
         point = point_of(spec, report)
         if measure is not None:
             latency, throughput = measure(point)

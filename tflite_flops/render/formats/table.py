@@ -39,6 +39,33 @@ def _shape(shape: Sequence[int]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
+FOLD_TENSORS_OVER = 8  # a model with more inputs (or outputs) than this has its alike ones folded into one line
+FOLD_AT_LEAST = 3  # tensors of one dtype and shape folded together (a KV cache: two per layer)
+
+
+def tensor_lines(tensors: Sequence[Any]) -> list[str]:
+    """One ``name: DTYPE [shape]`` line per tensor; past :data:`FOLD_TENSORS_OVER` tensors, those of one dtype
+    and shape (at least :data:`FOLD_AT_LEAST`) share one line, ``first, second … last (N): DTYPE [shape]``,
+    at the place of the first (an LLM's KV-cache inputs: 48 lines become one; the JSON lists every one)."""
+    def what(ts: Any) -> str:
+        sig = f" (signature {_shape(ts.shape_signature)})" if ts.shape_signature and ts.shape_signature != ts.shape else ""
+        return f"{ts.dtype} {_shape(ts.shape)}{sig}"
+
+    if len(tensors) <= FOLD_TENSORS_OVER:
+        return [f"{ts.name}: {what(ts)}" for ts in tensors]
+    groups: dict[str, list[str]] = {}
+    for ts in tensors:
+        groups.setdefault(what(ts), []).append(ts.name)
+    lines = []
+    for kind, names in groups.items():
+        if len(names) < FOLD_AT_LEAST:
+            lines += [f"{n}: {kind}" for n in names]
+        else:
+            shown = ", ".join(names[:2]) + (f" … {names[-1]}" if len(names) > 2 else "")
+            lines.append(f"{shown} ({len(names)}): {kind}")
+    return lines
+
+
 @register_format("table", (".txt",), order=10)
 def render_table(report: Report, top: int = 10) -> str:
     """A human-readable summary for the terminal."""
@@ -50,9 +77,7 @@ def render_table(report: Report, top: int = 10) -> str:
     if m.description:
         out.append(f"  description: {m.description}")
     for label, tensors in (("input ", report.inputs), ("output", report.outputs)):
-        for ts in tensors:
-            sig = f" (signature {_shape(ts.shape_signature)})" if ts.shape_signature and ts.shape_signature != ts.shape else ""
-            out.append(f"  {label} {ts.name}: {ts.dtype} {_shape(ts.shape)}{sig}")
+        out += [f"  {label} {line}" for line in tensor_lines(tensors)]
 
     out += ["", "Totals per inference"]
     rows = [["MACs", human(t.macs), grouped(t.macs)]]
