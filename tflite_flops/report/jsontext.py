@@ -19,8 +19,9 @@ Only JSON-ready values are accepted (dict with string keys, list, tuple, str, in
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
+PLAIN = (int, float, str, bool, type(None))  # JSON-ready as they are (a bool is an int: listed for clarity)
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _INT_REPR = int.__repr__
 _FLOAT_REPR = float.__repr__
@@ -131,3 +132,20 @@ def dumps_with_list(value: dict, key: str, items: Iterable[Any], end: str = "") 
     parts.append(after)
     parts.append(end)
     return "".join(parts)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with its mappings as dicts of str keys, its tuples as lists and NumPy scalars as Python
+    numbers: what ``json.dumps`` (and :func:`dumps`) take."""
+    t = type(value)
+    if t in PLAIN:
+        return value
+    if t is tuple or t is list:  # the common case first (shapes): typing.Mapping's isinstance is slow
+        return [v if type(v) in PLAIN else jsonable(v) for v in value]
+    if t is dict or isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a stray NumPy scalar
+        return value.item()
+    return value

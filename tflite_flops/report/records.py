@@ -12,7 +12,8 @@ from typing import Any, Iterable, Iterator, Mapping
 from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
 from .prediction import Prediction
-from .jsontext import dumps_with_list
+from .jsontext import PLAIN, dumps_with_list, jsonable
+from .lazy import LazyText
 
 
 SCHEMA_VERSION = 1
@@ -166,30 +167,6 @@ def precision_split(ops: Iterable[OpRecord]) -> dict[str, dict[str, int]]:
             slot["flops"] += o.flops
             slot["ops"] += 1
     return split
-
-
-class LazyText:
-    """A dataclass field whose value may be given as a zero-argument callable, called at the first read.
-
-    ``ModelInfo.sha256`` uses it: hashing a multi-GB file costs seconds, so the analysis passes
-    a callable and only a reader of the field (a renderer, ``to_dict``, ``==``) pays for it;
-    the result then replaces the callable. To everything else the field is a plain ``str``.
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._slot = f"_{name}"
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            raise AttributeError(self._slot[1:])  # no class-level default: the field stays required
-        value = obj.__dict__[self._slot]
-        if callable(value):
-            value = value()
-            obj.__dict__[self._slot] = value  # a cache of the same value: the dataclass stays frozen
-        return value
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self._slot] = value
 
 
 @dataclass(frozen=True)
@@ -544,7 +521,7 @@ class Report:
         for key, sig in self.signatures.items():
             d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
             _predicted_signature(d["signatures"][key], sig)
-        return {k: d[k] if k == "ops" else _jsonable(d[k]) for k in order}
+        return {k: d[k] if k == "ops" else jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2, end: str = "") -> str:
         """The JSON form of :meth:`to_dict`, then ``end``. At ``indent=2`` (the files and stdout) each op is
@@ -685,7 +662,6 @@ def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:
 
 
 _OP_FIELDS = tuple(f.name for f in fields(OpRecord) if f.name != "figures")
-_PLAIN = (int, float, str, bool, type(None))  # JSON-ready as they are (a bool is an int: listed for clarity)
 
 
 def _op_json(op: OpRecord, predicted: bool) -> dict[str, Any]:
@@ -696,22 +672,7 @@ def _op_json(op: OpRecord, predicted: bool) -> dict[str, Any]:
         if name == "predicted_ms" and not predicted:
             continue
         value = getattr(op, name)
-        out[name] = value if type(value) in _PLAIN else _jsonable(value)
+        out[name] = value if type(value) in PLAIN else jsonable(value)
     for name, value in op.figures.items():
-        out[str(name)] = value if type(value) in _PLAIN else _jsonable(value)
+        out[str(name)] = value if type(value) in PLAIN else jsonable(value)
     return out
-
-
-def _jsonable(value: Any) -> Any:
-    t = type(value)
-    if t in _PLAIN:
-        return value
-    if t is tuple or t is list:  # the common case first (shapes): typing.Mapping's isinstance is slow
-        return [v if type(v) in _PLAIN else _jsonable(v) for v in value]
-    if t is dict or isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a stray NumPy scalar
-        return value.item()
-    return value
