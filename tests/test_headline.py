@@ -162,11 +162,12 @@ _MEASURE = textwrap.dedent("""
 
 @pytest.mark.slow
 @pytest.mark.tf
+@pytest.mark.runtime
 def test_headline_matches_the_process_growth_on_mobilenet_v2(tmp_path):
     """MobileNetV2 (random weights, batch 1): the default runtime's total within 5% of the RSS the process gains
     creating an interpreter, allocating and invoking once (XNNPACK on, 1 thread). The run measured 36.43 MB
     against 36.26 MB predicted (arena 0.6 MB + XNNPACK 21.8 MB + weights 13.9 MB)."""
-    pytest.importorskip("ai_edge_litert")
+    import ai_edge_litert  # noqa: F401  (the child process runs it)
     import tensorflow as tf
 
     import tflite_flops
