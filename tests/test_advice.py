@@ -168,3 +168,30 @@ def test_advice_json_round_trip():
     again = Report.from_json(r.to_json())
     assert [a.kind for a in again.advice] == [a.kind for a in r.advice]
     assert "advice" not in json.loads(sample_report("cnn_float.tflite").to_json())  # none: no key
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_keras_dynamic_batch_and_dynamic_range():
+    """A Keras squeeze-excite block with a dynamic batch: its Reshape's shape is computed at run time (SHAPE →
+    STRIDED_SLICE → PACK), which cuts the graph in 2; exported dynamic-range, the depthwise conv (3·3·128 int8
+    weights, over the converter's 1024) is kept off XNNPACK too."""
+    import tensorflow as tf
+
+    from tflite_flops.convert import to_tflite
+
+    inp = tf.keras.Input((16, 16, 8))
+    x = tf.keras.layers.Conv2D(128, 3, padding="same")(inp)
+    s = tf.keras.layers.GlobalAveragePooling2D()(x)
+    s = tf.keras.layers.Reshape((1, 1, 128))(s)
+    s = tf.keras.layers.Conv2D(128, 1, activation="sigmoid")(s)
+    x = tf.keras.layers.Multiply()([x, s])
+    x = tf.keras.layers.DepthwiseConv2D(3, padding="same")(x)
+    model = tf.keras.Model(inp, tf.keras.layers.Conv2D(16, 1)(x))
+    r = analyze_model(to_tflite(model, "float"))
+    k = _kinds(r)
+    assert "SHAPE ×1" in k["static_shape"].text and "STRIDED_SLICE ×1" in k["static_shape"].text
+    assert "with a static shape they would be 1" in k["partitions"].text
+    q = analyze_model(to_tflite(model, "dynamic_range"))
+    full = _kinds(q)["full_integer"]
+    assert "DEPTHWISE_CONV_2D ×1" in full.text and "no dynamic-range depthwise kernel" in full.text
