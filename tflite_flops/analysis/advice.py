@@ -184,8 +184,9 @@ def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) 
                 "integer (int8 activations, with a representative dataset), or keep these ops' weights in float")
         out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, profile)))
     groups: dict[str, list[OpRecord]] = {}
+    done |= {id(h) for h in hybrid}
     for o in rest:
-        if id(o) not in {id(h) for h in hybrid}:
+        if id(o) not in done:
             groups.setdefault(category_of(o.xnnpack_reason or ""), []).append(o)
     for category, group in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         details = list(dict.fromkeys((o.xnnpack_reason or "").partition(": ")[2] for o in group))

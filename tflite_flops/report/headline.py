@@ -13,8 +13,8 @@ figure ``--max-memory`` gates and the JSON writes as ``memory.runtime_total_byte
   :data:`MCU_MAX_ARENA`: the size of the flash and SRAM of a microcontroller board;
 * **phone** (LiteRT, XNNPACK on): every other model.
 
-The reports lead with the class's runtime; the rows of the other class stay in the JSON (and in the
-tables with ``--all-memory``).
+The reports lead with the class's runtime; the rows of the other class stay in the JSON
+(:func:`tflite_flops.render.memory.memory_rows` gives every row with ``every=True``).
 """
 
 from __future__ import annotations
