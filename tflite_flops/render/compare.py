@@ -95,8 +95,6 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
     moved = placement_change_lines(c)
     if moved:
         out += ["", "Where the ops run: changes"] + ["  " + line for line in moved]
-    if c.advice:
-        out += ["", TITLE] + ["  " + line for line in advice_lines(c.advice)]
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a), _op_ref(p.b), (p.a or p.b).op_type if p.match != "changed"
@@ -106,6 +104,8 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
         out.append(f"  largest differences (up to {top}):")
         out += ["  " + s for s in text_table(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
+    if c.advice:
+        out += ["", TITLE] + ["  " + line for line in advice_lines(c.advice)]
     return "\n".join(out) + "\n"
 
 
