@@ -123,5 +123,5 @@ def quantized_slower(a: Any, b: Any, label_a: str, label_b: str, lost_a: Sequenc
                f"twins run on it{' (' + '; '.join(reasons) + ')' if reasons else ''}: keep those ops in float "
                "(a float fallback or a mixed-precision export), or pick the op XNNPACK runs quantized")
     text = (f"{lq} (quantized) is {tq / tf:.1f}× slower than its float twin {lf}: {tq:.3f} ms against {tf:.3f} ms "
-            f"{sa}{why}; until then the float model is the faster choice")
+            f"{sa} ({saving_text(tq - tf, sa)} at stake){why}; until then the float model is the faster choice")
     return Advice("quantized_slower", refs, tq - tf, sa, text)
