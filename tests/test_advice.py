@@ -195,3 +195,17 @@ def test_keras_dynamic_batch_and_dynamic_range():
     q = analyze_model(to_tflite(model, "dynamic_range"))
     full = _kinds(q)["full_integer"]
     assert "DEPTHWISE_CONV_2D ×1" in full.text and "no dynamic-range depthwise kernel" in full.text
+
+
+@pytest.mark.slow
+@pytest.mark.runtime
+def test_measured_saving_from_a_per_op_run():
+    """analyze(per_op=True) times every op alone: the kept ops' advice then carries their measured time."""
+    import tflite_flops
+    from tflite_flops.measure.bench import BenchSettings
+
+    r = tflite_flops.analyze(SAMPLES / "cnn_int8.tflite", per_op=True, bench=BenchSettings(runs=5, warmup=1))
+    a = _kinds(r)["unsupported_op"]
+    times = {f"{o.subgraph}:{o.index}": o.latency_ms for o in r.ops}
+    assert a.saving_source == "measured" and a.saving_ms == pytest.approx(times["0:8"] + times["0:11"])
+    assert "measured: their time now" in a.text
