@@ -144,6 +144,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         what = Measurements(latency, per_op, roofline, settings.runtime, bench or BenchSettings(), inputs)
         try:
             report = measure_report(report, timed, what, progress=progress)
+            if per_op:  # the advice's time at stake, measured where not predicted
+                from .analysis.advice import with_measured_savings
+
+                report = with_measured_savings(report)
             if latency and report.bundle is not None:
                 from .measure.engine import add_engine_run
 

@@ -24,6 +24,7 @@ from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from ..latency.predict import add_prediction
+from .advice import add_advice
 from .walk import Walk, entry_subgraph, walk_model
 
 
@@ -51,6 +52,7 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
         report = analyze_entry(model, settings)[0]
         if settings.predict is not None:
             report = add_prediction(report, model, settings.predict, settings.predict_forced)
+        report = add_advice(report, model, settings.predict)  # what to change, with the time at stake
         if name is not None and report.model.path is None:
             report = replace(report, model=replace(report.model, path=name))
         del model  # freed now, before the collector runs again: the report keeps only its hasher

@@ -17,6 +17,7 @@ from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
 from ..report.columns import OP_COLUMNS, reason, taken
 from ..units import human, human_bytes
+from .advice import TITLE, advice_html, advice_lines
 from .charts import esc, paired_hbar_chart
 from .formats import RendererTable
 from .formats.csv import safe_cell
@@ -104,6 +105,8 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
         out.append(f"  largest differences (up to {top}):")
         out += ["  " + s for s in text_table(["match", "A op", "B op", "type", "output", "FLOPs A", "FLOPs B", "Δ"], rows,
                                          [False] * 5 + [True] * 3)]
+    if c.advice:
+        out += ["", TITLE] + ["  " + line for line in advice_lines(c.advice)]
     return "\n".join(out) + "\n"
 
 
@@ -203,6 +206,8 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
     if moved:
         out += ["", "**Where the ops run: changes**", ""] + [
             f"{'  ' if line.startswith('  ') else ''}- {md_text(line.strip())}" for line in moved]
+    if c.advice:
+        out += ["", f"**{TITLE}**", ""] + [f"- {md_text(line)}" for line in advice_lines(c.advice)]
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a) or "-", _op_ref(p.b) or "-",
@@ -215,11 +220,31 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
     return "\n".join(out) + "\n"
 
 
+CARD_KEYS = ("macs", "flops", "params", "model_size", "latency.median_ms")  # the headline cards (and changed partitions)
+
+
+def _placement_html(c: Comparison) -> str:
+    """The "Where the ops run: changes" section, as the terminal and Markdown show it ('' when nothing moved)."""
+    moved = placement_change_lines(c)
+    if not moved:
+        return ""
+    items, group = [], []
+    for line in moved + [""]:
+        if not line.startswith("  ") and group:  # a heading line closes the previous group
+            items[-1] += "<ul>" + "".join(f"<li>{esc(g.strip())}</li>" for g in group) + "</ul></li>"
+            group = []
+        if line.startswith("  "):
+            group.append(line)
+        elif line:
+            items.append(f"<li>{esc(line)}")
+    return f'<section id="placement-changes"><h2>Where the ops run: changes</h2><ul>{"".join(items)}</ul></section>'
+
+
 def render_compare_html(c: Comparison) -> str:
     """A self-contained HTML page: cards, totals, a paired chart by op type, matched ops."""
     cards = []
     for m in c.totals:
-        if m.key in ("macs", "flops", "params", "model_size", "latency.median_ms"):
+        if m.key in CARD_KEYS or (m.key.endswith(".partitions") and m.delta):  # a partition count that changed
             cls = "" if not m.delta else (' class="pos"' if m.delta > 0 else ' class="neg"')
             cards.append(f'<div class="card"><div class="k">{esc(m.label)}</div><div class="v">{esc(fmt_value(m, m.b))}'
                          f'</div><div class="x">A {esc(fmt_value(m, m.a))} · <span{cls}>{esc(fmt_delta(m))} '
@@ -270,6 +295,7 @@ def render_compare_html(c: Comparison) -> str:
             f'<section><h2>By op type</h2>{chart}<table class="sortable-table"><thead><tr>'
             f'{type_heads}'
             f'</tr></thead><tbody>{types}</tbody></table></section>'
+            f'{_placement_html(c)}{advice_html(c.advice)}'
             f'<section><h2>Ops matched by type and position</h2><p class="muted">{counts["same"]} same type, '
             f'{counts["changed"]} changed type, {counts["only_a"]} only in A, {counts["only_b"]} only in B. '
             f'Click a header to sort.</p><div class="scroll"><table class="sortable-table"><thead><tr>'

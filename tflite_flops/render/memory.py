@@ -1,46 +1,90 @@
-"""The memory figures as rows that every renderer shows the same way (label, human value, exact)."""
+"""The memory figures as rows that every renderer shows the same way (label, human value, exact).
+
+The section leads with what the model's runtime really uses (:mod:`tflite_flops.report.headline`): for a phone
+model LiteRT's default configuration (XNNPACK on, at the analysed threads) with its total (arena, XNNPACK's own
+bytes, the weights mapped from the file), for an MCU model TFLite Micro's arena; the other configurations
+follow as labelled alternatives.
+"""
 
 from __future__ import annotations
 
-from ..report import LatencyStats, MemorySummary
+from ..report import LatencyStats, MemorySummary, Report
+from ..report.headline import MCU, PHONE, runtime_total, target_class
 from ..units import grouped, human_bytes
 
+ALTERNATIVES = "Other configurations"  # the label of the row that opens the alternatives
 
-def memory_rows(memory: MemorySummary) -> list[tuple[str, str, str]]:
-    """(label, value, exact) for each figure of :class:`MemorySummary`, in reading order."""
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'s' if n != 1 else ''}"
+
+
+def memory_title(report: Report) -> str:
+    """The memory section's heading: the configuration it leads with (the model's target class's runtime)."""
+    memory = report.memory
+    if memory is None:
+        return "Memory at run time"
+    if target_class(report)[0] == MCU:
+        return f"Memory at run time (TFLite Micro, {8 * (memory.tflm_pointer_bytes or 4)}-bit: an MCU model)"
+    total = runtime_total(memory)
+    return "Memory at run time" if total is None else f"Memory at run time ({total.config})"
+
+
+def memory_rows(memory: MemorySummary, target: str = PHONE, every: bool = False) -> list[tuple[str, str, str]]:
+    """(label, value, exact) for the figures of :class:`MemorySummary`, in reading order: the configuration
+    the model's ``target`` class runs first (a phone model: LiteRT's default, XNNPACK on, its parts and their
+    total; an MCU model: TFLite Micro's arena), then, under :data:`ALTERNATIVES`, the other configurations,
+    each labelled. The rows of the other class (TFLite Micro for a phone model, LiteRT for an MCU one) are
+    left out unless ``every`` (the JSON keeps every figure)."""
+    default, off = _litert_rows(memory)
+    tflm = _tflm_rows(memory)
+    generic = [("Arena, tensors only (lower bound)" if memory.runtime is not None else "Arena (TFLite planner)",
+                memory.arena_bytes, "")]
+    if memory.persistent_arena_bytes and memory.runtime is None:
+        generic.append(("Persistent arena", memory.persistent_arena_bytes, " variables, init-time weights"))
     peak_where = f" at op {memory.peak_op}" if memory.peak_op else ""
-    rows = [("Arena (TFLite planner)", memory.arena_bytes, ""),
-            ("Peak live activations", memory.peak_live_bytes, peak_where),
-            ("Activations, no reuse", memory.activations_total_bytes, ""),
-            ("Weights (in the file)", memory.weights_bytes, "")]
-    if memory.persistent_arena_bytes:
-        rows.insert(1, ("Persistent arena", memory.persistent_arena_bytes, " variables, init-time weights"))
+    generic += [("Peak live activations", memory.peak_live_bytes, peak_where),
+                ("Activations, no reuse", memory.activations_total_bytes, "")]
+    weights = [("Weights (in the file)", memory.weights_bytes, "")]
+    if target == MCU:
+        lead = tflm + [("Weights (in flash)", memory.weights_bytes, " read in place from the model array")]
+        rest = generic + (default + off if every else [])
+    elif default:
+        lead, rest = default, off + generic + (tflm if every else [])
+    else:  # a report of an earlier version, without the XNNPACK figures: every row, as it was
+        lead, rest = off, generic + tflm + weights
+    rows: list[tuple[str, int | None, str]] = [*lead, *([(ALTERNATIVES, None, "")] if rest and lead else []), *rest]
+    return [(label, "" if value is None else human_bytes(value), "" if value is None else f"{grouped(value)}{extra}")
+            for label, value, extra in rows]
+
+
+def _litert_rows(memory: MemorySummary) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+    """LiteRT's two configurations as row blocks: the default (XNNPACK on: its total, then its parts: the
+    arena, XNNPACK's own bytes, the weights mapped from the file; empty without those figures) and
+    XNNPACK off (its arena, temporaries, persistent arena, total)."""
+    default: list[tuple[str, int, str]] = []
+    total, on = runtime_total(memory), memory.runtime_xnnpack
+    if total is not None and on is not None:
+        default = [(f"Total ({total.config})", total.total_bytes, " arena + XNNPACK + weights mapped"),
+                   ("  LiteRT arena (XNNPACK on)", total.arena_bytes, " partition boundaries + kept ops"),
+                   *([("    persistent arena", on.persistent_arena_bytes, "")] if on.persistent_arena_bytes else []),
+                   (f"  XNNPACK's own{f' (target {memory.target})' if memory.target else ''}", total.xnnpack_bytes,
+                    " (estimate)"),
+                   *[(f"    {label}", value, "") for label, value in (
+                       ("workspace", on.delegate_workspace_bytes), ("packed weights", on.delegate_weights_bytes),
+                       ("structures, indirection", on.delegate_structures_bytes)) if value is not None],
+                   ("  weights mapped from the file", total.weights_mapped_bytes, "")]
+    off: list[tuple[str, int, str]] = []
     runtime = memory.runtime
     if runtime is not None:
-        config = f"{runtime.threads} thread{'s' if runtime.threads != 1 else ''}, XNNPACK {'on' if runtime.xnnpack else 'off'}"
-        rows[:0] = [(f"LiteRT arena ({config})", runtime.arena_bytes, " tensors + kernel temporaries"),
-                    ("  largest temporaries of one op", runtime.temporaries_bytes, ""),
-                    ("  persistent arena", runtime.persistent_arena_bytes, " + persistent temporaries")]
+        config = f"{_threads(runtime.threads)}, XNNPACK {'on' if runtime.xnnpack else 'off'}"
+        off = [(f"LiteRT arena ({config})", runtime.arena_bytes, " tensors + kernel temporaries"),
+               ("  largest temporaries of one op", runtime.temporaries_bytes, ""),
+               ("  persistent arena", runtime.persistent_arena_bytes, " + persistent temporaries")]
         if runtime.delegate_bytes is not None:
-            rows.insert(3, ("  delegate", runtime.delegate_bytes, ""))
-        rows.insert(len([r for r in rows if r[0].startswith(("LiteRT", "  "))]),
-                    ("  total", runtime.total_bytes, ""))
-        rows = [(("Arena, tensors only (lower bound)" if label == "Arena (TFLite planner)" else label), value, extra)
-                for label, value, extra in rows]
-    on = memory.runtime_xnnpack
-    if on is not None:
-        at = len([r for r in rows if r[0].startswith(("LiteRT", "  "))])
-        rows[at:at] = [(f"LiteRT arena ({on.threads} thread{'s' if on.threads != 1 else ''}, XNNPACK on)", on.arena_bytes,
-                        " partition boundaries + kept ops"),
-                       ("  persistent arena", on.persistent_arena_bytes, ""),
-                       (f"  XNNPACK's own{f' (target {memory.target})' if memory.target else ''}", on.delegate_bytes or 0,
-                        " (estimate)"),
-                       *[(f"    {label}", value, "") for label, value in (
-                           ("workspace", on.delegate_workspace_bytes), ("packed weights", on.delegate_weights_bytes),
-                           ("structures, indirection", on.delegate_structures_bytes)) if value is not None],
-                       ("  total", on.total_bytes, "")]
-    rows[-1:-1] = _tflm_rows(memory)
-    return [(label, human_bytes(value), f"{grouped(value)}{extra}") for label, value, extra in rows]
+            off.append(("  delegate", runtime.delegate_bytes, ""))
+        off.append(("  total", runtime.total_bytes, ""))
+    return default, off
 
 
 def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
@@ -62,13 +106,20 @@ def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
     return rows
 
 
-def memory_caveat(memory: MemorySummary) -> str:
-    """The line that goes under the figures."""
+def memory_caveat(memory: MemorySummary, target: str = PHONE) -> str:
+    """The line that goes under the figures (``target``: the model's class, whose runtime the rows lead with)."""
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
-    text = f"activation memory{per_sg}; " + (
-        "the LiteRT figures include its builtin kernels' temporaries (heap ones aside); with XNNPACK its own "
-        "bytes are an estimate (every signature's weights, packed)" if memory.runtime is not None
-        else "kernel scratch buffers and delegates' memory come on top")
+    if target == MCU and memory.runtime is not None:
+        text = (f"activation memory{per_sg}; TFLite Micro's reference kernels, the weights read in place; "
+                "LiteRT's figures (XNNPACK on and off) are in the JSON: an MCU model (integer ops, small weights "
+                "and arena)")
+    else:
+        text = f"activation memory{per_sg}; " + (
+            "the LiteRT figures include its builtin kernels' temporaries (heap ones aside); with XNNPACK its own "
+            "bytes are an estimate (every signature's weights, packed)" if memory.runtime is not None
+            else "kernel scratch buffers and delegates' memory come on top")
+        if memory.runtime_xnnpack is not None:
+            text += "; TFLite Micro's figures are in the JSON (memory.tflm_*)"
     if not memory.complete:
         text += "; SOME SHAPES ARE PLACEHOLDERS (dynamic dims unresolved), so are these figures"
     return text

@@ -7,7 +7,10 @@ Library::
     # ['macs 300.8 M > 200 M']
 
 CLI (wired into ``analyze``): ``--max-macs 200M``, ``--max-flops 1.2G``, ``--max-params 3.5M``,
-``--max-latency-ms 15``, ``--max-predicted-ms 15`` (the point estimate of ``--predict``), ``--max-arena 2MiB``, ``--max-partitions 1`` (XNNPACK's DELEGATE nodes),
+``--max-latency-ms 15``, ``--max-predicted-ms 15`` (the point estimate of ``--predict``), ``--max-memory 40MiB`` (the
+memory of LiteRT's default configuration: XNNPACK on, at ``--threads``: its arena, XNNPACK's own bytes and the
+weights mapped from the file, ``memory.runtime_total_bytes``), ``--max-arena 2MiB`` (LiteRT's arena with XNNPACK
+off), ``--max-tflm-arena 256KiB`` (TFLite Micro's arena), ``--max-partitions 1`` (XNNPACK's DELEGATE nodes),
 ``--fail-on-fallback xnnpack|gpu`` (any executed op kept off that delegate) and ``--budget FILE.toml``. Counts accept K/M/G/T suffixes (decimal).
 The command exits with code 3 and prints one ``budget exceeded: ...`` line per violated limit
 on stderr. A budget file holds the same keys, at the top level or in a ``[budget]`` table::
@@ -18,7 +21,9 @@ on stderr. A budget file holds the same keys, at the top level or in a ``[budget
     max_params = "3.6M"
     max_latency_ms = 25.0
     max_predicted_ms = 25.0
+    max_memory = "40MiB"
     max_arena = "2MiB"
+    max_tflm_arena = "256KiB"
     max_partitions = 1
     fail_on_fallback = ["xnnpack"]
 
@@ -44,6 +49,7 @@ from typing import Any, Mapping
 from ..errors import InputSpecError
 from ..ops.placement import DELEGATES
 from .columns import reason
+from .headline import runtime_total
 from .records import Report
 from ..files import MiB, read_capped
 from ..units import human, human_bytes, parse_bytes, parse_count
@@ -59,9 +65,12 @@ LIMITS: dict[str, tuple[str, bool]] = {
     "max_params": ("params", True),
     "max_latency_ms": ("latency_ms", False),
     "max_predicted_ms": ("predicted_ms", False),  # the predicted latency's point estimate (report.prediction)
-    "max_arena": ("arena_bytes", True),  # TFLite's arena (report.memory.runtime, else .arena_bytes), in bytes
+    "max_memory": ("memory_bytes", True),  # LiteRT's default configuration, XNNPACK on: arena + XNNPACK + weights
+    "max_arena": ("arena_bytes", True),  # TFLite's arena, XNNPACK off (report.memory.runtime, else .arena_bytes)
+    "max_tflm_arena": ("tflm_arena_bytes", True),  # TFLite Micro's arena: what to give MicroInterpreter
     "max_partitions": ("partitions", True),  # XNNPACK's partitions (report.delegation), DELEGATE nodes
 }
+BYTE_LIMITS = ("max_memory", "max_arena", "max_tflm_arena")  # limits in bytes (K/M/G and KiB/MiB/GiB suffixes)
 FALLBACK = "fail_on_fallback"  # delegates no executed op may be kept off (report.delegation)
 DELEGATE_KEYS = DELEGATES
 
@@ -76,7 +85,7 @@ def _limit_value(key: str, value: Any) -> int | float:
             raise InputSpecError(f"budget {key}: expected a non-negative number, got {value!r}")
         return int(value) if is_count else float(value)
     if isinstance(value, str):
-        if key == "max_arena":
+        if key in BYTE_LIMITS:
             return parse_bytes(value)
         if is_count:
             return parse_count(value)
@@ -119,6 +128,27 @@ def _fallback(report: Report, delegate: str) -> str | None:
     return f"fallback: {n} op(s) kept off {delegate}: {shown}{more}"
 
 
+def _memory_limit(report: Report, what: str, limit: int) -> str | None:
+    """The violation of a limit on the default runtime's memory or TFLite Micro's arena (None when within it)."""
+    memory = report.memory
+    name = "memory" if what == "memory_bytes" else "tflm_arena"
+    if memory is None:
+        return f"{name} not analysed (limit {human_bytes(limit)})"
+    if what == "memory_bytes":
+        total = runtime_total(memory)
+        if total is None:
+            return f"memory not analysed with XNNPACK on (limit {human_bytes(limit)})"
+        value, which = total.total_bytes, (f" ({total.config}: arena {human_bytes(total.arena_bytes)} + XNNPACK "
+                                           f"{human_bytes(total.xnnpack_bytes)} + weights "
+                                           f"{human_bytes(total.weights_mapped_bytes)})")
+    else:
+        value = memory.tflm_arena_size_bytes if memory.tflm_arena_size_bytes is not None else memory.tflm_arena_bytes
+        which = " (TFLite Micro)"
+    if value > limit:
+        return f"{name}{which} {human_bytes(value)} > {human_bytes(limit)} ({value:,} > {limit:,} bytes)"
+    return None
+
+
 def _predicted(report: Report, limit: float) -> str | None:
     """The violation of a limit on the predicted latency's point estimate (None when within it)."""
     p = report.prediction
@@ -137,7 +167,8 @@ def _predicted(report: Report, limit: float) -> str | None:
 def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops: int | str | None = None,
                  max_params: int | str | None = None, max_latency_ms: float | str | None = None,
                  max_arena: int | str | None = None, max_partitions: int | str | None = None,
-                 max_predicted_ms: float | str | None = None, fail_on_fallback: str | tuple[str, ...] | list[str] | None = None) -> list[str]:
+                 max_predicted_ms: float | str | None = None, fail_on_fallback: str | tuple[str, ...] | list[str] | None = None,
+                 max_memory: int | str | None = None, max_tflm_arena: int | str | None = None) -> list[str]:
     """The violated limits of ``report``, one message each (empty when within budget).
 
     Args:
@@ -146,9 +177,15 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         max_latency_ms: limit on the median latency; needs a latency measurement in the report.
         max_predicted_ms: limit on the predicted latency's point estimate (``report.prediction.latency_ms``,
             not its high end); needs a complete prediction in the report (``analyze(predict=PROFILE)``).
-        max_arena: limit on TFLite's arena as LiteRT allocates it, kernel temporaries included
+        max_memory: limit on the memory of LiteRT's default configuration (XNNPACK on, at the analysed
+            threads): its arena, XNNPACK's own bytes and the weights mapped from the file
+            (``report.memory.runtime_total_bytes`` in the JSON; :func:`tflite_flops.report.headline.runtime_total`):
+            an int, or a string such as ``"40MiB"``.
+        max_arena: limit on TFLite's arena as LiteRT allocates it with XNNPACK off, kernel temporaries included
             (``report.memory.runtime.arena_bytes``; the tensors-only ``report.memory.arena_bytes`` for a
             report without it): an int, or a string such as ``"2MiB"`` or ``"512K"``.
+        max_tflm_arena: limit on TFLite Micro's arena, the size to give MicroInterpreter
+            (``report.memory.tflm_arena_size_bytes``).
         max_partitions: limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes).
         fail_on_fallback: a delegate ("xnnpack", "gpu") or several: any executed op kept off one is a violation.
 
@@ -160,7 +197,7 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
     """
     given = {"max_macs": max_macs, "max_flops": max_flops, "max_params": max_params,
              "max_latency_ms": max_latency_ms, "max_arena": max_arena, "max_partitions": max_partitions,
-             "max_predicted_ms": max_predicted_ms}
+             "max_predicted_ms": max_predicted_ms, "max_memory": max_memory, "max_tflm_arena": max_tflm_arena}
     out = []
     for delegate in _delegates(fail_on_fallback) if fail_on_fallback is not None else ():
         line = _fallback(report, delegate)
@@ -180,6 +217,11 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
             continue
         if what == "predicted_ms":
             line = _predicted(report, limit)
+            if line:
+                out.append(line)
+            continue
+        if what in ("memory_bytes", "tflm_arena_bytes"):
+            line = _memory_limit(report, what, int(limit))
             if line:
                 out.append(line)
             continue
@@ -273,17 +315,23 @@ def _ms_arg(text: str) -> float:
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """--max-macs, --max-flops, --max-params, --max-latency-ms, --max-predicted-ms, ... and --budget FILE.toml."""
+    """--max-macs, --max-flops, --max-params, --max-latency-ms, --max-predicted-ms, --max-memory, ... and --budget FILE.toml."""
     g = parser.add_argument_group("budget (exit code 3 when exceeded)")
     g.add_argument("--max-macs", type=_count_arg, metavar="N", help="limit on MACs per inference (e.g. 300M)")
     g.add_argument("--max-flops", type=_count_arg, metavar="N", help="limit on FLOPs per inference (e.g. 1.2G)")
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
-    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (turns --latency on)")
+    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (times the model: turns --latency on)")
     g.add_argument("--max-predicted-ms", type=_ms_arg, metavar="MS",
                    help="limit on the predicted latency, its point estimate (needs --predict; a partial "
                         "prediction fails it)")
+    g.add_argument("--max-memory", type=_bytes_arg, metavar="BYTES",
+                   help="limit on the memory LiteRT's default configuration uses (XNNPACK on, at --threads): its "
+                        "arena, XNNPACK's own bytes and the weights mapped from the file (e.g. 40MiB)")
     g.add_argument("--max-arena", type=_bytes_arg, metavar="BYTES",
-                   help="limit on LiteRT's arena, kernel temporaries included, at --threads (e.g. 512K, 2MiB)")
+                   help="limit on LiteRT's arena with XNNPACK off, kernel temporaries included, at --threads "
+                        "(e.g. 512K, 2MiB)")
+    g.add_argument("--max-tflm-arena", type=_bytes_arg, metavar="BYTES",
+                   help="limit on TFLite Micro's arena, the size to give MicroInterpreter (e.g. 256KiB)")
     g.add_argument("--max-partitions", type=_count_arg, metavar="N",
                    help="limit on the partitions XNNPACK cuts the graph into (DELEGATE nodes)")
     g.add_argument("--fail-on-fallback", action="append", choices=DELEGATE_KEYS, metavar="DELEGATE",

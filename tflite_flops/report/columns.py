@@ -58,6 +58,11 @@ def PREDICTED(report: "Report", rows: Sequence["OpRecord"]) -> bool:
     return report.prediction is not None
 
 
+def PLACED(report: "Report", rows: Sequence["OpRecord"]) -> bool:
+    """Shown when one of the rows shown has a placement (predicted for XNNPACK, or imported from a device)."""
+    return any(o.xnnpack is not None or o.device_placement is not None for o in rows)
+
+
 # units: how a value reads and where it aligns. Numbers are right-aligned; text, shapes and flags left.
 NUMERIC_UNITS = ("count", "bytes", "ms", "share", "rate", "index", "ratio")
 
@@ -194,6 +199,20 @@ def delegate_columns(d: DelegateFields) -> list[Column]:
                    doc=f"which of its subgraph's {d.key} partitions holds the op")]
 
 
+def runs_on(op: "OpRecord", report: "Report") -> str | None:
+    """Where the op runs: the device's placement when imported, else XNNPACK's predicted one: ``"xnnpack #2"``
+    (its partition), ``"xnnpack, fused"`` (folded into a neighbour: predicted 0 ms), ``"builtin"`` (kept off)."""
+    if op.device_placement is not None:
+        return op.device_placement
+    if op.xnnpack is None:
+        return None
+    if not op.xnnpack:
+        return "builtin"
+    if report.prediction is not None and report.prediction.placement == "xnnpack" and op.predicted_ms == 0.0:
+        return "xnnpack, fused"
+    return "xnnpack" if op.xnnpack_partition is None else f"xnnpack #{op.xnnpack_partition}"
+
+
 def _share(op: "OpRecord", report: "Report") -> float:
     total = report.totals.flops
     return 100 * op.flops / total if total and op.phase == "inference" else 0.0
@@ -269,6 +288,8 @@ OP_COLUMNS: list[Column] = [
     Column("prediction_flags", "prediction flags", "text", {"csv": PREDICTED}, value=_prediction_flags,
            doc="what the whole prediction rests on (report.prediction.flags, ';'-joined: quick_profile, "
                "stand_in_laws, foreign_profile, domains_unknown) on every predicted op's row"),
+    Column("runs_on", "runs on", "text", {"table": PLACED, "md": PLACED, "html": PLACED}, value=runs_on,
+           doc="where the op runs: xnnpack #partition, xnnpack fused, builtin (kept off), or the device's placement"),
     Column("intensity", "FLOP/B", "ratio", _ME, value=lambda o, r: o.intensity,
            explorer=("intensity", "FLOPs per byte")),
     *[c for d in DELEGATE_FIELDS.values() for c in delegate_columns(d)],

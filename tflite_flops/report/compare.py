@@ -18,6 +18,8 @@ from typing import Any, Sequence
 
 from ..ops.placement import DELEGATE_NAMES, DELEGATES
 from . import OpRecord, Report
+from .advice import Advice, quantized_slower
+from .headline import runtime_total
 from .columns import ALWAYS, OP_COLUMNS, reason, taken, total_columns
 from .columns import totals as column_totals
 
@@ -93,6 +95,7 @@ class Comparison:
     by_type: tuple[TypeDelta, ...]
     ops: tuple[OpPair, ...]
     placement: tuple[PlacementChange, ...] = ()
+    advice: tuple[Advice, ...] = ()  # a quantized model slower than its float twin (report/advice.py)
 
     def match_counts(self) -> dict[str, int]:
         """How many pairs of each kind."""
@@ -114,12 +117,12 @@ class Comparison:
         figures = [c for c in OP_COLUMNS if "compare" in c.outputs]
 
         def side(label: str, r: Report) -> dict[str, Any]:
-            out = {"label": label, "path": r.model.path, "sha256": r.model.sha256}
+            side_out = {"label": label, "path": r.model.path, "sha256": r.model.sha256}
             if r.prediction is not None:  # what the prediction rests on (docs/predict.md, "Confidence")
-                out["prediction_flags"] = list(r.prediction.flags)
-            return out
+                side_out["prediction_flags"] = list(r.prediction.flags)
+            return side_out
 
-        return {
+        out = {
             "a": side(self.label_a, self.a),
             "b": side(self.label_b, self.b),
             "totals": {m.key: {"a": m.a, "b": m.b, "delta": m.delta, "ratio": m.ratio} for m in self.totals},
@@ -132,6 +135,9 @@ class Comparison:
                                    "a": op(c.a, self.a), "b": op(c.b, self.b), "a_reason": reason(c.a, c.delegate),
                                    "b_reason": reason(c.b, c.delegate)} for c in self.placement],
         }
+        if self.advice:  # only when there is some: the comparisons without any are unchanged
+            out["advice"] = [a.to_dict() for a in self.advice]
+        return out
 
 
 def _label(report: Report, fallback: str) -> str:
@@ -184,6 +190,10 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
     if ma is None or mb is None:
         return []
     rows = []
+    da, db = runtime_total(ma), runtime_total(mb)
+    if da is not None and db is not None:  # what LiteRT's default configuration uses: the reports' memory headline
+        rows.append(MetricDelta("memory.runtime_total_bytes", "Memory at run time (LiteRT default, XNNPACK on)",
+                                da.total_bytes, db.total_bytes, "bytes"))
     ra, rb = ma.runtime, mb.runtime
     if ra is not None and rb is not None:  # as LiteRT allocates it (a report of an older version has none)
         rows += [MetricDelta(f"memory.runtime.{key}", label, getattr(ra, key), getattr(rb, key), "bytes")
@@ -305,5 +315,9 @@ def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: s
         la, lb = f"A: {la}", f"B: {lb}"
     pairs = tuple(match_ops(_inference(a), _inference(b)))
     delegates = [k for k in a.delegation if k in b.delegation and k in DELEGATES]  # the ones predicted per op
-    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs,
-                      tuple(placement_changes(pairs, delegates)))
+    moved = tuple(placement_changes(pairs, delegates))
+    lost_b = [ch.b for ch in moved if ch.delegate == "xnnpack" and ch.lost]  # kept off XNNPACK in B only
+    lost_a = [ch.a for ch in moved if ch.delegate == "xnnpack" and not ch.lost]  # kept off XNNPACK in A only
+    slower = quantized_slower(a, b, la, lb, lost_a, lost_b)
+    return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs, moved,
+                      () if slower is None else (slower,))

@@ -11,6 +11,8 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import ReportFormatError
 from .measured import LatencyStats, Roofline, Throughput, split_known
+from .advice import Advice
+from .headline import DERIVED_KEYS, memory_json
 from .prediction import Prediction
 from .jsontext import PLAIN, dumps_with_list, jsonable
 from .lazy import LazyText
@@ -482,6 +484,8 @@ class Report:
     bundle: BundleInfo | None = None
     # the predicted latency (analyze --predict PROFILE); JSON key "prediction", only when predicted
     prediction: Prediction | None = None
+    # what to change, with the time at stake (analysis/advice.py); JSON key "advice", only when any
+    advice: tuple[Advice, ...] = ()
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -518,6 +522,11 @@ class Report:
             value = getattr(self, key)
             d[key] = None if value is None else value.to_dict()
         d["delegation"] = {k: v.to_dict() for k, v in self.delegation.items()}
+        if self.memory is not None:  # the default runtime's total and the model's class, derived (report/headline.py)
+            d["memory"].update(memory_json(self))
+        if self.advice:  # written only when there is advice: the reports without any are unchanged
+            order.insert(order.index("warnings"), "advice")
+            d["advice"] = [a.to_dict() for a in self.advice]
         for key, sig in self.signatures.items():
             d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
             _predicted_signature(d["signatures"][key], sig)
@@ -567,6 +576,7 @@ class Report:
             memory=_memory(d.get("memory")),
             delegation={k: DelegatePlacement.from_dict(v) for k, v in (d.get("delegation") or {}).items()},
             bundle=_record(BundleInfo, d.get("bundle")), prediction=_record(Prediction, d.get("prediction")),
+            advice=tuple(Advice.from_dict(a) for a in d.get("advice") or ()),
             schema_version=version,
             signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
 
@@ -620,6 +630,7 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
     if d is None:
         return None
     runtime, xnnpack = d.get("runtime"), d.get("runtime_xnnpack")
+    d = {k: v for k, v in d.items() if k not in DERIVED_KEYS}  # written by to_dict, computed again when read
     return MemorySummary(**{**d, "subgraphs": tuple(SubgraphMemory(**s) for s in d.get("subgraphs", ())),
                             "runtime": None if runtime is None else RuntimeMemory(**runtime),
                             "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ()),

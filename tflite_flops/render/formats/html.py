@@ -30,9 +30,11 @@ from ...report.columns import Column, columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..prediction import prediction_lines, prediction_rows
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
-from ..memory import memory_caveat, memory_rows
+from ..memory import ALTERNATIVES, memory_caveat, memory_rows, memory_title
+from ...report.headline import target_class
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
                          why_kept)
+from ..advice import advice_html
 from ..opaque import not_counted_line, opaque_line
 from ..bundle import bundle_html
 from ..signatures import signatures_html
@@ -279,16 +281,24 @@ def _charts(report: Report, colors: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
+ALT = ' class="alt"'  # the row that opens the other configurations
+
+
 def _memory(report: Report) -> str:
-    """The memory figures and, per subgraph arena, the live bytes along the op sequence with the peak marked."""
+    """The memory figures (led by the model's runtime, as every format) and, per subgraph arena, the live bytes
+    along the op sequence with the peak marked, labelled with the configuration they are of."""
     mem = report.memory
     if mem is None:
         return ""
-    rows = "".join(f'<tr><td>{esc(label)}</td><td class="n">{esc(value)}</td><td class="n">{esc(exact)}</td></tr>'
-                   for label, value, exact in memory_rows(mem))
-    parts = [f'<section id="memory"><h2>Memory at run time</h2><table><thead><tr><th></th><th class="n">value</th>'
-             f'<th class="n">exact</th></tr></thead><tbody>{rows}</tbody></table>'
-             f'<p class="muted">{esc(memory_caveat(mem))}.</p>']
+    target = target_class(report)[0]
+    rows = "".join(f'<tr{ALT if label == ALTERNATIVES else ""}><td>{esc(label)}</td>'
+                   f'<td class="n">{esc(value)}</td><td class="n">{esc(exact)}</td></tr>'
+                   for label, value, exact in memory_rows(mem, target))
+    parts = [f'<section id="memory"><h2>{esc(memory_title(report))}</h2><table><thead><tr><th></th><th class="n">value'
+             f'</th><th class="n">exact</th></tr></thead><tbody>{rows}</tbody></table>'
+             f'<p class="muted">{esc(memory_caveat(mem, target))}.</p>']
+    config = (f"LiteRT, XNNPACK off, {mem.runtime.threads} thread{'s' if mem.runtime.threads != 1 else ''}"
+              if mem.runtime is not None else "TFLite's planner, tensors only")
     for sub in mem.subgraphs[:6]:
         ops = sorted((o for o in report.ops if o.subgraph == sub.subgraph and o.live_bytes is not None),
                      key=lambda o: o.index)
@@ -303,10 +313,14 @@ def _memory(report: Report) -> str:
                    + (f" + {human_bytes(t)} kernel temporaries" if t else ""))
                   for o, t in zip(ops, temporaries)]
         peak = max(range(len(values)), key=lambda i: values[i][0] + temporaries[i])
+        top = values[peak][0] + temporaries[peak]
         title = f"Live activation bytes, subgraph {sub.subgraph}" + (f" ({sub.name})" if sub.name else "")
         legend = ('<div class="legend">blue: tensors alive; orange, stacked: the kernel temporaries LiteRT plans '
                   'in the same arena while the op runs</div>' if any(temporaries) else "")
-        parts.append(f'<h3>{esc(title)}: arena {esc(human_bytes(sub.arena_bytes))}</h3>'
+        whole = (f"; with the kernel temporaries, the arena ({config}): {human_bytes(mem.runtime.arena_bytes)}"
+                 if mem.runtime is not None and len(mem.subgraphs) == 1 else "")
+        parts.append(f'<h3>{esc(title)} ({esc(config)}): peak {esc(human_bytes(top))}</h3>'
+                     f'<p class="muted">{esc(f"tensors-only arena {human_bytes(sub.arena_bytes)}{whole}; with XNNPACK on, the arena holds only the partition boundaries and the kept ops")}</p>'
                      + area_chart(values, title=title, y_label="live bytes", peak=peak, fmt=human_bytes,
                                   stacked=temporaries) + legend
                      + (f'<p class="muted">Each point is the highest of {step} consecutive ops.</p>' if step > 1 else ""))
@@ -680,7 +694,8 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
-                                 signatures_html(report), _charts(report, colors), _placement(report), _memory(report),
+                                 signatures_html(report), _charts(report, colors), _placement(report),
+                                 advice_html(report.advice), _memory(report),
                                  _latency(report, colors), _prediction(report), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.json_head()

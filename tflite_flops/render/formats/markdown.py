@@ -15,7 +15,9 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report, Throughput
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows, rss_line
+from ..memory import memory_caveat, memory_rows, memory_title, rss_line
+from ...report.headline import target_class
+from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import delegate_name, kept_groups
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
@@ -89,9 +91,10 @@ def render_markdown(report: Report, top: int = 10) -> str:
             out += ["", f"> **{md_text(note[:1].upper() + note[1:])}**"]
 
     if report.memory is not None:
-        out += ["", "**Memory at run time**", ""] + md_table(
-            ["", "value", "exact"], [list(r) for r in memory_rows(report.memory)], [False, True, False])
-        out += ["", f"_{md_text(memory_caveat(report.memory))}_"]
+        target = target_class(report)[0]
+        out += ["", f"**{md_text(memory_title(report))}**", ""] + md_table(
+            ["", "value", "exact"], [list(r) for r in memory_rows(report.memory, target)], [False, True, False])
+        out += ["", f"_{md_text(memory_caveat(report.memory, target))}_"]
 
     if report.prediction is not None:
         out += ["", "**Predicted latency**", ""] + [f"- {md_text(line)}" for line in prediction_lines(report)]
@@ -113,6 +116,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
                          str(d.kept_ops), str(d.partitions), md_text(kept or "-")])
         out += ["", "**Where it runs**", ""] + md_table(["delegate", "delegated", "kept", "partitions", "kept, by reason"],
                                                          rows, [False, True, True, True, False])
+
+    if report.advice:
+        out += ["", f"**{ADVICE_TITLE}**", ""] + [f"- {md_text(line)}" for line in advice_lines(report.advice)]
 
     if report.by_op_type:
         total = t.flops or 1

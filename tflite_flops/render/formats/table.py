@@ -9,7 +9,9 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import LatencyStats, Report
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows, rss_line
+from ..memory import memory_caveat, memory_rows, memory_title, rss_line
+from ...report.headline import target_class
+from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import placement_lines
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
@@ -99,14 +101,17 @@ def render_table(report: Report, top: int = 10) -> str:
                    f"{human_bytes(it.bytes_written)} written")
 
     if report.memory is not None:
-        out += ["", "Memory at run time"]
-        out += ["  " + line for line in text_table(["", "value", "exact"], memory_rows(report.memory),
+        target = target_class(report)[0]
+        out += ["", memory_title(report)]
+        out += ["  " + line for line in text_table(["", "value", "exact"], memory_rows(report.memory, target),
                                                [False, True, False])]
-        out.append(f"  ({memory_caveat(report.memory)})")
+        out.append(f"  ({memory_caveat(report.memory, target)})")
 
     where = placement_lines(report)
     if where:
         out += ["", "Where it runs"] + ["  " + line for line in where]
+    if report.advice:
+        out += ["", ADVICE_TITLE] + ["  " + line for line in advice_lines(report.advice)]
 
     if report.by_op_type:
         out += ["", "By op type (per inference)"]

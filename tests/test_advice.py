@@ -1,0 +1,211 @@
+"""Advice (issue 31, item 2): each kind fires on a model built to show it, with its saving (predicted from a
+hand-made profile, measured from per-op times) and in every output format."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from render_helpers import SAMPLES, sample_report
+from test_predict import law, profile
+from tflite_flops.analysis.advice import with_measured_savings
+from tflite_flops.analysis.run import analyze_model
+from tflite_flops.render import render
+from tflite_flops.render.compare import render_comparison
+from tflite_flops.report import LatencyStats, Report
+from tflite_flops.report.advice import Advice, op_ranges
+from tflite_flops.report.compare import compare_reports
+from tflite_flops.settings import Settings
+
+# XNNPACK runs any op in 1 µs, builtin kernels in 2 µs; a partition costs 3 µs (profile()), an invoke 10 µs
+FLAT = (law("*", "xnnpack", one=1.0), law("*", "builtin", one=2.0))
+
+
+def _fb():
+    """The schema module a runtime ships (the model writer's object API); the test skips without one."""
+    from tflite_flops.errors import TfliteFlopsError
+    from tflite_flops.measure.runtimes import schema_module
+
+    try:
+        return schema_module("litert")
+    except TfliteFlopsError as exc:
+        pytest.skip(f"no runtime ships the TFLite schema module: {exc}")
+
+
+def _kinds(report: Report) -> dict[str, Advice]:
+    return {a.kind: a for a in report.advice}
+
+
+def hybrid_depthwise_model() -> bytes:
+    """ADD → dynamic-range DEPTHWISE_CONV_2D (float input, int8 filter) → ADD: XNNPACK has no dynamic-range
+    depthwise kernel, so the depthwise conv is kept off and the graph is cut into 2 partitions."""
+    from tflite_flops.measure.model_writer import Quant, ModelWriter
+
+    w = ModelWriter(_fb())
+    x = w.tensor((1, 8, 8, 4))
+    one = w.tensor((1, 1, 1, 4), data=np.ones((1, 1, 1, 4)))
+    a = w.tensor((1, 8, 8, 4))
+    w.op("ADD", [x, one], [a], "AddOptions")
+    filt = w.tensor((1, 3, 3, 4), "int8", data=np.arange(36).reshape(1, 3, 3, 4) % 7 + 1,
+                    quant=Quant.of([0.01] * 4, axis=3))
+    bias = w.tensor((4,), data=np.zeros(4))
+    d = w.tensor((1, 8, 8, 4))
+    w.op("DEPTHWISE_CONV_2D", [a, filt, bias], [d], "DepthwiseConv2DOptions", padding=0, strideW=1, strideH=1,
+         depthMultiplier=1, dilationWFactor=1, dilationHFactor=1)
+    y = w.tensor((1, 8, 8, 4))
+    w.op("ADD", [d, one], [y], "AddOptions")
+    return w.to_bytes([x], [y], "hybrid depthwise")
+
+
+def int8_fc_model(weights: np.ndarray, scale: float) -> bytes:
+    """One int8 FULLY_CONNECTED [1,16] × [8,16] with per-tensor weight ``scale``."""
+    from tflite_flops.measure.model_writer import Quant, ModelWriter
+
+    w = ModelWriter(_fb())
+    x = w.tensor((1, 16), "int8", quant=Quant.of(0.05))
+    k = w.tensor((8, 16), "int8", data=weights, quant=Quant.of(scale))
+    b = w.tensor((8,), "int32", data=np.zeros(8), quant=Quant.of(0.05 * scale if scale else 0.0))
+    y = w.tensor((1, 8), "int8", quant=Quant.of(0.1))
+    w.op("FULLY_CONNECTED", [x, k, b], [y], "FullyConnectedOptions")
+    return w.to_bytes([x], [y], "int8 fc")
+
+
+def test_op_ranges():
+    assert op_ranges(["0:57", "0:58", "0:59", "0:61", "1:2", "1:3"]) == "0:57–0:59, 0:61, 1:2–1:3"
+
+
+def test_static_shape_and_partitions_with_predicted_saving():
+    # fcn_dynamic: a dynamic input; SHAPE → SLICE → MUL compute RESIZE_BILINEAR's size at run time: 2 partitions
+    r = analyze_model(SAMPLES / "fcn_dynamic.tflite", Settings(predict=profile(laws=FLAT)))
+    k = _kinds(r)
+    static, parts = k["static_shape"], k["partitions"]
+    assert static.ops == ("0:6", "0:7", "0:8", "0:9")
+    assert "0:6–0:9" in static.text and "folds 3 of them to constants" in static.text
+    # SHAPE, SLICE, MUL fold away (3 × 2 µs); RESIZE_BILINEAR moves to XNNPACK (2 − 1 µs): 7 µs
+    assert static.saving_source == "predicted" and static.saving_ms == pytest.approx(0.007)
+    assert "~0.007 ms predicted" in static.text
+    # 2 partitions become 1: one partition overhead (3 µs)
+    assert r.delegation["xnnpack"].partitions == 2
+    assert parts.saving_ms == pytest.approx(0.003) and "would be 1" in parts.text
+
+
+def test_full_integer_for_dynamic_range_depthwise():
+    r = analyze_model(hybrid_depthwise_model(), Settings(predict=profile(laws=FLAT)))
+    assert r.delegation["xnnpack"].partitions == 2
+    a = _kinds(r)["full_integer"]
+    assert a.ops == ("0:1",) and "DEPTHWISE_CONV_2D ×1" in a.text and "full integer" in a.text
+    # 2 µs builtin − 1 µs on XNNPACK + one partition boundary less (3 µs) = 4 µs
+    assert a.saving_ms == pytest.approx(0.004) and a.saving_source == "predicted"
+    static = analyze_model(hybrid_depthwise_model())  # no profile: no saving to give
+    assert _kinds(static)["full_integer"].saving_ms is None
+
+
+def test_unsupported_op_names_the_nearest_form_and_measured_saving():
+    r = sample_report("cnn_int8.tflite")  # int8 RELU and SOFTMAX: XNNPACK runs them in float only
+    a = _kinds(r)["unsupported_op"]
+    assert a.ops == ("0:8", "0:11") and "run them in float" in a.text and a.saving_ms is None
+    timed = dataclasses.replace(r, ops=tuple(dataclasses.replace(o, latency_ms=0.25) for o in r.ops))
+    m = _kinds(with_measured_savings(timed))["unsupported_op"]
+    assert m.saving_source == "measured" and m.saving_ms == pytest.approx(0.5)  # 2 ops × 0.25 ms
+    assert "up to ~0.5 ms measured" in m.text
+
+
+def test_zero_weights():
+    r = analyze_model(int8_fc_model(np.zeros((8, 16)), 0.01))
+    a = _kinds(r)["zero_weights"]
+    assert a.ops == ("0:0",) and "every weight at zero" in a.text and a.saving_ms is None
+    assert "zero_weights" not in _kinds(analyze_model(int8_fc_model(np.ones((8, 16)), 0.01)))
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-40])
+def test_degenerate_scale(scale):
+    r = analyze_model(int8_fc_model(np.ones((8, 16)), scale))
+    a = _kinds(r)["degenerate_scale"]
+    assert a.ops == ("0:0",) and "a scale that is zero, negative or denormal (" in a.text
+    assert f"({np.float32(scale):g})" in a.text  # as stored: a float32
+
+
+def test_gpu_rejected():
+    a = _kinds(sample_report("fcn_dynamic.tflite"))["gpu_rejected"]
+    assert a.ops == ("0:6", "0:7", "0:8", "0:9", "0:10")
+    assert "never checked on a real GPU" in a.text and "op type ×1" in a.text
+
+
+def test_quantized_slower_than_its_float_twin_in_compare():
+    f, q = sample_report("cnn_float.tflite"), sample_report("cnn_int8.tflite")
+    f = dataclasses.replace(f, latency=LatencyStats(runtime="litert", median_ms=1.0))
+    q = dataclasses.replace(q, latency=LatencyStats(runtime="litert", median_ms=3.6))
+    c = compare_reports(f, q)
+    (a,) = c.advice
+    assert a.kind == "quantized_slower" and a.ops == ("0:8", "0:11")  # the ops int8 loses from XNNPACK
+    assert a.saving_ms == pytest.approx(2.6) and a.saving_source == "measured"
+    assert "3.6× slower than its float twin" in a.text and "RELU ×1" in a.text
+    assert compare_reports(q, f).advice[0].ops == ("0:8", "0:11")  # either side may be the quantized one
+    faster = dataclasses.replace(q, latency=LatencyStats(runtime="litert", median_ms=0.5))
+    assert compare_reports(f, faster).advice == ()
+    assert json.loads(render_comparison(c, "json"))["advice"][0]["kind"] == "quantized_slower"
+    for fmt in ("table", "md", "html"):
+        assert "3.6× slower than its float twin" in render_comparison(c, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "html"])
+def test_advice_in_every_output_format(fmt):
+    r = sample_report("fcn_dynamic.tflite")
+    out = render(r, fmt)
+    assert "What to change" in out
+    for a in r.advice:
+        assert (a.kind.replace("_", "\\_") if fmt == "md" else a.kind) in out
+    assert "because their shapes are computed at run time" in out
+
+
+def test_advice_json_round_trip():
+    r = analyze_model(SAMPLES / "fcn_dynamic.tflite", Settings(predict=profile(laws=FLAT)))
+    d = json.loads(r.to_json())
+    assert [set(a) for a in d["advice"]] == [{"kind", "ops", "saving_ms", "saving_source", "text"}] * len(r.advice)
+    again = Report.from_json(r.to_json())
+    assert [a.kind for a in again.advice] == [a.kind for a in r.advice]
+    assert "advice" not in json.loads(sample_report("cnn_float.tflite").to_json())  # none: no key
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_keras_dynamic_batch_and_dynamic_range():
+    """A Keras squeeze-excite block with a dynamic batch: its Reshape's shape is computed at run time (SHAPE →
+    STRIDED_SLICE → PACK), which cuts the graph in 2; exported dynamic-range, the depthwise conv (3·3·128 int8
+    weights, over the converter's 1024) is kept off XNNPACK too."""
+    import tensorflow as tf
+
+    from tflite_flops.convert import to_tflite
+
+    inp = tf.keras.Input((16, 16, 8))
+    x = tf.keras.layers.Conv2D(128, 3, padding="same")(inp)
+    s = tf.keras.layers.GlobalAveragePooling2D()(x)
+    s = tf.keras.layers.Reshape((1, 1, 128))(s)
+    s = tf.keras.layers.Conv2D(128, 1, activation="sigmoid")(s)
+    x = tf.keras.layers.Multiply()([x, s])
+    x = tf.keras.layers.DepthwiseConv2D(3, padding="same")(x)
+    model = tf.keras.Model(inp, tf.keras.layers.Conv2D(16, 1)(x))
+    r = analyze_model(to_tflite(model, "float"))
+    k = _kinds(r)
+    assert "SHAPE ×1" in k["static_shape"].text and "STRIDED_SLICE ×1" in k["static_shape"].text
+    assert "with a static shape they would be 1" in k["partitions"].text
+    q = analyze_model(to_tflite(model, "dynamic_range"))
+    full = _kinds(q)["full_integer"]
+    assert "DEPTHWISE_CONV_2D ×1" in full.text and "no dynamic-range depthwise kernel" in full.text
+
+
+@pytest.mark.slow
+@pytest.mark.runtime
+def test_measured_saving_from_a_per_op_run():
+    """analyze(per_op=True) times every op alone: the kept ops' advice then carries their measured time."""
+    import tflite_flops
+    from tflite_flops.measure.bench import BenchSettings
+
+    r = tflite_flops.analyze(SAMPLES / "cnn_int8.tflite", per_op=True, bench=BenchSettings(runs=5, warmup=1))
+    a = _kinds(r)["unsupported_op"]
+    times = {f"{o.subgraph}:{o.index}": o.latency_ms for o in r.ops}
+    assert a.saving_source == "measured" and a.saving_ms == pytest.approx(times["0:8"] + times["0:11"])
+    assert "measured: their time now" in a.text

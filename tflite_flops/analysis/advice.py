@@ -1,0 +1,278 @@
+"""The advice pass: every finding of a report turned into what to change, with the time at stake.
+
+One per-model pass (:func:`advise`) reads the finished report (placement, weights, prediction) and the model
+(tensor dtypes and quantization scales) and returns :class:`~tflite_flops.report.advice.Advice` items, the
+report's ``advice``. It reads op facts through the records (placement reasons and their categories,
+:mod:`tflite_flops.ops.placement`) and holds no op type of its own. The kinds:
+
+* ``static_shape``: with a dynamic input dim, the kept ops that compute shapes at run time (integer outputs)
+  and the ops kept because an operand is computed at run time (category ``dynamic``): a static export folds
+  the first to constants and lets XNNPACK take the second;
+* ``partitions``: the partitions those ops cut the graph into, that a static shape would merge;
+* ``full_integer``: dynamic-range (hybrid) ops XNNPACK keeps off (category ``hybrid weights``, e.g. its
+  depthwise convolution): full-integer quantization puts them on XNNPACK;
+* ``unsupported_op``: the other kept ops, one item per reason category, with the nearest form XNNPACK runs
+  where the reason says it ("float only", "8-bit quantized only");
+* ``zero_weights``: ops whose weights are all zero (``weight_density`` 0: a broken quantization);
+* ``degenerate_scale``: a weight whose quantization scale is zero, negative or denormal (the first scale of a
+  per-channel tensor: the reader keeps that one);
+* ``gpu_rejected``: the ops the GPU delegate keeps on the CPU, by category.
+
+``saving_ms``: with a prediction (``--predict``), the predicted time of the ops kept off, minus their
+predicted time on XNNPACK (0 for an op a static shape folds away), plus the partition overheads saved:
+source ``"predicted"``. Without one, with ``--per-op`` (:func:`with_measured_savings`, after the run): the
+measured time of those ops now, the most the change can save: source ``"measured"``. Else None.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..latency.profile import XNNPACK_PLACEMENT, DeviceProfile, op_features
+from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
+                             CATEGORY_QUANT, category_of)
+from ..reader.model import Model
+from ..report import OpRecord, Report
+from ..report.advice import Advice, op_ranges, saving_text
+
+OpKey = tuple[int, int]
+_SHAPE_DTYPES = ("INT32", "INT64")  # what a shape computation produces
+_MIN_NORMAL = 2.0 ** -126  # the smallest normal float32: a scale below it is denormal
+# the form XNNPACK runs, where the reason's detail names it
+_HINTS = (("(float only)", "run them in float: leave them out of the integer quantization (a float fallback for "
+                           "these ops) or keep the model in float"),
+          ("(8-bit quantized only)", "quantize them to 8 bits (int8 or uint8)"))
+_CHANGE = {CATEGORY_OP_TYPE: "XNNPACK has no kernel for these op types: use an equivalent it runs where one exists, "
+                             "or move them to the graph's start or end, where they split no partition",
+           CATEGORY_QUANT: "quantize per channel on the output-channel axis, zero point 0, scales positive normal "
+                           "numbers: the form XNNPACK takes",
+           CATEGORY_OPTIONS: "use the fused activation, padding or option XNNPACK takes (named in the reason)",
+           CATEGORY_DTYPE: "give them a dtype XNNPACK takes (float32, or int8/uint8 quantized): an integer "
+                           "computation on indices or shapes is better folded at export",
+           CATEGORY_DYNAMIC: "make the operand the reason names a constant of the file (it is computed at run "
+                             "time now)"}
+
+
+def _key(o: OpRecord) -> str:
+    return f"{o.subgraph}:{o.index}"
+
+
+def _listing(ops: Sequence[OpRecord]) -> str:
+    """``DEPTHWISE_CONV_2D ×16, ADD ×2``: the op types, most first."""
+    n: dict[str, int] = {}
+    for o in ops:
+        n[o.op_type] = n.get(o.op_type, 0) + 1
+    return ", ".join(f"{k} ×{v}" for k, v in sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+
+
+def _what(ops: Sequence[OpRecord], verb: str = "") -> str:
+    """``12 ops (0:57–0:68: SHAPE ×4, …)``, then ``verb`` ("are"/"is" for the count: ``"are kept"``)."""
+    plural = len(ops) != 1
+    said = f"{len(ops)} op{'s' if plural else ''} ({op_ranges([_key(o) for o in ops])}: {_listing(ops)})"
+    if verb:
+        first, _, rest = verb.partition(" ")
+        first = {"are": "is", "have": "has"}.get(first, first) if not plural else first
+        said += f" {first}{' ' + rest if rest else ''}"
+    return said
+
+
+def _runs(ops: Sequence[OpRecord], taken: Mapping[OpKey, bool]) -> int:
+    """The runs of consecutive taken ops, per subgraph, in execution order: a count of partitions."""
+    runs, last = 0, None
+    for o in ops:
+        on = taken.get((o.subgraph, o.index))
+        if on is None:  # folded away: splits nothing
+            continue
+        if on and (last is None or not last[1] or last[0] != o.subgraph):
+            runs += 1
+        last = (o.subgraph, on)
+    return runs
+
+
+def _merged(ops: Sequence[OpRecord], fold: Iterable[OpRecord], take: Iterable[OpRecord]) -> int:
+    """How many partitions fewer there would be with ``fold`` folded away and ``take`` taken by XNNPACK."""
+    now = {(o.subgraph, o.index): bool(o.xnnpack) for o in ops}
+    after = dict(now)
+    for o in fold:
+        after.pop((o.subgraph, o.index), None)
+    for o in take:
+        after[(o.subgraph, o.index)] = True
+    return max(_runs(ops, now) - _runs(ops, after), 0)
+
+
+def _on_xnnpack_ms(o: OpRecord, profile: DeviceProfile) -> float | None:
+    """The op's predicted time were XNNPACK to run it (ms per inference), None without a law."""
+    features = op_features(o, XNNPACK_PLACEMENT)
+    law = profile.law_for(features)
+    if law is None:
+        return None
+    return law.range_us(features)[0] * max(o.executions, 1) / 1000.0
+
+
+def _predicted_saving(fold: Sequence[OpRecord], take: Sequence[OpRecord], merged: int,
+                      profile: DeviceProfile | None) -> float | None:
+    """Predicted: the kept ops' time, less their time on XNNPACK (``take``; 0 for ``fold``), plus the overheads."""
+    if profile is None or not profile.machine.xnnpack:
+        return None
+    total = 0.0
+    for o in (*fold, *take):
+        if o.predicted_ms is None:
+            return None
+        total += o.predicted_ms
+    for o in take:
+        on = _on_xnnpack_ms(o, profile)
+        if on is None:
+            return None
+        total -= on
+    return total + merged * profile.partition_overhead_us / 1000.0
+
+
+def _item(kind: str, ops: Sequence[OpRecord], text: str, saving: float | None) -> Advice:
+    source = None if saving is None else "predicted"
+    said = saving_text(saving, source)
+    return Advice(kind, tuple(_key(o) for o in ops), saving, source, text + (f" ({said})" if said else ""))
+
+
+def _output_dtypes(model: Model, o: OpRecord) -> list[str]:
+    sg = model.subgraphs[o.subgraph]
+    op = sg.operators[o.index]
+    return [sg.tensors[t].dtype for t in op.outputs if t >= 0]
+
+
+def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) -> list[Advice]:
+    """static_shape, partitions, full_integer and unsupported_op."""
+    ops = [o for o in report.ops if o.phase == "inference" and o.xnnpack is not None]
+    kept = [o for o in ops if o.xnnpack is False]
+    if not kept:
+        return []
+    dynamic_dims = [t.name for t in report.inputs if t.shape_signature and any(d < 0 for d in t.shape_signature)]
+    fold, take = [], []
+    if dynamic_dims:
+        for o in kept:
+            dtypes = _output_dtypes(model, o)
+            if dtypes and all(d in _SHAPE_DTYPES for d in dtypes):
+                fold.append(o)  # a shape computed at run time: a constant in a static export
+            elif category_of(o.xnnpack_reason or "") == CATEGORY_DYNAMIC:
+                take.append(o)  # kept for an operand computed at run time
+    out = []
+    partitions = report.delegation["xnnpack"].partitions if "xnnpack" in report.delegation else 0
+    if fold or take:
+        shape_ops = fold + take
+        merged = _merged(ops, fold, take)
+        saving = _predicted_saving(fold, take, 0, profile)
+        after = max(partitions - merged, 1)
+        text = (f"{_what(sorted(shape_ops, key=lambda o: (o.subgraph, o.index)), 'are kept')} off XNNPACK because "
+                f"their shapes are computed at run time (dynamic input dims: {', '.join(dynamic_dims)}): export with "
+                f"a static batch and shape (a fixed input signature), which folds {len(fold)} of them to constants"
+                + (f" and lets XNNPACK take the other {len(take)}" if take else ""))
+        out.append(_item("static_shape", shape_ops, text, saving))
+        if merged:
+            overhead = _predicted_saving((), (), merged, profile)
+            out.append(_item("partitions", shape_ops,
+                             f"these run-time shape ops cut the graph into {partitions} XNNPACK partitions; with a static "
+                             f"shape they would be {after} ({merged} boundary{'s' if merged != 1 else ''} fewer, each a "
+                             "copy in and out of the delegate)", overhead))
+    done = {id(o) for o in fold + take}
+    rest = [o for o in kept if id(o) not in done]
+    hybrid = [o for o in rest if category_of(o.xnnpack_reason or "") == CATEGORY_HYBRID]
+    if hybrid:
+        merged = _merged(ops, (), hybrid)
+        text = (f"{_what(hybrid, 'are')} dynamic-range (float activations, int8 weights) and XNNPACK keeps them off "
+                f"({hybrid[0].xnnpack_reason}), cutting the graph into {partitions} partitions: quantize to full "
+                "integer (int8 activations, with a representative dataset), or keep these ops' weights in float")
+        out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, profile)))
+    groups: dict[str, list[OpRecord]] = {}
+    done |= {id(h) for h in hybrid}
+    for o in rest:
+        if id(o) not in done:
+            groups.setdefault(category_of(o.xnnpack_reason or ""), []).append(o)
+    for category, group in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        details = list(dict.fromkeys((o.xnnpack_reason or "").partition(": ")[2] for o in group))
+        change = next((c for hint, c in _HINTS if any(hint in d for d in details)), None) or _CHANGE.get(
+            category, "change what the reason names to a form XNNPACK takes")
+        merged = _merged(ops, (), group)
+        text = (f"{_what(group, 'are kept')} off XNNPACK ({category}: {'; '.join(details[:3])}"
+                f"{' …' if len(details) > 3 else ''})" + (f", {merged} partition boundar{'ies' if merged != 1 else 'y'} "
+                                                          "with them" if merged else "") + f": {change}")
+        out.append(_item("unsupported_op", group, text, _predicted_saving((), group, merged, profile)))
+    return out
+
+
+def _weight_items(report: Report, model: Model) -> list[Advice]:
+    """zero_weights and degenerate_scale."""
+    out = []
+    zero = [o for o in report.ops if o.phase == "inference" and o.weight_density == 0.0]
+    if zero:
+        out.append(Advice("zero_weights", tuple(_key(o) for o in zero), None, None,
+                          f"{_what(zero, 'have')} every weight at zero: their outputs are their biases alone, whatever "
+                          "the input; a broken quantization (scales too small for the weights) or a layer pruned to "
+                          "nothing: quantize again from the float weights, or remove the layers"))
+    bad: list[tuple[OpRecord, float]] = []
+    for o in report.ops:
+        if o.phase != "inference":
+            continue
+        sg = model.subgraphs[o.subgraph]
+        for t in sg.operators[o.index].inputs:
+            tensor = sg.tensors[t] if t >= 0 else None
+            q = None if tensor is None or not tensor.is_constant else tensor.quantization
+            if q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL):
+                bad.append((o, q.scale))
+                break
+    if bad:
+        ops = [o for o, _ in bad]
+        scales = ", ".join(sorted({f"{s:g}" for _, s in bad})[:3])
+        out.append(Advice("degenerate_scale", tuple(_key(o) for o in ops), None, None,
+                          f"{_what(ops, 'have')} a weight quantized with a scale that is zero, negative or denormal "
+                          f"({scales}): the channel's values are lost (and XNNPACK refuses the op): quantize again "
+                          "with positive normal scales (a calibration that sees the weights' range)"))
+    return out
+
+
+def _gpu_items(report: Report) -> list[Advice]:
+    """gpu_rejected: the GPU delegate's kept ops by category."""
+    d = report.delegation.get("gpu")
+    kept = [o for o in report.ops if o.phase == "inference" and o.gpu is False]
+    if d is None or not kept:
+        return []
+    by: dict[str, int] = {}
+    for o in kept:
+        c = category_of(o.gpu_reason or "")
+        by[c] = by.get(c, 0) + 1
+    cats = ", ".join(f"{c} ×{n}" for c, n in sorted(by.items(), key=lambda kv: -kv[1]))
+    return [Advice("gpu_rejected", tuple(_key(o) for o in kept), None, None,
+                   f"the GPU delegate keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
+                   f"partition{'s' if d.partitions != 1 else ''}: each boundary copies tensors between GPU and CPU; "
+                   "change the dtypes and shapes the reasons name, or run on XNNPACK (placement predicted from the "
+                   "delegate's rules, never checked on a real GPU)")]
+
+
+def advise(report: Report, model: Model, profile: DeviceProfile | None = None) -> tuple[Advice, ...]:
+    """The advice of one report of ``model`` (``profile``: the device profile of its prediction, if any)."""
+    return tuple(_xnnpack_items(report, model, profile) + _weight_items(report, model) + _gpu_items(report))
+
+
+def add_advice(report: Report, model: Model, profile: DeviceProfile | None = None) -> Report:
+    """``report`` with its ``advice``."""
+    return replace(report, advice=advise(report, model, profile))
+
+
+_TIMED_KINDS = ("static_shape", "full_integer", "unsupported_op")
+
+
+def with_measured_savings(report: Report) -> Report:
+    """After a ``--per-op`` run: the items without a predicted saving get the measured time of their ops (the
+    most the change saves: those ops' time now), source ``"measured"``."""
+    if not report.advice:
+        return report
+    timed = {_key(o): o.latency_ms for o in report.ops}
+    items: list[Any] = []
+    for a in report.advice:
+        times = [timed.get(k) for k in a.ops]
+        if a.saving_ms is None and a.kind in _TIMED_KINDS and times and all(t is not None for t in times):
+            ms = float(sum(times))  # type: ignore[arg-type]
+            a = replace(a, saving_ms=ms, saving_source="measured",
+                        text=f"{a.text} (up to {saving_text(ms, 'measured')}: their time now)")
+        items.append(a)
+    return replace(report, advice=tuple(items))
