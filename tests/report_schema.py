@@ -39,7 +39,7 @@ from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
 
 # keys a record's JSON form leaves out unless set (Report.to_dict and the records' own to_dict)
 OPTIONAL: dict[str, set[str]] = {
-    "Report": {"notes", "bundle", "prediction"},
+    "Report": {"notes", "bundle", "prediction", "advice"},
     "OpRecord": {"predicted_ms"},
     "SignatureReport": {"prediction"},
     "TokenFigures": {"predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
@@ -49,6 +49,17 @@ OPTIONAL: dict[str, set[str]] = {
 SPARSE = {"LatencyStats": set(), "Throughput": set(),
           "Roofline": {"peak_flops_per_s", "peak_bytes_per_s", "ridge_intensity", "ops", "counts", "above_roof",
                        "above_roof_note"}}
+# keys a record's JSON form adds to its fields (computed when written: report/headline.py memory_json): the
+# report's own memory has them, a signature's does not
+DERIVED: dict[str, dict[str, Any]] = {
+    "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"]},
+                      "runtime_total_parts": {"anyOf": [{"type": "object", "properties": {
+                          k: {"type": "integer"} for k in ("arena_bytes", "xnnpack_bytes", "weights_mapped_bytes")},
+                          "required": ["arena_bytes", "xnnpack_bytes", "weights_mapped_bytes"],
+                          "additionalProperties": False}, {"type": "null"}]},
+                      "runtime_total_threads": {"type": ["integer", "null"]},
+                      "target_class": {"enum": ["phone", "mcu"]}, "target_class_reason": {"type": "string"}},
+}
 # free-form mappings: their keys are not the tool's (input names, metadata) or not fixed
 OPEN = {"settings", "system_metadata"}
 # the per-op figures' JSON types by column unit (a figure travels in OpRecord.figures: optional, may be null)
@@ -99,6 +110,8 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
         required = [n for n in names if n not in OPTIONAL.get(name, ())]
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required,
                               "additionalProperties": any(f.name == "extra" for f in fields(cls))}
+    if name in DERIVED:
+        props.update(DERIVED[name])
     if name == "OpRecord":  # the per-op figures declared beside the fields: optional keys of the op
         for c in OP_COLUMNS:
             if "json" in c.outputs and c.name not in props:

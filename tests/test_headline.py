@@ -63,7 +63,7 @@ def test_phone_model_leads_with_the_default_runtime(phone):
     rows = memory_rows(phone.memory, PHONE)
     labels = [r[0] for r in rows]
     assert labels[0] == "Total (LiteRT default: XNNPACK on, 1 thread)"
-    assert labels[1:3] == ["  LiteRT arena (XNNPACK on)", "  XNNPACK's own"]
+    assert labels[1:3] == ["  LiteRT arena (XNNPACK on)", f"  XNNPACK's own (target {phone.memory.target})"]
     assert "  weights mapped from the file" in labels
     at = labels.index(ALTERNATIVES)
     assert labels[at + 1] == "LiteRT arena (1 thread, XNNPACK off)"  # the alternative, labelled

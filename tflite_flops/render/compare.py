@@ -21,7 +21,8 @@ from .advice import TITLE, advice_html, advice_lines
 from .charts import esc, paired_hbar_chart
 from .formats import RendererTable
 from .formats.csv import safe_cell
-from .formats.html import breakable, page
+from .formats.html import breakable
+from .page import page
 from .formats.markdown import md_table, md_text
 from .prediction import confidence_line, flag_lines
 from .text import clip, text_table

@@ -320,7 +320,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-macs", type=_count_arg, metavar="N", help="limit on MACs per inference (e.g. 300M)")
     g.add_argument("--max-flops", type=_count_arg, metavar="N", help="limit on FLOPs per inference (e.g. 1.2G)")
     g.add_argument("--max-params", type=_count_arg, metavar="N", help="limit on parameters (e.g. 3.5M)")
-    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (times the model: turns --latency on)")
+    g.add_argument("--max-latency-ms", type=_ms_arg, metavar="MS", help="limit on the median latency (turns --latency on)")
     g.add_argument("--max-predicted-ms", type=_ms_arg, metavar="MS",
                    help="limit on the predicted latency, its point estimate (needs --predict; a partial "
                         "prediction fails it)")
