@@ -17,7 +17,8 @@ from render_helpers import (HOSTILE, HOSTILE_ALT, SAMPLES, hostile_report, measu
 from tflite_flops.errors import OutputFormatError
 from tflite_flops.report import LatencyStats, Report
 from tflite_flops.render import RENDERERS, format_for_path, format_names, render
-from tflite_flops.render.formats.html import render_html, render_sweep_html, script_json
+from tflite_flops.render.formats.html import render_html, render_sweep_html
+from tflite_flops.render.page import script_json
 from tflite_flops.render.formats.markdown import render_markdown
 from tflite_flops.render.formats.model_explorer import node_data, render_model_explorer
 from tflite_flops.render.memory import rss_line
@@ -347,7 +348,7 @@ def test_css_and_js_ship_as_package_data():
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
 
-    from tflite_flops.render.formats import html as html_mod
+    from tflite_flops.render import page as html_mod
 
     static = resources.files("tflite_flops.render") / "static"
     assert html_mod.CSS == (static / "report.css").read_text(encoding="utf-8") and "{" in html_mod.CSS
