@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -171,3 +171,42 @@ def fit_overheads(builtin_chain: Sequence[tuple[int, float]], delegate_chain: Se
     if not delegate_chain:
         return invoke, 0.0
     return invoke, max(_line(delegate_chain)[0] - invoke, 0.0)
+
+
+@dataclass(frozen=True)
+class ColdSample:
+    """One suite point timed warm (back to back) and cold (``evict`` bytes of another buffer read before each
+    timed run) in the same run: the two medians (us), and the bytes its op touches (its footprint)."""
+
+    warm_us: float
+    cold_us: float
+    evict: int
+    bytes: int
+    key: str = ""
+
+
+def fit_cache_curve(rows: Sequence[ColdSample]) -> tuple[tuple[tuple[int, float], ...], float | None]:
+    """The cost of data by reuse distance (``latency.cache.CacheCurve``) and the median |error| of the cold
+    times it gives, from cold points.
+
+    Per eviction size E, NNLS in relative error on ``cold - warm = k + s * bytes``: ``s`` is the cost per byte
+    of data at reuse distance E (the op's footprint is small against E at the sizes that cost), ``k`` what the
+    eviction costs the harness itself (the interpreter's and XNNPACK's own state, code and page tables evicted
+    with the data), which a whole model does not pay and which is not kept. The curve is made non-decreasing
+    (data further away never costs less)."""
+    rows = [r for r in rows if r.warm_us > 0 and r.cold_us > 0]
+    if not rows:
+        return (), None
+    curve: list[tuple[int, float]] = []
+    errors: list[float] = []
+    for evict in sorted({r.evict for r in rows}):
+        sub = [r for r in rows if r.evict == evict]
+        x = np.array([[1.0, float(r.bytes)] for r in sub])
+        y = np.array([r.cold_us - r.warm_us for r in sub])
+        m = np.array([r.cold_us for r in sub])
+        scale = np.maximum(np.abs(x).max(axis=0), 1e-30)
+        coef = nnls(x / scale / m[:, None], y / m) / scale
+        errors += list(np.abs((x @ coef + np.array([r.warm_us for r in sub])) / m - 1.0))
+        slope = float(coef[1]) if len(set(r.bytes for r in sub)) > 1 else 0.0
+        curve.append((evict, max(slope, curve[-1][1] if curve else 0.0)))
+    return tuple(curve), float(np.median(errors))

@@ -15,7 +15,10 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
    is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
-4. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
+4. **Whole-model conditions** (:mod:`tflite_flops.latency.cache`): each op's time gets the cost of its data
+   that is out of cache in a whole model but not when the op runs alone (weights last touched an inference
+   earlier, inputs written several ops before), when the profile has a cache curve.
+5. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
    partition run, plus its per-invoke overhead. Init-time ops are not in it.
 """
 
@@ -30,6 +33,7 @@ from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
+from .cache import whole_model_penalties
 from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -256,16 +260,22 @@ class OpPredictions:
     not_predicted: Mapping[str, int] = field(default_factory=dict)  # op type -> count
     why: Mapping[str, str] = field(default_factory=dict)  # op type -> why it has no prediction
     fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
+    cache_ms: float = 0.0  # the part of ops_ms that is the whole-model cache penalty (latency/cache.py)
 
 
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
                 trips: Mapping[OpKey, int] | None = None,
-                loops: Mapping[OpKey, tuple[int, int]] | None = None) -> OpPredictions:
+                loops: Mapping[OpKey, tuple[int, int]] | None = None,
+                penalties: Mapping[OpKey, float] | None = None) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
     ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
-    (:func:`loop_reprepare`), for the WHILE law."""
+    (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
+    out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
+    law's time and to both ends of its range."""
     trips = trips or {}
     loops = loops or {}
+    penalties = penalties or {}
+    cache_us = 0.0
     xnnpack_on = profile.machine.xnnpack
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
@@ -304,6 +314,9 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             fallback.setdefault(o.op_type, how)
         runs = max(o.executions, 1)
         t, lo, hi = law.range_us(features)
+        extra = penalties.get(key, 0.0)
+        t, lo, hi = t + extra, lo + extra, hi + extra
+        cache_us += extra * runs
         predicted[key] = _us_to_ms(t * runs)
         # The whole model's range is the sum of the ops' ranges: each op's low and high are quantiles of
         # its law's log residuals, and summing quantiles gives the quantiles of the sum when the ops' errors
@@ -320,7 +333,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions
     return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
                          runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
-                         fallback)
+                         fallback, _us_to_ms(cache_us))
 
 
 def profile_info(profile: DeviceProfile) -> ProfileInfo:
@@ -342,15 +355,18 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
+    penalties = whole_model_penalties(model, report.ops, profile.cache_curve)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
-                    loop_reprepare(model, report.ops, profile.machine.xnnpack))
+                    loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties)
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
     prediction = Prediction(
         latency_ms=p.ops_ms + p.overhead_ms, low_ms=p.low_ms + p.overhead_ms, high_ms=p.high_ms + p.overhead_ms,
         profile=profile_info(profile), ops_not_predicted=dict(p.not_predicted), complete=not p.not_predicted,
         placement=XNNPACK_PLACEMENT if profile.machine.xnnpack else BUILTIN_PLACEMENT,
         ops_predicted=len(p.predicted_ms), ops_fused=p.fused, ops_fallback=p.fallback_ops, partitions=p.partitions,
-        ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced)
+        ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced,
+        cache_ms=p.cache_ms if profile.cache_curve else None,
+        drift=profile.drift.to_dict() if profile.drift is not None else None)
     warnings = list(report.warnings)
     for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0
         warnings.append(f"prediction partial: {op_type} ×{n} not predicted ({p.why[op_type]})")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
@@ -118,6 +118,27 @@ class Machine:
     threads: int
     xnnpack: bool
     system: str = ""  # platform string (OS, architecture)
+    caches: Mapping[str, int] = field(default_factory=dict)  # {"L1d", "L2", "L3": bytes one core sees}; {} unknown
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A drift check (``--drift-check``): the profile's reference points timed again here.
+
+    ``factor`` (the median over the points of now / then) scales the prediction when ``applied``; when the
+    check could not run (another CPU, no runtime, a profile without a reference), ``applied`` is False and
+    ``why`` says why."""
+
+    applied: bool
+    factor: float | None = None
+    reference_ms_then: float | None = None  # the reference points' medians summed, at calibration
+    reference_ms_now: float | None = None  # the same, timed now
+    why: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``prediction.drift``)."""
+        return {"applied": self.applied, "factor": self.factor, "reference_ms_then": self.reference_ms_then,
+                "reference_ms_now": self.reference_ms_now, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -132,6 +153,19 @@ class DeviceProfile:
     source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
     notes: tuple[str, ...] = ()
     version: int = PROFILE_VERSION
+    # the cost of an op's data by reuse distance: ((distance bytes, us per byte), ...) (latency/cache.py); () none
+    cache_curve: tuple[tuple[int, float], ...] = ()
+    reference: Mapping[str, float] = field(default_factory=dict)  # drift reference: suite point key -> median us
+    drift: Drift | None = field(default=None, compare=False)  # a drift check's result (never saved)
+
+    def drifted(self, drift: Drift) -> "DeviceProfile":
+        """This profile with ``drift`` recorded and, when it is applied, every time scaled by its factor:
+        the laws' coefficients, the overheads and the cache curve (the ranges are ratios and stay)."""
+        f = drift.factor if drift.applied and drift.factor else 1.0
+        laws = tuple(replace(law, coefficients={k: v * f for k, v in law.coefficients.items()}) for law in self.laws)
+        return replace(self, laws=laws, invoke_overhead_us=self.invoke_overhead_us * f,
+                       partition_overhead_us=self.partition_overhead_us * f,
+                       cache_curve=tuple((d, c * f) for d, c in self.cache_curve), drift=drift)
 
     def law(self, features: OpFeatures) -> Law | None:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
@@ -185,16 +219,24 @@ class DeviceProfile:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``format``, ``version`` first)."""
         m = self.machine
-        return {
+        machine: dict[str, Any] = {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
+                                   "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack}
+        if m.caches:
+            machine["caches"] = dict(m.caches)
+        out = {
             "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
-            "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
-                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack},
+            "machine": machine,
             "invoke_overhead_us": self.invoke_overhead_us, "partition_overhead_us": self.partition_overhead_us,
             "laws": [{"family": law.family, "precision": law.precision, "placement": law.placement,
                       "coefficients": dict(law.coefficients), "log_low": law.log_low, "log_high": law.log_high,
                       "points": law.points, "median_abs_error": law.median_abs_error} for law in self.laws],
             "notes": list(self.notes),
         }
+        if self.cache_curve:  # keys a profile calibrated before the whole-model conditions does not have
+            out["cache_curve"] = [[d, c] for d, c in self.cache_curve]
+        if self.reference:
+            out["reference"] = dict(self.reference)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "profile") -> "DeviceProfile":
@@ -212,7 +254,8 @@ class DeviceProfile:
             m = d["machine"]
             machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
                               runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
-                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]))
+                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]),
+                              caches={str(k): int(v) for k, v in (m.get("caches") or {}).items()})
             laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
                              coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
                              log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
@@ -223,7 +266,9 @@ class DeviceProfile:
             profile = cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
                           partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
                           created=str(d.get("created", "")), source=str(d.get("source", "")),
-                          notes=tuple(str(n) for n in d.get("notes", ())))
+                          notes=tuple(str(n) for n in d.get("notes", ())),
+                          cache_curve=tuple((int(x), float(c)) for x, c in (d.get("cache_curve") or ())),
+                          reference={str(k): float(v) for k, v in (d.get("reference") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
         why = _degenerate(profile)
@@ -323,6 +368,11 @@ def _degenerate(profile: DeviceProfile) -> str | None:
         value = getattr(profile, name)
         if not math.isfinite(value) or value < 0:
             return f"{name} is {value} (a time of at least 0 µs)"
+    if any(v < 0 for v in m.caches.values()):
+        return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
+    bad = {k: v for k, v in (*profile.reference.items(), *profile.cache_curve) if not math.isfinite(v) or v < 0}
+    if bad or any(d <= 0 for d, _ in profile.cache_curve):
+        return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
     for law in profile.laws:
         where = f"the law of {law.family} ({law.precision}, {law.placement})"
         bad = {k: v for k, v in law.coefficients.items() if not math.isfinite(v) or v < 0}

@@ -37,6 +37,23 @@ def prediction_lines(report: Report) -> list[str]:
                    f"{listing}")
     if p.forced:
         out.append(f"forced: {p.forced}")
+    out.extend(drift_lines(p))
+    return out
+
+
+def drift_lines(p) -> list[str]:
+    """The cache part of a prediction and its drift check, one line each (none when they do not apply)."""
+    out = []
+    if p.cache_ms:
+        out.append(f"of which {p.cache_ms:.3f} ms is data out of cache in the whole model (weights and inputs "
+                   "last touched long before)")
+    d = p.drift
+    if d:
+        if d.get("applied"):
+            out.append(f"drift: ×{d['factor']:.3f} applied (reference {d['reference_ms_then']:.3f} ms at "
+                       f"calibration, {d['reference_ms_now']:.3f} ms now)")
+        else:
+            out.append(f"drift: not applied ({d.get('why', '')})")
     return out
 
 

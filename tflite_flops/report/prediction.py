@@ -27,6 +27,9 @@ class ProfileInfo:
     laws: int = 0  # fitted laws in the profile
 
 
+_ONLY_WHEN_SET = ("cache_ms", "drift")  # keys a prediction has only when they apply
+
+
 @dataclass(frozen=True)
 class Prediction:
     """The predicted time of one inference and its range.
@@ -52,11 +55,18 @@ class Prediction:
     ops_ms: float = 0.0  # sum of the per-op predictions
     overhead_ms: float = 0.0  # per-invoke + per-partition overheads
     forced: str | None = None  # the refusal that --force overrode (None: the profile fits this configuration)
+    # the part of ops_ms that is data out of cache in a whole model (docs/predict.md, "Whole-model conditions");
+    # None (and not in the JSON) when the profile has no cache costs
+    cache_ms: float | None = None
+    # the drift check (--drift-check): {"applied", "factor", "reference_ms_then", "reference_ms_now", "why"};
+    # None (and not in the JSON) when it was not asked
+    drift: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``latency_ms``, ``low_ms``, ``high_ms``, ``profile`` first)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name != "extra" and not (f.name in _ONLY_WHEN_SET and getattr(self, f.name) is None)}
         out["profile"] = {f.name: getattr(self.profile, f.name) for f in fields(ProfileInfo)}
         out["ops_not_predicted"] = dict(self.ops_not_predicted)
         out.update(self.extra)
