@@ -322,8 +322,8 @@ def reference_key(point: SuitePoint) -> str:
 
 def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
               timer: Timer | None = None, points: Sequence[SuitePoint] | None = None,
-              cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None
-              ) -> tuple[DeviceProfile, int]:
+              cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None,
+              reference: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
     """Time the suite (continuing from the side file), fit, save the profile to ``output``.
 
     Args:
@@ -332,11 +332,12 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         quick: the ``--quick`` suite.
         progress: draw a progress bar on a terminal.
         timer: times one model (default :func:`time_model`).
-        points: the points to time (default ``suite(quick, runtime.xnnpack)``, and then the drift reference
-            ``suite.reference_points``, timed by ``timer`` as without ``quick``).
+        points: the points to time (default ``suite(quick, runtime.xnnpack)``).
         cold_timer: times one model cold (default :func:`time_cold`; none when ``timer`` is given without
             it): the ``suite.cold_points`` of ``points``, once per eviction size (``cache.evictions(caches)``).
         caches: the cache sizes (default :func:`cache_sizes`, this machine's), kept in the profile's machine.
+        reference: the drift reference's points, timed by ``timer`` as without ``quick`` and kept in the profile
+            (default: ``suite.reference_points`` with the default ``points``, none with given ``points``).
 
     Returns:
         The profile and how many of ``points`` were timed in this run (the others came from the side file;
@@ -351,7 +352,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         raise ProfileError(f"{output}: is a directory; -o names the profile file to write")
     side = side_path(output)
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
-    reference = reference_points(runtime.xnnpack) if points is None else []
+    if reference is None:
+        reference = reference_points(runtime.xnnpack) if points is None else []
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
     where = machine(runtime)
     if caches is not None:
@@ -417,13 +419,12 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
     if here != m.cpu:
         return Drift(False, why=f"the profile was calibrated on {m.cpu}, this machine is {here}")
     timer = timer or time_model
-    by_key = {p.key: p for p in reference_points(m.xnnpack)}
     fb = runtimes.schema_module(runtime.runtime)
     then_us = now_us = 0.0
     ratios = []
-    for key, before in sorted(profile.reference.items()):
-        point = by_key.get(key)
-        if point is None or before <= 0:
+    for point in reference_points(m.xnnpack):  # in the suite's order; a key this version does not know is skipped
+        before = profile.reference.get(point.key, 0.0)
+        if before <= 0:
             continue
         try:
             now = timer(build(fb, point), RuntimeSettings(runtime.runtime, m.threads, point.delegate), False)

@@ -1,0 +1,264 @@
+"""Whole-model conditions (latency/cache.py, fit_cache_curve, the cold calibration) and the drift check.
+
+Counted and deterministic: injected timers, hand-made op data, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tflite_flops.latency.cache import (OpData, cost_per_byte, evictions, model_distances, penalty_us,
+                                        per_inference_bytes)
+from tflite_flops.latency.fit import ColdSample, fit_cache_curve
+from tflite_flops.latency.profile import DeviceProfile, Drift, Law, Machine
+
+ROOT = Path(__file__).resolve().parent.parent
+MiB = 2**20
+CACHES = {"L1d": 48 * 1024, "L2": 1 * MiB, "L3": 32 * MiB}
+
+
+def test_evictions_come_from_the_cache_sizes():
+    assert evictions(CACHES) == (2 * MiB, 16 * MiB, 64 * MiB)
+    assert evictions({"L2": MiB}) == (2 * MiB,)
+    assert evictions({}) == ()
+
+
+def test_the_cost_curve_is_zero_near_linear_between_and_flat_past_its_points():
+    curve = ((2 * MiB, 0.0), (16 * MiB, 1.0), (64 * MiB, 3.0))
+    assert cost_per_byte(curve, 0) == 0.0 and cost_per_byte(curve, MiB) == 0.0
+    assert cost_per_byte(curve, 9 * MiB) == pytest.approx(0.5)
+    assert cost_per_byte(curve, 40 * MiB) == pytest.approx(2.0)
+    assert cost_per_byte(curve, 1000 * MiB) == 3.0
+    assert cost_per_byte((), 5 * MiB) == 0.0
+
+
+def test_reuse_distances_in_a_chain():
+    # a -> b -> c, each 1 MiB of weights and 100 bytes of output; a reads the model input (tensor 0)
+    a = OpData((0, 0), MiB, ((0, 100),), ((1, 100),))
+    b = OpData((0, 1), MiB, ((1, 100),), ((2, 100),))
+    c = OpData((0, 2), MiB, ((1, 100), (2, 100)), ((3, 100),))  # reads a's output too: b ran in between
+    total = per_inference_bytes([a, b, c])
+    assert total == 3 * MiB + 300
+    where = model_distances([a, b, c], total)
+    # weights: a whole inference; the model input too; outputs: the op's own footprint
+    assert where[(0, 0)] == [(MiB, total), (100, total), (100, a.footprint)]
+    # b's input was written by a just before: its own bytes, at least b's footprint
+    assert where[(0, 1)][1] == (100, b.footprint)
+    # c's first input was written by a, then b touched its weights and output: 100 + 1 MiB + 100
+    assert where[(0, 2)][1] == (100, max(100 + MiB + 100, c.footprint))
+    # the activations' distinct bytes are the arena's when it is known
+    assert per_inference_bytes([a, b, c], live_peak=150) == 3 * MiB + 150
+
+
+def test_a_loop_body_reuses_its_weights_every_trip():
+    body = [OpData((1, 0), 1000, ((5, 10),), ((6, 10),), runs=8), OpData((1, 1), 1000, ((6, 10),), ((7, 10),), runs=8)]
+    where = model_distances(body, total=100 * MiB)
+    assert where[(1, 0)][0] == (1000, 2020)  # the body's weights and outputs, not the model's 100 MiB
+
+
+def test_the_penalty_counts_only_what_is_further_in_the_model_than_alone():
+    curve = ((2 * MiB, 0.0), (16 * MiB, 1e-6), (64 * MiB, 2e-5))  # us per byte
+    op = OpData((0, 0), 4 * MiB, ((1, MiB),), ((2, MiB),))  # footprint 6 MiB: alone at 6 MiB
+    alone = cost_per_byte(curve, 6 * MiB)
+    in_model = [(4 * MiB, 100 * MiB), (MiB, 6 * MiB), (MiB, 6 * MiB)]  # weights from memory
+    assert penalty_us(op, in_model, curve) == pytest.approx(4 * MiB * (2e-5 - alone))
+    assert penalty_us(op, [(4 * MiB, 6 * MiB)], curve) == 0.0  # as warm as alone: nothing more
+
+
+def test_fit_cache_curve_recovers_the_cost_per_byte_and_leaves_the_harness_constant_out():
+    rows = []
+    for evict, slope in ((2 * MiB, 0.0), (16 * MiB, 2e-6), (64 * MiB, 2e-5)):
+        for size in (10_000, 200_000, MiB, 4 * MiB):
+            warm = 5.0 + size * 1e-5
+            rows.append(ColdSample(warm, warm + 15.0 + slope * size, evict, size))  # 15 us: the harness's own state
+    curve, error = fit_cache_curve(rows)
+    assert [d for d, _ in curve] == [2 * MiB, 16 * MiB, 64 * MiB]
+    assert curve[0][1] == pytest.approx(0.0, abs=1e-9)
+    assert curve[1][1] == pytest.approx(2e-6, rel=1e-6) and curve[2][1] == pytest.approx(2e-5, rel=1e-6)
+    assert error == pytest.approx(0.0, abs=1e-9)
+    # data further away never costs less: a noisy lower slope at a larger distance is raised to the previous one
+    noisy = [replace(r, cold_us=r.warm_us + 15.0) if r.evict == 64 * MiB else r for r in rows]
+    assert fit_cache_curve(noisy)[0][2][1] == pytest.approx(2e-6, rel=1e-6)
+    assert fit_cache_curve([]) == ((), None)
+
+
+def _profile(**kw) -> DeviceProfile:
+    machine = Machine("test cpu", 2, "litert", "2.3.0", 1, True, caches=dict(CACHES))
+    laws = (Law("ADD", "float32", "xnnpack", {"1": 1.0, "in": 0.001}),)
+    return DeviceProfile(machine, laws, invoke_overhead_us=2.0, partition_overhead_us=1.0, source="calibrate", **kw)
+
+
+def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_load(tmp_path):
+    p = _profile(cache_curve=((2 * MiB, 0.0), (64 * MiB, 2e-5)), reference={"ADD-x@x": 3.0})
+    path = tmp_path / "p.json"
+    p.save(str(path))
+    back = DeviceProfile.load(str(path))
+    assert back == p and back.machine.caches == CACHES and back.cache_curve == p.cache_curve
+    # a profile of before (no caches, curve, reference) loads, and its JSON is unchanged by a round trip
+    old = json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text())
+    assert "cache_curve" not in old and "caches" not in old["machine"]
+    loaded = DeviceProfile.from_dict(old)
+    assert loaded.cache_curve == () and loaded.reference == {} and loaded.machine.caches == {}
+    assert DeviceProfile.from_dict(loaded.to_dict()).to_dict() == loaded.to_dict()
+    assert "cache_curve" not in loaded.to_dict()
+
+
+def test_drifted_scales_every_time_and_keeps_the_ranges():
+    p = _profile(cache_curve=((64 * MiB, 2e-5),))
+    d = p.drifted(Drift(True, factor=1.5, reference_ms_then=1.0, reference_ms_now=1.5))
+    assert d.laws[0].coefficients == {"1": 1.5, "in": pytest.approx(0.0015)}
+    assert d.invoke_overhead_us == 3.0 and d.partition_overhead_us == 1.5 and d.cache_curve[0][1] == pytest.approx(3e-5)
+    assert (d.laws[0].log_low, d.laws[0].log_high) == (p.laws[0].log_low, p.laws[0].log_high)
+    same = p.drifted(Drift(False, why="another CPU"))
+    assert same.laws == p.laws and same.drift.why == "another CPU"
+
+
+def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch):
+    from tflite_flops.latency import calibrate as cal
+    from tflite_flops.latency.suite import reference_points
+    from tflite_flops.settings import RuntimeSettings
+
+    pytest.importorskip("ai_edge_litert")
+    points = reference_points()
+    then = {p.key: 10.0 * (i + 1) for i, p in enumerate(points)}
+    p = _profile(reference=then)
+    monkeypatch.setattr(cal, "cpu_model", lambda: "test cpu")
+    monkeypatch.setattr(cal, "runtime_version", lambda name: "2.3.0")
+    ratios = iter([1.2, 1.1, 1.3, 2.0, 1.25])  # the median of the five: 1.25
+    calls = []
+
+    def timer(blob, settings, quick):
+        calls.append(quick)
+        key = points[len(calls) - 1].key
+        return then[key] * next(ratios)
+
+    drift = cal.check_drift(p, RuntimeSettings(), timer=timer)
+    assert len(calls) == len(then) and calls == [False] * len(then)  # timed as calibration timed them
+    assert drift.applied and drift.factor == pytest.approx(1.25)
+    assert drift.reference_ms_then == pytest.approx(sum(then.values()) / 1e3)
+    # another CPU: nothing timed, not applied, and why
+    monkeypatch.setattr(cal, "cpu_model", lambda: "another cpu")
+    calls.clear()
+    other = cal.check_drift(p, RuntimeSettings(), timer=timer)
+    assert not other.applied and calls == [] and "test cpu" in other.why and "another cpu" in other.why
+    # no reference in the profile
+    assert "no reference" in cal.check_drift(_profile(), RuntimeSettings(), timer=timer).why
+
+    def missing(name):
+        raise cal.RuntimeUnavailableError("not installed")
+
+    monkeypatch.setattr(cal, "cpu_model", lambda: "test cpu")
+    monkeypatch.setattr(cal, "runtime_version", missing)
+    assert "no litert runtime" in cal.check_drift(p, RuntimeSettings(), timer=timer).why
+
+
+def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    from tflite_flops.latency.calibrate import calibrate
+    from tflite_flops.latency.suite import reference_points, suite
+    from tflite_flops.settings import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith(("FULLY_CONNECTED-float32", "overhead"))]
+    warm_calls, cold_calls = [], []
+
+    def timer(blob, settings, quick):
+        warm_calls.append(quick)
+        return 20.0 + len(blob) / 1000
+
+    def cold_timer(blob, settings, evict):
+        cold_calls.append(evict)
+        warm = 20.0 + len(blob) / 1000
+        return warm, warm + 10.0 + (len(blob) * 1e-5 if evict > 32 * MiB else 0.0)  # from memory: per byte
+
+    reference = reference_points()[:2]
+    output = str(tmp_path / "p.json")
+    profile, timed = calibrate(output, RuntimeSettings(), quick=True, progress=False, timer=timer, points=points,
+                               cold_timer=cold_timer, caches=CACHES, reference=reference)
+    cold = [p for p in points if p.delegate and p.family == "FULLY_CONNECTED"][::2]
+    assert timed == len(points) and len(cold_calls) == 3 * len(cold)
+    assert sorted(set(cold_calls)) == [2 * MiB, 16 * MiB, 64 * MiB]
+    assert warm_calls.count(False) == len(reference)  # the reference is timed as without --quick
+    assert set(profile.reference) == {p.key for p in reference}
+    assert profile.machine.caches == CACHES
+    curve = dict(profile.cache_curve)
+    assert curve[2 * MiB] == pytest.approx(0.0, abs=1e-9) and curve[64 * MiB] > 0
+    assert DeviceProfile.load(output) == profile
+    # a rerun times nothing again: the cold pairs and the reference come from the side file
+    warm_calls.clear(), cold_calls.clear()
+    again, timed = calibrate(output, RuntimeSettings(), quick=True, progress=False, timer=timer, points=points,
+                             cold_timer=cold_timer, caches=CACHES, reference=reference)
+    assert timed == 0 and warm_calls == [] and cold_calls == [] and again.cache_curve == profile.cache_curve
+
+
+def test_the_prediction_adds_the_cache_penalty_and_says_so():
+    from tflite_flops.analysis import analyze_model
+    from tflite_flops.latency.cache import op_data, whole_model_penalties
+    from tflite_flops.reader.load import load_model
+    from tflite_flops.settings import Settings
+
+    fixture = DeviceProfile.from_dict(json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text()))
+    curve = ((MiB, 1e-3),)  # 1 ns per byte of anything at least 1 MiB away (a strong cost, to see it)
+    model = load_model(str(ROOT / "sample_models" / "cnn_float.tflite"))
+    plain = analyze_model(model, Settings(predict=fixture))
+    costed = analyze_model(model, Settings(predict=replace(fixture, cache_curve=curve)))
+    assert plain.prediction.cache_ms is None and "cache_ms" not in plain.prediction.to_dict()
+    penalties = whole_model_penalties(model, plain.ops, curve)
+    expected_ms = sum(penalties[(o.subgraph, o.index)] * o.executions for o in plain.ops
+                      if (o.subgraph, o.index) in penalties and o.predicted_ms) / 1e3
+    assert costed.prediction.cache_ms == pytest.approx(expected_ms)
+    assert costed.prediction.latency_ms == pytest.approx(plain.prediction.latency_ms + expected_ms)
+    # the sample is small: its weights are far (a whole inference) only past its own footprint
+    data = {d.key: d for d in op_data(model, plain.ops)}
+    assert all(v >= 0 for v in penalties.values()) and set(penalties) == set(data)
+
+
+def test_analyze_drift_check_scales_the_whole_prediction_and_says_so(monkeypatch):
+    pytest.importorskip("ai_edge_litert")
+    import tflite_flops
+    from tflite_flops.latency import calibrate as cal
+    from tflite_flops.latency.suite import reference_points
+
+    fixture = DeviceProfile.from_dict(json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text()))
+    profile = replace(fixture, reference={p.key: 10.0 for p in reference_points()})
+    monkeypatch.setattr(cal, "cpu_model", lambda: fixture.machine.cpu)
+    monkeypatch.setattr(cal, "runtime_version", lambda name: "2.3.0")
+    calls = []
+    monkeypatch.setattr(cal, "time_model", lambda blob, settings, quick: calls.append(1) or 13.0)  # 1.3x slower now
+    model = str(ROOT / "sample_models" / "cnn_float.tflite")
+    plain = tflite_flops.analyze(model, predict=profile, force=True).prediction
+    assert calls == [] and plain.drift is None and "drift" not in plain.to_dict()
+    p = tflite_flops.analyze(model, predict=profile, force=True, drift_check=True).prediction
+    assert len(calls) == len(reference_points())
+    assert p.drift == {"applied": True, "factor": pytest.approx(1.3), "reference_ms_then": pytest.approx(0.05),
+                       "reference_ms_now": pytest.approx(0.065), "why": ""}
+    for name in ("latency_ms", "low_ms", "high_ms", "ops_ms", "overhead_ms"):
+        assert getattr(p, name) == pytest.approx(getattr(plain, name) * 1.3)
+    from tflite_flops.render.prediction import prediction_lines
+    from tflite_flops.report import Report  # noqa: F401
+
+    report = tflite_flops.analyze(model, predict=profile, force=True, drift_check=True)
+    assert any(line.startswith("drift: ×1.300 applied") for line in prediction_lines(report))
+
+
+@pytest.mark.slow
+def test_drift_check_needs_predict_and_reports_when_it_cannot_run(tmp_path):
+    model = str(ROOT / "sample_models" / "cnn_float.tflite")
+    r = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", model, "--drift-check"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--predict" in r.stderr
+    # the fixture profile has no reference: the prediction is not rescaled and says why
+    profile = str(ROOT / "tests" / "fixtures" / "predict_profile.json")
+    r = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", model, "--predict", profile, "--force",
+                        "--drift-check", "-f", "json"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    drift = json.loads(r.stdout)["prediction"]["drift"]
+    assert drift["applied"] is False and drift["factor"] is None and "no reference" in drift["why"]
+    r = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", model, "--predict", profile, "--force",
+                        "--drift-check"], capture_output=True, text=True, cwd=ROOT)
+    assert "drift: not applied (the profile has no reference" in r.stdout
