@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tflite_flops.latency.cache import (OpData, cost_per_byte, evictions, model_distances, penalty_us,
-                                        per_inference_bytes)
+from tflite_flops.latency.cache import (OpData, cost_at, cost_per_byte, evictions, model_distances, penalty_us,
+                                        per_inference_bytes, state_distances)
 from tflite_flops.latency.fit import ColdSample, fit_cache_curve
 from tflite_flops.latency.profile import DeviceProfile, Drift, Law, Machine
 
@@ -30,12 +30,12 @@ def test_evictions_come_from_the_cache_sizes():
 
 
 def test_the_cost_curve_is_zero_near_linear_between_and_flat_past_its_points():
-    curve = ((2 * MiB, 0.0), (16 * MiB, 1.0), (64 * MiB, 3.0))
+    curve = ((2 * MiB, 0.0, 0.0), (16 * MiB, 1.0, 2.0), (64 * MiB, 3.0, 4.0))
     assert cost_per_byte(curve, 0) == 0.0 and cost_per_byte(curve, MiB) == 0.0
-    assert cost_per_byte(curve, 9 * MiB) == pytest.approx(0.5)
-    assert cost_per_byte(curve, 40 * MiB) == pytest.approx(2.0)
-    assert cost_per_byte(curve, 1000 * MiB) == 3.0
-    assert cost_per_byte((), 5 * MiB) == 0.0
+    assert cost_at(curve, 9 * MiB) == pytest.approx((0.5, 1.0))
+    assert cost_at(curve, 40 * MiB) == pytest.approx((2.0, 3.0))
+    assert cost_at(curve, 1000 * MiB) == (3.0, 4.0)
+    assert cost_at((), 5 * MiB) == (0.0, 0.0)
 
 
 def test_reuse_distances_in_a_chain():
@@ -60,15 +60,18 @@ def test_a_loop_body_reuses_its_weights_every_trip():
     body = [OpData((1, 0), 1000, ((5, 10),), ((6, 10),), runs=8), OpData((1, 1), 1000, ((6, 10),), ((7, 10),), runs=8)]
     where = model_distances(body, total=100 * MiB)
     assert where[(1, 0)][0] == (1000, 2020)  # the body's weights and outputs, not the model's 100 MiB
+    assert state_distances(body, total=100 * MiB) == {(1, 0): 2020, (1, 1): 2020}
 
 
 def test_the_penalty_counts_only_what_is_further_in_the_model_than_alone():
-    curve = ((2 * MiB, 0.0), (16 * MiB, 1e-6), (64 * MiB, 2e-5))  # us per byte
+    curve = ((2 * MiB, 0.0, 0.0), (16 * MiB, 1e-6, 2.0), (64 * MiB, 2e-5, 10.0))  # us per byte, us per op
     op = OpData((0, 0), 4 * MiB, ((1, MiB),), ((2, MiB),))  # footprint 6 MiB: alone at 6 MiB
-    alone = cost_per_byte(curve, 6 * MiB)
+    alone_byte, alone_op = cost_at(curve, 6 * MiB)
     in_model = [(4 * MiB, 100 * MiB), (MiB, 6 * MiB), (MiB, 6 * MiB)]  # weights from memory
-    assert penalty_us(op, in_model, curve) == pytest.approx(4 * MiB * (2e-5 - alone))
-    assert penalty_us(op, [(4 * MiB, 6 * MiB)], curve) == 0.0  # as warm as alone: nothing more
+    assert penalty_us(op, in_model, curve) == pytest.approx(4 * MiB * (2e-5 - alone_byte))
+    # the op's own state as far as its weights: the per-op cost there less alone
+    assert penalty_us(op, in_model, curve, 100 * MiB) == pytest.approx(4 * MiB * (2e-5 - alone_byte) + 10.0 - alone_op)
+    assert penalty_us(op, [(4 * MiB, 6 * MiB)], curve, 6 * MiB) == 0.0  # as warm as alone: nothing more
 
 
 def test_fit_cache_curve_recovers_the_cost_per_byte_and_leaves_the_harness_constant_out():
@@ -77,10 +80,11 @@ def test_fit_cache_curve_recovers_the_cost_per_byte_and_leaves_the_harness_const
         for size in (10_000, 200_000, MiB, 4 * MiB):
             warm = 5.0 + size * 1e-5
             rows.append(ColdSample(warm, warm + 15.0 + slope * size, evict, size))  # 15 us: the harness's own state
-    curve, error = fit_cache_curve(rows)
-    assert [d for d, _ in curve] == [2 * MiB, 16 * MiB, 64 * MiB]
-    assert curve[0][1] == pytest.approx(0.0, abs=1e-9)
-    assert curve[1][1] == pytest.approx(2e-6, rel=1e-6) and curve[2][1] == pytest.approx(2e-5, rel=1e-6)
+    curve, error = fit_cache_curve(rows, start=MiB)
+    assert [d for d, _, _ in curve] == [MiB, 2 * MiB, 16 * MiB, 64 * MiB] and curve[0] == (MiB, 0.0, 0.0)
+    assert curve[1][1] == pytest.approx(0.0, abs=1e-9)
+    assert curve[2][1] == pytest.approx(2e-6, rel=1e-6) and curve[3][1] == pytest.approx(2e-5, rel=1e-6)
+    assert all(k == pytest.approx(15.0) for _, _, k in curve[1:])  # the per-op part
     assert error == pytest.approx(0.0, abs=1e-9)
     # data further away never costs less: a noisy lower slope at a larger distance is raised to the previous one
     noisy = [replace(r, cold_us=r.warm_us + 15.0) if r.evict == 64 * MiB else r for r in rows]
@@ -95,7 +99,7 @@ def _profile(**kw) -> DeviceProfile:
 
 
 def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_load(tmp_path):
-    p = _profile(cache_curve=((2 * MiB, 0.0), (64 * MiB, 2e-5)), reference={"ADD-x@x": 3.0})
+    p = _profile(cache_curve=((2 * MiB, 0.0, 1.0), (64 * MiB, 2e-5, 3.0)), reference={"ADD-x@x": 3.0})
     path = tmp_path / "p.json"
     p.save(str(path))
     back = DeviceProfile.load(str(path))
@@ -110,10 +114,10 @@ def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_loa
 
 
 def test_drifted_scales_every_time_and_keeps_the_ranges():
-    p = _profile(cache_curve=((64 * MiB, 2e-5),))
+    p = _profile(cache_curve=((64 * MiB, 2e-5, 2.0),))
     d = p.drifted(Drift(True, factor=1.5, reference_ms_then=1.0, reference_ms_now=1.5))
     assert d.laws[0].coefficients == {"1": 1.5, "in": pytest.approx(0.0015)}
-    assert d.invoke_overhead_us == 3.0 and d.partition_overhead_us == 1.5 and d.cache_curve[0][1] == pytest.approx(3e-5)
+    assert d.invoke_overhead_us == 3.0 and d.partition_overhead_us == 1.5 and d.cache_curve[0][1:] == pytest.approx((3e-5, 3.0))
     assert (d.laws[0].log_low, d.laws[0].log_high) == (p.laws[0].log_low, p.laws[0].log_high)
     same = p.drifted(Drift(False, why="another CPU"))
     assert same.laws == p.laws and same.drift.why == "another CPU"
@@ -186,8 +190,9 @@ def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_
     assert warm_calls.count(False) == len(reference)  # the reference is timed as without --quick
     assert set(profile.reference) == {p.key for p in reference}
     assert profile.machine.caches == CACHES
-    curve = dict(profile.cache_curve)
-    assert curve[2 * MiB] == pytest.approx(0.0, abs=1e-9) and curve[64 * MiB] > 0
+    curve = {d: (b, k) for d, b, k in profile.cache_curve}
+    assert curve[MiB] == (0.0, 0.0)  # from the L2's capacity
+    assert curve[2 * MiB] == pytest.approx((0.0, 10.0), abs=1e-9) and curve[64 * MiB][0] > 0
     assert DeviceProfile.load(output) == profile
     # a rerun times nothing again: the cold pairs and the reference come from the side file
     warm_calls.clear(), cold_calls.clear()
@@ -203,7 +208,7 @@ def test_the_prediction_adds_the_cache_penalty_and_says_so():
     from tflite_flops.settings import Settings
 
     fixture = DeviceProfile.from_dict(json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text()))
-    curve = ((MiB, 1e-3),)  # 1 ns per byte of anything at least 1 MiB away (a strong cost, to see it)
+    curve = ((MiB, 1e-3, 1.0),)  # 1 ns per byte and 1 us per op at least 1 MiB away (a strong cost, to see it)
     model = load_model(str(ROOT / "sample_models" / "cnn_float.tflite"))
     plain = analyze_model(model, Settings(predict=fixture))
     costed = analyze_model(model, Settings(predict=replace(fixture, cache_curve=curve)))

@@ -23,8 +23,9 @@ weights, inputs and outputs). In a whole model (:func:`model_distances`):
   body's ops touch.
 
 **The penalty** of an op (:func:`penalty_us`) is, for each datum, its bytes times the profile's cost per
-byte at its reuse distance in the model less the cost at its distance alone (``DeviceProfile.cache_curve``:
-microseconds per byte by reuse distance). Calibration measures that curve on suite points timed "cold"
+byte at its reuse distance in the model less the cost at its distance alone, plus a cost per op at the
+distance of the op's own state (its weights' distance) less that alone (``DeviceProfile.cache_curve``:
+microseconds per byte and per op by reuse distance). Calibration measures that curve on suite points timed "cold"
 (an eviction buffer read between the timed runs, its size from the machine's caches: :func:`evictions`)
 against the same points timed warm in the same run (:func:`tflite_flops.latency.fit.fit_cache_curve`).
 A curve rather than a step per cache level because the measured one is not a step: on the machine
@@ -40,10 +41,12 @@ from typing import Any, Mapping, Sequence
 from ..units import DTYPE_BITS
 
 OpKey = tuple[int, int]  # (subgraph, op index)
-# The measured cost of data by reuse distance: (reuse distance in bytes, microseconds per byte more than when
-# the datum is in the nearest caches), increasing distances; 0 below the first point, linear in between, flat past
-# the last (``DeviceProfile.cache_curve``, fitted by ``latency.fit.fit_cache_curve``)
-CacheCurve = tuple[tuple[int, float], ...]
+# The measured cost of data by reuse distance: (reuse distance in bytes, microseconds per byte, microseconds per
+# op) more than when the op's data and state are in the nearest caches, increasing distances; 0 below the
+# first point, linear in between, flat past the last (``DeviceProfile.cache_curve``, fitted by
+# ``latency.fit.fit_cache_curve``). The per-op part is the op's own state (the runtime's operator object, its
+# indirection buffers, its code), which in a whole model sits as far as its weights.
+CacheCurve = tuple[tuple[int, float, float], ...]
 
 
 def evictions(caches: Mapping[str, int]) -> tuple[int, ...]:
@@ -57,14 +60,20 @@ def evictions(caches: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(sorted({s for s in sizes if s > 0}))
 
 
-def cost_per_byte(curve: CacheCurve, distance: int) -> float:
-    """Microseconds per byte of a datum at ``distance`` on ``curve`` (see CacheCurve)."""
-    x0, y0 = 0, 0.0
-    for x, y in curve:
+def cost_at(curve: CacheCurve, distance: int) -> tuple[float, float]:
+    """(microseconds per byte, microseconds per op) at reuse distance ``distance`` on ``curve`` (see CacheCurve)."""
+    x0, b0, k0 = 0, 0.0, 0.0
+    for x, b, k in curve:
         if distance <= x:
-            return y0 + (y - y0) * (distance - x0) / (x - x0) if x > x0 else y
-        x0, y0 = x, y
-    return y0
+            t = (distance - x0) / (x - x0) if x > x0 else 1.0
+            return b0 + (b - b0) * t, k0 + (k - k0) * t
+        x0, b0, k0 = x, b, k
+    return b0, k0
+
+
+def cost_per_byte(curve: CacheCurve, distance: int) -> float:
+    """Microseconds per byte of a datum at ``distance`` on ``curve``."""
+    return cost_at(curve, distance)[0]
 
 
 @dataclass(frozen=True)
@@ -133,19 +142,33 @@ def per_inference_bytes(data: Sequence[OpData], live_peak: int | None = None) ->
     return weights + (min(acts, live_peak) if live_peak else acts)
 
 
+def _by_subgraph(data: Sequence[OpData], total: int) -> list[tuple[list[OpData], int]]:
+    """Each subgraph's ops in order, with the bytes touched between two runs of one of them: ``total`` (an
+    inference), or in a loop body (ops run several times per inference) the body's own bytes (a trip)."""
+    groups: dict[int, list[OpData]] = {}
+    for d in data:
+        groups.setdefault(d.key[0], []).append(d)
+    out = []
+    for ops in groups.values():
+        ops = sorted(ops, key=lambda d: d.key[1])
+        here = total
+        if any(d.runs > 1 for d in ops):
+            here = min(total, sum(d.weights + sum(b for _, b in d.outputs) for d in ops))
+        out.append((ops, here))
+    return out
+
+
+def state_distances(data: Sequence[OpData], total: int) -> dict[OpKey, int]:
+    """The reuse distance of each op's own state in a whole model: as far as its weights (an inference, or a
+    trip of its loop), never less than its footprint."""
+    return {d.key: max(here, d.footprint) for ops, here in _by_subgraph(data, total) for d in ops}
+
+
 def model_distances(data: Sequence[OpData], total: int) -> dict[OpKey, list[tuple[int, int]]]:
     """(bytes, reuse distance) of every datum of every op in a whole model (see the module docstring);
     ``total``: the bytes touched per inference (:func:`per_inference_bytes`)."""
     out: dict[OpKey, list[tuple[int, int]]] = {}
-    by_subgraph: dict[int, list[OpData]] = {}
-    for d in data:
-        by_subgraph.setdefault(d.key[0], []).append(d)
-    for ops in by_subgraph.values():
-        ops = sorted(ops, key=lambda d: d.key[1])
-        if any(d.runs > 1 for d in ops):  # a loop body: its data was last touched a trip earlier, not an inference
-            total_here = min(total, sum(d.weights + sum(b for _, b in d.outputs) for d in ops))
-        else:
-            total_here = total
+    for ops, total_here in _by_subgraph(data, total):
         written: dict[int, int] = {}  # tensor -> position of its producer in ``ops``
         touched = [0]  # prefix sums of the bytes each op touches besides its inputs (weights, outputs)
         for d in ops:
@@ -164,20 +187,22 @@ def model_distances(data: Sequence[OpData], total: int) -> dict[OpKey, list[tupl
     return out
 
 
-def penalty_us(data: OpData, in_model: Sequence[tuple[int, int]], curve: CacheCurve) -> float:
+def penalty_us(data: OpData, in_model: Sequence[tuple[int, int]], curve: CacheCurve, state: int = 0) -> float:
     """The microseconds one run of an op costs more in a whole model than alone: each datum's bytes times the
-    curve's cost at its distance in the model less the cost at its distance alone (never below 0)."""
-    alone = cost_per_byte(curve, data.footprint)
-    return sum(size * max(cost_per_byte(curve, d) - alone, 0.0) for size, d in in_model)
+    curve's cost per byte at its distance in the model less the cost at its distance alone, plus the curve's
+    per-op cost at ``state`` (the distance of the op's own state in the model) less that alone (never below 0)."""
+    per_byte, per_op = cost_at(curve, data.footprint)
+    out = sum(size * max(cost_per_byte(curve, d) - per_byte, 0.0) for size, d in in_model)
+    return out + max(cost_at(curve, state)[1] - per_op, 0.0)
 
 
 def whole_model_penalties(model: Any, ops: Sequence[Any], curve: CacheCurve) -> dict[OpKey, float]:
     """The penalty in microseconds per run of every per-inference op of ``ops`` in ``model`` (empty when the
     profile has no cache curve)."""
-    if not any(c > 0 for _, c in curve):
+    if not any(b > 0 or k > 0 for _, b, k in curve):
         return {}
     data = op_data(model, ops)
     live = [int(o.live_bytes) for o in ops if getattr(o, "live_bytes", None)]
     total = per_inference_bytes(data, max(live) if live else None)
-    where = model_distances(data, total)
-    return {d.key: penalty_us(d, where[d.key], curve) for d in data}
+    where, state = model_distances(data, total), state_distances(data, total)
+    return {d.key: penalty_us(d, where[d.key], curve, state[d.key]) for d in data}

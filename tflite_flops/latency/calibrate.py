@@ -301,9 +301,9 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     laws = fit_laws(samples)
     laws += loop_laws(analysed, medians, laws, invoke_us)
     cold = cold_samples(analysed, medians, where.caches)
-    curve, error = fit_cache_curve(cold)
+    curve, error = fit_cache_curve(cold, start=int(where.caches.get("L2", 0) or 0))
     if cold:
-        listing = ", ".join(f"{d / 2**20:g} MiB away {c * 2**20:.1f} us/MiB" for d, c in curve)
+        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op" for d, b, k in curve)
         notes = (*notes, f"{len(cold)} cold timings: the cost of data {listing}"
                          + (f" (median |error| of the cold times {error:.1%})" if error is not None else ""))
     return DeviceProfile(machine=where, laws=laws, invoke_overhead_us=invoke_us,

@@ -185,28 +185,34 @@ class ColdSample:
     key: str = ""
 
 
-def fit_cache_curve(rows: Sequence[ColdSample]) -> tuple[tuple[tuple[int, float], ...], float | None]:
+def fit_cache_curve(rows: Sequence[ColdSample], start: int = 0
+                    ) -> tuple[tuple[tuple[int, float, float], ...], float | None]:
     """The cost of data by reuse distance (``latency.cache.CacheCurve``) and the median |error| of the cold
-    times it gives, from cold points.
+    times it gives, from cold points; ``start``: the distance up to which nothing costs more (the L2's
+    capacity: data that near stays in it), the curve's first point when given.
 
     Per eviction size E, NNLS in relative error on ``cold - warm = k + s * bytes``: ``s`` is the cost per byte
-    of data at reuse distance E (the op's footprint is small against E at the sizes that cost), ``k`` what the
-    eviction costs the harness itself (the interpreter's and XNNPACK's own state, code and page tables evicted
-    with the data), which a whole model does not pay and which is not kept. The curve is made non-decreasing
-    (data further away never costs less)."""
+    of data at reuse distance E (the op's footprint is small against E at the sizes that cost), ``k`` the cost
+    per op: what the eviction costs the op's own state (the runtime's operator object, indirection buffers,
+    code, page-table entries), which in a whole model is as far as its weights. Both are made non-decreasing
+    in E (data further away never costs less)."""
     rows = [r for r in rows if r.warm_us > 0 and r.cold_us > 0]
     if not rows:
         return (), None
-    curve: list[tuple[int, float]] = []
+    curve: list[tuple[int, float, float]] = [(start, 0.0, 0.0)] if start > 0 else []
     errors: list[float] = []
     for evict in sorted({r.evict for r in rows}):
         sub = [r for r in rows if r.evict == evict]
         x = np.array([[1.0, float(r.bytes)] for r in sub])
         y = np.array([r.cold_us - r.warm_us for r in sub])
         m = np.array([r.cold_us for r in sub])
+        if len(set(r.bytes for r in sub)) < 2:
+            x = x[:, :1]
         scale = np.maximum(np.abs(x).max(axis=0), 1e-30)
         coef = nnls(x / scale / m[:, None], y / m) / scale
         errors += list(np.abs((x @ coef + np.array([r.warm_us for r in sub])) / m - 1.0))
-        slope = float(coef[1]) if len(set(r.bytes for r in sub)) > 1 else 0.0
-        curve.append((evict, max(slope, curve[-1][1] if curve else 0.0)))
+        k, s = float(coef[0]), float(coef[1]) if len(coef) > 1 else 0.0
+        prev = curve[-1] if curve else (0, 0.0, 0.0)
+        if evict > prev[0]:
+            curve.append((evict, max(s, prev[1]), max(k, prev[2])))
     return tuple(curve), float(np.median(errors))

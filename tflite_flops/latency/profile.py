@@ -153,8 +153,9 @@ class DeviceProfile:
     source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
     notes: tuple[str, ...] = ()
     version: int = PROFILE_VERSION
-    # the cost of an op's data by reuse distance: ((distance bytes, us per byte), ...) (latency/cache.py); () none
-    cache_curve: tuple[tuple[int, float], ...] = ()
+    # the cost of an op's data and state by reuse distance: ((distance bytes, us per byte, us per op), ...)
+    # (latency/cache.py); () none
+    cache_curve: tuple[tuple[int, float, float], ...] = ()
     reference: Mapping[str, float] = field(default_factory=dict)  # drift reference: suite point key -> median us
     drift: Drift | None = field(default=None, compare=False)  # a drift check's result (never saved)
 
@@ -165,7 +166,7 @@ class DeviceProfile:
         laws = tuple(replace(law, coefficients={k: v * f for k, v in law.coefficients.items()}) for law in self.laws)
         return replace(self, laws=laws, invoke_overhead_us=self.invoke_overhead_us * f,
                        partition_overhead_us=self.partition_overhead_us * f,
-                       cache_curve=tuple((d, c * f) for d, c in self.cache_curve), drift=drift)
+                       cache_curve=tuple((d, b * f, k * f) for d, b, k in self.cache_curve), drift=drift)
 
     def law(self, features: OpFeatures) -> Law | None:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
@@ -233,7 +234,7 @@ class DeviceProfile:
             "notes": list(self.notes),
         }
         if self.cache_curve:  # keys a profile calibrated before the whole-model conditions does not have
-            out["cache_curve"] = [[d, c] for d, c in self.cache_curve]
+            out["cache_curve"] = [[d, b, k] for d, b, k in self.cache_curve]
         if self.reference:
             out["reference"] = dict(self.reference)
         return out
@@ -267,7 +268,7 @@ class DeviceProfile:
                           partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
                           created=str(d.get("created", "")), source=str(d.get("source", "")),
                           notes=tuple(str(n) for n in d.get("notes", ())),
-                          cache_curve=tuple((int(x), float(c)) for x, c in (d.get("cache_curve") or ())),
+                          cache_curve=tuple((int(x), float(b), float(k)) for x, b, k in (d.get("cache_curve") or ())),
                           reference={str(k): float(v) for k, v in (d.get("reference") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
@@ -370,8 +371,9 @@ def _degenerate(profile: DeviceProfile) -> str | None:
             return f"{name} is {value} (a time of at least 0 µs)"
     if any(v < 0 for v in m.caches.values()):
         return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
-    bad = {k: v for k, v in (*profile.reference.items(), *profile.cache_curve) if not math.isfinite(v) or v < 0}
-    if bad or any(d <= 0 for d, _ in profile.cache_curve):
+    values = [*profile.reference.values(), *(v for _, b, k in profile.cache_curve for v in (b, k))]
+    bad = [v for v in values if not math.isfinite(v) or v < 0]
+    if bad or any(d < 0 for d, _, _ in profile.cache_curve):
         return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
     for law in profile.laws:
         where = f"the law of {law.family} ({law.precision}, {law.placement})"
