@@ -240,8 +240,9 @@ def test_analyze_drift_check_scales_the_whole_prediction_and_says_so(monkeypatch
     assert calls == [] and plain.drift is None and "drift" not in plain.to_dict()
     p = tflite_flops.analyze(model, predict=profile, force=True, drift_check=True).prediction
     assert len(calls) == len(reference_points())
-    assert p.drift == {"applied": True, "factor": pytest.approx(1.3), "reference_ms_then": pytest.approx(0.05),
-                       "reference_ms_now": pytest.approx(0.065), "why": ""}
+    assert {k: v for k, v in p.drift.items() if k != "cpu_share"} == {
+        "applied": True, "factor": pytest.approx(1.3), "reference_ms_then": pytest.approx(0.05),
+        "reference_ms_now": pytest.approx(0.065), "why": ""}
     for name in ("latency_ms", "low_ms", "high_ms", "ops_ms", "overhead_ms"):
         assert getattr(p, name) == pytest.approx(getattr(plain, name) * 1.3)
     from tflite_flops.render.prediction import prediction_lines
@@ -267,3 +268,18 @@ def test_drift_check_needs_predict_and_reports_when_it_cannot_run(tmp_path):
     r = subprocess.run([sys.executable, "-m", "tflite_flops", "analyze", model, "--predict", profile, "--force",
                         "--drift-check"], capture_output=True, text=True, cwd=ROOT)
     assert "drift: not applied (the profile has no reference" in r.stdout
+
+
+def test_a_busy_machine_is_said_with_the_drift():
+    from tflite_flops.latency.profile import BUSY_SHARE
+    from tflite_flops.render.prediction import drift_lines
+    from tflite_flops.report.prediction import Prediction, ProfileInfo
+
+    quiet = Drift(True, 1.0, 0.3, 0.3, cpu_share=0.97)
+    busy = Drift(True, 1.0, 0.3, 0.3, cpu_share=BUSY_SHARE / 2)
+    assert not quiet.busy and busy.busy and not Drift(True, 1.0).busy  # no share: nothing said
+    info = ProfileInfo("cpu", 2, "litert", "2.3.0", 1, True)
+    lines = drift_lines(Prediction(1.0, 0.9, 1.1, info, drift=busy.to_dict()))
+    assert lines[0].startswith("drift: ×1.000 applied") and "40% of the CPU" in lines[1]
+    assert len(drift_lines(Prediction(1.0, 0.9, 1.1, info, drift=quiet.to_dict()))) == 1
+    assert drift_lines(Prediction(1.0, 0.9, 1.1, info)) == []

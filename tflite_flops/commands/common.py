@@ -163,6 +163,9 @@ def check_notes(check) -> list[str]:
         out.append(f"prediction: drift ×{drift.factor:.3f} applied (reference {drift.reference_ms_then:.3f} ms at "
                    f"calibration, {drift.reference_ms_now:.3f} ms now)" if drift.applied
                    else f"prediction: drift not applied ({drift.why})")
+        if drift.busy:
+            out.append(f"prediction: this process had {drift.cpu_share:.0%} of the CPU while timing the drift "
+                       "reference: other processes compete for the cores")
     return out
 
 

@@ -32,6 +32,7 @@ import datetime
 import json
 import os
 import platform
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -111,8 +112,6 @@ def time_cold(blob: bytes, settings: RuntimeSettings, evict: int, runs: int = CO
     invoke, then a cold run after reading ``evict`` bytes of another buffer (one load per 64-byte line), which
     pushes the model's data that far in reuse distance. Paired in one run so that the machine's drift between
     the suite and this timing does not enter the difference."""
-    import time
-
     import numpy as np
 
     interpreter = make_interpreter(blob, settings)
@@ -313,6 +312,7 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
 
 
 REFERENCE_SUFFIX = "~reference"
+MIN_SHARE_WINDOW = 0.2  # seconds: the shortest reference timing whose CPU share is reported
 
 
 def reference_key(point: SuitePoint) -> str:
@@ -403,7 +403,8 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
 
     Returns:
         A :class:`~tflite_flops.latency.profile.Drift`: applied, with the median of now / then over the
-        reference points; or not applied, with why.
+        reference points and the share of CPU time this process had meanwhile (``Drift.busy``: other
+        processes compete for the cores, which the factor does not capture); or not applied, with why.
     """
     m = profile.machine
     if not profile.reference:
@@ -422,6 +423,7 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
     fb = runtimes.schema_module(runtime.runtime)
     then_us = now_us = 0.0
     ratios = []
+    wall, cpu = time.perf_counter(), time.process_time()
     for point in reference_points(m.xnnpack):  # in the suite's order; a key this version does not know is skipped
         before = profile.reference.get(point.key, 0.0)
         if before <= 0:
@@ -432,9 +434,13 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
             return Drift(False, why=f"the reference failed to run here: {exc}")
         then_us, now_us = then_us + before, now_us + now
         ratios.append(now / before)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    # the share of the configured threads' time this process ran: too short a window (an injected timer) says nothing
+    share = min(cpu / (wall * max(m.threads, 1)), 1.0) if wall >= MIN_SHARE_WINDOW else None
     if not ratios:
         return Drift(False, why="none of the profile's reference points is known to this version")
     ratios.sort()
     mid = len(ratios) // 2
     factor = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
-    return Drift(True, factor=factor, reference_ms_then=then_us / 1e3, reference_ms_now=now_us / 1e3)
+    return Drift(True, factor=factor, reference_ms_then=then_us / 1e3, reference_ms_now=now_us / 1e3,
+                 cpu_share=share)

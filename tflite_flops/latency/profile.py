@@ -134,11 +134,26 @@ class Drift:
     reference_ms_then: float | None = None  # the reference points' medians summed, at calibration
     reference_ms_now: float | None = None  # the same, timed now
     why: str = ""
+    # the share of the configured threads' CPU time this process had while timing the reference (None: too short
+    # to say); well below 1, other processes compete for the cores (see BUSY_SHARE)
+    cpu_share: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Other processes took a good part of the CPU while the reference was timed."""
+        return self.cpu_share is not None and self.cpu_share < BUSY_SHARE
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``prediction.drift``)."""
         return {"applied": self.applied, "factor": self.factor, "reference_ms_then": self.reference_ms_then,
-                "reference_ms_now": self.reference_ms_now, "why": self.why}
+                "reference_ms_now": self.reference_ms_now, "why": self.why, "cpu_share": self.cpu_share}
+
+
+# Below this share of CPU time while timing the drift reference, the machine is oversubscribed: the reference's
+# short invokes are rarely preempted (their medians, and so the factor, barely move), but an invoke longer than a
+# scheduler slice is, and a whole model's median then grows with its length: measured here at a load of 10 on 2
+# cores, the reference 1.00x, MobileNetV1 0.25 (0.2 ms) 1.0x, MobileNetV2 (3.3 ms) 3.5x, ResNet50 (34 ms) 3.2x.
+BUSY_SHARE = 0.8
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..report import OpRecord, Report, error_pct
 from .text import clip
+from ..latency.profile import BUSY_SHARE
 
 HEADERS = ["op", "type", "output", "predicted ms", "share"]
 MEASURED_HEADERS = ["measured ms", "error"]
@@ -54,6 +55,10 @@ def drift_lines(p) -> list[str]:
                        f"calibration, {d['reference_ms_now']:.3f} ms now)")
         else:
             out.append(f"drift: not applied ({d.get('why', '')})")
+        if d.get("cpu_share") is not None and d["cpu_share"] < BUSY_SHARE:
+            out.append(f"drift: this process had {d['cpu_share']:.0%} of the CPU while timing the reference: other "
+                       "processes compete for the cores, and a model longer than a scheduler slice will measure "
+                       "slower than predicted")
     return out
 
 
