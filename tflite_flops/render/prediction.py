@@ -46,7 +46,7 @@ def drift_lines(p) -> list[str]:
     """The cache part of a prediction and its drift check, one line each (none when they do not apply)."""
     out = []
     if p.cache_ms:
-        out.append(f"of which {p.cache_ms:.3f} ms is data out of cache in the whole model (weights and inputs "
+        out.append(f"of which {p.cache_ms:.3f} ms is the whole model's cache cost (weights, inputs and op state "
                    "last touched long before)")
     d = p.drift
     if d:
