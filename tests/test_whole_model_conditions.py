@@ -123,12 +123,12 @@ def test_drifted_scales_every_time_and_keeps_the_ranges():
     assert same.laws == p.laws and same.drift.why == "another CPU"
 
 
+@pytest.mark.runtime
 def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch):
     from tflite_flops.latency import calibrate as cal
     from tflite_flops.latency.suite import reference_points
     from tflite_flops.settings import RuntimeSettings
 
-    pytest.importorskip("ai_edge_litert")
     points = reference_points()
     then = {p.key: 10.0 * (i + 1) for i, p in enumerate(points)}
     p = _profile(reference=then)
@@ -162,8 +162,8 @@ def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch
     assert "no litert runtime" in cal.check_drift(p, RuntimeSettings(), timer=timer).why
 
 
+@pytest.mark.runtime
 def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_path):
-    pytest.importorskip("ai_edge_litert")
     from tflite_flops.latency.calibrate import calibrate
     from tflite_flops.latency.suite import reference_points, suite
     from tflite_flops.settings import RuntimeSettings
@@ -223,8 +223,8 @@ def test_the_prediction_adds_the_cache_penalty_and_says_so():
     assert all(v >= 0 for v in penalties.values()) and set(penalties) == set(data)
 
 
+@pytest.mark.runtime
 def test_analyze_drift_check_scales_the_whole_prediction_and_says_so(monkeypatch):
-    pytest.importorskip("ai_edge_litert")
     import tflite_flops
     from tflite_flops.latency import calibrate as cal
     from tflite_flops.latency.suite import reference_points

@@ -4,7 +4,7 @@ The laws are fitted on single-op models timed back to back: between two ``invoke
 itself runs, so its weights, inputs and outputs are as warm as their own size lets them be. Inside a
 whole model, an op's weights were last touched one whole inference earlier, and its input was written
 by its producer, with the ops in between touching their own data. This module estimates that
-difference and prices it with the per-byte costs calibration measures (docs/predict.md,
+difference and prices it with the costs per byte and per op that calibration measures (docs/predict.md,
 "Whole-model conditions"). It is pure arithmetic: it runs nothing.
 
 **Reuse distance** (the bytes touched between two uses of a datum, LRU's stack distance): a datum is
@@ -90,14 +90,6 @@ class OpData:
     def footprint(self) -> int:
         """Every byte one run touches: its reuse distance when it runs back to back alone."""
         return self.weights + sum(b for _, b in self.inputs) + sum(b for _, b in self.outputs)
-
-
-def alone_items(data: OpData, extra: int = 0) -> list[tuple[int, int]]:
-    """(bytes, reuse distance) of every datum of an op run back to back alone, with ``extra`` bytes touched
-    between runs (an eviction buffer)."""
-    d = data.footprint + extra
-    sizes = [data.weights, *(b for _, b in data.inputs), *(b for _, b in data.outputs)]
-    return [(s, d) for s in sizes if s > 0]
 
 
 def _bytes(shape: Sequence[int], dtype: str) -> int:

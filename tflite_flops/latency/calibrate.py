@@ -388,6 +388,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         medians[key] = median
         if show is not None:
             show(done, len(todo), point.id)
+    _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)

@@ -13,8 +13,12 @@ The contract (docs/predict.md):
 * A :class:`Law` is linear in named features: ``time_us = sum(coef[name] * features[name])``, with
   ``"1"`` the constant term (the per-op overhead). Its residuals are kept as quantiles of
   ``ln(measured / predicted)`` over the calibration points: the uncertainty range.
-* A :class:`DeviceProfile` holds the machine, the laws, and the per-invoke and per-partition
-  overheads, and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` / ``load``).
+* A :class:`DeviceProfile` holds the machine (with its cache sizes), the laws, the per-invoke and
+  per-partition overheads, the cost of data by reuse distance (``cache_curve``, latency/cache.py) and the
+  drift reference (``reference``), and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` /
+  ``load``). The last two, and the machine's caches, are optional keys: a profile without them loads.
+* A :class:`Drift` is the result of a drift check (``--drift-check``); :meth:`DeviceProfile.drifted` scales
+  a profile by it.
 """
 
 from __future__ import annotations
