@@ -283,3 +283,28 @@ def test_a_busy_machine_is_said_with_the_drift():
     assert lines[0].startswith("drift: ×1.000 applied") and "40% of the CPU" in lines[1]
     assert len(drift_lines(Prediction(1.0, 0.9, 1.1, info, drift=quiet.to_dict()))) == 1
     assert drift_lines(Prediction(1.0, 0.9, 1.1, info)) == []
+
+
+def test_each_precision_is_priced_by_its_own_curve_when_the_profile_has_one():
+    from types import SimpleNamespace
+
+    from tflite_flops.latency.cache import whole_model_penalties
+
+    # two ops in one subgraph: a float32 one and an int8 one, each with 1 MiB of weights at a whole inference
+    tensors = [SimpleNamespace(dtype=d, is_constant=c) for d, c in
+               (("float32", False), ("float32", True), ("float32", False), ("int8", True), ("int8", False))]
+    ops = [SimpleNamespace(inputs=[0, 1], outputs=[2]), SimpleNamespace(inputs=[2, 3], outputs=[4])]
+    model = SimpleNamespace(subgraphs=[SimpleNamespace(tensors=tensors, operators=ops)])
+    rec = [SimpleNamespace(subgraph=0, index=0, phase="inference", executions=1, precision="float32",
+                           inputs=((4,), (MiB // 4,)), outputs=((4,),), live_bytes=None),
+           SimpleNamespace(subgraph=0, index=1, phase="inference", executions=1, precision="int8",
+                           inputs=((4,), (MiB,)), outputs=((4,),), live_bytes=None)]
+    # nothing up to an op's own footprint (1 MiB and a few bytes), 1 us per MiB at the model's 2 MiB and past it
+    flat = ((MiB + 4096, 0.0, 0.0), (2 * MiB, 1e-6, 0.0))
+    both = whole_model_penalties(model, rec, flat)
+    # the first op also reads the model's input (16 bytes, an inference ago); the second its producer's output
+    assert both[(0, 0)] == pytest.approx((MiB + 16) * 1e-6) and both[(0, 1)] == pytest.approx(MiB * 1e-6)
+    cheaper = ((MiB + 4096, 0.0, 0.0), (2 * MiB, 0.5e-6, 0.0))
+    split = whole_model_penalties(model, rec, flat, {"int8": cheaper})
+    assert split[(0, 0)] == both[(0, 0)] and split[(0, 1)] == pytest.approx(0.5 * MiB * 1e-6)
+    assert whole_model_penalties(model, rec, ()) == {}

@@ -85,6 +85,7 @@ class OpData:
     inputs: tuple[tuple[int, int], ...]  # (tensor index, bytes) of its inputs that are not constant
     outputs: tuple[tuple[int, int], ...]  # (tensor index, bytes)
     runs: int = 1  # executions per inference
+    precision: str = ""  # the op's precision (its record's): which of a profile's cache curves prices it
 
     @property
     def footprint(self) -> int:
@@ -121,7 +122,8 @@ def op_data(model: Any, ops: Sequence[Any]) -> list[OpData]:
             else:
                 inputs.append((t, size))
         outputs = [(t, _bytes(shape, sg.tensors[t].dtype)) for t, shape in zip(outs, o.outputs or ())]
-        out.append(OpData((o.subgraph, o.index), weights, tuple(inputs), tuple(outputs), max(int(o.executions), 1)))
+        out.append(OpData((o.subgraph, o.index), weights, tuple(inputs), tuple(outputs), max(int(o.executions), 1),
+                          str(getattr(o, "precision", "") or "")))
     return out
 
 
@@ -188,13 +190,15 @@ def penalty_us(data: OpData, in_model: Sequence[tuple[int, int]], curve: CacheCu
     return out + max(cost_at(curve, state)[1] - per_op, 0.0)
 
 
-def whole_model_penalties(model: Any, ops: Sequence[Any], curve: CacheCurve) -> dict[OpKey, float]:
-    """The penalty in microseconds per run of every per-inference op of ``ops`` in ``model`` (empty when the
-    profile has no cache curve)."""
-    if not any(b > 0 or k > 0 for _, b, k in curve):
+def whole_model_penalties(model: Any, ops: Sequence[Any], curve: CacheCurve,
+                          by_precision: Mapping[str, CacheCurve] | None = None) -> dict[OpKey, float]:
+    """The penalty in microseconds per run of every per-inference op of ``ops`` in ``model``, priced by the curve of
+    its precision in ``by_precision`` when there is one, else by ``curve`` (empty when there is no curve)."""
+    by_precision = by_precision or {}
+    if not any(b > 0 or k > 0 for c in (curve, *by_precision.values()) for _, b, k in c):
         return {}
     data = op_data(model, ops)
     live = [int(o.live_bytes) for o in ops if getattr(o, "live_bytes", None)]
     total = per_inference_bytes(data, max(live) if live else None)
     where, state = model_distances(data, total), state_distances(data, total)
-    return {d.key: penalty_us(d, where[d.key], curve, state[d.key]) for d in data}
+    return {d.key: penalty_us(d, where[d.key], by_precision.get(d.precision, curve), state[d.key]) for d in data}

@@ -61,6 +61,7 @@ Timer = Callable[[bytes, RuntimeSettings, bool], float]
 #   -> (warm median, cold median) in microseconds, timed in turn in the same run
 ColdTimer = Callable[[bytes, RuntimeSettings, int], "tuple[float, float]"]
 COLD_RUNS = 7  # timed cold runs of a point (each after an eviction: up to 2x the last-level cache read)
+MIN_CURVE_POINTS = 8  # cold points per eviction size for a precision to get a cache curve of its own
 CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
 
@@ -235,7 +236,8 @@ def cold_samples(analysed: Iterable[Analysed], medians: Mapping[str, float], cac
         for evict in evictions(caches):
             cold, warm = cold_key(a.point, evict), cold_key(a.point, evict, warm=True)
             if cold in medians and warm in medians:
-                out.append(ColdSample(medians[warm], medians[cold], evict, a.data[0].footprint, cold))
+                out.append(ColdSample(medians[warm], medians[cold], evict, a.data[0].footprint, cold,
+                                      a.features[0].precision if a.features else ""))
     return out
 
 
@@ -300,15 +302,23 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     laws = fit_laws(samples)
     laws += loop_laws(analysed, medians, laws, invoke_us)
     cold = cold_samples(analysed, medians, where.caches)
-    curve, error = fit_cache_curve(cold, start=int(where.caches.get("L2", 0) or 0))
-    if cold:
-        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op" for d, b, k in curve)
-        notes = (*notes, f"{len(cold)} cold timings: the cost of data {listing}"
-                         + (f" (median |error| of the cold times {error:.1%})" if error is not None else ""))
+    start = int(where.caches.get("L2", 0) or 0)
+    curve, error = fit_cache_curve(cold, start=start)
+    curves = {}
+    for precision in sorted({c.precision for c in cold if c.precision}):  # a curve per precision that has its points
+        rows = [c for c in cold if c.precision == precision]
+        if len(rows) >= MIN_CURVE_POINTS * len({c.evict for c in rows}):
+            curves[precision] = fit_cache_curve(rows, start=start)[0]
+    for name, c in ((("all", curve), *curves.items()) if cold else ()):
+        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op" for d, b, k in c)
+        count = len(cold) if name == "all" else sum(1 for x in cold if x.precision == name)
+        notes = (*notes, f"{count} cold timings ({name}): the cost of data {listing}"
+                         + (f" (median |error| of the cold times {error:.1%})" if name == "all" and error is not None
+                            else ""))
     return DeviceProfile(machine=where, laws=laws, invoke_overhead_us=invoke_us,
                          partition_overhead_us=partition_us, created=created, source=source,
                          notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes),
-                         cache_curve=curve, reference=dict(reference or {}))
+                         cache_curve=curve, cache_curves=curves, reference=dict(reference or {}))
 
 
 REFERENCE_SUFFIX = "~reference"

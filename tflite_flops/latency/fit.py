@@ -183,6 +183,7 @@ class ColdSample:
     evict: int
     bytes: int
     key: str = ""
+    precision: str = ""  # the op's precision as the analysis gives it (its law's)
 
 
 def fit_cache_curve(rows: Sequence[ColdSample], start: int = 0

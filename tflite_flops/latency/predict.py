@@ -355,7 +355,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
-    penalties = whole_model_penalties(model, report.ops, profile.cache_curve)
+    penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
                     loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties)
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
@@ -365,7 +365,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         placement=XNNPACK_PLACEMENT if profile.machine.xnnpack else BUILTIN_PLACEMENT,
         ops_predicted=len(p.predicted_ms), ops_fused=p.fused, ops_fallback=p.fallback_ops, partitions=p.partitions,
         ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced,
-        cache_ms=p.cache_ms if profile.cache_curve else None,
+        cache_ms=p.cache_ms if profile.cache_curve or profile.cache_curves else None,
         drift=profile.drift.to_dict() if profile.drift is not None else None)
     warnings = list(report.warnings)
     for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0

@@ -175,6 +175,8 @@ class DeviceProfile:
     # the cost of an op's data and state by reuse distance: ((distance bytes, us per byte, us per op), ...)
     # (latency/cache.py); () none
     cache_curve: tuple[tuple[int, float, float], ...] = ()
+    # the same per op precision ("float32", "int8") where the cold points of that precision fit one; else cache_curve
+    cache_curves: Mapping[str, tuple[tuple[int, float, float], ...]] = field(default_factory=dict)
     reference: Mapping[str, float] = field(default_factory=dict)  # drift reference: suite point key -> median us
     drift: Drift | None = field(default=None, compare=False)  # a drift check's result (never saved)
 
@@ -185,7 +187,8 @@ class DeviceProfile:
         laws = tuple(replace(law, coefficients={k: v * f for k, v in law.coefficients.items()}) for law in self.laws)
         return replace(self, laws=laws, invoke_overhead_us=self.invoke_overhead_us * f,
                        partition_overhead_us=self.partition_overhead_us * f,
-                       cache_curve=tuple((d, b * f, k * f) for d, b, k in self.cache_curve), drift=drift)
+                       cache_curve=_scaled(self.cache_curve, f),
+                       cache_curves={p: _scaled(c, f) for p, c in self.cache_curves.items()}, drift=drift)
 
     def law(self, features: OpFeatures) -> Law | None:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
@@ -254,6 +257,8 @@ class DeviceProfile:
         }
         if self.cache_curve:  # keys a profile calibrated before the whole-model conditions does not have
             out["cache_curve"] = [[d, b, k] for d, b, k in self.cache_curve]
+        if self.cache_curves:
+            out["cache_curves"] = {p: [[d, b, k] for d, b, k in c] for p, c in self.cache_curves.items()}
         if self.reference:
             out["reference"] = dict(self.reference)
         return out
@@ -287,7 +292,8 @@ class DeviceProfile:
                           partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
                           created=str(d.get("created", "")), source=str(d.get("source", "")),
                           notes=tuple(str(n) for n in d.get("notes", ())),
-                          cache_curve=tuple((int(x), float(b), float(k)) for x, b, k in (d.get("cache_curve") or ())),
+                          cache_curve=_curve(d.get("cache_curve")),
+                          cache_curves={str(p): _curve(c) for p, c in (d.get("cache_curves") or {}).items()},
                           reference={str(k): float(v) for k, v in (d.get("reference") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
@@ -377,6 +383,15 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
 }
 
 
+def _curve(rows: Any) -> tuple[tuple[int, float, float], ...]:
+    """A cache curve of its JSON form (``[[distance, us per byte, us per op], ...]``)."""
+    return tuple((int(x), float(b), float(k)) for x, b, k in (rows or ()))
+
+
+def _scaled(curve: tuple[tuple[int, float, float], ...], f: float) -> tuple[tuple[int, float, float], ...]:
+    return tuple((d, b * f, k * f) for d, b, k in curve)
+
+
 def _degenerate(profile: DeviceProfile) -> str | None:
     """Why a profile cannot predict honestly (None when it can): a time law is a sum of non-negative
     microseconds per unit (what the non-negative fit gives), so a negative, infinite or NaN coefficient or
@@ -390,9 +405,10 @@ def _degenerate(profile: DeviceProfile) -> str | None:
             return f"{name} is {value} (a time of at least 0 µs)"
     if any(v < 0 for v in m.caches.values()):
         return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
-    values = [*profile.reference.values(), *(v for _, b, k in profile.cache_curve for v in (b, k))]
+    curves = (profile.cache_curve, *profile.cache_curves.values())
+    values = [*profile.reference.values(), *(v for c in curves for _, b, k in c for v in (b, k))]
     bad = [v for v in values if not math.isfinite(v) or v < 0]
-    if bad or any(d < 0 for d, _, _ in profile.cache_curve):
+    if bad or any(d < 0 for c in curves for d, _, _ in c):
         return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
     for law in profile.laws:
         where = f"the law of {law.family} ({law.precision}, {law.placement})"
