@@ -99,11 +99,14 @@ def _profile(**kw) -> DeviceProfile:
 
 
 def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_load(tmp_path):
-    p = _profile(cache_curve=((2 * MiB, 0.0, 1.0), (64 * MiB, 2e-5, 3.0)), reference={"ADD-x@x": 3.0})
+    p = _profile(cache_curve=((2 * MiB, 0.0, 1.0), (64 * MiB, 2e-5, 3.0)), reference={"ADD-x@x": 3.0},
+                 cache_curves={"int8": ((64 * MiB, 1e-5, 3.0),)})
     path = tmp_path / "p.json"
     p.save(str(path))
     back = DeviceProfile.load(str(path))
     assert back == p and back.machine.caches == CACHES and back.cache_curve == p.cache_curve
+    assert back.cache_curves == {"int8": ((64 * MiB, 1e-5, 3.0),)}
+    assert p.drifted(Drift(True, 2.0)).cache_curves["int8"][0][1:] == pytest.approx((2e-5, 6.0))
     # a profile of before (no caches, curve, reference) loads, and its JSON is unchanged by a round trip
     old = json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text())
     assert "cache_curve" not in old and "caches" not in old["machine"]
