@@ -3,6 +3,8 @@ with the longest predicted times, next to their measured times when ``--latency`
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..report import OpRecord, Report, error_pct
 from .text import clip
 from ..latency.profile import BUSY_SHARE
@@ -42,8 +44,9 @@ def prediction_lines(report: Report) -> list[str]:
     return out
 
 
-def drift_lines(p) -> list[str]:
-    """The cache part of a prediction and its drift check, one line each (none when they do not apply)."""
+def drift_lines(p: Any) -> list[str]:
+    """The cache part of a prediction (a :class:`~tflite_flops.report.Prediction`) and its drift check, a line
+    each (none when they do not apply)."""
     out = []
     if p.cache_ms:
         out.append(f"of which {p.cache_ms:.3f} ms is the whole model's cache cost (weights, inputs and op state "
