@@ -237,7 +237,7 @@ def test_analyze_drift_check_scales_the_whole_prediction_and_says_so(monkeypatch
     monkeypatch.setattr(cal, "cpu_model", lambda: fixture.machine.cpu)
     monkeypatch.setattr(cal, "runtime_version", lambda name: "2.3.0")
     calls = []
-    monkeypatch.setattr(cal, "time_model", lambda blob, settings, quick: calls.append(1) or 13.0)  # 1.3x slower now
+    monkeypatch.setattr(cal, "time_reference", lambda blob, settings, quick: calls.append(1) or 13.0)  # 1.3x slower now
     model = str(ROOT / "sample_models" / "cnn_float.tflite")
     plain = tflite_flops.analyze(model, predict=profile, force=True).prediction
     assert calls == [] and plain.drift is None and "drift" not in plain.to_dict()

@@ -52,6 +52,7 @@ from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_inte
 
 POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
 MIN_RUNS, MAX_RUNS = 5, 400
+REFERENCE_SECONDS, REFERENCE_MAX_RUNS = 0.2, 1_000_000  # each drift reference point (5 of them: about a second)
 SIDE_SUFFIX = ".points.jsonl"
 SIDE_FORMAT = "tflite_flops.calibration_points"
 
@@ -138,20 +139,31 @@ def time_cold(blob: bytes, settings: RuntimeSettings, evict: int, runs: int = CO
     return summarize_ms(warm)["median_ms"] * 1e3, summarize_ms(cold)["median_ms"] * 1e3
 
 
-def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
+def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seconds: float | None = None,
+               max_runs: int = MAX_RUNS) -> float:
     """The median of one ``invoke()`` of a model, in microseconds: a few runs to size the loop, then
-    enough timed runs to fill about ``POINT_SECONDS`` (at least MIN_RUNS)."""
+    enough timed runs to fill about ``seconds`` (default ``POINT_SECONDS``, ``QUICK_POINT_SECONDS`` when
+    ``quick``), at least MIN_RUNS and at most ``max_runs``."""
     interpreter = make_interpreter(blob, settings)
     resize_and_allocate(interpreter, {})
     fill_inputs(interpreter)
+    if seconds is None:
+        seconds = QUICK_POINT_SECONDS if quick else POINT_SECONDS
     try:
         _, probe = time_invokes(interpreter.invoke, BenchSettings(runs=3, warmup=2))
         each = max(min(probe), 1e-4) / 1e3  # seconds
-        runs = int(min(max((QUICK_POINT_SECONDS if quick else POINT_SECONDS) / each, MIN_RUNS), MAX_RUNS))
+        runs = int(min(max(seconds / each, MIN_RUNS), max_runs))
         _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=0))
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the runtime failed on a calibration model: {exc}") from exc
     return summarize_ms(samples)["median_ms"] * 1e3
+
+
+def time_reference(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
+    """The median of one ``invoke()`` of a drift reference point, in microseconds: the same at calibration and
+    at ``--drift-check``, about ``REFERENCE_SECONDS`` of runs whatever the point's size (no run cap), so that
+    the reference spans about a second and its CPU share means something."""
+    return time_model(blob, settings, seconds=REFERENCE_SECONDS, max_runs=REFERENCE_MAX_RUNS)
 
 
 def configuration(runtime: RuntimeSettings) -> dict[str, Any]:
@@ -346,7 +358,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         cold_timer: times one model cold (default :func:`time_cold`; none when ``timer`` is given without
             it): the ``suite.cold_points`` of ``points``, once per eviction size (``cache.evictions(caches)``).
         caches: the cache sizes (default :func:`cache_sizes`, this machine's), kept in the profile's machine.
-        reference: the drift reference's points, timed by ``timer`` as without ``quick`` and kept in the profile
+        reference: the drift reference's points, timed by :func:`time_reference` (or ``timer``, as without
+            ``quick``) and kept in the profile
             (default: ``suite.reference_points`` with the default ``points``, none with given ``points``).
 
     Returns:
@@ -355,6 +368,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     """
     if cold_timer is None and timer is None:
         cold_timer = time_cold
+    reference_timer = timer or time_reference  # an injected timer times the reference too
     timer = timer or time_model
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
         from .profile import ProfileError
@@ -389,8 +403,10 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
                 warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
                 append_side(side, config, cold_key(point, level, warm=True), warm)
                 medians[cold_key(point, level, warm=True)] = warm
+            elif is_reference:
+                median = reference_timer(blob, settings, False)
             else:
-                median = timer(blob, settings, quick and not is_reference)
+                median = timer(blob, settings, quick)
         except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
             failed.append(f"{key}: {exc}")
             continue
@@ -430,7 +446,7 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
     here = cpu_model()
     if here != m.cpu:
         return Drift(False, why=f"the profile was calibrated on {m.cpu}, this machine is {here}")
-    timer = timer or time_model
+    timer = timer or time_reference
     fb = runtimes.schema_module(runtime.runtime)
     then_us = now_us = 0.0
     ratios = []
