@@ -30,12 +30,12 @@ def test_evictions_come_from_the_cache_sizes():
 
 
 def test_the_cost_curve_is_zero_near_linear_between_and_flat_past_its_points():
-    curve = ((2 * MiB, 0.0, 0.0), (16 * MiB, 1.0, 2.0), (64 * MiB, 3.0, 4.0))
+    curve = ((2 * MiB, 0.0, 0.0, 0.0), (16 * MiB, 1.0, 2.0, 4.0), (64 * MiB, 3.0, 4.0, 8.0))
     assert cost_per_byte(curve, 0) == 0.0 and cost_per_byte(curve, MiB) == 0.0
-    assert cost_at(curve, 9 * MiB) == pytest.approx((0.5, 1.0))
-    assert cost_at(curve, 40 * MiB) == pytest.approx((2.0, 3.0))
-    assert cost_at(curve, 1000 * MiB) == (3.0, 4.0)
-    assert cost_at((), 5 * MiB) == (0.0, 0.0)
+    assert cost_at(curve, 9 * MiB) == pytest.approx((0.5, 1.0, 2.0))
+    assert cost_at(curve, 40 * MiB) == pytest.approx((2.0, 3.0, 6.0))
+    assert cost_at(curve, 1000 * MiB) == (3.0, 4.0, 8.0)
+    assert cost_at((), 5 * MiB) == (0.0, 0.0, 0.0)
 
 
 def test_reuse_distances_in_a_chain():
@@ -64,9 +64,9 @@ def test_a_loop_body_reuses_its_weights_every_trip():
 
 
 def test_the_penalty_counts_only_what_is_further_in_the_model_than_alone():
-    curve = ((2 * MiB, 0.0, 0.0), (16 * MiB, 1e-6, 2.0), (64 * MiB, 2e-5, 10.0))  # us per byte, us per op
+    curve = ((2 * MiB, 0.0, 0.0, 0.0), (16 * MiB, 1e-6, 2.0, 5.0), (64 * MiB, 2e-5, 10.0, 5.0))  # per byte, op, invoke
     op = OpData((0, 0), 4 * MiB, ((1, MiB),), ((2, MiB),))  # footprint 6 MiB: alone at 6 MiB
-    alone_byte, alone_op = cost_at(curve, 6 * MiB)
+    alone_byte, alone_op, _ = cost_at(curve, 6 * MiB)
     in_model = [(4 * MiB, 100 * MiB), (MiB, 6 * MiB), (MiB, 6 * MiB)]  # weights from memory
     assert penalty_us(op, in_model, curve) == pytest.approx(4 * MiB * (2e-5 - alone_byte))
     # the op's own state as far as its weights: the per-op cost there less alone
@@ -79,13 +79,18 @@ def test_fit_cache_curve_recovers_the_cost_per_byte_and_leaves_the_harness_const
     for evict, slope in ((2 * MiB, 0.0), (16 * MiB, 2e-6), (64 * MiB, 2e-5)):
         for size in (10_000, 200_000, MiB, 4 * MiB):
             warm = 5.0 + size * 1e-5
-            rows.append(ColdSample(warm, warm + 15.0 + slope * size, evict, size))  # 15 us: the harness's own state
+            rows.append(ColdSample(warm, warm + 15.0 + slope * size, evict, size))  # 15 us of state: 10 + 5
+        for n in (1, 4, 16):  # the chains: 10 us per invoke, 0.1 us per tiny op, no data
+            rows.append(ColdSample(1.0, 1.0 + 10.0 + 0.1 * n, evict, 64 * n, ops=n, chain=True))
     curve, error = fit_cache_curve(rows, start=MiB)
-    assert [d for d, _, _ in curve] == [MiB, 2 * MiB, 16 * MiB, 64 * MiB] and curve[0] == (MiB, 0.0, 0.0)
+    assert [d for d, *_ in curve] == [MiB, 2 * MiB, 16 * MiB, 64 * MiB] and curve[0] == (MiB, 0.0, 0.0, 0.0)
     assert curve[1][1] == pytest.approx(0.0, abs=1e-9)
     assert curve[2][1] == pytest.approx(2e-6, rel=1e-6) and curve[3][1] == pytest.approx(2e-5, rel=1e-6)
-    assert all(k == pytest.approx(15.0) for _, _, k in curve[1:])  # the per-op part
+    # per invoke: the chains' intercept; per op: the single ops' constant less it (at least the chains' slope)
+    assert all(i == pytest.approx(10.0) and k == pytest.approx(5.0) for _, _, k, i in curve[1:])
     assert error == pytest.approx(0.0, abs=1e-9)
+    # without chains the single ops' whole constant is per op
+    assert fit_cache_curve([r for r in rows if not r.chain])[0][0][2] == pytest.approx(15.0)
     # data further away never costs less: a noisy lower slope at a larger distance is raised to the previous one
     noisy = [replace(r, cold_us=r.warm_us + 15.0) if r.evict == 64 * MiB else r for r in rows]
     assert fit_cache_curve(noisy)[0][2][1] == pytest.approx(2e-6, rel=1e-6)
@@ -99,14 +104,14 @@ def _profile(**kw) -> DeviceProfile:
 
 
 def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_load(tmp_path):
-    p = _profile(cache_curve=((2 * MiB, 0.0, 1.0), (64 * MiB, 2e-5, 3.0)), reference={"ADD-x@x": 3.0},
-                 cache_curves={"int8": ((64 * MiB, 1e-5, 3.0),)})
+    p = _profile(cache_curve=((2 * MiB, 0.0, 1.0, 2.0), (64 * MiB, 2e-5, 3.0, 9.0)), reference={"ADD-x@x": 3.0},
+                 cache_curves={"int8": ((64 * MiB, 1e-5, 3.0, 9.0),)})
     path = tmp_path / "p.json"
     p.save(str(path))
     back = DeviceProfile.load(str(path))
     assert back == p and back.machine.caches == CACHES and back.cache_curve == p.cache_curve
-    assert back.cache_curves == {"int8": ((64 * MiB, 1e-5, 3.0),)}
-    assert p.drifted(Drift(True, 2.0)).cache_curves["int8"][0][1:] == pytest.approx((2e-5, 6.0))
+    assert back.cache_curves == {"int8": ((64 * MiB, 1e-5, 3.0, 9.0),)}
+    assert p.drifted(Drift(True, 2.0)).cache_curves["int8"][0][1:] == pytest.approx((2e-5, 6.0, 18.0))
     # a profile of before (no caches, curve, reference) loads, and its JSON is unchanged by a round trip
     old = json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text())
     assert "cache_curve" not in old and "caches" not in old["machine"]
@@ -117,10 +122,10 @@ def test_the_profile_keeps_caches_curve_and_reference_and_old_profiles_still_loa
 
 
 def test_drifted_scales_every_time_and_keeps_the_ranges():
-    p = _profile(cache_curve=((64 * MiB, 2e-5, 2.0),))
+    p = _profile(cache_curve=((64 * MiB, 2e-5, 2.0, 4.0),))
     d = p.drifted(Drift(True, factor=1.5, reference_ms_then=1.0, reference_ms_now=1.5))
     assert d.laws[0].coefficients == {"1": 1.5, "in": pytest.approx(0.0015)}
-    assert d.invoke_overhead_us == 3.0 and d.partition_overhead_us == 1.5 and d.cache_curve[0][1:] == pytest.approx((3e-5, 3.0))
+    assert d.invoke_overhead_us == 3.0 and d.partition_overhead_us == 1.5 and d.cache_curve[0][1:] == pytest.approx((3e-5, 3.0, 6.0))
     assert (d.laws[0].log_low, d.laws[0].log_high) == (p.laws[0].log_low, p.laws[0].log_high)
     same = p.drifted(Drift(False, why="another CPU"))
     assert same.laws == p.laws and same.drift.why == "another CPU"
@@ -168,7 +173,7 @@ def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch
 @pytest.mark.runtime
 def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_path):
     from tflite_flops.latency.calibrate import calibrate
-    from tflite_flops.latency.suite import reference_points, suite
+    from tflite_flops.latency.suite import cold_points, reference_points, suite
     from tflite_flops.settings import RuntimeSettings
 
     points = [p for p in suite(quick=True) if p.id.startswith(("FULLY_CONNECTED-float32", "overhead"))]
@@ -188,14 +193,17 @@ def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_
     profile, timed = calibrate(output, RuntimeSettings(), quick=True, progress=False, timer=timer, points=points,
                                cold_timer=cold_timer, caches=CACHES, reference=reference)
     cold = [p for p in points if p.delegate and p.family == "FULLY_CONNECTED"][::2]
-    assert timed == len(points) and len(cold_calls) == 3 * len(cold)
+    chains = [p for p in points if p.delegate and p.family == "overhead"]  # the per-invoke state
+    assert cold_points(points) == cold + chains and len(chains) == 5
+    assert timed == len(points) and len(cold_calls) == 3 * (len(cold) + len(chains))
     assert sorted(set(cold_calls)) == [2 * MiB, 16 * MiB, 64 * MiB]
     assert warm_calls.count(False) == len(reference)  # the reference is timed as without --quick
     assert set(profile.reference) == {p.key for p in reference}
     assert profile.machine.caches == CACHES
-    curve = {d: (b, k) for d, b, k in profile.cache_curve}
-    assert curve[MiB] == (0.0, 0.0)  # from the L2's capacity
-    assert curve[2 * MiB] == pytest.approx((0.0, 10.0), abs=1e-9) and curve[64 * MiB][0] > 0
+    curve = {d: rest for d, *rest in profile.cache_curve}
+    assert curve[MiB] == [0.0, 0.0, 0.0]  # from the L2's capacity
+    # the chains' 10 us are per invoke, and the single ops' 10 us nothing more per op
+    assert curve[2 * MiB] == pytest.approx([0.0, 0.0, 10.0], abs=1e-6) and curve[64 * MiB][0] > 0
     assert DeviceProfile.load(output) == profile
     # a rerun times nothing again: the cold pairs and the reference come from the side file
     warm_calls.clear(), cold_calls.clear()
@@ -211,7 +219,7 @@ def test_the_prediction_adds_the_cache_penalty_and_says_so():
     from tflite_flops.settings import Settings
 
     fixture = DeviceProfile.from_dict(json.loads((ROOT / "tests" / "fixtures" / "predict_profile.json").read_text()))
-    curve = ((MiB, 1e-3, 1.0),)  # 1 ns per byte and 1 us per op at least 1 MiB away (a strong cost, to see it)
+    curve = ((MiB, 1e-3, 1.0, 0.0),)  # 1 ns per byte and 1 us per op at least 1 MiB away (a strong cost, to see it)
     model = load_model(str(ROOT / "sample_models" / "cnn_float.tflite"))
     plain = analyze_model(model, Settings(predict=fixture))
     costed = analyze_model(model, Settings(predict=replace(fixture, cache_curve=curve)))
@@ -224,6 +232,17 @@ def test_the_prediction_adds_the_cache_penalty_and_says_so():
     # the sample is small: its weights are far (a whole inference) only past its own footprint
     data = {d.key: d for d in op_data(model, plain.ops)}
     assert all(v >= 0 for v in penalties.values()) and set(penalties) == set(data)
+    # a per-invoke cost: once per invoke, in the overheads, at the model's bytes less at its smallest op's
+    from tflite_flops.latency.cache import invoke_penalty_us, per_inference_bytes
+
+    per_invoke = ((MiB, 0.0, 0.0, 5.0),)
+    total = per_inference_bytes(list(data.values()), max(o.live_bytes for o in plain.ops if o.live_bytes))
+    smallest = min(d.footprint for d in data.values())
+    expected_us = 5.0 * (total - smallest) / MiB
+    assert invoke_penalty_us(model, plain.ops, per_invoke) == pytest.approx(expected_us) and expected_us > 0
+    once = analyze_model(model, Settings(predict=replace(fixture, cache_curve=per_invoke))).prediction
+    assert once.overhead_ms == pytest.approx(plain.prediction.overhead_ms + expected_us / 1e3)
+    assert once.cache_ms == pytest.approx(expected_us / 1e3) and once.ops_ms == pytest.approx(plain.prediction.ops_ms)
 
 
 @pytest.mark.runtime
@@ -303,11 +322,11 @@ def test_each_precision_is_priced_by_its_own_curve_when_the_profile_has_one():
            SimpleNamespace(subgraph=0, index=1, phase="inference", executions=1, precision="int8",
                            inputs=((4,), (MiB,)), outputs=((4,),), live_bytes=None)]
     # nothing up to an op's own footprint (1 MiB and a few bytes), 1 us per MiB at the model's 2 MiB and past it
-    flat = ((MiB + 4096, 0.0, 0.0), (2 * MiB, 1e-6, 0.0))
+    flat = ((MiB + 4096, 0.0, 0.0, 0.0), (2 * MiB, 1e-6, 0.0, 0.0))
     both = whole_model_penalties(model, rec, flat)
     # the first op also reads the model's input (16 bytes, an inference ago); the second its producer's output
     assert both[(0, 0)] == pytest.approx((MiB + 16) * 1e-6) and both[(0, 1)] == pytest.approx(MiB * 1e-6)
-    cheaper = ((MiB + 4096, 0.0, 0.0), (2 * MiB, 0.5e-6, 0.0))
+    cheaper = ((MiB + 4096, 0.0, 0.0, 0.0), (2 * MiB, 0.5e-6, 0.0, 0.0))
     split = whole_model_penalties(model, rec, flat, {"int8": cheaper})
     assert split[(0, 0)] == both[(0, 0)] and split[(0, 1)] == pytest.approx(0.5 * MiB * 1e-6)
     assert whole_model_penalties(model, rec, ()) == {}

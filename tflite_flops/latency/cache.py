@@ -25,7 +25,8 @@ weights, inputs and outputs). In a whole model (:func:`model_distances`):
 **The penalty** of an op (:func:`penalty_us`) is, for each datum, its bytes times the profile's cost per
 byte at its reuse distance in the model less the cost at its distance alone, plus a cost per op at the
 distance of the op's own state (its weights' distance) less that alone (``DeviceProfile.cache_curve``:
-microseconds per byte and per op by reuse distance). Calibration measures that curve on suite points timed "cold"
+microseconds per byte and per op by reuse distance). A whole model pays once more the curve's per-invoke cost
+at a whole inference's distance (:func:`invoke_penalty_us`): the state every invoke touches once. Calibration measures that curve on suite points timed "cold"
 (an eviction buffer read between the timed runs, its size from the machine's caches: :func:`evictions`)
 against the same points timed warm in the same run (:func:`tflite_flops.latency.fit.fit_cache_curve`).
 A curve rather than a step per cache level because the measured one is not a step: on the machine
@@ -42,11 +43,12 @@ from ..units import DTYPE_BITS
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 # The measured cost of data by reuse distance: (reuse distance in bytes, microseconds per byte, microseconds per
-# op) more than when the op's data and state are in the nearest caches, increasing distances; 0 below the
-# first point, linear in between, flat past the last (``DeviceProfile.cache_curve``, fitted by
-# ``latency.fit.fit_cache_curve``). The per-op part is the op's own state (the runtime's operator object, its
-# indirection buffers, its code), which in a whole model sits as far as its weights.
-CacheCurve = tuple[tuple[int, float, float], ...]
+# op, microseconds per invoke) more than when the data and state are in the nearest caches, increasing distances;
+# 0 below the first point, linear in between, flat past the last (``DeviceProfile.cache_curve``, fitted by
+# ``latency.fit.fit_cache_curve``). The per-op part is an op's own state (the runtime's operator object, its
+# indirection buffers), which in a whole model sits as far as its weights; the per-invoke part the state every
+# invoke touches once (the interpreter's, the delegate's, their code), as far as the model's whole inference.
+CacheCurve = tuple[tuple[int, float, float, float], ...]
 
 
 def evictions(caches: Mapping[str, int]) -> tuple[int, ...]:
@@ -60,15 +62,15 @@ def evictions(caches: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(sorted({s for s in sizes if s > 0}))
 
 
-def cost_at(curve: CacheCurve, distance: int) -> tuple[float, float]:
-    """(microseconds per byte, microseconds per op) at reuse distance ``distance`` on ``curve`` (see CacheCurve)."""
-    x0, b0, k0 = 0, 0.0, 0.0
-    for x, b, k in curve:
+def cost_at(curve: CacheCurve, distance: int) -> tuple[float, float, float]:
+    """(microseconds per byte, per op, per invoke) at reuse distance ``distance`` on ``curve`` (see CacheCurve)."""
+    x0, y0 = 0, (0.0, 0.0, 0.0)
+    for x, *y in curve:
         if distance <= x:
             t = (distance - x0) / (x - x0) if x > x0 else 1.0
-            return b0 + (b - b0) * t, k0 + (k - k0) * t
-        x0, b0, k0 = x, b, k
-    return b0, k0
+            return tuple(a + (b - a) * t for a, b in zip(y0, y))  # type: ignore[return-value]
+        x0, y0 = x, tuple(y)
+    return y0  # type: ignore[return-value]
 
 
 def cost_per_byte(curve: CacheCurve, distance: int) -> float:
@@ -185,9 +187,22 @@ def penalty_us(data: OpData, in_model: Sequence[tuple[int, int]], curve: CacheCu
     """The microseconds one run of an op costs more in a whole model than alone: each datum's bytes times the
     curve's cost per byte at its distance in the model less the cost at its distance alone, plus the curve's
     per-op cost at ``state`` (the distance of the op's own state in the model) less that alone (never below 0)."""
-    per_byte, per_op = cost_at(curve, data.footprint)
+    per_byte, per_op, _ = cost_at(curve, data.footprint)
     out = sum(size * max(cost_per_byte(curve, d) - per_byte, 0.0) for size, d in in_model)
     return out + max(cost_at(curve, state)[1] - per_op, 0.0)
+
+
+def invoke_penalty_us(model: Any, ops: Sequence[Any], curve: CacheCurve) -> float:
+    """The microseconds an invoke of a whole model costs more than a single-op model's: the curve's per-invoke
+    cost at the bytes the model touches per inference less that at the smallest op's footprint."""
+    if not any(i > 0 for *_, i in curve):
+        return 0.0
+    data = op_data(model, ops)
+    if not data:
+        return 0.0
+    live = [int(o.live_bytes) for o in ops if getattr(o, "live_bytes", None)]
+    total = per_inference_bytes(data, max(live) if live else None)
+    return max(cost_at(curve, total)[2] - cost_at(curve, min(d.footprint for d in data))[2], 0.0)
 
 
 def whole_model_penalties(model: Any, ops: Sequence[Any], curve: CacheCurve,
@@ -195,7 +210,7 @@ def whole_model_penalties(model: Any, ops: Sequence[Any], curve: CacheCurve,
     """The penalty in microseconds per run of every per-inference op of ``ops`` in ``model``, priced by the curve of
     its precision in ``by_precision`` when there is one, else by ``curve`` (empty when there is no curve)."""
     by_precision = by_precision or {}
-    if not any(b > 0 or k > 0 for c in (curve, *by_precision.values()) for _, b, k in c):
+    if not any(b > 0 or k > 0 for c in (curve, *by_precision.values()) for _, b, k, _ in c):
         return {}
     data = op_data(model, ops)
     live = [int(o.live_bytes) for o in ops if getattr(o, "live_bytes", None)]

@@ -243,13 +243,15 @@ def cold_samples(analysed: Iterable[Analysed], medians: Mapping[str, float], cac
     """The cold points timed (their paired warm and cold medians) with the bytes their op touches."""
     out = []
     for a in analysed:
-        if len(a.data) != 1:
+        chain = a.point.family == OVERHEAD
+        if len(a.data) != 1 and not chain:
             continue
         for evict in evictions(caches):
             cold, warm = cold_key(a.point, evict), cold_key(a.point, evict, warm=True)
             if cold in medians and warm in medians:
-                out.append(ColdSample(medians[warm], medians[cold], evict, a.data[0].footprint, cold,
-                                      a.features[0].precision if a.features else ""))
+                out.append(ColdSample(medians[warm], medians[cold], evict, sum(d.footprint for d in a.data), cold,
+                                      "" if chain or not a.features else a.features[0].precision,
+                                      len(a.data), chain))
     return out
 
 
@@ -320,9 +322,10 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     for precision in sorted({c.precision for c in cold if c.precision}):  # a curve per precision that has its points
         rows = [c for c in cold if c.precision == precision]
         if len(rows) >= MIN_CURVE_POINTS * len({c.evict for c in rows}):
-            curves[precision] = fit_cache_curve(rows, start=start)[0]
-    for name, c in ((("all", curve), *curves.items()) if cold else ()):
-        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op" for d, b, k in c)
+            curves[precision] = fit_cache_curve(rows + [c for c in cold if c.chain], start=start)[0]
+    for name, c in ((("all", curve), *curves.items()) if curve else ()):
+        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op + {i:.2f} us/invoke"
+                            for d, b, k, i in c)
         count = len(cold) if name == "all" else sum(1 for x in cold if x.precision == name)
         notes = (*notes, f"{count} cold timings ({name}): the cost of data {listing}"
                          + (f" (median |error| of the cold times {error:.1%})" if name == "all" and error is not None

@@ -33,7 +33,7 @@ from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, op_features
-from .cache import whole_model_penalties
+from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -260,22 +260,23 @@ class OpPredictions:
     not_predicted: Mapping[str, int] = field(default_factory=dict)  # op type -> count
     why: Mapping[str, str] = field(default_factory=dict)  # op type -> why it has no prediction
     fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
-    cache_ms: float = 0.0  # the part of ops_ms that is the whole-model cache penalty (latency/cache.py)
+    cache_ms: float = 0.0  # the whole-model cache penalty (latency/cache.py): in ops_ms, and in overhead_ms per invoke
 
 
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
                 trips: Mapping[OpKey, int] | None = None,
                 loops: Mapping[OpKey, tuple[int, int]] | None = None,
-                penalties: Mapping[OpKey, float] | None = None) -> OpPredictions:
+                penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
     ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
     (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
     out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
-    law's time and to both ends of its range."""
+    law's time and to both ends of its range; ``invoke_penalty``: the microseconds the invoke's own state costs
+    out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads."""
     trips = trips or {}
     loops = loops or {}
     penalties = penalties or {}
-    cache_us = 0.0
+    cache_us = invoke_penalty
     xnnpack_on = profile.machine.xnnpack
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
@@ -330,7 +331,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     # Each delegate partition is one DELEGATE node: its overhead is paid every time it runs (once per
     # invoke, or once per trip of the loop body holding it). The overheads carry no residuals of their own.
     runs_of_partitions = sum(partition_runs.values())
-    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions
+    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions + invoke_penalty
     return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
                          runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
                          fallback, _us_to_ms(cache_us))
@@ -357,7 +358,8 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
     penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
-                    loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties)
+                    loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties,
+                    invoke_penalty_us(model, report.ops, profile.cache_curve))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index))) for o in report.ops)
     prediction = Prediction(
         latency_ms=p.ops_ms + p.overhead_ms, low_ms=p.low_ms + p.overhead_ms, high_ms=p.high_ms + p.overhead_ms,

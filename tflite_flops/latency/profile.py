@@ -172,11 +172,11 @@ class DeviceProfile:
     source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
     notes: tuple[str, ...] = ()
     version: int = PROFILE_VERSION
-    # the cost of an op's data and state by reuse distance: ((distance bytes, us per byte, us per op), ...)
+    # the cost of data and state by reuse distance: ((distance bytes, us per byte, us per op, us per invoke), ...)
     # (latency/cache.py); () none
-    cache_curve: tuple[tuple[int, float, float], ...] = ()
+    cache_curve: tuple[tuple[int, float, float, float], ...] = ()
     # the same per op precision ("float32", "int8") where the cold points of that precision fit one; else cache_curve
-    cache_curves: Mapping[str, tuple[tuple[int, float, float], ...]] = field(default_factory=dict)
+    cache_curves: Mapping[str, tuple[tuple[int, float, float, float], ...]] = field(default_factory=dict)
     reference: Mapping[str, float] = field(default_factory=dict)  # drift reference: suite point key -> median us
     drift: Drift | None = field(default=None, compare=False)  # a drift check's result (never saved)
 
@@ -256,9 +256,9 @@ class DeviceProfile:
             "notes": list(self.notes),
         }
         if self.cache_curve:  # keys a profile calibrated before the whole-model conditions does not have
-            out["cache_curve"] = [[d, b, k] for d, b, k in self.cache_curve]
+            out["cache_curve"] = [list(row) for row in self.cache_curve]
         if self.cache_curves:
-            out["cache_curves"] = {p: [[d, b, k] for d, b, k in c] for p, c in self.cache_curves.items()}
+            out["cache_curves"] = {p: [list(row) for row in c] for p, c in self.cache_curves.items()}
         if self.reference:
             out["reference"] = dict(self.reference)
         return out
@@ -383,13 +383,13 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def _curve(rows: Any) -> tuple[tuple[int, float, float], ...]:
-    """A cache curve of its JSON form (``[[distance, us per byte, us per op], ...]``)."""
-    return tuple((int(x), float(b), float(k)) for x, b, k in (rows or ()))
+def _curve(rows: Any) -> tuple[tuple[int, float, float, float], ...]:
+    """A cache curve of its JSON form (``[[distance, us per byte, us per op, us per invoke], ...]``)."""
+    return tuple((int(x), float(b), float(k), float(i)) for x, b, k, i in (rows or ()))
 
 
-def _scaled(curve: tuple[tuple[int, float, float], ...], f: float) -> tuple[tuple[int, float, float], ...]:
-    return tuple((d, b * f, k * f) for d, b, k in curve)
+def _scaled(curve: tuple[tuple[int, float, float, float], ...], f: float) -> tuple[tuple[int, float, float, float], ...]:
+    return tuple((d, b * f, k * f, i * f) for d, b, k, i in curve)
 
 
 def _degenerate(profile: DeviceProfile) -> str | None:
@@ -406,9 +406,9 @@ def _degenerate(profile: DeviceProfile) -> str | None:
     if any(v < 0 for v in m.caches.values()):
         return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
     curves = (profile.cache_curve, *profile.cache_curves.values())
-    values = [*profile.reference.values(), *(v for c in curves for _, b, k in c for v in (b, k))]
+    values = [*profile.reference.values(), *(v for c in curves for row in c for v in row[1:])]
     bad = [v for v in values if not math.isfinite(v) or v < 0]
-    if bad or any(d < 0 for c in curves for d, _, _ in c):
+    if bad or any(row[0] < 0 for c in curves for row in c):
         return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
     for law in profile.laws:
         where = f"the law of {law.family} ({law.precision}, {law.placement})"

@@ -545,11 +545,14 @@ REFERENCE_OPS = (("CONV_2D", "float32"), ("DEPTHWISE_CONV_2D", "float32"), ("FUL
 
 
 def cold_points(points: list[SuitePoint]) -> list[SuitePoint]:
-    """The points of ``points`` that are timed cold as well (COLD_FAMILIES, COLD_PRECISIONS, delegate runs);
-    in a --quick suite every other one of them."""
+    """The points of ``points`` that are timed cold as well (COLD_FAMILIES, COLD_PRECISIONS, delegate runs; in
+    a --quick suite every other one of them), and the overhead chains in the configuration calibrated (with
+    the delegate when any point has it): their state without data, per invoke and per op."""
     chosen = [p for p in points if p.delegate and p.family in COLD_FAMILIES and p.precision in COLD_PRECISIONS]
     quick = bool(points) and all(p.quick for p in points)
-    return chosen[::2] if quick else chosen
+    delegate = any(p.delegate for p in points)
+    chains = [p for p in points if p.family == OVERHEAD and p.delegate == delegate]
+    return (chosen[::2] if quick else chosen) + chains
 
 
 def reference_points(xnnpack: bool = True) -> list[SuitePoint]:

@@ -55,8 +55,9 @@ class Prediction:
     ops_ms: float = 0.0  # sum of the per-op predictions
     overhead_ms: float = 0.0  # per-invoke + per-partition overheads
     forced: str | None = None  # the refusal that --force overrode (None: the profile fits this configuration)
-    # the part of ops_ms that is data out of cache in a whole model (docs/predict.md, "Whole-model conditions");
-    # None (and not in the JSON) when the profile has no cache costs
+    # the part of the prediction that is data and state out of cache in a whole model (in ops_ms, and the
+    # per-invoke part in overhead_ms; docs/predict.md, "Whole-model conditions"); None (and not in the JSON)
+    # when the profile has no cache curve
     cache_ms: float | None = None
     # the drift check (--drift-check): {"applied", "factor", "reference_ms_then", "reference_ms_now", "why"};
     # None (and not in the JSON) when it was not asked
