@@ -38,7 +38,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
             section: str | int | None = None, all_sections: bool = False,
             predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False,
-            target: str | None = None, settings: Settings | None = None) -> Report:
+            target: str | None = None, drift_check: bool = False, settings: Settings | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -86,10 +86,13 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             (``--force``); the overridden refusal is in ``report.prediction.forced`` and a warning.
         target: the CPU target of the LiteRT and XNNPACK memory figures (``"x86-avx2"``, ``"arm-neon"``...,
             ``tflite_flops targets``); None or ``"host"``: this CPU's, detected as XNNPACK detects it.
+        drift_check: with ``predict``, time the profile's drift reference here (about a second) and scale the
+            prediction by the drift found, when the runtime is installed and the CPU model is the profile's
+            (``--drift-check``): ``report.prediction.drift`` says what was found and whether it was applied.
         settings: every choice that changes a figure in one :class:`~tflite_flops.settings.Settings` (the
             delegate flags and the target too), instead of the keywords ``input_shapes``, ``batch``,
             ``while_trips``, ``signature``, ``cost_overrides``, ``trust_stored_shapes``, ``count_zeros``,
-            ``runtime``, ``threads``, ``force`` and ``target`` (an error to pass both). Without it, those keywords make it.
+            ``runtime``, ``threads``, ``force``, ``target`` and ``drift_check`` (an error to pass both). Without it, those keywords make it.
 
     Returns:
         The :class:`Report`.
@@ -106,7 +109,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     """
     loose = {"input_shapes": input_shapes, "batch": batch, "while_trips": while_trips, "signature": signature,
              "cost_overrides": cost_overrides, "trust_stored_shapes": trust_stored_shapes,
-             "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force, "target": target}
+             "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force, "target": target,
+             "drift_check": drift_check}
     if settings is None:
         settings = make_settings(**loose)  # built once: everything below reads these
     else:
@@ -200,7 +204,9 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
     name; default LiteRT, one thread, XNNPACK on) and ``threads`` (overrides the runtime's threads), and
     the version of that runtime as installed here. Without the runtime installed, the version cannot be compared: the thread count and
     XNNPACK setting still are, and the check's ``note`` says so. Nor is it for a profile imported from a
-    device (``calibrate --import``): its laws stand for the device's own runtime.
+    device (``calibrate --import``): its laws stand for the device's own runtime. With ``settings.drift_check``
+    the profile's drift reference is timed here and the profile returned is scaled by the drift found
+    (:func:`tflite_flops.latency.calibrate.check_drift`; ``profile.drift`` says what was found).
 
     Raises:
         ProfileError: missing, unreadable, not a profile, or of another profile version.
@@ -230,18 +236,23 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
                 f"{m.runtime_version} was not compared with an installed version (threads and XNNPACK were)")
     try:
         profile.check_compatible(version, threads, runtime_settings.xnnpack)
-        return ProfileCheck(profile, None, note)
+        forced = None
     except ProfileMismatchError as exc:
         if not force:
             raise
-        return ProfileCheck(profile, str(exc), note)
+        forced = str(exc)
+    if settings.drift_check and profile.drift is None:  # once per command: every model is scaled alike
+        from .latency.calibrate import check_drift
+
+        profile = profile.drifted(check_drift(profile, runtime_settings))
+    return ProfileCheck(profile, forced, note)
 
 
 def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_trips: int = 1,
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None,
                   runtime: RuntimeSettings | str | None = None, threads: int | None = None,
-                  force: bool = False, target: str | None = None) -> Settings:
+                  force: bool = False, target: str | None = None, drift_check: bool = False) -> Settings:
     """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings):
     ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1);
     ``target``: the CPU target's name (``tflite_flops targets``; None: this CPU's)."""
@@ -250,12 +261,12 @@ def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_t
         run = replace(run, threads=int(threads))
     return Settings(input_shapes=input_shapes, batch=batch, while_trips=while_trips, signature=signature,
                     runtime=run, trust_stored_shapes=trust_stored_shapes, count_zeros=count_zeros,
-                    cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target))
+                    cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target), drift_check=drift_check)
 
 
 _LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,
                    "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False,
-                   "target": None}
+                   "target": None, "drift_check": False}
 
 
 def _given(value: Any, default: Any) -> bool:

@@ -125,7 +125,9 @@ class Settings:
     ``{op_type: fn(ctx)}``. ``force``: predict with a profile made for another configuration.
     ``predict``: the device profile (a :class:`~tflite_flops.latency.profile.DeviceProfile`) already
     checked against ``runtime`` (:func:`tflite_flops.api.load_profile`, :meth:`with_profile`), and
-    ``predict_forced`` the refusal ``force`` overrode. ``delegate.threads`` always equals ``runtime.threads``.
+    ``predict_forced`` the refusal ``force`` overrode. ``drift_check``: time the profile's drift reference
+    here and scale the prediction by the drift found (docs/predict.md, "Drift"). ``delegate.threads`` always
+    equals ``runtime.threads``.
     """
 
     input_shapes: Any = None
@@ -141,6 +143,7 @@ class Settings:
     force: bool = False
     predict: Any = None
     predict_forced: str | None = None
+    drift_check: bool = False  # time the profile's drift reference here and scale the prediction (--drift-check)
 
     def __post_init__(self) -> None:
         if isinstance(self.input_shapes, list):
@@ -154,7 +157,7 @@ class Settings:
         _check_int("threads", self.runtime.threads, 1)
         if self.signature is not None and not isinstance(self.signature, str):
             raise InputSpecError(f"signature: expected a signature key (a str), got {self.signature!r}")
-        for name in ("trust_stored_shapes", "force"):
+        for name in ("trust_stored_shapes", "force", "drift_check"):
             if not isinstance(getattr(self, name), bool):
                 raise InputSpecError(f"{name}: expected True or False, got {getattr(self, name)!r}")
         if self.count_zeros is not None and not isinstance(self.count_zeros, bool):

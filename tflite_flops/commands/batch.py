@@ -12,8 +12,7 @@ import os
 import sys
 
 from .common import (add_latency_options, add_output_options, add_predict_options, add_target_option,
-                     analysis_settings, at_least,
-                     checked_profile, emit, print_notes)
+                     analysis_settings, at_least, check_notes, checked_profile, emit, print_notes)
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
 
@@ -74,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if check is not None:
         if check.forced:
             print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
-        print_notes([check.note] if check.note else [])
+        print_notes(check_notes(check))
     paths = expand_sources(args.sources)
     shapes = load_shapes_file(args.shapes_file, paths) if args.shapes_file else {}
     options = BatchOptions(settings, latency, limits=limits, shapes=shapes)

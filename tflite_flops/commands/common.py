@@ -117,6 +117,9 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
                         "in the configuration of --runtime, --threads and --no-xnnpack")
     g.add_argument("--force", action="store_true",
                    help="predict with a profile made for another runtime version, thread count or XNNPACK setting")
+    g.add_argument("--drift-check", action="store_true",
+                   help="time the profile's drift reference here (about a second) and scale the prediction by the "
+                        "drift found, when the runtime is installed and the CPU is the profile's; the report says so")
 
 
 def analysis_settings(args: argparse.Namespace, **points):
@@ -133,10 +136,15 @@ def analysis_settings(args: argparse.Namespace, **points):
     values = {"input_shapes": getattr(args, "input_shape", None), "batch": getattr(args, "batch", None),
               "while_trips": getattr(args, "while_trips", 1), "signature": getattr(args, "signature", None),
               "count_zeros": getattr(args, "count_zeros", None), "force": getattr(args, "force", False),
+              "drift_check": getattr(args, "drift_check", False),
               "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
                                          not getattr(args, "no_xnnpack", False)),
               "target": Target(xnnpack=getattr(args, "target", None))}
     values.update(points)
+    if values["drift_check"] and not getattr(args, "predict", None):
+        from ..errors import InputSpecError
+
+        raise InputSpecError("--drift-check checks a device profile's reference: give it with --predict PROFILE.json")
     return Settings(**values)
 
 
@@ -153,6 +161,23 @@ def checked_profile(args: argparse.Namespace, settings):
 
     check = load_profile(args.predict, settings=settings)
     return settings.with_profile(check), check
+
+
+def check_notes(check) -> list[str]:
+    """The lines a command prints once about a checked profile: what could not be checked, and its drift
+    check (``--drift-check``) when there was one."""
+    if check is None:
+        return []
+    out = [check.note] if check.note else []
+    drift = getattr(check.profile, "drift", None)
+    if drift is not None:
+        out.append(f"prediction: drift ×{drift.factor:.3f} applied (reference {drift.reference_ms_then:.3f} ms at "
+                   f"calibration, {drift.reference_ms_now:.3f} ms now)" if drift.applied
+                   else f"prediction: drift not applied ({drift.why})")
+        if drift.busy:
+            out.append(f"prediction: this process had {drift.cpu_share:.0%} of the CPU while timing the drift "
+                       "reference: other processes compete for the cores")
+    return out
 
 
 def latency_settings(args: argparse.Namespace):

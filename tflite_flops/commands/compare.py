@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, add_target_option,
-                     analysis_settings, at_least, emit, latency_settings, print_notes, print_warnings)
+                     analysis_settings, at_least, check_notes, checked_profile, emit, latency_settings, print_notes,
+                     print_warnings)
 
 HELP = "compare two models (e.g. float vs int8, before vs after): totals, op types, matched ops"
 
@@ -45,7 +46,7 @@ def _load(path: str, args: argparse.Namespace, settings):
     timed = args.latency or args.per_op
     bench, inputs = latency_settings(args) if timed else (None, None)
     return analyze(path, settings=settings, latency=timed, per_op=args.per_op, bench=bench, inputs=inputs,
-                   progress=True, predict=args.predict)
+                   progress=True, predict=settings.predict)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs:  # real input arrays only mean something to a timed run
         args.latency = True
     settings = analysis_settings(args)  # built once: both sides are analysed with the same
+    settings, check = checked_profile(args, settings)  # the profile read, checked (and its drift timed) once for both
     a, b = _load(args.a, args, settings), _load(args.b, args, settings)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
-    print_notes([f"A: {n}" for n in a.notes] + [f"B: {n}" for n in b.notes])
+    print_notes([n for n in check_notes(check) if n != (check.note if check else None)]
+                + [f"A: {n}" for n in a.notes] + [f"B: {n}" for n in b.notes])
     c = compare_reports(a, b)
     emit(lambda fmt: render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt),
          args.format, targets)

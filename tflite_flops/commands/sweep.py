@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .common import (add_latency_options, add_output_options, add_predict_options, add_target_option,
-                     analysis_settings, at_least,
-                     checked_profile, emit, latency_settings, print_notes, print_warnings)
+                     analysis_settings, at_least, check_notes, checked_profile, emit, latency_settings, print_notes,
+                     print_warnings)
 
 HELP = "analyze a model at several input shapes (or batch sizes) and fit the scaling law of its FLOPs"
 
@@ -82,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_check(check) -> None:
     """What the profile check could not check, once for the whole sweep (the refusal ``--force`` overrode is
     in every point's prediction and warnings, as in ``analyze``'s report)."""
-    if check is not None:
-        print_notes([check.note] if check.note else [])
+    print_notes(check_notes(check))
 
 
 def _finish(result, args: argparse.Namespace, targets) -> int:

@@ -13,9 +13,17 @@
    (:func:`tflite_flops.latency.fit.fit_overheads`), which are subtracted from every point.
 4. :func:`tflite_flops.latency.fit.fit_laws` fits the laws on the single-op points; then the WHILE
    points, less their cond and body ops as those laws predict them, give the WHILE law (:func:`loop_laws`).
-   The profile is saved with the machine.
+5. **Whole-model conditions**: some points (``suite.cold_points``) are timed again, warm and *cold* in
+   turn (:func:`time_cold`: an eviction buffer read before each cold run), with buffers sized from this
+   machine's caches (:func:`cache_sizes`, read from sysfs; ``latency.cache.evictions``); the cold time less
+   the warm one, against the op's bytes, gives the cost of data by reuse distance
+   (:func:`tflite_flops.latency.fit.fit_cache_curve`), which the prediction applies to each op's data in a
+   whole model (:mod:`tflite_flops.latency.cache`).
+6. **The drift reference**: a few fixed points (``suite.reference_points``) are timed once more at the end
+   and their medians stored; ``--drift-check`` times them again (:func:`check_drift`).
+   The profile is saved with the machine and its cache sizes.
 
-A timer can be injected (tests: no clock, no runtime).
+Timers can be injected (tests: no clock, no runtime).
 """
 
 from __future__ import annotations
@@ -24,29 +32,38 @@ import datetime
 import json
 import os
 import platform
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, op_features
+from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
 from .predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
-from .suite import LOOP, OVERHEAD, SuitePoint, build, suite
-from .fit import RANGE_RATE, Sample, fit_law, fit_laws, fit_overheads
+from .suite import LOOP, OVERHEAD, SuitePoint, build, cold_points, reference_points, suite
+from .fit import RANGE_RATE, ColdSample, Sample, fit_cache_curve, fit_law, fit_laws, fit_overheads
+from .cache import OpData, evictions, op_data
 from ..measure.progress import progress_bar
 from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
 POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
 MIN_RUNS, MAX_RUNS = 5, 400
+REFERENCE_SECONDS, REFERENCE_MAX_RUNS = 0.2, 1_000_000  # each drift reference point (5 of them: about a second)
 SIDE_SUFFIX = ".points.jsonl"
 SIDE_FORMAT = "tflite_flops.calibration_points"
 
 # timer(model bytes, runtime settings of the point, quick) -> median microseconds of one invoke()
 Timer = Callable[[bytes, RuntimeSettings, bool], float]
+# cold timer(model bytes, runtime settings of the point, bytes read before each cold run)
+#   -> (warm median, cold median) in microseconds, timed in turn in the same run
+ColdTimer = Callable[[bytes, RuntimeSettings, int], "tuple[float, float]"]
+COLD_RUNS = 7  # timed cold runs of a point (each after an eviction: up to 2x the last-level cache read)
+MIN_CURVE_POINTS = 8  # cold points per eviction size for a precision to get a cache curve of its own
+CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
 
 @dataclass(frozen=True)
@@ -58,22 +75,95 @@ class Analysed:
     partitions: int  # XNNPACK partitions (DELEGATE nodes) when timed with the delegate, else 0
     ops: int  # ops that run per inference
     runs: tuple[int, ...] = ()  # the executions per inference of each of ``features`` (1 when not given)
+    data: tuple[OpData, ...] = ()  # the bytes each inference op touches (latency.cache.op_data)
 
 
-def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
-    """The median of one ``invoke()`` of a model, in microseconds: a few runs to size the loop, then
-    enough timed runs to fill about ``POINT_SECONDS`` (at least MIN_RUNS)."""
+def cache_sizes(root: str = CACHE_DIR) -> dict[str, int]:
+    """``{"L1d": bytes, "L2": ..., "L3": ...}``: the data and unified caches one core sees, from sysfs
+    (``index*/level``, ``type``, ``size``); {} where there is no such directory."""
+    out: dict[str, int] = {}
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return out
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    for name in names:
+        if not name.startswith("index"):
+            continue
+        try:
+            with open(os.path.join(root, name, "level"), encoding="ascii") as f:
+                level = int(f.read().strip())
+            with open(os.path.join(root, name, "type"), encoding="ascii") as f:
+                kind = f.read().strip()
+            with open(os.path.join(root, name, "size"), encoding="ascii") as f:
+                text = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction" or not text:
+            continue
+        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+        out[f"L{level}{'d' if kind == 'Data' else ''}"] = size
+    return out
+
+
+_BUFFERS: dict[int, Any] = {}  # eviction buffers by size
+
+
+def time_cold(blob: bytes, settings: RuntimeSettings, evict: int, runs: int = COLD_RUNS) -> tuple[float, float]:
+    """(warm, cold) medians of one ``invoke()`` in microseconds, timed in turn: a warm run right after another
+    invoke, then a cold run after reading ``evict`` bytes of another buffer (one load per 64-byte line), which
+    pushes the model's data that far in reuse distance. Paired in one run so that the machine's drift between
+    the suite and this timing does not enter the difference."""
+    import numpy as np
+
     interpreter = make_interpreter(blob, settings)
     resize_and_allocate(interpreter, {})
     fill_inputs(interpreter)
+    lines = _BUFFERS.get(evict)
+    if lines is None:  # kept for the next point: allocating and faulting in 64 MiB per point would cost more than the point
+        lines = _BUFFERS[evict] = np.ones(max(evict // 8, 8))[::8]  # one float64 per cache line
+    warm, cold = [], []
+    try:
+        interpreter.invoke()
+        for _ in range(max(runs, 1)):
+            interpreter.invoke()
+            start = time.perf_counter_ns()
+            interpreter.invoke()
+            warm.append((time.perf_counter_ns() - start) / 1e6)
+            lines.sum()
+            start = time.perf_counter_ns()
+            interpreter.invoke()
+            cold.append((time.perf_counter_ns() - start) / 1e6)
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError(f"the runtime failed on a calibration model: {exc}") from exc
+    return summarize_ms(warm)["median_ms"] * 1e3, summarize_ms(cold)["median_ms"] * 1e3
+
+
+def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seconds: float | None = None,
+               max_runs: int = MAX_RUNS) -> float:
+    """The median of one ``invoke()`` of a model, in microseconds: a few runs to size the loop, then
+    enough timed runs to fill about ``seconds`` (default ``POINT_SECONDS``, ``QUICK_POINT_SECONDS`` when
+    ``quick``), at least MIN_RUNS and at most ``max_runs``."""
+    interpreter = make_interpreter(blob, settings)
+    resize_and_allocate(interpreter, {})
+    fill_inputs(interpreter)
+    if seconds is None:
+        seconds = QUICK_POINT_SECONDS if quick else POINT_SECONDS
     try:
         _, probe = time_invokes(interpreter.invoke, BenchSettings(runs=3, warmup=2))
         each = max(min(probe), 1e-4) / 1e3  # seconds
-        runs = int(min(max((QUICK_POINT_SECONDS if quick else POINT_SECONDS) / each, MIN_RUNS), MAX_RUNS))
+        runs = int(min(max(seconds / each, MIN_RUNS), max_runs))
         _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=0))
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the runtime failed on a calibration model: {exc}") from exc
     return summarize_ms(samples)["median_ms"] * 1e3
+
+
+def time_reference(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
+    """The median of one ``invoke()`` of a drift reference point, in microseconds: the same at calibration and
+    at ``--drift-check``, about ``REFERENCE_SECONDS`` of runs whatever the point's size (no run cap), so that
+    the reference spans about a second and its CPU share means something."""
+    return time_model(blob, settings, seconds=REFERENCE_SECONDS, max_runs=REFERENCE_MAX_RUNS)
 
 
 def configuration(runtime: RuntimeSettings) -> dict[str, Any]:
@@ -140,7 +230,30 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
         partitions = int(report.delegation["xnnpack"].partitions)
-    return Analysed(point, feats, partitions, len(ops), tuple(max(o.executions, 1) for o in ops))
+    return Analysed(point, feats, partitions, len(ops), tuple(max(o.executions, 1) for o in ops),
+                    tuple(op_data(model, ops)))
+
+
+def cold_key(point: SuitePoint, evict: int, warm: bool = False) -> str:
+    """The side-file key of ``point`` timed cold after reading ``evict`` bytes (``warm``: its paired warm time)."""
+    return f"{point.key}~cold-{evict}{'-warm' if warm else ''}"
+
+
+def cold_samples(analysed: Iterable[Analysed], medians: Mapping[str, float], caches: Mapping[str, int]
+                 ) -> list[ColdSample]:
+    """The cold points timed (their paired warm and cold medians) with the bytes their op touches."""
+    out = []
+    for a in analysed:
+        chain = a.point.family == OVERHEAD
+        if len(a.data) != 1 and not chain:
+            continue
+        for evict in evictions(caches):
+            cold, warm = cold_key(a.point, evict), cold_key(a.point, evict, warm=True)
+            if cold in medians and warm in medians:
+                out.append(ColdSample(medians[warm], medians[cold], evict, sum(d.footprint for d in a.data), cold,
+                                      "" if chain or not a.features else a.features[0].precision,
+                                      len(a.data), chain))
+    return out
 
 
 def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tuple[list[Sample], float, float]:
@@ -188,30 +301,58 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
 
 
 def machine(runtime: RuntimeSettings) -> Machine:
-    """This machine in ``runtime``'s configuration."""
+    """This machine in ``runtime``'s configuration, with its cache sizes."""
     return Machine(cpu=cpu_model(), cores=os.cpu_count() or 1, runtime=runtime.runtime,
                    runtime_version=runtime_version(runtime.runtime), threads=runtime.threads,
-                   xnnpack=runtime.xnnpack, system=platform.platform(), target=Target().name)
+                   xnnpack=runtime.xnnpack, system=platform.platform(), target=Target().name, caches=cache_sizes())
 
 
 def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], where: Machine, source: str,
-                  notes: Sequence[str] = (), suite: str | None = None) -> DeviceProfile:
-    """Fit the laws and overheads to the timed points and make the profile; ``suite``: the suite timed
-    ("full", "quick"; default "import" for an imported pack, else "full")."""
+                  notes: Sequence[str] = (), suite: str | None = None,
+                  reference: Mapping[str, float] | None = None) -> DeviceProfile:
+    """Fit the laws, overheads and cache costs to the timed points and make the profile; ``suite``: the suite
+    timed ("full", "quick"; default "import" for an imported pack, else "full")."""
     samples, invoke_us, partition_us = samples_of(analysed, medians)
     if not samples:
         raise RuntimeUnavailableError("no calibration point was timed: nothing to fit")
     created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     laws = fit_laws(samples)
     laws += loop_laws(analysed, medians, laws, invoke_us)
+    cold = cold_samples(analysed, medians, where.caches)
+    start = int(where.caches.get("L2", 0) or 0)
+    curve, error = fit_cache_curve(cold, start=start)
+    curves = {}
+    for precision in sorted({c.precision for c in cold if c.precision}):  # a curve per precision that has its points
+        rows = [c for c in cold if c.precision == precision]
+        if len(rows) >= MIN_CURVE_POINTS * len({c.evict for c in rows}):
+            curves[precision] = fit_cache_curve(rows + [c for c in cold if c.chain], start=start)[0]
+    for name, c in ((("all", curve), *curves.items()) if curve else ()):
+        listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op + {i:.2f} us/invoke"
+                            for d, b, k, i in c)
+        count = len(cold) if name == "all" else sum(1 for x in cold if x.precision == name)
+        notes = (*notes, f"{count} cold timings ({name}): the cost of data {listing}"
+                         + (f" (median |error| of the cold times {error:.1%})" if name == "all" and error is not None
+                            else ""))
     return DeviceProfile(machine=where, laws=laws, invoke_overhead_us=invoke_us,
                          partition_overhead_us=partition_us, created=created, source=source,
                          notes=(f"{len(samples)} single-op points, {len(medians)} timed models", *notes),
-                         suite=suite or ("import" if source == "import" else "full"), range_rate=RANGE_RATE)
+                         suite=suite or ("import" if source == "import" else "full"), range_rate=RANGE_RATE,
+                         cache_curve=curve, cache_curves=curves, reference=dict(reference or {}))
+
+
+REFERENCE_SUFFIX = "~reference"
+MIN_SHARE_WINDOW = 0.2  # seconds: the shortest reference timing whose CPU share is reported
+
+
+def reference_key(point: SuitePoint) -> str:
+    """The side-file key of ``point`` timed as the drift reference."""
+    return point.key + REFERENCE_SUFFIX
 
 
 def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
-              timer: Timer | None = None, points: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
+              timer: Timer | None = None, points: Sequence[SuitePoint] | None = None,
+              cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None,
+              reference: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
     """Time the suite (continuing from the side file), fit, save the profile to ``output``.
 
     Args:
@@ -221,10 +362,20 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         progress: draw a progress bar on a terminal.
         timer: times one model (default :func:`time_model`).
         points: the points to time (default ``suite(quick, runtime.xnnpack)``).
+        cold_timer: times one model cold (default :func:`time_cold`; none when ``timer`` is given without
+            it): the ``suite.cold_points`` of ``points``, once per eviction size (``cache.evictions(caches)``).
+        caches: the cache sizes (default :func:`cache_sizes`, this machine's), kept in the profile's machine.
+        reference: the drift reference's points, timed by :func:`time_reference` (or ``timer``, as without
+            ``quick``) and kept in the profile
+            (default: ``suite.reference_points`` with the default ``points``, none with given ``points``).
 
     Returns:
-        The profile and how many points were timed in this run (the others came from the side file).
+        The profile and how many of ``points`` were timed in this run (the others came from the side file;
+        the cold and reference timings are not counted).
     """
+    if cold_timer is None and timer is None:
+        cold_timer = time_cold
+    reference_timer = timer or time_reference  # an injected timer times the reference too
     timer = timer or time_model
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
         from .profile import ProfileError
@@ -232,29 +383,99 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         raise ProfileError(f"{output}: is a directory; -o names the profile file to write")
     side = side_path(output)
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
+    if reference is None:
+        reference = reference_points(runtime.xnnpack) if points is None else []
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
+    where = machine(runtime)
+    if caches is not None:
+        where = replace(where, caches=dict(caches))
+    evict = evictions(where.caches) if cold_timer is not None else ()
+    # what to time: (key, point, eviction bytes or None, reference or not)
+    jobs = [(p.key, p, None, False) for p in points]
+    jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
+    jobs += [(reference_key(p), p, None, True) for p in reference]
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
-    medians = {k: v for k, v in read_side(side, config).items() if k in {p.key for p in points}}
-    todo = [p for p in points if p.key not in medians]
+    keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None}
+    medians = {k: v for k, v in read_side(side, config).items() if k in keys}
+    todo = [job for job in jobs if job[0] not in medians]
     show = progress_bar("calibrate") if progress else None
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
-    for done, point in enumerate(todo, 1):
+    for done, (key, point, level, is_reference) in enumerate(todo, 1):
         blob = blobs.setdefault(point.id, build(fb, point))
+        settings = replace(runtime, xnnpack=point.delegate)
         try:
-            median = timer(blob, replace(runtime, xnnpack=point.delegate), quick)
+            if level is not None:
+                warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
+                append_side(side, config, cold_key(point, level, warm=True), warm)
+                medians[cold_key(point, level, warm=True)] = warm
+            elif is_reference:
+                median = reference_timer(blob, settings, False)
+            else:
+                median = timer(blob, settings, quick)
         except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
-            failed.append(f"{point.key}: {exc}")
+            failed.append(f"{key}: {exc}")
             continue
-        append_side(side, config, point.key, median)
-        medians[point.key] = median
+        append_side(side, config, key, median)
+        medians[key] = median
         if show is not None:
             show(done, len(todo), point.id)
+    _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
-    profile = build_profile(analysed, medians, machine(runtime), "calibrate", notes=notes,
-                            suite="quick" if quick else "full")
+    refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
+    profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
+                            reference=refs)
     profile.save(output)
-    return profile, len(todo)
+    return profile, sum(1 for _, _, level, is_reference in todo if level is None and not is_reference)
+
+
+def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer | None = None) -> Drift:
+    """Time the profile's drift reference here again, as calibration timed it, when this machine can say
+    something about the profile's: the runtime installed, the same CPU model, a profile with a reference.
+
+    Returns:
+        A :class:`~tflite_flops.latency.profile.Drift`: applied, with the median of now / then over the
+        reference points and the share of CPU time this process had meanwhile (``Drift.busy``: other
+        processes compete for the cores, which the factor does not capture); or not applied, with why.
+    """
+    m = profile.machine
+    if not profile.reference:
+        return Drift(False, why="the profile has no reference measurement (calibrated before drift checks, or "
+                                "imported): calibrate again to have one")
+    if profile.source == "import":
+        return Drift(False, why=f"the profile was imported from {m.cpu}: its reference cannot be timed here")
+    try:
+        runtime_version(runtime.runtime)
+    except RuntimeUnavailableError:
+        return Drift(False, why=f"no {runtime.runtime} runtime here to time the reference")
+    here = cpu_model()
+    if here != m.cpu:
+        return Drift(False, why=f"the profile was calibrated on {m.cpu}, this machine is {here}")
+    timer = timer or time_reference
+    fb = runtimes.schema_module(runtime.runtime)
+    then_us = now_us = 0.0
+    ratios = []
+    wall, cpu = time.perf_counter(), time.process_time()
+    for point in reference_points(m.xnnpack):  # in the suite's order; a key this version does not know is skipped
+        before = profile.reference.get(point.key, 0.0)
+        if before <= 0:
+            continue
+        try:
+            now = timer(build(fb, point), RuntimeSettings(runtime.runtime, m.threads, point.delegate), False)
+        except RuntimeUnavailableError as exc:
+            return Drift(False, why=f"the reference failed to run here: {exc}")
+        then_us, now_us = then_us + before, now_us + now
+        ratios.append(now / before)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    # the share of the configured threads' time this process ran: too short a window (an injected timer) says nothing
+    share = min(cpu / (wall * max(m.threads, 1)), 1.0) if wall >= MIN_SHARE_WINDOW else None
+    if not ratios:
+        return Drift(False, why="none of the profile's reference points is known to this version")
+    ratios.sort()
+    mid = len(ratios) // 2
+    factor = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    return Drift(True, factor=factor, reference_ms_then=then_us / 1e3, reference_ms_now=now_us / 1e3,
+                 cpu_share=share)

@@ -184,3 +184,65 @@ def fit_overheads(builtin_chain: Sequence[tuple[int, float]], delegate_chain: Se
     if not delegate_chain:
         return invoke, 0.0
     return invoke, max(_line(delegate_chain)[0] - invoke, 0.0)
+
+
+@dataclass(frozen=True)
+class ColdSample:
+    """One suite point timed warm (back to back) and cold (``evict`` bytes of another buffer read before each
+    timed run) in the same run: the two medians (us), the bytes its ops touch (their footprints), and how many
+    ops it runs (a chain of tiny ops: ``chain``, the per-invoke and per-op state apart)."""
+
+    warm_us: float
+    cold_us: float
+    evict: int
+    bytes: int
+    key: str = ""
+    precision: str = ""  # the op's precision as the analysis gives it (its law's)
+    ops: int = 1
+    chain: bool = False  # a chain of tiny ops (suite.chain): nearly no data, only state
+
+
+def fit_cache_curve(rows: Sequence[ColdSample], start: int = 0
+                    ) -> tuple[tuple[tuple[int, float, float, float], ...], float | None]:
+    """The cost of data and state by reuse distance (``latency.cache.CacheCurve``) and the median |error| of the
+    cold times it gives, from cold points; ``start``: the distance up to which nothing costs more (the L2's
+    capacity: data that near stays in it), the curve's first point when given.
+
+    Per eviction size E:
+
+    * the chains of 1 to 16 tiny ops (nearly no data): a line ``cold - warm = i + o * ops``; ``i`` is what the
+      eviction costs the state every invoke touches once (the interpreter's, the delegate's, their code);
+    * the single-op points: NNLS in relative error on ``cold - warm = k + s * bytes``; ``s`` is the cost per
+      byte at reuse distance E (the op's footprint is small against E at the sizes that cost), and ``k - i``
+      the cost of the op's own state (its operator object, indirection buffers), never below the chains' ``o``.
+
+    Each part is made non-decreasing in E (data further away never costs less)."""
+    rows = [r for r in rows if r.warm_us > 0 and r.cold_us > 0]
+    if not any(not r.chain for r in rows):
+        return (), None
+    curve: list[tuple[int, float, float, float]] = [(start, 0.0, 0.0, 0.0)] if start > 0 else []
+    errors: list[float] = []
+    for evict in sorted({r.evict for r in rows}):
+        chains = [r for r in rows if r.evict == evict and r.chain]
+        invoke, per_op = 0.0, 0.0
+        if len({r.ops for r in chains}) > 1:
+            slope, intercept = np.polyfit([r.ops for r in chains], [r.cold_us - r.warm_us for r in chains], 1)
+            invoke, per_op = max(float(intercept), 0.0), max(float(slope), 0.0)
+        elif chains:
+            invoke = max(float(np.median([r.cold_us - r.warm_us for r in chains])), 0.0)
+        sub = [r for r in rows if r.evict == evict and not r.chain]
+        if not sub:
+            continue
+        x = np.array([[1.0, float(r.bytes)] for r in sub])
+        y = np.array([r.cold_us - r.warm_us for r in sub])
+        m = np.array([r.cold_us for r in sub])
+        if len(set(r.bytes for r in sub)) < 2:
+            x = x[:, :1]
+        scale = np.maximum(np.abs(x).max(axis=0), 1e-30)
+        coef = nnls(x / scale / m[:, None], y / m) / scale
+        errors += list(np.abs((x @ coef + np.array([r.warm_us for r in sub])) / m - 1.0))
+        k, s = float(coef[0]), float(coef[1]) if len(coef) > 1 else 0.0
+        prev = curve[-1] if curve else (0, 0.0, 0.0, 0.0)
+        if evict > prev[0]:
+            curve.append((evict, max(s, prev[1]), max(k - invoke, per_op, prev[2]), max(invoke, prev[3])))
+    return tuple(curve), float(np.median(errors)) if errors else None

@@ -15,7 +15,10 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
    is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
-4. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
+4. **Whole-model conditions** (:mod:`tflite_flops.latency.cache`): each op's time gets the cost of its data
+   that is out of cache in a whole model but not when the op runs alone (weights last touched an inference
+   earlier, inputs written several ops before), when the profile has a cache curve.
+5. **The whole model**: the sum over the ops, plus the profile's per-partition overhead once per
    partition run, plus its per-invoke overhead. Init-time ops are not in it.
 5. **Confidence** (:func:`op_confidence`): an op is low-confidence when a stand-in law predicts it, or when
    its features lie beyond DOMAIN_FACTOR times its law's fitted domain (:func:`out_of_domain`); the
@@ -37,6 +40,7 @@ from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
+from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -308,16 +312,23 @@ class OpPredictions:
     fallback: Mapping[str, str] = field(default_factory=dict)  # op type -> how its stand-in law was found
     low_confidence: Mapping[OpKey, str] = field(default_factory=dict)  # op -> why its prediction is low-confidence
     low_confidence_ms: float = 0.0  # the predicted time of those ops
+    cache_ms: float = 0.0  # the whole-model cache penalty (latency/cache.py): in ops_ms, and in overhead_ms per invoke
 
 
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
                 trips: Mapping[OpKey, int] | None = None,
-                loops: Mapping[OpKey, tuple[int, int]] | None = None) -> OpPredictions:
+                loops: Mapping[OpKey, tuple[int, int]] | None = None,
+                penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
     ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
-    (:func:`loop_reprepare`), for the WHILE law."""
+    (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
+    out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
+    law's time and to both ends of its range; ``invoke_penalty``: the microseconds the invoke's own state costs
+    out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads."""
     trips = trips or {}
     loops = loops or {}
+    penalties = penalties or {}
+    cache_us = invoke_penalty
     xnnpack_on = profile.machine.xnnpack
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
@@ -358,6 +369,9 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             fallback.setdefault(o.op_type, how)
         runs = max(o.executions, 1)
         t, lo, hi = law.range_us(features)
+        extra = penalties.get(key, 0.0)
+        t, lo, hi = t + extra, lo + extra, hi + extra
+        cache_us += extra * runs
         predicted[key] = _us_to_ms(t * runs)
         doubt = op_confidence(profile, law, features)
         if doubt is not None:
@@ -375,10 +389,10 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     # Each delegate partition is one DELEGATE node: its overhead is paid every time it runs (once per
     # invoke, or once per trip of the loop body holding it). The overheads carry no residuals of their own.
     runs_of_partitions = sum(partition_runs.values())
-    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions
+    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions + invoke_penalty
     return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
                          runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
-                         fallback, low_confidence, _us_to_ms(low_confidence_us))
+                         fallback, low_confidence, _us_to_ms(low_confidence_us), _us_to_ms(cache_us))
 
 
 def profile_info(profile: DeviceProfile) -> ProfileInfo:
@@ -419,8 +433,10 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
+    penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
-                    loop_reprepare(model, report.ops, profile.machine.xnnpack))
+                    loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties,
+                    invoke_penalty_us(model, report.ops, profile.cache_curve))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
     latency_ms = p.ops_ms + p.overhead_ms
@@ -432,7 +448,9 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         ops_ms=p.ops_ms, overhead_ms=p.overhead_ms, forced=forced, low_confidence_ms=p.low_confidence_ms,
         low_confidence_ops=len(p.low_confidence),
         low_confidence_share=p.low_confidence_ms / latency_ms if latency_ms > 0 else 0.0,
-        flags=prediction_flags(profile, p, forced))
+        flags=prediction_flags(profile, p, forced),
+        cache_ms=p.cache_ms if profile.cache_curve or profile.cache_curves else None,
+        drift=profile.drift.to_dict() if profile.drift is not None else None)
     warnings = list(report.warnings)
     for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0
         warnings.append(f"prediction partial: {op_type} ×{n} not predicted ({p.why[op_type]})")

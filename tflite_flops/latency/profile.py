@@ -13,8 +13,12 @@ The contract (docs/predict.md):
 * A :class:`Law` is linear in named features: ``time_us = sum(coef[name] * features[name])``, with
   ``"1"`` the constant term (the per-op overhead). Its residuals are kept as quantiles of
   ``ln(measured / predicted)`` over the calibration points: the uncertainty range.
-* A :class:`DeviceProfile` holds the machine, the laws, and the per-invoke and per-partition
-  overheads, and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` / ``load``).
+* A :class:`DeviceProfile` holds the machine (with its cache sizes), the laws, the per-invoke and
+  per-partition overheads, the cost of data by reuse distance (``cache_curve``, latency/cache.py) and the
+  drift reference (``reference``), and round-trips through JSON (``to_dict`` / ``from_dict``, ``save`` /
+  ``load``). The last two, and the machine's caches, are optional keys: a profile without them loads.
+* A :class:`Drift` is the result of a drift check (``--drift-check``); :meth:`DeviceProfile.drifted` scales
+  a profile by it.
 """
 
 from __future__ import annotations
@@ -122,6 +126,42 @@ class Machine:
     xnnpack: bool
     system: str = ""  # platform string (OS, architecture)
     target: str = ""  # the CPU target it was calibrated on (tflite_flops targets); "": a profile of an earlier version
+    caches: Mapping[str, int] = field(default_factory=dict)  # {"L1d", "L2", "L3": bytes one core sees}; {} unknown
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A drift check (``--drift-check``): the profile's reference points timed again here.
+
+    ``factor`` (the median over the points of now / then) scales the prediction when ``applied``; when the
+    check could not run (another CPU, no runtime, a profile without a reference), ``applied`` is False and
+    ``why`` says why."""
+
+    applied: bool
+    factor: float | None = None
+    reference_ms_then: float | None = None  # the reference points' medians summed, at calibration
+    reference_ms_now: float | None = None  # the same, timed now
+    why: str = ""
+    # the share of the configured threads' CPU time this process had while timing the reference (None: too short
+    # to say); well below 1, other processes compete for the cores (see BUSY_SHARE)
+    cpu_share: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Other processes took a good part of the CPU while the reference was timed."""
+        return self.cpu_share is not None and self.cpu_share < BUSY_SHARE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``prediction.drift``)."""
+        return {"applied": self.applied, "factor": self.factor, "reference_ms_then": self.reference_ms_then,
+                "reference_ms_now": self.reference_ms_now, "why": self.why, "cpu_share": self.cpu_share}
+
+
+# Below this share of CPU time while timing the drift reference, the machine is oversubscribed: the reference's
+# short invokes are rarely preempted (their medians, and so the factor, barely move), but an invoke longer than a
+# scheduler slice is, and a whole model's median then grows with its length: measured here at a load of 10 on 2
+# cores, the reference 1.00x, MobileNetV1 0.25 (0.2 ms) 1.0x, MobileNetV2 (3.3 ms) 3.5x, ResNet50 (34 ms) 3.2x.
+BUSY_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -143,6 +183,23 @@ class DeviceProfile:
     def domains_known(self) -> bool:
         """Whether the laws carry their fitted domains (profiles made before they were kept do not)."""
         return any(law.domain for law in self.laws)
+    # the cost of data and state by reuse distance: ((distance bytes, us per byte, us per op, us per invoke), ...)
+    # (latency/cache.py); () none
+    cache_curve: tuple[tuple[int, float, float, float], ...] = ()
+    # the same per op precision ("float32", "int8") where the cold points of that precision fit one; else cache_curve
+    cache_curves: Mapping[str, tuple[tuple[int, float, float, float], ...]] = field(default_factory=dict)
+    reference: Mapping[str, float] = field(default_factory=dict)  # drift reference: suite point key -> median us
+    drift: Drift | None = field(default=None, compare=False)  # a drift check's result (never saved)
+
+    def drifted(self, drift: Drift) -> "DeviceProfile":
+        """This profile with ``drift`` recorded and, when it is applied, every time scaled by its factor:
+        the laws' coefficients, the overheads and the cache curve (the ranges are ratios and stay)."""
+        f = drift.factor if drift.applied and drift.factor else 1.0
+        laws = tuple(replace(law, coefficients={k: v * f for k, v in law.coefficients.items()}) for law in self.laws)
+        return replace(self, laws=laws, invoke_overhead_us=self.invoke_overhead_us * f,
+                       partition_overhead_us=self.partition_overhead_us * f,
+                       cache_curve=_scaled(self.cache_curve, f),
+                       cache_curves={p: _scaled(c, f) for p, c in self.cache_curves.items()}, drift=drift)
 
     def law(self, features: OpFeatures) -> Law | None:
         """The law for ``features``' key, or None when the profile has none (see ``law_for``)."""
@@ -196,11 +253,14 @@ class DeviceProfile:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``format``, ``version`` first)."""
         m = self.machine
+        machine: dict[str, Any] = {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
+                                   "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack,
+                                   "target": m.target}
+        if m.caches:
+            machine["caches"] = dict(m.caches)
         out = {
             "format": PROFILE_FORMAT, "version": self.version, "created": self.created, "source": self.source,
-            "machine": {"cpu": m.cpu, "cores": m.cores, "system": m.system, "runtime": m.runtime,
-                        "runtime_version": m.runtime_version, "threads": m.threads, "xnnpack": m.xnnpack,
-                        "target": m.target},
+            "machine": machine,
             "invoke_overhead_us": self.invoke_overhead_us, "partition_overhead_us": self.partition_overhead_us,
             "laws": [{"family": law.family, "precision": law.precision, "placement": law.placement,
                       "coefficients": dict(law.coefficients), "log_low": law.log_low, "log_high": law.log_high,
@@ -208,6 +268,12 @@ class DeviceProfile:
             "notes": list(self.notes),
         }
         _add_confidence_fields(out, self)
+        if self.cache_curve:  # keys a profile calibrated before the whole-model conditions does not have
+            out["cache_curve"] = [list(row) for row in self.cache_curve]
+        if self.cache_curves:
+            out["cache_curves"] = {p: [list(row) for row in c] for p, c in self.cache_curves.items()}
+        if self.reference:
+            out["reference"] = dict(self.reference)
         return out
 
     @classmethod
@@ -226,7 +292,8 @@ class DeviceProfile:
             m = d["machine"]
             machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
                               runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
-                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]), target=str(m.get("target", "")))
+                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]), target=str(m.get("target", "")),
+                              caches={str(k): int(v) for k, v in (m.get("caches") or {}).items()})
             laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
                              coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
                              log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
@@ -237,7 +304,10 @@ class DeviceProfile:
             profile = cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
                           partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
                           created=str(d.get("created", "")), source=str(d.get("source", "")),
-                          notes=tuple(str(n) for n in d.get("notes", ())))
+                          notes=tuple(str(n) for n in d.get("notes", ())),
+                          cache_curve=_curve(d.get("cache_curve")),
+                          cache_curves={str(p): _curve(c) for p, c in (d.get("cache_curves") or {}).items()},
+                          reference={str(k): float(v) for k, v in (d.get("reference") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
         profile = _read_confidence_fields(profile, d, where)
@@ -360,6 +430,15 @@ def _read_confidence_fields(profile: DeviceProfile, d: Mapping[str, Any], where:
     return replace(profile, laws=tuple(laws), suite=str(suite), range_rate=rate)
 
 
+def _curve(rows: Any) -> tuple[tuple[int, float, float, float], ...]:
+    """A cache curve of its JSON form (``[[distance, us per byte, us per op, us per invoke], ...]``)."""
+    return tuple((int(x), float(b), float(k), float(i)) for x, b, k, i in (rows or ()))
+
+
+def _scaled(curve: tuple[tuple[int, float, float, float], ...], f: float) -> tuple[tuple[int, float, float, float], ...]:
+    return tuple((d, b * f, k * f, i * f) for d, b, k, i in curve)
+
+
 def _degenerate(profile: DeviceProfile) -> str | None:
     """Why a profile cannot predict honestly (None when it can): a time law is a sum of non-negative
     microseconds per unit (what the non-negative fit gives), so a negative, infinite or NaN coefficient or
@@ -371,6 +450,13 @@ def _degenerate(profile: DeviceProfile) -> str | None:
         value = getattr(profile, name)
         if not math.isfinite(value) or value < 0:
             return f"{name} is {value} (a time of at least 0 µs)"
+    if any(v < 0 for v in m.caches.values()):
+        return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
+    curves = (profile.cache_curve, *profile.cache_curves.values())
+    values = [*profile.reference.values(), *(v for c in curves for row in c for v in row[1:])]
+    bad = [v for v in values if not math.isfinite(v) or v < 0]
+    if bad or any(row[0] < 0 for c in curves for row in c):
+        return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
     for law in profile.laws:
         where = f"the law of {law.family} ({law.precision}, {law.placement})"
         bad = {k: v for k, v in law.coefficients.items() if not math.isfinite(v) or v < 0}

@@ -531,3 +531,36 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     for n in GROWING_OPS:
         points.append(SuitePoint(f"{LOOP}-growing-{n}", LOOP, "float32", xnnpack, True, growing_loop(n)))
     return points
+
+
+# ---- the points timed again in whole-model conditions, and the drift reference --------------------------
+
+# Timed cold too (an eviction buffer read between the timed runs, latency/calibrate.py): the contractions and
+# an element-wise op, in float32 and int8, on the delegate: weights from a few hundred bytes to 9 MB
+COLD_FAMILIES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD")
+COLD_PRECISIONS = ("float32", "int8")
+# The drift reference: the first shape of each (family, precision), timed with the delegate
+REFERENCE_OPS = (("CONV_2D", "float32"), ("DEPTHWISE_CONV_2D", "float32"), ("FULLY_CONNECTED", "float32"),
+                 ("ADD", "float32"), ("CONV_2D", "int8"))
+
+
+def cold_points(points: list[SuitePoint]) -> list[SuitePoint]:
+    """The points of ``points`` that are timed cold as well (COLD_FAMILIES, COLD_PRECISIONS, delegate runs; in
+    a --quick suite every other one of them), and the overhead chains in the configuration calibrated (with
+    the delegate when any point has it): their state without data, per invoke and per op."""
+    chosen = [p for p in points if p.delegate and p.family in COLD_FAMILIES and p.precision in COLD_PRECISIONS]
+    quick = bool(points) and all(p.quick for p in points)
+    delegate = any(p.delegate for p in points)
+    chains = [p for p in points if p.family == OVERHEAD and p.delegate == delegate]
+    return (chosen[::2] if quick else chosen) + chains
+
+
+def reference_points(xnnpack: bool = True) -> list[SuitePoint]:
+    """The drift reference (REFERENCE_OPS): a few fixed points, about a second of timing, the same in every suite."""
+    out = []
+    for family, prec in REFERENCE_OPS:
+        for p in suite(True, xnnpack):
+            if p.family == family and p.precision == prec and p.delegate == xnnpack:
+                out.append(p)
+                break
+    return out

@@ -14,6 +14,7 @@ from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
 from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from .text import clip
+from ..latency.profile import BUSY_SHARE
 
 _FLAG_SHORT = {QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws", FOREIGN_PROFILE: "foreign profile (--force)",
                DOMAINS_UNKNOWN: "domains unknown"}
@@ -90,6 +91,28 @@ def prediction_lines(report: Report) -> list[str]:
         listing = ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items())
         out.append(f"PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out of the figures: "
                    f"{listing}")
+    out.extend(drift_lines(p))
+    return out
+
+
+def drift_lines(p: Any) -> list[str]:
+    """The cache part of a prediction (a :class:`~tflite_flops.report.Prediction`) and its drift check, a line
+    each (none when they do not apply)."""
+    out = []
+    if p.cache_ms:
+        out.append(f"of which {p.cache_ms:.3f} ms is the whole model's cache cost (weights, inputs and op state "
+                   "last touched long before)")
+    d = p.drift
+    if d:
+        if d.get("applied"):
+            out.append(f"drift: ×{d['factor']:.3f} applied (reference {d['reference_ms_then']:.3f} ms at "
+                       f"calibration, {d['reference_ms_now']:.3f} ms now)")
+        else:
+            out.append(f"drift: not applied ({d.get('why', '')})")
+        if d.get("cpu_share") is not None and d["cpu_share"] < BUSY_SHARE:
+            out.append(f"drift: this process had {d['cpu_share']:.0%} of the CPU while timing the reference: other "
+                       "processes compete for the cores, and a model longer than a scheduler slice will measure "
+                       "slower than predicted")
     return out
 
 

@@ -29,6 +29,9 @@ class ProfileInfo:
     range_rate: float | None = None  # the nominal coverage of the laws' ranges (0.8); None: not recorded
 
 
+_ONLY_WHEN_SET = ("cache_ms", "drift")  # keys a prediction has only when they apply
+
+
 @dataclass(frozen=True)
 class Prediction:
     """The predicted time of one inference and its range.
@@ -61,11 +64,19 @@ class Prediction:
     low_confidence_ops: int = 0
     low_confidence_share: float = 0.0
     flags: tuple[str, ...] = ()
+    # the part of the prediction that is data and state out of cache in a whole model (in ops_ms, and the
+    # per-invoke part in overhead_ms; docs/predict.md, "Whole-model conditions"); None (and not in the JSON)
+    # when the profile has no cache curve
+    cache_ms: float | None = None
+    # the drift check (--drift-check): {"applied", "factor", "reference_ms_then", "reference_ms_now", "why"};
+    # None (and not in the JSON) when it was not asked
+    drift: Mapping[str, Any] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``latency_ms``, ``low_ms``, ``high_ms``, ``profile`` first)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name != "extra" and not (f.name in _ONLY_WHEN_SET and getattr(self, f.name) is None)}
         out["profile"] = {f.name: getattr(self.profile, f.name) for f in fields(ProfileInfo)}
         out["ops_not_predicted"] = dict(self.ops_not_predicted)
         out.update(self.extra)
