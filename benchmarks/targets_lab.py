@@ -1,0 +1,347 @@
+"""The emulation lab: what the real LiteRT runtime does with a model on another CPU, read under qemu-user.
+
+XNNPACK picks its microkernels, and so its packing, indirection tiles and buffers, from the CPU it
+finds; LiteRT's arena and XNNPACK's placement do not depend on the ISA. This script runs a probe in
+the Python of a target, emulated (``qemu-aarch64 -cpu cortex-a76`` with Debian's arm64 python3.11
+and the aarch64 wheels of ai-edge-litert and numpy, installed by ``.ci/install_emulation.sh``;
+``qemu-x86_64 -cpu Haswell`` with this Python for x86 with AVX2 only) or natively (``host``), and
+prints JSON, per model:
+
+* ``plan``: the ops each DELEGATE node replaced, per partition (``tests/litert_plan.py``);
+* ``builtin`` and ``xnnpack``: LiteRT's arena and persistent arena per subgraph, XNNPACK off and on,
+  and glibc's heap growth (``mallinfo2``) once the interpreter is built and over building,
+  allocating and invoking it (``tests/litert_arena.py``); ``delegate_heap``: what XNNPACK adds to
+  the heap (as ``tests/test_runtime_memory.py`` reads it);
+* ``traced``: XNNPACK's and its delegate's own allocations, from the allocation tracer
+  (``tests/malloc_trace.c``, cross-compiled with ``aarch64-linux-gnu-gcc`` for Arm) preloaded into
+  the emulated process (``--trace``).
+
+An Arm core's CPU detection reads ``/proc/cpuinfo``: the host's x86 one crashes it. qemu's ``-L``
+prefix serves the guest's file opens from a directory first, so each Arm target runs with an overlay
+of the sysroot holding an Arm ``proc/cpuinfo`` whose part number and features are the emulated
+core's (a feature the core lacks, ``asimddp`` on a Cortex-A53, dies of an illegal instruction). No
+privileges or mount namespace are needed.
+
+Memory, placement and arenas read this way are exact (the same binary code runs, instruction for
+instruction, as on the device); timing is meaningless (emulation is 10-50 times slower, and not
+uniformly). Usage::
+
+    .ci/install_emulation.sh
+    python benchmarks/targets_lab.py probe --target cortex-a76 --trace sample_models/cnn_int8.tflite
+    python benchmarks/targets_lab.py compare --target cortex-a53 sample_models/*.tflite
+    python benchmarks/targets_lab.py measure -o benchmarks/targets_measured.json
+
+The lab imports only the standard library at the top: the same file is the probe (``child``) the
+emulated Python runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+SAMPLES = ROOT / "sample_models"
+
+_ARM_BASE = "fp asimd evtstrm aes pmull sha1 sha2 crc32 cpuid"
+_ARM_DOTPROD = _ARM_BASE + " atomics fphp asimdhp asimdrdm lrcpc dcpop asimddp"
+_ARM_V9 = _ARM_DOTPROD + " jscvt fcma sha3 sm3 sm4 sha512 asimdfhm dit uscat ilrcpc flagm ssbs sb dcpodp i8mm bf16"
+
+
+@dataclass(frozen=True)
+class LabTarget:
+    """A CPU the lab runs LiteRT on: under ``qemu-<machine> -cpu <qemu_cpu>``, or natively (``qemu_cpu=None``).
+    An Arm target's ``/proc/cpuinfo`` names its core (``part``, ``variant``, ``revision``) and ``features``."""
+
+    name: str
+    machine: str  # "aarch64" or "x86_64"
+    qemu_cpu: str | None
+    about: str
+    features: str = ""
+    part: str = ""
+    variant: str = "0x0"
+    revision: int = 0
+
+
+TARGETS = {t.name: t for t in (
+    LabTarget("cortex-a53", "aarch64", "cortex-a53", "Armv8.0-A, NEON (no dot product)", _ARM_BASE, "0xd03", "0x0", 4),
+    LabTarget("cortex-a76", "aarch64", "cortex-a76", "Armv8.2-A, NEON with dot product and fp16 arithmetic",
+              _ARM_DOTPROD, "0xd0b", "0x4", 1),
+    LabTarget("armv9", "aarch64", "max,sve=off,sme=off", "Armv9-A class (i8mm, bf16), as a Cortex-A710 without SVE",
+              _ARM_V9, "0xd47", "0x2", 0),
+    LabTarget("x86-avx2", "x86_64", "Haswell", "x86-64 with AVX2 and FMA3, no AVX-512 (emulated Haswell)"),
+    LabTarget("host", os.uname().machine, None, "this machine, natively"),
+)}
+
+
+def sysroot() -> Path:
+    """Where ``.ci/install_emulation.sh`` puts the aarch64 sysroot (``$TFLITE_FLOPS_SYSROOT`` overrides)."""
+    if os.environ.get("TFLITE_FLOPS_SYSROOT"):
+        return Path(os.environ["TFLITE_FLOPS_SYSROOT"])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "tflite_flops" / "aarch64-sysroot"
+
+
+def missing(target: LabTarget) -> str | None:
+    """Why ``target`` cannot run here, or None."""
+    if target.qemu_cpu is None:
+        return None
+    qemu = f"qemu-{target.machine}"
+    if shutil.which(qemu) is None:
+        return f"{qemu} is not installed (run .ci/install_emulation.sh)"
+    if target.machine == "aarch64" and not (sysroot() / ".installed").is_file():
+        return f"no aarch64 sysroot at {sysroot()} (run .ci/install_emulation.sh)"
+    return None
+
+
+def cpuinfo(target: LabTarget, processors: int) -> str:
+    """An Arm ``/proc/cpuinfo`` for ``processors`` cores of ``target``."""
+    entry = ("processor\t: {i}\nBogoMIPS\t: 50.00\nFeatures\t: {f}\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+             "CPU variant\t: {v}\nCPU part\t: {p}\nCPU revision\t: {r}\n\n")
+    return "".join(entry.format(i=i, f=target.features, v=target.variant, p=target.part, r=target.revision)
+                   for i in range(processors))
+
+
+def overlay(target: LabTarget, directory: Path) -> Path:
+    """A root for qemu's ``-L``: the sysroot's entries (links) and an Arm ``proc/cpuinfo`` of ``target``."""
+    root = directory / f"root-{target.name}"
+    if not root.is_dir():
+        root.mkdir(parents=True)
+        for entry in sysroot().iterdir():
+            if entry.name != "proc":
+                (root / entry.name).symlink_to(entry)
+        (root / "proc").mkdir()
+        (root / "proc" / "cpuinfo").write_text(cpuinfo(target, os.cpu_count() or 1))
+    return root
+
+
+def python_command(target: LabTarget, directory: Path, preload: Path | None = None) -> list[str]:
+    """The command that runs Python on ``target`` (arguments follow), with ``preload`` preloaded if given."""
+    if target.qemu_cpu is None:
+        return [sys.executable] if preload is None else ["env", f"LD_PRELOAD={preload}", sys.executable]
+    command = [f"qemu-{target.machine}", "-cpu", target.qemu_cpu]
+    if preload is not None:
+        command += ["-E", f"LD_PRELOAD={preload}"]  # the guest's environment only, not qemu's own
+    if target.machine == "aarch64":
+        return command + ["-L", str(overlay(target, directory)), str(sysroot() / "usr" / "bin" / "python3.11")]
+    return command + [sys.executable]
+
+
+def _clean_env() -> dict[str, str]:
+    """This environment without what would point another Python at this one's packages."""
+    drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def parse_model(spec: str) -> tuple[str, tuple[int, ...] | None]:
+    """``path`` or ``path:1x32x32x3`` (the first input's shape)."""
+    path, _, shape = spec.rpartition(":") if ":" in spec and spec.rsplit(":", 1)[1][:1].isdigit() else (spec, "", "")
+    return path, tuple(int(d) for d in shape.split("x")) if shape else None
+
+
+def probe(target: str, models: list[str], threads: int = 1, trace: bool = False, timeout: int = 900) -> dict:
+    """Runs the probe on ``target`` (a name of :data:`TARGETS`) over ``models`` (``path[:shape]``) and
+    returns its JSON (module docstring)."""
+    lab = TARGETS[target]
+    why = missing(lab)
+    if why:
+        raise RuntimeError(f"{target}: {why}")
+    with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
+        directory = Path(tmp)
+        out = directory / "probe.json"
+        run = subprocess.run([*python_command(lab, directory), str(Path(__file__).resolve()), "child", str(out),
+                              str(threads), *[str(Path(parse_model(m)[0]).resolve()) + (
+                                  ":" + "x".join(map(str, parse_model(m)[1])) if parse_model(m)[1] else "")
+                                  for m in models]],
+                             env=_clean_env(), capture_output=True, text=True, timeout=timeout)
+        if run.returncode != 0 or not out.is_file():
+            raise RuntimeError(f"{target}: the probe failed ({run.returncode}): {run.stderr[-3000:]}")
+        result = json.loads(out.read_text())
+        if trace:
+            sys.path.insert(0, str(TESTS))
+            from malloc_trace import delegate_bytes
+
+            paths = [str(Path(parse_model(m)[0]).resolve()) for m in models]
+            compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
+            env, clean = os.environ.copy(), _clean_env()
+            os.environ.clear()  # the tracer's child inherits this process's environment
+            os.environ.update(clean)
+            try:
+                traced = delegate_bytes(paths, threads, directory, compiler=compiler,
+                                        python=lambda library: python_command(lab, directory, library))
+            finally:
+                os.environ.clear()
+                os.environ.update(env)
+            for m, t in zip(models, traced):
+                result["models"][_key(m)]["traced"] = t
+    result.update(target=target, qemu_cpu=lab.qemu_cpu, threads=threads, about=lab.about)
+    return result
+
+
+def _key(spec: str) -> str:
+    path, shape = parse_model(spec)
+    return Path(path).stem + (":" + "x".join(map(str, shape)) if shape else "")
+
+
+def _child(out: str, threads: int, models: list[str]) -> None:
+    """The probe, run by the target's Python: the plan, the arenas and the heap of every model."""
+    import platform
+
+    sys.path.insert(0, str(TESTS))
+    from litert_arena import read_allocation
+    from litert_plan import litert_plan
+
+    result: dict = {"machine": platform.machine(), "models": {}}
+    first = parse_model(models[0])
+    read_allocation(first[0], threads, xnnpack=True,  # XNNPACK's one-time set-up of the process, not a model's
+                    input_shapes={0: first[1]} if first[1] else None)
+    for spec in models:
+        path, shape = parse_model(spec)
+        shapes = {0: shape} if shape else None
+        plan = litert_plan(path, num_threads=threads, input_shapes={0: list(shape)} if shape else None)
+        entry: dict = {"plan": {"ops": plan.ops, "partitions": sorted(sorted(p) for p in plan.partitions),
+                                "delegated": sorted(plan.delegated), "ambiguous": sorted(plan.ambiguous)}}
+        for name, xnnpack in (("builtin", False), ("xnnpack", True)):
+            real = read_allocation(path, threads, input_shapes=shapes, xnnpack=xnnpack)
+            count = len(real.subgraphs)
+            entry[name] = {"arena": [real.arena(i) for i in range(count)],
+                           "persistent": [real.persistent(i) for i in range(count)],
+                           "heap": real.heap_bytes, "built_heap": real.built_heap_bytes,
+                           "outside_arenas": real.heap_bytes - real.arena_bytes - real.persistent_bytes}
+            if xnnpack:
+                entry[name]["delegate_heap"] = (real.heap_bytes - real.built_heap_bytes - real.arena_bytes
+                                                - real.persistent_bytes)
+        result["models"][_key(spec)] = entry
+    Path(out).write_text(json.dumps(result))
+
+
+# ---- the tool's static figures, for comparison (host side) --------------------------------------------------------
+
+def tool_target(name: str):
+    """The tool's own target of that name (the ``targets`` of the package), or None while it has none:
+    its XNNPACK figures are then those of the one x86-64 build it models."""
+    try:
+        from tflite_flops import targets  # noqa: F401  (arrives with --target)
+    except ImportError:
+        return None
+    for finder in ("get", "by_name", "target"):
+        if hasattr(targets, finder):
+            try:
+                return getattr(targets, finder)(name)
+            except (KeyError, LookupError, ValueError):
+                return None
+    found = getattr(targets, "TARGETS", {})
+    return found.get(name) if isinstance(found, dict) else None
+
+
+def ours(spec: str, threads: int = 1, target: str | None = None) -> dict:
+    """The tool's figures for the same model: placement of the primary subgraph, the arenas with
+    XNNPACK off and on, XNNPACK's bytes (for ``target`` when the tool knows it)."""
+    import inspect
+
+    import tflite_flops
+    from tflite_flops.analysis.placement import place_subgraph
+    from tflite_flops.reader.load import load_model
+
+    path, shape = parse_model(spec)
+    kwargs: dict = {"threads": threads}
+    if shape:
+        kwargs["input_shapes"] = "x".join(map(str, shape))
+    known = target is not None and tool_target(target) is not None
+    if known and "target" in inspect.signature(tflite_flops.analyze).parameters:
+        kwargs["target"] = target
+    report = tflite_flops.analyze(path, **kwargs)
+    placement = place_subgraph(load_model(path), 0)
+    reached = [s.subgraph for s in report.memory.subgraphs]
+    off, on = report.memory.runtime, report.memory.runtime_xnnpack
+    return {"partitions": sorted(sorted(p.ops) for p in placement.partitions),
+            "delegated": sorted(i for i, why in placement.reasons.items() if why is None),
+            "reached": reached,
+            "builtin": {"arena": off.arena_bytes, "persistent": off.persistent_arena_bytes},
+            "xnnpack": {"arena": on.arena_bytes, "persistent": on.persistent_arena_bytes,
+                        "delegate_bytes": on.delegate_bytes},
+            "target": target if "target" in kwargs else None}
+
+
+def compare(result: dict, models: list[str]) -> list[dict]:
+    """Per model: the runtime's figures against the tool's, side by side."""
+    rows = []
+    for spec in models:
+        real = result["models"][_key(spec)]
+        mine = ours(spec, result["threads"], result["target"])
+        reached = mine["reached"]
+        row = {"model": _key(spec), "target": result["target"], "tool_target": mine["target"],
+               "placement_equal": (mine["partitions"] == real["plan"]["partitions"]
+                                   and mine["delegated"] == real["plan"]["delegated"]),
+               "partitions": [len(mine["partitions"]), len(real["plan"]["partitions"])]}
+        for name in ("builtin", "xnnpack"):
+            row[f"{name}_arena"] = [mine[name]["arena"], sum(real[name]["arena"][i] for i in reached)]
+            row[f"{name}_persistent"] = [mine[name]["persistent"], sum(real[name]["persistent"][i] for i in reached)]
+        row["delegate_bytes"] = [mine["xnnpack"]["delegate_bytes"], real.get("traced", {}).get("delegate")]
+        row["delegate_heap"] = real["xnnpack"]["delegate_heap"]
+        rows.append(row)
+    return rows
+
+
+def default_models() -> list[str]:
+    """Every sample (fcn_dynamic at the shape the runtime tests use)."""
+    paths = sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "mcu").glob("*.tflite"))
+    return [str(p) + (":1x32x32x3" if p.stem == "fcn_dynamic" else "") for p in paths]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("probe", "compare"):
+        p = sub.add_parser(name)
+        p.add_argument("--target", required=True, choices=sorted(TARGETS))
+        p.add_argument("--threads", type=int, default=1)
+        p.add_argument("--trace", action="store_true", help="also trace XNNPACK's own allocations")
+        p.add_argument("models", nargs="*", help="path[:shape] (default: every sample)")
+    m = sub.add_parser("measure", help="probe and compare every sample on every target; write JSON")
+    m.add_argument("--targets", default="cortex-a53,cortex-a76,x86-avx2,host")
+    m.add_argument("--threads", default="1")
+    m.add_argument("-o", "--output")
+    m.add_argument("models", nargs="*")
+    c = sub.add_parser("child")
+    c.add_argument("out")
+    c.add_argument("threads", type=int)
+    c.add_argument("models", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "child":
+        _child(args.out, args.threads, args.models)
+        return 0
+    models = args.models or default_models()
+    try:
+        if args.command == "probe":
+            print(json.dumps(probe(args.target, models, args.threads, args.trace), indent=1))
+        elif args.command == "compare":
+            print(json.dumps(compare(probe(args.target, models, args.threads, args.trace), models), indent=1))
+        else:
+            measured = {}
+            for target in args.targets.split(","):
+                for threads in map(int, args.threads.split(",")):
+                    result = probe(target, models, threads, trace=True)
+                    measured[f"{target}|{threads}"] = {"probe": result, "compare": compare(result, models)}
+                    print(f"{target}, {threads} thread(s): done", file=sys.stderr)
+            text = json.dumps(measured, indent=1, sort_keys=True)
+            if args.output:
+                Path(args.output).write_text(text + "\n")
+            else:
+                print(text)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
