@@ -66,9 +66,13 @@ mkdir -p "$SYSROOT"
 # the executable lies: the sysroot's usr
 site="$SYSROOT/usr/lib/python3/dist-packages"
 mkdir -p "$site"
-# shellcheck disable=SC2086
-"$PYTHON" -m pip download --quiet --no-deps --platform manylinux_2_27_aarch64 --only-binary=:all: \
-  --python-version 3.11 -d "$work/wheels" $versions
+for requirement in $versions; do
+  # the host's version; numpy, if that one has no wheel for Python 3.11, the newest that has
+  "$PYTHON" -m pip download --quiet --no-deps --platform manylinux_2_27_aarch64 --only-binary=:all: \
+    --python-version 3.11 -d "$work/wheels" "$requirement" \
+    || { [ "${requirement%%==*}" = numpy ] && "$PYTHON" -m pip download --quiet --no-deps \
+           --platform manylinux_2_27_aarch64 --only-binary=:all: --python-version 3.11 -d "$work/wheels" numpy; }
+done
 for wheel in "$work"/wheels/*.whl; do
   "$PYTHON" -m zipfile -e "$wheel" "$site"
 done

@@ -285,16 +285,149 @@ def compare(result: dict, models: list[str]) -> list[dict]:
         for name in ("builtin", "xnnpack"):
             row[f"{name}_arena"] = [mine[name]["arena"], sum(real[name]["arena"][i] for i in reached)]
             row[f"{name}_persistent"] = [mine[name]["persistent"], sum(real[name]["persistent"][i] for i in reached)]
-        row["delegate_bytes"] = [mine["xnnpack"]["delegate_bytes"], real.get("traced", {}).get("delegate")]
+        traced = real.get("traced", {}).get("delegate") if parse_model(spec)[1] is None else None  # file's shapes
+        row["delegate_bytes"] = [mine["xnnpack"]["delegate_bytes"], traced]
         row["delegate_heap"] = real["xnnpack"]["delegate_heap"]
         rows.append(row)
     return rows
 
 
+# ---- the constants: XNNPACK's packing and tiles, fitted to one-op models -----------------------------------------
+
+# the buffers operators allocate when reshaped, by the XNNPACK function that allocates them (as the host test reads them)
+RESHAPING = {"CONV_2D": "reshape_igemm", "DEPTHWISE_CONV_2D": "reshape_dwconv",
+             "MAX_POOL_2D": "reshape_max_pooling2d_nhwc", "AVERAGE_POOL_2D": "reshape_average_pooling2d",
+             "TRANSPOSE_CONV": "reshape_subconv2d_path", "RESIZE_BILINEAR": "xnn_reshape_resize_bilinear2d_nhwc"}
+PACKING, PLANNING = "xnn_get_pointer_to_write_weights", "xnn_plan_memory"
+# each constant of analysis/xnnpack_memory.py that the kernels' choice changes, the candidates tried, and the ops
+# whose packed filter or indirection it sizes: (constant, candidates, group of a model)
+_TILES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _group(op, tensors) -> str | None:
+    """Which packing rule sizes ``op``'s filter (module ``xnnpack_memory``): float, int8, hybrid; GEMM or depthwise."""
+    from tflite_flops.analysis import xnnpack_memory as xm
+
+    if len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    w, x = tensors[op.inputs[1]].dtype, tensors[op.inputs[0]].dtype
+    role = "depthwise" if op.op_type == "DEPTHWISE_CONV_2D" else "gemm"
+    if op.op_type not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"):
+        return None
+    if w not in ("INT8", "UINT8", "INT4"):
+        return f"float {role}"
+    if xm._hybrid(op, tensors):
+        return "hybrid fully connected" if op.op_type == "FULLY_CONNECTED" or xm._pointwise(op, tensors) \
+            else "hybrid convolution"
+    return f"int8 {role}" if x in ("INT8", "UINT8") else None
+
+
+def fit_constants(target: str, directory: Path) -> dict:
+    """Traces the calibration suite's one-op models (``--quick``, as ``test_runtime_memory`` does on the host)
+    on ``target`` and finds, per packing rule, the channel tile (and an int8 convolution's input tile, kr)
+    and per GEMM input type the indirection's rows (mr) that make our formulas give the traced bytes."""
+    sys.path.insert(0, str(TESTS))
+    from malloc_trace import delegate_bytes
+
+    from tflite_flops.analysis import xnnpack_memory as xm
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
+    from tflite_flops.reader.load import load_model
+
+    lab = TARGETS[target]
+    fb = runtimes.schema_module("litert")
+    paths = []
+    for point in calibration_suite.suite(quick=True):
+        if point.delegate and point.family not in (calibration_suite.OVERHEAD, calibration_suite.LOOP):
+            path = directory / f"{point.id}.tflite"
+            path.write_bytes(calibration_suite.build(fb, point))
+            paths.append(str(path))
+    compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
+    env, clean = os.environ.copy(), _clean_env()
+    os.environ.clear()
+    os.environ.update(clean)
+    try:
+        traced = delegate_bytes(paths, 1, directory, functions=(*RESHAPING.values(), PACKING, PLANNING),
+                                compiler=compiler, python=lambda library: python_command(lab, directory, library))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    packs: dict[str, list] = {}
+    indirections: dict[str, list] = {}
+    totals = []
+    cases: list[dict] = []  # per model, the traced buffers against ours today
+    for path, real in zip(paths, traced):
+        if real["delegate"] <= 2_000:  # the delegate's own bytes only: the op was not taken
+            continue
+        model = load_model(path)
+        sg = model.subgraphs[0]
+        op, shapes = sg.operators[-1], [t.shape for t in sg.tensors]
+        totals.append((Path(path).stem, real["delegate"]))
+        group = _group(op, sg.tensors)
+        if group and real[PACKING]:
+            packs.setdefault(group, []).append((op, sg.tensors, shapes, real[PACKING]))
+            cases.append({"model": Path(path).stem, "group": group, "filter": list(shapes[op.inputs[1]]),
+                          "packed": real[PACKING], "ours": xm._packed_weights(op, sg.tensors, shapes)})
+        if op.op_type == "CONV_2D" and real["reshape_igemm"]:
+            x = sg.tensors[op.inputs[0]].dtype
+            kind = "hybrid" if xm._hybrid(op, sg.tensors) else "int8" if x in ("INT8", "UINT8") else "float"
+            indirections.setdefault(kind, []).append((op, sg.tensors, shapes, real["reshape_igemm"]))
+            cases.append({"model": Path(path).stem, "group": f"{kind} indirection",
+                          "filter": list(shapes[op.inputs[1]]), "output": list(shapes[op.outputs[0]]),
+                          "indirection": real["reshape_igemm"], "ours": xm._reshape_bytes(op, sg.tensors, shapes)})
+    saved = {name: getattr(xm, name) for name in ("CHANNEL_TILE", "INT8_INPUT_TILE", "INT8_DEPTHWISE_TILE",
+                                                   "HYBRID_GEMM_TILE", "GEMM_ROWS")}
+    knobs = {"float gemm": ("CHANNEL_TILE",), "float depthwise": ("CHANNEL_TILE",),
+             "int8 gemm": ("CHANNEL_TILE", "INT8_INPUT_TILE"), "int8 depthwise": ("INT8_DEPTHWISE_TILE",),
+             "hybrid fully connected": ("HYBRID_GEMM_TILE",), "hybrid convolution": ("CHANNEL_TILE",)}
+    fitted: dict = {"packing": {}, "gemm_rows": {}}
+    try:
+        for group, found in sorted(packs.items()):
+            names = knobs[group]
+            scores = []
+            for values in _grid(len(names)):
+                for name, value in zip(names, values):
+                    setattr(xm, name, value)
+                scores.append((sum(xm._packed_weights(op, t, sh) == real for op, t, sh, real in found), values))
+                for name in names:
+                    setattr(xm, name, saved[name])
+            top = max(score for score, _ in scores)
+            ties = [dict(zip(names, values)) for score, values in scores if score == top]
+            today = sum(xm._packed_weights(op, t, sh) == real for op, t, sh, real in found)
+            fitted["packing"][group] = {"models": len(found), "exact_today": today, "exact_fitted": top,
+                                        "constants": ties[0], "also_fit": ties[1:]}
+        for kind, found in sorted(indirections.items()):
+            scores = []
+            for rows in range(1, 17):
+                xm.GEMM_ROWS = {**saved["GEMM_ROWS"], kind: rows}
+                scores.append((sum(xm._reshape_bytes(op, t, sh) == real for op, t, sh, real in found), rows))
+            xm.GEMM_ROWS = saved["GEMM_ROWS"]
+            top = max(score for score, _ in scores)
+            fitted["gemm_rows"][kind] = {"models": len(found), "exact": top,
+                                         "rows": [rows for score, rows in scores if score == top],
+                                         "today": saved["GEMM_ROWS"][kind]}
+    finally:
+        for name, value in saved.items():
+            setattr(xm, name, value)
+    fitted["one_op_models"] = len(totals)
+    fitted["traced"] = dict(totals)
+    fitted["cases"] = cases
+    return fitted
+
+
+def _grid(knobs: int):
+    """Every combination of :data:`_TILES` for ``knobs`` constants."""
+    if knobs == 1:
+        yield from ((v,) for v in _TILES)
+    else:
+        for v in _TILES:
+            for rest in _grid(knobs - 1):
+                yield (v, *rest)
+
+
 def default_models() -> list[str]:
-    """Every sample (fcn_dynamic at the shape the runtime tests use)."""
-    paths = sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "mcu").glob("*.tflite"))
-    return [str(p) + (":1x32x32x3" if p.stem == "fcn_dynamic" else "") for p in paths]
+    """Every sample, at the shapes its file gives (as the allocation tracer runs them)."""
+    return [str(p) for p in sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "mcu").glob("*.tflite"))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--threads", type=int, default=1)
         p.add_argument("--trace", action="store_true", help="also trace XNNPACK's own allocations")
         p.add_argument("models", nargs="*", help="path[:shape] (default: every sample)")
+    f = sub.add_parser("constants", help="fit XNNPACK's tiles to the one-op models traced on a target")
+    f.add_argument("--target", required=True, choices=sorted(TARGETS))
     m = sub.add_parser("measure", help="probe and compare every sample on every target; write JSON")
     m.add_argument("--targets", default="cortex-a53,cortex-a76,x86-avx2,host")
     m.add_argument("--threads", default="1")
@@ -319,9 +454,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "child":
         _child(args.out, args.threads, args.models)
         return 0
-    models = args.models or default_models()
+    models = getattr(args, "models", None) or default_models()
     try:
-        if args.command == "probe":
+        if args.command == "constants":
+            with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
+                print(json.dumps(fit_constants(args.target, Path(tmp)), indent=1))
+        elif args.command == "probe":
             print(json.dumps(probe(args.target, models, args.threads, args.trace), indent=1))
         elif args.command == "compare":
             print(json.dumps(compare(probe(args.target, models, args.threads, args.trace), models), indent=1))
