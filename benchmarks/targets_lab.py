@@ -44,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -294,14 +295,14 @@ def compare(result: dict, models: list[str]) -> list[dict]:
 
 # ---- the constants: XNNPACK's packing and tiles, fitted to one-op models -----------------------------------------
 
-# the buffers operators allocate when reshaped, by the XNNPACK function that allocates them (as the host test reads them)
+# the buffers operators allocate when reshaped, by the XNNPACK function that allocates them (as the host tests read)
 RESHAPING = {"CONV_2D": "reshape_igemm", "DEPTHWISE_CONV_2D": "reshape_dwconv",
              "MAX_POOL_2D": "reshape_max_pooling2d_nhwc", "AVERAGE_POOL_2D": "reshape_average_pooling2d",
              "TRANSPOSE_CONV": "reshape_subconv2d_path", "RESIZE_BILINEAR": "xnn_reshape_resize_bilinear2d_nhwc"}
 PACKING, PLANNING = "xnn_get_pointer_to_write_weights", "xnn_plan_memory"
-# each constant of analysis/xnnpack_memory.py that the kernels' choice changes, the candidates tried, and the ops
-# whose packed filter or indirection it sizes: (constant, candidates, group of a model)
+# the values tried for the constants of analysis/xnnpack_memory.py that the kernels' choice changes
 _TILES = (1, 2, 4, 8, 16, 32, 64)
+_ALIGNMENTS = (16, 64)  # XNN_ALLOCATION_ALIGNMENT: 16 on Arm, 64 on x86-64
 
 
 def _group(op, tensors) -> str | None:
@@ -322,7 +323,7 @@ def _group(op, tensors) -> str | None:
     return f"int8 {role}" if x in ("INT8", "UINT8") else None
 
 
-def fit_constants(target: str, directory: Path) -> dict:
+def fit_constants(target: str, directory: Path, traced: list[dict] | None = None) -> dict:
     """Traces the calibration suite's one-op models (``--quick``, as ``test_runtime_memory`` does on the host)
     on ``target`` and finds, per packing rule, the channel tile (and an int8 convolution's input tile, kr)
     and per GEMM input type the indirection's rows (mr) that make our formulas give the traced bytes."""
@@ -343,15 +344,18 @@ def fit_constants(target: str, directory: Path) -> dict:
             path.write_bytes(calibration_suite.build(fb, point))
             paths.append(str(path))
     compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
-    env, clean = os.environ.copy(), _clean_env()
-    os.environ.clear()
-    os.environ.update(clean)
-    try:
-        traced = delegate_bytes(paths, 1, directory, functions=(*RESHAPING.values(), PACKING, PLANNING),
-                                compiler=compiler, python=lambda library: python_command(lab, directory, library))
-    finally:
+    if traced is None:  # else: the "raw" figures of an earlier run, refitted
+        env, clean = os.environ.copy(), _clean_env()
         os.environ.clear()
-        os.environ.update(env)
+        os.environ.update(clean)
+        try:
+            traced = delegate_bytes(paths, 1, directory, functions=(*RESHAPING.values(), PACKING, PLANNING),
+                                    compiler=compiler, python=lambda library: python_command(lab, directory, library))
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+    assert len(traced) == len(paths)
+    raw = traced
     packs: dict[str, list] = {}
     indirections: dict[str, list] = {}
     totals = []
@@ -376,16 +380,18 @@ def fit_constants(target: str, directory: Path) -> dict:
                           "filter": list(shapes[op.inputs[1]]), "output": list(shapes[op.outputs[0]]),
                           "indirection": real["reshape_igemm"], "ours": xm._reshape_bytes(op, sg.tensors, shapes)})
     saved = {name: getattr(xm, name) for name in ("CHANNEL_TILE", "INT8_INPUT_TILE", "INT8_DEPTHWISE_TILE",
-                                                   "HYBRID_GEMM_TILE", "GEMM_ROWS")}
+                                                   "HYBRID_GEMM_TILE", "GEMM_ROWS", "XNN_ALIGNMENT")}
     knobs = {"float gemm": ("CHANNEL_TILE",), "float depthwise": ("CHANNEL_TILE",),
              "int8 gemm": ("CHANNEL_TILE", "INT8_INPUT_TILE"), "int8 depthwise": ("INT8_DEPTHWISE_TILE",),
-             "hybrid fully connected": ("HYBRID_GEMM_TILE",), "hybrid convolution": ("CHANNEL_TILE",)}
+             "hybrid fully connected": ("HYBRID_GEMM_TILE",),
+             "hybrid convolution": ("CHANNEL_TILE", "INT8_INPUT_TILE")}
+    knobs = {group: (*names, "XNN_ALIGNMENT") for group, names in knobs.items()}  # the buffer's size rounding
     fitted: dict = {"packing": {}, "gemm_rows": {}}
     try:
         for group, found in sorted(packs.items()):
             names = knobs[group]
             scores = []
-            for values in _grid(len(names)):
+            for values in _grid(tuple(_ALIGNMENTS if name == "XNN_ALIGNMENT" else _TILES for name in names)):
                 for name, value in zip(names, values):
                     setattr(xm, name, value)
                 scores.append((sum(xm._packed_weights(op, t, sh) == real for op, t, sh, real in found), values))
@@ -411,18 +417,109 @@ def fit_constants(target: str, directory: Path) -> dict:
             setattr(xm, name, value)
     fitted["one_op_models"] = len(totals)
     fitted["traced"] = dict(totals)
+    fitted["residual"] = _residuals(fitted, {stem: str(directory / f"{stem}.tflite") for stem, _ in totals})
     fitted["cases"] = cases
+    fitted["raw"] = raw
     return fitted
 
 
-def _grid(knobs: int):
-    """Every combination of :data:`_TILES` for ``knobs`` constants."""
-    if knobs == 1:
-        yield from ((v,) for v in _TILES)
+def _residuals(fitted: dict, paths: dict[str, str]) -> dict[str, list[int]]:
+    """What the fitted constants leave unexplained: per op family (op type and precision), the least, median
+    and largest of traced minus our XNNPACK bytes over its one-op models (structures the packing rules do not
+    model, such as a larger GEMM operator, and weights kept unpacked)."""
+    import tflite_flops
+
+    by_family: dict[str, list[int]] = {}
+    with fitted_constants(fitted):
+        for stem, path in paths.items():
+            ours = tflite_flops.analyze(path).memory.runtime_xnnpack.delegate_bytes
+            by_family.setdefault("-".join(stem.split("-")[:2]), []).append(fitted["traced"][stem] - ours)
+    return {family: [min(d), sorted(d)[len(d) // 2], max(d)] for family, d in sorted(by_family.items())}
+
+
+@contextmanager
+def fitted_constants(fitted: dict):
+    """The tool's XNNPACK figures with ``fitted`` (:func:`fit_constants`) in place of the x86-64 AVX-512
+    constants while the block runs: each packing rule's tiles set for the ops of its group, the buffers'
+    alignment and the GEMM rows (the largest that fit). A stand-in, in the lab, for the target data the
+    tool takes these from."""
+    from tflite_flops.analysis import xnnpack_memory as xm
+
+    names = ("CHANNEL_TILE", "INT8_INPUT_TILE", "INT8_DEPTHWISE_TILE", "HYBRID_GEMM_TILE", "GEMM_ROWS",
+             "XNN_ALIGNMENT", "_packed_weights")
+    saved = {name: getattr(xm, name) for name in names}
+    packing = {group: {k: v for k, v in entry["constants"].items() if k != "XNN_ALIGNMENT"}
+               for group, entry in fitted["packing"].items()}
+    admitted = [{c["XNN_ALIGNMENT"] for c in (entry["constants"], *entry["also_fit"])}
+                for entry in fitted["packing"].values()]
+    alignment = max(set.intersection(*admitted) or {saved["XNN_ALIGNMENT"]})  # one for every buffer
+
+    def packed(op, tensors, shapes):
+        tiles = packing.get(_group(op, tensors) or "", {})
+        for name, value in tiles.items():
+            setattr(xm, name, value)
+        try:
+            return saved["_packed_weights"](op, tensors, shapes)
+        finally:
+            for name in tiles:
+                setattr(xm, name, saved[name])
+
+    try:
+        xm.XNN_ALIGNMENT = alignment
+        xm.GEMM_ROWS = {**saved["GEMM_ROWS"], **{kind: max(entry["rows"])
+                                                 for kind, entry in fitted["gemm_rows"].items()}}
+        xm._packed_weights = packed
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(xm, name, value)
+
+
+def _grid(candidates: tuple[tuple[int, ...], ...]):
+    """Every combination of one value of each of ``candidates``."""
+    if len(candidates) == 1:
+        yield from ((v,) for v in candidates[0])
     else:
-        for v in _TILES:
-            for rest in _grid(knobs - 1):
+        for v in candidates[0]:
+            for rest in _grid(candidates[1:]):
                 yield (v, *rest)
+
+
+def measure(targets: list[str], models: list[str], extra: list[str] = (), refit: list[str] = ()) -> dict:
+    """Per target: every model's runtime figures beside the tool's (1 thread, traced), the fitted constants
+    (:func:`fit_constants`, or refitted from ``TARGET=FILE`` of ``refit``), and the heap of ``extra`` models."""
+    earlier = dict(item.split("=", 1) for item in refit)
+    out: dict = {"runtime": _runtime_version(), "targets": {}}
+    for target in targets:
+        result = probe(target, models, 1, trace=True)
+        with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
+            raw = json.loads(Path(earlier[target]).read_text())["raw"] if target in earlier else None
+            fitted = fit_constants(target, Path(tmp), raw)
+        rows = compare(result, models)
+        with fitted_constants(fitted):
+            for row, spec in zip(rows, models):
+                row["delegate_bytes_fitted"] = ours(spec)["xnnpack"]["delegate_bytes"]
+        entry = {"about": TARGETS[target].about, "qemu_cpu": TARGETS[target].qemu_cpu,
+                 "samples": {row.pop("model"): {k: v for k, v in row.items() if k not in ("target", "tool_target")}
+                             for row in rows},
+                 "constants": {k: fitted[k] for k in ("packing", "gemm_rows", "one_op_models")},
+                 "one_op_traced": fitted["traced"]}
+        if extra:
+            heavy = probe(target, list(extra), 1)
+            entry["heap"] = {name: {config: {k: got[config][k] for k in ("heap", "built_heap", "outside_arenas")}
+                                    | {"arena": sum(got[config]["arena"]), "persistent": sum(got[config]["persistent"])}
+                                    | ({"delegate_heap": got[config]["delegate_heap"]} if config == "xnnpack" else {})
+                                    for config in ("builtin", "xnnpack")}
+                             for name, got in heavy["models"].items()}
+        out["targets"][target] = entry
+        print(f"{target}: done", file=sys.stderr)
+    return out
+
+
+def _runtime_version() -> str:
+    from importlib.metadata import version
+
+    return f"ai-edge-litert {version('ai-edge-litert')}"
 
 
 def default_models() -> list[str]:
@@ -441,9 +538,12 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("models", nargs="*", help="path[:shape] (default: every sample)")
     f = sub.add_parser("constants", help="fit XNNPACK's tiles to the one-op models traced on a target")
     f.add_argument("--target", required=True, choices=sorted(TARGETS))
-    m = sub.add_parser("measure", help="probe and compare every sample on every target; write JSON")
-    m.add_argument("--targets", default="cortex-a53,cortex-a76,x86-avx2,host")
-    m.add_argument("--threads", default="1")
+    f.add_argument("--refit", help="the output of an earlier run: fit its traced figures again, without tracing")
+    m = sub.add_parser("measure", help="the figures of benchmarks/targets_measured.json: every sample probed, traced "
+                       "and compared on every target, the constants fitted, the heap of --extra models")
+    m.add_argument("--targets", default="cortex-a53,cortex-a76,armv9,x86-avx2,host")
+    m.add_argument("--extra", nargs="*", default=[], help="models of megabytes: their heap only (not traced)")
+    m.add_argument("--refit", nargs="*", default=[], help="TARGET=FILE: an earlier `constants` output to refit")
     m.add_argument("-o", "--output")
     m.add_argument("models", nargs="*")
     c = sub.add_parser("child")
@@ -458,19 +558,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "constants":
             with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
-                print(json.dumps(fit_constants(args.target, Path(tmp)), indent=1))
+                raw = json.loads(Path(args.refit).read_text())["raw"] if args.refit else None
+                print(json.dumps(fit_constants(args.target, Path(tmp), raw), indent=1))
         elif args.command == "probe":
             print(json.dumps(probe(args.target, models, args.threads, args.trace), indent=1))
         elif args.command == "compare":
             print(json.dumps(compare(probe(args.target, models, args.threads, args.trace), models), indent=1))
         else:
-            measured = {}
-            for target in args.targets.split(","):
-                for threads in map(int, args.threads.split(",")):
-                    result = probe(target, models, threads, trace=True)
-                    measured[f"{target}|{threads}"] = {"probe": result, "compare": compare(result, models)}
-                    print(f"{target}, {threads} thread(s): done", file=sys.stderr)
-            text = json.dumps(measured, indent=1, sort_keys=True)
+            text = json.dumps(measure(args.targets.split(","), models, args.extra, args.refit), indent=1)
             if args.output:
                 Path(args.output).write_text(text + "\n")
             else:
