@@ -4,8 +4,8 @@
 Per target (Cortex-A53 and Cortex-A76 under ``qemu-aarch64`` with the aarch64 wheel of ai-edge-litert;
 x86-64 with AVX2 only under ``qemu-x86_64 -cpu Haswell``), on every sample: XNNPACK's placement and
 partitions, and LiteRT's arena and persistent arena with XNNPACK off and on, at 1 and 4 threads,
-are the tool's to the byte, as on the host (they do not depend on the ISA); XNNPACK's own bytes,
-traced by the allocation tracer preloaded into the emulated process, within 10% of the tool's figure
+are the tool's to the byte, as on the host (Arm's builtin convolutions take the same memory at every
+thread count, see :func:`_tool_threads`); XNNPACK's own bytes, traced by the allocation tracer preloaded into the emulated process, within 10% of the tool's figure
 for that target, once the tool knows the target by that name (until then XNNPACK's constants are
 the x86-64 AVX-512 build's, and that comparison is skipped with its reason).
 
@@ -67,12 +67,21 @@ def test_placement_and_partitions_under_emulation(target):
         assert mine["partitions"] == plan["partitions"], (target, name)
 
 
+def _tool_threads(target: str, threads: int) -> int:
+    """The thread count of the tool's figures to compare with ``target`` at ``threads``. On Arm, LiteRT's
+    builtin CONV_2D is ruy's at every thread count (no multithreaded Eigen kernel: no transposed weights in
+    the persistent arena, im2col in the arena, read under emulation on every sample): the arena at 4 threads
+    is the 1-thread one. Until the tool's target carries that, its 1-thread figures stand for Arm's."""
+    return 1 if target in ARM and targets_lab.tool_target(target) is None else threads
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("target", EMULATED)
 def test_arenas_under_emulation(target, threads):
     real = _probe(target, threads)
-    for name, mine in _ours(threads).items():
+    known = targets_lab.tool_target(target) is not None
+    for name, mine in _ours(_tool_threads(target, threads), target if known else None).items():
         got = real["models"][name]
         for config in ("builtin", "xnnpack"):
             arena = sum(got[config]["arena"][i] for i in mine["reached"])
@@ -82,13 +91,12 @@ def test_arenas_under_emulation(target, threads):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ARM)
-def test_arm_runs_its_own_kernels(target):
-    # the emulated core's CPU detection worked: XNNPACK packed for an Arm core, not x86's AVX-512 tiles
-    # (float filters by 8 output channels there, 16 on AVX-512: cnn_float holds fewer bytes)
-    real = _probe(target, 1)
-    traced = real["models"]["cnn_float"]["traced"]["delegate"]
-    assert 0 < traced < targets_lab.ours(str(targets_lab.SAMPLES / "cnn_float.tflite"))["xnnpack"]["delegate_bytes"]
+def test_each_core_runs_its_own_kernels():
+    # the emulated core's CPU detection read its features: without fp16 arithmetic (Cortex-A53) XNNPACK keeps
+    # the float32 copy of cnn_fp16's weights it unpacked, with it (Cortex-A76) it packs them from the file
+    # (170,100 against 160,276 bytes with ai-edge-litert 2.3.0; the float32 model holds 151,848 on both)
+    a53, a76 = (_probe(t, 1)["models"]["cnn_fp16"]["traced"]["delegate"] for t in ARM)
+    assert a53 > a76 + 5_000, (a53, a76)
 
 
 @pytest.mark.slow
