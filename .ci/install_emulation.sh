@@ -26,7 +26,6 @@ command -v qemu-aarch64 >/dev/null || need_host+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || need_host+=(gcc-aarch64-linux-gnu)
 command -v cc >/dev/null || need_host+=(gcc)
 command -v addr2line >/dev/null || need_host+=(binutils)
-command -v unshare >/dev/null || need_host+=(util-linux)
 updated=0
 if [ ${#need_host[@]} -gt 0 ]; then
   $SUDO apt-get update -qq

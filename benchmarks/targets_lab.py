@@ -96,6 +96,8 @@ def missing(target: LabTarget) -> str | None:
     if target.qemu_cpu is None:
         return None
     qemu = f"qemu-{target.machine}"
+    if target.machine == "x86_64" and os.uname().machine != "x86_64":
+        return "it runs this Python under qemu-x86_64: it needs an x86-64 host"
     if shutil.which(qemu) is None:
         return f"{qemu} is not installed (run .ci/install_emulation.sh)"
     if target.machine == "aarch64" and not (sysroot() / ".installed").is_file():
@@ -158,33 +160,38 @@ def probe(target: str, models: list[str], threads: int = 1, trace: bool = False,
     with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
         directory = Path(tmp)
         out = directory / "probe.json"
+        absolute = [str(Path(parse_model(m)[0]).resolve()) + m[len(parse_model(m)[0]):] for m in models]
         run = subprocess.run([*python_command(lab, directory), str(Path(__file__).resolve()), "child", str(out),
-                              str(threads), *[str(Path(parse_model(m)[0]).resolve()) + (
-                                  ":" + "x".join(map(str, parse_model(m)[1])) if parse_model(m)[1] else "")
-                                  for m in models]],
-                             env=_clean_env(), capture_output=True, text=True, timeout=timeout)
+                              str(threads), *absolute], env=_clean_env(), capture_output=True, text=True,
+                             timeout=timeout)
         if run.returncode != 0 or not out.is_file():
             raise RuntimeError(f"{target}: the probe failed ({run.returncode}): {run.stderr[-3000:]}")
         result = json.loads(out.read_text())
         if trace:
-            sys.path.insert(0, str(TESTS))
-            from malloc_trace import delegate_bytes
-
-            paths = [str(Path(parse_model(m)[0]).resolve()) for m in models]
-            compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
-            env, clean = os.environ.copy(), _clean_env()
-            os.environ.clear()  # the tracer's child inherits this process's environment
-            os.environ.update(clean)
-            try:
-                traced = delegate_bytes(paths, threads, directory, compiler=compiler,
-                                        python=lambda library: python_command(lab, directory, library))
-            finally:
-                os.environ.clear()
-                os.environ.update(env)
+            traced = _trace(lab, [str(Path(parse_model(m)[0]).resolve()) for m in models], threads, directory)
             for m, t in zip(models, traced):
                 result["models"][_key(m)]["traced"] = t
     result.update(target=target, qemu_cpu=lab.qemu_cpu, threads=threads, about=lab.about)
     return result
+
+
+def _trace(lab: LabTarget, paths: list[str], threads: int, directory: Path, functions: tuple[str, ...] = ()
+           ) -> list[dict[str, int]]:
+    """``tests/malloc_trace``'s allocations of ``paths`` on ``lab`` (the tracer built for its machine and
+    preloaded into its Python), each model at the shapes its file gives."""
+    sys.path.insert(0, str(TESTS))
+    from malloc_trace import delegate_bytes
+
+    compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
+    env, clean = os.environ.copy(), _clean_env()
+    os.environ.clear()  # the tracer's child inherits this process's environment
+    os.environ.update(clean)
+    try:
+        return delegate_bytes(paths, threads, directory, functions, compiler=compiler,
+                              python=lambda library: python_command(lab, directory, library))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
 
 
 def _key(spec: str) -> str:
@@ -327,9 +334,6 @@ def fit_constants(target: str, directory: Path, traced: list[dict] | None = None
     """Traces the calibration suite's one-op models (``--quick``, as ``test_runtime_memory`` does on the host)
     on ``target`` and finds, per packing rule, the channel tile (and an int8 convolution's input tile, kr)
     and per GEMM input type the indirection's rows (mr) that make our formulas give the traced bytes."""
-    sys.path.insert(0, str(TESTS))
-    from malloc_trace import delegate_bytes
-
     from tflite_flops.analysis import xnnpack_memory as xm
     from tflite_flops.latency import suite as calibration_suite
     from tflite_flops.measure import runtimes
@@ -343,17 +347,8 @@ def fit_constants(target: str, directory: Path, traced: list[dict] | None = None
             path = directory / f"{point.id}.tflite"
             path.write_bytes(calibration_suite.build(fb, point))
             paths.append(str(path))
-    compiler = "aarch64-linux-gnu-gcc" if lab.machine == "aarch64" and lab.qemu_cpu else None
     if traced is None:  # else: the "raw" figures of an earlier run, refitted
-        env, clean = os.environ.copy(), _clean_env()
-        os.environ.clear()
-        os.environ.update(clean)
-        try:
-            traced = delegate_bytes(paths, 1, directory, functions=(*RESHAPING.values(), PACKING, PLANNING),
-                                    compiler=compiler, python=lambda library: python_command(lab, directory, library))
-        finally:
-            os.environ.clear()
-            os.environ.update(env)
+        traced = _trace(lab, paths, 1, directory, (*RESHAPING.values(), PACKING, PLANNING))
     assert len(traced) == len(paths)
     raw = traced
     packs: dict[str, list] = {}
@@ -398,7 +393,10 @@ def fit_constants(target: str, directory: Path, traced: list[dict] | None = None
                 for name in names:
                     setattr(xm, name, saved[name])
             top = max(score for score, _ in scores)
-            ties = [dict(zip(names, values)) for score, values in scores if score == top]
+            # of the values that fit as well, the largest tiles (the suite's channel counts, multiples of the
+            # kernel's tile, fit its divisors too) and the smallest alignment first
+            ties = sorted((dict(zip(names, values)) for score, values in scores if score == top),
+                          key=lambda c: tuple(-v if k == "XNN_ALIGNMENT" else v for k, v in c.items()), reverse=True)
             today = sum(xm._packed_weights(op, t, sh) == real for op, t, sh, real in found)
             fitted["packing"][group] = {"models": len(found), "exact_today": today, "exact_fitted": top,
                                         "constants": ties[0], "also_fit": ties[1:]}

@@ -6,9 +6,9 @@ x86-64 with AVX2 only under ``qemu-x86_64 -cpu Haswell``), on every sample: XNNP
 partitions, and LiteRT's arena and persistent arena with XNNPACK off and on, at 1 and 4 threads,
 are the tool's to the byte, as on the host (Arm's builtin convolutions take the same memory at every
 thread count, see :func:`_tool_threads`); XNNPACK's own bytes, traced by the allocation tracer preloaded
-into the emulated process, within 10% of the tool's figure for that target once the tool knows the target by that name, and until then of the tool's figure with
-the constants measured for the target (``benchmarks/targets_measured.json``) in place of the x86-64
-AVX-512 build's.
+into the emulated process, within 10% of the tool's figure for that target once the tool knows the
+target by that name, and until then of the tool's figure with the constants measured for the target
+(``benchmarks/targets_measured.json``) in place of the x86-64 AVX-512 build's.
 
 Without the lab these tests skip, naming what is missing; in CI (``CI=true``) they fail instead:
 ``.ci/run`` installs the lab.
