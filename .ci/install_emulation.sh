@@ -2,7 +2,7 @@
 # Installs the emulation lab (benchmarks/targets_lab.py, tests/test_emulated_targets.py): qemu-user, a
 # cross C compiler for the aarch64 allocation tracer, and an aarch64 sysroot holding Debian's arm64
 # python3.11 (extracted with dpkg -x, never installed) with the aarch64 wheels of ai-edge-litert and
-# numpy at the host's versions. Everything comes from the package registries (apt, PyPI). Idempotent:
+# numpy at the host's versions. Everything comes from the package registries (apt-get, pip). Idempotent:
 # a complete sysroot is kept (delete it, or set EMULATION_REFRESH=1, to rebuild it).
 #
 # Usage: .ci/install_emulation.sh [SYSROOT]
