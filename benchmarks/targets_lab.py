@@ -66,6 +66,7 @@ class LabTarget:
     machine: str  # "aarch64" or "x86_64"
     qemu_cpu: str | None
     about: str
+    tool: str  # the tool's target of this CPU class (``--target``, ``tflite_flops.targets``)
     features: str = ""
     part: str = ""
     variant: str = "0x0"
@@ -73,13 +74,15 @@ class LabTarget:
 
 
 TARGETS = {t.name: t for t in (
-    LabTarget("cortex-a53", "aarch64", "cortex-a53", "Armv8.0-A, NEON (no dot product)", _ARM_BASE, "0xd03", "0x0", 4),
+    LabTarget("cortex-a53", "aarch64", "cortex-a53", "Armv8.0-A, NEON (no dot product)", "arm-neon",
+              _ARM_BASE, "0xd03", "0x0", 4),
     LabTarget("cortex-a76", "aarch64", "cortex-a76", "Armv8.2-A, NEON with dot product and fp16 arithmetic",
-              _ARM_DOTPROD, "0xd0b", "0x4", 1),
+              "arm-dotprod-fp16", _ARM_DOTPROD, "0xd0b", "0x4", 1),
     LabTarget("armv9", "aarch64", "max,sve=off,sme=off", "Armv9-A class (i8mm, bf16), as a Cortex-A710 without SVE",
-              _ARM_V9, "0xd47", "0x2", 0),
-    LabTarget("x86-avx2", "x86_64", "Haswell", "x86-64 with AVX2 and FMA3, no AVX-512 (emulated Haswell)"),
-    LabTarget("host", os.uname().machine, None, "this machine, natively"),
+              "arm-i8mm", _ARM_V9, "0xd47", "0x2", 0),
+    LabTarget("x86-avx2", "x86_64", "Haswell", "x86-64 with AVX2 and FMA3, no AVX-512 (emulated Haswell)",
+              "x86-avx2"),
+    LabTarget("host", os.uname().machine, None, "this machine, natively", "host"),
 )}
 
 
@@ -234,27 +237,27 @@ def _child(out: str, threads: int, models: list[str]) -> None:
 # ---- the tool's static figures, for comparison (host side) --------------------------------------------------------
 
 def tool_target(name: str):
-    """The tool's own target of that name (the ``targets`` of the package), or None while it has none:
-    its XNNPACK figures are then those of the one x86-64 build it models."""
+    """The tool's own target for the lab's target ``name`` (:attr:`LabTarget.tool`, from the package's
+    ``targets``), or None while the tool has none: its XNNPACK figures are then those of the one x86-64
+    build it models."""
+    import inspect
+
+    import tflite_flops
+
+    if "target" not in inspect.signature(tflite_flops.analyze).parameters:
+        return None  # no --target yet
     try:
-        from tflite_flops import targets  # noqa: F401  (arrives with --target)
-    except ImportError:
+        from tflite_flops import targets
+
+        return targets.get(TARGETS[name].tool)
+    except Exception:  # noqa: BLE001 - an unknown name (InputSpecError), or another API
         return None
-    for finder in ("get", "by_name", "target"):
-        if hasattr(targets, finder):
-            try:
-                return getattr(targets, finder)(name)
-            except (KeyError, LookupError, ValueError):
-                return None
-    found = getattr(targets, "TARGETS", {})
-    return found.get(name) if isinstance(found, dict) else None
 
 
 def ours(spec: str, threads: int = 1, target: str | None = None) -> dict:
     """The tool's figures for the same model: placement of the primary subgraph, the arenas with
-    XNNPACK off and on, XNNPACK's bytes (for ``target`` when the tool knows it)."""
-    import inspect
-
+    XNNPACK off and on, XNNPACK's bytes (for the lab's ``target``, through the tool's own target of that
+    CPU class when it has one; ``"target"``: the tool's target name used, or None)."""
     import tflite_flops
     from tflite_flops.analysis.placement import place_subgraph
     from tflite_flops.reader.load import load_model
@@ -263,9 +266,8 @@ def ours(spec: str, threads: int = 1, target: str | None = None) -> dict:
     kwargs: dict = {"threads": threads}
     if shape:
         kwargs["input_shapes"] = "x".join(map(str, shape))
-    known = target is not None and tool_target(target) is not None
-    if known and "target" in inspect.signature(tflite_flops.analyze).parameters:
-        kwargs["target"] = target
+    if target is not None and tool_target(target) is not None:
+        kwargs["target"] = TARGETS[target].tool
     report = tflite_flops.analyze(path, **kwargs)
     placement = place_subgraph(load_model(path), 0)
     reached = [s.subgraph for s in report.memory.subgraphs]
@@ -276,7 +278,7 @@ def ours(spec: str, threads: int = 1, target: str | None = None) -> dict:
             "builtin": {"arena": off.arena_bytes, "persistent": off.persistent_arena_bytes},
             "xnnpack": {"arena": on.arena_bytes, "persistent": on.persistent_arena_bytes,
                         "delegate_bytes": on.delegate_bytes},
-            "target": target if "target" in kwargs else None}
+            "target": kwargs.get("target")}
 
 
 def compare(result: dict, models: list[str]) -> list[dict]:

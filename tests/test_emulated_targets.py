@@ -6,9 +6,10 @@ x86-64 with AVX2 only under ``qemu-x86_64 -cpu Haswell``), on every sample: XNNP
 partitions, and LiteRT's arena and persistent arena with XNNPACK off and on, at 1 and 4 threads,
 are the tool's to the byte, as on the host (Arm's builtin convolutions take the same memory at every
 thread count, see :func:`_tool_threads`); XNNPACK's own bytes, traced by the allocation tracer preloaded
-into the emulated process, within 10% of the tool's figure for that target once the tool knows the
-target by that name, and until then of the tool's figure with the constants measured for the target
-(``benchmarks/targets_measured.json``) in place of the x86-64 AVX-512 build's.
+into the emulated process, within 10% of the tool's figure for that target once the tool has a target
+for that CPU class (``LabTarget.tool``: ``arm-neon``, ``arm-dotprod-fp16``), and until then of the
+tool's figure with the constants measured for it (``benchmarks/targets_measured.json``) in place of the
+x86-64 AVX-512 build's.
 
 Without the lab these tests skip, naming what is missing; in CI (``CI=true``) they fail instead:
 ``.ci/run`` installs the lab.
@@ -74,8 +75,9 @@ def _tool_threads(target: str, threads: int) -> int:
     """The thread count of the tool's figures to compare with ``target`` at ``threads``. On Arm, LiteRT's
     builtin CONV_2D is ruy's at every thread count (no multithreaded Eigen kernel: no transposed weights in
     the persistent arena, im2col in the arena, read under emulation on every sample): the arena at 4 threads
-    is the 1-thread one. Until the tool's target carries that, its 1-thread figures stand for Arm's."""
-    return 1 if target in ARM and targets_lab.tool_target(target) is None else threads
+    is the 1-thread one, and the tool's 1-thread figures stand for Arm's (the tool's arena does not yet
+    depend on the target)."""
+    return 1 if target in ARM else threads
 
 
 @pytest.mark.slow
@@ -83,8 +85,7 @@ def _tool_threads(target: str, threads: int) -> int:
 @pytest.mark.parametrize("target", EMULATED)
 def test_arenas_under_emulation(target, threads):
     real = _probe(target, threads)
-    known = targets_lab.tool_target(target) is not None
-    for name, mine in _ours(_tool_threads(target, threads), target if known else None).items():
+    for name, mine in _ours(_tool_threads(target, threads), target).items():
         got = real["models"][name]
         for config in ("builtin", "xnnpack"):
             arena = sum(got[config]["arena"][i] for i in mine["reached"])
@@ -118,7 +119,7 @@ def test_xnnpack_bytes_under_emulation(target):
             ours = _ours(1)
     rows = []
     for name, mine in ours.items():
-        assert mine["target"] == (target if known else None), name
+        assert mine["target"] == (targets_lab.TARGETS[target].tool if known else None), name
         rows.append((name, mine["xnnpack"]["delegate_bytes"], real["models"][name]["traced"]["delegate"]))
     print(f"\nmodel, predicted delegate_bytes, traced on {target}, ratio")
     for name, predicted, traced in rows:
