@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,10 +52,11 @@ _DELEGATE = ("xnn_", "pthreadpool", "tflite::xnnpack::", "TfLiteXNNPack")
 _ARENA = "ResizableAlignedBuffer"  # TFLite's arenas, measured apart (litert_arena)
 
 
-def build(directory: Path) -> Path:
-    """Compiles the tracer into ``directory``."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None or shutil.which("addr2line") is None:
+def build(directory: Path, compiler: str | None = None) -> Path:
+    """Compiles the tracer into ``directory``, with ``compiler`` (default: the system's ``cc``; a cross
+    compiler builds it for an emulated target)."""
+    compiler = compiler or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or shutil.which(compiler) is None or shutil.which("addr2line") is None:
         raise RuntimeError("the allocation tracer needs a C compiler (cc) and addr2line (binutils)")
     library = directory / "malloc_trace.so"
     subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(HERE / "malloc_trace.c"), "-ldl"],
@@ -62,14 +64,21 @@ def build(directory: Path) -> Path:
     return library
 
 
-def delegate_bytes(paths: list[str], threads: int, directory: Path, functions: tuple[str, ...] = ()
+def delegate_bytes(paths: list[str], threads: int, directory: Path, functions: tuple[str, ...] = (), *,
+                   compiler: str | None = None, python: Callable[[Path], Sequence[str]] | None = None
                    ) -> list[dict[str, int]]:
     """Per model: the bytes XNNPACK and its delegate hold after ``allocate_tensors`` and one invoke
     (``"delegate"``), and apart, ``"tflite"`` (the rest of the interpreter's, arenas aside) and ``"arena"``;
-    and for each name of ``functions``, the bytes allocated under a function of that name."""
-    library = build(directory)
-    run = subprocess.run([sys.executable, "-c", _CHILD, str(library), str(threads), str(directory), json.dumps(paths)],
-                         env={**os.environ, "LD_PRELOAD": str(library)}, capture_output=True, text=True, timeout=600)
+    and for each name of ``functions``, the bytes allocated under a function of that name.
+
+    ``compiler`` and ``python``: for another target (``benchmarks/targets_lab.py``), the compiler that
+    builds the tracer and ``python(library)``, the command that runs that target's Python with the
+    tracer preloaded (by default this Python, with ``LD_PRELOAD``)."""
+    library = build(directory, compiler)
+    command = list(python(library)) if python else [sys.executable]
+    env = os.environ if python else {**os.environ, "LD_PRELOAD": str(library)}
+    run = subprocess.run([*command, "-c", _CHILD, str(library), str(threads), str(directory), json.dumps(paths)],
+                         env=env, capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
     return [_attribute(directory / f"{i}.txt", functions) for i in range(len(paths))]
