@@ -141,7 +141,8 @@ def xnnpack_bytes(sg: Subgraph, placement: SubgraphPlacement, shapes: Sequence[t
                     for reader in sg.operators:
                         for t in dict.fromkeys(reader.inputs):
                             readers.setdefault(t, []).append(reader)
-                if not (tensors[op.inputs[0]].dtype == "FLOAT16" and _gemm_filter_only(readers.get(out, ()), out)):
+                if not (tensors[op.inputs[0]].dtype == "FLOAT16" and cpu.fp16_packed_from_file
+                        and _gemm_filter_only(readers.get(out, ()), out)):
                     packed += align(size(out) + cpu.unpacked_slack, cpu.alignment)  # the unpacked copy stays
                 continue
             for t in op.outputs:
@@ -235,6 +236,8 @@ def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], bound
             operators += _COPY * max(len(op.inputs) if facts.copies_per == PER_INPUT else len(op.outputs), 1)
         else:
             operators += _operator_bytes(facts)
+            if facts.weights or facts.workspace == PACKED_OPERAND:
+                operators += cpu.gemm_operator_extra
         if facts.lookup_table_bytes and tensors[op.inputs[0]].dtype in ("INT8", "UINT8"):
             operators += facts.lookup_table_bytes
         if facts.pointwise_as and _pointwise(op, tensors):  # run as (a fully connected) operator

@@ -62,7 +62,11 @@ class CpuTarget:
     ``value_bytes`` (per value), ``partition_bytes`` and ``partition_tensor_bytes`` (the delegate's
     subgraph object, per tensor it defines), ``delegate_bytes`` (once), ``threadpool_bytes``,
     ``thread_bytes``, ``thread_tls_bytes`` (above one thread). The op types' operator sizes (their
-    records' ``XnnpackFacts.operator_bytes``, read on x86-avx512) are taken as they are on every target.
+    records' ``XnnpackFacts.operator_bytes``, read on x86-avx512) are taken as they are on every target,
+    plus ``gemm_operator_extra`` per operator of an op with weights or a packed operand (convolutions,
+    fully connected, batch matmul: 1,276 bytes more on Arm, measured under emulation).
+    ``fp16_packed_from_file``: whether XNNPACK packs fp16 filters straight from the file (a core with fp16
+    conversion); False keeps the float32 copy it unpacks at init (Armv8.0 NEON, measured under emulation).
 
     ``builtin_heap``: what LiteRT's builtin kernels keep on the heap outside the arena on this target,
     as a sentence (not yet in the figures). ``isa``: the ISA class; ``cpus``: example CPUs;
@@ -103,6 +107,8 @@ class CpuTarget:
     threadpool_bytes: int = 64
     thread_bytes: int = 448
     thread_tls_bytes: int = 368
+    gemm_operator_extra: int = 0
+    fp16_packed_from_file: bool = True
     builtin_heap: str = ""
     measured: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
