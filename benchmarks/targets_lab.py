@@ -343,12 +343,7 @@ def fit_constants(target: str, directory: Path, traced: list[dict] | None = None
 
     lab = TARGETS[target]
     fb = runtimes.schema_module("litert")
-    paths = []
-    for point in calibration_suite.suite(quick=True):
-        if point.delegate and point.family not in (calibration_suite.OVERHEAD, calibration_suite.LOOP):
-            path = directory / f"{point.id}.tflite"
-            path.write_bytes(calibration_suite.build(fb, point))
-            paths.append(str(path))
+    paths = calibration_suite.write_single_op_models(fb, directory)
     if traced is None:  # else: the "raw" figures of an earlier run, refitted
         traced = _trace(lab, paths, 1, directory, (*RESHAPING.values(), PACKING, PLANNING))
     assert len(traced) == len(paths)

@@ -453,12 +453,7 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     from tflite_flops.measure import runtimes
 
     fb = runtimes.schema_module("litert")
-    paths = []
-    for point in calibration_suite.suite(quick=True):
-        if point.delegate and point.family not in (calibration_suite.OVERHEAD, calibration_suite.LOOP):
-            path = tmp_path / f"{point.id}.tflite"
-            path.write_bytes(calibration_suite.build(fb, point))
-            paths.append(str(path))
+    paths = calibration_suite.write_single_op_models(fb, tmp_path)
     # the buffers operators allocate when reshaped, by the XNNPACK function that allocates them
     reshaping = {"CONV_2D": "reshape_igemm", "DEPTHWISE_CONV_2D": "reshape_dwconv",
                  "MAX_POOL_2D": "reshape_max_pooling2d_nhwc", "AVERAGE_POOL_2D": "reshape_average_pooling2d",

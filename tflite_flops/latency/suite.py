@@ -56,6 +56,19 @@ def build(fb: Any, point: SuitePoint) -> bytes:
     return w.to_bytes(inputs, outputs, f"{DESCRIPTION}: {point.id}")
 
 
+def write_single_op_models(fb: Any, directory: Any, quick: bool = True) -> list[str]:
+    """Write the suite's single-op models timed with XNNPACK on (no overhead chain, no loop) into
+    ``directory`` (a ``pathlib.Path``), one ``ID.tflite`` each; their paths. The emulation lab and the
+    allocation tracer's tests trace them."""
+    paths = []
+    for point in suite(quick=quick):
+        if point.delegate and point.family not in (OVERHEAD, LOOP):
+            path = directory / f"{point.id}.tflite"
+            path.write_bytes(build(fb, point))
+            paths.append(str(path))
+    return paths
+
+
 # ---- tensors per precision ------------------------------------------------------------------------------
 
 def _rng(*salt: int) -> np.random.Generator:
