@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -406,6 +406,27 @@ def print_summary(title: str, results: Sequence[Result], coverage: float) -> dic
     return out
 
 
+def markdown(doc: Mapping[str, Any]) -> str:
+    """The per-model and summary tables of a ``--json`` document as Markdown (docs/predict.md publishes them):
+    ``--markdown-from FILE`` prints them."""
+    pct = lambda x: f"{x:+.1%}".replace("-", "−")  # noqa: E731
+    lines = ["| family | model | precision | measured ms | predicted ms | error | 80% range holds it | "
+             "leave-one-family-out corrected error | caveats |", "|---|---|---|---:|---:|---:|---|---:|---|"]
+    for r in doc["results"]:
+        miss = "" if abs(r["error"]) <= 0.10 else " miss"
+        lines.append(f"| {r['family']} | {r['model']} | {r['precision']} | {r['measured_ms']:.3f} | "
+                     f"{r['predicted_ms']:.3f} | {pct(r['error'])}{miss} | {'yes' if r['in_range'] else 'no'} | "
+                     f"{pct(r['lofo_error'])} | {r.get('note') or ''} |")
+    for title, key in (("raw", "summary_raw"), ("leave-one-family-out corrected", "summary_lofo")):
+        lines += ["", f"| {title} | models | within ±10% | median abs. error | median signed error | range coverage |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for label, x in doc[key].items():
+            lines.append(f"| {label} | {x['models']} | {x['within_10']} ({x['share_within_10']:.0%}) | "
+                         f"{x['median_abs_error']:.1%} | {pct(x['median_signed_error'])} | "
+                         f"{x['coverage']:.0%} of {doc.get('coverage', STATED_COVERAGE):.0%} |")
+    return "\n".join(lines) + "\n"
+
+
 def note(prediction: Any) -> str:
     """The prediction's caveats in a few words: ops without a prediction, ops predicted by a stand-in law."""
     parts = []
@@ -436,8 +457,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--coverage", type=float, default=STATED_COVERAGE, help="the range's stated rate (0.8)")
     parser.add_argument("--json", help="write every result and figure to this file")
     parser.add_argument("--convert-only", action="store_true", help="convert (and cache) the models, and stop")
+    parser.add_argument("--markdown-from", metavar="JSON", help="print the tables of a --json file as Markdown, and stop")
     parser.add_argument("--convert-one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.markdown_from:
+        with open(args.markdown_from, encoding="utf-8") as f:
+            sys.stdout.write(markdown(json.load(f)))
+        return 0
 
     families = FAMILIES if not args.families else tuple(f.strip() for f in args.families.split(",") if f.strip())
     precisions = tuple(PRECISIONS) if not args.precisions else tuple(p.strip() for p in args.precisions.split(","))

@@ -112,3 +112,17 @@ def test_every_family_has_models_and_four_precisions(bench):
     families = {s.family for s in bench.SPECS}
     assert len(families - {"rnn", "transformer"}) >= 6 and {"rnn", "transformer"} <= families
     assert len({s.name for s in bench.SPECS}) == len(bench.SPECS)
+
+
+def test_markdown_tables_of_a_json_document(bench):
+    doc = {"coverage": 0.8,
+           "results": [{"family": "resnet", "model": "r50", "precision": "int8", "measured_ms": 4.0, "predicted_ms": 3.0,
+                        "error": -0.25, "in_range": False, "lofo_error": -0.05, "note": ""}],
+           "summary_raw": {"all": {"models": 1, "within_10": 0, "share_within_10": 0.0, "median_abs_error": 0.25,
+                                   "median_signed_error": -0.25, "coverage": 0.0}},
+           "summary_lofo": {"all": {"models": 1, "within_10": 1, "share_within_10": 1.0, "median_abs_error": 0.05,
+                                    "median_signed_error": -0.05, "coverage": 1.0}}}
+    text = bench.markdown(doc)
+    assert "| resnet | r50 | int8 | 4.000 | 3.000 | −25.0% miss | no | −5.0% |  |" in text
+    assert "| all | 1 | 0 (0%) | 25.0% | −25.0% | 0% of 80% |" in text
+    assert "| all | 1 | 1 (100%) | 5.0% | −5.0% | 100% of 80% |" in text
