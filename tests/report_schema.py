@@ -41,6 +41,7 @@ from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
 OPTIONAL: dict[str, set[str]] = {
     "Report": {"notes", "bundle", "prediction", "advice"},
     "OpRecord": {"predicted_ms"},
+    "Prediction": {"cache_ms", "drift"},
     "SignatureReport": {"prediction"},
     "TokenFigures": {"predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
                      "model_latency_ms", "model_tokens_per_s"},

@@ -23,7 +23,6 @@ from ..report.completeness import check_strict
 from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
-from ..latency.predict import add_prediction
 from .advice import add_advice
 from .walk import Walk, entry_subgraph, walk_model
 
@@ -51,6 +50,8 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
         model = source if isinstance(source, Model) else load_model(source, section)
         report = analyze_entry(model, settings)[0]
         if settings.predict is not None:
+            from ..latency.predict import add_prediction  # only when predicted: a plain analysis never loads the laws
+
             report = add_prediction(report, model, settings.predict, settings.predict_forced)
         report = add_advice(report, model, settings.predict)  # what to change, with the time at stake
         if name is not None and report.model.path is None:

@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
 from ..report import OpRecord, Prediction, ProfileInfo, Report
-from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
+from ..report.prediction import DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
@@ -248,11 +248,7 @@ def _growing_ops(sg: Subgraph) -> set[int]:
     return found
 
 
-# An op whose feature lies beyond DOMAIN_FACTOR times the largest value its law was fitted on, or below the
-# smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2 is a choice, not a fit
-# (docs/predict.md, "Confidence"): an op a little past the suite's extremes stays high; a layer four times
-# the largest fitted, or a shape computation of a few elements under a law fitted from 1 K up, is flagged.
-DOMAIN_FACTOR = 2.0
+# DOMAIN_FACTOR (report/prediction.py): beyond it, an op is predicted by extrapolation.
 FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "input elements",
                   "out": "output elements", "params": "weights", "taps": "taps", "tiled_macs": "tiled MACs",
                   "trips": "trips", "copied": "copied elements", "growing_trips": "growing trips",

@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
+from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
@@ -157,11 +158,6 @@ class Drift:
                 "reference_ms_now": self.reference_ms_now, "why": self.why, "cpu_share": self.cpu_share}
 
 
-# Below this share of CPU time while timing the drift reference, the machine is oversubscribed: the reference's
-# short invokes are rarely preempted (their medians, and so the factor, barely move), but an invoke longer than a
-# scheduler slice is, and a whole model's median then grows with its length: measured here at a load of 10 on 2
-# cores, the reference 1.00x, MobileNetV1 0.25 (0.2 ms) 1.0x, MobileNetV2 (3.3 ms) 3.5x, ResNet50 (34 ms) 3.2x.
-BUSY_SHARE = 0.8
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..latency.predict import DOMAIN_FACTOR
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
-from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
+from ..report.prediction import BUSY_SHARE, DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from .text import clip
-from ..latency.profile import BUSY_SHARE
 
 _FLAG_SHORT = {QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws", FOREIGN_PROFILE: "foreign profile (--force)",
                DOMAINS_UNKNOWN: "domains unknown"}

@@ -10,6 +10,18 @@ from typing import Any, Mapping
 
 from .measured import split_known
 
+# An op whose feature lies beyond DOMAIN_FACTOR times the largest value its law was fitted on, or below the
+# smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2 is a choice, not a fit
+# (docs/predict.md, "Confidence"): an op a little past the suite's extremes stays high; a layer four times
+# the largest fitted, or a shape computation of a few elements under a law fitted from 1 K up, is flagged.
+DOMAIN_FACTOR = 2.0
+
+# Below this share of CPU time while timing the drift reference, the machine is oversubscribed: the reference's
+# short invokes are rarely preempted (their medians, and so the factor, barely move), but an invoke longer than a
+# scheduler slice is, and a whole model's median then grows with its length: measured here at a load of 10 on 2
+# cores, the reference 1.00x, MobileNetV1 0.25 (0.2 ms) 1.0x, MobileNetV2 (3.3 ms) 3.5x, ResNet50 (34 ms) 3.2x.
+BUSY_SHARE = 0.8
+
 
 @dataclass(frozen=True)
 class ProfileInfo:
