@@ -377,3 +377,12 @@ def test_a_format_is_one_module_in_render_formats():
     with pytest.raises(ValueError, match="extension"):
         pkg.register_format("json-lines", (".json",), order=99)  # .json already selects json
     assert "json-lines" not in pkg.FORMATS
+
+
+def test_partitions_per_subgraph_fold_for_many_subgraphs():
+    # an LLM bundle's subgraphs made a 1,700-character line: the first eight, then the rest as one count
+    from tflite_flops.render.placement import _per_subgraph
+
+    assert _per_subgraph({"0": 3, "1": 0}) == "subgraph 0: 3, subgraph 1: 0"
+    line = _per_subgraph({str(i): 2 for i in range(40)})
+    assert line.startswith("subgraph 0: 2, subgraph 1: 2,") and line.endswith("subgraph 7: 2 … and 32 more subgraphs: 64")

@@ -3,6 +3,8 @@ the kept ops grouped by reason."""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..ops.placement import DELEGATE_NAMES
 from ..report import DelegatePlacement, OpRecord, Report
 from ..report import columns as declared
@@ -80,8 +82,7 @@ def placement_lines(report: Report) -> list[str]:
                        + (f"{len(differ)} op(s) differ: {', '.join(differ[:6])}{' …' if len(differ) > 6 else ''}"
                           if differ else ""))
         if len(d.partitions_by_subgraph) > 1:
-            per = ", ".join(f"subgraph {s}: {n}" for s, n in d.partitions_by_subgraph.items())
-            out.append(f"  partitions per subgraph: {per}")
+            out.append(f"  partitions per subgraph: {_per_subgraph(d.partitions_by_subgraph)}")
         for category, items in kept_groups(report, key):
             n = sum(len(ops) for _, _, ops in items)
             out.append(f"  kept, {category} ({n} op{'s' if n != 1 else ''}):")
@@ -91,3 +92,15 @@ def placement_lines(report: Report) -> list[str]:
             if len(items) > _MAX_GROUPS:
                 out.append(f"    … {len(items) - _MAX_GROUPS} more kinds")
     return out
+
+
+_MAX_SUBGRAPHS = 8  # subgraphs listed on the "partitions per subgraph" line; the others are summed
+
+
+def _per_subgraph(partitions: Mapping[str, int]) -> str:
+    """"subgraph 0: 3, subgraph 1: 3": the first subgraphs with partitions, folded for a model of many (an LLM
+    bundle's 1,700-character line): the rest as one count."""
+    items = list(partitions.items())
+    shown = ", ".join(f"subgraph {s}: {n}" for s, n in items[:_MAX_SUBGRAPHS])
+    rest = items[_MAX_SUBGRAPHS:]
+    return shown + (f" … and {len(rest)} more subgraphs: {sum(n for _, n in rest)}" if rest else "")
