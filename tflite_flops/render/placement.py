@@ -20,9 +20,15 @@ def delegate_name(key: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def placement_source(d: DelegatePlacement) -> str:
-    """Where a placement comes from, as the reports say it."""
-    return "as measured on the device" if d.source == "device" else "predicted from the delegate's rules"
+UNCHECKED = {"gpu": "never checked on a real GPU"}  # predicted placements no runtime has confirmed (docs/placement.md)
+
+
+def placement_source(d: DelegatePlacement, key: str = "") -> str:
+    """Where a placement comes from, as the reports say it; a prediction no runtime has checked says so (the
+    GPU delegate's: XNNPACK's is held to LiteRT's own plan by the tests)."""
+    if d.source == "device":
+        return "as measured on the device"
+    return "predicted from the delegate's rules" + (f"; {UNCHECKED[key]}" if key in UNCHECKED else "")
 
 
 def taken(o: OpRecord, key: str) -> bool | None:
@@ -72,7 +78,7 @@ def placement_lines(report: Report) -> list[str]:
     out: list[str] = []
     for key in report.delegation:
         d = report.delegation[key]
-        source = placement_source(d)
+        source = placement_source(d, key)
         names = d.extra.get("delegates") if key == "device" else None
         by = f" by {', '.join(names)}" if names else ""
         out.append(f"{delegate_name(key)} ({source}{by}): {placement_summary(report, key)}")
