@@ -1,9 +1,9 @@
 """The calibration suite times the op types and precisions real models ran on stand-in laws (issue 29): the
 shape arithmetic around a computed RESHAPE (SHAPE, REDUCE_PROD, STRIDED_SLICE, CONCATENATION, PACK in int32),
 a loop's scalar LESS / ADD / LOGICAL_AND, the int8 layer norm's SQUARED_DIFFERENCE and RSQRT and the int8
-GELU on the builtin kernels, an LSTM's SPLIT. Each family has points in the full and the quick suite, each
-point is one op that the analysis keys to that family's law, and a profile fitted on them (timings injected:
-no clock) predicts those ops by their own law, not a stand-in."""
+GELU on the builtin kernels, an LSTM's SPLIT and its GATHER of a time step. Each family has points in the full
+and the quick suite, each point is one op that the analysis keys to that family's law, and a profile fitted on
+them (timings injected: no clock) predicts those ops by their own law, not a stand-in."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ STANDIN_KEYS = (("SHAPE", "float32", B), ("SHAPE", "int8", B), ("REDUCE_PROD", "
                 ("STRIDED_SLICE", "int32", B), ("CONCATENATION", "int32", B), ("PACK", "int32", B),
                 ("LESS", "int32", B), ("ADD", "int32", B), ("LOGICAL_AND", "bool", B), ("RESHAPE", "int32", B),
                 ("SQUARED_DIFFERENCE", "int8", B), ("RSQRT", "int8", B), ("GELU", "int8", B),
-                ("SPLIT", "float32", X), ("SPLIT", "float32", B))
+                ("SPLIT", "float32", X), ("SPLIT", "float32", B), ("GATHER", "float32", B))
 
 
 def _standin_points(quick: bool):
@@ -32,7 +32,8 @@ def _standin_points(quick: bool):
 
 @pytest.mark.parametrize("quick", [False, True])
 def test_every_standin_family_has_suite_points(quick):
-    from tflite_flops.latency.suite import GELUS_INT8, LAYER_NORMS_INT8, SHAPE_OPS, SPLITS, suite
+    from tflite_flops.latency.suite import (GATHER_STEPS, GATHERS, GELUS_INT8, LAYER_NORMS_INT8, SHAPE_OPS,
+                                            SPLITS, suite)
 
     points = suite(quick)
     count = collections.Counter((p.family, p.precision) for p in points)
@@ -40,11 +41,12 @@ def test_every_standin_family_has_suite_points(quick):
         assert count[op, prec] >= 1, (op, prec)
     for op in ("SQUARED_DIFFERENCE", "RSQRT", "GELU"):
         assert count[op, "int8"] >= 1, op
-    assert count["SPLIT", "float32"] >= 1
+    assert count["SPLIT", "float32"] >= 1 and count["GATHER", "float32"] >= 1
     if not quick:  # every shape, with and without XNNPACK
         assert sum(count[op, prec] for op, prec in {(o, p) for o, _, p in SHAPE_OPS}) == 2 * len(SHAPE_OPS)
         assert count["SQUARED_DIFFERENCE", "int8"] == count["RSQRT", "int8"] == 2 * len(LAYER_NORMS_INT8)
         assert count["GELU", "int8"] >= 2 * len(GELUS_INT8) and count["SPLIT", "float32"] == 2 * len(SPLITS)
+        assert count["GATHER", "float32"] == 2 * (len(GATHER_STEPS) + len(GATHERS))  # and the embedding lookups
     assert len({p.key for p in points}) == len(points)
 
 

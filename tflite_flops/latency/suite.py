@@ -559,6 +559,16 @@ def rsqrt_int8(shape: tuple[int, ...]) -> Callable[[ModelWriter], Any]:
     return make
 
 
+def gather_step(shape: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
+    """GATHER of one row (a constant scalar index) of an activation: a converted RNN takes its time step this way."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        x = _act(w, shape, prec)
+        y = _act(w, shape[1:], prec)
+        w.op("GATHER", [x, w.tensor((), "int32", np.array(shape[0] // 2))], [y], "GatherOptions", axis=0, batchDims=0)
+        return [x], [y]
+    return make
+
+
 def split(shape: tuple[int, int], parts: int, prec: str) -> Callable[[ModelWriter], Any]:
     """SPLIT of a [1, n] activation into ``parts`` along its last axis (an LSTM cell's four gates)."""
     def make(w: ModelWriter) -> tuple[list[int], list[int]]:
@@ -582,11 +592,12 @@ LAYER_NORMS_INT8 = (((1, 32, 32, 96), (1, 32, 32, 1)), ((1, 64, 128), (1, 64, 1)
                     ((1, 8, 8, 384), (1, 8, 8, 1)))
 GELUS_INT8 = ((1, 32, 32, 384), (1, 64, 512), (1, 144, 768), (1, 8, 8, 1536))
 SPLITS = (((1, 512), 4), ((1, 256), 4), ((1, 384), 3))
+GATHER_STEPS = ((64, 1, 64), (64, 1, 128), (16, 1, 32))
 
 
 def standin_models(add: Callable[[str, str, int, str, Callable[[ModelWriter], Any]], None]) -> None:
     """Add the points of the op types and precisions real models run that no other family times (SHAPE_OPS,
-    LAYER_NORMS_INT8, GELUS_INT8, SPLITS) with ``add`` (``models``' adder: family, precision, index, id, make)."""
+    LAYER_NORMS_INT8, GELUS_INT8, SPLITS, GATHER_STEPS) with ``add`` (``models``' adder)."""
     for i, (op, dims, prec) in enumerate(SHAPE_OPS):
         add(op, prec, i, _name(dims or "scalar"), shape_op(op, dims, prec))
     for i, (a, b) in enumerate(LAYER_NORMS_INT8):
@@ -596,6 +607,8 @@ def standin_models(add: Callable[[str, str, int, str, Callable[[ModelWriter], An
         add("GELU", "int8", i, _name(shape), unary("GELU", shape, "int8"))
     for i, (shape, parts) in enumerate(SPLITS):
         add("SPLIT", "float32", i, _name(shape, parts), split(shape, parts, "float32"))
+    for i, shape in enumerate(GATHER_STEPS):
+        add("GATHER", "float32", i, _name("step", shape), gather_step(shape, "float32"))
 
 
 def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
