@@ -243,6 +243,7 @@ def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_
 
     from tflite_flops.analysis import analyze_model
     from tflite_flops.latency.pack import import_pack
+    from tflite_flops.measure.runtime import fill_inputs
 
     pack = tmp_path / "pack"
     r = run("calibrate", "--export-pack", str(pack), "--quick")
@@ -257,6 +258,7 @@ def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_
         assert analyze_model(data).ops  # our reader
         interp = Interpreter(model_content=data)  # LiteRT
         interp.allocate_tensors()
+        fill_inputs(interp)  # random inputs in the ranges benchmark_model uses (a GATHER's indices in range)
         interp.invoke()
     # a phone's CSV op profiles for the overhead chains and the ADD points (hand-written: 1 us + 1 ns per input element)
     header = ("Operator-wise Profiling Info for Regular Benchmark Runs:\n" + "=" * 30 + " Run Order " + "=" * 30 +

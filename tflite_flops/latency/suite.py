@@ -38,7 +38,8 @@ class SuitePoint:
 
     id: str
     family: str  # the op type it calibrates, or OVERHEAD
-    precision: str  # one of PRECISIONS: how the model is written (the law's precision comes from the analysis)
+    precision: str  # one of PRECISIONS (int32, bool: shape arithmetic): how the model is written (the law's
+    # precision comes from the analysis)
     delegate: bool  # timed with XNNPACK on
     quick: bool  # part of the --quick suite
     make: Callable[[ModelWriter], tuple[list[int], list[int]]] = field(compare=False, repr=False)
@@ -512,7 +513,115 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
             add("GATHER", prec, i, _name(*dims), gather(*dims, prec))
     for i, (op, shape) in enumerate(CONVERTS):
         add(op, "int8", i, _name(shape), convert(op, shape))
+    standin_models(add)
     return out
+
+
+# ---- the ops real models run that the families above miss (they were predicted by stand-in laws) ---------
+
+def shape_op(op: str, dims: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
+    """One op of the shape arithmetic converters emit around a RESHAPE whose shape is computed (Keras
+    ConvNeXt, EfficientNet, RNNs), on the builtin kernels: SHAPE of a [dims] activation; REDUCE_PROD of an
+    int32 [dims[0]] vector; STRIDED_SLICE of one element of it; CONCATENATION of int32 vectors of sizes
+    ``dims``; PACK of ``dims[0]`` int32 scalars; LESS, ADD (int32) or LOGICAL_AND (bool) of two scalars
+    (a loop's counter); RESHAPE of an int32 scalar to [1]."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        if op == "SHAPE":
+            x, y = _act(w, dims, prec), w.tensor((len(dims),), "int32")
+            w.op(op, [x], [y], "ShapeOptions", outType=w.fb.TensorType.INT32)
+            return [x], [y]
+        if op == "CONCATENATION":
+            xs = [w.tensor((d,), "int32") for d in dims]
+            y = w.tensor((sum(dims),), "int32")
+            w.op(op, xs, [y], "ConcatenationOptions", axis=0)
+            return xs, [y]
+        if op == "PACK":
+            xs = [w.tensor((), "int32") for _ in range(dims[0])]
+            y = w.tensor((dims[0],), "int32")
+            w.op(op, xs, [y], "PackOptions", valuesCount=dims[0], axis=0)
+            return xs, [y]
+        if op in ("LESS", "ADD", "LOGICAL_AND"):
+            dtype = "bool" if op == "LOGICAL_AND" else "int32"
+            a, b = w.tensor((), dtype), w.tensor((), dtype)
+            y = w.tensor((), "int32" if op == "ADD" else "bool")
+            w.op(op, [a, b], [y], {"ADD": "AddOptions", "LESS": "LessOptions", "LOGICAL_AND": "LogicalAndOptions"}[op])
+            return [a, b], [y]
+        x = w.tensor(dims, "int32")
+        if op == "REDUCE_PROD":
+            y = w.tensor((), "int32")
+            w.op(op, [x, w.tensor((1,), "int32", np.array([0]))], [y], "ReducerOptions", keepDims=False)
+        elif op == "STRIDED_SLICE":
+            y = w.tensor((), "int32")
+            begin, end = w.tensor((1,), "int32", np.array([1])), w.tensor((1,), "int32", np.array([2]))
+            w.op(op, [x, begin, end, w.tensor((1,), "int32", np.array([1]))], [y], "StridedSliceOptions",
+                 shrinkAxisMask=1)
+        else:  # RESHAPE of a scalar
+            y = w.tensor((1,), "int32")
+            w.op(op, [x, w.tensor((1,), "int32", np.array([1]))], [y], "ReshapeOptions")
+        return [x], [y]
+    return make
+
+
+def rsqrt_int8(shape: tuple[int, ...]) -> Callable[[ModelWriter], Any]:
+    """RSQRT of an int8 activation whose zero point is its lowest value (the kernel refuses negative inputs)."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        x = w.tensor(shape, "int8", quant=Quant.of(IN_SCALE, -128))
+        y = _act(w, shape, "int8", out=True)
+        w.op("RSQRT", [x], [y])
+        return [x], [y]
+    return make
+
+
+def gather_step(shape: tuple[int, ...], prec: str) -> Callable[[ModelWriter], Any]:
+    """GATHER of one row (a constant scalar index) of an activation: a converted RNN takes its time step this way."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        x = _act(w, shape, prec)
+        y = _act(w, shape[1:], prec)
+        w.op("GATHER", [x, w.tensor((), "int32", np.array(shape[0] // 2))], [y], "GatherOptions", axis=0, batchDims=0)
+        return [x], [y]
+    return make
+
+
+def split(shape: tuple[int, int], parts: int, prec: str) -> Callable[[ModelWriter], Any]:
+    """SPLIT of a [1, n] activation into ``parts`` along its last axis (an LSTM cell's four gates)."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        x = _act(w, shape, prec)
+        ys = [_act(w, (shape[0], shape[1] // parts), prec) for _ in range(parts)]
+        w.op("SPLIT", [w.tensor((), "int32", np.array(1)), x], ys, "SplitOptions", numSplits=parts)
+        return [x], ys
+    return make
+
+
+# (op, dims, precision): the shape arithmetic (precision: SHAPE's input's; the others are int32 or bool), the
+# int8 layer norm's SQUARED_DIFFERENCE and RSQRT and the int8 GELU (builtin kernels: XNNPACK takes none of
+# them), and an LSTM's SPLIT, at the shapes of Keras ConvNeXt-tiny, EfficientNet, MobileNetV3, the encoder,
+# the ViT and the RNNs of benchmarks/predict_accuracy.py
+SHAPE_OPS = (("SHAPE", (1, 32, 32, 96), "float32"), ("SHAPE", (1, 32), "float32"), ("SHAPE", (1, 32, 32, 96), "int8"),
+             ("SHAPE", (1, 192), "int8"), ("REDUCE_PROD", (3,), "int32"), ("REDUCE_PROD", (2,), "int32"),
+             ("STRIDED_SLICE", (2,), "int32"), ("STRIDED_SLICE", (4,), "int32"), ("CONCATENATION", (3, 1), "int32"),
+             ("CONCATENATION", (1, 2), "int32"), ("PACK", (2,), "int32"), ("PACK", (4,), "int32"),
+             ("LESS", (), "int32"), ("ADD", (), "int32"), ("LOGICAL_AND", (), "bool"), ("RESHAPE", (), "int32"))
+LAYER_NORMS_INT8 = (((1, 32, 32, 96), (1, 32, 32, 1)), ((1, 64, 128), (1, 64, 1)), ((1, 144, 192), (1, 144, 1)),
+                    ((1, 8, 8, 384), (1, 8, 8, 1)))
+GELUS_INT8 = ((1, 32, 32, 384), (1, 64, 512), (1, 144, 768), (1, 8, 8, 1536))
+SPLITS = (((1, 512), 4), ((1, 256), 4), ((1, 384), 3))
+GATHER_STEPS = ((64, 1, 64), (64, 1, 128), (16, 1, 32))
+
+
+def standin_models(add: Callable[[str, str, int, str, Callable[[ModelWriter], Any]], None]) -> None:
+    """Add the points of the op types and precisions real models run that no other family times (SHAPE_OPS,
+    LAYER_NORMS_INT8, GELUS_INT8, SPLITS, GATHER_STEPS) with ``add`` (``models``' adder)."""
+    for i, (op, dims, prec) in enumerate(SHAPE_OPS):
+        add(op, prec, i, _name(dims or "scalar"), shape_op(op, dims, prec))
+    for i, (a, b) in enumerate(LAYER_NORMS_INT8):
+        add("SQUARED_DIFFERENCE", "int8", i, _name(a, b), binary("SQUARED_DIFFERENCE", a, b, "NONE", "int8"))
+        add("RSQRT", "int8", i, _name(b), rsqrt_int8(b))
+    for i, shape in enumerate(GELUS_INT8):
+        add("GELU", "int8", i, _name(shape), unary("GELU", shape, "int8"))
+    for i, (shape, parts) in enumerate(SPLITS):
+        add("SPLIT", "float32", i, _name(shape, parts), split(shape, parts, "float32"))
+    for i, shape in enumerate(GATHER_STEPS):
+        add("GATHER", "float32", i, _name("step", shape), gather_step(shape, "float32"))
 
 
 def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
