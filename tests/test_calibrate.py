@@ -350,3 +350,28 @@ def test_the_range_is_the_op_part_s_error_as_prediction_applies_it():
     own = op_residuals(dict(fitted.coefficients), [Sample(f, 10.0 + t, 10.0) for t in (1.0, 2.0, 3.0)])
     assert fitted.log_low == pytest.approx(float(np.percentile(own, 10)))
     assert fitted.log_high == pytest.approx(float(np.percentile(own, 90)))
+
+
+def test_the_suite_has_convolutions_with_large_weights_at_few_positions_in_every_precision():
+    """The laws must see weights read from beyond the L2 at few output positions (ResNet's and Inception's last
+    stages), apart from their MACs: without such points the cost folds into the cost per MAC (the real-family
+    residual, docs/notes/predict-whole-model-residual.md)."""
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.measure import runtimes
+    from tflite_flops.latency.calibrate import analyse
+    from tflite_flops.latency.suite import PRECISIONS, WIDE_CONVS, build, suite
+
+    fb = runtimes.schema_module("litert")
+    names = {"-".join(map(str, c)) for c in WIDE_CONVS}
+    wide = [p for p in suite() if p.family == "CONV_2D" and p.delegate
+            and "-".join(p.id.split("-")[2:7]) in names]
+    assert {p.precision for p in wide} == set(PRECISIONS) and len(wide) == len(WIDE_CONVS) * len(PRECISIONS)
+    for p in wide:
+        if p.precision != "float32":
+            continue
+        (f,) = analyse(p, build(fb, p)).features
+        positions = f.values["out"] // int(p.id.split("-")[4])  # output elements over output channels
+        assert f.values["params"] >= 2 ** 19 and positions <= 64, p.id
+    fits = [p for p in suite(quick=True) if p.family == "CONV_2D"]
+    assert not any("-".join(p.id.split("-")[2:7]) in names for p in fits)  # the quick suite stays small
