@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
+from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
 from .predict import loop_reprepare, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
@@ -266,10 +266,15 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
     invoke_us, partition_us = fit_overheads(chains[False], chains[True])
     samples = []
     for a in analysed:
-        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1:
+        lead = a.point.lead  # a point run after its lead's op (suite.after_qd8): the lead's own time is taken out
+        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1 + bool(lead) or (lead and lead not in medians):
             continue
         overhead = invoke_us + partition_us * a.partitions
-        samples.append(Sample(a.features[0], medians[a.point.key], overhead, a.point.key))
+        feature = a.features[-1]
+        if lead:  # its op is builtin after a qd8 kernel: the law of that placement
+            overhead += max(medians[lead] - invoke_us - partition_us, 0.0)
+            feature = replace(feature, placement=AFTER_QD8_PLACEMENT)
+        samples.append(Sample(feature, medians[a.point.key], overhead, a.point.key))
     return samples, invoke_us, partition_us
 
 

@@ -39,7 +39,7 @@ from ..report.prediction import DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE,
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
+from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
 from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
@@ -339,11 +339,17 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     low_confidence: dict[OpKey, str] = {}
     low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
+    after_qd8: dict[int, bool] = {}  # per subgraph: the op run last was one of XNNPACK's qd8 (hybrid) kernels
     for o in ops:
         if o.phase != "inference":
             continue
         key = (o.subgraph, o.index)
         delegated = bool(xnnpack_on and o.xnnpack)
+        placement = XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT
+        if not (delegated and key in fused):  # a fused op (a clamp) runs inside the kernel it is folded into
+            if not delegated and after_qd8.get(o.subgraph):
+                placement = AFTER_QD8_PLACEMENT
+            after_qd8[o.subgraph] = delegated and o.precision == "hybrid"
         if delegated and o.xnnpack_partition is not None:
             slot = (o.subgraph, o.xnnpack_partition)
             partition_runs[slot] = max(partition_runs.get(slot, 0), o.executions)
@@ -355,8 +361,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT, trips.get(key, 0),
-                               loops.get(key, (0, 0)), law_tile(profile.machine.target))
+        features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), law_tile(profile.machine.target))
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1

@@ -38,6 +38,10 @@ JSON_FILE_CAP = 256 * MiB  # a device profile or a pack manifest: a full calibra
 
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
+# A builtin op that runs right after one of XNNPACK's dynamically quantized (qd8) GEMM kernels, as a dynamic-range
+# model's builtin hybrid DEPTHWISE_CONV_2D does: it takes about 2.9x as long there (docs/notes/predict-hybrid-rnn.md).
+# Its law is fitted on the suite's after-qd8 points; an op without one is predicted by its builtin law.
+AFTER_QD8_PLACEMENT = "builtin-after-qd8"
 
 
 class ProfileError(TfliteFlopsError):
@@ -65,7 +69,7 @@ class OpFeatures:
 
     family: str  # the op type, or a family name shared by op types that cost alike (see op_features)
     precision: str  # OpRecord.precision: float32, float16, int8, hybrid, ...
-    placement: str  # "xnnpack" or "builtin"
+    placement: str  # "xnnpack", "builtin" or AFTER_QD8_PLACEMENT
     values: Mapping[str, float] = field(default_factory=dict)  # named features; "1" is always 1.0
 
     @property
@@ -225,6 +229,9 @@ class DeviceProfile:
     def _resolve(self, features: OpFeatures) -> tuple[Law, str | None] | None:
         index = self._index()
         family, precision, placement = features.key
+        if placement == AFTER_QD8_PLACEMENT:  # its own law at this placement, else as any builtin op
+            law = index.get(features.key)
+            return (law, None) if law is not None else self._resolve(replace(features, placement=BUILTIN_PLACEMENT))
         group = group_of(family)
         precisions = (precision, *PRECISION_FALLBACK.get(precision, ("float32",)))
         other = BUILTIN_PLACEMENT if placement == XNNPACK_PLACEMENT else XNNPACK_PLACEMENT

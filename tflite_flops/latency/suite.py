@@ -42,6 +42,9 @@ class SuitePoint:
     delegate: bool  # timed with XNNPACK on
     quick: bool  # part of the --quick suite
     make: Callable[[ModelWriter], tuple[list[int], list[int]]] = field(compare=False, repr=False)
+    # the key of a point whose op this point's model runs first, on its own input (AFTER_QD8): calibration takes
+    # that point's time out of this one's; "" for a point of one op
+    lead: str = ""
 
     @property
     def key(self) -> str:
@@ -128,6 +131,18 @@ def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[
              strideH=s, depthMultiplier=1, fusedActivationFunction=ACTIVATIONS[act], dilationWFactor=1,
              dilationHFactor=1)
         return [x], [y]
+    return make
+
+
+def after_qd8(make_op: Callable[[ModelWriter], Any]) -> Callable[[ModelWriter], Any]:
+    """``make_op``'s model with AFTER_QD8's dynamically quantized FULLY_CONNECTED run first, on an input of its own:
+    what LiteRT's builtin hybrid kernels meet inside a dynamic-range model, where XNNPACK's qd8 ops run
+    between them (docs/notes/predict-hybrid-rnn.md: a builtin hybrid DEPTHWISE_CONV_2D takes 2.9x longer
+    after one, whatever it reads)."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        lead_in, lead_out = fully_connected(*AFTER_QD8, "NONE", "hybrid")(w)
+        inputs, outputs = make_op(w)
+        return [*lead_in, *inputs], [*lead_out, *outputs]
     return make
 
 
@@ -444,6 +459,10 @@ LAYOUTS = (("RESHAPE", (1, 7, 7, 1280), (1, 62720)), ("TRANSPOSE", (1, 128, 4, 6
 GATHERS = ((1000, 64, 16), (5000, 128, 128), (100, 16, 4))
 CONVERTS = (("QUANTIZE", (1, 224, 224, 3)), ("DEQUANTIZE", (1, 28, 28, 64)), ("QUANTIZE", (1, 8, 8, 16)),
             ("DEQUANTIZE", (1, 1000)))
+# The hybrid DEPTHWISE_CONV_2D points of an XNNPACK suite are timed once more after a tiny dynamically quantized
+# FULLY_CONNECTED on the delegate (its own point, AFTER_QD8: [m, k] x [n, k]), as in a dynamic-range model: the
+# law of profile.AFTER_QD8_PLACEMENT
+AFTER_QD8, AFTER_QD8_FAMILIES = (1, 16, 10), ("DEPTHWISE_CONV_2D",)
 QUICK_EVERY = 2  # --quick keeps every other shape of each list, and the third (a small one in every list)
 
 
@@ -512,9 +531,12 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     chains come in both configurations.
     """
     points: list[SuitePoint] = []
+    lead = f"FULLY_CONNECTED-hybrid-{_name(*AFTER_QD8, 'NONE')}@x"
     for ident, family, prec, in_quick, make in models():
         if quick and not in_quick:
             continue
+        if xnnpack and prec == "hybrid" and family in AFTER_QD8_FAMILIES:  # also timed as in a model, after the lead
+            points.append(SuitePoint(f"{ident}-after-qd8", family, prec, True, in_quick, after_qd8(make), lead))
         if xnnpack:
             points.append(SuitePoint(ident, family, prec, True, in_quick, make))
             points.append(SuitePoint(ident, family, prec, False, in_quick, make))
