@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
-from .predict import loop_reprepare, while_trips
+from .predict import loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
@@ -222,10 +222,12 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     report = analyze_model(model, settings)
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
+    passed = while_passthrough(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
     tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
-                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile)
+                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
+                              passed.get((o.subgraph, o.index), 0))
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:

@@ -530,7 +530,7 @@ def _tiled_macs(record: Any, tile: int = CHANNEL_TILE) -> float:
 
 
 def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
-                tile: int = CHANNEL_TILE) -> OpFeatures:
+                tile: int = CHANNEL_TILE, passed: int = 0) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -548,7 +548,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
       ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
-    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip);
+    * ``copied``: ``trips`` x the elements of its inputs less ``passed``, those of the loop variables its body
+      passes through unchanged (``predict.while_passthrough``: LiteRT does not copy them): the elements copied;
     * ``growing_trips``, ``reshaped``: for a WHILE whose body has ops with outputs that change shape every
       trip, ``trips``, and ``trips`` x the delegated ops LiteRT re-prepares after them every trip
       (``loop``, from ``predict.loop_reprepare``: (1 or 0, those ops)); 0 for other ops and loops.
@@ -571,7 +572,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "taps": _taps(record) / runs,
         "tiled_macs": _tiled_macs(record, tile) / runs,
         "trips": float(trips),
-        "copied": float(trips * inputs),
+        "copied": float(trips * max(inputs - passed, 0)),
         "growing_trips": float(trips * loop[0]),
         "reshaped": float(trips * loop[1]),
     }

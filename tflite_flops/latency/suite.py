@@ -430,6 +430,9 @@ DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (
 FCS = ((1, 1024, 1000), (16, 256, 1024), (1, 64, 10), (64, 256, 256), (1, 256, 256), (128, 512, 512),
        (8, 16, 8), (1, 2048, 1000), (32, 128, 128), (1, 512, 10), (128, 256, 1024), (4, 1024, 1024),
        (1, 16, 10), (1, 128, 64), (2, 32, 16))
+# The gate matmuls of Keras LSTM/GRU cells (one step: [1, inputs or units] x [4 or 3 x units, ...]): weights of
+# 16-512 KiB read every trip of the loop, where the larger FCS above (MiB of weights) cost more per weight
+RNN_FCS = ((1, 128, 512), (1, 64, 384), (1, 256, 1024), (1, 32, 128))
 BMMS = ((4, 64, 64, 64), (8, 128, 64, 128), (1, 16, 16, 16), (8, 128, 128, 64), (2, 32, 32, 32), (12, 64, 64, 64),
         (4, 1, 16, 8), (8, 1, 32, 64), (2, 4, 8, 4), (4, 8, 16, 8))  # the last four: a small decoder's attention
 TCONVS = ((16, 16, 8, 3, 2), (28, 64, 32, 3, 2), (8, 8, 8, 2, 2), (8, 16, 8, 3, 2), (14, 32, 32, 3, 2),
@@ -491,6 +494,8 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
         for i, (m, k, n) in enumerate(FCS):
             act = ACTS[i % 2]
             add("FULLY_CONNECTED", prec, i, _name(m, k, n, act), fully_connected(m, k, n, act, prec))
+        for i, (m, k, n) in enumerate(RNN_FCS):
+            add("FULLY_CONNECTED", prec, i, _name(m, k, n, "NONE"), fully_connected(m, k, n, "NONE", prec))
     for prec in ("float32", "int8"):
         for i, dims in enumerate(BMMS):
             add("BATCH_MATMUL", prec, i, _name(*dims), batch_matmul(*dims, prec))

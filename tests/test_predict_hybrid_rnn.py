@@ -1,4 +1,6 @@
-"""A builtin op run right after one of XNNPACK's dynamically quantized (qd8) kernels: its own law.
+"""What the real-family benchmark's dynamic-range MobileNets and Keras RNNs needed (docs/notes/predict-hybrid-rnn.md).
+
+A builtin op run right after one of XNNPACK's dynamically quantized (qd8) kernels has its own law.
 
 In a dynamic-range MobileNet every builtin hybrid DEPTHWISE_CONV_2D runs right after a delegated hybrid
 CONV_2D, and takes about 2.9x as long there as alone (docs/notes/predict-hybrid-rnn.md). The suite times
@@ -10,11 +12,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
 from tflite_flops.latency.calibrate import Analysed, samples_of
 from tflite_flops.latency.predict import predict_ops
 from tflite_flops.latency.profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile,
                                           Law, Machine, OpFeatures)
-from tflite_flops.latency.suite import AFTER_QD8_FAMILIES, DEPTHWISES, OVERHEAD, SuitePoint, suite
+from tflite_flops.latency.suite import AFTER_QD8_FAMILIES, DEPTHWISES, OVERHEAD, PRECISIONS, RNN_FCS, SuitePoint, suite
 
 
 def test_every_hybrid_depthwise_point_is_timed_once_more_after_its_lead_in_an_xnnpack_suite():
@@ -93,3 +97,40 @@ def test_a_builtin_op_right_after_a_qd8_kernel_is_predicted_by_the_after_qd8_law
     # a profile without the after-qd8 law (calibrated before it existed) predicts those ops by their builtin law
     old = predict_ops(ops, _profile(*(law for law in laws if law.placement != AFTER_QD8_PLACEMENT)), fused)
     assert round(old.predicted_ms[(0, 1)] * 1000.0, 6) == 100.0 and old.fallback_ops == 0
+
+
+def test_the_suite_times_the_gate_matmuls_of_rnn_cells_in_every_precision_with_and_without_the_delegate():
+    ids = {p.key for p in suite()}
+    for prec in PRECISIONS:
+        for m, k, n in RNN_FCS:
+            for where in ("x", "b"):
+                assert f"FULLY_CONNECTED-{prec}-{m}-{k}-{n}-NONE@{where}" in ids
+    assert len(RNN_FCS) == 4
+    rnn = [p for p in suite(True) if p.family == "FULLY_CONNECTED" and p.id.endswith("-NONE") and
+           any(p.id.endswith(f"-{m}-{k}-{n}-NONE") for m, k, n in RNN_FCS)]
+    assert len(rnn) == 2 * 2 * len(PRECISIONS)  # --quick keeps two of the four shapes, timed both ways
+
+
+def test_a_loop_variable_the_body_passes_through_is_not_counted_as_copied(samples_dir):
+    from tflite_flops.analysis import analyze_model
+    from tflite_flops.latency.predict import while_passthrough, while_trips
+    from tflite_flops.latency.profile import op_features
+    from tflite_flops.reader.load import load_model
+
+    model = load_model(str(samples_dir / "lstm.tflite"))
+    report = analyze_model(model)
+    trips, passed = while_trips(model, report.ops), while_passthrough(model, report.ops)
+    loops = [o for o in report.ops if (o.subgraph, o.index) in trips]
+    assert len(loops) == 2 and set(passed) <= set(trips)
+    counted = 0
+    for o in loops:
+        key = (o.subgraph, o.index)
+        body = model.subgraphs[model.subgraphs[o.subgraph].operators[o.index].subgraph_refs["body_subgraph_index"]]
+        same = [j for j, (x, y) in enumerate(zip(body.inputs, body.outputs)) if x == y]
+        expected = sum(int(np.prod(o.inputs[j])) for j in same)
+        assert passed.get(key, 0) == expected
+        counted += bool(same)
+        every = sum(int(np.prod(s)) for s in o.inputs)
+        f = op_features(o, BUILTIN_PLACEMENT, trips[key], passed=passed.get(key, 0))
+        assert f.values["copied"] == trips[key] * (every - expected)
+    assert counted == 2  # each layer's loop passes its input sequence through
