@@ -444,7 +444,8 @@ def test_float_filters_are_packed_by_the_host_s_kernels(tmp_path):
 @pytest.mark.slow
 def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     # The calibration suite's one-op models (--quick: every op family XNNPACK takes, float32, fp16,
-    # dynamic-range and int8, small to MobileNet-sized shapes), each traced as above.
+    # dynamic-range and int8, small to MobileNet-sized shapes), each traced as above (not the points timed after
+    # a lead op: two ops, the last one off the delegate).
     from malloc_trace import delegate_bytes
 
     from tflite_flops.analysis.placement import place_subgraph

@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
-from .predict import loop_reprepare, while_trips
+from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
+from .predict import loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
@@ -222,10 +222,12 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     report = analyze_model(model, settings)
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
+    passed = while_passthrough(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
     tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
-                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile)
+                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
+                              passed.get((o.subgraph, o.index), 0))
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
@@ -266,10 +268,15 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
     invoke_us, partition_us = fit_overheads(chains[False], chains[True])
     samples = []
     for a in analysed:
-        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1:
+        lead = a.point.lead  # a point run after its lead's op (suite.after_qd8): the lead's own time is taken out
+        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1 + bool(lead) or (lead and lead not in medians):
             continue
         overhead = invoke_us + partition_us * a.partitions
-        samples.append(Sample(a.features[0], medians[a.point.key], overhead, a.point.key))
+        feature = a.features[-1]
+        if lead:  # its op is builtin after a qd8 kernel: the law of that placement
+            overhead += max(medians[lead] - invoke_us - partition_us, 0.0)
+            feature = replace(feature, placement=AFTER_QD8_PLACEMENT)
+        samples.append(Sample(feature, medians[a.point.key], overhead, a.point.key))
     return samples, invoke_us, partition_us
 
 

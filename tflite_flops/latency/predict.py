@@ -39,7 +39,7 @@ from ..report.prediction import DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE,
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
+from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
 from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
@@ -197,6 +197,32 @@ def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
     return trips
 
 
+def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
+    """Per WHILE, the elements of its loop variables that its body passes through unchanged (the body's output
+    is its input tensor: a Keras RNN's input sequence); WHILEs without any are left out. LiteRT does not copy
+    those between trips: a 64-trip loop with a pass-through variable of 1, 8192 or 262144 elements took 13.5,
+    13.5 and 14.1 us (docs/notes/predict-hybrid-rnn.md)."""
+    out: dict[OpKey, int] = {}
+    for o in ops:
+        if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
+            continue
+        body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
+        if body is None or not 0 <= body < len(model.subgraphs):
+            continue
+        sg = model.subgraphs[body]
+        shapes = getattr(o, "inputs", ()) or ()
+        passed = 0
+        for j, (x, y) in enumerate(zip(sg.inputs, sg.outputs)):
+            if x == y and j < len(shapes):
+                n = 1
+                for d in shapes[j]:
+                    n *= max(int(d), 0)
+                passed += n
+        if passed:
+            out[(o.subgraph, o.index)] = passed
+    return out
+
+
 def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool) -> dict[OpKey, tuple[int, int]]:
     """Per WHILE whose body has ops with outputs that change shape every trip: (1, the delegated ops LiteRT
     re-prepares every trip); WHILEs without such ops are left out.
@@ -314,14 +340,17 @@ class OpPredictions:
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
                 trips: Mapping[OpKey, int] | None = None,
                 loops: Mapping[OpKey, tuple[int, int]] | None = None,
-                penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0) -> OpPredictions:
+                penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0,
+                passed: Mapping[OpKey, int] | None = None) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
     ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
     (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
     out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
     law's time and to both ends of its range; ``invoke_penalty``: the microseconds the invoke's own state costs
-    out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads."""
+    out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads; ``passed``: the
+    loop-variable elements each WHILE passes through uncopied (:func:`while_passthrough`)."""
     trips = trips or {}
+    passed = passed or {}
     loops = loops or {}
     penalties = penalties or {}
     cache_us = invoke_penalty
@@ -335,11 +364,17 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     low_confidence: dict[OpKey, str] = {}
     low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
+    after_qd8: dict[int, bool] = {}  # per subgraph: the op run last was one of XNNPACK's qd8 (hybrid) kernels
     for o in ops:
         if o.phase != "inference":
             continue
         key = (o.subgraph, o.index)
         delegated = bool(xnnpack_on and o.xnnpack)
+        placement = XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT
+        if not (delegated and key in fused):  # a fused op (a clamp) runs inside the kernel it is folded into
+            if not delegated and after_qd8.get(o.subgraph):
+                placement = AFTER_QD8_PLACEMENT
+            after_qd8[o.subgraph] = delegated and o.precision == "hybrid"
         if delegated and o.xnnpack_partition is not None:
             slot = (o.subgraph, o.xnnpack_partition)
             partition_runs[slot] = max(partition_runs.get(slot, 0), o.executions)
@@ -351,8 +386,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = op_features(o, XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT, trips.get(key, 0),
-                               loops.get(key, (0, 0)), law_tile(profile.machine.target))
+        features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), law_tile(profile.machine.target),
+                               passed.get(key, 0))
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
@@ -432,7 +467,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
     penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
                     loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties,
-                    invoke_penalty_us(model, report.ops, profile.cache_curve))
+                    invoke_penalty_us(model, report.ops, profile.cache_curve), while_passthrough(model, report.ops))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
     latency_ms = p.ops_ms + p.overhead_ms

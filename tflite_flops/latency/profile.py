@@ -39,6 +39,10 @@ JSON_FILE_CAP = 256 * MiB  # a device profile or a pack manifest: a full calibra
 
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
+# A builtin op that runs right after one of XNNPACK's dynamically quantized (qd8) GEMM kernels, as a dynamic-range
+# model's builtin hybrid DEPTHWISE_CONV_2D does: it takes about 2.9x as long there (docs/notes/predict-hybrid-rnn.md).
+# Its law is fitted on the suite's after-qd8 points; an op without one is predicted by its builtin law.
+AFTER_QD8_PLACEMENT = "builtin-after-qd8"
 
 
 class ProfileError(TfliteFlopsError):
@@ -66,7 +70,7 @@ class OpFeatures:
 
     family: str  # the op type, or a family name shared by op types that cost alike (see op_features)
     precision: str  # OpRecord.precision: float32, float16, int8, hybrid, ...
-    placement: str  # "xnnpack" or "builtin"
+    placement: str  # "xnnpack", "builtin" or AFTER_QD8_PLACEMENT
     values: Mapping[str, float] = field(default_factory=dict)  # named features; "1" is always 1.0
 
     @property
@@ -221,6 +225,9 @@ class DeviceProfile:
     def _resolve(self, features: OpFeatures) -> tuple[Law, str | None] | None:
         index = self._index()
         family, precision, placement = features.key
+        if placement == AFTER_QD8_PLACEMENT:  # its own law at this placement, else as any builtin op
+            law = index.get(features.key)
+            return (law, None) if law is not None else self._resolve(replace(features, placement=BUILTIN_PLACEMENT))
         group = group_of(family)
         precisions = (precision, *PRECISION_FALLBACK.get(precision, ("float32",)))
         other = BUILTIN_PLACEMENT if placement == XNNPACK_PLACEMENT else XNNPACK_PLACEMENT
@@ -519,7 +526,7 @@ def _tiled_macs(record: Any, tile: int = CHANNEL_TILE) -> float:
 
 
 def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
-                tile: int = CHANNEL_TILE) -> OpFeatures:
+                tile: int = CHANNEL_TILE, passed: int = 0) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -537,7 +544,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
       ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
-    * ``copied``: ``trips`` x the elements of its inputs (the loop variables copied every trip);
+    * ``copied``: ``trips`` x the elements of its inputs less ``passed``, those of the loop variables its body
+      passes through unchanged (``predict.while_passthrough``: LiteRT does not copy them): the elements copied;
     * ``growing_trips``, ``reshaped``: for a WHILE whose body has ops with outputs that change shape every
       trip, ``trips``, and ``trips`` x the delegated ops LiteRT re-prepares after them every trip
       (``loop``, from ``predict.loop_reprepare``: (1 or 0, those ops)); 0 for other ops and loops.
@@ -560,7 +568,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "taps": _taps(record) / runs,
         "tiled_macs": _tiled_macs(record, tile) / runs,
         "trips": float(trips),
-        "copied": float(trips * inputs),
+        "copied": float(trips * max(inputs - passed, 0)),
         "growing_trips": float(trips * loop[0]),
         "reshaped": float(trips * loop[1]),
     }
