@@ -5,7 +5,7 @@ Per target (Cortex-A53 and Cortex-A76 under ``qemu-aarch64`` with the aarch64 wh
 x86-64 with AVX2 only under ``qemu-x86_64 -cpu Haswell``), on every sample: XNNPACK's placement and
 partitions, and LiteRT's arena and persistent arena with XNNPACK off and on, at 1 and 4 threads,
 are the tool's to the byte, as on the host (Arm's builtin convolutions take the same memory at every
-thread count, see :func:`_tool_threads`); XNNPACK's own bytes, traced by the allocation tracer preloaded
+thread count, and the tool's Arm targets say so: ``CpuTarget.builtin_threaded_kernels``); XNNPACK's own bytes, traced by the allocation tracer preloaded
 into the emulated process, within 10% of the tool's figure for that target once the tool has a target
 for that CPU class (``LabTarget.tool``: ``arm-neon``, ``arm-dotprod-fp16``), and until then of the
 tool's figure with the constants measured for it (``benchmarks/targets_measured.json``) in place of the
@@ -71,21 +71,14 @@ def test_placement_and_partitions_under_emulation(target):
         assert mine["partitions"] == plan["partitions"], (target, name)
 
 
-def _tool_threads(target: str, threads: int) -> int:
-    """The thread count of the tool's figures to compare with ``target`` at ``threads``. On Arm, LiteRT's
-    builtin CONV_2D is ruy's at every thread count (no multithreaded Eigen kernel: no transposed weights in
-    the persistent arena, im2col in the arena, read under emulation on every sample): the arena at 4 threads
-    is the 1-thread one, and the tool's 1-thread figures stand for Arm's (the tool's arena does not yet
-    depend on the target)."""
-    return 1 if target in ARM else threads
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("target", EMULATED)
 def test_arenas_under_emulation(target, threads):
     real = _probe(target, threads)
-    for name, mine in _ours(_tool_threads(target, threads), target).items():
+    # on Arm the builtin CONV_2D is ruy's at every thread count: the arena at 4 threads is the 1-thread one, and
+    # the tool says so for the Arm targets (CpuTarget.builtin_threaded_kernels)
+    for name, mine in _ours(threads, target).items():
         got = real["models"][name]
         for config in ("builtin", "xnnpack"):
             arena = sum(got[config]["arena"][i] for i in mine["reached"])

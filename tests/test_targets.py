@@ -198,3 +198,16 @@ def test_float_filters_follow_the_kernel_xnnpack_picks():
         got = [xnnpack_bytes(sg, place_subgraph(model, 0), shapes, target=targets.get(name))[1]
                for name in ("x86-avx512", "arm-neon")]
         assert got == [avx512, neon], (cout, k)
+
+
+def test_arm_builtin_kernels_plan_the_same_arena_at_every_thread_count():
+    # on Arm LiteRT's builtin CONV_2D is ruy's at every thread count (read under emulation on every sample,
+    # tests/test_emulated_targets.py): the XNNPACK-off arena at 4 threads is the 1-thread one; on x86 the
+    # multithreaded Eigen convolution plans other temporaries
+    model = str(SAMPLES / "cnn_float.tflite")
+
+    def arena(target, threads):
+        return tflite_flops.analyze(model, target=target, threads=threads).memory.runtime.arena_bytes
+
+    assert arena("arm-neon", 4) == arena("arm-neon", 1) == arena("arm-dotprod-fp16", 4)
+    assert arena("x86-avx512", 4) != arena("x86-avx512", 1)

@@ -122,11 +122,14 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
                 children = tuple(dict.fromkeys(op.subgraph_refs.values()))
                 calls[(index, op.index)] = children
                 reached.extend(c for c in children if c not in reached)
-    temporaries = kernel_temporaries(model, walk.states, reached, walk.threads, walk.warnings)
+    target = walk.settings.target
+    # the builtin kernels' temporaries at the walk's threads, or at one where the target's builtin kernels are
+    # single-threaded ones whatever the threads (Arm: ruy's CONV_2D)
+    kernel_threads = walk.threads if target.cpu.builtin_threaded_kernels else 1
+    temporaries = kernel_temporaries(model, walk.states, reached, kernel_threads, walk.warnings)
     if xnnpack is None or not set(reached) <= set(xnnpack):
         xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
                               walk.settings.delegate)
-    target = walk.settings.target
     views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads, target.cpu)
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
                                    delegate_bytes, target.tflm, walk.warnings)

@@ -67,6 +67,9 @@ class CpuTarget:
     fully connected, batch matmul: 1,276 bytes more on Arm, measured under emulation).
     ``fp16_packed_from_file``: whether XNNPACK packs fp16 filters straight from the file (a core with fp16
     conversion); False keeps the float32 copy it unpacks at init (Armv8.0 NEON, measured under emulation).
+    ``builtin_threaded_kernels``: whether LiteRT's builtin kernels plan other temporaries above one thread
+    (x86: the multithreaded Eigen convolution); False on Arm, where the builtin CONV_2D is ruy's at every
+    thread count and the arena at 4 threads is the 1-thread one (every sample, under emulation).
 
     ``builtin_heap``: what LiteRT's builtin kernels keep on the heap outside the arena on this target,
     as a sentence (not yet in the figures). ``isa``: the ISA class; ``cpus``: example CPUs;
@@ -109,6 +112,7 @@ class CpuTarget:
     thread_tls_bytes: int = 368
     gemm_operator_extra: int = 0
     fp16_packed_from_file: bool = True
+    builtin_threaded_kernels: bool = True
     builtin_heap: str = ""
     measured: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)

@@ -19,7 +19,7 @@ TARGET = AVX512.with_(
     float_operand_tile=8, law_tile=8,
     int8_rows=4, int8_tile=16, int8_kr=1, int8_depthwise_tile=16, int8_operand_tile=16,
     hybrid_rows=4, hybrid_tile=16, hybrid_kr=1, hybrid_gemm_tile=16,
-    alignment=16, gemm_operator_extra=1_276, fp16_packed_from_file=False,
+    alignment=16, gemm_operator_extra=1_276, fp16_packed_from_file=False, builtin_threaded_kernels=False,
     builtin_heap="measured under emulation on float MobileNetV2: about 3 MB more heap outside the arena "
                  "than on x86 (not yet in the figures)",
     measured=("gemm", "packing", "workspace", "structures"),
