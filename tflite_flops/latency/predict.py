@@ -39,7 +39,8 @@ from ..report.prediction import DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE,
 from ..ops.facts import ABSORBS_PAD, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, WHILE_LOOP, ZERO_PAD, facts_of
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, law_tile, op_features
+from .profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements,
+                      law_tile, op_features)
 from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
@@ -188,13 +189,19 @@ def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
     for o in ops:
         if o.phase == "inference":
             runs.setdefault(o.subgraph, o.executions)
-    trips: dict[OpKey, int] = {}
+    return {(o.subgraph, o.index): runs.get(body, 0) // max(o.executions, 1) if body is not None else 0
+            for o, body in _whiles(model, ops)}
+
+
+def _whiles(model: Model, ops: Sequence[OpRecord]) -> list[tuple[OpRecord, int | None]]:
+    """Each WHILE run per inference, with its body's subgraph index (None: none, or out of range)."""
+    out = []
     for o in ops:
         if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
             continue
         body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
-        trips[(o.subgraph, o.index)] = runs.get(body, 0) // max(o.executions, 1) if body is not None else 0
-    return trips
+        out.append((o, body if body is not None and 0 <= body < len(model.subgraphs) else None))
+    return out
 
 
 def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
@@ -203,21 +210,13 @@ def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]
     those between trips: a 64-trip loop with a pass-through variable of 1, 8192 or 262144 elements took 13.5,
     13.5 and 14.1 us (docs/notes/predict-hybrid-rnn.md)."""
     out: dict[OpKey, int] = {}
-    for o in ops:
-        if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
-            continue
-        body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
-        if body is None or not 0 <= body < len(model.subgraphs):
+    for o, body in _whiles(model, ops):
+        if body is None:
             continue
         sg = model.subgraphs[body]
         shapes = getattr(o, "inputs", ()) or ()
-        passed = 0
-        for j, (x, y) in enumerate(zip(sg.inputs, sg.outputs)):
-            if x == y and j < len(shapes):
-                n = 1
-                for d in shapes[j]:
-                    n *= max(int(d), 0)
-                passed += n
+        passed = sum(elements(shapes[j]) for j, (x, y) in enumerate(zip(sg.inputs, sg.outputs))
+                     if x == y and j < len(shapes))
         if passed:
             out[(o.subgraph, o.index)] = passed
     return out
@@ -235,11 +234,8 @@ def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool) -> dict
     Measured with callgrind on the LSTM sample: that re-preparation is half its first loop's instructions.
     """
     out: dict[OpKey, tuple[int, int]] = {}
-    for o in ops:
-        if facts_of(o.op_type).control_flow != WHILE_LOOP or o.phase != "inference":
-            continue
-        body = model.subgraphs[o.subgraph].operators[o.index].subgraph_refs.get("body_subgraph_index")
-        if body is None or not 0 <= body < len(model.subgraphs):
+    for o, body in _whiles(model, ops):
+        if body is None:
             continue
         sg = model.subgraphs[body]
         growing = _growing_ops(sg)

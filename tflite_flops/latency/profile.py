@@ -480,7 +480,8 @@ def law_features(family: str) -> tuple[str, ...]:
     return facts_of(family).law_features or LAW_FEATURES.get(family) or LAW_FEATURES[group_of(family)]
 
 
-def _elements(shape: Any) -> int:
+def elements(shape: Any) -> int:
+    """The elements of a shape (negative dims count 0)."""
     n = 1
     for d in shape:
         n *= max(int(d), 0)
@@ -555,8 +556,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     """
     runs = max(int(getattr(record, "executions", 1) or 1), 1)
     params = int(getattr(record, "params", 0) or 0)
-    inputs = sum(_elements(s) for s in (getattr(record, "inputs", ()) or ()))
-    outputs = sum(_elements(s) for s in (getattr(record, "outputs", ()) or ()))
+    inputs = sum(elements(s) for s in (getattr(record, "inputs", ()) or ()))
+    outputs = sum(elements(s) for s in (getattr(record, "outputs", ()) or ()))
     values = {
         "1": 1.0,
         "macs": record.macs / runs,
