@@ -173,29 +173,39 @@ def test_head_and_tail_of_hand_built_models_are_exact(tmp_path):
 @pytest.mark.micro
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TFLM_SAMPLES)
-def test_the_arena_size_is_within_5_percent_of_tflite_micro(samples_dir, name):
+def test_head_and_tail_of_the_samples_are_exact(samples_dir, name):
+    # kws_ds_cnn: head 16,000 and tail 8,208 (24,208), as the package's RecordingMicroAllocator reports them
     path = samples_dir / f"{name}.tflite"
     arena_size = 10 * path.stat().st_size  # the package's default arena; its end's offset from 16 bytes
     got = _micro(str(path), arena_size)
     ours = _figures(path, HOST_64, arena_end=arena_size % 16)
-    print(f"{name}: head {ours.head_bytes} / {got['head']}, tail {ours.tail_bytes} / {got['tail']}, "
-          f"head + tail {ours.head_bytes + ours.tail_bytes} / total {got['total']}")
-    assert ours.head_bytes == got["head"]  # the planned tensors and kernel scratch, to the byte
-    assert abs(ours.tail_bytes - got["tail"]) <= 0.05 * got["tail"]
-    assert abs(ours.head_bytes + ours.tail_bytes - got["total"]) <= 0.05 * got["total"]
+    assert (ours.head_bytes, ours.tail_bytes, ours.head_bytes + ours.tail_bytes) == (got["head"], got["tail"],
+                                                                                     got["total"])
+
+
+def _least(path, target: TflmTarget = HOST_64) -> int:
+    """Our least arena for ``path``: the least size at least our figure for an arena that ends that many bytes
+    past a 16-byte boundary (the package's arena starts 16-byte aligned)."""
+    base = _figures(path, target).arena_size_bytes
+    return min(n for n in range(base - 16, base + 16) if n >= _figures(path, target, arena_end=n % 16).arena_size_bytes)
+
+
+# The arena the package allocates in while a kernel's persistent buffers overwrite the end of its own temporary
+# tensors: SingleArenaBufferAllocator::AllocatePersistentBuffer checks the tail against the head, not against
+# the temporaries above it. ad_autoencoder's last FULLY_CONNECTED allocates its per-channel arrays over the
+# output's temporary zero points (16 bytes), which nothing reads again; our figure overwrites nothing.
+OVERWRITTEN = {"mcu/ad_autoencoder": 16}
 
 
 @pytest.mark.micro
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TFLM_SAMPLES)
-def test_the_arena_size_is_what_tflite_micro_needs_within_5_percent(samples_dir, name):
-    # The interpreter allocates in an arena 5% larger than our figure and fails in one 5% smaller. On
-    # lstm and ad_autoencoder that figure is AllocateTensors' peak (temporary tensors, the planner's
-    # arrays), larger than the head and tail it keeps: their head + tail would fail.
-    path = samples_dir / f"{name}.tflite"
-    ours = _figures(path, HOST_64).arena_size_bytes
-    print(f"{name}: arena size {ours}")
-    assert _allocates(str(path), -(-ours * 105 // 100)) and not _allocates(str(path), ours * 95 // 100)
+def test_the_arena_size_is_the_least_tflite_micro_allocates_in(samples_dir, name):
+    # Our size allocates and one byte less does not. On lstm and ad_autoencoder that size is AllocateTensors'
+    # peak (temporary tensors, the planner's arrays: 97 buffers on lstm), larger than the head and tail it keeps.
+    path = str(samples_dir / f"{name}.tflite")
+    least = _least(path) - OVERWRITTEN.get(name, 0)
+    assert _allocates(path, least) and not _allocates(path, least - 1)
 
 
 _Q = {"scale": [0.05], "zero_point": [0]}
@@ -224,10 +234,13 @@ def _single_op(opcode: int, ins: list[tuple], outs: list[tuple], options: tuple 
 
 
 # One model per kernel whose facts the samples do not all exercise: (builtin code, inputs, outputs, options).
-# Left out: GATHER, whose kernel in the tflite-micro wheel checked allocates a 12-byte OpData that the
-# source followed (gather.cc, no Init) does not, and FULLY_CONNECTED, whose options the wheel parses
-# into 32 bytes (16 in the source): both are in docs/memory.md.
 SINGLE_OPS = {
+    # the package parses 32 bytes of options (16 in the source followed): TflmTarget.package
+    "FULLY_CONNECTED": (9, [_X, ([3, 4], FLOAT32, np.ones((3, 4), np.float32), None)], [([1, 3], FLOAT32, None, None)],
+                        ("FullyConnectedOptions", {})),
+    # its output's dims copied into the tail: 4 + 4 x 2 = 12 -> 16 bytes
+    "GATHER": (36, [([3, 4], FLOAT32, None, None), _const(2, 0)], [([2, 4], FLOAT32, None, None)],
+               ("GatherOptions", {"axis": 0})),
     "SUB": (41, [_X, _X], [_X], ("SubOptions", {"fused_activation_function": 0})),
     "DIV": (42, [_X, _X], [_X], ("DivOptions", {"fused_activation_function": 0})),
     "MUL": (18, [_X, _X], [_X], ("MulOptions", {"fused_activation_function": 0})),

@@ -48,17 +48,20 @@ class TflmTarget:
     ``compression``: built with ``USE_TFLM_COMPRESSION`` (the tflite-micro Python package is), which
     adds scratch indices to some kernels' OpData and a pointer to ``SubgraphAllocations``.
     ``recording``: the ``RecordingMicroAllocator`` (the Python package's interpreter) instead of
-    ``MicroAllocator``: larger allocator objects in the tail.
+    ``MicroAllocator``: larger allocator objects in the tail. ``package``: the kernels of the Python
+    package's build (0.dev20261023, commit 8f6596d), newer than the source the facts follow (90b983c):
+    where its structs differ, their fields as read from its machine code (``c_struct``'s ``package``).
     """
 
     name: str
     pointer_bytes: int
     compression: bool = False
     recording: bool = False
+    package: bool = False
 
 
 CORTEX_M = TflmTarget("32-bit MCU", 4)  # what the report shows: a default TFLM build for a 32-bit MCU
-HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True)
+HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True, package=True)
 
 
 class DelegateConfig(NamedTuple):

@@ -233,12 +233,18 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     tensor_size, tensor_align = tensor
     quant_size, quant_align = quant
 
-    def temps_of(sg_index: int, op_index: int, at: int) -> int:  # temp() for each tensor, written out
+    def temps_of(sg_index: int, op_index: int, at: int, slots: tuple[str, ...] | None = None) -> int:
+        """temp() for each tensor of ``slots`` (TflmKernel.held; None: every input and output), written out."""
         sg = model.subgraphs[sg_index]
         op = sg.operators[op_index]
         stored = sg.tensors
         count = len(stored)
-        for t in (*op.inputs, *op.outputs):
+        if slots is None:
+            ids = (*op.inputs, *op.outputs)
+        else:
+            ids = tuple(ends[int(s[1:])] for s in slots
+                        for ends in ((op.inputs if s[0] == "i" else op.outputs),) if int(s[1:]) < len(ends))
+        for t in ids:
             if 0 <= t < count:
                 at = -(-at // tensor_align) * tensor_align + tensor_size
                 q = stored[t].quantization
@@ -274,8 +280,10 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
         for n in k.prepare:
             tail = (tail - n) // TFLM_ALIGNMENT * TFLM_ALIGNMENT  # alloc(n, TFLM_ALIGNMENT)
         held = requests * request.size + room  # the scratch requests so far, and room for more
-        if k.temps:
-            held = temps_of(*key, held)
+        if k.temps:  # the temporaries it holds while it allocates, and those it takes again after
+            held = temps_of(*key, held, k.held)
+            if k.then:
+                held = temps_of(*key, held, k.then)
         if held + arena_end - tail > peak:
             peak = held + arena_end - tail
         if k.scratch:
@@ -321,8 +329,10 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
         tensors, head = first_fit_arenas(greedy_order(list(buffers)), greedy_order(buffers + requests), steps)
     else:
         tensors = head = first_fit_arena(greedy_order(buffers), steps)
-    planned = sum([sum([1 for t, n, c in zip(sg.tensors, sizes[sg.index], constant[sg.index])
-                        if n and not c and not t.is_variable]) for sg in model.subgraphs])
+    # every tensor without data in the model counts for the planner, whatever its size
+    # (micro_allocation_info.cc: needs_allocating; micro_allocator.cc CreatePlan adds each one)
+    planned = sum([sum([1 for t, _, c in zip(sg.tensors, sizes[sg.index], constant[sg.index])
+                        if not c and not t.is_variable]) for sg in model.subgraphs])
     planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
     unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS}

@@ -477,13 +477,19 @@ def _tflm_op_data_conv(t: TflmTarget) -> CLayout:
 
 
 # conv_common.cc ConvInit (OpDataConv) and ConvPrepare: per-channel multipliers and shifts, one int32 per
-# output channel (filter dim 0), allocated for every dtype; a scratch buffer only for int4 filters.
+# output channel (filter dim 0), allocated for every dtype; a scratch buffer only for int4 filters. Prepare
+# holds its output, input and filter as temporaries while it allocates them, then CalculateOpDataConv
+# takes input, filter, bias and output again (depthwise_conv_common.cc the same).
+CONV_HELD = ("o0", "i0", "i1")
+CONV_THEN = ("i0", "i1", "i2", "o0")
+
+
 @register_tflm("CONV_2D")
 def _tflm_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference CONV_2D."""
     scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
     return TflmKernel(_tflm_conv_params(target), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 0), scratch,
-                      "micro/kernels/conv_common.cc ConvInit, ConvPrepare")
+                      "micro/kernels/conv_common.cc ConvInit, ConvPrepare", held=CONV_HELD, then=CONV_THEN)
 
 
 # depthwise_conv.cc DepthwiseConvInit (OpDataConv) and depthwise_conv_common.cc DepthwiseConvPrepare:
@@ -494,13 +500,15 @@ def _tflm_depthwise(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKern
     """TFLM's reference DEPTHWISE_CONV_2D."""
     scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
     return TflmKernel(c_struct(target, "iiiiiii"), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 3), scratch,
-                      "micro/kernels/depthwise_conv_common.cc DepthwiseConvPrepare")
+                      "micro/kernels/depthwise_conv_common.cc DepthwiseConvPrepare", held=CONV_HELD, then=CONV_THEN)
 
 
 # transpose_conv.cc: OpData {ConvParams (types.h: a uint8 padding type, int16 padding values, strides
 # and dilations, then nine int32/float), scratch index, [2 compression indices], bias-converted index,
 # two per-channel pointers}; Prepare allocates the per-channel arrays (filter dim 0) and requests an
-# int32 (int8 input) or int64 (int16 input) scratch of the output's size.
+# int32 (int8 input) or int64 (int16 input) scratch of the output's size. Its inputs: output shape, filter,
+# input, bias; Prepare holds output, input and filter, and CalculateOpData takes input, filter, bias and
+# output again for integer inputs.
 @register_tflm("TRANSPOSE_CONV")
 def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference TRANSPOSE_CONV."""
@@ -508,8 +516,10 @@ def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> Tfl
     op_data = c_struct(target, conv_params, "i", c_struct(target, "", compression="ii"), "i", "pp")
     dtype = ctx.input(2).dtype if len(ctx.inputs) > 2 else ""
     scratch = {"INT8": (4 * ctx.output(0).n,), "INT16": (8 * ctx.output(0).n,)}.get(dtype, ())
+    then = ("i2", "i1", "i3", "o0") if ctx.input(2).dtype != "FLOAT32" else ()
     return TflmKernel(c_struct(target, "iiiii"), op_data.size, per_channel(ctx, 1, 0), scratch,
-                      "micro/kernels/transpose_conv.cc TransposeConvInit, TransposeConvPrepare")
+                      "micro/kernels/transpose_conv.cc TransposeConvInit, TransposeConvPrepare",
+                      held=("o0", "i2", "i1"), then=then)
 
 
 # The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,

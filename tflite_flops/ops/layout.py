@@ -13,7 +13,7 @@ from ..units import num_elements
 from .facts import PER_INPUT, PER_OUTPUT, RESHAPE_IN_PLACE, XnnpackFacts, ZERO_PAD, register_facts
 from .registry import (MAX_VALUE_ELEMENTS, Cost, OpContext, Shape, broadcast_shapes, fused_activation, register, register_zero,
                        register_memory, same_as_input, shape_fn, value_fn)
-from .tflm import c_struct, fixed, register_tflm
+from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
 
 
 register_zero(["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "BITCAST"],
@@ -554,7 +554,19 @@ def _fold_reverse(ctx: OpContext):
 # reshape.cc, slice.cc, gather.cc, split.cc, pack.cc, squeeze.cc: no Init (no OpData).
 # TfLiteReshapeParams: shape[8], num_dimensions; TfLiteGatherParams: axis, batch_dims; TfLiteSplitParams: num_splits.
 register_tflm("RESHAPE")(fixed(lambda t: c_struct(t, "iiiiiiiii"), source="micro/kernels/reshape.cc"))
-register_tflm("GATHER")(fixed(lambda t: c_struct(t, "ii"), source="micro/kernels/gather.cc"))
+
+
+# gather.cc GatherPrepare: the output's dims relocated to the tail (kernel_util.cc
+# CreateWritableTensorDimsWithCopy: a TfLiteIntArray, its size and one int per dim of the output).
+# RESHAPE does the same only when its stored output shape holds a -1 (reshape_common.cc ReshapeOutput),
+# which a model TFLM runs does not.
+@register_tflm("GATHER")
+def _tflm_gather(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
+    """TFLM's GATHER: its options, and its output's dims copied into the tail."""
+    return TflmKernel(c_struct(target, "ii"), prepare=(4 + 4 * len(ctx.output(0).shape),),
+                      source="micro/kernels/gather.cc GatherPrepare")
+
+
 register_tflm("SPLIT")(fixed(lambda t: c_struct(t, "i"), source="micro/kernels/split.cc"))
 register_tflm("SLICE")(fixed(source="micro/kernels/slice.cc"))
 # concatenation.cc ConcatenationInit: OpData {ConcatenationParams (types.h: axis, two pointers, count,

@@ -254,14 +254,17 @@ def _bmm_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...
 # filter buffer index, two per-channel pointers, is_per_channel [, 2 compression indices]);
 # fully_connected_common.cc CalculateOpDataFullyConnected allocates the per-channel multipliers and shifts
 # (one int32 per scale) when an integer filter has more than one scale; int4 filters request a scratch
-# buffer to unpack them. TfLiteFullyConnectedParams: activation, weights format, two bools, bias type.
+# buffer to unpack them. TfLiteFullyConnectedParams: activation, weights format, two bools, bias type; the
+# Python package's newer build parses 32 bytes aligned 8 on x86-64 (ParseFullyConnected's allocation,
+# read from its machine code): a pointer and an int more (into an options vector), 16 + 8 + 4 -> 32.
 @register_tflm("FULLY_CONNECTED")
 def _tflm_fully_connected(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference FULLY_CONNECTED."""
     op_data = c_struct(target, "iiiiiiii", "i", "pp", "b", compression="ii")
     w = ctx.input(1)
     prepare = (4 * scales, 4 * scales) if scales > 1 and ctx.input(0).dtype in ("INT8", "INT16") else ()
-    return TflmKernel(c_struct(target, "iibbi"), op_data.size, prepare, (w.n,) if w.dtype == "INT4" else (),
+    return TflmKernel(c_struct(target, "iibbi", package="pi"), op_data.size, prepare,
+                      (w.n,) if w.dtype == "INT4" else (),
                       "micro/kernels/fully_connected.cc FullyConnectedInit, FullyConnectedPrepare")
 
 

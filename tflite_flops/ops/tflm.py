@@ -39,15 +39,18 @@ _SCALARS = {"i": (4, 4), "h": (2, 2), "b": (1, 1), "d": (8, 8)}
 
 
 @lru_cache(maxsize=None)  # a few dozen struct layouts per target, asked for once per op
-def c_struct(target: TflmTarget, *fields: "str | CLayout", compression: "str | CLayout" = "") -> CLayout:
+def c_struct(target: TflmTarget, *fields: "str | CLayout", compression: "str | CLayout" = "",
+             package: str = "") -> CLayout:
     """The layout of a struct with ``fields`` in order (codes as ``_SCALARS``, ``p`` for a pointer, or
-    a nested :class:`CLayout`), plus ``compression``'s fields when the target has ``USE_TFLM_COMPRESSION``.
+    a nested :class:`CLayout`), plus ``compression``'s fields when the target has ``USE_TFLM_COMPRESSION``
+    and ``package``'s when it is the Python package's newer build (``TflmTarget.package``).
 
     Each field sits at the next multiple of its alignment; the size is rounded up to the struct's
     alignment (the largest of its fields').
     """
     parts: list[CLayout] = []
-    for field in (*fields, *((compression,) if target.compression and compression else ())):
+    for field in (*fields, *((compression,) if target.compression and compression else ()),
+                  *((package,) if target.package and package else ())):
         if isinstance(field, CLayout):
             parts.append(field)
             continue
@@ -71,6 +74,9 @@ class TflmKernel(NamedTuple):
     ``RequestScratchBufferInArena``, alive while the op runs. ``temps``: its Prepare makes temporary
     ``TfLiteTensor`` structs of its inputs and outputs (``AllocateTempInputTensor``), below the tail
     while it runs (False: the kernel has no Prepare). ``source``: the kernel file and function.
+    ``held``: the tensors it holds as temporaries while it allocates ``prepare``, in the order it takes
+    them (``"i1"`` input 1, ``"o0"`` output 0; None: every input, then every output); ``then``: those it
+    takes again after ``prepare``, the first still held (a convolution's ``CalculateOpData*``).
     """
 
     builtin: CLayout | None = None
@@ -79,6 +85,8 @@ class TflmKernel(NamedTuple):
     scratch: tuple[int, ...] = ()
     source: str = ""
     temps: bool = True
+    held: tuple[str, ...] | None = None
+    then: tuple[str, ...] = ()
 
 
 TflmFn = Callable[[OpContext, TflmTarget, int], TflmKernel]
