@@ -51,6 +51,10 @@ class TflmTarget:
     ``MicroAllocator``: larger allocator objects in the tail. ``package``: the kernels of the Python
     package's build (0.dev20261023, commit 8f6596d), newer than the source the facts follow (90b983c):
     where its structs differ, their fields as read from its machine code (``c_struct``'s ``package``).
+    ``kernels``: the kernel set built in (``"reference"``, or ``"cmsis_nn"``: the CMSIS-NN optimized
+    kernels most Cortex-M builds use, ``OPTIMIZED_KERNEL_DIR=cmsis_nn``); ``features``: the CPU
+    features the CMSIS-NN library is compiled for, which change its buffer sizes: ``"mve"`` (Helium,
+    ``ARM_MATH_MVEI``), ``"dsp"`` (the DSP extension, ``ARM_MATH_DSP``) or ``"none"``.
     """
 
     name: str
@@ -58,10 +62,42 @@ class TflmTarget:
     compression: bool = False
     recording: bool = False
     package: bool = False
+    kernels: str = "reference"
+    features: str = ""
 
 
-CORTEX_M = TflmTarget("32-bit MCU", 4)  # what the report shows: a default TFLM build for a 32-bit MCU
+CORTEX_M = TflmTarget("32-bit MCU, reference kernels", 4)  # what the report shows by default
 HOST_64 = TflmTarget("64-bit host, tflite-micro Python package", 8, compression=True, recording=True, package=True)
+# The TFLite Micro builds the figures can be for (--tflm-target NAME): what a Cortex-M firmware links (32-bit,
+# MicroAllocator, no compression), with the reference kernels or CMSIS-NN's for a core's features; and the
+# tflite-micro Python package's build (the one the tests check against).
+TFLM_TARGETS: Mapping[str, TflmTarget] = {
+    "cortex-m": CORTEX_M,
+    "cortex-m0-cmsis-nn": TflmTarget("32-bit MCU, CMSIS-NN kernels, no DSP (Cortex-M0/M0+/M3)", 4,
+                                     kernels="cmsis_nn", features="none"),
+    "cortex-m4-cmsis-nn": TflmTarget("32-bit MCU, CMSIS-NN kernels, DSP (Cortex-M4/M7/M33)", 4,
+                                     kernels="cmsis_nn", features="dsp"),
+    "cortex-m55-cmsis-nn": TflmTarget("32-bit MCU, CMSIS-NN kernels, MVE (Cortex-M55/M85)", 4,
+                                      kernels="cmsis_nn", features="mve"),
+    "host-64": HOST_64,
+}
+DEFAULT_TFLM_TARGET = "cortex-m"
+
+
+def tflm_target(name: "str | TflmTarget | None") -> TflmTarget:
+    """The TFLite Micro target ``name`` (a key of :data:`TFLM_TARGETS`; None: the default; a
+    :class:`TflmTarget` as it is); an unknown name raises InputSpecError listing the valid ones."""
+    if isinstance(name, TflmTarget):
+        return name
+    found = TFLM_TARGETS.get(DEFAULT_TFLM_TARGET if name is None else name)
+    if found is None:
+        raise InputSpecError(f"unknown TFLite Micro target {name!r}: expected one of {', '.join(TFLM_TARGETS)}")
+    return found
+
+
+def tflm_target_name(target: TflmTarget) -> str:
+    """The key of ``target`` in :data:`TFLM_TARGETS`, or its own name when it is not one of them."""
+    return next((key for key, t in TFLM_TARGETS.items() if t == target), target.name)
 
 
 class DelegateConfig(NamedTuple):
@@ -93,7 +129,8 @@ class RuntimeSettings:
 
 @dataclass(frozen=True)
 class Target:
-    """The builds the figures are computed for: TFLite Micro's (``tflm``, :data:`CORTEX_M` by default) and
+    """The builds the figures are computed for: TFLite Micro's (``tflm``, :data:`CORTEX_M` by default, or a
+    name of :data:`TFLM_TARGETS`) and
     the CPU that runs LiteRT and XNNPACK (``xnnpack``: a target's name, ``tflite_flops targets``; None or
     ``"host"``: this CPU's, detected as XNNPACK detects it). ``cpu`` is that target's data
     (:class:`tflite_flops.targets.CpuTarget`); an unknown name is refused in one line listing the valid ones."""
@@ -105,6 +142,8 @@ class Target:
         from . import targets
 
         targets.get(self.xnnpack)  # an unknown name fails here, once, with the valid names
+        if not isinstance(self.tflm, TflmTarget):  # a name of TFLM_TARGETS (None: the default)
+            object.__setattr__(self, "tflm", tflm_target(self.tflm))
 
     @property
     def cpu(self):

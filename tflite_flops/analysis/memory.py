@@ -44,6 +44,7 @@ from ..reader.model import Model, Subgraph
 from ..ops.facts import DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
 from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M, TflmTarget
+from ..settings import tflm_target_name
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
@@ -656,6 +657,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         tflm_arena_bytes=tflm.tensors_bytes, tflm_head_bytes=tflm.head_bytes, tflm_tail_bytes=tflm.tail_bytes,
         tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
         tflm_pointer_bytes=tflm_target.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
+        tflm_target=tflm_target_name(tflm_target),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime, runtime_xnnpack=xnnpack)
     return summary, {index: plan.live for index, plan in plans.items()}

@@ -15,7 +15,7 @@ from typing import Mapping, NamedTuple, Sequence
 
 from ..ops.facts import CALL_ONCE_INIT, IF_ELSE, WHILE_LOOP, fact_failed, facts_of
 from ..ops.registry import OpContext
-from ..ops.tflm import CORTEX_M, TFLM_KERNELS, CLayout, TflmKernel, TflmTarget, c_struct
+from ..ops.tflm import CORTEX_M, CLayout, TflmKernel, TflmTarget, c_struct, tflm_kernel_table
 from ..reader.model import Model, Tensor
 from ..units import dense_bytes, num_elements
 from .planner import TFLM_ALIGNMENT, first_fit_arena, first_fit_arenas, greedy_order
@@ -149,14 +149,15 @@ def tflm_kernels(model: Model, states: Mapping[int, SubgraphShapes], target: Tfl
     warning)}``."""
     out: dict[tuple[int, int], TflmKernel] = {}
     shape_free: dict[str, TflmKernel] = {}
+    table = tflm_kernel_table(target)  # the target's kernel set: CMSIS-NN's kernels over the reference ones
     for sg in model.subgraphs:
-        ops = [op for op in sg.operators if op.op_type in TFLM_KERNELS]
+        ops = [op for op in sg.operators if op.op_type in table]
         if not ops or sg.index not in states:
             continue
         state = states[sg.index]
         tensors, stored = subgraph_tensors(sg, state), sg.tensors
         for op in ops:
-            fn = TFLM_KERNELS[op.op_type]
+            fn = table[op.op_type]
             if getattr(fn, "shape_free", False):  # the same facts for every op of the type: no context to build
                 found = shape_free.get(op.op_type)
                 if found is None:
@@ -286,8 +287,7 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
                 held = temps_of(*key, held, k.then)
         if held + arena_end - tail > peak:
             peak = held + arena_end - tail
-        if k.scratch:
-            requests += len([n for n in k.scratch if n > 0])
+        requests += len(k.scratch)  # a request of 0 bytes is one too (a handle, a planned buffer)
     if requests:  # FinishModelAllocation: a ScratchBufferHandle (a pointer) per request
         alloc(p * requests, p)
     for sg in model.subgraphs:  # CommitStaticMemoryPlan, AllocateVariables
@@ -333,9 +333,10 @@ def tflm_figures(model: Model, entry: int, states: Mapping[int, SubgraphShapes],
     # (micro_allocation_info.cc: needs_allocating; micro_allocator.cc CreatePlan adds each one)
     planned = sum([sum([1 for t, _, c in zip(sg.tensors, sizes[sg.index], constant[sg.index])
                         if not c and not t.is_variable]) for sg in model.subgraphs])
-    planned += sum(len([n for n in k.scratch if n > 0]) for k in kernels.values())
+    planned += sum(len(k.scratch) for k in kernels.values())
     tail, peak = tflm_tail(model, entry, kernels, target, arena_end, planned)
-    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in TFLM_KERNELS}
+    table = tflm_kernel_table(target)
+    unmodelled = sorted({op.op_type for sg in model.subgraphs for op in sg.operators if op.op_type not in table}
                         | {op_type for op_type, _ in failed.values()})
     if warnings is not None:
         warnings.extend(line for _, line in failed.values())

@@ -51,12 +51,19 @@ def add_shape_options(p: argparse.ArgumentParser) -> None:
 
 def add_target_option(p: argparse.ArgumentParser) -> None:
     """``--target NAME``: the CPU target of the memory figures and the latency law's tile (``tflite_flops
-    targets`` lists them; default ``host``, this CPU's). An unknown name fails in one line listing the valid ones."""
+    targets`` lists them; default ``host``, this CPU's); ``--tflm-target NAME``: the TFLite Micro build of
+    the TFLM arena (``settings.TFLM_TARGETS``). An unknown name fails in one line listing the valid ones."""
     from ..targets import names
 
     p.add_argument("--target", metavar="NAME", default=None,
                    help=f"the CPU the LiteRT and XNNPACK figures are for: {', '.join(names())} (default host: this "
                         "CPU, detected; tflite_flops targets lists them with their sources)")
+    from ..settings import DEFAULT_TFLM_TARGET, TFLM_TARGETS
+
+    p.add_argument("--tflm-target", metavar="NAME", default=None,
+                   help=f"the TFLite Micro build the TFLM arena is for: {', '.join(TFLM_TARGETS)} (default "
+                        f"{DEFAULT_TFLM_TARGET}: a 32-bit MCU with the reference kernels; *-cmsis-nn: CMSIS-NN's "
+                        "kernels for that core's features; host-64: the tflite-micro Python package)")
 
 
 def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
@@ -139,7 +146,7 @@ def analysis_settings(args: argparse.Namespace, **points):
               "drift_check": getattr(args, "drift_check", False),
               "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
                                          not getattr(args, "no_xnnpack", False)),
-              "target": Target(xnnpack=getattr(args, "target", None))}
+              "target": Target(xnnpack=getattr(args, "target", None), tflm=getattr(args, "tflm_target", None))}
     values.update(points)
     if values["drift_check"] and not getattr(args, "predict", None):
         from ..errors import InputSpecError

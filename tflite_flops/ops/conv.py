@@ -470,7 +470,7 @@ def _tflm_conv_params(t: TflmTarget) -> CLayout:
     return c_struct(t, "iiiiiii")
 
 
-def _tflm_op_data_conv(t: TflmTarget) -> CLayout:
+def tflm_op_data_conv(t: TflmTarget) -> CLayout:
     """OpDataConv (micro/kernels/conv.h), also DEPTHWISE_CONV_2D's: padding values, zero points,
     multiplier and shift, the two per-channel array pointers, activation range, the filter buffer index."""
     return c_struct(t, padding_values(t), "iiiii", "pp", "iii", compression="ii")
@@ -488,7 +488,7 @@ CONV_THEN = ("i0", "i1", "i2", "o0")
 def _tflm_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference CONV_2D."""
     scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
-    return TflmKernel(_tflm_conv_params(target), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 0), scratch,
+    return TflmKernel(_tflm_conv_params(target), tflm_op_data_conv(target).size, per_channel(ctx, 1, 0), scratch,
                       "micro/kernels/conv_common.cc ConvInit, ConvPrepare", held=CONV_HELD, then=CONV_THEN)
 
 
@@ -499,8 +499,14 @@ def _tflm_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
 def _tflm_depthwise(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference DEPTHWISE_CONV_2D."""
     scratch = (ctx.input(1).n,) if ctx.input(1).dtype == "INT4" else ()
-    return TflmKernel(c_struct(target, "iiiiiii"), _tflm_op_data_conv(target).size, per_channel(ctx, 1, 3), scratch,
+    return TflmKernel(c_struct(target, "iiiiiii"), tflm_op_data_conv(target).size, per_channel(ctx, 1, 3), scratch,
                       "micro/kernels/depthwise_conv_common.cc DepthwiseConvPrepare", held=CONV_HELD, then=CONV_THEN)
+
+
+def tflm_transpose_conv_params(t: TflmTarget) -> CLayout:
+    """ConvParams (kernels/internal/types.h): a uint8 padding type, int16 padding values, strides and
+    dilations, then nine int32/float."""
+    return c_struct(t, "b", c_struct(t, "hhhh"), "hhhh", "iiiiiiiii")
 
 
 # transpose_conv.cc: OpData {ConvParams (types.h: a uint8 padding type, int16 padding values, strides
@@ -512,8 +518,8 @@ def _tflm_depthwise(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKern
 @register_tflm("TRANSPOSE_CONV")
 def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference TRANSPOSE_CONV."""
-    conv_params = c_struct(target, "b", c_struct(target, "hhhh"), "hhhh", "iiiiiiiii")
-    op_data = c_struct(target, conv_params, "i", c_struct(target, "", compression="ii"), "i", "pp")
+    op_data = c_struct(target, tflm_transpose_conv_params(target), "i", c_struct(target, "", compression="ii"), "i",
+                       "pp")
     dtype = ctx.input(2).dtype if len(ctx.inputs) > 2 else ""
     scratch = {"INT8": (4 * ctx.output(0).n,), "INT16": (8 * ctx.output(0).n,)}.get(dtype, ())
     then = ("i2", "i1", "i3", "o0") if ctx.input(2).dtype != "FLOAT32" else ()

@@ -20,7 +20,7 @@ from .placement import (CATEGORY_OP_TYPE, GPU, gpu_activation, gpu_broadcast, gp
                         gpu_io_either, gpu_version)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
                        register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
-from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
+from .tflm import CLayout, TflmKernel, TflmTarget, c_struct, fixed, register_tflm
 
 # Binary ops: FLOPs per output element. ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM and comparisons are one op
 # (TF profiler, TFLite converter); SQUARED_DIFFERENCE is sub + mul (TF profiler); FLOOR_DIV and
@@ -439,11 +439,16 @@ register_tflm("DEQUANTIZE")(fixed(None, lambda t: c_struct(t, c_struct(t, "di"),
 # softmax_common.cc SoftmaxInit: SoftmaxParams (types.h: double beta, six int32, a float scale, five
 # table pointers); SoftmaxPrepare allocates two int16 lookup tables of LUTSize<int16_t>() = 513 entries
 # for an int16 input. TfLiteSoftmaxParams: beta.
+def tflm_softmax_params(t: TflmTarget) -> CLayout:
+    """SoftmaxParams (kernels/internal/types.h): beta (a double), six int32, an int, five pointers."""
+    return c_struct(t, "d", "iiiiii", "i", "ppppp")
+
+
 @register_tflm("SOFTMAX")
 def _tflm_softmax(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference SOFTMAX."""
     prepare = (2 * 513, 2 * 513) if ctx.input(0).dtype == "INT16" else ()
-    return TflmKernel(c_struct(target, "i"), c_struct(target, "d", "iiiiii", "i", "ppppp").size, prepare,
+    return TflmKernel(c_struct(target, "i"), tflm_softmax_params(target).size, prepare,
                       source="micro/kernels/softmax_common.cc SoftmaxInit, SoftmaxPrepare")
 
 # div.cc DivInit: OpDataDiv (7 int32); TfLiteDivParams: activation

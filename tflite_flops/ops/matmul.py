@@ -12,7 +12,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGO
 from .placement import GPU, gpu_runtime_inputs, gpu_version
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, broadcast_shapes, fused_activation, join_notes,
                        register, register_temporaries, register_traits, shape_fn)
-from .tflm import TflmKernel, TflmTarget, c_struct, register_tflm
+from .tflm import CLayout, TflmKernel, TflmTarget, c_struct, register_tflm
 
 
 def _fc_dims(ctx: OpContext) -> tuple[int, int, int]:
@@ -257,10 +257,15 @@ def _bmm_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...
 # buffer to unpack them. TfLiteFullyConnectedParams: activation, weights format, two bools, bias type; the
 # Python package's newer build parses 32 bytes aligned 8 on x86-64 (ParseFullyConnected's allocation,
 # read from its machine code): a pointer and an int more (into an options vector), 16 + 8 + 4 -> 32.
+def tflm_op_data_fully_connected(t: TflmTarget) -> CLayout:
+    """OpDataFullyConnected (micro/kernels/fully_connected.h), as described above."""
+    return c_struct(t, "iiiiiiii", "i", "pp", "b", compression="ii")
+
+
 @register_tflm("FULLY_CONNECTED")
 def _tflm_fully_connected(ctx: OpContext, target: TflmTarget, scales: int) -> TflmKernel:
     """TFLM's reference FULLY_CONNECTED."""
-    op_data = c_struct(target, "iiiiiiii", "i", "pp", "b", compression="ii")
+    op_data = tflm_op_data_fully_connected(target)
     w = ctx.input(1)
     prepare = (4 * scales, 4 * scales) if scales > 1 and ctx.input(0).dtype in ("INT8", "INT16") else ()
     return TflmKernel(c_struct(target, "iibbi", package="pi"), op_data.size, prepare,

@@ -9,7 +9,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, XNNPAC
                         float_or_q8, ints, num_io, padding, rank_in, reason, register_placement, static)
 from .placement import GPU, gpu_activation, gpu_io, gpu_positive, gpu_version
 from .registry import Cost, OpContext, Shape, fused_activation, register, register_memory, register_zero, shape_fn
-from .tflm import c_struct, fixed, padding_values, register_tflm
+from .tflm import CLayout, TflmTarget, c_struct, fixed, padding_values, register_tflm
 
 # resize_bilinear.cc / resize_nearest_neighbor.cc Prepare: the output is kTfLiteDynamic unless the size is known
 register_memory(["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"], dynamic_unless=(1,))
@@ -148,9 +148,13 @@ def _gpu_resize(op: DelegateOp) -> str | None:
 
 # TensorFlow Lite Micro, pooling.cc PoolInit: OpDataPooling (pooling.h: padding values, int32 and float
 # activation ranges); TfLitePoolParams: padding, strides, filter size, activation, computed padding.
+def tflm_op_data_pooling(t: TflmTarget) -> CLayout:
+    """OpDataPooling (micro/kernels/pooling.h)."""
+    return c_struct(t, padding_values(t), "iiii")
+
+
 register_tflm(["AVERAGE_POOL_2D", "MAX_POOL_2D"])(fixed(
-    lambda t: c_struct(t, "iiiiii", padding_values(t)), lambda t: c_struct(t, padding_values(t), "iiii"),
-    "micro/kernels/pooling.cc PoolInit"))
+    lambda t: c_struct(t, "iiiiii", padding_values(t)), tflm_op_data_pooling, "micro/kernels/pooling.cc PoolInit"))
 # resize_nearest_neighbor.cc: no Init; TfLiteResizeNearestNeighborParams: two bools
 register_tflm("RESIZE_NEAREST_NEIGHBOR")(fixed(lambda t: c_struct(t, "bb"), source="micro/kernels/resize_nearest_neighbor.cc"))
 # resize_bilinear.cc: no Init; TfLiteResizeBilinearParams: align_corners, half_pixel_centers

@@ -11,8 +11,9 @@ in Prepare (``AllocatePersistentBuffer``), the scratch buffer handles, variable 
 Their sizes are ``sizeof`` of C structs, so they depend on the target's pointer size, and on
 whether TFLM was built with ``USE_TFLM_COMPRESSION`` (which adds fields). :func:`c_struct` lays a
 struct out from its fields as a C compiler does (natural alignment). Each op type's kernel facts are
-registered next to its formula with :func:`register_tflm`, citing the kernel source they follow; the
-reference kernels (tensorflow/lite/micro/kernels/*.cc) are modelled, not CMSIS-NN or other optimized ones.
+registered next to its formula with :func:`register_tflm`, citing the kernel source they follow: the
+reference kernels (tensorflow/lite/micro/kernels/*.cc), and the CMSIS-NN ones (kernels/cmsis_nn/*.cc,
+:mod:`tflite_flops.ops.cmsis_nn`) for a target built with them.
 """
 
 from __future__ import annotations
@@ -92,23 +93,36 @@ class TflmKernel(NamedTuple):
 TflmFn = Callable[[OpContext, TflmTarget, int], TflmKernel]
 _TFLM: dict[str, TflmFn] = {}
 TFLM_KERNELS: Mapping[str, TflmFn] = MappingProxyType(_TFLM)  # op type -> its reference kernel's arena facts
+_OPTIMIZED: dict[str, dict[str, TflmFn]] = {}
+# kernel set (TflmTarget.kernels) -> {op type -> its optimized kernel's arena facts}; the other op types of
+# a build with that set keep their reference kernels
+TFLM_OPTIMIZED: Mapping[str, Mapping[str, TflmFn]] = MappingProxyType(_OPTIMIZED)
 
 
-def register_tflm(op_types: str | Iterable[str]) -> Callable[[TflmFn], TflmFn]:
-    """Register what the TFLM reference kernel of ``op_types`` allocates: a :class:`TflmKernel` from the
-    op's context, the target and the number of quantization scales of the op's input 1 (its filter;
-    0 when it has none). A duplicate registration raises."""
+def register_tflm(op_types: str | Iterable[str], kernels: str = "reference") -> Callable[[TflmFn], TflmFn]:
+    """Register what the TFLM kernel of ``op_types`` allocates: a :class:`TflmKernel` from the op's context,
+    the target and the number of quantization scales of the op's input 1 (its filter; 0 when it has none).
+    ``kernels``: the kernel set (``TflmTarget.kernels``) whose kernel it is; ``"reference"``: the reference
+    kernel, which every build without its own kernel for the op uses. A duplicate registration raises."""
     names = [op_types] if isinstance(op_types, str) else list(op_types)
+    table = _TFLM if kernels == "reference" else _OPTIMIZED.setdefault(kernels, {})
 
     def wrap(fn: TflmFn) -> TflmFn:
         for name in names:
-            if name in _TFLM:
-                raise ValueError(f"TFLM facts for {name} registered twice")
-            _TFLM[name] = fn
-            record(name, override=True, tflm=fn)
+            if name in table:
+                raise ValueError(f"TFLM facts for {name} ({kernels} kernels) registered twice")
+            table[name] = fn
+            if kernels == "reference":
+                record(name, override=True, tflm=fn)
         return fn
 
     return wrap
+
+
+def tflm_kernel_table(target: TflmTarget) -> Mapping[str, TflmFn]:
+    """The arena facts of every op type for ``target``'s kernel set: its optimized kernels over the reference ones."""
+    optimized = TFLM_OPTIMIZED.get(target.kernels)
+    return {**TFLM_KERNELS, **optimized} if optimized else TFLM_KERNELS
 
 
 def padding_values(target: TflmTarget) -> CLayout:

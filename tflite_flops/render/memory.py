@@ -25,7 +25,7 @@ def memory_title(report: Report) -> str:
     if memory is None:
         return "Memory at run time"
     if target_class(report)[0] == MCU:
-        return f"Memory at run time (TFLite Micro, {8 * (memory.tflm_pointer_bytes or 4)}-bit: an MCU model)"
+        return f"Memory at run time (TFLite Micro, {tflm_build(memory)}: an MCU model)"
     total = runtime_total(memory)
     return "Memory at run time" if total is None else f"Memory at run time ({total.config})"
 
@@ -87,13 +87,24 @@ def _litert_rows(memory: MemorySummary) -> tuple[list[tuple[str, int, str]], lis
     return default, off
 
 
+def tflm_build(memory: MemorySummary, long: bool = False) -> str:
+    """The TFLite Micro build the tflm_* figures are for: its TFLM_TARGETS name (``long``: with what it is,
+    ``cortex-m (32-bit MCU, reference kernels)``), or the pointer size of a report that names none."""
+    from ..settings import TFLM_TARGETS
+
+    found = TFLM_TARGETS.get(memory.tflm_target or "")
+    if found is None:
+        return f"{8 * (memory.tflm_pointer_bytes or 4)}-bit"
+    return f"{memory.tflm_target} ({found.name})" if long else str(memory.tflm_target)
+
+
 def _tflm_rows(memory: MemorySummary) -> list[tuple[str, int, str]]:
     """TFLite Micro's arena: the size to give MicroInterpreter, its head and tail, and the tensors alone."""
     if memory.tflm_arena_size_bytes is None or memory.tflm_head_bytes is None or memory.tflm_tail_bytes is None:
         return [("Arena (TFLite Micro)", memory.tflm_arena_bytes, " + scratch, structs")]  # a report of an earlier version
     peak = memory.tflm_allocation_peak_bytes or 0
     above = peak > memory.tflm_head_bytes + memory.tflm_tail_bytes  # AllocateTensors needs more than it keeps
-    rows = [(f"TFLite Micro arena ({8 * (memory.tflm_pointer_bytes or 4)}-bit)", memory.tflm_arena_size_bytes,
+    rows = [(f"TFLite Micro arena ({tflm_build(memory)})", memory.tflm_arena_size_bytes,
              f" {'the peak' if above else 'head + tail'}: give MicroInterpreter this"),
             ("  head: tensors + kernel scratch", memory.tflm_head_bytes, ""),
             ("  tail: structs, op data", memory.tflm_tail_bytes, ""),
@@ -110,7 +121,8 @@ def memory_caveat(memory: MemorySummary, target: str = PHONE) -> str:
     """The line that goes under the figures (``target``: the model's class, whose runtime the rows lead with)."""
     per_sg = f" over {len(memory.subgraphs)} subgraph arenas" if len(memory.subgraphs) > 1 else ""
     if target == MCU and memory.runtime is not None:
-        text = (f"activation memory{per_sg}; TFLite Micro's reference kernels, the weights read in place; "
+        text = (f"activation memory{per_sg}; TFLite Micro for {tflm_build(memory, long=True)}, the weights read in "
+                "place (--tflm-target); "
                 "LiteRT's figures (XNNPACK on and off) are in the JSON: an MCU model (integer ops, small weights "
                 "and arena)")
     else:

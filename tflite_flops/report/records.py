@@ -246,6 +246,9 @@ class MemorySummary:
     tflm_pointer_bytes: int | None = None
     tflm_allocation_peak_bytes: int | None = None
     tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
+    # the TFLite Micro build of the tflm_* figures (settings.TFLM_TARGETS: "cortex-m", a 32-bit MCU with the
+    # reference kernels, by default; "cortex-m55-cmsis-nn"...); None: an older report
+    tflm_target: str | None = None
     runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
     target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (tflite_flops targets); None: an older report
 
