@@ -105,8 +105,8 @@ def tflm_buffers(model: Model, entry: int, sizes: Mapping[int, Sequence[int]], c
                 buffers.append((-(-size_of[t] // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, firsts[t] + 1, lasts[t] + 1))
     requested: list[tuple[int, int, int]] = []
     for (index, op), requests in sorted((scratch or {}).items()):
-        if entry_buffers is not None:  # the memory pass's entry buffers count time in ops; no other subgraph runs
-            lo, hi = (op, op) if index == entry else (-1, -1)
+        if entry_buffers is not None:  # the memory pass's entry buffers count op i at scope i + 1; no other subgraph runs
+            lo, hi = (op + 1, op + 1) if index == entry else (-1, -1)
         else:  # an op the entry never reaches keeps TFLM's "uninitialized" lifetime
             lo, hi = scopes.get((index, op), (-1, -1))
         requested += [(-(-n // TFLM_ALIGNMENT) * TFLM_ALIGNMENT, lo + 1, hi + 1) for n in requests if n > 0]
