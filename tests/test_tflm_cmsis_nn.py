@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 import tflite_flops
@@ -162,3 +164,36 @@ def test_analyze_plans_the_scratch_as_the_public_functions(samples_dir, name):
         ours = tflm_figures(model, 0, states, sizes, constant, None, target)
         assert (memory.tflm_head_bytes, memory.tflm_tail_bytes, memory.tflm_arena_size_bytes) == (
             ours.head_bytes, ours.tail_bytes, ours.arena_size_bytes), key
+
+
+def _conv_model(kernel: int, padding: int, op: int = 3, c_out: int = 16) -> bytes:
+    """x[1,16,16,8] int8 -CONV_2D (builtin 3; DEPTHWISE_CONV_2D 4) kernel x kernel, stride 1, per-channel
+    filter-> y[1,h,w,c_out] int8 (padding 0: SAME, 1: VALID)."""
+    from test_tflm_arena import INT8, INT32, _single_op
+
+    out = 16 if padding == 0 else 17 - kernel
+    depthwise = op == 4
+    filt_shape = [1, kernel, kernel, c_out] if depthwise else [c_out, kernel, kernel, 8]
+    q = {"scale": [0.05], "zero_point": [0]}
+    wq = {"scale": [0.01] * c_out, "zero_point": [0] * c_out, "axis": 3 if depthwise else 0}
+    options = (("DepthwiseConv2DOptions", {"padding": padding, "stride_w": 1, "stride_h": 1, "depth_multiplier": 1})
+               if depthwise else ("Conv2DOptions", {"padding": padding, "stride_w": 1, "stride_h": 1}))
+    return _single_op(op, [([1, 16, 16, 8], INT8, None, q),
+                           (filt_shape, INT8, np.ones(filt_shape, np.int8), wq),
+                           ([c_out], INT32, np.zeros(c_out, np.int32), {"scale": [0.0005] * c_out, "zero_point": [0] * c_out})],
+                      [([1, out, out, c_out], INT8, None, q)], options)
+
+
+def test_a_hand_built_convolution_requests_what_cmsis_nn_asks_for():
+    # CONV_2D 3x3 int8 on 16x16x8 -> 16, SAME: padding 1, 72 im2col columns: 288 B (M0, M4), 320 (M55);
+    # the reference kernel requests none. VALID 1x1: none anywhere. DEPTHWISE_CONV_2D 3x3 on 8 channels,
+    # SAME (padding 1): none but on MVE (4 x 124 x 9 = 4,464); 5x5 VALID: DSP 8 x 25 x 2 = 400, MVE 12,400.
+    cases = [((3, 0, 3, 16), (0, 288, 288, 320)), ((1, 1, 3, 16), (0, 0, 0, 0)),
+             ((3, 0, 4, 8), (0, 0, 0, 4464)), ((5, 1, 4, 8), (0, 0, 400, 12400))]
+    for args, sizes in cases:
+        model = load_model(_conv_model(*args))
+        states = resolve_shapes(model)
+        got = tuple(sum(tflm_kernels(model, states, t)[(0, 0)].scratch) for t in (CORTEX_M, M0, M4, M55))
+        assert got == sizes, args
+        # OpDataConv and a buffer index: 56 + 4 = 60 bytes on a 32-bit MCU
+        assert tflm_kernels(model, states, M4)[(0, 0)].op_data == 60
