@@ -6,7 +6,8 @@ IF / WHILE / CALL_ONCE ops run, sizes rounded up to 16 bytes, largest first, fir
 kernels' scratch buffers (``RequestScratchBufferInArena``) planned among them, each alive while its
 op runs. The tail: what ``MicroAllocator`` and the kernels allocate for the interpreter's life
 (:func:`tflm_tail`), from the C struct layouts of a :class:`~tflite_flops.ops.tflm.TflmTarget`
-and the per-op facts registered next to the formulas (:mod:`tflite_flops.ops.tflm`).
+and the per-op facts registered next to the formulas (:mod:`tflite_flops.ops.tflm`), those of the
+target's kernel set (CMSIS-NN's, :mod:`tflite_flops.ops.cmsis_nn`) over the reference kernels'.
 """
 from __future__ import annotations
 
@@ -216,8 +217,8 @@ def tflm_tail(model: Model, entry: int, kernels: Mapping[tuple[int, int], TflmKe
     Before the head is planned, the head's end of the arena holds transient data that the tail must
     not reach: the scratch requests (``ScratchBufferRequest``, room for 12 more than made), and while
     each kernel prepares, the temporary ``TfLiteTensor`` structs (with their quantization) of its inputs
-    and outputs (``AllocateTempInputTensor``): the kernel's persistent buffers are allocated while they
-    are held. While ``CommitStaticMemoryPlan`` plans, the subgraph offsets, an ``AllocationInfo`` per
+    and outputs (``AllocateTempInputTensor``; ``TflmKernel.held`` and ``.then`` when the kernel takes
+    some of them, or takes them twice): the kernel's persistent buffers are allocated while they are held. While ``CommitStaticMemoryPlan`` plans, the subgraph offsets, an ``AllocationInfo`` per
     tensor and scratch buffer, and the planner's arrays (``GreedyMemoryPlanner::per_buffer_size``, 40
     bytes per ``planned`` buffer). The peak is the most of those plus the tail at that moment.
     """
