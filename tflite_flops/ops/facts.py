@@ -117,7 +117,12 @@ class XnnpackFacts:
     (:data:`PER_INPUT`) or per output (:data:`PER_OUTPUT`) instead; ``weights``: the role of the filter
     it packs at init (:data:`CONV`, ...; "" when it packs none); ``pointwise_as``: the op type whose
     operator a 1x1 instance runs as; ``reshape_buffers``, ``workspace``: kind keys (module constants);
-    ``lookup_table_bytes``: the table an int8 instance builds.
+    ``lookup_table_bytes``: the table an int8 instance builds; ``depthwise_as``: the op type whose kernel
+    (XNNPACK's depthwise microkernels) an instance runs as when each of its groups takes one input channel and
+    makes one output channel and its kernel fits them (a CONV_2D with groups = channels); ``gemm_as``: the op
+    type whose kernel (XNNPACK's GEMM, once per group) an instance runs as when it does not (a depthwise
+    convolution wider than the depthwise kernels' taps, or of depth multiplier over 1). The latency laws
+    follow the kernel (``latency.profile.conv_kernel``).
     """
 
     operator_bytes: int | None = None
@@ -127,6 +132,8 @@ class XnnpackFacts:
     reshape_buffers: str = ""
     workspace: str = ""
     lookup_table_bytes: int = 0
+    depthwise_as: str = ""
+    gemm_as: str = ""
 
     @property
     def gemm(self) -> bool:
