@@ -162,3 +162,35 @@ def test_a_profile_without_the_grouped_features_loads_and_predicts(tmp_path):
     assert old.law_for(f3).family == "DEPTHWISE_CONV_2D" and old.fallback(f3) is None
     assert old.law_for(f3).predict_us(f3) == pytest.approx(1.0 + 2e-5 * macs3)
     assert json.loads(path.read_text())["laws"][0]["coefficients"] == laws[0].coefficients
+
+
+def test_a_grouped_model_is_predicted_end_to_end_by_the_kernel_s_law():
+    """A written model with a 7x7 and a 3x3 groups-of-one CONV_2D, analysed with --predict: the 7x7 one by the
+    CONV_2D law (its grouped features), the 3x3 one by the DEPTHWISE_CONV_2D law; no stand-in."""
+    import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
+
+    from tflite_flops.analysis import analyze_model
+    from tflite_flops.latency.profile import DeviceProfile, Law, Machine
+    from tflite_flops.latency.suite_models import grouped_conv
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.model_writer import ModelWriter
+    from tflite_flops.reader.load import load_model
+    from tflite_flops.settings import Settings
+
+    from profile_helpers import installed_version
+
+    w = ModelWriter(runtimes.schema_module("litert"))
+    x7, y7 = grouped_conv(8, 32, 1, 7, 1, "NONE", "float32")(w)
+    x3, y3 = grouped_conv(8, 32, 1, 3, 1, "NONE", "float32")(w)
+    model = load_model(w.to_bytes([*x7, *x3], [*y7, *y3], "grouped"))
+    laws = (Law("CONV_2D", "float32", X, {"1": 2.0, "grouped_taps": 1e-3}, points=30),
+            Law("DEPTHWISE_CONV_2D", "float32", X, {"1": 1.0, "macs": 1e-4}, points=12))
+    machine = Machine("test cpu", 2, "ai_edge_litert", installed_version(), 1, True)
+    profile = DeviceProfile(machine, laws, invoke_overhead_us=0.0, partition_overhead_us=0.0,
+                            created="2026-11-01T00:00:00+00:00", source="calibrate")
+    report = analyze_model(model, Settings(predict=profile))
+    convs = sorted((o for o in report.ops if o.op_type == "CONV_2D"), key=lambda o: -o.macs)
+    assert [o.xnnpack for o in convs] == [True, True]
+    assert convs[0].predicted_ms == pytest.approx((2.0 + 1e-3 * 8 * 8 * 32 * 49) / 1000)  # 100.352 + 2 µs
+    assert convs[1].predicted_ms == pytest.approx((1.0 + 1e-4 * 8 * 8 * 32 * 9) / 1000)  # 1.843 µs
+    assert report.prediction.ops_fallback == 0
