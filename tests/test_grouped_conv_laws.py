@@ -13,8 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tflite_flops.latency.profile import (BUILTIN_PLACEMENT as B, DWCONV_MAX_TAPS, XNNPACK_PLACEMENT as X,
-                                          conv_geometry, conv_kernel, op_features)
+from tflite_flops.latency.profile import (BUILTIN_PLACEMENT as B, XNNPACK_PLACEMENT as X, conv_geometry, conv_kernel,
+                                          op_features)
+from tflite_flops.ops.facts import DWCONV_MAX_TAPS
 
 
 def record(op_type: str, x: tuple[int, ...], w: tuple[int, ...], y: tuple[int, ...], macs: int,

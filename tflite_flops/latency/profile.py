@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
-from ..ops.facts import CONV, DEPTHWISE, LAW_GROUP_DEFAULT, facts_of, with_fact, xnnpack_facts
+from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -501,47 +501,34 @@ def _taps(record: Any, family: str = "") -> float:
     return record.macs / int(inputs[pos][3])
 
 
-# XNNPACK's depthwise (dwconv) microkernels read at most 25 taps (5x5) in one pass, on every ISA (XNNPACK
-# src/configs/dwconv-config.c: primary tiles 3, 4, 9 and 25; the multipass kernels were removed).
-# src/operators/convolution-nhwc.c (select_microkernel_type) runs a convolution whose groups each take one
-# input channel and make one output channel (a depthwise convolution, or a CONV_2D with groups = channels, as
-# Keras writes ConvNeXt's 7x7 depthwise layers) by the dwconv kernel whose tile holds its taps; with more taps,
-# with more channels per group, or dynamically quantized (qd8, the hybrid precision: it has no dwconv kernel),
-# by its GEMM kernel once per group, each group's output channels padded to the GEMM's tile. Timed here at
+# XNNPACK runs a convolution whose groups each take one input channel and make one output channel (a depthwise
+# convolution, or a CONV_2D with groups = channels, as Keras writes ConvNeXt's 7x7 depthwise layers) by its
+# depthwise kernel when the kernel has at most DWCONV_MAX_TAPS (25) taps; with more taps, with more channels per
+# group, or dynamically quantized (qd8, the hybrid precision: it has no depthwise kernel), by its GEMM kernel
+# once per group, each group's output channels padded to the GEMM's tile (ops.facts.runs_dwconv). Timed here at
 # 32x32x96, float32: 0.022 / 0.057 / 1.32 / 2.38 ms at 3x3 / 5x5 / 7x7 / 9x9 (docs/notes/predict-grouped-conv.md).
-DWCONV_MAX_TAPS = 25
-NO_DWCONV_PRECISIONS = ("hybrid",)  # precisions XNNPACK runs without its dwconv kernels (qd8 has none)
+NO_DWCONV_PRECISIONS = ("hybrid",)  # precisions XNNPACK runs without its depthwise kernels (qd8 has none)
 
 
 def conv_geometry(record: Any) -> tuple[int, int, int, int] | None:
-    """(groups, input channels per group, output channels per group, kernel taps) of a 2-D convolution whose
-    XNNPACK weight role (``XnnpackFacts.weights``) is CONV ([Cout, kh, kw, Cin / groups] filter) or DEPTHWISE
-    ([1, kh, kw, C x multiplier]: C groups of one input channel), from its input and filter shapes; None for
-    other ops or shapes it cannot read."""
-    role = xnnpack_facts(record.op_type).weights
+    """(groups, input channels per group, output channels per group, kernel taps) of a 2-D convolution
+    (:func:`~tflite_flops.ops.facts.conv_groups`, by its op type's XNNPACK weight role), from its input and filter
+    shapes; None for other ops or shapes it cannot read."""
     inputs = getattr(record, "inputs", ()) or ()
-    if role not in (CONV, DEPTHWISE) or len(inputs) < 2 or len(inputs[0]) != 4 or len(inputs[1]) != 4:
+    if len(inputs) < 2:
         return None
-    c, w = int(inputs[0][3]), [int(d) for d in inputs[1]]
-    if c <= 0 or min(w) <= 0:
-        return None
-    if role == CONV:
-        groups = max(c // w[3], 1)
-        return groups, w[3], max(w[0] // groups, 1), w[1] * w[2]
-    return c, 1, max(w[3] // c, 1), w[1] * w[2]
+    return conv_groups(xnnpack_facts(record.op_type).weights, inputs[0], inputs[1])
 
 
 def conv_kernel(record: Any, placement: str) -> str:
     """The op type whose law predicts a convolution: the one whose XNNPACK kernel runs it (``depthwise_as``
-    when its groups are one channel in and out and its taps fit the dwconv kernels, ``gemm_as`` when they do
-    not: DWCONV_MAX_TAPS) on the delegate; its own op type on the builtin kernels and for every other op."""
+    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not) on the delegate; its own op type on
+    the builtin kernels and for every other op."""
     facts = xnnpack_facts(record.op_type)
     geometry = conv_geometry(record) if placement == XNNPACK_PLACEMENT else None
     if geometry is None or not (facts.depthwise_as or facts.gemm_as):
         return record.op_type
-    _, per_in, per_out, taps = geometry
-    dwconv = (per_in == 1 and per_out == 1 and taps <= DWCONV_MAX_TAPS
-              and getattr(record, "precision", "") not in NO_DWCONV_PRECISIONS)
+    dwconv = runs_dwconv(geometry, getattr(record, "precision", "") in NO_DWCONV_PRECISIONS)
     return (facts.depthwise_as or record.op_type) if dwconv else (facts.gemm_as or record.op_type)
 
 
