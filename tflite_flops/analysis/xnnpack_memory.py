@@ -23,7 +23,11 @@ the same pass as the builtin configuration.
 * packed weights: each taken CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV packs
   its filter and bias at init (the ``xnn_pack_*`` functions: float filters as float32, int8 ones as
   int8 with int32 bias and float per-channel scales), the output channels padded to the kernels'
-  tile, an int8 convolution's input channels to 8 per tap. Weights XNNPACK unpacks itself (an fp16 or
+  tile, an int8 convolution's input channels to 8 per tap. A convolution is packed for the kernel that runs it
+  (``ops.facts.runs_dwconv``): a grouped one once per group, each group's channels tiled, as is a depthwise
+  one of more than 25 taps (the GEMM once per group); a CONV_2D of groups of one channel within 25 taps as a
+  depthwise filter, with the depthwise indirection (measured to the byte on the suite's grouped points).
+  Weights XNNPACK unpacks itself (an fp16 or
   int8 DEQUANTIZE it claims, a DENSIFY) are packed as float32 by their reader, and the float32
   copy it unpacked them into (``static_unpacked_data_`` in xnnpack_delegate.cc) stays, unless they
   are fp16 weights that only convolutions and fully connected ops read as filters
@@ -68,7 +72,7 @@ from typing import Mapping, Sequence
 from ..ops.facts import (AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, CONV, COPY_OPERATOR_BYTES, DELEGATE_NODE, DEPTHWISE,
                          DEPTHWISE_INDIRECTION, FULLY_CONNECTED, GEMM_INDIRECTION, INT8_ACCUMULATORS, PACKED_OPERAND,
                          PER_INPUT, POOL_INDIRECTION, REDUCTION_ACCUMULATORS, TRANSPOSED_CONV, TRANSPOSED_INDIRECTION,
-                         XNNPACK_OPERATOR_DEFAULT, facts_of, xnnpack_facts)
+                         XNNPACK_OPERATOR_DEFAULT, conv_groups, facts_of, runs_dwconv, xnnpack_facts)
 from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
 from ..targets import CpuTarget, get as get_target
@@ -276,6 +280,9 @@ def _reshape_bytes(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     if not kind or not op.outputs or op.outputs[0] < 0:
         return 0
     out = shapes[op.outputs[0]]
+    groups = _groups(op, tensors, shapes)
+    if groups is not None and kind in (GEMM_INDIRECTION, DEPTHWISE_INDIRECTION):  # the kernel that runs it
+        kind = DEPTHWISE_INDIRECTION if runs_dwconv(groups, _hybrid(op, tensors)) else GEMM_INDIRECTION
     if kind in (GEMM_INDIRECTION, DEPTHWISE_INDIRECTION, POOL_INDIRECTION) and len(out) == 4:
         if kind == POOL_INDIRECTION:
             kh, kw = op.options.get("filter_height", 1), op.options.get("filter_width", 1)
@@ -289,8 +296,9 @@ def _reshape_bytes(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
             if taps == 1 and _pointwise(op, tensors):
                 return 0  # a fully connected operator: no indirection
             x = tensors[op.inputs[0]].dtype
+            per_group = groups[2] if groups is not None else out[3]  # a grouped one's kernel: by a group's channels
             rows = (cpu.hybrid_rows if _hybrid(op, tensors) else cpu.int8_rows if x in ("INT8", "UINT8")
-                    else _float_conv_kernel(out[3], cpu)[0])
+                    else _float_conv_kernel(per_group, cpu)[0])
             pixels = out[0] * out[1] * out[2]
             return cpu.pointer_bytes * taps * _tiled(pixels, rows)
         if taps == 1 and kind == POOL_INDIRECTION:
@@ -365,6 +373,13 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
         return 0
     out_channels = shape[0] if role != DEPTHWISE else shape[-1]
     per_channel = num_elements(shape) // max(out_channels, 1)  # filter elements per output channel
+    sets, groups = 1, _groups(op, tensors, shapes)  # sets: packed once per group when run by the GEMM per group
+    if groups is not None:
+        dwconv = runs_dwconv(groups, _hybrid(op, tensors))
+        if dwconv and role == CONV:  # groups of one channel: packed as a depthwise filter of ``groups`` channels
+            role, out_channels, per_channel = DEPTHWISE, groups[0], groups[3]
+        elif not dwconv and (role == DEPTHWISE or groups[0] > 1):  # the GEMM once per group
+            role, sets, out_channels, per_channel = CONV, groups[0], groups[2], groups[1] * groups[3]
     tile = cpu.float_depthwise_tile if role == DEPTHWISE else _float_gemm_tile(out_channels, cpu) if (
         role == FULLY_CONNECTED or (role == CONV and _pointwise(op, tensors))) else _float_conv_kernel(out_channels, cpu)[1]
     biases = 1
@@ -372,10 +387,11 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
         stride = (op.options.get("stride_h", 1), op.options.get("stride_w", 1))
         biases = min(stride[0], shape[1]) * min(stride[1], shape[2])  # one sub-kernel per output phase
     if w.dtype not in ("INT8", "UINT8", "INT4"):  # float32 and fp16 filters are packed as float32
-        return align(_tiled(out_channels, tile) * (per_channel + biases) * 4, cpu.alignment)
+        return align(sets * _tiled(out_channels, tile) * (per_channel + biases) * 4, cpu.alignment)
     hybrid = _hybrid(op, tensors)
     if role in (CONV, TRANSPOSED_CONV) and len(shape) == 4 and not _pointwise(op, tensors):
-        per_channel = shape[1] * shape[2] * _tiled(shape[3], cpu.hybrid_kr if hybrid else cpu.int8_kr)
+        per_in = groups[1] if groups is not None else shape[3]
+        per_channel = shape[1] * shape[2] * _tiled(per_in, cpu.hybrid_kr if hybrid else cpu.int8_kr)
     if hybrid:
         per_channel += 12
         tile = cpu.hybrid_gemm_tile if role == FULLY_CONNECTED or _pointwise(op, tensors) else cpu.hybrid_tile
@@ -383,7 +399,17 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
         per_channel, tile = per_channel + 8, cpu.int8_depthwise_tile
     else:
         per_channel, tile = per_channel + 8 * biases, cpu.int8_tile  # an int32 bias, a float scale (each sub-kernel's)
-    return align(_tiled(out_channels, tile) * per_channel, cpu.alignment)  # the buffer's size, aligned
+    return align(sets * _tiled(out_channels, tile) * per_channel, cpu.alignment)  # the buffer's size, aligned
+
+
+def _groups(op: Operator, tensors, shapes) -> tuple[int, int, int, int] | None:
+    """A convolution's groups (``ops.facts.conv_groups``: groups, channels in and out per group, taps) from its
+    input and filter shapes; None for other ops. XNNPACK's kernel follows them (``ops.facts.runs_dwconv``): a
+    grouped convolution is run by the GEMM once per group, a depthwise one of more than 25 taps too, and one of
+    groups of one channel within 25 taps by the depthwise kernel (docs/notes/predict-grouped-conv.md)."""
+    if len(op.inputs) < 2 or op.inputs[0] < 0 or op.inputs[1] < 0:
+        return None
+    return conv_groups(xnnpack_facts(op.op_type).weights, shapes[op.inputs[0]], shapes[op.inputs[1]])
 
 
 def _float_conv_kernel(channels: int, cpu: CpuTarget) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
-from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
+from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -488,13 +488,58 @@ def elements(shape: Any) -> int:
     return n
 
 
-def _taps(record: Any) -> float:
-    """MACs / input channels of a convolution (its weights' last dim), else 0."""
-    pos = facts_of(record.op_type).taps_weight
+def _taps(record: Any, family: str = "") -> float:
+    """MACs / input channels of a convolution (its weights' last dim; a group's input channels when it is grouped)
+    for the op types (``family``: the law's, default the record's) whose record names ``taps_weight``, else 0."""
+    pos = facts_of(family or record.op_type).taps_weight
+    geometry = conv_geometry(record)
+    if geometry is not None and pos is not None:
+        return record.macs / geometry[1]
     inputs = getattr(record, "inputs", ()) or ()
     if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][3]) <= 0:
         return 0.0
     return record.macs / int(inputs[pos][3])
+
+
+# XNNPACK runs a convolution whose groups each take one input channel and make one output channel (a depthwise
+# convolution, or a CONV_2D with groups = channels, as Keras writes ConvNeXt's 7x7 depthwise layers) by its
+# depthwise kernel when the kernel has at most DWCONV_MAX_TAPS (25) taps; with more taps, with more channels per
+# group, or dynamically quantized (qd8, the hybrid precision: it has no depthwise kernel), by its GEMM kernel
+# once per group, each group's output channels padded to the GEMM's tile (ops.facts.runs_dwconv). Timed here at
+# 32x32x96, float32: 0.022 / 0.057 / 1.32 / 2.38 ms at 3x3 / 5x5 / 7x7 / 9x9 (docs/notes/predict-grouped-conv.md).
+NO_DWCONV_PRECISIONS = ("hybrid",)  # precisions XNNPACK runs without its depthwise kernels (qd8 has none)
+
+
+def conv_geometry(record: Any) -> tuple[int, int, int, int] | None:
+    """(groups, input channels per group, output channels per group, kernel taps) of a 2-D convolution
+    (:func:`~tflite_flops.ops.facts.conv_groups`, by its op type's XNNPACK weight role), from its input and filter
+    shapes; None for other ops or shapes it cannot read."""
+    inputs = getattr(record, "inputs", ()) or ()
+    if len(inputs) < 2:
+        return None
+    return conv_groups(xnnpack_facts(record.op_type).weights, inputs[0], inputs[1])
+
+
+def conv_kernel(record: Any, placement: str) -> str:
+    """The op type whose law predicts a convolution: the one whose XNNPACK kernel runs it (``depthwise_as``
+    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not) on the delegate; its own op type on
+    the builtin kernels and for every other op."""
+    facts = xnnpack_facts(record.op_type)
+    geometry = conv_geometry(record) if placement == XNNPACK_PLACEMENT else None
+    if geometry is None or not (facts.depthwise_as or facts.gemm_as):
+        return record.op_type
+    dwconv = runs_dwconv(geometry, getattr(record, "precision", "") in NO_DWCONV_PRECISIONS)
+    return (facts.depthwise_as or record.op_type) if dwconv else (facts.gemm_as or record.op_type)
+
+
+def _grouped(record: Any, family: str) -> tuple[float, float]:
+    """(``grouped_taps``, ``grouped_macs``) of a convolution of more than one group predicted by a law that takes
+    them (``family``'s ``law_features``): output positions x groups x kernel taps (the GEMM kernel's steps,
+    one per group, tap and position: each pads the group's channels to its tiles), and its MACs; (0, 0) else."""
+    geometry = conv_geometry(record)
+    if geometry is None or geometry[0] <= 1 or "grouped_taps" not in law_features(family):
+        return 0.0, 0.0
+    return record.macs / (geometry[1] * geometry[2]), float(record.macs)
 
 
 # XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
@@ -514,15 +559,22 @@ def law_tile(target: str | None) -> int:
     return found.law_tile if found is not None else CHANNEL_TILE
 
 
-def _tiled_macs(record: Any, tile: int = CHANNEL_TILE) -> float:
-    """MACs with the output channels (the weights' first dim) rounded up to CHANNEL_TILE, for the op types whose
-    record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law has too few points for one more feature); else 0."""
-    facts = facts_of(record.op_type)
-    pos = facts.taps_weight if facts.tiled_macs else None
-    inputs = getattr(record, "inputs", ()) or ()
-    if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
+def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "") -> float:
+    """MACs with the output channels (of a group, when it is grouped) rounded up to CHANNEL_TILE, for the op types
+    (``family``: the law's, default the record's) whose record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law
+    has too few points for one more feature); else 0."""
+    facts = facts_of(family or record.op_type)
+    if not facts.tiled_macs:
         return 0.0
-    cout = int(inputs[pos][0])
+    geometry = conv_geometry(record)
+    if geometry is not None:
+        cout = geometry[2]
+    else:
+        inputs = getattr(record, "inputs", ()) or ()
+        pos = facts.taps_weight
+        if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
+            return 0.0
+        cout = int(inputs[pos][0])
     return record.macs * (-(-cout // tile) * tile) / cout
 
 
@@ -542,8 +594,10 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
       dearer per MAC than a 64-channel layer; 0 for other ops;
-    * ``tiled_macs``: for CONV_2D, the MACs with the output channels rounded up to
+    * ``tiled_macs``: for CONV_2D, the MACs with the output channels (a group's) rounded up to
       ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
+    * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
+      kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
     * ``copied``: ``trips`` x the elements of its inputs less ``passed``, those of the loop variables its body
       passes through unchanged (``predict.while_passthrough``: LiteRT does not copy them): the elements copied;
@@ -553,8 +607,14 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
 
     THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
     on them. Calibration may refine it (family grouping, shape features); both sides then follow.
+
+    The family is the op type whose kernel runs the op (:func:`conv_kernel`: on XNNPACK, a CONV_2D with groups
+    = channels is a depthwise convolution, a depthwise convolution of over 25 taps a grouped CONV_2D), and
+    the features are those of that family's law.
     """
     runs = max(int(getattr(record, "executions", 1) or 1), 1)
+    family = conv_kernel(record, placement)
+    grouped_taps, grouped_macs = _grouped(record, family)
     params = int(getattr(record, "params", 0) or 0)
     inputs = sum(elements(s) for s in (getattr(record, "inputs", ()) or ()))
     outputs = sum(elements(s) for s in (getattr(record, "outputs", ()) or ()))
@@ -566,11 +626,13 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "in": float(max(inputs - params, 0)),
         "out": float(outputs),
         "params": float(params),
-        "taps": _taps(record) / runs,
-        "tiled_macs": _tiled_macs(record, tile) / runs,
+        "taps": _taps(record, family) / runs,
+        "tiled_macs": _tiled_macs(record, tile, family) / runs,
+        "grouped_taps": grouped_taps / runs,
+        "grouped_macs": grouped_macs / runs,
         "trips": float(trips),
         "copied": float(trips * max(inputs - passed, 0)),
         "growing_trips": float(trips * loop[0]),
         "reshaped": float(trips * loop[1]),
     }
-    return OpFeatures(family=record.op_type, precision=record.precision, placement=placement, values=values)
+    return OpFeatures(family=family, precision=record.precision, placement=placement, values=values)

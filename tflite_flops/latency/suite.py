@@ -24,7 +24,7 @@ import numpy as np
 from ..measure.model_writer import ModelWriter, Quant
 from .suite_models import (AFTER_QD8, FUSABLE, GROWING_OPS, IN_SCALE, LOOP_SIZES, LOOP_TRIPS, _act, after_qd8,
                            batch_matmul, binary, chain, concatenation, conv, convert, depthwise, fully_connected,
-                           gather, growing_loop, layout, loop, pool, reduce, softmax, transpose_conv, unary)
+                           gather, grouped_conv, growing_loop, layout, loop, pool, reduce, softmax, transpose_conv, unary)
 
 DESCRIPTION = "tflite_flops calibration suite"
 PRECISIONS = ("float32", "fp16", "hybrid", "int8")
@@ -90,6 +90,15 @@ CONVS = ((56, 64, 64, 1, 1), (28, 64, 128, 3, 1), (8, 8, 8, 3, 1), (224, 3, 32, 
 WIDE_CONVS = ((4, 512, 512, 3, 1), (4, 1024, 2048, 1, 1), (8, 256, 256, 3, 1), (8, 2048, 384, 1, 1))
 DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (28, 144, 5, 2), (7, 960, 3, 1),
               (112, 96, 3, 2), (16, 16, 3, 1), (28, 192, 3, 1), (14, 480, 5, 1), (56, 144, 3, 2), (32, 64, 3, 1))
+# Grouped convolutions (h, channels, channels per group, k, stride), as Keras writes Conv2D(groups=...) and depthwise
+# layers written as one (per group 1), and depthwise convolutions wider than XNNPACK's dwconv kernels (h, c, k,
+# stride: over 25 taps, run by its GEMM kernel once per channel, profile.DWCONV_MAX_TAPS): 25 to 60 times slower
+# per MAC than a 5x5 (docs/notes/predict-grouped-conv.md). Their laws: profile.conv_kernel, ``grouped_taps``. The
+# wide depthwise ones are not timed in hybrid: XNNPACK leaves a dynamic-range depthwise convolution to the builtin
+# kernel, whose law (with its after-qd8 twin) its 3x3 and 5x5 points fit, and which the 7x7 points would bend.
+GROUPED_CONVS = ((28, 128, 1, 7, 1), (14, 256, 1, 7, 1), (16, 192, 1, 3, 1), (7, 768, 1, 7, 1), (28, 64, 4, 3, 1),
+                 (56, 32, 1, 7, 1), (14, 128, 8, 5, 1))
+WIDE_DEPTHWISES = ((28, 128, 7, 1), (14, 256, 7, 1), (7, 768, 7, 1), (20, 64, 9, 1))
 FCS = ((1, 1024, 1000), (16, 256, 1024), (1, 64, 10), (64, 256, 256), (1, 256, 256), (128, 512, 512),
        (8, 16, 8), (1, 2048, 1000), (32, 128, 128), (1, 512, 10), (128, 256, 1024), (4, 1024, 1024),
        (1, 16, 10), (1, 128, 64), (2, 32, 16))
@@ -156,6 +165,12 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
             out.append((ident, "CONV_2D", prec, False, conv(h, cin, cout, k, s, ACTS[i % 3], prec)))
         for i, (h, c, k, s) in enumerate(DEPTHWISES):
             act = ACTS[(i + 1) % 3]
+            add("DEPTHWISE_CONV_2D", prec, i, _name(h, c, k, s, act), depthwise(h, c, k, s, act, prec))
+        for i, (h, c, g, k, s) in enumerate(GROUPED_CONVS):
+            act = ACTS[i % 3]
+            add("CONV_2D", prec, i, _name("g", h, c, g, k, s, act), grouped_conv(h, c, g, k, s, act, prec))
+        for i, (h, c, k, s) in enumerate(WIDE_DEPTHWISES if prec != "hybrid" else ()):  # hybrid: the builtin
+            act = ACTS[(i + 2) % 3]  # kernel, no cliff past 25 taps (its 3x3 law holds at 7x7 within 7%)
             add("DEPTHWISE_CONV_2D", prec, i, _name(h, c, k, s, act), depthwise(h, c, k, s, act, prec))
         for i, (m, k, n) in enumerate(FCS):
             act = ACTS[i % 2]

@@ -92,6 +92,21 @@ def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[
     return make
 
 
+def grouped_conv(h: int, c: int, per_group: int, k: int, s: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
+    """CONV_2D with groups = c / per_group (as Keras writes ``Conv2D(groups=...)``; per_group 1: a depthwise
+    convolution written as a CONV_2D), SAME padding: [1,h,h,c] * [c,k,k,per_group] -> [1,ho,ho,c]."""
+    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
+        x = _act(w, (1, h, h, c), prec)
+        wt = _weights(w, (c, k, k, per_group), prec, 0)
+        b = _bias(w, c, prec)
+        ho = _out_hw(h, k, s, "SAME")
+        y = _act(w, (1, ho, ho, c), prec, out=True)
+        w.op("CONV_2D", [x, wt, b], [y], "Conv2DOptions", padding=PADDING["SAME"], strideW=s, strideH=s,
+             fusedActivationFunction=ACTIVATIONS[act], dilationWFactor=1, dilationHFactor=1)
+        return [x], [y]
+    return make
+
+
 def after_qd8(make_op: Callable[[ModelWriter], Any]) -> Callable[[ModelWriter], Any]:
     """``make_op``'s model with AFTER_QD8's dynamically quantized FULLY_CONNECTED run first, on an input of its own:
     what LiteRT's builtin hybrid kernels meet inside a dynamic-range model, where XNNPACK's qd8 ops run

@@ -531,12 +531,14 @@ def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> Tfl
 # The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
 # XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
 # tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
-register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_macs", "taps", "in", "out", "params"),
+register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_macs", "taps", "in", "out", "params",
+                                                             "grouped_taps", "grouped_macs"),
                taps_weight=1, tiled_macs=True, fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
                xnnpack=XnnpackFacts(operator_bytes=1_700, weights=CONV, pointwise_as="FULLY_CONNECTED",
-                                    reshape_buffers=GEMM_INDIRECTION))
+                                    reshape_buffers=GEMM_INDIRECTION, depthwise_as="DEPTHWISE_CONV_2D"))
 register_facts("DEPTHWISE_CONV_2D", law_group="conv", fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
-               xnnpack=XnnpackFacts(operator_bytes=1_700, weights=DEPTHWISE, reshape_buffers=DEPTHWISE_INDIRECTION))
+               xnnpack=XnnpackFacts(operator_bytes=1_700, weights=DEPTHWISE, reshape_buffers=DEPTHWISE_INDIRECTION,
+                                    gemm_as="CONV_2D"))
 register_facts("TRANSPOSE_CONV", law_group="conv", taps_weight=1, fusion=(OUTPUT_CLAMP,),
                xnnpack=XnnpackFacts(operator_bytes=1_620, weights=TRANSPOSED_CONV,
                                     reshape_buffers=TRANSPOSED_INDIRECTION))

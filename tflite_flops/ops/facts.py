@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 # XNNPACK weight roles (XnnpackFacts.weights): how an op's filter (input 1) is packed at init.
 CONV = "conv"  # a convolution's [Cout, kh, kw, Cin] filter, run by the GEMM kernels through an indirection
@@ -117,7 +117,12 @@ class XnnpackFacts:
     (:data:`PER_INPUT`) or per output (:data:`PER_OUTPUT`) instead; ``weights``: the role of the filter
     it packs at init (:data:`CONV`, ...; "" when it packs none); ``pointwise_as``: the op type whose
     operator a 1x1 instance runs as; ``reshape_buffers``, ``workspace``: kind keys (module constants);
-    ``lookup_table_bytes``: the table an int8 instance builds.
+    ``lookup_table_bytes``: the table an int8 instance builds; ``depthwise_as``: the op type whose kernel
+    (XNNPACK's depthwise microkernels) an instance runs as when each of its groups takes one input channel and
+    makes one output channel and its kernel fits them (a CONV_2D with groups = channels); ``gemm_as``: the op
+    type whose kernel (XNNPACK's GEMM, once per group) an instance runs as when it does not (a depthwise
+    convolution wider than the depthwise kernels' taps, or of depth multiplier over 1). The latency laws
+    follow the kernel (``latency.profile.conv_kernel``).
     """
 
     operator_bytes: int | None = None
@@ -127,6 +132,8 @@ class XnnpackFacts:
     reshape_buffers: str = ""
     workspace: str = ""
     lookup_table_bytes: int = 0
+    depthwise_as: str = ""
+    gemm_as: str = ""
 
     @property
     def gemm(self) -> bool:
@@ -135,6 +142,35 @@ class XnnpackFacts:
 
 
 NO_XNNPACK_FACTS = XnnpackFacts()
+
+# XNNPACK's depthwise (dwconv) microkernels read at most 25 taps (5x5) in one pass, on every ISA (XNNPACK
+# src/configs/dwconv-config.c: tiles of 3, 4, 9 and 25 taps; the multipass kernels were removed).
+DWCONV_MAX_TAPS = 25
+
+
+def conv_groups(role: str, x: Sequence[int], w: Sequence[int]) -> tuple[int, int, int, int] | None:
+    """(groups, input channels per group, output channels per group, kernel taps) of a 2-D convolution of weight
+    role ``role`` (``XnnpackFacts.weights``): CONV, a [Cout, kh, kw, Cin / groups] filter; DEPTHWISE, a
+    [1, kh, kw, C x multiplier] filter (C groups of one input channel); from its input ``x`` and filter ``w``
+    shapes. None for another role or shapes it cannot read."""
+    if role not in (CONV, DEPTHWISE) or len(x) != 4 or len(w) != 4:
+        return None
+    c, dims = int(x[3]), [int(d) for d in w]
+    if c <= 0 or min(dims) <= 0:
+        return None
+    if role == CONV:
+        groups = max(c // dims[3], 1)
+        return groups, dims[3], max(dims[0] // groups, 1), dims[1] * dims[2]
+    return c, 1, max(dims[3] // c, 1), dims[1] * dims[2]
+
+
+def runs_dwconv(groups: tuple[int, int, int, int], dynamic: bool) -> bool:
+    """Whether XNNPACK runs a convolution of ``groups`` (:func:`conv_groups`) with its depthwise (dwconv) kernel
+    (src/operators/convolution-nhwc.c, ``select_microkernel_type``): one input and one output channel per group,
+    at most DWCONV_MAX_TAPS taps, and not ``dynamic`` (dynamically quantized: the qd8 convolution has no dwconv
+    kernel). Otherwise it runs its GEMM (igemm) kernel once per group, each group's channels padded to its tiles."""
+    _, per_in, per_out, taps = groups
+    return per_in == 1 and per_out == 1 and taps <= DWCONV_MAX_TAPS and not dynamic
 _NO_PLACEMENT: Mapping[str, Any] = MappingProxyType({})
 
 
