@@ -89,6 +89,10 @@ SPECS: tuple[Spec, ...] = (
     Spec("nasnet", "nasnet_mobile_128", (128, 128, 3), "keras.applications.NASNetMobile"),
     Spec("convnext", "convnext_tiny_128", (128, 128, 3), "keras.applications.ConvNeXtTiny"),
     Spec("vgg", "vgg16_128", (128, 128, 3), "keras.applications.VGG16"),
+    Spec("unet", "unet_4x16_128", (128, 128, 3),
+         "U-Net written in Keras: 4 levels (16-128 filters), Conv2DTranspose up-sampling, skip concatenations"),
+    Spec("audio", "m5_raw_8000", (8000, 1),
+         "M5-like raw-waveform audio classifier written in Keras: Conv1D 80-wide stride 4, 3 Conv1D blocks, pools"),
     Spec("rnn", "lstm_2x128_t64", (64, 64), "2 Keras LSTM layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("rnn", "gru_2x128_t64", (64, 64), "2 Keras GRU layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("transformer", "encoder_4x64x128", (64, 128),
@@ -239,6 +243,25 @@ def keras_model(name: str) -> Any:
         f = L.Dense(dim)(L.Dense(dim * 4, activation="gelu")(x))
         return L.LayerNormalization()(L.Add()([x, f]))
 
+    if name == "unet_4x16_128":
+        inp = keras.Input(spec.input, batch_size=1)
+        x, skips = inp, []
+        for f in (16, 32, 64):
+            x = L.Conv2D(f, 3, padding="same", activation="relu")(L.Conv2D(f, 3, padding="same", activation="relu")(x))
+            skips.append(x)
+            x = L.MaxPooling2D()(x)
+        x = L.Conv2D(128, 3, padding="same", activation="relu")(x)
+        for f, skip in zip((64, 32, 16), reversed(skips)):
+            x = L.Concatenate()([L.Conv2DTranspose(f, 2, strides=2)(x), skip])
+            x = L.Conv2D(f, 3, padding="same", activation="relu")(L.Conv2D(f, 3, padding="same", activation="relu")(x))
+        return keras.Model(inp, L.Conv2D(1, 1, activation="sigmoid")(x), name=name)
+    if name == "m5_raw_8000":
+        inp = keras.Input(spec.input, batch_size=1)
+        x = L.MaxPooling1D(4)(L.ReLU()(L.BatchNormalization()(L.Conv1D(32, 80, strides=4)(inp))))
+        for f in (32, 64, 64):
+            x = L.ReLU()(L.BatchNormalization()(L.Conv1D(f, 3)(x)))
+            x = L.MaxPooling1D(4)(x) if f != 64 or x.shape[1] >= 8 else x
+        return keras.Model(inp, L.Dense(35)(L.GlobalAveragePooling1D()(x)), name=name)
     if name == "encoder_4x64x128":
         inp = keras.Input(spec.input, batch_size=1)
         x = inp

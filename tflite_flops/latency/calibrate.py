@@ -44,9 +44,9 @@ from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
-from .suite import LOOP, OVERHEAD, SuitePoint, build, cold_points, reference_points, suite
-from .fit import RANGE_RATE, ColdSample, Sample, fit_cache_curve, fit_law, fit_laws, fit_overheads
-from .cache import OpData, evictions, op_data
+from .suite import LOOP, OVERHEAD, STREAM, SuitePoint, build, cold_points, reference_points, stream_points, suite
+from .fit import RANGE_RATE, ColdSample, Sample, StreamSample, fit_cache_curve, fit_law, fit_laws, fit_overheads, stream_costs
+from .cache import OpData, evictions, op_data, per_inference_bytes, with_stream_costs
 from ..measure.progress import progress_bar
 from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
@@ -269,7 +269,8 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
     samples = []
     for a in analysed:
         lead = a.point.lead  # a point run after its lead's op (suite.after_qd8): the lead's own time is taken out
-        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1 + bool(lead) or (lead and lead not in medians):
+        if a.point.family in (OVERHEAD, LOOP, STREAM) or len(a.features) != 1 + bool(lead) or \
+                (lead and lead not in medians):
             continue
         overhead = invoke_us + partition_us * a.partitions
         feature = a.features[-1]
@@ -307,6 +308,17 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
     return tuple(law for law in laws if law.coefficients)
 
 
+def stream_samples(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> list[StreamSample]:
+    """The streaming chains timed (suite.stream_points), with the bytes their ops touch."""
+    out = []
+    for a in analysed:
+        if a.point.family == STREAM and a.point.key in medians and a.data:
+            first = a.data[0]
+            out.append(StreamSample(a.point.precision, len(a.data), first.weights, first.footprint,
+                                    per_inference_bytes(a.data), medians[a.point.key]))
+    return out
+
+
 def machine(runtime: RuntimeSettings) -> Machine:
     """This machine in ``runtime``'s configuration, with its cache sizes."""
     return Machine(cpu=cpu_model(), cores=os.cpu_count() or 1, runtime=runtime.runtime,
@@ -333,6 +345,16 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
         rows = [c for c in cold if c.precision == precision]
         if len(rows) >= MIN_CURVE_POINTS * len({c.evict for c in rows}):
             curves[precision] = fit_cache_curve(rows + [c for c in cold if c.chain], start=start)[0]
+    streams = stream_samples(analysed, medians)
+    if streams:  # the streaming chains' costs per byte: each precision's curve, and float32's for the others
+        measured = stream_costs(streams, curve, invoke_us)
+        for precision, points in measured.items():
+            curves[precision] = with_stream_costs(curves.get(precision, curve), points)
+        curve = with_stream_costs(curve, measured.get("float32", ()))
+        if "int8" in measured and "hybrid" not in curves:  # dynamic-range weights are int8 too
+            curves["hybrid"] = curves["int8"]
+        notes = (*notes, "streaming chains (us per MiB of weights at the bytes per inference): " + "; ".join(
+            f"{p} " + ", ".join(f"{d / 2**20:.0f} MiB {b * 2**20:.1f}" for d, b in pts) for p, pts in measured.items()))
     for name, c in ((("all", curve), *curves.items()) if curve else ()):
         listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op + {i:.2f} us/invoke"
                             for d, b, k, i in c)
@@ -392,6 +414,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
     if reference is None:
         reference = reference_points(runtime.xnnpack) if points is None else []
+    points_given = points
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
     where = machine(runtime)
     if caches is not None:
@@ -401,6 +424,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     jobs = [(p.key, p, None, False) for p in points]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
     jobs += [(reference_key(p), p, None, True) for p in reference]
+    streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
+        else []
+    jobs += [(p.key, p, None, False) for p in streams]
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
     keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None}
@@ -410,7 +436,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
     for done, (key, point, level, is_reference) in enumerate(todo, 1):
-        blob = blobs.setdefault(point.id, build(fb, point))
+        # (a streaming chain's model, up to STREAM_MAX_BYTES, is written again to be analysed, not kept)
+        blob = build(fb, point) if point.family == STREAM else blobs.setdefault(point.id, build(fb, point))
         settings = replace(runtime, xnnpack=point.delegate)
         try:
             if level is not None:
@@ -431,6 +458,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
+    analysed += [analyse(p, build(fb, p), settings) for p in streams if p.key in medians]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
