@@ -381,7 +381,8 @@ def reference_key(point: SuitePoint) -> str:
 def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
               timer: Timer | None = None, points: Sequence[SuitePoint] | None = None,
               cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None,
-              reference: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
+              reference: Sequence[SuitePoint] | None = None,
+              streams: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
     """Time the suite (continuing from the side file), fit, save the profile to ``output``.
 
     Args:
@@ -397,6 +398,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         reference: the drift reference's points, timed by :func:`time_reference` (or ``timer``, as without
             ``quick``) and kept in the profile
             (default: ``suite.reference_points`` with the default ``points``, none with given ``points``).
+        streams: the streaming chains, timed by ``timer`` (default: ``suite.stream_points`` for the machine's
+            caches when cold points are timed and ``points`` are the default; none otherwise): what weights
+            cost from memory in a whole model, into the cache curves (``latency.fit.stream_costs``).
 
     Returns:
         The profile and how many of ``points`` were timed in this run (the others came from the side file;
@@ -424,8 +428,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     jobs = [(p.key, p, None, False) for p in points]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
     jobs += [(reference_key(p), p, None, True) for p in reference]
-    streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
-        else []
+    if streams is None:
+        streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
+            else []
     jobs += [(p.key, p, None, False) for p in streams]
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
