@@ -32,13 +32,14 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
-from .predict import loop_reprepare, while_passthrough, while_trips
+from .predict import fused_activations, loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
@@ -159,6 +160,33 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
     return summarize_ms(samples)["median_ms"] * 1e3
 
 
+STREAM_ROUNDS, STREAM_RUNS = 5, 5
+
+
+def time_streams(blobs: Mapping[str, bytes], settings: RuntimeSettings, rounds: int = STREAM_ROUNDS,
+                 runs: int = STREAM_RUNS) -> dict[str, float]:
+    """The median of one ``invoke()`` of each model of ``blobs`` (key -> model), in microseconds: the models
+    timed in turn, ``rounds`` times, ``runs`` invokes each, and the median of the rounds' medians, so that a
+    burst of load hits the chains and the op alone alike (the streaming chains: suite.stream_points). By the
+    CPU time of the invoking thread: on a busy machine a long invoke is preempted where a short one is not
+    (docs/predict.md, Drift), and what is measured here is the cost of the bytes, not of the neighbours' turns."""
+    interpreters = {}
+    for key, blob in blobs.items():
+        interpreter = make_interpreter(blob, settings)
+        resize_and_allocate(interpreter, {})
+        fill_inputs(interpreter)
+        interpreters[key] = interpreter
+    medians: dict[str, list[float]] = {key: [] for key in interpreters}
+    try:
+        for _ in range(rounds):
+            for key, interpreter in interpreters.items():
+                _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=1), clock=time.thread_time_ns)
+                medians[key].append(summarize_ms(samples)["median_ms"] * 1e3)
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError(f"the runtime failed on a streaming chain: {exc}") from exc
+    return {key: statistics.median(values) for key, values in medians.items()}
+
+
 def time_reference(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
     """The median of one ``invoke()`` of a drift reference point, in microseconds: the same at calibration and
     at ``--drift-check``, about ``REFERENCE_SECONDS`` of runs whatever the point's size (no run cap), so that
@@ -223,11 +251,12 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
     passed = while_passthrough(model, report.ops)
+    activated = fused_activations(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
     tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
                               trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
-                              passed.get((o.subgraph, o.index), 0))
+                              passed.get((o.subgraph, o.index), 0), (o.subgraph, o.index) in activated)
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
@@ -408,6 +437,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     """
     if cold_timer is None and timer is None:
         cold_timer = time_cold
+    injected = timer is not None
     reference_timer = timer or time_reference  # an injected timer times the reference too
     timer = timer or time_model
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
@@ -431,10 +461,10 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     if streams is None:
         streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
             else []
-    jobs += [(p.key, p, None, False) for p in streams]
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
-    keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None}
+    keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None} | \
+        {p.key for p in streams}
     medians = {k: v for k, v in read_side(side, config).items() if k in keys}
     todo = [job for job in jobs if job[0] not in medians]
     show = progress_bar("calibrate") if progress else None
@@ -461,6 +491,20 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         if show is not None:
             show(done, len(todo), point.id)
     _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
+    for precision in dict.fromkeys(p.precision for p in streams):  # each precision's chains in interleaved rounds
+        group = [p for p in streams if p.precision == precision and p.key not in medians]
+        if not group:
+            continue
+        settings = replace(runtime, xnnpack=group[0].delegate)
+        try:
+            got = {p.key: timer(build(fb, p), settings, quick) for p in group} if injected else \
+                time_streams({p.key: build(fb, p) for p in group}, settings)
+        except RuntimeUnavailableError as exc:
+            failed.append(f"the {precision} streaming chains: {exc}")
+            continue
+        for key, median in got.items():
+            append_side(side, config, key, median)
+            medians[key] = median
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
     analysed += [analyse(p, build(fb, p), settings) for p in streams if p.key in medians]

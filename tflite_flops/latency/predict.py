@@ -270,6 +270,17 @@ def _whiles(model: Model, ops: Sequence[OpRecord]) -> list[tuple[OpRecord, int |
     return out
 
 
+def fused_activations(model: Model, ops: Sequence[OpRecord]) -> set[OpKey]:
+    """The ops whose options fuse an activation (``fused_activation_function`` other than NONE)."""
+    out = set()
+    for o in ops:
+        if 0 <= o.subgraph < len(model.subgraphs) and 0 <= o.index < len(model.subgraphs[o.subgraph].operators):
+            act = model.subgraphs[o.subgraph].operators[o.index].options.get("fused_activation_function")
+            if act not in (None, "NONE"):
+                out.add((o.subgraph, o.index))
+    return out
+
+
 def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
     """Per WHILE, the elements of its loop variables that its body passes through unchanged (the body's output
     is its input tensor: a Keras RNN's input sequence); WHILEs without any are left out. LiteRT does not copy
@@ -339,7 +350,7 @@ def _growing_ops(sg: Subgraph) -> set[int]:
 # DOMAIN_FACTOR (report/prediction.py): beyond it, an op is predicted by extrapolation.
 FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "input elements",
                   "out": "output elements", "params": "weights", "taps": "taps", "tiled_macs": "tiled MACs",
-                  "rows": "broadcast rows",
+                  "rows": "broadcast rows", "act_out": "elements through a fused activation",
                   "trips": "trips", "copied": "copied elements", "growing_trips": "growing trips",
                   "reshaped": "re-prepared ops"}
 # an op's prediction_confidence: "unknown" for an op with its own law in a profile without domains (said once,
@@ -404,14 +415,16 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
                 trips: Mapping[OpKey, int] | None = None,
                 loops: Mapping[OpKey, tuple[int, int]] | None = None,
                 penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0,
-                passed: Mapping[OpKey, int] | None = None) -> OpPredictions:
+                passed: Mapping[OpKey, int] | None = None, activated: frozenset[OpKey] | set[OpKey] = frozenset()
+                ) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
     ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
     (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
     out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
     law's time and to both ends of its range; ``invoke_penalty``: the microseconds the invoke's own state costs
     out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads; ``passed``: the
-    loop-variable elements each WHILE passes through uncopied (:func:`while_passthrough`)."""
+    loop-variable elements each WHILE passes through uncopied (:func:`while_passthrough`); ``activated``: the ops
+    with a fused activation (:func:`fused_activations`)."""
     trips = trips or {}
     passed = passed or {}
     loops = loops or {}
@@ -450,7 +463,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
         features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), law_tile(profile.machine.target),
-                               passed.get(key, 0))
+                               passed.get(key, 0), key in activated)
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
@@ -530,7 +543,8 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
     penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
     p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
                     loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties,
-                    invoke_penalty_us(model, report.ops, profile.cache_curve), while_passthrough(model, report.ops))
+                    invoke_penalty_us(model, report.ops, profile.cache_curve), while_passthrough(model, report.ops),
+                    fused_activations(model, report.ops))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
     latency_ms = p.ops_ms + p.overhead_ms

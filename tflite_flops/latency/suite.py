@@ -172,7 +172,7 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
         for j, op in enumerate(BINARY_FLOAT if prec == "float32" else BINARY_INT8):
             cases = [(a, a) for a in SHAPES[:4]] + list(BROADCASTS)
             for i, (a, b) in enumerate(cases):
-                act = "RELU" if op in FUSABLE and i == 1 else "NONE"
+                act = "RELU" if op in FUSABLE and i in (2, 3) else "NONE"  # a fused activation is a pass of its own
                 add(op, prec, i + j, _name(a, b, act), binary(op, a, b, act, prec))
         for j, op in enumerate(UNARY_FLOAT if prec == "float32" else UNARY_INT8):
             for i, shape in enumerate(SHAPES[:5]):
