@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from fusion_models import FLOAT32, INT8, swish_model
+from fusion_models import FLOAT32, swish_model
 from tflite_flops.analysis import analyze_model
 from tflite_flops.latency.cache import cost_at, op_data, with_stream_costs
 from tflite_flops.latency.fit import StreamSample, stream_costs
