@@ -1,7 +1,8 @@
 """Do the ops ``analyze --predict`` counts as fused really cost nothing? Timed on LiteRT with XNNPACK.
 
 For each fusion rule of :func:`tflite_flops.latency.predict.fused_ops` (a clamp merged into the
-convolution before it, a zero PAD folded into a VALID convolution, a RESHAPE run in place), three
+convolution before it, a zero PAD folded into a VALID convolution, a RESHAPE run in place, an 8-bit
+x·sigmoid(x) folded into one lookup table), three
 generated models: the op with nothing to fuse it with (the baseline), the op where the rule applies,
 and the same op made unfusable by a second reader of the tensor the rule needs read once. The rule
 holds when the fusable model times like the baseline and the unfusable one costs more. The analysis'
@@ -23,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
+from fusion_models import FLOAT32, swish_model  # noqa: E402
 from tflite_builder import build_model  # noqa: E402
 from tflite_flops.analysis import analyze_model  # noqa: E402
 from tflite_flops.latency.predict import fused_ops  # noqa: E402
@@ -109,6 +111,11 @@ CASES = [  # (label, model, the fusion rule's verdict expected)
     ("conv + FC (baseline)", make("conv+fc"), None),
     ("conv + RESHAPE + FC", make("conv+reshape+fc"), "RESHAPE"),
     ("conv + RESHAPE + FC, conv output read twice", make("conv+reshape+fc", True), None),
+    ("int8 LOGISTIC (baseline)", swish_model("logistic"), None),
+    ("int8 LOGISTIC + MUL(x, sigmoid(x))", swish_model("swish"), "MUL"),
+    ("int8 LOGISTIC + MUL(x, sigmoid(x)), sigmoid read twice", swish_model("swish_two_readers"), None),
+    ("int8 LOGISTIC + MUL(x2, sigmoid(x))", swish_model("other_operand"), None),
+    ("float32 LOGISTIC + MUL(x, sigmoid(x))", swish_model("swish", FLOAT32), None),
 ]
 
 

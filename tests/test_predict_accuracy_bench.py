@@ -107,6 +107,15 @@ def test_drift_and_round_ratios(bench):
     assert bench.round_ratios(rs) == pytest.approx([1.0, 1.2, 1.0])
 
 
+def test_the_clock_s_own_cost_is_the_median_gap_between_two_readings(bench):
+    ticks = iter(range(0, 10**9, 7))  # a clock that advances 7 ns per reading
+    assert bench.clock_cost_ms(lambda: next(ticks), pairs=11) == pytest.approx(7e-6)
+
+
+def test_fresh_families_are_families_of_the_benchmark(bench):
+    assert set(bench.FRESH_FAMILIES) <= set(bench.FAMILIES)
+
+
 def test_every_family_has_models_and_four_precisions(bench):
     assert set(bench.PRECISIONS) == {"float32", "fp16", "dynamic", "int8"}
     families = {s.family for s in bench.SPECS}

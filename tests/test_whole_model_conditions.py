@@ -212,6 +212,48 @@ def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_
     assert timed == 0 and warm_calls == [] and cold_calls == [] and again.cache_curve == profile.cache_curve
 
 
+@pytest.mark.runtime
+def test_calibrate_times_streaming_chains_into_the_cache_curves(tmp_path):
+    from tflite_flops.latency.calibrate import calibrate
+    from tflite_flops.latency.suite import STREAM, SuitePoint, suite
+    from tflite_flops.latency.suite_models import stream
+    from tflite_flops.settings import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith(("FULLY_CONNECTED-float32", "overhead"))]
+    # chains of 1, 4 and 8 1x1 convolutions of 64x64 float32 weights (16 KiB each), and 1 and 4 in int8
+    streams = [SuitePoint(f"{STREAM}-{prec}-{n}", STREAM, prec, True, True, stream(n, 4, 64, prec))
+               for prec, counts in (("float32", (1, 4, 8)), ("int8", (1, 4))) for n in counts]
+    per_op = {"float32": 5.0, "int8": 2.0}  # us each op takes alone
+
+    def timer(blob, settings, quick):
+        for p in streams:  # each chain: the invoke (about the ADD chains'), its ops alone, 1 us per KiB of weights
+            if blob == build_point(p):
+                n = int(p.id.rsplit("-", 1)[1])
+                weights = n * 64 * 64 * (4 if p.precision == "float32" else 1)
+                return 20.0 + n * per_op[p.precision] + (weights / 1024 if n > 1 else 0.0)
+        return 20.0 + len(blob) / 1000
+
+    def build_point(p):
+        from tflite_flops.latency.suite import build
+        from tflite_flops.measure import runtimes
+        return build(runtimes.schema_module("litert"), p)
+
+    def cold_timer(blob, settings, evict):
+        warm = 20.0 + len(blob) / 1000
+        return warm, warm + 1.0
+
+    profile, _ = calibrate(str(tmp_path / "p.json"), RuntimeSettings(), quick=True, progress=False, timer=timer,
+                           points=points, cold_timer=cold_timer, caches=CACHES, reference=[], streams=streams)
+    # the chains measured 1 us per KiB of weights (1024 us per MiB) beyond their ops alone, at their bytes per
+    # inference (give or take the fitted invoke overhead's distance from 20 us, spread over the chain's weights)
+    assert "streaming chains" in " ".join(profile.notes)
+    assert set(profile.cache_curves) >= {"float32", "int8", "hybrid"}
+    assert profile.cache_curves["hybrid"] == profile.cache_curves["int8"]  # dynamic-range weights are int8
+    for prec in ("float32", "int8"):
+        costs = [b * MiB for _, b, _, _ in profile.cache_curves[prec]]
+        assert max(costs) == pytest.approx(1024.0, rel=0.05) and costs == sorted(costs)  # never cheaper further
+
+
 def test_the_prediction_adds_the_cache_penalty_and_says_so():
     from tflite_flops.analysis import analyze_model
     from tflite_flops.latency.cache import op_data, whole_model_penalties

@@ -73,6 +73,29 @@ def cost_at(curve: CacheCurve, distance: int) -> tuple[float, float, float]:
     return y0  # type: ignore[return-value]
 
 
+def with_stream_costs(curve: CacheCurve, points: Sequence[tuple[int, float]]) -> CacheCurve:
+    """``curve`` with the costs per byte the streaming chains measured (``(distance, us per byte)``,
+    ``latency.fit.stream_costs``): a point at each of their distances (its per-op and per-invoke costs the
+    curve's there), the higher cost per byte where both have one, then non-decreasing in distance (data
+    further away never costs less)."""
+    if not points:
+        return curve
+    by_distance = {d: [b, k, i] for d, b, k, i in curve}
+    for d, b in points:
+        if d in by_distance:
+            by_distance[d][0] = max(by_distance[d][0], b)
+        else:
+            _, k, i = cost_at(curve, d)
+            by_distance[d] = [b, k, i]
+    out: list[tuple[int, float, float, float]] = []
+    for d in sorted(by_distance):
+        b, k, i = by_distance[d]
+        if out:
+            b, k, i = max(b, out[-1][1]), max(k, out[-1][2]), max(i, out[-1][3])
+        out.append((d, b, k, i))
+    return tuple(out)
+
+
 def cost_per_byte(curve: CacheCurve, distance: int) -> float:
     """Microseconds per byte of a datum at ``distance`` on ``curve``."""
     return cost_at(curve, distance)[0]
@@ -102,9 +125,24 @@ def _bytes(shape: Sequence[int], dtype: str) -> int:
     return n * DTYPE_BITS.get(dtype.upper(), 32) // 8
 
 
+def _folded_tensors(model: Any, ops: Sequence[Any]) -> set[tuple[int, int]]:
+    """(subgraph, tensor) of the outputs of the ops run once at preparation (phase "init": a DEQUANTIZE of
+    float16 weights): constants from then on, held at their own dtype (XNNPACK packs float16 weights as float32
+    where it computes in float32)."""
+    out = set()
+    for o in ops:
+        if o.phase == "init" and 0 <= o.subgraph < len(model.subgraphs):
+            sg = model.subgraphs[o.subgraph]
+            if 0 <= o.index < len(sg.operators):
+                out.update((o.subgraph, t) for t in sg.operators[o.index].outputs if t >= 0)
+    return out
+
+
 def op_data(model: Any, ops: Sequence[Any]) -> list[OpData]:
     """The :class:`OpData` of every per-inference op of ``ops`` (resolved records), in each subgraph's order.
-    Tensor sizes are those the records resolved (their ``inputs`` and ``outputs`` shapes), at each tensor's dtype."""
+    Tensor sizes are those the records resolved (their ``inputs`` and ``outputs`` shapes), at each tensor's dtype.
+    Weights are an op's constant inputs and those computed at preparation (:func:`_folded_tensors`)."""
+    folded = _folded_tensors(model, ops)
     out = []
     for o in ops:
         if o.phase != "inference" or not 0 <= o.subgraph < len(model.subgraphs):
@@ -119,7 +157,7 @@ def op_data(model: Any, ops: Sequence[Any]) -> list[OpData]:
         for t, shape in zip(ins, o.inputs or ()):
             tensor = sg.tensors[t]
             size = _bytes(shape, tensor.dtype)
-            if tensor.is_constant:
+            if tensor.is_constant or (o.subgraph, t) in folded:
                 weights += size
             else:
                 inputs.append((t, size))

@@ -32,21 +32,22 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
-from .predict import loop_reprepare, while_passthrough, while_trips
+from .predict import fused_activations, loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
-from .suite import LOOP, OVERHEAD, SuitePoint, build, cold_points, reference_points, suite
-from .fit import RANGE_RATE, ColdSample, Sample, fit_cache_curve, fit_law, fit_laws, fit_overheads
-from .cache import OpData, evictions, op_data
+from .suite import LOOP, OVERHEAD, STREAM, SuitePoint, build, cold_points, reference_points, stream_points, suite
+from .fit import RANGE_RATE, ColdSample, Sample, StreamSample, fit_cache_curve, fit_law, fit_laws, fit_overheads, stream_costs
+from .cache import OpData, evictions, op_data, per_inference_bytes, with_stream_costs
 from ..measure.progress import progress_bar
 from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
@@ -159,6 +160,33 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
     return summarize_ms(samples)["median_ms"] * 1e3
 
 
+STREAM_ROUNDS, STREAM_RUNS = 5, 5
+
+
+def time_streams(blobs: Mapping[str, bytes], settings: RuntimeSettings, rounds: int = STREAM_ROUNDS,
+                 runs: int = STREAM_RUNS) -> dict[str, float]:
+    """The median of one ``invoke()`` of each model of ``blobs`` (key -> model), in microseconds: the models
+    timed in turn, ``rounds`` times, ``runs`` invokes each, and the median of the rounds' medians, so that a
+    burst of load hits the chains and the op alone alike (the streaming chains: suite.stream_points). By the
+    CPU time of the invoking thread: on a busy machine a long invoke is preempted where a short one is not
+    (docs/predict.md, Drift), and what is measured here is the cost of the bytes, not of the neighbours' turns."""
+    interpreters = {}
+    for key, blob in blobs.items():
+        interpreter = make_interpreter(blob, settings)
+        resize_and_allocate(interpreter, {})
+        fill_inputs(interpreter)
+        interpreters[key] = interpreter
+    medians: dict[str, list[float]] = {key: [] for key in interpreters}
+    try:
+        for _ in range(rounds):
+            for key, interpreter in interpreters.items():
+                _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=1), clock=time.thread_time_ns)
+                medians[key].append(summarize_ms(samples)["median_ms"] * 1e3)
+    except (ValueError, RuntimeError) as exc:
+        raise RuntimeUnavailableError(f"the runtime failed on a streaming chain: {exc}") from exc
+    return {key: statistics.median(values) for key, values in medians.items()}
+
+
 def time_reference(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
     """The median of one ``invoke()`` of a drift reference point, in microseconds: the same at calibration and
     at ``--drift-check``, about ``REFERENCE_SECONDS`` of runs whatever the point's size (no run cap), so that
@@ -223,11 +251,12 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     trips = while_trips(model, report.ops)
     loops = loop_reprepare(model, report.ops, point.delegate)
     passed = while_passthrough(model, report.ops)
+    activated = fused_activations(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
     tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
                               trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
-                              passed.get((o.subgraph, o.index), 0))
+                              passed.get((o.subgraph, o.index), 0), (o.subgraph, o.index) in activated)
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
@@ -269,7 +298,8 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
     samples = []
     for a in analysed:
         lead = a.point.lead  # a point run after its lead's op (suite.after_qd8): the lead's own time is taken out
-        if a.point.family in (OVERHEAD, LOOP) or len(a.features) != 1 + bool(lead) or (lead and lead not in medians):
+        if a.point.family in (OVERHEAD, LOOP, STREAM) or len(a.features) != 1 + bool(lead) or \
+                (lead and lead not in medians):
             continue
         overhead = invoke_us + partition_us * a.partitions
         feature = a.features[-1]
@@ -307,6 +337,17 @@ def loop_laws(analysed: Iterable[Analysed], medians: Mapping[str, float], laws: 
     return tuple(law for law in laws if law.coefficients)
 
 
+def stream_samples(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> list[StreamSample]:
+    """The streaming chains timed (suite.stream_points), with the bytes their ops touch."""
+    out = []
+    for a in analysed:
+        if a.point.family == STREAM and a.point.key in medians and a.data:
+            first = a.data[0]
+            out.append(StreamSample(a.point.precision, len(a.data), first.weights, first.footprint,
+                                    per_inference_bytes(a.data), medians[a.point.key]))
+    return out
+
+
 def machine(runtime: RuntimeSettings) -> Machine:
     """This machine in ``runtime``'s configuration, with its cache sizes."""
     return Machine(cpu=cpu_model(), cores=os.cpu_count() or 1, runtime=runtime.runtime,
@@ -333,6 +374,16 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
         rows = [c for c in cold if c.precision == precision]
         if len(rows) >= MIN_CURVE_POINTS * len({c.evict for c in rows}):
             curves[precision] = fit_cache_curve(rows + [c for c in cold if c.chain], start=start)[0]
+    streams = stream_samples(analysed, medians)
+    if streams:  # the streaming chains' costs per byte: each precision's curve, and float32's for the others
+        measured = stream_costs(streams, curve, invoke_us)
+        for precision, points in measured.items():
+            curves[precision] = with_stream_costs(curves.get(precision, curve), points)
+        curve = with_stream_costs(curve, measured.get("float32", ()))
+        if "int8" in measured and "hybrid" not in curves:  # dynamic-range weights are int8 too
+            curves["hybrid"] = curves["int8"]
+        notes = (*notes, "streaming chains (us per MiB of weights at the bytes per inference): " + "; ".join(
+            f"{p} " + ", ".join(f"{d / 2**20:.0f} MiB {b * 2**20:.1f}" for d, b in pts) for p, pts in measured.items()))
     for name, c in ((("all", curve), *curves.items()) if curve else ()):
         listing = ", ".join(f"{d / 2**20:g} MiB away {b * 2**20:.1f} us/MiB + {k:.2f} us/op + {i:.2f} us/invoke"
                             for d, b, k, i in c)
@@ -359,7 +410,8 @@ def reference_key(point: SuitePoint) -> str:
 def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progress: bool = True,
               timer: Timer | None = None, points: Sequence[SuitePoint] | None = None,
               cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None,
-              reference: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
+              reference: Sequence[SuitePoint] | None = None,
+              streams: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
     """Time the suite (continuing from the side file), fit, save the profile to ``output``.
 
     Args:
@@ -375,6 +427,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         reference: the drift reference's points, timed by :func:`time_reference` (or ``timer``, as without
             ``quick``) and kept in the profile
             (default: ``suite.reference_points`` with the default ``points``, none with given ``points``).
+        streams: the streaming chains, timed by ``timer`` (default: ``suite.stream_points`` for the machine's
+            caches when cold points are timed and ``points`` are the default; none otherwise): what weights
+            cost from memory in a whole model, into the cache curves (``latency.fit.stream_costs``).
 
     Returns:
         The profile and how many of ``points`` were timed in this run (the others came from the side file;
@@ -382,6 +437,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     """
     if cold_timer is None and timer is None:
         cold_timer = time_cold
+    injected = timer is not None
     reference_timer = timer or time_reference  # an injected timer times the reference too
     timer = timer or time_model
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
@@ -392,6 +448,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
     if reference is None:
         reference = reference_points(runtime.xnnpack) if points is None else []
+    points_given = points
     points = list(points if points is not None else suite(quick, runtime.xnnpack))
     where = machine(runtime)
     if caches is not None:
@@ -401,16 +458,21 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     jobs = [(p.key, p, None, False) for p in points]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
     jobs += [(reference_key(p), p, None, True) for p in reference]
+    if streams is None:
+        streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
+            else []
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
-    keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None}
+    keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None} | \
+        {p.key for p in streams}
     medians = {k: v for k, v in read_side(side, config).items() if k in keys}
     todo = [job for job in jobs if job[0] not in medians]
     show = progress_bar("calibrate") if progress else None
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
     for done, (key, point, level, is_reference) in enumerate(todo, 1):
-        blob = blobs.setdefault(point.id, build(fb, point))
+        # (a streaming chain's model, up to STREAM_MAX_BYTES, is written again to be analysed, not kept)
+        blob = build(fb, point) if point.family == STREAM else blobs.setdefault(point.id, build(fb, point))
         settings = replace(runtime, xnnpack=point.delegate)
         try:
             if level is not None:
@@ -429,8 +491,23 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         if show is not None:
             show(done, len(todo), point.id)
     _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
+    for precision in dict.fromkeys(p.precision for p in streams):  # each precision's chains in interleaved rounds
+        group = [p for p in streams if p.precision == precision and p.key not in medians]
+        if not group:
+            continue
+        settings = replace(runtime, xnnpack=group[0].delegate)
+        try:
+            got = {p.key: timer(build(fb, p), settings, quick) for p in group} if injected else \
+                time_streams({p.key: build(fb, p) for p in group}, settings)
+        except RuntimeUnavailableError as exc:
+            failed.append(f"the {precision} streaming chains: {exc}")
+            continue
+        for key, median in got.items():
+            append_side(side, config, key, median)
+            medians[key] = median
     settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
+    analysed += [analyse(p, build(fb, p), settings) for p in streams if p.key in medians]
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",

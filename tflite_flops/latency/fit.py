@@ -25,6 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .cache import cost_per_byte
 from .profile import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
 
 OUTLIER_LOG = 0.35  # drop points whose ln(measured/predicted) is further than this from the median (and 4 MADs)
@@ -246,3 +247,40 @@ def fit_cache_curve(rows: Sequence[ColdSample], start: int = 0
         if evict > prev[0]:
             curve.append((evict, max(s, prev[1]), max(k - invoke, per_op, prev[2]), max(invoke, prev[3])))
     return tuple(curve), float(np.median(errors)) if errors else None
+
+
+@dataclass(frozen=True)
+class StreamSample:
+    """One streaming chain timed (suite.stream_points): ``ops`` 1x1 convolutions of ``weights`` bytes of weights
+    each, ``footprint`` the bytes one of them touches, ``total`` the bytes the chain touches per inference, and
+    its median time (us)."""
+
+    precision: str
+    ops: int
+    weights: int
+    footprint: int
+    total: int
+    us: float
+
+
+def stream_costs(rows: Sequence[StreamSample], curve: Sequence[tuple[int, float, float, float]], invoke_us: float
+                 ) -> dict[str, list[tuple[int, float]]]:
+    """Per precision, (reuse distance, microseconds per byte) measured by the streaming chains: a chain of ``n``
+    ops takes ``n`` times the op alone (less the invoke overhead, paid once) plus what its weights cost from
+    ``total`` bytes away; each op's weights are priced by the cache module at the curve's cost at that distance
+    less its cost at the op's own footprint, so the cost at ``total`` is the extra per byte of weights plus the
+    ``curve``'s cost at the footprint (never below 0)."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for precision in sorted({r.precision for r in rows}):
+        mine = [r for r in rows if r.precision == precision]
+        alone = [r for r in mine if r.ops == 1]
+        if not alone:
+            continue
+        one = max(alone[0].us - invoke_us, 0.0)
+        for r in sorted(mine, key=lambda r: r.total):
+            if r.ops < 2 or r.weights <= 0:
+                continue
+            extra = r.us - invoke_us - r.ops * one
+            per_byte = extra / (r.ops * r.weights) + cost_per_byte(tuple(curve), r.footprint)
+            out.setdefault(precision, []).append((r.total, max(per_byte, 0.0)))
+    return out

@@ -382,7 +382,7 @@ def groups() -> dict[str, tuple[str, ...]]:
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "conv": ("1", "macs", "taps", "in", "out", "params"),
     "matmul": ("1", "macs", "in", "out", "params"),
-    "binary": ("1", "in", "out"),
+    "binary": ("1", "in", "out", "rows", "act_out"),
     "unary": ("1", "out"),
     "pool": ("1", "flops", "out"),
     "reduce": ("1", "in", "out"),
@@ -578,8 +578,39 @@ def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "") -> floa
     return record.macs * (-(-cout // tile) * tile) / cout
 
 
+def broadcast_rows(record: Any) -> float:
+    """For an op of the binary group, the runs of its innermost loop when an operand is broadcast along some
+    dims but not all (XNNPACK merges the dims that broadcast alike, and calls its kernel once per element of
+    the outer ones: a [1,160,160,3] - [1,1,1,3] is 25,600 calls of 3 elements), else 0 (same shapes, or a
+    scalar operand: one call over everything)."""
+    inputs = getattr(record, "inputs", ()) or ()
+    outputs = getattr(record, "outputs", ()) or ()
+    if group_of(record.op_type) != "binary" or len(inputs) != 2 or not outputs:
+        return 0.0
+    out = tuple(int(d) for d in outputs[0])
+    rank = len(out)
+    a, b = ((1,) * (rank - len(x)) + tuple(int(d) for d in x) for x in inputs[:2])
+    if len(a) != rank or len(b) != rank:
+        return 0.0
+    runs: list[list] = []  # [pattern, elements] of the merged dims, outermost first
+    for da, db, do in zip(a, b, out):
+        if do <= 1:
+            continue
+        pattern = (da == 1, db == 1)
+        if runs and runs[-1][0] == pattern:
+            runs[-1][1] *= do
+        else:
+            runs.append([pattern, do])
+    if len(runs) < 2:
+        return 0.0
+    total = 1
+    for _, n in runs:
+        total *= n
+    return float(total // runs[-1][1])
+
+
 def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
-                tile: int = CHANNEL_TILE, passed: int = 0) -> OpFeatures:
+                tile: int = CHANNEL_TILE, passed: int = 0, activated: bool = False) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -598,6 +629,11 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
     * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
       kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
+    * ``act_out``: the output elements when the op has a fused activation (``activated``: a RELU, RELU6... in
+      its options), else 0: XNNPACK runs a binary op's as a clamp pass of its own (float32 ADD 30 us, with RELU
+      49 us; int8 22 and 25 us, at [1,32,32,256]);
+    * ``rows``: for an op of the binary group, the calls of XNNPACK's inner loop a broadcast makes
+      (:func:`broadcast_rows`); 0 for other ops;
     * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
     * ``copied``: ``trips`` x the elements of its inputs less ``passed``, those of the loop variables its body
       passes through unchanged (``predict.while_passthrough``: LiteRT does not copy them): the elements copied;
@@ -630,6 +666,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "tiled_macs": _tiled_macs(record, tile, family) / runs,
         "grouped_taps": grouped_taps / runs,
         "grouped_macs": grouped_macs / runs,
+        "rows": broadcast_rows(record),
+        "act_out": float(outputs) if activated else 0.0,
         "trips": float(trips),
         "copied": float(trips * max(inputs - passed, 0)),
         "growing_trips": float(trips * loop[0]),

@@ -24,7 +24,8 @@ import numpy as np
 from ..measure.model_writer import ModelWriter, Quant
 from .suite_models import (AFTER_QD8, FUSABLE, GROWING_OPS, IN_SCALE, LOOP_SIZES, LOOP_TRIPS, _act, after_qd8,
                            batch_matmul, binary, chain, concatenation, conv, convert, depthwise, fully_connected,
-                           gather, grouped_conv, growing_loop, layout, loop, pool, reduce, softmax, transpose_conv, unary)
+                           gather, grouped_conv, growing_loop, layout, loop, pool, reduce, softmax, stream, transpose_conv,
+                           unary)
 
 DESCRIPTION = "tflite_flops calibration suite"
 PRECISIONS = ("float32", "fp16", "hybrid", "int8")
@@ -110,7 +111,9 @@ BMMS = ((4, 64, 64, 64), (8, 128, 64, 128), (1, 16, 16, 16), (8, 128, 128, 64), 
 TCONVS = ((16, 16, 8, 3, 2), (28, 64, 32, 3, 2), (8, 8, 8, 2, 2), (8, 16, 8, 3, 2), (14, 32, 32, 3, 2),
           (4, 8, 4, 3, 2), (32, 16, 16, 2, 2), (7, 128, 64, 4, 2))
 SHAPES = ((1, 28, 28, 64), (1, 8, 8, 16), (1, 128, 256), (1, 112, 112, 32), (1, 56, 56, 64), (1, 16, 64))
-BROADCASTS = (((1, 28, 28, 64), (1, 1, 1, 64)), ((1, 128, 256), (1, 1, 256)), ((1, 14, 14, 96), (1, 1, 1, 96)))
+# (the last three: few elements per broadcast row, as in a model's input normalization, (x - mean) / std per channel)
+BROADCASTS = (((1, 28, 28, 64), (1, 1, 1, 64)), ((1, 128, 256), (1, 1, 256)), ((1, 14, 14, 96), (1, 1, 1, 96)),
+              ((1, 160, 160, 3), (1, 1, 1, 3)), ((1, 64, 64, 8), (1, 1, 1, 8)), ((1, 56, 56, 32), (1, 56, 56, 1)))
 BINARY_FLOAT = ("ADD", "MUL", "SUB", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE")
 BINARY_INT8 = ("ADD", "MUL", "SUB", "MAXIMUM", "MINIMUM")
 UNARY_FLOAT = ("RELU", "RELU6", "LOGISTIC", "HARD_SWISH", "TANH", "GELU", "LEAKY_RELU", "EXP", "RSQRT", "SQRT",
@@ -185,7 +188,7 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
         for j, op in enumerate(BINARY_FLOAT if prec == "float32" else BINARY_INT8):
             cases = [(a, a) for a in SHAPES[:4]] + list(BROADCASTS)
             for i, (a, b) in enumerate(cases):
-                act = "RELU" if op in FUSABLE and i == 1 else "NONE"
+                act = "RELU" if op in FUSABLE and i in (2, 3) else "NONE"  # a fused activation is a pass of its own
                 add(op, prec, i + j, _name(a, b, act), binary(op, a, b, act, prec))
         for j, op in enumerate(UNARY_FLOAT if prec == "float32" else UNARY_INT8):
             for i, shape in enumerate(SHAPES[:5]):
@@ -369,6 +372,33 @@ def cold_points(points: list[SuitePoint]) -> list[SuitePoint]:
     delegate = any(p.delegate for p in points)
     chains = [p for p in points if p.family == OVERHEAD and p.delegate == delegate]
     return (chosen[::2] if quick else chosen) + chains
+
+
+# The streaming chains (calibrate.py): 1x1 convolutions of 4 MiB of weights each ((h, channels) per precision),
+# in chains whose weights add up to these multiples of the last-level cache (STREAM_QUICK in --quick), at
+# most STREAM_MAX_BYTES; and one such convolution alone. A whole model reads every weight once per inference:
+# these time that, where the cold points time one op after an eviction buffer.
+STREAM = "stream"
+STREAM_SHAPES = {"float32": (4, 1024), "int8": (4, 2048)}
+STREAM_FACTORS = (0.5, 1.0, 2.0, 3.0)
+STREAM_QUICK = (1.0, 3.0)
+STREAM_MAX_BYTES = 192 * 2**20
+
+
+def stream_points(caches: dict[str, int] | Any, quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
+    """The streaming chains for a machine with cache sizes ``caches`` (none without an L3 size), with the
+    delegate when ``xnnpack``: per precision, one op alone and the chains of STREAM_FACTORS x the L3."""
+    l3 = int(caches.get("L3", 0) or 0)
+    if l3 <= 0:
+        return []
+    out = []
+    for prec, (h, c) in STREAM_SHAPES.items():
+        per_op = c * c * (1 if prec == "int8" else 4)
+        counts = sorted({1} | {max(2, min(round(f * l3 / per_op), STREAM_MAX_BYTES // per_op))
+                               for f in (STREAM_QUICK if quick else STREAM_FACTORS)})
+        out += [SuitePoint(f"{STREAM}-{prec}-{n}x{_name(h, c)}", STREAM, prec, xnnpack, quick, stream(n, h, c, prec))
+                for n in counts]
+    return out
 
 
 def reference_points(xnnpack: bool = True) -> list[SuitePoint]:

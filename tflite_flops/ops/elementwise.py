@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from .facts import CLAMP, DEQUANTIZE_WEIGHTS, MIN_MAX_CLAMP, XnnpackFacts, register_facts
+from .facts import BINARY_NODE, CLAMP, DEQUANTIZE_WEIGHTS, MIN_MAX_CLAMP, UNARY_NODE, XnnpackFacts, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, XNN_MAX_TENSOR_DIMS, XNNPACK,
                         DelegateOp, DelegateTensor, activation, float_only, float_or_q8, num_io, q8_only, rank_in,
                         reason, register_placement, same_type, scale, scale_ratio, static)
@@ -480,19 +480,22 @@ register_tflm("SQUARED_DIFFERENCE")(fixed(
 # The facts the analysis reads beyond the formulas (ops/facts.py): latency law group and features,
 # XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
 # tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
+# UNARY_NODE / BINARY_NODE: how the delegate defines the op (xnn_define_unary / xnn_define_binary), for
+# XNNPACK's fusion of 8-bit element-wise chains into one lookup table (latency/predict.py, fused_ops).
 register_facts(("ADD", "SUB", "MUL", "DIV", "SQUARED_DIFFERENCE", "PRELU"), law_group="binary",
-               xnnpack=XnnpackFacts(operator_bytes=648))
-register_facts(("MAXIMUM", "MINIMUM"), law_group="binary", fusion=(MIN_MAX_CLAMP,),
+               fusion=(BINARY_NODE,), xnnpack=XnnpackFacts(operator_bytes=648))
+register_facts(("MAXIMUM", "MINIMUM"), law_group="binary", fusion=(MIN_MAX_CLAMP, BINARY_NODE),
                xnnpack=XnnpackFacts(operator_bytes=648))
 register_facts(("FLOOR_DIV", "FLOOR_MOD", "POW", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
                 "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "ATAN2", "ADD_N"),
                law_group="binary")
-register_facts(("RELU", "RELU6", "RELU_N1_TO_1"), law_group="unary", fusion=(CLAMP,))
-register_facts(("ABS", "NEG", "SIGN", "FLOOR", "CEIL", "ROUND", "SQUARE", "SQRT", "RSQRT", "LOGICAL_NOT",
+register_facts(("RELU", "RELU6", "RELU_N1_TO_1"), law_group="unary", fusion=(CLAMP, UNARY_NODE))
+register_facts(("ABS", "NEG", "SIGN", "FLOOR", "CEIL", "ROUND", "SQUARE", "SQRT", "RSQRT",
                 "RELU_0_TO_1", "LEAKY_RELU", "HARD_SWISH", "EXP", "LOG", "SIN", "COS", "ELU", "GELU"),
-               law_group="unary")
-register_facts(("LOGISTIC", "TANH"), law_group="unary", xnnpack=XnnpackFacts(lookup_table_bytes=256))
+               law_group="unary", fusion=(UNARY_NODE,))
+register_facts("LOGICAL_NOT", law_group="unary")
+register_facts(("LOGISTIC", "TANH"), law_group="unary", fusion=(UNARY_NODE,), xnnpack=XnnpackFacts(lookup_table_bytes=256))
 register_facts("SOFTMAX", law_group="normalize", xnnpack=XnnpackFacts(operator_bytes=608))
 register_facts(("LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"), law_group="normalize")
-register_facts("QUANTIZE", law_group="convert")
-register_facts("DEQUANTIZE", law_group="convert", weight_unpacking=DEQUANTIZE_WEIGHTS)
+register_facts("QUANTIZE", law_group="convert", fusion=(UNARY_NODE,))
+register_facts("DEQUANTIZE", law_group="convert", fusion=(UNARY_NODE,), weight_unpacking=DEQUANTIZE_WEIGHTS)

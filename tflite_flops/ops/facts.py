@@ -63,6 +63,8 @@ OUTPUT_CLAMP = "output_clamp"  # an XNNPACK node with an output clamp of its own
 ABSORBS_PAD = "absorbs_pad"  # a convolution a zero padding before it folds into
 ZERO_PAD = "zero_pad"  # a constant padding that may fold into the convolution after it
 RESHAPE_IN_PLACE = "reshape_in_place"  # a reshape whose copy is skipped between two nodes of one partition
+UNARY_NODE = "unary_node"  # an XNNPACK unary element-wise node (clamp, convert, sigmoid...): may join an 8-bit lookup table
+BINARY_NODE = "binary_node"  # an XNNPACK binary element-wise node: unary with a constant scalar operand, or inside a chain
 
 # Control-flow kinds (OpFacts.control_flow): how the walk (analysis/walk.py) follows the subgraphs the op names.
 IF_ELSE = "if"  # then/else branches: the costlier counts (an upper bound, flagged)
