@@ -219,9 +219,12 @@ def _weight_items(report: Report, model: Model) -> list[Advice]:
             continue
         sg = model.subgraphs[o.subgraph]
         for t in sg.operators[o.index].inputs:
-            tensor = sg.tensors[t] if t >= 0 else None
-            q = None if tensor is None or not tensor.is_constant else tensor.quantization
-            if q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL):
+            if t < 0:
+                continue
+            tensor = sg.tensors[t]
+            q = tensor.quantization  # (whether the tensor is a constant is asked only of a bad scale)
+            if (q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL)
+                    and tensor.is_constant):
                 bad.append((o, q.scale))
                 break
     if bad:

@@ -259,6 +259,13 @@ class Model:
         flat = self._flat_values(tensor)
         if flat is None:
             return None
+        if flat.size < _BITS_FROM and flat.nbytes <= chunk_bytes:  # small: one part, as the loop below counts it
+            if zero != 0:
+                return int(np.count_nonzero(flat != zero))
+            if enough is not None and 0 < enough < flat.size:
+                nnz = int(np.count_nonzero(flat[:enough]))
+                return nnz if nnz >= enough else nnz + int(np.count_nonzero(flat[enough:]))
+            return int(np.count_nonzero(flat))
         itemsize = flat.itemsize
         # Floats are counted on their bits (NumPy's integer count is several times faster than its
         # float one, 25x for float16): the same count unless a -0.0 (the sign bit alone, the integer
