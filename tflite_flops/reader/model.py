@@ -259,6 +259,11 @@ class Model:
         flat = self._flat_values(tensor)
         if flat is None:
             return None
+        return self._count_flat(tensor, flat, zero, chunk_bytes, enough)
+
+    def _count_flat(self, tensor: Tensor, flat: np.ndarray, zero: int | float, chunk_bytes: int,
+                    enough: int | None) -> int:
+        """:meth:`count_nonzero` of ``tensor`` whose values ``flat`` are (:meth:`_flat_values`)."""
         if flat.size < _BITS_FROM and flat.nbytes <= chunk_bytes:  # small: one part, as the loop below counts it
             if zero != 0:
                 return int(np.count_nonzero(flat != zero))
@@ -309,7 +314,9 @@ class Model:
                 continue
             dtype, count = layout
             if count * dtype.itemsize > chunk_bytes or tensor.data_offset % dtype.itemsize:
-                out[i] = self.count_nonzero(tensor, zero, chunk_bytes, enough and enough[i])
+                out[i] = self._count_flat(tensor, np.frombuffer(self._buf, dtype=dtype, count=count,
+                                                                offset=tensor.data_offset),
+                                          zero, chunk_bytes, enough and enough[i])
             else:
                 groups.setdefault((dtype, zero), []).append((i, tensor, count))
         for (dtype, zero), members in groups.items():
@@ -318,8 +325,9 @@ class Model:
             sizes = np.array([count for _, _, count in members], dtype=np.int64)
             lo, hi = int(starts.min()), int((starts + sizes * itemsize).max())
             if len(members) < 4 or hi - lo > max(2 * int(sizes.sum()) * itemsize, 1 << 16) or hi - lo > chunk_bytes:
-                for i, tensor, _ in members:  # few or scattered: one by one
-                    out[i] = self.count_nonzero(tensor, zero, chunk_bytes, enough and enough[i])
+                for i, tensor, count in members:  # few or scattered: one by one (the layout is known)
+                    flat = np.frombuffer(self._buf, dtype=dtype, count=count, offset=tensor.data_offset)
+                    out[i] = self._count_flat(tensor, flat, zero, chunk_bytes, enough and enough[i])
                 continue
             region = np.frombuffer(self._buf, dtype=dtype, count=(hi - lo) // itemsize, offset=lo)
             nonzero = region != zero  # what np.count_nonzero counts: -0.0 is zero, NaN is not
