@@ -19,7 +19,6 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from ..units import num_elements, tensor_bytes
-from . import columnar
 from .bundle import Bundle, Section
 
 _NP_DTYPES = {name: np.dtype(t).newbyteorder("<") for name, t in {
@@ -337,14 +336,10 @@ class Model:
             nonzero = region != zero  # what np.count_nonzero counts: -0.0 is zero, NaN is not
             starts = (starts - lo) // itemsize
             ends = starts + sizes
-            cuts = columnar.unique_ints(np.concatenate((starts, ends, [0, len(region)])))[0]
-            running = np.zeros(len(cuts), dtype=np.int64)  # non-zeros before each cut
-            # a piece's count fits 32 bits: the region is at most chunk_bytes (int32 sums are the cheaper)
-            piece = np.int32 if len(region) < 1 << 31 else np.int64
-            np.cumsum(np.add.reduceat(nonzero, cuts[:-1], dtype=piece), out=running[1:])
-            counts = running[np.searchsorted(cuts, ends)] - running[np.searchsorted(cuts, starts)]
-            for (i, _, _), nnz in zip(members, counts.tolist()):
-                out[i] = nnz
+            # one count of booleans per tensor (about 3x the sums of np.add.reduceat over the pieces)
+            count = np.count_nonzero
+            for (i, _, _), first, last in zip(members, starts.tolist(), ends.tolist()):
+                out[i] = int(count(nonzero[first:last]))
         return out
 
     def _release(self, offset: int, size: int) -> None:
