@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from .analysis import analyze_model
 from .analysis.run import collector_paused
-from .latency.profile import DeviceProfile
 from .analysis.entries import CostOverride
 from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, ProfileMismatchError, RuntimeMissingError, RuntimeUnavailableError
@@ -25,6 +24,7 @@ from .report.completeness import check_strict
 from .settings import RuntimeSettings, Settings, Target
 
 if TYPE_CHECKING:  # the measurement modules are imported when a measurement is asked for
+    from .latency.profile import DeviceProfile  # and the latency model when a prediction is
     from .measure.bench import BenchSettings
 
 
@@ -212,6 +212,7 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
         ProfileError: missing, unreadable, not a profile, or of another profile version.
         ProfileMismatchError: another runtime version, thread count or XNNPACK setting, unless ``force``.
     """
+    from .latency.profile import DeviceProfile
     from .measure.runtime import runtime_version
 
     if not isinstance(profile, DeviceProfile):

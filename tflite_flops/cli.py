@@ -14,7 +14,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from typing import Sequence
 
 from ._version import __version__
@@ -81,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except TfliteFlopsError as exc:
         if args.debug:
+            import traceback  # only here: most runs never show one
+
             traceback.print_exc()
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ..latency.profile import XNNPACK_PLACEMENT, DeviceProfile, op_features
 from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
                              CATEGORY_QUANT, category_of)
 from ..reader.model import Model
 from ..report import OpRecord, Report
 from ..report.advice import Advice, op_ranges, saving_text
+
+if TYPE_CHECKING:  # the latency model is imported only when a profile is given (a prediction)
+    from ..latency.profile import DeviceProfile
 
 OpKey = tuple[int, int]
 _SHAPE_DTYPES = ("INT32", "INT64")  # what a shape computation produces
@@ -104,6 +106,8 @@ def _merged(ops: Sequence[OpRecord], fold: Iterable[OpRecord], take: Iterable[Op
 
 def _on_xnnpack_ms(o: OpRecord, profile: DeviceProfile) -> float | None:
     """The op's predicted time were XNNPACK to run it (ms per inference), None without a law."""
+    from ..latency.profile import XNNPACK_PLACEMENT, op_features
+
     features = op_features(o, XNNPACK_PLACEMENT)
     law = profile.law_for(features)
     if law is None:
@@ -215,9 +219,12 @@ def _weight_items(report: Report, model: Model) -> list[Advice]:
             continue
         sg = model.subgraphs[o.subgraph]
         for t in sg.operators[o.index].inputs:
-            tensor = sg.tensors[t] if t >= 0 else None
-            q = None if tensor is None or not tensor.is_constant else tensor.quantization
-            if q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL):
+            if t < 0:
+                continue
+            tensor = sg.tensors[t]
+            q = tensor.quantization  # (whether the tensor is a constant is asked only of a bad scale)
+            if (q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL)
+                    and tensor.is_constant):
                 bad.append((o, q.scale))
                 break
     if bad:

@@ -7,6 +7,7 @@ from offset 0). Which tensors become buffers, and their lifetimes, is decided by
 """
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from operator import itemgetter
 from typing import Iterable, Sequence
 
@@ -40,12 +41,13 @@ class Arena:
     join (:meth:`place`); :meth:`fork` copies it, so that two plans sharing their first buffers (TFLM's
     head with and without the kernels' scratch) place those once."""
 
-    __slots__ = ("alive", "starts", "latest", "high", "steps", "alignment", "floor")
+    __slots__ = ("alive", "starts", "start_steps", "latest", "high", "steps", "alignment", "floor")
 
     def __init__(self, steps: int, alignment: int = 0, floor: int = 0) -> None:
         # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
         self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
         self.starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+        self.start_steps: list[int] = []  # the steps where a placed buffer starts, in order
         self.latest = -1  # the last step where a placed buffer starts
         self.high = floor  # the arena size so far
         self.steps, self.alignment, self.floor = steps, alignment, floor
@@ -55,14 +57,15 @@ class Arena:
         other = Arena.__new__(Arena)
         other.alive = [list(at) for at in self.alive]
         other.starts = [list(at) for at in self.starts]
+        other.start_steps = list(self.start_steps)
         other.latest, other.high, other.steps, other.alignment, other.floor = (
             self.latest, self.high, self.steps, self.alignment, self.floor)
         return other
 
     def place(self, buffers: Iterable[tuple[int, int, int]]) -> list[int]:
         """Place ``buffers`` in order after those placed before; their offsets (:attr:`high`: the arena size)."""
-        alive, starts, latest, high, alignment, floor = (self.alive, self.starts, self.latest, self.high,
-                                                        self.alignment, self.floor)
+        alive, starts, start_steps, latest, high, alignment, floor = (
+            self.alive, self.starts, self.start_steps, self.latest, self.high, self.alignment, self.floor)
         offsets: list[int] = []
         append = offsets.append
         base = -(-floor // alignment) * alignment if alignment else floor  # the first offset above the floor
@@ -73,10 +76,15 @@ class Arena:
                     high = size
                 continue
             # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
-            # disjoint sets, so no buffer is seen twice.
+            # disjoint sets, so no buffer is seen twice. Only the steps where some buffer starts are visited.
             here = others = alive[lo]
             if hi > lo < latest:
-                others = here + [entry for step in range(lo + 1, min(hi, latest) + 1) for entry in starts[step]]
+                first = bisect_right(start_steps, lo)
+                last = bisect_right(start_steps, hi, first)
+                if last > first:
+                    others = here.copy()
+                    for step in start_steps[first:last]:
+                        others += starts[step]
             others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
             if alignment:
                 best = best_gap = -1
@@ -100,7 +108,10 @@ class Arena:
             end = at + size
             entry = (at, end, lo)
             here.append(entry)
-            starts[lo].append(entry)
+            started = starts[lo]
+            if not started:
+                insort(start_steps, lo)
+            started.append(entry)
             if hi == lo + 1:
                 alive[hi].append(entry)
             elif hi > lo:

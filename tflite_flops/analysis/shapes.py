@@ -490,7 +490,7 @@ def step(sg: Subgraph, state: SubgraphShapes, op_index: int, trust_stored: bool 
     if new_shapes is not None and len(new_shapes) >= len(op.outputs):
         for i, shape in zip(op.outputs, new_shapes):
             if i >= 0:
-                shape = tuple(int(d) for d in shape)
+                shape = tuple(map(int, shape))
                 if shape != state.shapes[i]:  # an equal shape keeps its object, and so its cached info
                     state.shapes[i] = shape
                     reshaped = True

@@ -177,8 +177,11 @@ def decide(delegate: str, op: DelegateOp) -> str | None:
 XNN_MAX_TENSOR_DIMS = 6
 
 
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # the smallest normal float32
+
+
 def _normal(x: float | None) -> bool:
-    return x is not None and math.isfinite(x) and x != 0 and abs(x) >= np.finfo(np.float32).tiny
+    return x is not None and math.isfinite(x) and x != 0 and abs(x) >= _FLOAT32_TINY
 
 
 def _per_tensor(t: DelegateTensor, where: str) -> str | None:

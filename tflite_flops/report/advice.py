@@ -56,7 +56,7 @@ class Advice:
 
 def op_ranges(ops: "list[str] | tuple[str, ...]") -> str:
     """``"0:57–0:68, 0:70"``: consecutive op indices of one subgraph as a range, in order."""
-    keys = sorted({tuple(int(p) for p in o.split(":")) for o in ops})
+    keys = sorted({tuple(map(int, o.split(":"))) for o in ops})
     runs: list[list[tuple[int, ...]]] = []
     for k in keys:
         if runs and runs[-1][-1][0] == k[0] and runs[-1][-1][1] + 1 == k[1]:
