@@ -203,6 +203,47 @@ def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocatio
     assert report.memory.runtime.arena_bytes == 3338
 
 
+
+def _bidirectional_lstms(directory: Path) -> dict[str, str]:
+    """Keras bidirectional LSTMs whose conversion keeps the loops (two WHILEs per layer, not a fused
+    sequence LSTM): one returning its sequences, and two stacked after a mask with a dense head."""
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    x = keras.Input((20, 16), batch_size=1)
+    one = keras.Model(x, layers.Bidirectional(layers.LSTM(32, return_sequences=True))(x))
+    x = keras.Input((20, 16), batch_size=1)
+    y = layers.Bidirectional(layers.LSTM(32, return_sequences=True))(layers.Masking()(x))
+    two = keras.Model(x, layers.Dense(10)(layers.Bidirectional(layers.LSTM(32, return_sequences=True))(y)))
+    return _convert(directory, (("bilstm", one, ("float",)), ("bilstm_stacked", two, ("float",))), samples=0)
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_bidirectional_lstm_loops_are_litert_s(tmp_path):
+    """The loops' bodies slice with run-time offsets: each WHILE's outputs are dynamic and the entry
+    is planned lazily, one run of ops per WHILE. Two of the planner's rules then matter (they cost
+    2,560 B of the 23,426 B of the single layer, 5,120 B of the 48,900 B of the stacked pair):
+
+    * a later WHILE's passed-through output that nobody reads (the reversed input, 20·1·16 floats)
+      leaves the node before the body makes the outputs dynamic: planned at the WHILE, never freed;
+    * the RESHAPE of a later WHILE's output was planned in place (the output was an arena tensor when
+      the planner was made, after the first WHILE's Prepare); the share is dropped once the WHILE
+      made it dynamic, but its reads were counted on the WHILE's output: the RESHAPE's own buffer
+      (1·20·32 floats) is never freed.
+    """
+    models = _bidirectional_lstms(tmp_path)
+    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    for name, path in models.items():
+        for threads in (1, 4):
+            memory = tflite_flops.analyze(path, threads=threads).memory
+            subgraphs = real[f"{path}|None|{threads}"]
+            assert [s.arena_bytes for s in memory.subgraphs] == [arena for arena, _ in subgraphs], (name, threads)
+            assert (memory.runtime.arena_bytes, memory.runtime.persistent_arena_bytes) == (
+                sum(arena for arena, _ in subgraphs), sum(persistent for _, persistent in subgraphs)), (name, threads)
+    assert sum(arena for arena, _ in real[f"{models['bilstm_float']}|None|1"]) == 23_426
+    assert sum(arena for arena, _ in real[f"{models['bilstm_stacked_float']}|None|1"]) == 48_900
+
 def _kernel_zoo(directory: Path) -> dict[str, str]:
     """Keras models whose kernels take every kind of temporary we model, converted float, with
     dynamic-range (hybrid kernels) and full-int8 quantization, and a CONV_3D stack: {name: path}."""

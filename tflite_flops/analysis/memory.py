@@ -319,8 +319,20 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     # changes the data and the buffer's owner is read more than once, and CalculateAllocations drops
     # a share whose buffer is not an arena one of the same size. So only arena outputs are ever
     # shared, and only with arena inputs: the others are skipped at once.
+    #
+    # The shares are found when the planner is made (PlanAllocations), after the ops up to the first
+    # one with a dynamic output were prepared (Subgraph::PrepareOpsAndTensors): a later op's dynamic
+    # output is still an arena tensor then, and may be shared. CalculateAllocations drops that share
+    # once the op's Prepare made it dynamic, but the reference counts stay as planned: the reads of
+    # the output were counted on the dynamic tensor, so the output's own buffer is never freed.
+    # (A Keras bidirectional LSTM's RESHAPEs of the later WHILE loops' outputs.)
     inputs = uses.inputs
+    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
+             if DYNAMIC in kinds else [])
+    allocated = uses.allocated
+    late = (lambda t: kinds[t] == DYNAMIC and allocated.get(t, 0) > stops[0]) if stops else None
     shared: dict[int, int] = {}
+    dropped: dict[int, int] = {}  # output -> the tensor it was to share with, share dropped: never freed
     root: dict[int, int] = {}  # the tensor whose buffer a shared tensor uses
     for out, changed, positions, op_inputs in uses.inplace:
         size = sizes[out]
@@ -330,7 +342,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         for p in positions:
             if p < sharable:
                 t = op_inputs[p]
-                if (t >= 0 and kinds[t] == ARENA and t not in inputs
+                if (t >= 0 and (kinds[t] == ARENA or (late is not None and late(t))) and t not in inputs
                         and (not changed or (sizes[t] == size and readers[t] <= 1))):
                     break
         else:
@@ -340,6 +352,8 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             continue
         if kinds[base] == ARENA and sizes[base] == size:
             shared[out] = root[out] = base
+        elif kinds[base] == DYNAMIC:
+            dropped[out] = root[out] = base
 
     # A buffer is freed after the last read of any tensor using it (its reference count reaches 0
     # there), unless it is pinned. (last_read counts scopes: op i at i + 1.)
@@ -361,8 +375,6 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     # the first one with a dynamic output, and the next run of ops only after that op has run, each
     # run's buffers sorted among themselves and placed around the earlier runs' live buffers
     # (ArenaPlanner::ExecuteAllocations(first, last)). A buffer's run: the dynamic-output ops before it.
-    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
-             if DYNAMIC in kinds else [])
     rest: list[tuple[int, int, int, int, int, int, int]] = []  # (run, -size, first, tensor, size, last, last step)
     kept: list[tuple[int, int, int, int]] = []
     for t, first in uses.allocated.items():
@@ -372,7 +384,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         if kind != ARENA and kind != PERSISTENT:
             continue
         size = sizes[t]
-        if t in pinned:
+        if t in pinned or t in dropped:
             last = _END
         else:
             last = extended[t] if t in extended else last_read[t] - 1
@@ -461,7 +473,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
     * A WHILE output whose body input is passed through unchanged (body input i = body output i)
       and that nothing in the caller reads is never allocated, if the WHILE is prepared before the
       caller's planner is made (no op before it has a dynamic output): once the caller is planned,
-      dropping the output from the node no longer takes it out of the plan.
+      dropping the output from the node no longer takes it out of the plan, and it stays in the
+      arena, never freed, even when the body is dynamic (it left the node before the WHILE made its
+      outputs dynamic).
     * When a body (or a branch) has dynamic tensors, or returns a shape other than it was given
       (IF: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
       the heap, and the caller's later ops are planned at run time.
@@ -516,8 +530,10 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
         for i, o in enumerate(op.outputs):
             if o < 0 or kinds[o] != ARENA:
                 continue
-            if (body is not None and not planned and i < len(callee[body].inputs) and i < len(callee[body].outputs)
+            if (body is not None and i < len(callee[body].inputs) and i < len(callee[body].outputs)
                     and callee[body].inputs[i] == callee[body].outputs[i] and _node_reads(uses, o) == 0):
+                if planned:  # dropped from the node before SetTensorToDynamic: planned in the arena
+                    continue
                 kinds[o] = NOTHING
             elif dynamic:
                 kinds[o] = DYNAMIC
