@@ -363,6 +363,63 @@ def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
 
 
+
+def _int4_fully_connected(rows: int, depth: int, units: int, block: int) -> bytes:
+    """One hybrid FULLY_CONNECTED: a float32 input [rows, depth], constant int4 weights [units, depth]
+    quantized per channel (``block`` 0) or blockwise with fp16 scales (as ai-edge-quantizer writes
+    them), a float bias."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, build_model
+
+    rng = np.random.default_rng(0)
+    nibbles = (rng.integers(-8, 8, size=units * depth).astype(np.int8) & 0xF).astype(np.uint8)
+    packed = (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+    buffers = [None, packed, rng.standard_normal(units).astype(np.float32).tobytes()]
+    tensors = [{"name": "x", "shape": [rows, depth], "type": FLOAT32}]
+    if block:
+        buffers.append(np.full((units, depth // block), 0.01, np.float16).tobytes())
+        scales = {"name": "scales", "shape": [units, depth // block], "type": 1, "buffer": 3}  # FLOAT16
+        quant = {"blockwise": (4, -1, block), "axis": 0}
+    else:
+        scales, quant = None, {"scale": [0.01] * units, "zero_point": [0] * units, "axis": 0}
+    tensors += [{"name": "w", "shape": [units, depth], "type": 17, "buffer": 1, "quant": quant},  # INT4
+                {"name": "b", "shape": [units], "type": FLOAT32, "buffer": 2},
+                {"name": "y", "shape": [rows, units], "type": FLOAT32}]
+    if scales is not None:
+        tensors.append(scales)
+    op = {"opcode": 0, "inputs": [0, 1, 2], "outputs": [3],
+          "options": ("FullyConnectedOptions", {"fused_activation_function": 0})}
+    return build_model([{"tensors": tensors, "operators": [op], "inputs": [0], "outputs": [3], "name": "main"}],
+                       [{"builtin": 9, "version": 13}], buffers=buffers)
+
+
+@pytest.mark.runtime
+def test_int4_fully_connected_temporaries_are_litert_s(tmp_path):
+    """Constant int4 weights (per channel or blockwise) with an even depth of at least 32 and at least
+    4 units take LiteRT's optimized 4-bit kernel (PrepareImpl4Bit): its quantized input, scaling
+    factors, input offsets and accumulators are padded to its tiles (rows to the packed rows, depth
+    to 32, units to 4) and it keeps no row sums. The others take the generic hybrid kernel."""
+    cases = {(rows, depth, units, block): tmp_path / f"fc_{rows}_{depth}_{units}_{block}.tflite"
+             for rows in (1, 3, 5) for depth, units in ((64, 8), (48, 10), (16, 8), (96, 3))
+             for block in (0, 16) if not block or depth % block == 0}
+    for (rows, depth, units, block), path in cases.items():
+        path.write_bytes(_int4_fully_connected(rows, depth, units, block))
+    real = _real([(str(path), None, threads) for path in cases.values() for threads in (1, 4)])
+    for key, path in cases.items():
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(str(path), threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (key, threads)
+    # 5 rows of 48 into 10 units: 8 rows (packed by 4) × 64 columns int8 = 512 B, 8 scaling factors and
+    # 8 offsets (32 B each), 8 × 12 int32 accumulators = 384 B; no persistent row sums
+    fc = _int4_fully_connected(5, 48, 10, 16)
+    (tmp_path / "one.tflite").write_bytes(fc)
+    report = tflite_flops.analyze(str(tmp_path / "one.tflite"))
+    assert report.ops[0].temporaries_bytes == 512 + 32 + 384 + 32
+    assert report.memory.runtime.persistent_arena_bytes == 0
+    assert real[f"{cases[5, 48, 10, 16]}|None|1"] == [[2208, 0]]
+
 def _weighty_models(directory: Path) -> dict[str, str]:
     """Keras models with megabytes of weights, where XNNPACK's own bytes dwarf the noise of the heap:
     a CNN (3x3, depthwise and 1x1 convolutions, a pooled classifier head: 2.26 M weights) and an
