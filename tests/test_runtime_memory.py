@@ -605,6 +605,45 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     assert all(abs(w[1] - w[2]) <= 1_536 for w in workspaces), [w for w in workspaces if abs(w[1] - w[2]) > 1_536]
 
 
+
+@pytest.mark.runtime
+@pytest.mark.slow
+def test_runtime_arena_of_every_op_kind_is_litert_s(tmp_path):
+    """The calibration suite's one-op models (--quick: every op family, float32, fp16, dynamic-range
+    and int8) with builtin kernels, XNNPACK off, at 1 and 4 threads: the arena and the persistent
+    arena to the byte. Among them hybrid convolutions whose per-channel scales are all equal (conv.cc
+    keeps no input offsets nor row sums then: is_hybrid_per_channel needs scales that differ) and an
+    int32 REDUCE_PROD (PrepareProd's product accumulator, int64)."""
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
+
+    paths = calibration_suite.write_single_op_models(runtimes.schema_module("litert"), tmp_path)
+    real = _real([(path, None, threads) for path in paths for threads in (1, 4)])
+    misses = []
+    for path in paths:
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            if (runtime.arena_bytes, runtime.persistent_arena_bytes) != (arena, persistent):
+                misses.append((Path(path).stem, threads, runtime.arena_bytes, runtime.persistent_arena_bytes,
+                               arena, persistent))
+    assert len(paths) >= 240
+    assert not misses, misses
+
+
+@pytest.mark.runtime
+def test_stablehlo_case_branches_are_planned_as_if_branches(tmp_path):
+    """STABLEHLO_CASE's Prepare (stablehlo_case.cc) makes its branches' inputs kTfLiteCustom, as IF
+    does: each branch's arena holds its output alone (1·256 floats), not its input as well."""
+    from test_control_flow import _case_model
+
+    path = tmp_path / "case.tflite"
+    path.write_bytes(_case_model([2, 1]))
+    memory = tflite_flops.analyze(str(path)).memory
+    real = _real([(str(path), None, 1)])[f"{path}|None|1"]
+    assert [s.arena_bytes for s in memory.subgraphs] == [real[s.subgraph][0] for s in memory.subgraphs]
+    assert sorted(arena for arena, _ in real[1:]) == [1_024, 1_024]
+
 @pytest.mark.runtime
 def test_xnnpack_bytes_arithmetic_of_two_one_op_models():
     # The estimate's parts, by hand (the traced figures of these models are checked in the slow tests

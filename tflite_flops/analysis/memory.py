@@ -41,7 +41,7 @@ from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
-from ..ops.facts import DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
+from ..ops.facts import CASE_BRANCHES, DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
 from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M, TflmTarget
 from ..ops.registry import MEMORY_FACTS, Temporary
@@ -466,9 +466,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
     ``Prepare``), applied to ``settled``'s kinds, callees before their callers; returns the
     subgraphs whose kinds changed.
 
-    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF branch's input that no op reads
-      and that is not an output gets no bytes.
-    * The inputs of a WHILE body and of an IF branch are ``kTfLiteCustom``: they point into the
+    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF or STABLEHLO_CASE branch's input
+      that no op reads and that is not an output gets no bytes.
+    * The inputs of a WHILE body and of an IF or STABLEHLO_CASE branch are ``kTfLiteCustom``: they point into the
       caller's buffers, nothing in their own arena.
     * A WHILE output whose body input is passed through unchanged (body input i = body output i)
       and that nothing in the caller reads is never allocated, if the WHILE is prepared before the
@@ -477,7 +477,7 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
       arena, never freed, even when the body is dynamic (it left the node before the WHILE made its
       outputs dynamic).
     * When a body (or a branch) has dynamic tensors, or returns a shape other than it was given
-      (IF: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
+      (IF, STABLEHLO_CASE: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
       the heap, and the caller's later ops are planned at run time.
     """
     position = {index: i for i, index in enumerate(reached)}
@@ -495,6 +495,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
             pruned, custom = (cond,), (body,)
         elif flow == IF_ELSE:
             pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
+            body = None
+        elif flow == CASE_BRANCHES:  # stablehlo_case.cc Prepare: its branches as IF's
+            pruned = custom = tuple(v for k, v in sorted(refs.items()) if k.startswith("branch_subgraph_indices"))
             body = None
         else:
             continue
@@ -522,8 +525,8 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
                 if i >= 0 and o >= 0 and shapes[i] != shapes[o] and (shapes[i][:1] or (0,))[0] + (shapes[o][:1] or (0,))[0] != 1:
                     dynamic = True
         else:
-            then, other = (callee[c] for c in custom)
-            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b]
+            then, *others = (callee[c] for c in custom)
+            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b] for other in others
                                      for a, b in zip(then.outputs, other.outputs) if a >= 0 and b >= 0)
         planned = any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for prior in sg.operators[:op_index]
                       for t in prior.outputs)  # a lazy step: PlanAllocations has run already
