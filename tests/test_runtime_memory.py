@@ -215,7 +215,10 @@ def _bidirectional_lstms(directory: Path) -> dict[str, str]:
     x = keras.Input((20, 16), batch_size=1)
     y = layers.Bidirectional(layers.LSTM(32, return_sequences=True))(layers.Masking()(x))
     two = keras.Model(x, layers.Dense(10)(layers.Bidirectional(layers.LSTM(32, return_sequences=True))(y)))
-    return _convert(directory, (("bilstm", one, ("float",)), ("bilstm_stacked", two, ("float",))), samples=0)
+    x = keras.Input((6, 5), batch_size=2)  # equal-size loop outputs at each WHILE: the planner's tie order
+    three = keras.Model(x, layers.Dense(3)(layers.Bidirectional(layers.LSTM(8))(x)))
+    return _convert(directory, (("bilstm", one, ("float",)), ("bilstm_stacked", two, ("float",)),
+                                ("bilstm_last", three, ("float",))), samples=0)
 
 
 @pytest.mark.runtime
@@ -243,6 +246,28 @@ def test_bidirectional_lstm_loops_are_litert_s(tmp_path):
                 sum(arena for arena, _ in subgraphs), sum(persistent for _, persistent in subgraphs)), (name, threads)
     assert sum(arena for arena, _ in real[f"{models['bilstm_float']}|None|1"]) == 23_426
     assert sum(arena for arena, _ in real[f"{models['bilstm_stacked_float']}|None|1"]) == 48_900
+    # the last one's entry: each WHILE's four small outputs (2·8 floats and two counters) are placed in
+    # the order LiteRT's unordered_set and std::sort leave them: 1,092 B (1,156 B in index order)
+    assert real[f"{models['bilstm_last_float']}|None|1"][0][0] == 1_092
+
+
+def test_planner_tie_order_is_libstdcxx_s():
+    """The two library orders the arena planner's ties follow, against GNU libstdc++'s own output:
+    an unordered_set<int>'s iteration order after inserting keys (with its rehashes past 13 keys),
+    and std::sort's order of equal items (introsort past 16 items, insertion sort below)."""
+    from tflite_flops.analysis.planner import std_sort, unordered_set_order
+
+    keys = [67, 28, 71, 57, 119, 78, 23, 71, 72, 26, 27, 9, 68, 111, 19, 41, 43, 30, 41, 95, 75, 37, 38, 70, 41, 79,
+            8, 39, 13, 81, 117, 0, 27, 110]
+    assert unordered_set_order(keys) == [110, 39, 68, 9, 38, 27, 111, 43, 23, 81, 26, 57, 28, 71, 72, 13, 119, 78,
+                                         19, 41, 70, 30, 117, 95, 37, 67, 8, 75, 79, 0]
+    assert unordered_set_order([13, 14, 15, 16, 17]) == [17, 16, 15, 14, 13]
+    values = [0, 1, 1, 1, 0, 2, 1, 3, 3, 4, 0, 4, 3, 2, 1, 4, 3, 4, 3, 3, 3, 0, 1, 3, 2, 0, 3, 2, 1, 1, 4, 4, 0, 1, 0,
+              1, 3, 0, 3, 4, 1, 3, 4, 2, 4, 0, 1, 1, 2, 4, 3, 1, 3, 3]
+    assert std_sort(list(range(len(values))), lambda a, b: values[a] > values[b]) == [
+        9, 17, 15, 42, 11, 39, 44, 49, 31, 30, 23, 38, 41, 36, 20, 19, 26, 18, 16, 12, 8, 7, 50, 52, 53, 27, 43, 48, 5,
+        24, 13, 14, 1, 2, 51, 3, 47, 46, 6, 28, 40, 22, 35, 33, 29, 21, 10, 37, 45, 34, 4, 32, 25, 0]
+    assert std_sort([3, 1, 2, 1], lambda a, b: a < b) == [1, 1, 2, 3]
 
 def _kernel_zoo(directory: Path) -> dict[str, str]:
     """Keras models whose kernels take every kind of temporary we model, converted float, with

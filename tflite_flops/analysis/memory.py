@@ -46,7 +46,7 @@ from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M, TflmTarget
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
-from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
+from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, litert_order, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
 from .tflm import tflm_figures
 from ..units import dense_bytes, num_elements
@@ -412,6 +412,12 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             rest.append((bisect_left(stops, op) if stops else 0, -size, op, k, size, op, op if op < end else end))
     whole.sort()
     rest.sort()
+    if any(a[:3] == b[:3] for a, b in zip(rest, rest[1:])):  # equal sizes at one op: LiteRT's order
+        others = {t: (first == 0 and (t in pinned or t in shared or t in dropped), sizes[t], first)
+                  for t, first in uses.allocated.items() if kinds[t] in (ARENA, PERSISTENT) and sizes[t]}
+        outputs = [[o for o in op.outputs if o >= 0 and not (kinds[o] == NOTHING and sizes[o])] for op in ops]
+        rest = litert_order(rest, outputs, [*uses.variables, *(t for t in sg.inputs if t >= 0)],
+                            [op for op, _, _ in temporaries], len(sizes), stops, others)
     persistent = 0
     for *_, t in sorted(kept):
         persistent = align(persistent, TFLITE_ALIGNMENT) + (sizes[t] if t < len(sizes) else extra[t])
