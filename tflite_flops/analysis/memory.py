@@ -417,7 +417,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
                   for t, first in uses.allocated.items() if kinds[t] in (ARENA, PERSISTENT) and sizes[t]}
         outputs = [[o for o in op.outputs if o >= 0 and not (kinds[o] == NOTHING and sizes[o])] for op in ops]
         rest = litert_order(rest, outputs, [*uses.variables, *(t for t in sg.inputs if t >= 0)],
-                            [op for op, _, _ in temporaries], len(sizes), stops, others)
+                            temporaries, len(sizes), stops, others)
     persistent = 0
     for *_, t in sorted(kept):
         persistent = align(persistent, TFLITE_ALIGNMENT) + (sizes[t] if t < len(sizes) else extra[t])

@@ -311,16 +311,20 @@ def litert_ranks(nodes: Sequence[Sequence[int]], stops: Sequence[int],
     return rank
 
 
-def litert_order(rest: list, outputs: Sequence[Sequence[int]], entry: Sequence[int], temporaries: Sequence[int],
-                 count: int, stops: Sequence[int], others: dict[int, tuple[bool, int, int]]) -> list:
+def litert_order(rest: list, outputs: Sequence[Sequence[int]], entry: Sequence[int],
+                 temporaries: Sequence[tuple[int, int, bool]], count: int, stops: Sequence[int],
+                 others: dict[int, tuple[bool, int, int]]) -> list:
     """The memory pass's arena buffers ``rest`` (``(run, -bytes, first op, tensor, bytes, ...)``,
     sorted) with their ties in ArenaPlanner's order (:func:`litert_ranks`): each node lists its
     outputs (``outputs``; node 0 the variables and inputs first, ``entry``), then the temporaries its
-    Prepare added (``temporaries``: the op of each, numbered from ``count`` on); ``others``: the
-    tensors sorted with them (whole-run, persistent, shared) as :func:`litert_ranks` keys them."""
+    Prepare added (``temporaries``: ``(op, bytes, persistent)``, numbered from ``count`` on); ``others``:
+    the tensors sorted with them (whole-run, persistent, shared) as :func:`litert_ranks` keys them."""
     nodes = [[*(entry if i == 0 else ()), *outs] for i, outs in enumerate(outputs)]
-    for k, op in enumerate(temporaries, count):
+    keys = dict(others)
+    for k, (op, size, persistent) in enumerate(temporaries, count):
         nodes[op].append(k)
-    keys = {**others, **{e[3]: (False, e[4], e[2]) for e in rest}}
+        if persistent and size:
+            keys[k] = (False, size, op)
+    keys.update((e[3], (False, e[4], e[2])) for e in rest)
     rank = litert_ranks(nodes, [*stops, len(nodes) - 1], keys)
     return sorted(rest, key=lambda e: (e[0], rank.get(e[3], -1), e[1:]))
