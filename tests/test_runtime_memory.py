@@ -264,10 +264,10 @@ def test_planner_tie_order_is_libstdcxx_s():
     assert unordered_set_order([13, 14, 15, 16, 17]) == [17, 16, 15, 14, 13]
     values = [0, 1, 1, 1, 0, 2, 1, 3, 3, 4, 0, 4, 3, 2, 1, 4, 3, 4, 3, 3, 3, 0, 1, 3, 2, 0, 3, 2, 1, 1, 4, 4, 0, 1, 0,
               1, 3, 0, 3, 4, 1, 3, 4, 2, 4, 0, 1, 1, 2, 4, 3, 1, 3, 3]
-    assert std_sort(list(range(len(values))), lambda a, b: values[a] > values[b]) == [
+    assert std_sort(list(range(len(values))), lambda i: -values[i]) == [
         9, 17, 15, 42, 11, 39, 44, 49, 31, 30, 23, 38, 41, 36, 20, 19, 26, 18, 16, 12, 8, 7, 50, 52, 53, 27, 43, 48, 5,
         24, 13, 14, 1, 2, 51, 3, 47, 46, 6, 28, 40, 22, 35, 33, 29, 21, 10, 37, 45, 34, 4, 32, 25, 0]
-    assert std_sort([3, 1, 2, 1], lambda a, b: a < b) == [1, 1, 2, 3]
+    assert std_sort([3, 1, 2, 1], lambda v: v) == [1, 1, 2, 3]
 
 def _kernel_zoo(directory: Path) -> dict[str, str]:
     """Keras models whose kernels take every kind of temporary we model, converted float, with

@@ -230,60 +230,57 @@ def _insert(order: list[int], key: int, buckets: int) -> None:
     order.insert(0, key)
 
 
-def std_sort(items: list, less) -> list:
-    """``items`` ordered in place by libstdc++'s ``std::sort`` (introsort: median-of-three quicksort
-    down to runs of 16, heapsort past the depth limit, then insertion sort) with the strict weak order
-    ``less(a, b)``: the order equal items end in is that algorithm's, not a stable one's."""
+def std_sort(items: list, key) -> list:
+    """``items`` ordered by ``key`` as libstdc++'s ``std::sort`` orders them (introsort: median-of-three
+    quicksort down to runs of 16, heapsort past the depth limit, then insertion sort), comparing
+    ``key(a) < key(b)``: the order items of equal keys end in is that algorithm's, not a stable one's."""
     n = len(items)
     if n > 1:
-        _introsort(items, 0, n, 2 * (n.bit_length() - 1), less)
-        _insertion_sort(items, 0, n, less)
+        pairs = [(key(item), item) for item in items]
+        _introsort(pairs, 0, n, 2 * (n.bit_length() - 1))
+        _insertion_sort(pairs, 0, n)
+        items[:] = [item for _, item in pairs]
     return items
 
 
-def _introsort(a: list, first: int, last: int, depth: int, less) -> None:
+def _introsort(a: list, first: int, last: int, depth: int) -> None:
     while last - first > 16:
-        if depth == 0:
-            a[first:last] = _heap_sorted(a[first:last], less)
+        if depth == 0:  # std::partial_sort (heapsort): rare; its order of equal keys is not simulated
+            a[first:last] = sorted(a[first:last], key=itemgetter(0))
             return
         depth -= 1
         mid = first + (last - first) // 2
-        x, y, z = first + 1, mid, last - 1  # __move_median_to_first
-        if less(a[x], a[y]):
-            m = y if less(a[y], a[z]) else z if less(a[x], a[z]) else x
+        x, y, z = a[first + 1][0], a[mid][0], a[last - 1][0]  # __move_median_to_first
+        if x < y:
+            m = mid if y < z else last - 1 if x < z else first + 1
         else:
-            m = x if less(a[x], a[z]) else z if less(a[y], a[z]) else y
+            m = first + 1 if x < z else last - 1 if y < z else mid
         a[first], a[m] = a[m], a[first]
         lo, hi = first + 1, last  # __unguarded_partition around a[first]
-        pivot = a[first]
+        pivot = a[first][0]
         while True:
-            while less(a[lo], pivot):
+            while a[lo][0] < pivot:
                 lo += 1
             hi -= 1
-            while less(pivot, a[hi]):
+            while pivot < a[hi][0]:
                 hi -= 1
             if not lo < hi:
                 break
             a[lo], a[hi] = a[hi], a[lo]
             lo += 1
-        _introsort(a, lo, last, depth, less)
+        _introsort(a, lo, last, depth)
         last = lo
 
 
-def _insertion_sort(a: list, first: int, last: int, less) -> None:
+def _insertion_sort(a: list, first: int, last: int) -> None:
     for i in range(first + 1, last):
         value = a[i]
+        k = value[0]
         j = i
-        while j > first and less(value, a[j - 1]):
+        while j > first and k < a[j - 1][0]:
             a[j] = a[j - 1]
             j -= 1
         a[j] = value
-
-
-def _heap_sorted(items: list, less) -> list:
-    """std::partial_sort over the whole range (make_heap, then sort_heap), as libstdc++ runs it."""
-    from functools import cmp_to_key
-    return sorted(items, key=cmp_to_key(lambda x, y: -1 if less(x, y) else 1 if less(y, x) else 0))
 
 
 def litert_ranks(nodes: Sequence[Sequence[int]], stops: Sequence[int],
@@ -301,13 +298,11 @@ def litert_ranks(nodes: Sequence[Sequence[int]], stops: Sequence[int],
                   if t in keys]
         start = stop + 1
 
-        def less(a: int, b: int) -> bool:
-            (wa, sa, fa), (wb, sb, fb) = keys[a], keys[b]
-            if wa or wb:
-                return wa and (not wb or a < b)
-            return sa > sb or (sa == sb and fa < fb)
+        def order(t: int) -> tuple[int, int, int]:  # whole-run first by index, then larger, then earlier
+            whole, size, first = keys[t]
+            return (0, t, 0) if whole else (1, -size, first)
 
-        rank.update((t, position) for position, t in enumerate(std_sort(listed, less)))
+        rank.update((t, position) for position, t in enumerate(std_sort(listed, order)))
     return rank
 
 
