@@ -203,6 +203,72 @@ def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocatio
     assert report.memory.runtime.arena_bytes == 3338
 
 
+
+def _bidirectional_lstms(directory: Path) -> dict[str, str]:
+    """Keras bidirectional LSTMs whose conversion keeps the loops (two WHILEs per layer, not a fused
+    sequence LSTM): one returning its sequences, and two stacked after a mask with a dense head."""
+    import tensorflow as tf
+
+    keras, layers = tf.keras, tf.keras.layers
+    x = keras.Input((20, 16), batch_size=1)
+    one = keras.Model(x, layers.Bidirectional(layers.LSTM(32, return_sequences=True))(x))
+    x = keras.Input((20, 16), batch_size=1)
+    y = layers.Bidirectional(layers.LSTM(32, return_sequences=True))(layers.Masking()(x))
+    two = keras.Model(x, layers.Dense(10)(layers.Bidirectional(layers.LSTM(32, return_sequences=True))(y)))
+    x = keras.Input((6, 5), batch_size=2)  # equal-size loop outputs at each WHILE: the planner's tie order
+    three = keras.Model(x, layers.Dense(3)(layers.Bidirectional(layers.LSTM(8))(x)))
+    return _convert(directory, (("bilstm", one, ("float",)), ("bilstm_stacked", two, ("float",)),
+                                ("bilstm_last", three, ("float",))), samples=0)
+
+
+@pytest.mark.runtime
+@pytest.mark.tf
+def test_bidirectional_lstm_loops_are_litert_s(tmp_path):
+    """The loops' bodies slice with run-time offsets: each WHILE's outputs are dynamic and the entry
+    is planned lazily, one run of ops per WHILE. Two of the planner's rules then matter (they cost
+    2,560 B of the 23,426 B of the single layer, 5,120 B of the 48,900 B of the stacked pair):
+
+    * a later WHILE's passed-through output that nobody reads (the reversed input, 20·1·16 floats)
+      leaves the node before the body makes the outputs dynamic: planned at the WHILE, never freed;
+    * the RESHAPE of a later WHILE's output was planned in place (the output was an arena tensor when
+      the planner was made, after the first WHILE's Prepare); the share is dropped once the WHILE
+      made it dynamic, but its reads were counted on the WHILE's output: the RESHAPE's own buffer
+      (1·20·32 floats) is never freed.
+    """
+    models = _bidirectional_lstms(tmp_path)
+    real = _real([(path, None, threads) for path in models.values() for threads in (1, 4)])
+    for name, path in models.items():
+        for threads in (1, 4):
+            memory = tflite_flops.analyze(path, threads=threads).memory
+            subgraphs = real[f"{path}|None|{threads}"]
+            assert [s.arena_bytes for s in memory.subgraphs] == [arena for arena, _ in subgraphs], (name, threads)
+            assert (memory.runtime.arena_bytes, memory.runtime.persistent_arena_bytes) == (
+                sum(arena for arena, _ in subgraphs), sum(persistent for _, persistent in subgraphs)), (name, threads)
+    assert sum(arena for arena, _ in real[f"{models['bilstm_float']}|None|1"]) == 23_426
+    assert sum(arena for arena, _ in real[f"{models['bilstm_stacked_float']}|None|1"]) == 48_900
+    # the last one's entry: each WHILE's four small outputs (2·8 floats and two counters) are placed in
+    # the order LiteRT's unordered_set and std::sort leave them: 1,092 B (1,156 B in index order)
+    assert real[f"{models['bilstm_last_float']}|None|1"][0][0] == 1_092
+
+
+def test_planner_tie_order_is_libstdcxx_s():
+    """The two library orders the arena planner's ties follow, against GNU libstdc++'s own output:
+    an unordered_set<int>'s iteration order after inserting keys (with its rehashes past 13 keys),
+    and std::sort's order of equal items (introsort past 16 items, insertion sort below)."""
+    from tflite_flops.analysis.planner import std_sort, unordered_set_order
+
+    keys = [67, 28, 71, 57, 119, 78, 23, 71, 72, 26, 27, 9, 68, 111, 19, 41, 43, 30, 41, 95, 75, 37, 38, 70, 41, 79,
+            8, 39, 13, 81, 117, 0, 27, 110]
+    assert unordered_set_order(keys) == [110, 39, 68, 9, 38, 27, 111, 43, 23, 81, 26, 57, 28, 71, 72, 13, 119, 78,
+                                         19, 41, 70, 30, 117, 95, 37, 67, 8, 75, 79, 0]
+    assert unordered_set_order([13, 14, 15, 16, 17]) == [17, 16, 15, 14, 13]
+    values = [0, 1, 1, 1, 0, 2, 1, 3, 3, 4, 0, 4, 3, 2, 1, 4, 3, 4, 3, 3, 3, 0, 1, 3, 2, 0, 3, 2, 1, 1, 4, 4, 0, 1, 0,
+              1, 3, 0, 3, 4, 1, 3, 4, 2, 4, 0, 1, 1, 2, 4, 3, 1, 3, 3]
+    assert std_sort(list(range(len(values))), lambda i: -values[i]) == [
+        9, 17, 15, 42, 11, 39, 44, 49, 31, 30, 23, 38, 41, 36, 20, 19, 26, 18, 16, 12, 8, 7, 50, 52, 53, 27, 43, 48, 5,
+        24, 13, 14, 1, 2, 51, 3, 47, 46, 6, 28, 40, 22, 35, 33, 29, 21, 10, 37, 45, 34, 4, 32, 25, 0]
+    assert std_sort([3, 1, 2, 1], lambda v: v) == [1, 1, 2, 3]
+
 def _kernel_zoo(directory: Path) -> dict[str, str]:
     """Keras models whose kernels take every kind of temporary we model, converted float, with
     dynamic-range (hybrid kernels) and full-int8 quantization, and a CONV_3D stack: {name: path}."""
@@ -321,6 +387,63 @@ def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     assert (report.memory.runtime.arena_bytes, report.memory.runtime.persistent_arena_bytes) == (arena, persistent)
     assert report.memory.runtime.arena_bytes > report.memory.arena_bytes  # the scratch is not in a gap
 
+
+
+def _int4_fully_connected(rows: int, depth: int, units: int, block: int) -> bytes:
+    """One hybrid FULLY_CONNECTED: a float32 input [rows, depth], constant int4 weights [units, depth]
+    quantized per channel (``block`` 0) or blockwise with fp16 scales (as ai-edge-quantizer writes
+    them), a float bias."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, build_model
+
+    rng = np.random.default_rng(0)
+    nibbles = (rng.integers(-8, 8, size=units * depth).astype(np.int8) & 0xF).astype(np.uint8)
+    packed = (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+    buffers = [None, packed, rng.standard_normal(units).astype(np.float32).tobytes()]
+    tensors = [{"name": "x", "shape": [rows, depth], "type": FLOAT32}]
+    if block:
+        buffers.append(np.full((units, depth // block), 0.01, np.float16).tobytes())
+        scales = {"name": "scales", "shape": [units, depth // block], "type": 1, "buffer": 3}  # FLOAT16
+        quant = {"blockwise": (4, -1, block), "axis": 0}
+    else:
+        scales, quant = None, {"scale": [0.01] * units, "zero_point": [0] * units, "axis": 0}
+    tensors += [{"name": "w", "shape": [units, depth], "type": 17, "buffer": 1, "quant": quant},  # INT4
+                {"name": "b", "shape": [units], "type": FLOAT32, "buffer": 2},
+                {"name": "y", "shape": [rows, units], "type": FLOAT32}]
+    if scales is not None:
+        tensors.append(scales)
+    op = {"opcode": 0, "inputs": [0, 1, 2], "outputs": [3],
+          "options": ("FullyConnectedOptions", {"fused_activation_function": 0})}
+    return build_model([{"tensors": tensors, "operators": [op], "inputs": [0], "outputs": [3], "name": "main"}],
+                       [{"builtin": 9, "version": 13}], buffers=buffers)
+
+
+@pytest.mark.runtime
+def test_int4_fully_connected_temporaries_are_litert_s(tmp_path):
+    """Constant int4 weights (per channel or blockwise) with an even depth of at least 32 and at least
+    4 units take LiteRT's optimized 4-bit kernel (PrepareImpl4Bit): its quantized input, scaling
+    factors, input offsets and accumulators are padded to its tiles (rows to the packed rows, depth
+    to 32, units to 4) and it keeps no row sums. The others take the generic hybrid kernel."""
+    cases = {(rows, depth, units, block): tmp_path / f"fc_{rows}_{depth}_{units}_{block}.tflite"
+             for rows in (1, 3, 5) for depth, units in ((64, 8), (48, 10), (16, 8), (96, 3))
+             for block in (0, 16) if not block or depth % block == 0}
+    for (rows, depth, units, block), path in cases.items():
+        path.write_bytes(_int4_fully_connected(rows, depth, units, block))
+    real = _real([(str(path), None, threads) for path in cases.values() for threads in (1, 4)])
+    for key, path in cases.items():
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(str(path), threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            assert (runtime.arena_bytes, runtime.persistent_arena_bytes) == (arena, persistent), (key, threads)
+    # 5 rows of 48 into 10 units: 8 rows (packed by 4) × 64 columns int8 = 512 B, 8 scaling factors and
+    # 8 offsets (32 B each), 8 × 12 int32 accumulators = 384 B; no persistent row sums
+    fc = _int4_fully_connected(5, 48, 10, 16)
+    (tmp_path / "one.tflite").write_bytes(fc)
+    report = tflite_flops.analyze(str(tmp_path / "one.tflite"))
+    assert report.ops[0].temporaries_bytes == 512 + 32 + 384 + 32
+    assert report.memory.runtime.persistent_arena_bytes == 0
+    assert real[f"{cases[5, 48, 10, 16]}|None|1"] == [[2208, 0]]
 
 def _weighty_models(directory: Path) -> dict[str, str]:
     """Keras models with megabytes of weights, where XNNPACK's own bytes dwarf the noise of the heap:
@@ -508,6 +631,45 @@ def test_xnnpack_bytes_of_every_op_kind_against_its_allocations(tmp_path):
     assert exact >= 0.85 * len(workspaces), [w for w in workspaces if w[1] != w[2]]
     assert all(abs(w[1] - w[2]) <= 1_536 for w in workspaces), [w for w in workspaces if abs(w[1] - w[2]) > 1_536]
 
+
+
+@pytest.mark.runtime
+@pytest.mark.slow
+def test_runtime_arena_of_every_op_kind_is_litert_s(tmp_path):
+    """The calibration suite's one-op models (--quick: every op family, float32, fp16, dynamic-range
+    and int8) with builtin kernels, XNNPACK off, at 1 and 4 threads: the arena and the persistent
+    arena to the byte. Among them hybrid convolutions whose per-channel scales are all equal (conv.cc
+    keeps no input offsets nor row sums then: is_hybrid_per_channel needs scales that differ) and an
+    int32 REDUCE_PROD (PrepareProd's product accumulator, int64)."""
+    from tflite_flops.latency import suite as calibration_suite
+    from tflite_flops.measure import runtimes
+
+    paths = calibration_suite.write_single_op_models(runtimes.schema_module("litert"), tmp_path)
+    real = _real([(path, None, threads) for path in paths for threads in (1, 4)])
+    misses = []
+    for path in paths:
+        for threads in (1, 4):
+            runtime = tflite_flops.analyze(path, threads=threads).memory.runtime
+            (arena, persistent), = real[f"{path}|None|{threads}"]
+            if (runtime.arena_bytes, runtime.persistent_arena_bytes) != (arena, persistent):
+                misses.append((Path(path).stem, threads, runtime.arena_bytes, runtime.persistent_arena_bytes,
+                               arena, persistent))
+    assert len(paths) >= 240
+    assert not misses, misses
+
+
+@pytest.mark.runtime
+def test_stablehlo_case_branches_are_planned_as_if_branches(tmp_path):
+    """STABLEHLO_CASE's Prepare (stablehlo_case.cc) makes its branches' inputs kTfLiteCustom, as IF
+    does: each branch's arena holds its output alone (1·256 floats), not its input as well."""
+    from test_control_flow import _case_model
+
+    path = tmp_path / "case.tflite"
+    path.write_bytes(_case_model([2, 1]))
+    memory = tflite_flops.analyze(str(path)).memory
+    real = _real([(str(path), None, 1)])[f"{path}|None|1"]
+    assert [s.arena_bytes for s in memory.subgraphs] == [real[s.subgraph][0] for s in memory.subgraphs]
+    assert sorted(arena for arena, _ in real[1:]) == [1_024, 1_024]
 
 @pytest.mark.runtime
 def test_xnnpack_bytes_arithmetic_of_two_one_op_models():

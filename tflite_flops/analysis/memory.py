@@ -41,13 +41,13 @@ from operator import attrgetter
 from typing import Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
-from ..ops.facts import DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
+from ..ops.facts import CASE_BRANCHES, DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
 from ..ops.facts import facts_of as op_facts
 from ..ops.tflm import CORTEX_M, TflmTarget
 from ..settings import tflm_target_name
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
-from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, place_buffers
+from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, litert_order, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
 from .tflm import tflm_figures
 from ..units import dense_bytes, num_elements
@@ -320,8 +320,20 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     # changes the data and the buffer's owner is read more than once, and CalculateAllocations drops
     # a share whose buffer is not an arena one of the same size. So only arena outputs are ever
     # shared, and only with arena inputs: the others are skipped at once.
+    #
+    # The shares are found when the planner is made (PlanAllocations), after the ops up to the first
+    # one with a dynamic output were prepared (Subgraph::PrepareOpsAndTensors): a later op's dynamic
+    # output is still an arena tensor then, and may be shared. CalculateAllocations drops that share
+    # once the op's Prepare made it dynamic, but the reference counts stay as planned: the reads of
+    # the output were counted on the dynamic tensor, so the output's own buffer is never freed.
+    # (A Keras bidirectional LSTM's RESHAPEs of the later WHILE loops' outputs.)
     inputs = uses.inputs
+    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
+             if DYNAMIC in kinds else [])
+    allocated = uses.allocated
+    late = (lambda t: kinds[t] == DYNAMIC and allocated.get(t, 0) > stops[0]) if stops else None
     shared: dict[int, int] = {}
+    dropped: dict[int, int] = {}  # output -> the tensor it was to share with, share dropped: never freed
     root: dict[int, int] = {}  # the tensor whose buffer a shared tensor uses
     for out, changed, positions, op_inputs in uses.inplace:
         size = sizes[out]
@@ -331,7 +343,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         for p in positions:
             if p < sharable:
                 t = op_inputs[p]
-                if (t >= 0 and kinds[t] == ARENA and t not in inputs
+                if (t >= 0 and (kinds[t] == ARENA or (late is not None and late(t))) and t not in inputs
                         and (not changed or (sizes[t] == size and readers[t] <= 1))):
                     break
         else:
@@ -341,6 +353,8 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             continue
         if kinds[base] == ARENA and sizes[base] == size:
             shared[out] = root[out] = base
+        elif kinds[base] == DYNAMIC:
+            dropped[out] = root[out] = base
 
     # A buffer is freed after the last read of any tensor using it (its reference count reaches 0
     # there), unless it is pinned. (last_read counts scopes: op i at i + 1.)
@@ -362,8 +376,6 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
     # the first one with a dynamic output, and the next run of ops only after that op has run, each
     # run's buffers sorted among themselves and placed around the earlier runs' live buffers
     # (ArenaPlanner::ExecuteAllocations(first, last)). A buffer's run: the dynamic-output ops before it.
-    stops = ([op.index for op in ops if any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for t in op.outputs)]
-             if DYNAMIC in kinds else [])
     rest: list[tuple[int, int, int, int, int, int, int]] = []  # (run, -size, first, tensor, size, last, last step)
     kept: list[tuple[int, int, int, int]] = []
     for t, first in uses.allocated.items():
@@ -373,7 +385,7 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
         if kind != ARENA and kind != PERSISTENT:
             continue
         size = sizes[t]
-        if t in pinned:
+        if t in pinned or t in dropped:
             last = _END
         else:
             last = extended[t] if t in extended else last_read[t] - 1
@@ -401,6 +413,12 @@ def _arena_plan(sg: Subgraph, sizes: Sequence[int], kinds: Sequence[str], uses: 
             rest.append((bisect_left(stops, op) if stops else 0, -size, op, k, size, op, op if op < end else end))
     whole.sort()
     rest.sort()
+    if any(a[:3] == b[:3] for a, b in zip(rest, rest[1:])):  # equal sizes at one op: LiteRT's order
+        others = {t: (first == 0 and (t in pinned or t in shared or t in dropped), sizes[t], first)
+                  for t, first in uses.allocated.items() if kinds[t] in (ARENA, PERSISTENT) and sizes[t]}
+        outputs = [[o for o in op.outputs if o >= 0 and not (kinds[o] == NOTHING and sizes[o])] for op in ops]
+        rest = litert_order(rest, outputs, [*uses.variables, *(t for t in sg.inputs if t >= 0)],
+                            temporaries, len(sizes), stops, others)
     persistent = 0
     for *_, t in sorted(kept):
         persistent = align(persistent, TFLITE_ALIGNMENT) + (sizes[t] if t < len(sizes) else extra[t])
@@ -455,16 +473,18 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
     ``Prepare``), applied to ``settled``'s kinds, callees before their callers; returns the
     subgraphs whose kinds changed.
 
-    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF branch's input that no op reads
-      and that is not an output gets no bytes.
-    * The inputs of a WHILE body and of an IF branch are ``kTfLiteCustom``: they point into the
+    * ``Subgraph::RemoveUnusedInputs``: a WHILE cond's or an IF or STABLEHLO_CASE branch's input
+      that no op reads and that is not an output gets no bytes.
+    * The inputs of a WHILE body and of an IF or STABLEHLO_CASE branch are ``kTfLiteCustom``: they point into the
       caller's buffers, nothing in their own arena.
     * A WHILE output whose body input is passed through unchanged (body input i = body output i)
       and that nothing in the caller reads is never allocated, if the WHILE is prepared before the
       caller's planner is made (no op before it has a dynamic output): once the caller is planned,
-      dropping the output from the node no longer takes it out of the plan.
+      dropping the output from the node no longer takes it out of the plan, and it stays in the
+      arena, never freed, even when the body is dynamic (it left the node before the WHILE made its
+      outputs dynamic).
     * When a body (or a branch) has dynamic tensors, or returns a shape other than it was given
-      (IF: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
+      (IF, STABLEHLO_CASE: when the branches' output shapes differ), the op's outputs are ``kTfLiteDynamic``: on
       the heap, and the caller's later ops are planned at run time.
     """
     position = {index: i for i, index in enumerate(reached)}
@@ -482,6 +502,9 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
             pruned, custom = (cond,), (body,)
         elif flow == IF_ELSE:
             pruned = custom = (refs.get("then_subgraph_index"), refs.get("else_subgraph_index"))
+            body = None
+        elif flow == CASE_BRANCHES:  # stablehlo_case.cc Prepare: its branches as IF's
+            pruned = custom = tuple(v for k, v in sorted(refs.items()) if k.startswith("branch_subgraph_indices"))
             body = None
         else:
             continue
@@ -509,16 +532,18 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
                 if i >= 0 and o >= 0 and shapes[i] != shapes[o] and (shapes[i][:1] or (0,))[0] + (shapes[o][:1] or (0,))[0] != 1:
                     dynamic = True
         else:
-            then, other = (callee[c] for c in custom)
-            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b]
+            then, *others = (callee[c] for c in custom)
+            dynamic = dynamic or any(states[then.index].shapes[a] != states[other.index].shapes[b] for other in others
                                      for a, b in zip(then.outputs, other.outputs) if a >= 0 and b >= 0)
         planned = any(0 <= t < len(kinds) and kinds[t] == DYNAMIC for prior in sg.operators[:op_index]
                       for t in prior.outputs)  # a lazy step: PlanAllocations has run already
         for i, o in enumerate(op.outputs):
             if o < 0 or kinds[o] != ARENA:
                 continue
-            if (body is not None and not planned and i < len(callee[body].inputs) and i < len(callee[body].outputs)
+            if (body is not None and i < len(callee[body].inputs) and i < len(callee[body].outputs)
                     and callee[body].inputs[i] == callee[body].outputs[i] and _node_reads(uses, o) == 0):
+                if planned:  # dropped from the node before SetTensorToDynamic: planned in the arena
+                    continue
                 kinds[o] = NOTHING
             elif dynamic:
                 kinds[o] = DYNAMIC

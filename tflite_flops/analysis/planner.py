@@ -191,3 +191,146 @@ def first_fit_arenas(first: Sequence[tuple[int, int, int]], second: Sequence[tup
         high_a = rest.high
     arena.place(b[shared:])
     return max(high_a, unused_a), max(arena.high, unused_b)
+
+
+# LiteRT's ArenaPlanner lists a run's tensors node by node, each node's from a std::unordered_set<int>
+# (nodes_to_tensors_), and orders them with std::sort: tensors of equal size allocated at the same
+# node keep the order these two leave them in. Both are simulated as GNU libstdc++ implements them.
+_FAST_BUCKETS = (2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13)  # _Prime_rehash_policy::_M_next_bkt
+_PRIMES = (17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 103, 109, 113, 127, 137,
+           139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257, 277, 293, 313, 337, 359, 383, 409, 439, 467,
+           503, 541, 577, 619, 661, 709, 761, 823, 887, 953, 1031, 1109, 1193, 1289, 1381, 1493, 1613, 1741,
+           1879, 2029, 2179, 2357, 2549, 2753, 2971, 3209, 3469, 3739, 4027, 4349, 4703, 5087, 5503, 5953,
+           6427, 6949, 7517, 8123, 8783, 9497, 10273, 11113, 12011, 12983, 14033, 15173, 16411, 17749)
+
+
+def unordered_set_order(keys: Iterable[int]) -> list[int]:
+    """The iteration order of a ``std::unordered_set<int>`` (libstdc++) after inserting ``keys`` in
+    order: one forward list, each key put at the head of its bucket's run of keys, or at the front of
+    the list when its bucket is empty; the buckets a prime count, grown as the load passes 1."""
+    order: list[int] = []
+    seen: set[int] = set()
+    buckets, next_resize = 1, 0
+    for key in keys:
+        if key in seen:
+            continue
+        count = len(order)
+        if count + 1 > next_resize:
+            wanted = max(count + 1, 0 if next_resize else 11)
+            if wanted >= buckets:
+                n = max(wanted + 1, 2 * buckets)
+                buckets = _FAST_BUCKETS[n] if n < len(_FAST_BUCKETS) else next(
+                    (p for p in _PRIMES if p >= n), n | 1)
+                next_resize = buckets
+                old, order = order, []
+                for k in old:  # _M_rehash: the list walked in order, each key re-inserted
+                    _insert(order, k, buckets)
+            else:
+                next_resize = buckets
+        _insert(order, key, buckets)
+        seen.add(key)
+    return order
+
+
+def _insert(order: list[int], key: int, buckets: int) -> None:
+    bucket = key % buckets
+    for i, k in enumerate(order):
+        if k % buckets == bucket:
+            order.insert(i, key)
+            return
+    order.insert(0, key)
+
+
+def std_sort(items: list, key) -> list:
+    """``items`` ordered by ``key`` as libstdc++'s ``std::sort`` orders them (introsort: median-of-three
+    quicksort down to runs of 16, heapsort past the depth limit, then insertion sort), comparing
+    ``key(a) < key(b)``: the order items of equal keys end in is that algorithm's, not a stable one's."""
+    n = len(items)
+    if n > 1:
+        pairs = [(key(item), item) for item in items]
+        _introsort(pairs, 0, n, 2 * (n.bit_length() - 1))
+        _insertion_sort(pairs, 0, n)
+        items[:] = [item for _, item in pairs]
+    return items
+
+
+def _introsort(a: list, first: int, last: int, depth: int) -> None:
+    while last - first > 16:
+        if depth == 0:  # std::partial_sort (heapsort): rare; its order of equal keys is not simulated
+            a[first:last] = sorted(a[first:last], key=itemgetter(0))
+            return
+        depth -= 1
+        mid = first + (last - first) // 2
+        x, y, z = a[first + 1][0], a[mid][0], a[last - 1][0]  # __move_median_to_first
+        if x < y:
+            m = mid if y < z else last - 1 if x < z else first + 1
+        else:
+            m = first + 1 if x < z else last - 1 if y < z else mid
+        a[first], a[m] = a[m], a[first]
+        lo, hi = first + 1, last  # __unguarded_partition around a[first]
+        pivot = a[first][0]
+        while True:
+            while a[lo][0] < pivot:
+                lo += 1
+            hi -= 1
+            while pivot < a[hi][0]:
+                hi -= 1
+            if not lo < hi:
+                break
+            a[lo], a[hi] = a[hi], a[lo]
+            lo += 1
+        _introsort(a, lo, last, depth)
+        last = lo
+
+
+def _insertion_sort(a: list, first: int, last: int) -> None:
+    for i in range(first + 1, last):
+        value = a[i]
+        k = value[0]
+        j = i
+        while j > first and k < a[j - 1][0]:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = value
+
+
+def litert_ranks(nodes: Sequence[Sequence[int]], stops: Sequence[int],
+                 keys: dict[int, tuple[bool, int, int]]) -> dict[int, int]:
+    """Each tensor's position in ArenaPlanner's allocation order within its run of nodes (the runs
+    end at ``stops``): ``GetTensorsToAllocate`` lists a run's tensors node by node, each node's
+    ``nodes_to_tensors_`` set (``nodes``: its keys in insertion order) in ``unordered_set`` order,
+    and ``CreateTensorAllocationVector`` sorts the planned ones (``keys``: tensor -> (alive the whole
+    run, bytes, allocating node)) with ``std::sort``: whole-run ones first by index, then the larger
+    first, then the earlier allocated; ties as the sort leaves them."""
+    rank: dict[int, int] = {}
+    start = 0
+    for stop in stops:
+        listed = [t for i in range(start, min(stop, len(nodes) - 1) + 1) for t in unordered_set_order(nodes[i])
+                  if t in keys]
+        start = stop + 1
+
+        def order(t: int) -> tuple[int, int, int]:  # whole-run first by index, then larger, then earlier
+            whole, size, first = keys[t]
+            return (0, t, 0) if whole else (1, -size, first)
+
+        rank.update((t, position) for position, t in enumerate(std_sort(listed, order)))
+    return rank
+
+
+def litert_order(rest: list, outputs: Sequence[Sequence[int]], entry: Sequence[int],
+                 temporaries: Sequence[tuple[int, int, bool]], count: int, stops: Sequence[int],
+                 others: dict[int, tuple[bool, int, int]]) -> list:
+    """The memory pass's arena buffers ``rest`` (``(run, -bytes, first op, tensor, bytes, ...)``,
+    sorted) with their ties in ArenaPlanner's order (:func:`litert_ranks`): each node lists its
+    outputs (``outputs``; node 0 the variables and inputs first, ``entry``), then the temporaries its
+    Prepare added (``temporaries``: ``(op, bytes, persistent)``, numbered from ``count`` on); ``others``:
+    the tensors sorted with them (whole-run, persistent, shared) as :func:`litert_ranks` keys them."""
+    nodes = [[*(entry if i == 0 else ()), *outs] for i, outs in enumerate(outputs)]
+    keys = dict(others)
+    for k, (op, size, persistent) in enumerate(temporaries, count):
+        nodes[op].append(k)
+        if persistent and size:
+            keys[k] = (False, size, op)
+    keys.update((e[3], (False, e[4], e[2])) for e in rest)
+    rank = litert_ranks(nodes, [*stops, len(nodes) - 1], keys)
+    return sorted(rest, key=lambda e: (e[0], rank.get(e[3], -1), e[1:]))

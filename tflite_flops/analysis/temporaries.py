@@ -43,6 +43,8 @@ def kernel_temporaries(model: Model, states: Mapping[int, SubgraphShapes], reach
             weight_index = inputs[1] if len(inputs) > 1 and inputs[1] >= 0 else None
             quant = stored[weight_index].quantization if weight_index is not None else None
             scales = quant.num_scales if quant is not None else 0
+            if scales > 1 and quant.uniform_scales:  # type: ignore[union-attr]
+                scales = 1
             setup = setups.get(scales)
             if setup is None:
                 setup = setups[scales] = KernelSetup(threads, scales)

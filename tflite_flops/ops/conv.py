@@ -374,8 +374,8 @@ _CONV_SOURCE = "tflite/kernels/conv.cc Prepare, AllocateTemporaryTensorsIfRequir
 # (N·Ho·Wo × Kh·Kw·Ci/G, the input's dtype; int8 for hybrid) otherwise, unless 1x1 stride 1 without
 # dilation (IsIm2ColRequired). Hybrid (float32 input, int8 filter): the quantized input (int8, the
 # input's elements), scaling factors (float32, N·H·W·G of the input), int32 accumulators (Co ×
-# N·Ho·Wo), and with per-channel scales the input offsets (int32, N·H·W·G) and persistent row sums
-# (int32, Co).
+# N·Ho·Wo), and with per-channel scales that differ (is_hybrid_per_channel) the input offsets
+# (int32, N·H·W·G) and persistent row sums (int32, Co).
 @register_temporaries("CONV_2D")
 def _conv2d_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's CONV_2D temporaries."""

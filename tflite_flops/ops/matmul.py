@@ -211,17 +211,35 @@ def _gpu_batch_matmul(op: DelegateOp) -> str | None:
 _HYBRID_WEIGHTS = frozenset({"INT8", "UINT8", "INT4", "INT2"})
 
 
-# FULLY_CONNECTED: temporaries only for hybrid (float32 input, int8/uint8/int4/int2 weights; the
-# int4 path with its own packed buffers is not modelled): the quantized input (int8, the input's
-# elements), scaling factors and input offsets (4 B per batch row B), int32 accumulators (U × B),
-# persistent int32 row sums (U), and for sparse weights a persistent uint8 ledger.
+# FULLY_CONNECTED: temporaries only for hybrid (float32 input, int8/uint8/int4/int2 weights): the
+# quantized input (int8, the input's elements), scaling factors and input offsets (4 B per batch row
+# B), int32 accumulators (U × B), persistent int32 row sums (U), and for sparse weights a persistent
+# uint8 ledger. Constant int4 weights (per channel or blockwise alike) with an even input size I ≥
+# 32 and U ≥ 4 units take the optimized 4-bit kernel instead (PrepareImpl4Bit): its buffers are
+# padded to its tiles, B rows to a multiple of the packed rows (the largest power of two ≤ B, at
+# most 4), I to 32 and U to 4, and it keeps no row sums (its filter is packed on the heap).
+_FC4_FILTER_WIDTH, _FC4_FILTER_DEPTH = 4, 32  # optimized_4bit::FilterWidth, FilterDepth (fully_connected_4bit.h)
+_FC4_MAX_ROWS = 4  # optimized_4bit::GetMaxSupportedRows() of the SSE and NEON builds (the reference one: 1)
+
+
 @register_temporaries("FULLY_CONNECTED", hybrid_only=(0, 1))
 def _fc_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's FULLY_CONNECTED temporaries (hybrid only)."""
     x, w = ctx.input(0), ctx.input(1)
     if not (x.dtype == "FLOAT32" and w.dtype in _HYBRID_WEIGHTS):
         return ()
-    b, _, units = _fc_dims(ctx)
+    b, depth, units = _fc_dims(ctx)
+    if (w.dtype == "INT4" and w.is_constant and b and depth % 2 == 0 and units >= _FC4_FILTER_WIDTH
+            and depth >= _FC4_FILTER_DEPTH):
+        source = "tflite/kernels/fully_connected.cc PrepareImpl4Bit"
+        packed = next(r for r in (4, 2, 1) if r <= _FC4_MAX_ROWS and b >= r)
+        rows = -(-b // packed) * packed
+        cols = -(-depth // _FC4_FILTER_DEPTH) * _FC4_FILTER_DEPTH
+        width = -(-units // _FC4_FILTER_WIDTH) * _FC4_FILTER_WIDTH
+        return (Temporary("input_quantized", rows * cols, False, source),
+                Temporary("scaling_factors", 4 * rows, False, source),
+                Temporary("accum_scratch", 4 * rows * width, False, source),
+                Temporary("input_offsets", 4 * rows, False, source))
     source = "tflite/kernels/fully_connected.cc PrepareImpl"
     return (Temporary("input_quantized", x.n, False, source), Temporary("scaling_factors", 4 * b, False, source),
             Temporary("accum_scratch", 4 * units * b, False, source),

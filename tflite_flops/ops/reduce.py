@@ -143,19 +143,22 @@ _ACCUMULATOR = {"FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8
 
 # MEAN, SUM, REDUCE_MAX/MIN/ANY/ALL with a constant axis: the index scratch (int32 per input dim) and
 # the resolved axes (int32 per axis); MEAN and SUM also the accumulator (one per output element:
-# float32 for float32, int64 for int32/int64, int32 for 8/16-bit). The normalized dims are
-# kTfLiteDynamic unless the input is constant; with a non-constant axis everything but the index
-# scratch is dynamic. (REDUCE_PROD has its own Prepare and is not listed.)
-@register_temporaries(["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"])
+# float32 for float32, int64 for int32/int64, int32 for 8/16-bit), and REDUCE_PROD (PrepareProd,
+# after PrepareSimple) its product accumulator alike, unless its input is constant (the no-op path
+# computes it at Prepare). The normalized dims are kTfLiteDynamic unless the input is constant;
+# with a non-constant axis everything but the index scratch is dynamic.
+@register_temporaries(["MEAN", "SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"])
 def _reduce_temporaries(ctx: OpContext, setup: KernelSetup) -> tuple[Temporary, ...]:
     """LiteRT's reduction temporaries."""
     x, axis = ctx.input(0), ctx.input(1)
-    source = "tflite/kernels/reduce.cc InitializeTemporaries, PrepareSimple, PrepareMeanOrSum"
+    source = "tflite/kernels/reduce.cc InitializeTemporaries, PrepareSimple, PrepareMeanOrSum, PrepareProd"
     out = [Temporary("temp_index", 4 * x.rank, False, source)]
     if axis.is_constant:
         out.append(Temporary("resolved_axis", 4 * axis.n, False, source))
-        if ctx.op_type in ("MEAN", "SUM") and x.dtype in _ACCUMULATOR:
-            out.append(Temporary("temp_sum", dense_bytes(ctx.output(0).n, _ACCUMULATOR[x.dtype]), False, source))
+        accumulates = ctx.op_type in ("MEAN", "SUM") or (ctx.op_type == "REDUCE_PROD" and not x.is_constant)
+        if accumulates and x.dtype in _ACCUMULATOR:
+            name = "temp_prod" if ctx.op_type == "REDUCE_PROD" else "temp_sum"
+            out.append(Temporary(name, dense_bytes(ctx.output(0).n, _ACCUMULATOR[x.dtype]), False, source))
     return tuple(out)
 
 

@@ -315,7 +315,8 @@ class Temporary(NamedTuple):
 
 class KernelSetup(NamedTuple):
     """What, besides the op's shapes, decides a kernel's temporaries: the interpreter's threads and
-    the number of quantization scales of the op's weight (input 1; 0 when it has none)."""
+    the number of quantization scales of the op's weight (input 1; 0 when it has none, 1 when its
+    scales are all equal: conv.cc's hybrid kernel is per channel only when they differ)."""
 
     threads: int = 1
     weight_scales: int = 0

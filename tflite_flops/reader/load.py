@@ -307,10 +307,12 @@ class _Reader:
         else:
             kind = "per_axis" if n_scales > 1 else "per_tensor"
         n_zp = zero_point.count if zero_point is not None else 0
+        raw = self.buf[scale.start:scale.start + 4 * n_scales] if n_scales > 1 else b""
         return Quantization(
             kind=kind, axis=q["quantized_dimension"], num_scales=n_scales,
             scale=_F32.unpack_from(self.buf, scale.start)[0] if n_scales else None,
-            zero_point=_I64.unpack_from(self.buf, zero_point.start)[0] if n_zp else None)
+            zero_point=_I64.unpack_from(self.buf, zero_point.start)[0] if n_zp else None,
+            uniform_scales=raw == raw[:4] * n_scales)
 
     def sparsity(self, s: Mapping[str, Any] | None) -> Sparsity | None:
         if s is None:

@@ -48,6 +48,7 @@ class Quantization:
     num_scales: int
     scale: float | None
     zero_point: int | None
+    uniform_scales: bool = True  # all num_scales scales equal (a kernel may then treat them as one)
 
 
 @dataclass(frozen=True, slots=True)
