@@ -11,7 +11,8 @@ The models are real architectures, built at benchmark time and never downloaded:
 with ``weights=None`` (MobileNet V1/V2/V3, EfficientNet B0 and V2-B0, ResNet50 and V2, DenseNet121,
 InceptionV3 and Xception, NASNetMobile, ConvNeXt-Tiny, VGG16; Keras 3 has no RegNet), a sequence family
 written in Keras (stacked LSTM, stacked GRU) and a transformer family written in Keras (an encoder
-stack with MultiHeadAttention, a ViT-like patch model). Each is converted by the project's recipe
+stack with MultiHeadAttention, a ViT-like patch model), a U-Net and a raw-waveform audio classifier written in
+Keras. Each is converted by the project's recipe
 (``tflite_flops.convert.to_tflite``, one child process per model) in four precisions: float32, fp16
 weights, dynamic-range int8 and full int8 (a representative set of 4 random samples). Converted
 models are cached in ``--cache-dir`` (default ``benchmarks/.cache/predict_accuracy``, ignored by git),
