@@ -295,7 +295,6 @@ def _kernel_zoo(directory: Path) -> dict[str, str]:
     w = layers.Conv3D(8, 3, padding="same")(v)  # CONV_3D im2col
     w = layers.Conv3D(8, 1)(w)  # 1x1x1: none
     volume = keras.Model(v, layers.Conv3D(6, 2, strides=2)(w))
-    out = {}
     return _convert(directory, (("convs", convs, ("float", "dynamic", "int8")), ("dense", dense, ("float", "dynamic")),
                                 ("conv3d", volume, ("float",))), samples=8)
 
@@ -751,7 +750,7 @@ def _int8_weights(kept_first: bool) -> bytes:
     of its own."""
     import numpy as np
 
-    from tflite_builder import FLOAT32, FULLY_CONNECTED, INT8, INT32, build_model
+    from tflite_builder import FULLY_CONNECTED, INT8, INT32, build_model
 
     rng = np.random.default_rng(5)
     buffers = [None, rng.integers(-127, 128, (1024, 512), dtype=np.int8).tobytes(),

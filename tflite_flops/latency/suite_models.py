@@ -63,11 +63,13 @@ def _out_hw(h: int, k: int, s: int, padding: str) -> int:
 
 # ---- models ---------------------------------------------------------------------------------------------
 
-def conv(h: int, cin: int, cout: int, k: int, s: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
-    """CONV_2D, SAME padding: [1,h,h,cin] * [cout,k,k,cin] -> [1,ho,ho,cout]."""
+def conv(h: int, cin: int, cout: int, k: int, s: int, act: str, prec: str,
+         per_group: int | None = None) -> Callable[[ModelWriter], Any]:
+    """CONV_2D, SAME padding: [1,h,h,cin] * [cout,k,k,per_group] -> [1,ho,ho,cout] (per_group: the input
+    channels of a group, cin when None: one group)."""
     def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (1, h, h, cin), prec)
-        wt = _weights(w, (cout, k, k, cin), prec, 0)
+        wt = _weights(w, (cout, k, k, cin if per_group is None else per_group), prec, 0)
         b = _bias(w, cout, prec)
         ho = _out_hw(h, k, s, "SAME")
         y = _act(w, (1, ho, ho, cout), prec, out=True)
@@ -95,16 +97,7 @@ def depthwise(h: int, c: int, k: int, s: int, act: str, prec: str) -> Callable[[
 def grouped_conv(h: int, c: int, per_group: int, k: int, s: int, act: str, prec: str) -> Callable[[ModelWriter], Any]:
     """CONV_2D with groups = c / per_group (as Keras writes ``Conv2D(groups=...)``; per_group 1: a depthwise
     convolution written as a CONV_2D), SAME padding: [1,h,h,c] * [c,k,k,per_group] -> [1,ho,ho,c]."""
-    def make(w: ModelWriter) -> tuple[list[int], list[int]]:
-        x = _act(w, (1, h, h, c), prec)
-        wt = _weights(w, (c, k, k, per_group), prec, 0)
-        b = _bias(w, c, prec)
-        ho = _out_hw(h, k, s, "SAME")
-        y = _act(w, (1, ho, ho, c), prec, out=True)
-        w.op("CONV_2D", [x, wt, b], [y], "Conv2DOptions", padding=PADDING["SAME"], strideW=s, strideH=s,
-             fusedActivationFunction=ACTIVATIONS[act], dilationWFactor=1, dilationHFactor=1)
-        return [x], [y]
-    return make
+    return conv(h, c, c, k, s, act, prec, per_group)
 
 
 def after_qd8(make_op: Callable[[ModelWriter], Any]) -> Callable[[ModelWriter], Any]:
