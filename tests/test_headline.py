@@ -70,11 +70,12 @@ def test_phone_model_leads_with_the_default_runtime(phone):
     assert not any("Micro" in label for label in labels)  # an MCU runtime's rows: in the JSON only
     assert any("Micro" in r[0] for r in memory_rows(phone.memory, PHONE, every=True))
     table = render(phone, "table")
-    assert "Memory at run time (LiteRT default: XNNPACK on, 1 thread)" in table
+    heading = f"Memory at run time (LiteRT default: XNNPACK on, 1 thread, CPU target {phone.memory.target})"
+    assert heading in table
     assert re.search(r"Total \(LiteRT default: XNNPACK on, 1 thread\) +180\.4 KiB +184,780 ", table)  # 12,328 + 157,100 + 15,352
     for fmt in ("md", "html"):
         out = render(phone, fmt)
-        assert "Memory at run time (LiteRT default: XNNPACK on, 1 thread)" in out
+        assert heading in out
         assert "TFLite Micro arena" not in out.split("report-data")[0]
 
 

@@ -27,7 +27,8 @@ def memory_title(report: Report) -> str:
     if target_class(report)[0] == MCU:
         return f"Memory at run time (TFLite Micro, {tflm_build(memory)}: an MCU model)"
     total = runtime_total(memory)
-    return "Memory at run time" if total is None else f"Memory at run time ({total.config})"
+    cpu = f", CPU target {memory.target}" if memory.target else ""  # every figure below is the target's
+    return "Memory at run time" if total is None else f"Memory at run time ({total.config}{cpu})"
 
 
 def memory_rows(memory: MemorySummary, target: str = PHONE, every: bool = False) -> list[tuple[str, str, str]]:
