@@ -24,8 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from fusion_models import FLOAT32, swish_model  # noqa: E402
-from tflite_builder import build_model  # noqa: E402
+from fusion_models import swish_model  # noqa: E402
+from tflite_builder import FLOAT32, build_model  # noqa: E402
 from tflite_flops.analysis import analyze_model  # noqa: E402
 from tflite_flops.latency.predict import fused_ops  # noqa: E402
 from tflite_flops.measure.bench import BenchSettings, measure_model  # noqa: E402

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tflite_builder import FLOAT32, INT8, build_model
+from tflite_builder import INT8, build_model
 
 LOGISTIC, MUL = 14, 18
 SHAPE = [1, 56, 56, 32]
@@ -21,24 +21,18 @@ def swish_model(kind: str = "swish", dtype: int = INT8) -> bytes:
     * "other_operand": MUL(x2, sigmoid(x)) with another input x2 (not a function of x alone: no fusion);
     * "scaled": MUL(x, 0.5) before the LOGISTIC (a constant scalar operand: a unary function; fused).
     """
-    q = {"int8": lambda s, z: {"scale": [s], "zero_point": [z]}}
-    quant = (lambda s, z: q["int8"](s, z)) if dtype == INT8 else (lambda s, z: None)
-
-    def t(name: str, **kw) -> dict:
-        d = {"name": name, "shape": kw.pop("shape", SHAPE), "type": kw.pop("type", dtype)}
-        qq = kw.pop("quant", None)
-        if qq is not None:
-            d["quant"] = qq
-        d.update(kw)
+    def t(name: str, scale: float, zero_point: int, **kw) -> dict:
+        d = {"name": name, "shape": SHAPE, "type": dtype, **kw}
+        if dtype == INT8:
+            d["quant"] = {"scale": [scale], "zero_point": [zero_point]}
         return d
 
-    tensors = [t("x", quant=quant(0.05, 3)), t("sig", quant=quant(1 / 256, -128)), t("y", quant=quant(0.03, -110))]
+    tensors = [t("x", 0.05, 3), t("sig", 1 / 256, -128), t("y", 0.03, -110)]
     buffers: list = [None]
     ops = []
-    inputs, outputs = [0], [2]
-    x = 0
+    inputs, outputs, x = [0], [2], 0
     if kind == "scaled":
-        tensors += [t("half", shape=[], buffer=1, quant=quant(0.01, 0)), t("xs", quant=quant(0.025, 3))]
+        tensors += [t("half", 0.01, 0, shape=[], buffer=1), t("xs", 0.025, 3)]
         buffers.append(np.array([50], np.int8).tobytes() if dtype == INT8 else np.array([0.5], np.float32).tobytes())
         ops.append({"opcode": 1, "inputs": [0, 3], "outputs": [4], "options": ("MulOptions", {})})
         x = 4
@@ -46,7 +40,7 @@ def swish_model(kind: str = "swish", dtype: int = INT8) -> bytes:
     if kind == "logistic":
         outputs = [1]
     elif kind == "other_operand":
-        tensors.append(t("x2", quant=quant(0.05, 3)))
+        tensors.append(t("x2", 0.05, 3))
         inputs = [0, len(tensors) - 1]
         ops.append({"opcode": 1, "inputs": [len(tensors) - 1, 1], "outputs": [2], "options": ("MulOptions", {})})
     else:
@@ -55,6 +49,3 @@ def swish_model(kind: str = "swish", dtype: int = INT8) -> bytes:
             outputs = [2, 1]
     sg = {"tensors": tensors, "operators": ops, "inputs": inputs, "outputs": outputs, "name": "main"}
     return build_model([sg], [LOGISTIC, MUL], buffers=buffers)
-
-
-__all__ = ["FLOAT32", "INT8", "swish_model"]

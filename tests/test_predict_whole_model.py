@@ -11,7 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from fusion_models import FLOAT32, swish_model
+from fusion_models import swish_model
+from tflite_builder import FLOAT32
 from tflite_flops.analysis import analyze_model
 from tflite_flops.latency.cache import cost_at, op_data, with_stream_costs
 from tflite_flops.latency.fit import StreamSample, stream_costs
@@ -122,3 +123,25 @@ def test_a_zero_pad_does_not_fold_into_a_dynamic_range_convolution():
     data = _pad_conv(hybrid=True)
     assert [o.precision for o in analyze_model(data).ops] == ["float32", "hybrid"]
     assert _fused(data) == {}
+
+
+def _add(activation: int) -> bytes:
+    """x + y, [1,4,4,8] each, with fused activation ``activation`` (0 NONE, 1 RELU)."""
+    from tflite_builder import build_model
+
+    tensors = [{"name": n, "shape": [1, 4, 4, 8]} for n in ("x", "y", "z")]
+    ops = [{"opcode": 0, "inputs": [0, 1], "outputs": [2],
+            "options": ("AddOptions", {"fused_activation_function": activation})}]
+    return build_model([{"tensors": tensors, "operators": ops, "inputs": [0, 1], "outputs": [2], "name": "main"}], [0])
+
+
+def test_a_fused_activation_counts_the_output_once_more():
+    from tflite_flops.latency.predict import fused_activations
+    from tflite_flops.latency.profile import op_features
+
+    for activation, expected in ((1, 128.0), (0, 0.0)):  # RELU: the clamp pass over 1*4*4*8 = 128 elements
+        data = _add(activation)
+        model, ops = load_model(data), analyze_model(data).ops
+        activated = fused_activations(model, ops)
+        features = op_features(ops[0], "xnnpack", activated=(0, 0) in activated)
+        assert features.values["act_out"] == expected and features.values["out"] == 128.0
