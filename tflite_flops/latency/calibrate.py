@@ -471,8 +471,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
     for done, (key, point, level, is_reference) in enumerate(todo, 1):
-        # (a streaming chain's model, up to STREAM_MAX_BYTES, is written again to be analysed, not kept)
-        blob = build(fb, point) if point.family == STREAM else blobs.setdefault(point.id, build(fb, point))
+        blob = blobs.setdefault(point.id, build(fb, point))
         settings = replace(runtime, xnnpack=point.delegate)
         try:
             if level is not None:
@@ -491,23 +490,24 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         if show is not None:
             show(done, len(todo), point.id)
     _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
+    analysing = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
+    analysed_streams = []
     for precision in dict.fromkeys(p.precision for p in streams):  # each precision's chains in interleaved rounds
-        group = [p for p in streams if p.precision == precision and p.key not in medians]
-        if not group:
-            continue
-        settings = replace(runtime, xnnpack=group[0].delegate)
-        try:
-            got = {p.key: timer(build(fb, p), settings, quick) for p in group} if injected else \
-                time_streams({p.key: build(fb, p) for p in group}, settings)
-        except RuntimeUnavailableError as exc:
-            failed.append(f"the {precision} streaming chains: {exc}")
-            continue
-        for key, median in got.items():
-            append_side(side, config, key, median)
-            medians[key] = median
-    settings = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
-    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), settings) for p in points]
-    analysed += [analyse(p, build(fb, p), settings) for p in streams if p.key in medians]
+        chains = {p.key: (p, build(fb, p)) for p in streams if p.precision == precision}  # written once, then let go
+        group = [key for key in chains if key not in medians]
+        if group:
+            settings = replace(runtime, xnnpack=chains[group[0]][0].delegate)
+            try:
+                got = {key: timer(chains[key][1], settings, quick) for key in group} if injected else \
+                    time_streams({key: chains[key][1] for key in group}, settings)
+            except RuntimeUnavailableError as exc:
+                failed.append(f"the {precision} streaming chains: {exc}")
+                got = {}
+            for key, median in got.items():
+                append_side(side, config, key, median)
+                medians[key] = median
+        analysed_streams += [analyse(p, blob, analysing) for key, (p, blob) in chains.items() if key in medians]
+    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing) for p in points] + analysed_streams
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",

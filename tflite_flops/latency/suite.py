@@ -17,7 +17,7 @@ the resumable side file and the files of a phone pack.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -385,7 +385,7 @@ STREAM_QUICK = (1.0, 3.0)
 STREAM_MAX_BYTES = 192 * 2**20
 
 
-def stream_points(caches: dict[str, int] | Any, quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
+def stream_points(caches: Mapping[str, int], quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     """The streaming chains for a machine with cache sizes ``caches`` (none without an L3 size), with the
     delegate when ``xnnpack``: per precision, one op alone and the chains of STREAM_FACTORS x the L3."""
     l3 = int(caches.get("L3", 0) or 0)
