@@ -6,6 +6,7 @@
     python benchmarks/predict_accuracy.py --profile p.json       # an existing device profile
     python benchmarks/predict_accuracy.py --families mobilenet,rnn --precisions float32,int8
     python benchmarks/predict_accuracy.py --rounds 5 --runs 20 --threads 1 --json out.json
+    python benchmarks/predict_accuracy.py --segments 16          # also split each error: laws or whole model
 
 The models are real architectures, built at benchmark time and never downloaded: Keras applications
 with ``weights=None`` (MobileNet V1/V2/V3, EfficientNet B0 and V2-B0, ResNet50 and V2, DenseNet121,
@@ -25,6 +26,13 @@ harness (``measure_model``) in ``--rounds`` interleaved rounds (round 1 over eve
 reference model (one CONV_2D, written without TensorFlow) is timed: the machine's drift over the run is
 each round's reference time over the first round's, printed beside each round's median ratio of the
 models' times over their first round's.
+
+With ``--segments K`` every model is also cut into stretches of about K consecutive ops
+(``tflite_flops.measure.model_writer.segment_model``; never through a tensor that holds a shape or an index,
+and not at all when its ops call other subgraphs), each stretch predicted and timed on its own, right after
+the model in every round. The error then splits in two: the per-op laws' (the stretches' predicted sum
+against their measured sum) and the whole-model term's (what the prediction adds to the model over its
+stretches against what the model takes over them: weights read from memory, per-op state, invoke costs).
 
 The report gives per model the measured median, the prediction, the error (+: predicted slower), the
 predicted range and whether it holds the measurement; then overall, per family and per precision the
@@ -134,6 +142,9 @@ class Result:
     measured_ms: float
     rounds: tuple[float, ...] = ()
     note: str = ""  # what the prediction says of itself: ops not predicted, ops by a stand-in law
+    # --segments: the model cut into stretches of consecutive ops, each timed and predicted on its own (sums, ms)
+    segments_measured_ms: float | None = None
+    segments_predicted_ms: float | None = None
 
     @property
     def error(self) -> float:
@@ -144,6 +155,24 @@ class Result:
     def in_range(self) -> bool:
         """Whether the predicted range holds the measurement."""
         return self.low_ms <= self.measured_ms <= self.high_ms
+
+    @property
+    def law_error(self) -> float | None:
+        """The per-op laws' share of the error: the segments' predicted sum over their measured sum, less 1."""
+        if not self.segments_measured_ms or self.segments_predicted_ms is None:
+            return None
+        return self.segments_predicted_ms / self.segments_measured_ms - 1.0
+
+    @property
+    def whole_error(self) -> float | None:
+        """The whole-model term's share of the error, as a fraction of the measured time: what the prediction
+        adds to the model over its segments (cache, per-op state, per-invoke) less what the model takes over
+        them. ``error`` is about ``law_error`` (scaled) plus this."""
+        if self.segments_measured_ms is None or self.segments_predicted_ms is None:
+            return None
+        predicted = self.predicted_ms - self.segments_predicted_ms
+        measured = self.measured_ms - self.segments_measured_ms
+        return (predicted - measured) / self.measured_ms
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -187,6 +216,18 @@ class Correction:
         p = r.predicted_ms * math.exp(self.log_ratio)
         return dataclasses.replace(r, predicted_ms=p, low_ms=p * math.exp(self.log_low),
                                    high_ms=p * math.exp(self.log_high))
+
+
+def split_summary(results: Sequence[Result]) -> dict[str, Any]:
+    """Where the error lives, over the results that were cut into segments: the median law error, the median
+    whole-model-term error (fraction of the measured time) and the median measured whole-model share (what the
+    model takes over its segments, as a fraction of it)."""
+    cut = [r for r in results if r.law_error is not None]
+    if not cut:
+        return {"models": 0}
+    return {"models": len(cut), "median_law_error": statistics.median(r.law_error for r in cut),
+            "median_whole_error": statistics.median(r.whole_error for r in cut),
+            "median_whole_share": statistics.median(1.0 - r.segments_measured_ms / r.measured_ms for r in cut)}
 
 
 def held_out_correction(results: Sequence[Result], family: str, coverage: float = STATED_COVERAGE) -> Correction | None:
@@ -543,6 +584,91 @@ def note(prediction: Any) -> str:
     return ", ".join(parts)
 
 
+@dataclass
+class Segments:
+    """A model cut into stretches of consecutive ops (written to ``paths``), their predicted sum and each
+    round's measured sum (ms)."""
+
+    paths: list[str]
+    predicted_ms: float
+    rounds: list[float] = dataclasses.field(default_factory=list)
+
+
+def cut_points(model_obj: Any, fb: Any, ops: int) -> list[int]:
+    """Where to cut subgraph 0 of ``model_obj`` (a ``ModelT``) into stretches of about ``ops`` ops: the first
+    op index at least ``ops`` past the previous cut where every tensor that crosses the cut (written before,
+    read at or after) holds data, not an index or a shape: float, int8, uint8 or int16. A shape computed at run
+    time (the dynamic batch's SHAPE, STRIDED_SLICE, PACK) would be random in the stretch that reads it; the
+    stretches end at the subgraph's end."""
+    sg = model_obj.subgraphs[0]
+    data = {getattr(fb.TensorType, t) for t in ("FLOAT32", "FLOAT16", "INT8", "UINT8", "INT16")}
+    last_read = {}
+    for index, op in enumerate(sg.operators):
+        for t in op.inputs:
+            if t >= 0:
+                last_read[t] = index
+    for t in [] if sg.outputs is None else sg.outputs:
+        last_read[int(t)] = len(sg.operators)
+    cuts, alive = [], set()
+    for index, op in enumerate(sg.operators[:-1]):
+        alive = {t for t in alive | {o for o in op.outputs if o >= 0} if last_read.get(t, -1) > index}
+        if index + 1 - (cuts[-1] if cuts else 0) >= ops and all(sg.tensors[t].type in data for t in alive):
+            cuts.append(index + 1)
+    return [*cuts, len(sg.operators)]
+
+
+def cut_segments(path: str, ops: int, work: str, profile: str, threads: int) -> Segments | None:
+    """The model at ``path`` cut into stretches of about ``ops`` consecutive ops of its entry subgraph
+    (:func:`cut_points`), each written under ``work`` and predicted with ``profile``; None for a model whose ops
+    call other subgraphs (a WHILE loop's body cannot be cut apart) or that a stretch of it cannot be predicted."""
+    import tflite_flops
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.model_writer import read_model, segment_model
+
+    fb = runtimes.schema_module("litert")
+    with open(path, "rb") as f:
+        model_obj = read_model(fb, f.read())
+    stem = os.path.splitext(os.path.basename(path))[0]
+    paths, predicted, start = [], 0.0, 0
+    try:
+        for stop in cut_points(model_obj, fb, ops):
+            blob, _ = segment_model(fb, model_obj, start, stop)
+            prediction = tflite_flops.analyze(blob, predict=profile, threads=threads).prediction
+            if prediction is None:
+                return None
+            predicted += prediction.latency_ms
+            paths.append(os.path.join(work, f"{stem}.seg{start}.tflite"))
+            with open(paths[-1], "wb") as f:
+                f.write(blob)
+            start = stop
+    except (ValueError, tflite_flops.TfliteFlopsError):
+        return None
+    return Segments(paths, predicted)
+
+
+def print_split(results: Sequence[Result], ops: int) -> dict[str, Any]:
+    """The table of where each error lives (--segments) and its summaries; returns the summaries."""
+    print(f"\nWHERE THE ERROR LIVES (each model cut into stretches of {ops} ops, each timed and predicted alone, "
+          f"interleaved with the model: laws = the stretches' predicted sum / measured sum - 1; whole = (predicted "
+          f"model - predicted stretches) - (measured model - measured stretches), as a share of the measured model; "
+          f"share = what the model takes over its stretches):")
+    print(f"{'family':<12} {'model':<24} {'prec':<8} {'error':>8} {'laws':>8} {'whole':>8} {'share':>8}")
+    for r in results:
+        if r.law_error is not None:
+            print(f"{r.family:<12} {r.model:<24} {r.precision:<8} {fmt_pct(r.error):>8} {fmt_pct(r.law_error):>8} "
+                  f"{fmt_pct(r.whole_error):>8} {fmt_pct(1 - r.segments_measured_ms / r.measured_ms):>8}")
+    out = {"all": split_summary(results)}
+    for name, key in (("family", lambda r: r.family), ("precision", lambda r: r.precision)):
+        for value, group in groups(results, key).items():
+            out[f"{name} {value}"] = split_summary(group)
+    print(f"{'group':<22} {'models':>6} {'laws':>8} {'whole':>8} {'share':>8}  (medians)")
+    for name, summary in out.items():
+        if summary["models"]:
+            print(f"{name:<22} {summary['models']:>6} {fmt_pct(summary['median_law_error']):>8} "
+                  f"{fmt_pct(summary['median_whole_error']):>8} {fmt_pct(summary['median_whole_share']):>8}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", help="an existing device profile (default: calibrate first)")
@@ -562,6 +688,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="write every result and figure to this file")
     parser.add_argument("--convert-only", action="store_true", help="convert (and cache) the models, and stop")
     parser.add_argument("--markdown-from", metavar="JSON", help="print the tables of a --json file as Markdown, and stop")
+    parser.add_argument("--segments", type=int, default=0, metavar="K",
+                        help="also cut each model into stretches of K consecutive ops, time and predict each on its "
+                             "own, and split every error between the per-op laws and the whole-model term")
     parser.add_argument("--convert-one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.markdown_from:
@@ -572,7 +701,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     families = FAMILIES if not args.families else tuple(f.strip() for f in args.families.split(",") if f.strip())
     precisions = tuple(PRECISIONS) if not args.precisions else tuple(p.strip() for p in args.precisions.split(","))
     bad = [f for f in families if f not in FAMILIES] + [p for p in precisions if p not in PRECISIONS]
-    if bad or args.rounds < 1 or args.runs < 1 or args.threads < 1 or not 0 < args.coverage < 1:
+    if bad or args.rounds < 1 or args.runs < 1 or args.threads < 1 or not 0 < args.coverage < 1 or args.segments < 0:
         print(f"error: unknown families or precisions {', '.join(bad)} (see --list)" if bad else
               "error: --rounds, --runs and --threads must be at least 1, --coverage in (0, 1)", file=sys.stderr)
         return 2
@@ -631,7 +760,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             skipped.append((family, name, precision, "no prediction"))
             continue
         shapes = {i: tuple(t.shape) for i, t in enumerate(report.inputs)}
-        rows.append([family, name, precision, path, shapes, report.prediction, []])
+        rows.append([family, name, precision, path, shapes, report.prediction, [], cut_segments(
+            path, args.segments, work, profile, args.threads) if args.segments else None])
 
     reference = os.path.join(work, "drift_reference.tflite")
     with open(reference, "wb") as f:
@@ -651,12 +781,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in rows:
             try:
                 row[6].append(measure_model(row[3], row[4], runtime, bench, clock=clock).median_ms - reading_ms)
+                if row[7]:  # its segments, right after it: the same spell of the machine
+                    row[7].rounds.append(sum(measure_model(p, {}, runtime, bench, clock=clock).median_ms - reading_ms
+                                             for p in row[7].paths))
             except tflite_flops.TfliteFlopsError as exc:
                 print(f"{row[1]} {row[2]}: not measured ({exc})", file=sys.stderr)
         print(f"round {rnd + 1}/{args.rounds} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-    results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m), note(pr))
-               for f, n, p, _, _, pr, m in rows if len(m) == args.rounds]
-    skipped += [(f, n, p, f"measured in {len(m)} of {args.rounds} rounds") for f, n, p, _, _, _, m in rows
+    results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m), note(pr),
+                      statistics.median(seg.rounds) if seg and len(seg.rounds) == len(m) else None,
+                      seg.predicted_ms if seg and len(seg.rounds) == len(m) else None)
+               for f, n, p, _, _, pr, m, seg in rows if len(m) == args.rounds]
+    skipped += [(f, n, p, f"measured in {len(m)} of {args.rounds} rounds") for f, n, p, _, _, _, m, _ in rows
                 if len(m) != args.rounds]
     corrected, corrections = leave_one_family_out(results, args.coverage)
 
@@ -696,6 +831,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"so every model is held out; stated range rate {args.coverage:.0%}):", results, args.coverage)
     lofo = print_summary("LEAVE-ONE-FAMILY-OUT CORRECTED (each family predicted with a log-ratio correction and "
                          "range fitted on the other families' results only):", corrected, args.coverage)
+    split = print_split(results, args.segments) if args.segments else None
     print("\ncorrections (fitted without the family): " + "; ".join(
         f"{f} x{math.exp(c.log_ratio):.3f} range x{math.exp(c.log_ratio + c.log_low):.2f}"
         f"..x{math.exp(c.log_ratio + c.log_high):.2f}"
@@ -709,13 +845,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                "clock_reading_ms": reading_ms,
                "profile": args.profile or ("quick" if args.quick else "full"), "coverage": args.coverage,
                "inputs": {s.name: list(s.input) for s in specs},
-               "results": [dict(dataclasses.asdict(r), error=r.error, in_range=r.in_range,
+               "results": [dict(dataclasses.asdict(r), error=r.error, in_range=r.in_range, law_error=r.law_error,
+                                whole_error=r.whole_error,
                                 lofo_predicted_ms=c.predicted_ms, lofo_low_ms=c.low_ms, lofo_high_ms=c.high_ms,
                                 lofo_error=c.error, lofo_in_range=c.in_range) for r, c in zip(results, corrected)],
                "skipped": [dict(zip(("family", "model", "precision", "why"), s)) for s in skipped],
                "drift": {"reference_ms": ref_ms, "reference_wall_ms": ref_wall, "reference_cpu_ms": ref_cpu,
                          "reference_ratio": drift, "models_ratio": ratios},
-               "summary_raw": raw, "summary_lofo": lofo,
+               "summary_raw": raw, "summary_lofo": lofo, "segments": args.segments, "split": split,
                "corrections": {f: dataclasses.asdict(c) if c else None for f, c in corrections.items()}}
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)

@@ -74,3 +74,56 @@ def test_no_schema_module_installed_names_what_to_install(monkeypatch):
     monkeypatch.setattr(runtimes, "_ADAPTERS", adapters)
     with pytest.raises(RuntimeMissingError, match=r"install a \(pip install a\)$"):
         runtimes.schema_module("b")
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("name", ["cnn_float", "cnn_int8"])
+def test_segments_of_a_model_compute_what_the_model_computes(name):
+    # The independent reference: LiteRT running the model and its segments. Cut into stretches of 3 ops,
+    # each fed what the previous stretches computed, the last stretch's output is the model's, to the bit
+    # (the same kernels on the same data); every op is in exactly one stretch.
+    from ai_edge_litert.interpreter import Interpreter
+
+    fb = _schema()
+    data = (SAMPLES / f"{name}.tflite").read_bytes()
+    model_obj = model_writer.read_model(fb, data)
+    ops = len(model_obj.subgraphs[0].operators)
+    rng = np.random.default_rng(0)
+
+    def run(blob, feeds):
+        interpreter = Interpreter(model_content=blob, num_threads=1)
+        interpreter.allocate_tensors()
+        for detail, value in zip(interpreter.get_input_details(), feeds):
+            interpreter.set_tensor(detail["index"], value)
+        interpreter.invoke()
+        return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
+
+    whole = Interpreter(model_content=data, num_threads=1)
+    detail = whole.get_input_details()[0]
+    x = rng.integers(-100, 100, detail["shape"]).astype(detail["dtype"]) if detail["dtype"] != np.float32 else \
+        rng.random(detail["shape"], dtype=np.float32)
+    expected = run(data, [x])
+    values = {model_obj.subgraphs[0].inputs[0]: x}
+    covered = 0
+    for start in range(0, ops, 3):
+        stop = min(start + 3, ops)
+        blob, graph_inputs = model_writer.segment_model(fb, model_obj, start, stop)
+        cut = load_model(blob).main
+        covered += len(cut.operators)
+        produced = run(blob, [values[i] for i in graph_inputs])
+        names = [cut.tensors[i].name for i in cut.outputs]
+        original = {t.name.decode(): i for i, t in enumerate(model_obj.subgraphs[0].tensors)}
+        values.update({original[n]: v for n, v in zip(names, produced)})
+    assert covered == ops
+    out = model_obj.subgraphs[0].outputs[0]
+    np.testing.assert_array_equal(values[out], expected[0])
+
+
+def test_a_segment_that_calls_another_subgraph_is_refused():
+    fb = _schema()
+    data = (SAMPLES / "lstm.tflite").read_bytes()
+    model_obj = model_writer.read_model(fb, data)
+    calls = next(i for i, op in enumerate(model_obj.subgraphs[0].operators)
+                 if op.builtinOptions is not None and any("subgraph" in k.lower() for k in vars(op.builtinOptions)))
+    with pytest.raises(ValueError, match="calls another subgraph"):
+        model_writer.segment_model(fb, model_obj, calls, calls + 1)

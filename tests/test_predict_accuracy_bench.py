@@ -135,3 +135,49 @@ def test_markdown_tables_of_a_json_document(bench):
     assert "| resnet | r50 | int8 | 4.000 | 3.000 | −25.0% miss | no | −5.0% |  |" in text
     assert "| all | 1 | 0 (0%) | 25.0% | −25.0% | 0% of 80% |" in text
     assert "| all | 1 | 1 (100%) | 5.0% | −5.0% | 100% of 80% |" in text
+
+
+def test_the_error_splits_into_the_laws_and_the_whole_model_term(bench):
+    # measured: the model 10 ms, its stretches 9 ms (the model takes 1 ms over them); predicted: the stretches
+    # 8.1 ms (the laws 10% low), the model 8.6 ms (0.5 ms over them, where 1 ms was measured)
+    r = dataclasses_replace(bench, result(bench, "a", 8.6, 10.0), segments_measured_ms=9.0, segments_predicted_ms=8.1)
+    assert r.law_error == pytest.approx(-0.1)
+    assert r.whole_error == pytest.approx((0.5 - 1.0) / 10.0)
+    # error = laws' share (-0.9 ms) + whole-model term's (-0.5 ms), over 10 ms
+    assert r.error == pytest.approx(r.law_error * 9.0 / 10.0 + r.whole_error)
+    plain = result(bench, "a", 9.0, 10.0)
+    assert plain.law_error is None and plain.whole_error is None
+    summary = bench.split_summary([r, plain])
+    assert summary["models"] == 1 and summary["median_whole_share"] == pytest.approx(0.1)
+    assert bench.split_summary([plain]) == {"models": 0}
+
+
+def dataclasses_replace(bench, r, **changes):
+    import dataclasses
+
+    return dataclasses.replace(r, **changes)
+
+
+@pytest.mark.runtime
+def test_cut_points_never_cut_through_a_shape(bench):
+    # sample_models/transformer_block computes shapes at run time (its dynamic batch): a cut there would feed a
+    # RESHAPE random shapes. Every stretch is at least the asked length (the last one aside) and every tensor
+    # crossing a cut holds data.
+    from tflite_flops.measure import runtimes
+    from tflite_flops.measure.model_writer import read_model
+
+    fb = runtimes.schema_module("litert")
+    for name in ("transformer_block", "cnn_float", "tiny_decoder"):
+        path = os.path.join(os.path.dirname(PATH), "..", "sample_models", f"{name}.tflite")
+        with open(path, "rb") as f:
+            model_obj = read_model(fb, f.read())
+        sg = model_obj.subgraphs[0]
+        cuts = bench.cut_points(model_obj, fb, 4)
+        assert cuts[-1] == len(sg.operators) and cuts == sorted(set(cuts))
+        starts = [0, *cuts[:-1]]
+        assert all(b - a >= 4 for a, b in zip(starts, cuts[:-1]))
+        data = {getattr(fb.TensorType, t) for t in ("FLOAT32", "FLOAT16", "INT8", "UINT8", "INT16")}
+        for cut in cuts[:-1]:
+            written = {t for op in sg.operators[:cut] for t in op.outputs if t >= 0}
+            read = {t for op in sg.operators[cut:] for t in op.inputs if t >= 0}
+            assert all(sg.tensors[t].type in data for t in written & read), (name, cut)

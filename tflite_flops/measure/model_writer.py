@@ -9,7 +9,8 @@ writes the bytes with one file identifier and schema version. Its users:
 
 * per-op timing (:mod:`tflite_flops.measure.single_op`): :func:`single_op_model` cuts one op out of a
   model, with its options, dtypes, quantization and constant buffers (:meth:`ModelWriter.copy_tensor`,
-  :meth:`ModelWriter.copy_op`);
+  :meth:`ModelWriter.copy_op`), and :func:`segment_model` a stretch of consecutive ops (the accuracy
+  benchmark's split of a model's error between the per-op laws and the whole-model term);
 * the roofline (:mod:`tflite_flops.measure.roofline`): :func:`probe_model`, one float32 builtin op;
 * the calibration suite (:mod:`tflite_flops.latency.suite`): int8 tensors with (per-channel)
   quantization, float16 weights behind a DEQUANTIZE, int32 biases, several ops in a row, WHILE loops
@@ -164,6 +165,11 @@ def _subgraph(fb: Any, tensors: Sequence[Any], operators: Sequence[Any], inputs:
     return sub
 
 
+def _indices(values: Any) -> list[int]:
+    """A ``ModelT`` index list (a numpy array, a list or None) as Python ints."""
+    return [] if values is None else [int(v) for v in values]
+
+
 def read_model(fb: Any, data: bytes) -> Any:
     """The ``ModelT`` of a model's bytes, to cut single ops out of (:func:`single_op_model`)."""
     return fb.ModelT.InitFromObj(fb.Model.GetRootAs(data, 0))
@@ -180,11 +186,39 @@ def single_op_model(fb: Any, model_obj: Any, op_index: int, shapes: dict[int, tu
     Returns:
         The model's bytes and the original indices of its graph inputs, in order.
     """
+    return segment_model(fb, model_obj, op_index, op_index + 1, shapes, "tflite_flops single-op model", "single_op",
+                         every_output=True)
+
+
+def segment_model(fb: Any, model_obj: Any, start: int, stop: int, shapes: dict[int, tuple[int, ...]] | None = None,
+                  description: str = "tflite_flops segment model", name: str = "segment", every_output: bool = False
+                  ) -> tuple[bytes, list[int]]:
+    """A model holding ops ``start`` to ``stop - 1`` of subgraph 0 of ``model_obj`` (a ``ModelT``), in their
+    order (a subgraph's operators are in execution order): a stretch of the model to time on its own.
+
+    The ops keep their options, dtypes, quantization and constant buffers; the tensors take the shapes of
+    ``shapes`` (original tensor index -> shape) where given. The graph's inputs are the tensors the ops read
+    that none of them writes, without data and not variables; its outputs, the tensors they write that a
+    later op or the model's outputs read (the last op's outputs when none is; every tensor they write with
+    ``every_output``). The ops must not call other
+    subgraphs (their indices would point nowhere): ``ValueError`` when one has a subgraph index option.
+
+    Returns:
+        The model's bytes and the original indices of its graph inputs, in order.
+    """
     sg = model_obj.subgraphs[0]
-    op = sg.operators[op_index]
-    order = list(dict.fromkeys(i for i in list(op.inputs) + list(op.outputs) if i >= 0))
+    if not 0 <= start < stop <= len(sg.operators):
+        raise ValueError(f"ops {start}..{stop - 1} are not in subgraph 0's {len(sg.operators)} ops")
+    ops = sg.operators[start:stop]
+    for op in ops:
+        options = op.builtinOptions
+        if options is not None and any("subgraph" in k.lower() for k in vars(options)):
+            raise ValueError(f"op {start + ops.index(op)} calls another subgraph: it cannot be cut out")
+    shapes = shapes or {}
+    written = {i for op in ops for i in op.outputs if i >= 0}
+    read_later = {i for op in sg.operators[stop:] for i in op.inputs if i >= 0} | set(_indices(sg.outputs))
+    order = list(dict.fromkeys(i for op in ops for i in list(op.inputs) + list(op.outputs) if i >= 0))
     remap = {old: new for new, old in enumerate(order)}
-    present_inputs = [i for i in op.inputs if i >= 0]
     w = ModelWriter(fb)
     graph_inputs = []
     for old in order:
@@ -196,16 +230,18 @@ def single_op_model(fb: Any, model_obj: Any, op_index: int, shapes: dict[int, tu
             w.copy_tensor(t, copy.deepcopy(buf))
         else:
             w.copy_tensor(t, fb.BufferT())
-            if old in present_inputs and not t.isVariable:
+            if old not in written and not t.isVariable:
                 graph_inputs.append(old)
-    new_op = copy.deepcopy(op)
-    new_op.inputs = [remap[i] if i >= 0 else -1 for i in op.inputs]
-    new_op.outputs = [remap[i] if i >= 0 else -1 for i in op.outputs]
-    new_op.intermediates = [remap[i] for i in (op.intermediates if op.intermediates is not None else [])
-                            if i in remap] or None
-    w.copy_op(new_op, copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex]))
-    blob = w.to_bytes([remap[i] for i in graph_inputs], [remap[i] for i in op.outputs if i >= 0],
-                      "tflite_flops single-op model", name="single_op")
+    for op in ops:
+        new_op = copy.deepcopy(op)
+        new_op.inputs = [remap[i] if i >= 0 else -1 for i in op.inputs]
+        new_op.outputs = [remap[i] if i >= 0 else -1 for i in op.outputs]
+        new_op.intermediates = [remap[i] for i in (op.intermediates if op.intermediates is not None else [])
+                                if i in remap] or None
+        w.copy_op(new_op, copy.deepcopy(model_obj.operatorCodes[op.opcodeIndex]))
+    outputs = [i for i in order if i in written and (every_output or i in read_later)] or \
+        [i for i in ops[-1].outputs if i >= 0]
+    blob = w.to_bytes([remap[i] for i in graph_inputs], [remap[i] for i in outputs], description, name=name)
     return blob, graph_inputs
 
 
