@@ -366,7 +366,7 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     output channel, rounded up to the kernel's tile (the target's), its filter and what it keeps per channel.
 
     * float32 and fp16 filters: float32 weights and bias, channels to the kernel's tile (a convolution's
-      ``float_tile``, or ``float_nr2_tile`` below it; a fully connected op's by :func:`_float_gemm_tile`;
+      ``float_tile``, or ``float_nr2_tile`` below it; a fully connected op's by :meth:`CpuTarget.float_fc_tile`;
       ``float_depthwise_tile``; a transposed convolution has a bias per sub-kernel);
     * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
       ``int8_kr`` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
@@ -395,7 +395,7 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
             role, out_channels, per_channel = DEPTHWISE, groups[0], groups[3]
         elif not dwconv and (role == DEPTHWISE or groups[0] > 1):  # the GEMM once per group
             role, sets, out_channels, per_channel = CONV, groups[0], groups[2], groups[1] * groups[3]
-    tile = cpu.float_depthwise_tile if role == DEPTHWISE else _float_gemm_tile(out_channels, cpu) if (
+    tile = cpu.float_depthwise_tile if role == DEPTHWISE else cpu.float_fc_tile(out_channels) if (
         role == FULLY_CONNECTED or (role == CONV and _pointwise(op, tensors))) else _float_conv_kernel(out_channels, cpu)[1]
     biases = 1
     if role == TRANSPOSED_CONV and len(shape) == 4:
@@ -434,15 +434,6 @@ def _float_conv_kernel(channels: int, cpu: CpuTarget) -> tuple[int, int]:
     if channels < cpu.float_tile:
         return cpu.float_nr2_rows, cpu.float_nr2_tile
     return cpu.float_rows, cpu.float_tile
-
-
-def _float_gemm_tile(channels: int, cpu: CpuTarget) -> int:
-    """The output-channel tile of an f32 fully connected op (or pointwise convolution): the ``nr2``
-    kernel's when the GEMM kernel is wider than the channels, or pads more than the ``nr2`` one and over
-    1% of the channels (``xnn_use_nr2``, microkernel-utils.c), else the GEMM kernel's."""
-    nr, nr2 = cpu.float_gemm_tile, cpu.float_nr2_tile
-    over, over2 = (nr - channels % nr) % nr, (nr2 - channels % nr2) % nr2
-    return nr2 if nr > channels or (over2 < over and over * 100 > channels) else nr
 
 
 def _tiled(n: int, tile: int) -> int:

@@ -45,7 +45,8 @@ from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
-from .suite import LOOP, OVERHEAD, STREAM, SuitePoint, build, cold_points, reference_points, stream_points, suite
+from .suite import (LOOP, OVERHEAD, STREAM, SuitePoint, build, cold_points, gemv_points, reference_points, stream_points,
+                    suite)
 from .fit import RANGE_RATE, ColdSample, Sample, StreamSample, fit_cache_curve, fit_law, fit_laws, fit_overheads, stream_costs
 from .cache import OpData, evictions, op_data, per_inference_bytes, with_stream_costs
 from ..measure.progress import progress_bar
@@ -161,6 +162,7 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
 
 
 STREAM_ROUNDS, STREAM_RUNS = 5, 5
+BIG_MODEL = 16 * 2**20  # a suite model of more bytes is not held between its timing and its analysis
 
 
 def time_streams(blobs: Mapping[str, bytes], settings: RuntimeSettings, rounds: int = STREAM_ROUNDS,
@@ -242,10 +244,11 @@ def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float
         f.flush()
 
 
-def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) -> Analysed:
+def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None,
+            caches: Mapping[str, int] | None = None) -> Analysed:
     """The point's ops as the prediction will see them: precision, placement and features per inference op,
     analysed with ``settings`` (those of the configuration calibrated: its threads and delegate flags, as
-    ``analyze --predict`` will analyse a model)."""
+    ``analyze --predict`` will analyse a model) on a machine with cache sizes ``caches`` (the profile's)."""
     model = load_model(blob)
     report = analyze_model(model, settings)
     trips = while_trips(model, report.ops)
@@ -253,10 +256,11 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None) ->
     passed = while_passthrough(model, report.ops)
     activated = fused_activations(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
-    tile = (settings.target if settings is not None else Target()).cpu.law_tile  # the calibrated CPU's tile
+    cpu = (settings.target if settings is not None else Target()).cpu  # the calibrated CPU
+    tile = cpu.law_tile
     feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
                               trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
-                              passed.get((o.subgraph, o.index), 0), (o.subgraph, o.index) in activated)
+                              passed.get((o.subgraph, o.index), 0), (o.subgraph, o.index) in activated, caches, cpu)
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:
@@ -461,6 +465,11 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     if streams is None:
         streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
             else []
+    # the one-row FULLY_CONNECTED points sized by the caches: law points, not timed cold (their weights are the
+    # data the cold points' eviction buffers would have to outgrow)
+    gemv = gemv_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None else []
+    jobs += [(p.key, p, None, False) for p in gemv]
+    points += gemv
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
     keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None} | \
@@ -471,7 +480,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
     for done, (key, point, level, is_reference) in enumerate(todo, 1):
-        blob = blobs.setdefault(point.id, build(fb, point))
+        blob = blobs.get(point.id) or blobs.setdefault(point.id, build(fb, point))
         settings = replace(runtime, xnnpack=point.delegate)
         try:
             if level is not None:
@@ -487,6 +496,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
             continue
         append_side(side, config, key, median)
         medians[key] = median
+        if len(blob) > BIG_MODEL:  # written again for the analysis rather than held
+            blobs.pop(point.id, None)
         if show is not None:
             show(done, len(todo), point.id)
     _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
@@ -506,8 +517,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
             for key, median in got.items():
                 append_side(side, config, key, median)
                 medians[key] = median
-        analysed_streams += [analyse(p, blob, analysing) for key, (p, blob) in chains.items() if key in medians]
-    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing) for p in points] + analysed_streams
+        analysed_streams += [analyse(p, blob, analysing, where.caches) for key, (p, blob) in chains.items()
+                             if key in medians]
+    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing, where.caches) for p in points] + analysed_streams
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",

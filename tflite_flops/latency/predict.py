@@ -40,8 +40,9 @@ from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_
                          WHILE_LOOP, ZERO_PAD, facts_of)
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
+from .kernels import cpu_target, law_tile
 from .profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements,
-                      law_tile, op_features)
+                      op_features)
 from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
@@ -434,6 +435,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     penalties = penalties or {}
     cache_us = invoke_penalty
     xnnpack_on = profile.machine.xnnpack
+    cpu, tile = cpu_target(profile.machine.target), law_tile(profile.machine.target)  # the calibrated CPU's kernels
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
     not_predicted: dict[str, int] = {}
@@ -465,8 +467,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), law_tile(profile.machine.target),
-                               passed.get(key, 0), key in activated)
+        features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), tile,
+                               passed.get(key, 0), key in activated, profile.machine.caches, cpu)
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1

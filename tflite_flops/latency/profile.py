@@ -32,6 +32,7 @@ from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
+from .kernels import CHANNEL_TILE, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -381,7 +382,7 @@ def groups() -> dict[str, tuple[str, ...]]:
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "conv": ("1", "macs", "taps", "in", "out", "params"),
-    "matmul": ("1", "macs", "in", "out", "params"),
+    "matmul": ("1", "macs", "in", "out", "params", "params_past_l2", "params_past_l3", "params_nr2"),
     "binary": ("1", "in", "out", "rows", "act_out"),
     "unary": ("1", "out"),
     "pool": ("1", "flops", "out"),
@@ -542,23 +543,6 @@ def _grouped(record: Any, family: str) -> tuple[float, float]:
     return record.macs / (geometry[1] * geometry[2]), float(record.macs)
 
 
-# XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
-# 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
-# and 6.3 us for 24 or 32. ``tiled_macs`` counts the MACs of the padded tile; the fit weighs it against
-# ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``). The tile is
-# the CPU target's ``law_tile`` (:func:`law_tile`); CHANNEL_TILE is x86-avx512's, that of a profile without a target.
-CHANNEL_TILE = 16
-
-
-def law_tile(target: str | None) -> int:
-    """The output-channel tile of ``tiled_macs`` on CPU target ``target`` (a profile's ``machine.target``;
-    "" or an unknown name: CHANNEL_TILE, what the profiles of earlier versions were fitted with)."""
-    from .. import targets
-
-    found = targets.targets().get(target or "")
-    return found.law_tile if found is not None else CHANNEL_TILE
-
-
 def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "") -> float:
     """MACs with the output channels (of a group, when it is grouped) rounded up to CHANNEL_TILE, for the op types
     (``family``: the law's, default the record's) whose record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law
@@ -610,7 +594,8 @@ def broadcast_rows(record: Any) -> float:
 
 
 def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
-                tile: int = CHANNEL_TILE, passed: int = 0, activated: bool = False) -> OpFeatures:
+                tile: int = CHANNEL_TILE, passed: int = 0, activated: bool = False,
+                caches: Mapping[str, int] | None = None, cpu: Any = None) -> OpFeatures:
     """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
 
     The family is the op type. The features are per inference (the record's counts already
@@ -622,6 +607,15 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
     * ``out``: the elements of its outputs;
     * ``params``: the weights' elements it reads;
+    * ``params_past_l2``, ``params_past_l3``: those of them that do not fit in the L2, and in half the L3, of the
+      machine the profile describes (``caches``: ``Machine.caches``; 0 when unknown): where an op run back to back
+      reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
+      level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
+      cost per weight said 7 (docs/predict.md, "Weights past the caches");
+    * ``params_nr2``: ``params`` when XNNPACK runs the op's float32 weights by the narrower ``nr2`` kernel of
+      ``cpu`` (the profile's CPU target: :meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`), else 0: on
+      x86-avx512 a row of 1,000 or 1,008 outputs takes the 16-wide kernel, 15 us per MiB of weights where 1,016
+      or 1,024 outputs take 10;
     * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
       dearer per MAC than a 64-channel layer; 0 for other ops;
@@ -652,6 +646,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     family = conv_kernel(record, placement)
     grouped_taps, grouped_macs = _grouped(record, family)
     params = int(getattr(record, "params", 0) or 0)
+    caches = caches or {}
+    precision = getattr(record, "precision", "")
     inputs = sum(elements(s) for s in (getattr(record, "inputs", ()) or ()))
     outputs = sum(elements(s) for s in (getattr(record, "outputs", ()) or ()))
     values = {
@@ -662,6 +658,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "in": float(max(inputs - params, 0)),
         "out": float(outputs),
         "params": float(params),
+        "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
+        "params_past_l3": weights_past(params, precision, int(caches.get("L3", 0) or 0) // 2),
+        "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
         "taps": _taps(record, family) / runs,
         "tiled_macs": _tiled_macs(record, tile, family) / runs,
         "grouped_taps": grouped_taps / runs,

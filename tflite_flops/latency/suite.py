@@ -16,6 +16,8 @@ the resumable side file and the files of a phone pack.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -398,6 +400,37 @@ def stream_points(caches: Mapping[str, int], quick: bool = False, xnnpack: bool 
                                for f in (STREAM_QUICK if quick else STREAM_FACTORS)})
         out += [SuitePoint(f"{STREAM}-{prec}-{n}x{_name(h, c)}", STREAM, prec, xnnpack, quick, stream(n, h, c, prec))
                 for n in counts]
+    return out
+
+
+# One-row FULLY_CONNECTED layers (a classifier's head, a decoder's step) whose weights are these multiples of the
+# L2 and of the L3 (GEMV_QUICK in --quick; at most STREAM_MAX_BYTES), per precision, on the delegate and off it:
+# such a layer reads each weight once, at the speed of the cache level that holds them, which the FCS above
+# (up to 8 MiB) cannot tell apart (profile.op_features, params_past_l2 and params_past_l3).
+GEMV = "gemv"
+GEMV_FACTORS = (("L2", 0.5), ("L2", 2.0), ("L3", 0.25), ("L3", 1.0), ("L3", 2.0))
+GEMV_QUICK = (("L2", 2.0), ("L3", 1.0))
+GEMV_PRECISIONS = ("float32", "int8", "hybrid")
+
+
+def gemv_points(caches: Mapping[str, int], quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
+    """The one-row FULLY_CONNECTED points for a machine with cache sizes ``caches`` (GEMV_FACTORS; none of a
+    cache level whose size is unknown): [1, k] x [k, n], k a multiple of 64, n = k (and k - 24 in float32), with
+    the delegate and without it when ``xnnpack``, else without it."""
+    out = []
+    for prec in GEMV_PRECISIONS:
+        per_param = 4 if prec == "float32" else 1
+        sizes = sorted({min(int(f * int(caches.get(level, 0) or 0)), STREAM_MAX_BYTES)
+                        for level, f in (GEMV_QUICK if quick else GEMV_FACTORS)} - {0})
+        for size in sizes:
+            k = max(64, round(math.isqrt(size // per_param) / 64) * 64)
+            # float32 also with 24 outputs fewer (8 past a multiple of 32): the outputs of a classifier's head
+            # (1,000), which XNNPACK may run by its narrower nr2 kernel (profile.op_features, params_nr2)
+            for n in ((k, k - 24) if prec == "float32" else (k,)):
+                ident = f"FULLY_CONNECTED-{prec}-{GEMV}-{k}x{n}"
+                for delegate in ((True, False) if xnnpack else (False,)):
+                    out.append(SuitePoint(ident, "FULLY_CONNECTED", prec, delegate, quick,
+                                          fully_connected(1, k, n, "NONE", prec)))
     return out
 
 

@@ -125,6 +125,14 @@ class CpuTarget:
         """This target with some constants changed (a target module derives from another this way)."""
         return replace(self, **changes)
 
+    def float_fc_tile(self, channels: int) -> int:
+        """The output-channel tile of an f32 fully connected op (or pointwise convolution) of ``channels``
+        outputs: the ``nr2`` kernel's when the GEMM kernel is wider than the channels, or pads more than the
+        ``nr2`` one and over 1% of the channels (``xnn_use_nr2``, microkernel-utils.c), else the GEMM kernel's."""
+        nr, nr2 = self.float_gemm_tile, self.float_nr2_tile
+        over, over2 = (nr - channels % nr) % nr, (nr2 - channels % nr2) % nr2
+        return nr2 if nr > channels or (over2 < over and over * 100 > channels) else nr
+
 
 @lru_cache(maxsize=1)
 def targets() -> dict[str, CpuTarget]:

@@ -1,0 +1,114 @@
+"""One-row fully connected layers read each weight once, at the speed of the cache level that holds it: the
+latency laws' features for it (``params_past_l2``, ``params_past_l3``, ``params_nr2``: latency/kernels.py), the
+calibration points that time it (``suite.gemv_points``) and the fit that prices it.
+
+Counted and deterministic: analysed models, hand arithmetic, injected timers, no clock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tflite_flops.analysis import analyze_model
+from tflite_flops.latency import calibrate as cal
+from tflite_flops.latency.kernels import cpu_target, weights_past
+from tflite_flops.latency.profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, law_features, op_features
+from tflite_flops.latency.suite import GEMV_PRECISIONS, SuitePoint, build, gemv_points
+from tflite_flops.latency.suite_models import fully_connected
+from tflite_flops.measure import runtimes
+from tflite_flops.reader.load import load_model
+
+MiB = 2**20
+CACHES = {"L1d": 48 * 1024, "L2": 1 * MiB, "L3": 32 * MiB}
+
+
+def _record(k: int, n: int, prec: str = "float32"):
+    point = SuitePoint(f"fc-{k}-{n}", "FULLY_CONNECTED", prec, True, True, fully_connected(1, k, n, "NONE", prec))
+    report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+    return next(o for o in report.ops if o.op_type == "FULLY_CONNECTED" and o.phase == "inference")
+
+
+def test_the_weights_past_each_cache_level():
+    assert weights_past(1000, "float32", 0) == 0.0  # the capacity unknown: no feature
+    assert weights_past(300_000, "float32", MiB) == 300_000 - MiB // 4  # float32: 4 bytes a weight
+    assert weights_past(300_000, "int8", MiB) == 0.0  # int8 (and hybrid): 1 byte
+    assert weights_past(300_000, "float16", MiB) == 300_000 - MiB // 4  # float16 weights are read as float32
+
+
+def test_a_one_row_fully_connected_layer_s_features():
+    fc = _record(2048, 1024)  # 2,097,152 weights and 1,024 biases: 8 MiB of float32
+    params = 2048 * 1024 + 1024
+    assert fc.params == params
+    f = op_features(fc, XNNPACK_PLACEMENT, caches=CACHES).values
+    assert f["params_past_l2"] == params - MiB // 4  # what the 1 MiB L2 cannot hold
+    assert f["params_past_l3"] == 0.0  # 8 MiB fit in half the 32 MiB L3
+    big = op_features(_record(4096, 4096), XNNPACK_PLACEMENT, caches=CACHES).values
+    assert big["params_past_l3"] == 4096 * 4096 + 4096 - 16 * MiB // 4
+    assert op_features(fc, XNNPACK_PLACEMENT).values["params_past_l2"] == 0.0  # a profile without cache sizes
+    int8 = op_features(_record(2048, 1024, "int8"), XNNPACK_PLACEMENT, caches=CACHES).values
+    assert int8["params_past_l2"] == 2048 * 1024 + 1024 - MiB  # 1 byte a weight (params count the biases too)
+    assert {"params_past_l2", "params_past_l3", "params_nr2"} <= set(law_features("FULLY_CONNECTED"))
+
+
+def test_the_narrow_kernel_feature_follows_the_packing_tile():
+    # x86-avx512's f32 GEMM is 32 wide with a 16-wide nr2 kernel: 1,000 outputs pad to 1,008 with it (8 more)
+    # where 32 pads 24, over 1% of them (xnn_use_nr2), so 1,000 outputs take the narrow kernel, 1,024 do not.
+    # The memory pass packs with the same tile (CpuTarget.float_fc_tile), which the traced allocations check.
+    cpu = cpu_target("x86-avx512")
+    assert cpu.float_fc_tile(1000) == 16 == cpu.float_nr2_tile and cpu.float_fc_tile(1024) == 32
+    assert cpu.float_fc_tile(1016) == 32  # 8 past either tile: the wider one
+    head = _record(1024, 1000)
+    assert op_features(head, XNNPACK_PLACEMENT, cpu=cpu).values["params_nr2"] == head.params
+    assert op_features(_record(1024, 1024), XNNPACK_PLACEMENT, cpu=cpu).values["params_nr2"] == 0.0
+    assert op_features(head, BUILTIN_PLACEMENT, cpu=cpu).values["params_nr2"] == 0.0  # XNNPACK's kernels only
+    assert op_features(head, XNNPACK_PLACEMENT).values["params_nr2"] == 0.0  # no CPU target: no feature
+    assert op_features(_record(1024, 1000, "int8"), XNNPACK_PLACEMENT, cpu=cpu).values["params_nr2"] == 0.0
+
+
+def test_gemv_points_are_sized_by_the_caches():
+    points = gemv_points(CACHES)
+    # per precision 5 sizes (half and twice the L2, a quarter, one and two L3s), float32 twice (k and k - 24
+    # outputs), each on the delegate and off it
+    assert len(points) == 2 * (5 * 2 + 5 + 5)
+    assert {p.precision for p in points} == set(GEMV_PRECISIONS)
+    for p in points:
+        k, n = map(int, p.id.rsplit("-", 1)[1].split("x"))
+        assert k % 64 == 0 and n in (k, k - 24) and p.family == "FULLY_CONNECTED"
+    float_k = sorted({int(p.id.rsplit("-", 1)[1].split("x")[0]) for p in points if p.precision == "float32"})
+    sizes = [4 * k * k for k in float_k]  # each k the nearest multiple of 64 to its target size's
+    for size, target in zip(sizes, (MiB // 2, 2 * MiB, 8 * MiB, 32 * MiB, 64 * MiB)):
+        assert 0.75 * target < size < 1.25 * target
+    assert len(gemv_points(CACHES, quick=True)) == 2 * (2 * 2 + 2 + 2)
+    assert gemv_points(CACHES, xnnpack=False) == [p for p in points if not p.delegate]
+    assert gemv_points({}) == [] and gemv_points({"L2": MiB}) != []
+
+
+def test_calibration_times_them_and_the_fit_prices_weights_past_the_l2(tmp_path, monkeypatch):
+    # A machine with a 64 KiB L2 and a 1 MiB L3, timed by a fake clock: an invoke 20 us, 1 us per KiB of the
+    # model's bytes (its weights, nearly all of it), 3 us more per KiB past the L2. The suite is cut to its
+    # FULLY_CONNECTED float32 points and the overhead chains; calibrate adds the gemv points for these caches.
+    from tflite_flops.latency.suite import suite
+    from tflite_flops.settings import RuntimeSettings
+
+    caches = {"L2": 64 * 1024, "L3": MiB}
+    kept = [p for p in suite(quick=True) if p.id.startswith(("FULLY_CONNECTED-float32", "overhead"))]
+    monkeypatch.setattr(cal, "suite", lambda quick, xnnpack: list(kept))
+
+    def timer(blob, settings, quick):
+        return 20.0 + len(blob) / 1024 + 3.0 * max(len(blob) - caches["L2"], 0) / 1024
+
+    profile, timed = cal.calibrate(str(tmp_path / "p.json"), RuntimeSettings(), quick=False, progress=False,
+                                   timer=timer, cold_timer=lambda b, s, e: (timer(b, s, False),) * 2, caches=caches,
+                                   reference=[], streams=[])
+    gemv = gemv_points(caches)
+    assert timed == len(kept) + len(gemv)
+    law = next(law for law in profile.laws if law.family == "FULLY_CONNECTED" and law.precision == "float32"
+               and law.placement == XNNPACK_PLACEMENT)
+    assert law.coefficients.get("params_past_l2", 0.0) > 0.0
+    # a 2 MiB layer (twice the L3, past both knees): predicted within 10% of what the fake clock says
+    record = _record(704, 704)
+    features = op_features(record, XNNPACK_PLACEMENT, caches=caches)
+    fake = 4 * 704 * 705 / 1024 * 4.0 - 3.0 * caches["L2"] / 1024  # its weights' KiB at 1 + 3 us, less the L2's 3
+    assert law.range_us(features)[0] == pytest.approx(fake, rel=0.10)

@@ -1,0 +1,55 @@
+"""What the CPU's kernels do with an op's weights, for the latency laws' features (``profile.op_features``):
+the output-channel tile they compute in, whether they take XNNPACK's narrower ``nr2`` kernel, and which of
+the weights a cache level cannot hold. Pure arithmetic on the CPU targets (:mod:`tflite_flops.targets`) and
+an op's record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops.facts import FULLY_CONNECTED, xnnpack_facts
+
+# XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
+# 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
+# and 6.3 us for 24 or 32. ``tiled_macs`` counts the MACs of the padded tile; the fit weighs it against
+# ``macs`` (a machine whose tile is narrower, or a kernel that does not pad, leans on ``macs``). The tile is
+# the CPU target's ``law_tile`` (:func:`law_tile`); CHANNEL_TILE is x86-avx512's, that of a profile without a target.
+CHANNEL_TILE = 16
+
+# Bytes a weight element takes where the kernels read it, by the op's precision: float16 weights are dequantized
+# at preparation and read as float32; every other precision reads 8-bit weights (int8, hybrid, 16x8).
+WEIGHT_BYTES = {"float32": 4, "float16": 4}
+
+
+def cpu_target(target: str | None) -> Any:
+    """The CPU target named ``target`` (a profile's ``machine.target``), None for "" or an unknown name."""
+    from .. import targets
+
+    return targets.targets().get(target or "")
+
+
+def law_tile(target: str | None) -> int:
+    """The output-channel tile of ``tiled_macs`` on CPU target ``target`` (a profile's ``machine.target``;
+    "" or an unknown name: CHANNEL_TILE, what the profiles of earlier versions were fitted with)."""
+    found = cpu_target(target)
+    return found.law_tile if found is not None else CHANNEL_TILE
+
+
+def weights_past(params: int, precision: str, capacity: int) -> float:
+    """The weight elements of an op that do not fit in ``capacity`` bytes (0 when the capacity is unknown)."""
+    if capacity <= 0:
+        return 0.0
+    return float(max(params - capacity // WEIGHT_BYTES.get(precision, 1), 0))
+
+
+def narrow_kernel(record: Any, family: str, cpu: Any) -> bool:
+    """Whether XNNPACK runs ``record``'s float weights, packed as a fully connected op's (``family``: the law's
+    op type), by ``cpu``'s narrower ``nr2`` GEMM kernel (:meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`;
+    False without a CPU target)."""
+    outputs = getattr(record, "outputs", ()) or ()
+    if cpu is None or getattr(record, "precision", "") not in WEIGHT_BYTES \
+            or xnnpack_facts(family).weights != FULLY_CONNECTED or not outputs or not outputs[0]:
+        return False
+    channels = int(outputs[0][-1])
+    return channels > 0 and cpu.float_nr2_tile != cpu.float_gemm_tile and \
+        cpu.float_fc_tile(channels) == cpu.float_nr2_tile
