@@ -112,3 +112,25 @@ def test_calibration_times_them_and_the_fit_prices_weights_past_the_l2(tmp_path,
     features = op_features(record, XNNPACK_PLACEMENT, caches=caches)
     fake = 4 * 704 * 705 / 1024 * 4.0 - 3.0 * caches["L2"] / 1024  # its weights' KiB at 1 + 3 us, less the L2's 3
     assert law.range_us(features)[0] == pytest.approx(fake, rel=0.10)
+
+
+def _depthwise(h: int, c: int, k: int, prec: str = "float32"):
+    from tflite_flops.latency.suite_models import depthwise
+
+    point = SuitePoint(f"dw-{h}-{c}-{k}", "DEPTHWISE_CONV_2D", prec, True, True, depthwise(h, c, k, 1, "NONE", prec))
+    report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+    return next(o for o in report.ops if o.op_type == "DEPTHWISE_CONV_2D")
+
+
+def test_a_depthwise_convolution_s_weights_past_half_the_l1():
+    # half of a 48 KiB L1d is 24,576 bytes: 5x5 x 240 float32 channels are 24,000 (within), 5x5 x 288 are 28,800
+    # (past), 3x3 x 960 are 34,560 (past); in int8 (1 byte a weight) 5x5 x 672 are 16,800 (within)
+    caches = {"L1d": 48 * 1024}
+    within, past = _depthwise(14, 240, 5), _depthwise(14, 288, 5)
+    assert op_features(within, XNNPACK_PLACEMENT, caches=caches).values["dw_macs_past_l1"] == 0.0
+    assert op_features(past, XNNPACK_PLACEMENT, caches=caches).values["dw_macs_past_l1"] == past.macs == 14 * 14 * 288 * 25
+    assert op_features(_depthwise(14, 960, 3), BUILTIN_PLACEMENT, caches=caches).values["dw_macs_past_l1"] > 0
+    assert op_features(_depthwise(10, 672, 5, "int8"), XNNPACK_PLACEMENT, caches=caches).values["dw_macs_past_l1"] == 0
+    assert op_features(past, XNNPACK_PLACEMENT).values["dw_macs_past_l1"] == 0.0  # the L1d unknown
+    assert op_features(_record(1024, 1024), XNNPACK_PLACEMENT, caches=caches).values["dw_macs_past_l1"] == 0.0
+    assert "dw_macs_past_l1" in law_features("DEPTHWISE_CONV_2D")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.facts import FULLY_CONNECTED, xnnpack_facts
+from ..ops.facts import DEPTHWISE, FULLY_CONNECTED, xnnpack_facts
 
 # XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
 # 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
@@ -53,3 +53,17 @@ def narrow_kernel(record: Any, family: str, cpu: Any) -> bool:
     channels = int(outputs[0][-1])
     return channels > 0 and cpu.float_nr2_tile != cpu.float_gemm_tile and \
         cpu.float_fc_tile(channels) == cpu.float_nr2_tile
+
+
+def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any) -> bool:
+    """Whether a depthwise convolution (``family``: the law's op type, its weights packed as a depthwise
+    filter; ``geometry``: (groups, input and output channels per group, taps), ``profile.conv_geometry``) has
+    more weights than half the L1d holds (``caches["L1d"]``; False when unknown). Its kernel reads all of them
+    for every output pixel, channel tile after channel tile: timed here (x86-avx512, float32, 48 KiB L1d),
+    20-21 GMAC/s past 24 KiB of weights (5x5 with 288 channels and more, 3x3 with 960), 35-47 below (5x5 with
+    144 to 240 channels), at every size from 10x10 to 28x28."""
+    l1 = int((caches or {}).get("L1d", 0) or 0)
+    if l1 <= 0 or geometry is None or xnnpack_facts(family).weights != DEPTHWISE:
+        return False
+    groups, _, per_group, taps = geometry
+    return groups * per_group * taps * WEIGHT_BYTES.get(precision, 1) > l1 // 2

@@ -32,7 +32,7 @@ from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
-from .kernels import CHANNEL_TILE, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
+from .kernels import CHANNEL_TILE, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -381,7 +381,7 @@ def groups() -> dict[str, tuple[str, ...]]:
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
-    "conv": ("1", "macs", "taps", "in", "out", "params"),
+    "conv": ("1", "macs", "taps", "in", "out", "params", "dw_macs_past_l1"),
     "matmul": ("1", "macs", "in", "out", "params", "params_past_l2", "params_past_l3", "params_nr2"),
     "binary": ("1", "in", "out", "rows", "act_out"),
     "unary": ("1", "out"),
@@ -612,6 +612,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
       level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
       cost per weight said 7 (docs/predict.md, "Weights past the caches");
+    * ``dw_macs_past_l1``: ``macs`` for a depthwise convolution whose weights take more than half the L1d
+      (:func:`~tflite_flops.latency.kernels.depthwise_past_l1`), else 0: its kernel then reads them from the L2 for
+      every output pixel, at half the speed;
     * ``params_nr2``: ``params`` when XNNPACK runs the op's float32 weights by the narrower ``nr2`` kernel of
       ``cpu`` (the profile's CPU target: :meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`), else 0: on
       x86-avx512 a row of 1,000 or 1,008 outputs takes the 16-wide kernel, 15 us per MiB of weights where 1,016
@@ -661,6 +664,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
         "params_past_l3": weights_past(params, precision, int(caches.get("L3", 0) or 0) // 2),
         "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
+        "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches)
+        else 0.0,
         "taps": _taps(record, family) / runs,
         "tiled_macs": _tiled_macs(record, tile, family) / runs,
         "grouped_taps": grouped_taps / runs,
