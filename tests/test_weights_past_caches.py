@@ -134,3 +134,20 @@ def test_a_depthwise_convolution_s_weights_past_half_the_l1():
     assert op_features(past, XNNPACK_PLACEMENT).values["dw_macs_past_l1"] == 0.0  # the L1d unknown
     assert op_features(_record(1024, 1024), XNNPACK_PLACEMENT, caches=caches).values["dw_macs_past_l1"] == 0.0
     assert "dw_macs_past_l1" in law_features("DEPTHWISE_CONV_2D")
+
+
+def test_an_element_wise_op_s_activations_past_the_l2():
+    from tflite_flops.latency.kernels import activations_past
+    from tflite_flops.latency.suite_models import binary
+
+    # two float32 [1,112,112,32] in, one out: 3 x 401,408 elements, 4.8 MB; 1 MiB holds 262,144 of them
+    point = SuitePoint("mul", "MUL", "float32", True, True, binary("MUL", (1, 112, 112, 32), (1, 112, 112, 32), "NONE",
+                                                                    "float32"))
+    report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+    mul = next(o for o in report.ops if o.op_type == "MUL")
+    f = op_features(mul, XNNPACK_PLACEMENT, caches=CACHES).values
+    assert f["elems_past_l2"] == 3 * 112 * 112 * 32 - MiB // 4
+    assert activations_past(3 * 50_176, "float32", MiB) == 0.0  # [1,28,28,64] x 3: 602 KB, within
+    assert activations_past(3_000_000, "int8", MiB) == 3_000_000 - MiB  # 1 byte an element
+    assert activations_past(10**6, "float32", 0) == 0.0
+    assert {"elems_past_l2"} <= set(law_features("MUL")) & set(law_features("RELU")) & set(law_features("PAD"))

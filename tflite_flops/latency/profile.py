@@ -32,7 +32,7 @@ from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
-from .kernels import CHANNEL_TILE, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
+from .kernels import CHANNEL_TILE, activations_past, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -383,13 +383,13 @@ def groups() -> dict[str, tuple[str, ...]]:
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "conv": ("1", "macs", "taps", "in", "out", "params", "dw_macs_past_l1"),
     "matmul": ("1", "macs", "in", "out", "params", "params_past_l2", "params_past_l3", "params_nr2"),
-    "binary": ("1", "in", "out", "rows", "act_out"),
-    "unary": ("1", "out"),
+    "binary": ("1", "in", "out", "rows", "act_out", "elems_past_l2"),
+    "unary": ("1", "out", "elems_past_l2"),
     "pool": ("1", "flops", "out"),
     "reduce": ("1", "in", "out"),
     "normalize": ("1", "in"),
-    "layout": ("1", "in", "out"),
-    "convert": ("1", "out"),
+    "layout": ("1", "in", "out", "elems_past_l2"),
+    "convert": ("1", "out", "elems_past_l2"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
 }
 
@@ -612,6 +612,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
       level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
       cost per weight said 7 (docs/predict.md, "Weights past the caches");
+    * ``elems_past_l2``: the elements of the op's activations (inputs that are not weights, and outputs) that
+      do not fit in the L2 with the rest (:func:`~tflite_flops.latency.kernels.activations_past`): an
+      element-wise op run back to back streams them from the L3, at twice the cost per element;
     * ``dw_macs_past_l1``: ``macs`` for a depthwise convolution whose weights take more than half the L1d
       (:func:`~tflite_flops.latency.kernels.depthwise_past_l1`), else 0: its kernel then reads them from the L2 for
       every output pixel, at half the speed;
@@ -664,6 +667,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
         "params_past_l3": weights_past(params, precision, int(caches.get("L3", 0) or 0) // 2),
         "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
+        "elems_past_l2": activations_past(max(inputs - params, 0) + outputs, precision, int(caches.get("L2", 0) or 0)),
         "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches)
         else 0.0,
         "taps": _taps(record, family) / runs,

@@ -190,7 +190,7 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
         for i, (h, cin, cout, k, s) in enumerate(TCONVS):
             add("TRANSPOSE_CONV", prec, i, _name(h, cin, cout, k, s), transpose_conv(h, cin, cout, k, s, prec))
         for j, op in enumerate(BINARY_FLOAT if prec == "float32" else BINARY_INT8):
-            cases = [(a, a) for a in SHAPES[:4]] + list(BROADCASTS)
+            cases = [(a, a) for a in SHAPES[:5]] + list(BROADCASTS)
             for i, (a, b) in enumerate(cases):
                 act = "RELU" if op in FUSABLE and i in (2, 3) else "NONE"  # a fused activation is a pass of its own
                 add(op, prec, i + j, _name(a, b, act), binary(op, a, b, act, prec))
