@@ -151,3 +151,21 @@ def test_an_element_wise_op_s_activations_past_the_l2():
     assert activations_past(3_000_000, "int8", MiB) == 3_000_000 - MiB  # 1 byte an element
     assert activations_past(10**6, "float32", 0) == 0.0
     assert {"elems_past_l2"} <= set(law_features("MUL")) & set(law_features("RELU")) & set(law_features("PAD"))
+
+
+def test_a_data_movement_op_s_rows():
+    from tflite_flops.latency.kernels import innermost_rows
+    from tflite_flops.latency.suite import LAYOUTS
+    from tflite_flops.latency.suite_models import layout
+
+    # ResNet's stem PAD: [1,128,128,3] padded by 3 on each side of H and W -> [1,134,134,3]: 134 x 134 rows of 3
+    point = SuitePoint("pad", "PAD", "float32", True, True, layout("PAD", (1, 128, 128, 3), 3, "float32"))
+    report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+    pad = next(o for o in report.ops if o.op_type == "PAD")
+    assert pad.outputs == ((1, 134, 134, 3),)
+    assert op_features(pad, XNNPACK_PLACEMENT).values["out_rows"] == 134 * 134
+    assert innermost_rows([(4, 5, 6)]) == 20.0 and innermost_rows([]) == 0.0 and innermost_rows([(7,)]) == 1.0
+    assert "out_rows" in law_features("PAD")
+    # enough PAD points for the law to keep every layout feature (features + 2), some of few channels
+    pads = [shape for op, shape, _ in LAYOUTS if op == "PAD"]
+    assert len(pads) >= len(law_features("PAD")) + 2 and any(shape[-1] <= 8 for shape in pads)

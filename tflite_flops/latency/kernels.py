@@ -77,3 +77,13 @@ def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any) -
         return False
     groups, _, per_group, taps = geometry
     return groups * per_group * taps * WEIGHT_BYTES.get(precision, 1) > l1 // 2
+
+
+def innermost_rows(outputs: Any) -> float:
+    """The rows of the first of ``outputs`` (shapes): its elements over its last dim; 0 without one."""
+    if not outputs or not outputs[0]:
+        return 0.0
+    rows = 1
+    for d in tuple(outputs[0])[:-1]:
+        rows *= max(int(d), 0)
+    return float(rows)

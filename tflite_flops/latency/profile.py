@@ -32,7 +32,7 @@ from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
-from .kernels import CHANNEL_TILE, activations_past, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
+from .kernels import CHANNEL_TILE, activations_past, innermost_rows, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -388,7 +388,7 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "pool": ("1", "flops", "out"),
     "reduce": ("1", "in", "out"),
     "normalize": ("1", "in"),
-    "layout": ("1", "in", "out", "elems_past_l2"),
+    "layout": ("1", "in", "out", "elems_past_l2", "out_rows"),
     "convert": ("1", "out", "elems_past_l2"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
 }
@@ -593,6 +593,11 @@ def broadcast_rows(record: Any) -> float:
     return float(total // runs[-1][1])
 
 
+def outputs_of(record: Any) -> tuple:
+    """The record's output shapes (none when it has none)."""
+    return tuple(getattr(record, "outputs", ()) or ())
+
+
 def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
                 tile: int = CHANNEL_TILE, passed: int = 0, activated: bool = False,
                 caches: Mapping[str, int] | None = None, cpu: Any = None) -> OpFeatures:
@@ -612,6 +617,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
       level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
       cost per weight said 7 (docs/predict.md, "Weights past the caches");
+    * ``out_rows``: the rows of the op's first output (its elements over its last dim): a data-movement
+      kernel copies row by row, so a PAD of [1,128,128,3] (ResNet's stem, before a dynamic-range convolution)
+      takes 137 us, where its 54 K elements said 9;
     * ``elems_past_l2``: the elements of the op's activations (inputs that are not weights, and outputs) that
       do not fit in the L2 with the rest (:func:`~tflite_flops.latency.kernels.activations_past`): an
       element-wise op run back to back streams them from the L3, at twice the cost per element;
@@ -667,6 +675,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
         "params_past_l3": weights_past(params, precision, int(caches.get("L3", 0) or 0) // 2),
         "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
+        "out_rows": innermost_rows(outputs_of(record)),
         "elems_past_l2": activations_past(max(inputs - params, 0) + outputs, precision, int(caches.get("L2", 0) or 0)),
         "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches)
         else 0.0,

@@ -137,7 +137,10 @@ LAYOUTS = (("RESHAPE", (1, 7, 7, 1280), (1, 62720)), ("TRANSPOSE", (1, 128, 4, 6
            ("RESHAPE", (1, 128, 256), (1, 128, 4, 64)), ("TRANSPOSE", (1, 28, 28, 64), (0, 3, 1, 2)),
            ("PAD", (1, 8, 8, 16), 1), ("SLICE", (1, 128, 256), (1, 64, 256)), ("RESIZE_BILINEAR", (1, 14, 14, 64), 28),
            ("TRANSPOSE", (1, 8, 8, 16), (0, 3, 1, 2)), ("PAD", (1, 112, 112, 32), 1),
-           ("STRIDED_SLICE", (1, 128, 256), (1, 1, 256)))
+           ("STRIDED_SLICE", (1, 128, 256), (1, 1, 256)),
+           # PADs of few channels (a stem's, before a convolution it does not fold into): copied row by row
+           ("PAD", (1, 128, 128, 3), 3), ("PAD", (1, 224, 224, 3), 1), ("PAD", (1, 64, 64, 8), 1),
+           ("PAD", (1, 28, 28, 256), 1))
 GATHERS = ((1000, 64, 16), (5000, 128, 128), (100, 16, 4))
 CONVERTS = (("QUANTIZE", (1, 224, 224, 3)), ("DEQUANTIZE", (1, 28, 28, 64)), ("QUANTIZE", (1, 8, 8, 16)),
             ("DEQUANTIZE", (1, 1000)))
