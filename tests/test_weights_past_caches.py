@@ -169,3 +169,23 @@ def test_a_data_movement_op_s_rows():
     # enough PAD points for the law to keep every layout feature (features + 2), some of few channels
     pads = [shape for op, shape, _ in LAYOUTS if op == "PAD"]
     assert len(pads) >= len(law_features("PAD")) + 2 and any(shape[-1] <= 8 for shape in pads)
+
+
+def test_a_law_keeps_the_features_its_points_allow():
+    from tflite_flops.latency.fit import Sample, _features_for
+    from tflite_flops.latency.profile import OpFeatures
+
+    names = law_features("TRANSPOSE_CONV")  # the conv group's, in order of importance
+
+    def rows(n, zero=()):
+        return [Sample(OpFeatures("TRANSPOSE_CONV", "float32", XNNPACK_PLACEMENT,
+                                  {f: (0.0 if f in zero else 1.0 + i) for f in names}), 10.0 + i, 0.0)
+                for i in range(n)]
+
+    assert _features_for(rows(len(names) + 2), "TRANSPOSE_CONV") == list(names)
+    # a feature 0 on every point is not one the points must pay for
+    assert _features_for(rows(len(names) + 1, zero={"dw_macs_past_l1"}), "TRANSPOSE_CONV") == \
+        [f for f in names if f != "dw_macs_past_l1"]
+    # too few points: the first ones they allow (points - 2), never fewer than the constant and the main feature
+    assert _features_for(rows(7), "TRANSPOSE_CONV") == list(names[:5])
+    assert _features_for(rows(3), "TRANSPOSE_CONV") == list(names[:2])

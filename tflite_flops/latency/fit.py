@@ -88,10 +88,12 @@ def _solve(rows: Sequence[Sample], names: Sequence[str]) -> dict[str, float]:
 
 
 def _features_for(rows: Sequence[Sample], family: str) -> list[str]:
-    """The law's features, fewer when there are too few points to fit them all."""
-    names = list(law_features(family))
+    """The law's features that some point has (a feature 0 on every point cannot be fitted), in their order of
+    importance (``law_features``: the constant and the main size feature first); with too few points for all of
+    them (features + 2), the first ones the points allow, at least those two."""
+    names = [f for f in law_features(family) if f == "1" or any(s.features.values.get(f, 0.0) for s in rows)]
     if len(rows) < len(names) + 2:
-        names = names[:2]  # the constant and the main size feature
+        names = names[:max(2, len(rows) - 2)]
     if len(rows) < 2:
         names = names[1:] or names
     return names

@@ -113,7 +113,7 @@ RNN_FCS = ((1, 128, 512), (1, 64, 384), (1, 256, 1024), (1, 32, 128))
 BMMS = ((4, 64, 64, 64), (8, 128, 64, 128), (1, 16, 16, 16), (8, 128, 128, 64), (2, 32, 32, 32), (12, 64, 64, 64),
         (4, 1, 16, 8), (8, 1, 32, 64), (2, 4, 8, 4), (4, 8, 16, 8))  # the last four: a small decoder's attention
 TCONVS = ((16, 16, 8, 3, 2), (28, 64, 32, 3, 2), (8, 8, 8, 2, 2), (8, 16, 8, 3, 2), (14, 32, 32, 3, 2),
-          (4, 8, 4, 3, 2), (32, 16, 16, 2, 2), (7, 128, 64, 4, 2))
+          (4, 8, 4, 3, 2), (32, 16, 16, 2, 2), (7, 128, 64, 4, 2), (64, 32, 16, 2, 2), (16, 128, 64, 2, 2))
 SHAPES = ((1, 28, 28, 64), (1, 8, 8, 16), (1, 128, 256), (1, 112, 112, 32), (1, 56, 56, 64), (1, 16, 64))
 # (the last three: few elements per broadcast row, as in a model's input normalization, (x - mean) / std per channel)
 BROADCASTS = (((1, 28, 28, 64), (1, 1, 1, 64)), ((1, 128, 256), (1, 1, 256)), ((1, 14, 14, 96), (1, 1, 1, 96)),
@@ -125,13 +125,20 @@ UNARY_FLOAT = ("RELU", "RELU6", "LOGISTIC", "HARD_SWISH", "TANH", "GELU", "LEAKY
 UNARY_INT8 = ("RELU", "RELU6", "LOGISTIC", "HARD_SWISH", "TANH", "LEAKY_RELU")
 POOLS = (("MAX_POOL_2D", 112, 64, 3, 2, "SAME"), ("AVERAGE_POOL_2D", 7, 1280, 7, 7, "VALID"),
          ("MAX_POOL_2D", 8, 16, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 28, 32, 2, 2, "VALID"),
-         ("MAX_POOL_2D", 28, 64, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 14, 256, 3, 1, "SAME"))
+         ("MAX_POOL_2D", 28, 64, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 14, 256, 3, 1, "SAME"),
+         # enough points per op type for every pool feature (features + 2): 2x2 pools read 4 inputs an output
+         ("MAX_POOL_2D", 128, 16, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 56, 64, 2, 2, "VALID"),
+         ("MAX_POOL_2D", 64, 32, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 8, 512, 8, 8, "VALID"),
+         ("MAX_POOL_2D", 56, 96, 3, 2, "SAME"), ("AVERAGE_POOL_2D", 112, 16, 2, 2, "VALID"),
+         ("MAX_POOL_2D", 16, 256, 2, 2, "VALID"), ("AVERAGE_POOL_2D", 16, 128, 3, 1, "SAME"))
 REDUCES = (("MEAN", (1, 7, 7, 1280), (1, 2)), ("MEAN", (1, 128, 256), (2,)), ("MEAN", (1, 8, 8, 16), (1, 2)),
            ("MEAN", (1, 28, 28, 64), (1, 2)), ("MEAN", (1, 16, 64), (2,)), ("SUM", (1, 128, 256), (2,)),
            ("REDUCE_MAX", (1, 128, 256), (2,)), ("MEAN", (1, 14, 14, 576), (1, 2)))
 SOFTMAXES = ((1, 1000), (4, 128, 128), (1, 10), (1, 8, 64, 64), (1, 4, 16, 16))
 CONCATS = (((1, 28, 28, 32), 2, 3), ((1, 8, 8, 8), 2, 3), ((1, 128, 256), 2, 1), ((1, 56, 56, 64), 2, 3),
-           ((1, 14, 14, 64), 4, 3))
+           ((1, 14, 14, 64), 4, 3),
+           # enough for every layout feature (features + 2): a U-Net's skip concatenations of 16-64 channels
+           ((1, 128, 128, 16), 2, 3), ((1, 64, 64, 32), 2, 3), ((1, 32, 32, 64), 3, 3))
 LAYOUTS = (("RESHAPE", (1, 7, 7, 1280), (1, 62720)), ("TRANSPOSE", (1, 128, 4, 64), (0, 2, 1, 3)),
            ("PAD", (1, 56, 56, 64), 1), ("STRIDED_SLICE", (1, 28, 28, 64), (1, 28, 28, 32)),
            ("RESHAPE", (1, 128, 256), (1, 128, 4, 64)), ("TRANSPOSE", (1, 28, 28, 64), (0, 3, 1, 2)),

@@ -535,7 +535,7 @@ def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> Tfl
 # XNNPACK fusion roles and memory (operator sizes: ai-edge-litert 2.3.0 on x86-64, read off the allocation
 # tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
 register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_macs", "taps", "in", "out", "params",
-                                                             "grouped_taps", "grouped_macs"),
+                                                             "grouped_taps", "grouped_macs", "elems_past_l2"),
                taps_weight=1, tiled_macs=True, fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
                xnnpack=XnnpackFacts(operator_bytes=1_700, weights=CONV, pointwise_as="FULLY_CONNECTED",
                                     reshape_buffers=GEMM_INDIRECTION, depthwise_as="DEPTHWISE_CONV_2D"))
