@@ -597,11 +597,21 @@ class Segments:
 def cut_points(model_obj: Any, fb: Any, ops: int) -> list[int]:
     """Where to cut subgraph 0 of ``model_obj`` (a ``ModelT``) into stretches of about ``ops`` ops: the first
     op index at least ``ops`` past the previous cut where every tensor that crosses the cut (written before,
-    read at or after) holds data, not an index or a shape: float, int8, uint8 or int16. A shape computed at run
-    time (the dynamic batch's SHAPE, STRIDED_SLICE, PACK) would be random in the stretch that reads it; the
-    stretches end at the subgraph's end."""
+    read at or after) holds data, not an index or a shape: float, int8, uint8 or int16, and not written by an op
+    of constants only. A shape computed at run time (the dynamic batch's SHAPE, STRIDED_SLICE, PACK) would be
+    random in the stretch that reads it, and dequantized float16 weights an input of it; the stretches end at
+    the subgraph's end."""
     sg = model_obj.subgraphs[0]
     data = {getattr(fb.TensorType, t) for t in ("FLOAT32", "FLOAT16", "INT8", "UINT8", "INT16")}
+
+    def constant(t: int) -> bool:
+        b = sg.tensors[t].buffer
+        return bool(b) and b < len(model_obj.buffers) and model_obj.buffers[b].data is not None and \
+            len(model_obj.buffers[b].data) > 0
+
+    # the outputs of ops that read only constants (a DEQUANTIZE of float16 weights) are constants the runtime
+    # folds at preparation: cut off from their reader, they would be an input of its stretch
+    folded = {o for op in sg.operators if all(constant(t) for t in op.inputs if t >= 0) for o in op.outputs if o >= 0}
     last_read = {}
     for index, op in enumerate(sg.operators):
         for t in op.inputs:
@@ -612,7 +622,8 @@ def cut_points(model_obj: Any, fb: Any, ops: int) -> list[int]:
     cuts, alive = [], set()
     for index, op in enumerate(sg.operators[:-1]):
         alive = {t for t in alive | {o for o in op.outputs if o >= 0} if last_read.get(t, -1) > index}
-        if index + 1 - (cuts[-1] if cuts else 0) >= ops and all(sg.tensors[t].type in data for t in alive):
+        if index + 1 - (cuts[-1] if cuts else 0) >= ops and all(sg.tensors[t].type in data and t not in folded
+                                                                for t in alive):
             cuts.append(index + 1)
     return [*cuts, len(sg.operators)]
 
