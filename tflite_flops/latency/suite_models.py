@@ -302,20 +302,20 @@ def chain(n: int) -> Callable[[ModelWriter], Any]:
     return make
 
 
-def stream(n: int, h: int, c: int, prec: str) -> Callable[[ModelWriter], Any]:
-    """``n`` 1x1 CONV_2D in a row on [1,h,h,c] -> c channels, each with weights of its own (random, so that no
-    runtime shares one packing between two of them): the weights of the whole chain are read once per
+def stream(n: int, h: int, c: int, prec: str, k: int = 1) -> Callable[[ModelWriter], Any]:
+    """``n`` kxk CONV_2D (SAME) in a row on [1,h,h,c] -> c channels, each with weights of its own (random, so that
+    no runtime shares one packing between two of them): the weights of the whole chain are read once per
     inference, as a whole model reads its own (calibrate.py's streaming chains)."""
     def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, (1, h, h, c), prec)
         cur = x
         for i in range(n):
-            values = _rng(i, n, c).uniform(-1, 1, c * c).astype(np.float32).reshape(c, 1, 1, c)
+            values = _rng(i, n, c).uniform(-1, 1, c * c * k * k).astype(np.float32).reshape(c, k, k, c)
             if prec == "int8":
                 q = np.clip(np.round(values * 127), -127, 127).astype(np.int8)
-                wt = w.tensor((c, 1, 1, c), "int8", q, quant=Quant.of([W_SCALE] * c, 0, 0))
+                wt = w.tensor((c, k, k, c), "int8", q, quant=Quant.of([W_SCALE] * c, 0, 0))
             else:
-                wt = w.tensor((c, 1, 1, c), "float32", values)
+                wt = w.tensor((c, k, k, c), "float32", values)
             nxt = _act(w, (1, h, h, c), prec, out=True) if prec != "int8" else \
                 w.tensor((1, h, h, c), "int8", quant=Quant.of(IN_SCALE, 0))  # the next conv's input scale
             w.op("CONV_2D", [cur, wt, _bias(w, c, prec)], [nxt], "Conv2DOptions", padding=PADDING["SAME"], strideW=1,
