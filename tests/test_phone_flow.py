@@ -200,17 +200,17 @@ def test_a_pack_imports_every_format_a_phone_writes_and_fits_the_law_they_hold(t
 
     pack = tmp_path / "pack"
     manifest = _export(pack, "ADD-float32", "overhead")
-    # ADD-float32 quick: 5 shapes x (XNNPACK, builtin), and the 5 overhead chains x 2
-    assert manifest["estimate"]["runs"] == len(manifest["points"]) == 20
-    assert manifest["estimate"]["models"] == 10  # a model timed with and without XNNPACK is one file
-    assert len(list((pack / "models").iterdir())) == 10
+    # ADD-float32 quick: 6 shapes x (XNNPACK, builtin), and the 5 overhead chains x 2
+    assert manifest["estimate"]["runs"] == len(manifest["points"]) == 22
+    assert manifest["estimate"]["models"] == 11  # a model timed with and without XNNPACK is one file
+    assert len(list((pack / "models").iterdir())) == 11
     assert 0 < manifest["estimate"]["typical_s"] < manifest["estimate"]["max_s"]
     readme = (pack / "README.txt").read_text()
     assert "android_aarch64_benchmark_model" in readme and "What was not checked" in readme
     _write_outputs(pack, manifest)
     profile = import_pack(str(pack))
     assert profile.machine.runtime == BENCHMARK_MODEL and profile.machine.cpu == "device"
-    assert "benchmark_model and litert-benchmark outputs" in profile.notes[1] and "(20 of 20 runs)" in profile.notes[1]
+    assert "benchmark_model and litert-benchmark outputs" in profile.notes[1] and "(22 of 22 runs)" in profile.notes[1]
     add = next(law for law in profile.laws if law.key == ("ADD", "float32", "xnnpack"))
     # 100 us + 0.01 us per input element: the law holds it (the JSON runs are rounded to 0.01 ms)
     assert add.median_abs_error < 0.01
@@ -238,7 +238,7 @@ def test_one_logcat_capture_of_many_runs_is_split_by_graph_and_xnnpack(tmp_path)
     (pack / "profiles").mkdir()
     (pack / "profiles" / "farm_logcat.txt").write_text("\n".join(lines) + "\n")
     profile = import_pack(str(pack), device="farm phone")
-    assert "(20 of 20 runs)" in profile.notes[1]
+    assert "(22 of 22 runs)" in profile.notes[1]
     add = next(law for law in profile.laws if law.key == ("ADD", "float32", "xnnpack"))
     assert add.median_abs_error < 0.01 and profile.invoke_overhead_us == pytest.approx(20.0, rel=0.05)
 

@@ -129,7 +129,8 @@ def test_the_fit_records_the_domain_of_the_points_it_kept():
                    1.0 + 0.001 * n, 0.0) for n in (1000, 4000, 16000, 64000)]
     law = fit_law("ADD", "float32", "xnnpack", rows)
     # the binary group's features: 1, in, out, rows, act_out (no broadcast, no fused activation here: 0)
-    assert law.domain == {"in": (1000.0, 64000.0), "out": (500.0, 32000.0), "rows": (0.0, 0.0), "act_out": (0.0, 0.0)}
+    assert law.domain == {"in": (1000.0, 64000.0), "out": (500.0, 32000.0), "rows": (0.0, 0.0), "act_out": (0.0, 0.0),
+                          "elems_past_l2": (0.0, 0.0)}
     assert domain_of("ADD", rows) == law.domain
     assert RANGE_RATE == 0.8  # the 10% and 90% quantiles
 
@@ -206,7 +207,7 @@ def test_calibration_records_the_suite_the_rate_and_every_law_s_domain(tmp_path)
     assert profile.suite == "quick" and profile.range_rate == RANGE_RATE and timed
     assert all(law.domain for law in profile.laws)
     add = next(law for law in profile.laws if law.family == "ADD")
-    assert set(add.domain) == {"in", "out", "rows", "act_out"} and add.domain["in"][0] < add.domain["in"][1]
+    assert set(add.domain) == {"in", "out", "rows", "act_out", "elems_past_l2"} and add.domain["in"][0] < add.domain["in"][1]
     assert DeviceProfile.load(str(tmp_path / "q.json")) == profile
     full, _ = calibrate(str(tmp_path / "f.json"), RuntimeSettings(), quick=False, progress=False, timer=fake_timer,
                         points=points)
