@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -55,12 +56,25 @@ SAMPLES = ROOT / "sample_models"
 _ARM_BASE = "fp asimd evtstrm aes pmull sha1 sha2 crc32 cpuid"
 _ARM_DOTPROD = _ARM_BASE + " atomics fphp asimdhp asimdrdm lrcpc dcpop asimddp"
 _ARM_V9 = _ARM_DOTPROD + " jscvt fcma sha3 sm3 sm4 sha512 asimdfhm dit uscat ilrcpc flagm ssbs sb dcpodp i8mm bf16"
+# an Intel Haswell's /proc/cpuinfo flags (a Xeon E5-2680 v3: AVX2 and FMA3, no AVX-512), what the tool's target
+# detection reads in the emulated process (the lab's x86 overlay); XNNPACK reads CPUID, which qemu emulates
+_HASWELL_FLAGS = ("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts acpi mmx "
+                  "fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc arch_perfmon pebs bts "
+                  "rep_good nopl xtopology nonstop_tsc aperfmperf pni pclmulqdq dtes64 monitor ds_cpl vmx smx est "
+                  "tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid dca sse4_1 sse4_2 x2apic movbe popcnt tsc_deadline_timer "
+                  "aes xsave avx f16c rdrand lahf_lm abm cpuid_fault epb invpcid_single pti intel_ppin ssbd ibrs "
+                  "ibpb stibp tpr_shadow vnmi flexpriority ept vpid fsgsbase tsc_adjust bmi1 avx2 smep bmi2 erms "
+                  "invpcid cqm xsaveopt cqm_llc cqm_occup_llc dtherm ida arat pln pts md_clear flush_l1d")
+# qemu's Haswell without the features its TCG cannot emulate (none of them XNNPACK's), so that qemu warns of none on
+# the stderr of every emulated process (a test reads a command's stderr)
+_QUIET_HASWELL = "Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
 
 
 @dataclass(frozen=True)
 class LabTarget:
     """A CPU the lab runs LiteRT on: under ``qemu-<machine> -cpu <qemu_cpu>``, or natively (``qemu_cpu=None``).
-    An Arm target's ``/proc/cpuinfo`` names its core (``part``, ``variant``, ``revision``) and ``features``."""
+    An Arm target's ``/proc/cpuinfo`` names its core (``part``, ``variant``, ``revision``) and ``features``;
+    an x86 one's, its ``flags`` (``features``) and model number (``part``)."""
 
     name: str
     machine: str  # "aarch64" or "x86_64"
@@ -80,8 +94,8 @@ TARGETS = {t.name: t for t in (
               "arm-dotprod-fp16", _ARM_DOTPROD, "0xd0b", "0x4", 1),
     LabTarget("armv9", "aarch64", "max,sve=off,sme=off", "Armv9-A class (i8mm, bf16), as a Cortex-A710 without SVE",
               "arm-i8mm", _ARM_V9, "0xd47", "0x2", 0),
-    LabTarget("x86-avx2", "x86_64", "Haswell", "x86-64 with AVX2 and FMA3, no AVX-512 (emulated Haswell)",
-              "x86-avx2"),
+    LabTarget("x86-avx2", "x86_64", _QUIET_HASWELL, "x86-64 with AVX2 and FMA3, no AVX-512 (emulated Haswell)",
+              "x86-avx2", _HASWELL_FLAGS, "60"),
     LabTarget("host", os.uname().machine, None, "this machine, natively", "host"),
 )}
 
@@ -109,7 +123,12 @@ def missing(target: LabTarget) -> str | None:
 
 
 def cpuinfo(target: LabTarget, processors: int) -> str:
-    """An Arm ``/proc/cpuinfo`` for ``processors`` cores of ``target``."""
+    """A ``/proc/cpuinfo`` for ``processors`` cores of ``target``: an Arm one, or an x86 one (Intel, family 6)."""
+    if target.machine == "x86_64":
+        entry = ("processor\t: {i}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {p}\n"
+                 "model name\t: {n} (emulated)\nflags\t\t: {f}\n\n")
+        return "".join(entry.format(i=i, p=target.part, n=target.about.split(" (")[0], f=target.features)
+                       for i in range(processors))
     entry = ("processor\t: {i}\nBogoMIPS\t: 50.00\nFeatures\t: {f}\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
              "CPU variant\t: {v}\nCPU part\t: {p}\nCPU revision\t: {r}\n\n")
     return "".join(entry.format(i=i, f=target.features, v=target.variant, p=target.part, r=target.revision)
@@ -117,11 +136,12 @@ def cpuinfo(target: LabTarget, processors: int) -> str:
 
 
 def overlay(target: LabTarget, directory: Path) -> Path:
-    """A root for qemu's ``-L``: the sysroot's entries (links) and an Arm ``proc/cpuinfo`` of ``target``."""
+    """A root for qemu's ``-L``: on Arm, the sysroot's entries (links); and the ``proc/cpuinfo`` of ``target``
+    (on x86 the only file: every other path is the host's own)."""
     root = directory / f"root-{target.name}"
     if not root.is_dir():
         root.mkdir(parents=True)
-        for entry in sysroot().iterdir():
+        for entry in sysroot().iterdir() if target.machine == "aarch64" else ():
             if entry.name != "proc":
                 (root / entry.name).symlink_to(entry)
         (root / "proc").mkdir()
@@ -139,6 +159,62 @@ def python_command(target: LabTarget, directory: Path, preload: Path | None = No
     if target.machine == "aarch64":
         return command + ["-L", str(overlay(target, directory)), str(sysroot() / "usr" / "bin" / "python3.11")]
     return command + [sys.executable]
+
+
+# the tests whose expectations depend on the CPU they run on (the detected host target): XNNPACK's own bytes
+# against the tracer and the heap, its packing and buffers to the byte; then the target detection and settings
+HOST_SUITE = ("tests/test_runtime_memory.py", "tests/test_targets.py", "tests/test_settings.py")
+
+
+def emulated_python(target: LabTarget, directory: Path) -> Path:
+    """An executable that runs this Python on the x86 ``target`` under qemu-x86_64 with its ``/proc/cpuinfo``
+    (:func:`overlay`), written into ``directory``: the emulated Python's ``sys.executable`` is that file
+    (qemu's ``-0``), so that the processes a test starts with ``sys.executable`` are emulated too, and an
+    ``LD_PRELOAD`` (the allocation tracer) goes to the emulated process, not to qemu. A virtual environment
+    stays one: its ``pyvenv.cfg`` and ``lib`` beside the file's folder."""
+    if target.machine != "x86_64" or target.qemu_cpu is None:
+        raise RuntimeError(f"{target.name}: only an emulated x86-64 target runs this Python")
+    home = directory / f"python-{target.name}"
+    script = home / "bin" / "python"
+    if not script.is_file():
+        script.parent.mkdir(parents=True)
+        if sys.prefix != sys.base_prefix:  # a virtual environment: the emulated Python finds it beside its argv[0]
+            shutil.copy(Path(sys.prefix) / "pyvenv.cfg", home / "pyvenv.cfg")
+            (home / "lib").symlink_to(Path(sys.prefix) / "lib")
+        real = Path(sys.executable).resolve() if sys.prefix == sys.base_prefix else Path(sys.executable)
+        q = shlex.quote
+        script.write_text(
+            "#!/bin/sh\n"
+            f"# {target.about}: this Python under qemu (benchmarks/targets_lab.py, emulated_python)\n"
+            'preload="${LD_PRELOAD-}"; unset LD_PRELOAD\n'
+            f"exec qemu-x86_64 -cpu {q(target.qemu_cpu)} -L {q(str(overlay(target, directory)))} -0 {q(str(script))} "
+            f'${{preload:+-E "LD_PRELOAD=$preload"}} {q(str(real))} "$@"\n')
+        script.chmod(0o755)
+    return script
+
+
+def host_suite(target: str, args: list[str]) -> int:
+    """Runs pytest (``args``, default: :data:`HOST_SUITE`) in this checkout on the emulated ``target``, as the
+    README's test command would run on a host of that CPU class: the tool detects ``target`` from the emulated
+    ``/proc/cpuinfo`` and XNNPACK picks that CPU's kernels. Returns pytest's exit status.
+
+    Raises:
+        RuntimeError: the target cannot run here, or the emulated Python detects another target.
+    """
+    lab = TARGETS[target]
+    why = missing(lab) or (None if lab.machine == "x86_64" and lab.qemu_cpu else
+                           "host-suite runs this Python under qemu-x86_64: an emulated x86-64 target only")
+    if why:
+        raise RuntimeError(f"{target}: {why}")
+    with tempfile.TemporaryDirectory(prefix="targets-lab-") as tmp:
+        python = str(emulated_python(lab, Path(tmp)))
+        check = subprocess.run([python, "-c", "from tflite_flops import targets; print(targets.host()[0].name)"],
+                               cwd=ROOT, capture_output=True, text=True)
+        detected = check.stdout.strip() or check.stderr[-500:]
+        if detected != lab.tool:
+            raise RuntimeError(f"{target}: the emulated Python detects {detected!r}, not {lab.tool!r}")
+        print(f"{target}: pytest under {python} (detected target {lab.tool})", file=sys.stderr, flush=True)
+        return subprocess.run([python, "-m", "pytest", *(args or HOST_SUITE)], cwd=ROOT).returncode
 
 
 def _clean_env() -> dict[str, str]:
@@ -562,6 +638,10 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--refit", nargs="*", default=[], help="TARGET=FILE: an earlier `constants` output to refit")
     m.add_argument("-o", "--output")
     m.add_argument("models", nargs="*")
+    h = sub.add_parser("host-suite", help="pytest on an emulated x86 target (x86-avx2) as on a host of that CPU: "
+                       "the tool detects it, XNNPACK runs its kernels, child processes are emulated too")
+    h.add_argument("target", choices=sorted(n for n, t in TARGETS.items() if t.machine == "x86_64" and t.qemu_cpu))
+    h.add_argument("pytest_args", nargs=argparse.REMAINDER, help=f"default: {' '.join(HOST_SUITE)}")
     c = sub.add_parser("child")
     c.add_argument("out")
     c.add_argument("threads", type=int)
@@ -570,6 +650,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "child":
         _child(args.out, args.threads, args.models)
         return 0
+    if args.command == "host-suite":
+        try:
+            return host_suite(args.target, args.pytest_args)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     models = getattr(args, "models", None) or default_models()
     try:
         if args.command == "constants":

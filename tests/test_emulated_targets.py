@@ -7,7 +7,7 @@ partitions, and LiteRT's arena and persistent arena with XNNPACK off and on, at 
 are the tool's to the byte, as on the host (Arm's builtin convolutions take the same memory at every
 thread count, and the tool's Arm targets say so: ``CpuTarget.builtin_threaded_kernels``); XNNPACK's own bytes, traced by the allocation tracer preloaded
 into the emulated process, within 10% of the tool's figure for that target once the tool has a target
-for that CPU class (``LabTarget.tool``: ``arm-neon``, ``arm-dotprod-fp16``), and until then of the
+for that CPU class (``LabTarget.tool``: ``arm-neon``, ``arm-dotprod-fp16``, ``x86-avx2``), and until then of the
 tool's figure with the constants measured for it (``benchmarks/targets_measured.json``) in place of the
 x86-64 AVX-512 build's.
 
@@ -97,7 +97,7 @@ def test_each_core_runs_its_own_kernels():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ARM)
+@pytest.mark.parametrize("target", EMULATED)
 def test_xnnpack_bytes_under_emulation(target):
     # XNNPACK's own bytes on every sample against the tracer's in the emulated process: within 10%, as on the
     # host. The tool's figure for that target once it knows the target; until then the constants measured for
@@ -128,3 +128,20 @@ def test_arm_cpuinfo_names_the_emulated_core():
     assert "CPU part\t: 0xd0b" in a76 and " asimddp" in a76 and " fphp" in a76
     assert targets_lab.parse_model("a/b.tflite:1x32x32x3") == ("a/b.tflite", (1, 32, 32, 3))
     assert targets_lab.parse_model("a/b.tflite") == ("a/b.tflite", None)
+
+
+def test_x86_cpuinfo_is_detected_as_the_emulated_cpu(tmp_path):
+    # the tool reads /proc/cpuinfo (XNNPACK reads CPUID): the emulated Haswell's overlay must say AVX2 and FMA3
+    # and no AVX-512, and the emulated Python's children are emulated too (its sys.executable re-enters qemu)
+    from tflite_flops import targets
+
+    lab = targets_lab.TARGETS["x86-avx2"]
+    text = targets_lab.cpuinfo(lab, 3)
+    assert text.count("processor\t:") == 3 and targets.detect(text, "x86_64") == ("x86-avx2", None)
+    assert (targets_lab.overlay(lab, tmp_path) / "proc" / "cpuinfo").read_text() == targets_lab.cpuinfo(
+        lab, os.cpu_count() or 1)
+    assert sorted(p.name for p in targets_lab.overlay(lab, tmp_path).iterdir()) == ["proc"]  # the rest is the host's
+    if os.uname().machine == "x86_64":
+        script = targets_lab.emulated_python(lab, tmp_path).read_text()
+        assert f"-cpu {lab.qemu_cpu} " in script and f"-0 {tmp_path}/python-x86-avx2/bin/python " in script
+        assert 'unset LD_PRELOAD' in script and '-E "LD_PRELOAD=$preload"' in script  # the guest's, not qemu's
