@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
+from ..report import lazy
 from ..report import (DelegatePlacement, MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary,
                       Totals)
 from ..ops.placement import DELEGATES, XNNPACK
@@ -127,13 +128,17 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
     # single-threaded ones whatever the threads (Arm: ruy's CONV_2D)
     kernel_threads = walk.threads if target.cpu.builtin_threaded_kernels else 1
     temporaries = kernel_temporaries(model, walk.states, reached, kernel_threads, walk.warnings)
-    if xnnpack is None or not set(reached) <= set(xnnpack):
-        xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
-                              walk.settings.delegate)
-    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads, target.cpu)
-    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
-                                   delegate_bytes, target.tflm, walk.warnings)
-    summary = dataclasses.replace(summary, target=target.name)  # the CPU target its LiteRT and XNNPACK figures are for
+
+    def with_xnnpack() -> Any:  # XNNPACK's graph and own memory: when memory.runtime_xnnpack is first read
+        placed = xnnpack
+        if placed is None or not set(reached) <= set(placed):
+            placed = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
+                                 walk.settings.delegate)
+        return xnnpack_memory(model, walk.states, placed, reached, walk.threads, target.cpu)
+
+    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, with_xnnpack,
+                                   target.tflm, walk.warnings)
+    summary = lazy.replace(summary, target=target.name)  # the CPU target its LiteRT and XNNPACK figures are for
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,
@@ -195,6 +200,8 @@ class PassResult:
     delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     notes: Mapping[OpKey, str] = field(default_factory=dict)  # a line for an op's note (a figure not computed)
+    # sections left for their first read (report.lazy) that add their lines to the walk's warnings when computed
+    warned_later: tuple[lazy.Deferred, ...] = ()
 
 
 def placement_pass(given: PassInput) -> PassResult:
@@ -215,7 +222,8 @@ def placement_pass(given: PassInput) -> PassResult:
 def memory_pass(given: PassInput) -> PassResult:
     """The memory plan (:func:`memory`) with XNNPACK's placement from :func:`placement_pass`."""
     summary, found = memory(given.walk, given.entry, given.placements.get(XNNPACK))
-    return PassResult(figures=found, memory=summary)
+    tflm = lazy.raw(summary, "tflm_arena_bytes")  # TFLite Micro's arena: its facts that raise add a warning
+    return PassResult(figures=found, memory=summary, warned_later=(tflm,) if type(tflm) is lazy.Deferred else ())
 
 
 def op_passes(given: PassInput) -> PassResult:
@@ -251,12 +259,14 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     summary = None
     pass_warnings: list[str] = []
     notes: dict[OpKey, str] = {}
+    warned_later: list[lazy.Deferred] = []
     for run in PASSES:
         result = run(given)
         figures.update(result.figures)
         delegation.update(result.delegation)
         summary = result.memory if result.memory is not None else summary
         pass_warnings += result.warnings
+        warned_later += result.warned_later
         for key, note in result.notes.items():
             notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
     ops = records(walk, figures, notes)
@@ -292,11 +302,18 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
                 "count_zeros": walk.count_zeros, **walk.assumed.settings}
     complete = not (unresolved or unsupported or opaque or failed)
+
+    def warnings() -> tuple[str, ...]:  # the lines of the sections not computed yet join the walk's first
+        for section in warned_later:
+            section.get()
+        return tuple(_warnings(walk, ops, unsupported) + pass_warnings)
+
+    pending = [d for d in warned_later if not d.done]
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(tensor(t) for t in sg.inputs), outputs=tuple(tensor(t) for t in sg.outputs),
         totals=Totals.of(inference, params=params, param_bytes=param_bytes, complete=complete,
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
-        warnings=tuple(_warnings(walk, ops, unsupported) + pass_warnings), settings=settings, memory=summary,
+        warnings=lazy.Deferred(warnings) if pending else warnings(), settings=settings, memory=summary,
         notes=walk.assumed.notes, delegation=delegation)

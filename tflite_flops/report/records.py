@@ -15,7 +15,7 @@ from .advice import Advice
 from .headline import DERIVED_KEYS, memory_json
 from .prediction import Prediction
 from .jsontext import PLAIN, dumps_with_list, jsonable
-from .lazy import LazyText
+from .lazy import LazyField, LazyText
 
 
 SCHEMA_VERSION = 1
@@ -230,7 +230,8 @@ class MemorySummary:
     peak_op: str | None  # "subgraph:index" of that op
     arena_bytes: int  # TFLite's ArenaPlanner: the activation arenas of every subgraph it runs
     persistent_arena_bytes: int  # TFLite's persistent arena: variables, weights dequantized at init
-    tflm_arena_bytes: int  # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
+    # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
+    tflm_arena_bytes: int = LazyField()  # type: ignore[assignment]
     weights_bytes: int  # constant buffers as stored in the file (not in any arena)
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
@@ -240,16 +241,18 @@ class MemorySummary:
     # structs, op data, quantization); the allocation peak: the most AllocateTensors holds at once before
     # the head is planned (temporary tensors, the planner's arrays); tflm_arena_size_bytes = the larger of
     # head + tail and that peak: what to pass to MicroInterpreter
-    tflm_head_bytes: int | None = None
-    tflm_tail_bytes: int | None = None
-    tflm_arena_size_bytes: int | None = None
+    tflm_head_bytes: int | None = LazyField(None)  # type: ignore[assignment]
+    tflm_tail_bytes: int | None = LazyField(None)  # type: ignore[assignment]
+    tflm_arena_size_bytes: int | None = LazyField(None)  # type: ignore[assignment]
     tflm_pointer_bytes: int | None = None
-    tflm_allocation_peak_bytes: int | None = None
-    tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
+    tflm_allocation_peak_bytes: int | None = LazyField(None)  # type: ignore[assignment]
+    # op types without TFLM facts: the TFLM figures are then low
+    tflm_unmodelled_ops: tuple[str, ...] = LazyField(())  # type: ignore[assignment]
     # the TFLite Micro build of the tflm_* figures (settings.TFLM_TARGETS: "cortex-m", a 32-bit MCU with the
     # reference kernels, by default; "cortex-m55-cmsis-nn"...); None: an older report
     tflm_target: str | None = None
-    runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
+    # the same with XNNPACK (LiteRT's default), its own memory apart
+    runtime_xnnpack: RuntimeMemory | None = LazyField(None)  # type: ignore[assignment]
     target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (tflite_flops targets); None: an older report
 
 
@@ -470,7 +473,7 @@ class Report:
     by_op_type: Mapping[str, OpTypeSummary]
     ops: tuple[OpRecord, ...]
     unsupported: Mapping[str, int]
-    warnings: tuple[str, ...]
+    warnings: tuple[str, ...] = LazyField()  # type: ignore[assignment]
     settings: Mapping[str, Any] = field(default_factory=dict)
     latency: LatencyStats | None = None  # measured with --latency (None: not measured)
     throughput: Throughput | None = None
@@ -488,7 +491,7 @@ class Report:
     # the predicted latency (analyze --predict PROFILE); JSON key "prediction", only when predicted
     prediction: Prediction | None = None
     # what to change, with the time at stake (analysis/advice.py); JSON key "advice", only when any
-    advice: tuple[Advice, ...] = ()
+    advice: tuple[Advice, ...] = LazyField(())  # type: ignore[assignment]
 
     # ---- serialisation --------------------------------------------------------------------
 
