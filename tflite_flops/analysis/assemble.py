@@ -24,6 +24,7 @@ from .figures import PASSES as OP_PASSES
 from .memory import analyze_memory
 from .temporaries import kernel_temporaries
 from .placement import SubgraphPlacement, delegate_shapes, place_model, placement_figures
+from ..report.columns import DELEGATE_FIELDS
 from .shapes import input_display_name
 from .walk import Walk
 from .xnnpack_memory import xnnpack_memory
@@ -44,7 +45,9 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
     make = _record_maker(OpRecord)
     notes = notes or {}
     # the figures of a record field, and the declared columns without one (the record's figures), in their order
-    as_fields = [(name, by_op.get) for name, by_op in figures.items() if name in _FIELDS]
+    # (a column a pass computes at its first read, report.lazy: every record holds the same DeferredColumn)
+    as_fields = [(name, (lambda _key, column=by_op: column) if type(by_op) is lazy.DeferredColumn else by_op.get)
+                 for name, by_op in figures.items() if name in _FIELDS]
     as_figures = [(name, by_op.get) for name, by_op in figures.items() if name not in _FIELDS]
     for key in sorted(walk.entries):
         e = walk.entries[key]
@@ -82,8 +85,10 @@ def _record_maker(cls: type) -> Any:
     ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
     fields = dataclasses.fields(cls)
     names = {f.name for f in fields}
+    slots = [(f.name, holder.slot) for f in fields if type(holder := cls.__dict__.get(f.name)) is lazy.LazyField]
     if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
-            or any(not f.init or hasattr(type(cls.__dict__.get(f.name)), "__set__") for f in fields)):
+            or any(not f.init or (hasattr(type(cls.__dict__.get(f.name)), "__set__")
+                                  and type(cls.__dict__.get(f.name)) is not lazy.LazyField) for f in fields)):
         return lambda values: cls(**values)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
@@ -101,6 +106,8 @@ def _record_maker(cls: type) -> Any:
             for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
                 if name not in values:
                     values[name] = factory()
+        for name, slot in slots:  # a field that may be computed later (report.lazy) lives in its slot
+            values[slot] = values.pop(name)
         obj = new(cls)
         set_attribute(obj, "__dict__", values)  # (a frozen dataclass refuses a plain assignment)
         return obj
@@ -248,27 +255,51 @@ def op_passes(given: PassInput) -> PassResult:
 
 # The passes build_report runs, in order (a later pass may read what an earlier one left in PassInput).
 PASSES: tuple[Callable[[PassInput], PassResult], ...] = (placement_pass, memory_pass, op_passes)
+# The passes run at the first read of what they give (report.lazy: a per-op field of theirs on any op, the report's
+# memory or delegation, its warnings), with the per-op record fields they fill; each runs after the deferred passes
+# before it. Such a pass gives no notes (a record's note is made with the record).
+DEFERRED: Mapping[Callable[[PassInput], PassResult], tuple[str, ...]] = {
+    placement_pass: tuple(name for fields in map(DELEGATE_FIELDS.get, DELEGATES)
+                          for name in (fields.taken, fields.reason, fields.partition)),
+    memory_pass: ("live_bytes", "temporaries_bytes")}
+
+
+def _after(earlier: tuple[lazy.Deferred, ...], run: Callable[[PassInput], PassResult], given: PassInput
+           ) -> Callable[[], PassResult]:
+    """``run(given)`` once the deferred passes ``earlier`` have run (what they leave in ``given``)."""
+    def deferred() -> PassResult:
+        for before in earlier:
+            before.get()
+        result = run(given)
+        if result.notes:
+            raise AssertionError(f"{run.__name__}: a deferred pass gives no notes")
+        return result
+    return deferred
+
+
+def _column(result: lazy.Deferred, name: str) -> lazy.DeferredColumn:
+    """The per-op figure ``name`` of a deferred pass' result."""
+    return lazy.DeferredColumn(lazy.Deferred(lambda: result.get().figures.get(name, {})))
 
 
 def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
     given = PassInput(walk, entry, sorted(walk.entries))
-    figures: dict[str, Mapping[OpKey, Any]] = {}
-    delegation: dict[str, DelegatePlacement] = {}
-    summary = None
-    pass_warnings: list[str] = []
+    figures: dict[str, Any] = {}
     notes: dict[OpKey, str] = {}
-    warned_later: list[lazy.Deferred] = []
+    results: list[PassResult | lazy.Deferred] = []  # each pass' result in PASSES order, a deferred one's not yet run
     for run in PASSES:
-        result = run(given)
-        figures.update(result.figures)
-        delegation.update(result.delegation)
-        summary = result.memory if result.memory is not None else summary
-        pass_warnings += result.warnings
-        warned_later += result.warned_later
-        for key, note in result.notes.items():
-            notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+        if run in DEFERRED:
+            result: PassResult | lazy.Deferred = lazy.Deferred(_after(
+                tuple(r for r in results if type(r) is lazy.Deferred), run, given))
+            figures.update({name: _column(result, name) for name in DEFERRED[run]})
+        else:
+            result = run(given)
+            figures.update(result.figures)
+            for key, note in result.notes.items():
+                notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+        results.append(result)
     ops = records(walk, figures, notes)
     inference = [o for o in ops if o.phase == "inference"]
     init = [o for o in ops if o.phase == "init"]
@@ -303,17 +334,27 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
                 "count_zeros": walk.count_zeros, **walk.assumed.settings}
     complete = not (unresolved or unsupported or opaque or failed)
 
-    def warnings() -> tuple[str, ...]:  # the lines of the sections not computed yet join the walk's first
-        for section in warned_later:
-            section.get()
-        return tuple(_warnings(walk, ops, unsupported) + pass_warnings)
+    def done() -> list[PassResult]:
+        return [r.get() if type(r) is lazy.Deferred else r for r in results]
 
-    pending = [d for d in warned_later if not d.done]
+    def summary() -> MemorySummary | None:
+        return next((r.memory for r in reversed(done()) if r.memory is not None), None)
+
+    def delegation() -> dict[str, DelegatePlacement]:
+        return {k: v for r in done() for k, v in r.delegation.items()}
+
+    def warnings() -> tuple[str, ...]:  # the lines of the passes and sections not run yet join the walk's first
+        for r in done():
+            for section in r.warned_later:
+                section.get()
+        return tuple(_warnings(walk, ops, unsupported) + [w for r in done() for w in r.warnings])
+
+    later = any(type(r) is lazy.Deferred or r.warned_later for r in results)
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(tensor(t) for t in sg.inputs), outputs=tuple(tensor(t) for t in sg.outputs),
         totals=Totals.of(inference, params=params, param_bytes=param_bytes, complete=complete,
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
-        warnings=lazy.Deferred(warnings) if pending else warnings(), settings=settings, memory=summary,
-        notes=walk.assumed.notes, delegation=delegation)
+        warnings=lazy.Deferred(warnings) if later else warnings(), settings=settings, memory=lazy.Deferred(summary),
+        notes=walk.assumed.notes, delegation=lazy.Deferred(delegation))

@@ -15,7 +15,7 @@ from .advice import Advice
 from .headline import DERIVED_KEYS, memory_json
 from .prediction import Prediction
 from .jsontext import PLAIN, dumps_with_list, jsonable
-from .lazy import LazyField, LazyText
+from .lazy import LazyText, lazy_fields
 
 
 SCHEMA_VERSION = 1
@@ -36,6 +36,9 @@ class TensorSummary:
     index: int = 0
 
 
+# computed by a pass at the first read of one of them (report.lazy): the memory plan's and the placements'
+@lazy_fields("live_bytes", "temporaries_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu",
+             "gpu_reason", "gpu_partition")
 @dataclass(frozen=True)
 class OpRecord:
     """Cost of one operator. Counts are per inference: already multiplied by ``executions``."""
@@ -216,6 +219,8 @@ class RuntimeMemory:
     delegate_structures_bytes: int | None = None
 
 
+@lazy_fields("tflm_arena_bytes", "tflm_head_bytes", "tflm_tail_bytes", "tflm_arena_size_bytes",
+             "tflm_allocation_peak_bytes", "tflm_unmodelled_ops", "runtime_xnnpack")  # computed when first read
 @dataclass(frozen=True)
 class MemorySummary:
     """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
@@ -230,8 +235,7 @@ class MemorySummary:
     peak_op: str | None  # "subgraph:index" of that op
     arena_bytes: int  # TFLite's ArenaPlanner: the activation arenas of every subgraph it runs
     persistent_arena_bytes: int  # TFLite's persistent arena: variables, weights dequantized at init
-    # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
-    tflm_arena_bytes: int = LazyField()  # type: ignore[assignment]
+    tflm_arena_bytes: int  # TFLite Micro's GreedyMemoryPlanner: the arena head (tensors only)
     weights_bytes: int  # constant buffers as stored in the file (not in any arena)
     subgraphs: tuple[SubgraphMemory, ...] = ()
     complete: bool = True  # False: some shapes are placeholders, and so are these figures
@@ -241,18 +245,16 @@ class MemorySummary:
     # structs, op data, quantization); the allocation peak: the most AllocateTensors holds at once before
     # the head is planned (temporary tensors, the planner's arrays); tflm_arena_size_bytes = the larger of
     # head + tail and that peak: what to pass to MicroInterpreter
-    tflm_head_bytes: int | None = LazyField(None)  # type: ignore[assignment]
-    tflm_tail_bytes: int | None = LazyField(None)  # type: ignore[assignment]
-    tflm_arena_size_bytes: int | None = LazyField(None)  # type: ignore[assignment]
+    tflm_head_bytes: int | None = None
+    tflm_tail_bytes: int | None = None
+    tflm_arena_size_bytes: int | None = None
     tflm_pointer_bytes: int | None = None
-    tflm_allocation_peak_bytes: int | None = LazyField(None)  # type: ignore[assignment]
-    # op types without TFLM facts: the TFLM figures are then low
-    tflm_unmodelled_ops: tuple[str, ...] = LazyField(())  # type: ignore[assignment]
+    tflm_allocation_peak_bytes: int | None = None
+    tflm_unmodelled_ops: tuple[str, ...] = ()  # op types without TFLM facts: the TFLM figures are then low
     # the TFLite Micro build of the tflm_* figures (settings.TFLM_TARGETS: "cortex-m", a 32-bit MCU with the
     # reference kernels, by default; "cortex-m55-cmsis-nn"...); None: an older report
     tflm_target: str | None = None
-    # the same with XNNPACK (LiteRT's default), its own memory apart
-    runtime_xnnpack: RuntimeMemory | None = LazyField(None)  # type: ignore[assignment]
+    runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
     target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (tflite_flops targets); None: an older report
 
 
@@ -456,6 +458,7 @@ def _totals(t: Mapping[str, Any]) -> Totals:
     return Totals(**{**t, "by_precision": {k: dict(v) for k, v in t.get("by_precision", {}).items()}})
 
 
+@lazy_fields("warnings", "memory", "delegation", "advice")  # computed when first read (report.lazy)
 @dataclass(frozen=True)
 class Report:
     """Everything an analysis produces: pure data. Renderers only read it.
@@ -473,7 +476,7 @@ class Report:
     by_op_type: Mapping[str, OpTypeSummary]
     ops: tuple[OpRecord, ...]
     unsupported: Mapping[str, int]
-    warnings: tuple[str, ...] = LazyField()  # type: ignore[assignment]
+    warnings: tuple[str, ...]
     settings: Mapping[str, Any] = field(default_factory=dict)
     latency: LatencyStats | None = None  # measured with --latency (None: not measured)
     throughput: Throughput | None = None
@@ -491,7 +494,7 @@ class Report:
     # the predicted latency (analyze --predict PROFILE); JSON key "prediction", only when predicted
     prediction: Prediction | None = None
     # what to change, with the time at stake (analysis/advice.py); JSON key "advice", only when any
-    advice: tuple[Advice, ...] = LazyField(())  # type: ignore[assignment]
+    advice: tuple[Advice, ...] = ()
 
     # ---- serialisation --------------------------------------------------------------------
 
