@@ -113,3 +113,20 @@ def test_a_lazy_report_equals_an_eager_one(name, monkeypatch):
         assert report.to_dict() == expected
         assert report == eager
         assert [lazy.pending(o) for o in report.ops] == [[]] * len(report.ops)
+
+
+def test_a_deferred_pass_that_raises_writes_nothing_and_says_one_line(tmp_path, monkeypatch, capsys):
+    """The CLI renders every output before it writes one: a bug in a pass run at the first read is one
+    error line, as it was inside analyze(), never a half-written file or table."""
+    from tflite_flops.cli import main
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug in the memory pass")
+
+    monkeypatch.setattr(assemble, "memory", broken)
+    out = tmp_path / "report.json"
+    code = main(["analyze", str(SAMPLES / "cnn_float.tflite"), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code != 0 and not out.exists() and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        "error: internal error (RuntimeError: a bug in the memory pass); rerun with --debug and report it"]
