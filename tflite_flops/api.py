@@ -19,7 +19,7 @@ from .convert import needs_conversion, source_name, to_tflite
 from .errors import InputSpecError, ProfileMismatchError, RuntimeMissingError, RuntimeUnavailableError
 from .reader.load import load_model
 from .reader.model import Model
-from .report import Report
+from .report import Report, lazy
 from .report.completeness import check_strict
 from .settings import RuntimeSettings, Settings, Target
 
@@ -137,10 +137,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             timed = bytes(model.bundle.view(model.section))  # the runtime runs the section, not the container
         del model  # freed before the collector runs again (a Model given by the caller stays the caller's)
     if check is not None and check.note:
-        report = replace(report, notes=report.notes + (check.note,))
+        report = lazy.replace(report, notes=report.notes + (check.note,))
     fallback = _host_note(settings)
     if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so
-        report = replace(report, notes=report.notes + (fallback,))
+        report = lazy.replace(report, notes=report.notes + (fallback,))
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report

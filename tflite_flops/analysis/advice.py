@@ -34,6 +34,7 @@ from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, 
                              CATEGORY_QUANT, category_of)
 from ..reader.model import Model
 from ..report import OpRecord, Report
+from ..report import lazy
 from ..report.advice import Advice, op_ranges, saving_text
 
 if TYPE_CHECKING:  # the latency model is imported only when a profile is given (a prediction)
@@ -262,8 +263,9 @@ def advise(report: Report, model: Model, profile: DeviceProfile | None = None) -
 
 
 def add_advice(report: Report, model: Model, profile: DeviceProfile | None = None) -> Report:
-    """``report`` with its ``advice``."""
-    return replace(report, advice=advise(report, model, profile))
+    """``report`` with its ``advice``, computed when ``report.advice`` is first read (:mod:`tflite_flops.report.lazy`:
+    the table, a plain ``analyze()`` call, never pay for it)."""
+    return lazy.replace(report, advice=lazy.Deferred(lambda: advise(report, model, profile)))
 
 
 _TIMED_KINDS = ("static_shape", "full_integer", "unsupported_op")

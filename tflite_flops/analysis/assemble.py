@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
+from ..report import lazy
 from ..report import (DelegatePlacement, MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary,
                       Totals)
 from ..ops.placement import DELEGATES, XNNPACK
@@ -23,6 +24,7 @@ from .figures import PASSES as OP_PASSES
 from .memory import analyze_memory
 from .temporaries import kernel_temporaries
 from .placement import SubgraphPlacement, delegate_shapes, place_model, placement_figures
+from ..report.columns import DELEGATE_FIELDS
 from .shapes import input_display_name
 from .walk import Walk
 from .xnnpack_memory import xnnpack_memory
@@ -43,7 +45,9 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
     make = _record_maker(OpRecord)
     notes = notes or {}
     # the figures of a record field, and the declared columns without one (the record's figures), in their order
-    as_fields = [(name, by_op.get) for name, by_op in figures.items() if name in _FIELDS]
+    # (a column a pass computes at its first read, report.lazy: every record holds the same DeferredColumn)
+    as_fields = [(name, (lambda _key, column=by_op: column) if type(by_op) is lazy.DeferredColumn else by_op.get)
+                 for name, by_op in figures.items() if name in _FIELDS]
     as_figures = [(name, by_op.get) for name, by_op in figures.items() if name not in _FIELDS]
     for key in sorted(walk.entries):
         e = walk.entries[key]
@@ -81,8 +85,10 @@ def _record_maker(cls: type) -> Any:
     ``__post_init__``, slots or descriptor fields, or when ``values`` names something else."""
     fields = dataclasses.fields(cls)
     names = {f.name for f in fields}
+    slots = [(f.name, holder.slot) for f in fields if type(holder := cls.__dict__.get(f.name)) is lazy.LazyField]
     if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
-            or any(not f.init or hasattr(type(cls.__dict__.get(f.name)), "__set__") for f in fields)):
+            or any(not f.init or (hasattr(type(cls.__dict__.get(f.name)), "__set__")
+                                  and type(cls.__dict__.get(f.name)) is not lazy.LazyField) for f in fields)):
         return lambda values: cls(**values)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}
@@ -100,6 +106,8 @@ def _record_maker(cls: type) -> Any:
             for name, factory in factories.items():  # a field made by a factory (OpRecord.figures), unless given
                 if name not in values:
                     values[name] = factory()
+        for name, slot in slots:  # a field that may be computed later (report.lazy) lives in its slot
+            values[slot] = values.pop(name)
         obj = new(cls)
         set_attribute(obj, "__dict__", values)  # (a frozen dataclass refuses a plain assignment)
         return obj
@@ -127,13 +135,17 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
     # single-threaded ones whatever the threads (Arm: ruy's CONV_2D)
     kernel_threads = walk.threads if target.cpu.builtin_threaded_kernels else 1
     temporaries = kernel_temporaries(model, walk.states, reached, kernel_threads, walk.warnings)
-    if xnnpack is None or not set(reached) <= set(xnnpack):
-        xnnpack = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
-                              walk.settings.delegate)
-    views, delegate_bytes = xnnpack_memory(model, walk.states, xnnpack, reached, walk.threads, target.cpu)
-    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, views,
-                                   delegate_bytes, target.tflm, walk.warnings)
-    summary = dataclasses.replace(summary, target=target.name)  # the CPU target its LiteRT and XNNPACK figures are for
+
+    def with_xnnpack() -> Any:  # XNNPACK's graph and own memory: when memory.runtime_xnnpack is first read
+        placed = xnnpack
+        if placed is None or not set(reached) <= set(placed):
+            placed = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
+                                 walk.settings.delegate)
+        return xnnpack_memory(model, walk.states, placed, reached, walk.threads, target.cpu)
+
+    summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, with_xnnpack,
+                                   target.tflm, walk.warnings)
+    summary = lazy.replace(summary, target=target.name)  # the CPU target its LiteRT and XNNPACK figures are for
     arena_temporaries = {key: sum(t.bytes for t in found if not t.persistent) for key, found in temporaries.items()}
     live_bytes = {(sg, i): n for sg, per_op in live.items() for i, n in enumerate(per_op)}
     return summary, {"live_bytes": live_bytes,
@@ -195,6 +207,8 @@ class PassResult:
     delegation: Mapping[str, DelegatePlacement] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     notes: Mapping[OpKey, str] = field(default_factory=dict)  # a line for an op's note (a figure not computed)
+    # sections left for their first read (report.lazy) that add their lines to the walk's warnings when computed
+    warned_later: tuple[lazy.Deferred, ...] = ()
 
 
 def placement_pass(given: PassInput) -> PassResult:
@@ -215,7 +229,8 @@ def placement_pass(given: PassInput) -> PassResult:
 def memory_pass(given: PassInput) -> PassResult:
     """The memory plan (:func:`memory`) with XNNPACK's placement from :func:`placement_pass`."""
     summary, found = memory(given.walk, given.entry, given.placements.get(XNNPACK))
-    return PassResult(figures=found, memory=summary)
+    tflm = lazy.raw(summary, "tflm_arena_bytes")  # TFLite Micro's arena: its facts that raise add a warning
+    return PassResult(figures=found, memory=summary, warned_later=(tflm,) if type(tflm) is lazy.Deferred else ())
 
 
 def op_passes(given: PassInput) -> PassResult:
@@ -240,25 +255,51 @@ def op_passes(given: PassInput) -> PassResult:
 
 # The passes build_report runs, in order (a later pass may read what an earlier one left in PassInput).
 PASSES: tuple[Callable[[PassInput], PassResult], ...] = (placement_pass, memory_pass, op_passes)
+# The passes run at the first read of what they give (report.lazy: a per-op field of theirs on any op, the report's
+# memory or delegation, its warnings), with the per-op record fields they fill; each runs after the deferred passes
+# before it. Such a pass gives no notes (a record's note is made with the record).
+DEFERRED: Mapping[Callable[[PassInput], PassResult], tuple[str, ...]] = {
+    placement_pass: tuple(name for fields in map(DELEGATE_FIELDS.get, DELEGATES)
+                          for name in (fields.taken, fields.reason, fields.partition)),
+    memory_pass: ("live_bytes", "temporaries_bytes")}
+
+
+def _after(earlier: tuple[lazy.Deferred, ...], run: Callable[[PassInput], PassResult], given: PassInput
+           ) -> Callable[[], PassResult]:
+    """``run(given)`` once the deferred passes ``earlier`` have run (what they leave in ``given``)."""
+    def deferred() -> PassResult:
+        for before in earlier:
+            before.get()
+        result = run(given)
+        if result.notes:
+            raise AssertionError(f"{run.__name__}: a deferred pass gives no notes")
+        return result
+    return deferred
+
+
+def _column(result: lazy.Deferred, name: str) -> lazy.DeferredColumn:
+    """The per-op figure ``name`` of a deferred pass' result."""
+    return lazy.DeferredColumn(lazy.Deferred(lambda: result.get().figures.get(name, {})))
 
 
 def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int | None) -> Report:
     """The Report of one walked entry subgraph: records, totals, per-type summaries, memory, warnings."""
     model = walk.model
     given = PassInput(walk, entry, sorted(walk.entries))
-    figures: dict[str, Mapping[OpKey, Any]] = {}
-    delegation: dict[str, DelegatePlacement] = {}
-    summary = None
-    pass_warnings: list[str] = []
+    figures: dict[str, Any] = {}
     notes: dict[OpKey, str] = {}
+    results: list[PassResult | lazy.Deferred] = []  # each pass' result in PASSES order, a deferred one's not yet run
     for run in PASSES:
-        result = run(given)
-        figures.update(result.figures)
-        delegation.update(result.delegation)
-        summary = result.memory if result.memory is not None else summary
-        pass_warnings += result.warnings
-        for key, note in result.notes.items():
-            notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+        if run in DEFERRED:
+            result: PassResult | lazy.Deferred = lazy.Deferred(_after(
+                tuple(r for r in results if type(r) is lazy.Deferred), run, given))
+            figures.update({name: _column(result, name) for name in DEFERRED[run]})
+        else:
+            result = run(given)
+            figures.update(result.figures)
+            for key, note in result.notes.items():
+                notes[key] = "; ".join(n for n in (notes.get(key), note) if n)
+        results.append(result)
     ops = records(walk, figures, notes)
     inference = [o for o in ops if o.phase == "inference"]
     init = [o for o in ops if o.phase == "init"]
@@ -292,11 +333,28 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
                 "count_zeros": walk.count_zeros, **walk.assumed.settings}
     complete = not (unresolved or unsupported or opaque or failed)
+
+    def done() -> list[PassResult]:
+        return [r.get() if type(r) is lazy.Deferred else r for r in results]
+
+    def summary() -> MemorySummary | None:
+        return next((r.memory for r in reversed(done()) if r.memory is not None), None)
+
+    def delegation() -> dict[str, DelegatePlacement]:
+        return {k: v for r in done() for k, v in r.delegation.items()}
+
+    def warnings() -> tuple[str, ...]:  # the lines of the passes and sections not run yet join the walk's first
+        for r in done():
+            for section in r.warned_later:
+                section.get()
+        return tuple(_warnings(walk, ops, unsupported) + [w for r in done() for w in r.warnings])
+
+    later = any(type(r) is lazy.Deferred or r.warned_later for r in results)
     return Report(
         tool={"name": "tflite_flops", "version": __version__}, model=info,
         inputs=tuple(tensor(t) for t in sg.inputs), outputs=tuple(tensor(t) for t in sg.outputs),
         totals=Totals.of(inference, params=params, param_bytes=param_bytes, complete=complete,
                          unresolved_ops=unresolved),
         init_totals=Totals.of(init), by_op_type=by_type, ops=tuple(ops), unsupported=unsupported,
-        warnings=tuple(_warnings(walk, ops, unsupported) + pass_warnings), settings=settings, memory=summary,
-        notes=walk.assumed.notes, delegation=delegation)
+        warnings=lazy.Deferred(warnings) if later else warnings(), settings=settings, memory=lazy.Deferred(summary),
+        notes=walk.assumed.notes, delegation=lazy.Deferred(delegation))

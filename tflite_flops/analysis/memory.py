@@ -38,7 +38,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import attrgetter
-from typing import Mapping, NamedTuple, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 from ..reader.model import Model, Subgraph
 from ..ops.facts import CASE_BRANCHES, DELEGATE_NODE, DEQUANTIZE_WEIGHTS, IF_ELSE, WHILE_LOOP
@@ -47,8 +47,9 @@ from ..ops.tflm import CORTEX_M, TflmTarget
 from ..settings import tflm_target_name
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
+from ..report.lazy import Deferred
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, litert_order, place_buffers
-from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors
+from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors, tensor_sizes
 from .tflm import tflm_figures
 from ..units import dense_bytes, num_elements
 
@@ -56,6 +57,7 @@ _MAX_SHARABLE_INPUTS = 3  # kTfLiteMaxSharableOpInputs
 _SCALAR_BYTES = 4  # kScalarTensorBytes: smaller tensors are never written in place
 _END = 1 << 62  # "never deallocated" (kNodeNotAssigned)
 
+Delegated = Mapping[int, tuple[Subgraph, Mapping[int, int]]]  # per subgraph: the graph with XNNPACK, kept ops' indices
 # Where a tensor lives, as TfLiteAllocationType.
 CONSTANT, ARENA, PERSISTENT, PREPARED, NOTHING = "mmap_ro", "arena_rw", "arena_rw_persistent", "persistent_ro", "none"
 DYNAMIC = "dynamic"  # kTfLiteDynamic: sized at Eval and malloc'ed, outside the arena
@@ -77,27 +79,6 @@ class SubgraphPlan:
     persistent_bytes: int
     live: tuple[int, ...]  # bytes of arena buffers alive while each op runs
     activations_total_bytes: int  # every arena tensor at its own 64-byte-aligned place: no reuse at all
-
-
-def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequence[bool] | None = None,
-                 numel: Sequence[int] | None = None, stored: Sequence[tuple[int, ...]] | None = None
-                 ) -> list[int]:
-    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0).
-
-    Constant tensors are 0 when ``constant`` is given (weights are never planned). ``numel`` and
-    ``stored`` (the walk's element counts of the stored shapes) spare recounting unchanged shapes.
-    """
-    tensors = sg.tensors
-    counted = numel is not None and stored is not None
-    n = min(len(tensors), len(shapes), *((len(constant),) if constant is not None else ()),
-            *((len(numel), len(stored)) if counted else ()))
-    sizes = [0] * n
-    wanted = range(n) if constant is None else [i for i, c in zip(range(n), constant) if not c]
-    for i in wanted:
-        shape = shapes[i]
-        count = numel[i] if counted and shape is stored[i] else num_elements(shape)
-        sizes[i] = dense_bytes(count, tensors[i].dtype)
-    return sizes
 
 
 class SubgraphUses(NamedTuple):
@@ -556,8 +537,7 @@ def _control_flow_kinds(model: Model, reached: Sequence[int], calls: Mapping[tup
 def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes], reached: Sequence[int],
                    calls: Mapping[tuple[int, int], Sequence[int]],
                    temporaries: Mapping[tuple[int, int], Sequence[Temporary]] | None = None, threads: int = 1,
-                   delegated: Mapping[int, tuple[Subgraph, Mapping[int, int]]] | None = None,
-                   delegate_bytes: tuple[int, int, int] | None = None,
+                   xnnpack: Callable[[], tuple[Delegated, tuple[int, int, int]]] | None = None,
                    tflm_target: TflmTarget = CORTEX_M, warnings: list[str] | None = None
                    ) -> tuple[MemorySummary, dict[int, tuple[int, ...]]]:
     """The memory figures of a model at its resolved shapes, and the live bytes of every op.
@@ -572,12 +552,14 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         calls: ``(subgraph, op) -> subgraphs the op runs`` for the control-flow ops.
         temporaries: :func:`kernel_temporaries` (at ``threads`` threads): with it, the summary's
             ``runtime`` plans them among the tensors as LiteRT does.
-        delegated: per subgraph, the graph as LiteRT runs it once XNNPACK replaced its partitions by
-            DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`);
-            with ``delegate_bytes`` (XNNPACK's own memory: workspace, packed weights, structures),
-            the summary's ``runtime_xnnpack``.
+        xnnpack: gives, per subgraph, the graph as LiteRT runs it once XNNPACK replaced its partitions by
+            DELEGATE nodes and ``{op index: index in it}`` of the kept ops (:mod:`.xnnpack_memory`), and
+            XNNPACK's own memory (workspace, packed weights, structures): the summary's ``runtime_xnnpack``.
         tflm_target: the TFLite Micro build its arena is sized for (``Settings.target.tflm``).
         warnings: where a per-op fact that raises (TFLM's) adds its line.
+
+    The ``tflm_*`` figures and ``runtime_xnnpack`` are :class:`~tflite_flops.report.lazy.Deferred`: computed
+    (``xnnpack`` called, the TFLM lines added to ``warnings``) when first read.
 
     Returns:
         The :class:`MemorySummary` and ``{subgraph: live bytes of each op}`` for the reached subgraphs.
@@ -587,7 +569,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
     plans: dict[int, _ArenaPlan] = {}
     entry_buffers = None  # TFLM's buffers of an entry that calls no subgraph, made with its sizes
     runtime_plans: dict[int, _ArenaPlan] = {}
-    delegated_plans: dict[int, _ArenaPlan] = {}  # with XNNPACK
+    owned: dict[int, tuple[list[str], list[tuple[int, int, bool]]]] = {}  # each subgraph's kinds and temporaries
     settled: dict[int, tuple[SubgraphUses, list[str], int | None]] = {}  # uses, kinds and total of each reached subgraph
     runs = set(reached)
     for sg in model.subgraphs:
@@ -613,13 +595,21 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             own = [(op, t.bytes, t.persistent) for (i, op), found in sorted(temporaries.items()) if i == index
                    for t in found]
             runtime_plans[index] = _arena_plan(sg, sizes[index], kinds, uses, total, own) if own else plans[index]
-            if delegated is not None:  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
-                view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
-                out = {t for op in view.operators if op.op_type == DELEGATE_NODE for t in op.outputs}
-                moved = [ARENA if t in out and k in (PERSISTENT, PREPARED, DYNAMIC) else k for t, k in enumerate(kinds)]
-                own = [(kept[op], b, p) for op, b, p in own if op in kept]
-                delegated_plans[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)
+            owned[index] = (kinds, own)
     plans = {index: plans[index] for index in reached}  # in the order the runtime reaches them
+
+    def delegated_plans(delegated: Delegated) -> dict[int, _ArenaPlan]:
+        """The arenas of the reached subgraphs as LiteRT plans them with XNNPACK's partitions."""
+        out = {}
+        for index, (kinds, own) in owned.items():
+            sg = model.subgraphs[index]  # a DELEGATE node's outputs are arena tensors: no kernel of theirs ran Prepare
+            view, kept = delegated.get(index, (sg, {i: i for i in range(len(sg.operators))}))
+            node_outputs = {t for op in view.operators if op.op_type == DELEGATE_NODE for t in op.outputs}
+            moved = [ARENA if t in node_outputs and k in (PERSISTENT, PREPARED, DYNAMIC) else k
+                     for t, k in enumerate(kinds)]
+            own = [(kept[op], b, p) for op, b, p in own if op in kept]
+            out[index] = _arena_plan(view, sizes[index], moved, subgraph_uses(view), None, own)
+        return out
 
     nested: dict[int, tuple[int, str | None]] = {}
 
@@ -658,8 +648,9 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
             shared_tensors=len(plan.shared), activations_total_bytes=plan.activations_total_bytes,
             peak_live_bytes=own_peak, peak_op=own_op, arena_bytes=plan.arena_bytes,
             persistent_bytes=plan.persistent_bytes))
-    figures = []  # XNNPACK off, then on (its kept ops' temporaries only, its own bytes apart)
-    for on, by_subgraph, extra in ((False, runtime_plans, None), (True, delegated_plans, delegate_bytes)):
+    def runtime_memory(on: bool, by_subgraph: Mapping[int, _ArenaPlan], extra: tuple[int, int, int] | None,
+                       delegated: Delegated | None) -> RuntimeMemory | None:
+        """LiteRT's memory with XNNPACK off, or on (its kept ops' temporaries only, its own bytes apart)."""
         arena_temporaries = [sum(t.bytes for t in found if not t.persistent) for (i, op), found in
                              (temporaries.items() if temporaries and by_subgraph else ())
                              if not on or i not in delegated or op in delegated[i][1]]  # type: ignore[operator]
@@ -668,23 +659,34 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         own = sum(extra) if extra is not None else None
         parts = dict(zip(("delegate_workspace_bytes", "delegate_weights_bytes", "delegate_structures_bytes"),
                          extra or ()))
-        figures.append(None if not by_subgraph else RuntimeMemory(
+        return None if not by_subgraph else RuntimeMemory(
             threads=threads, xnnpack=on, arena_bytes=arena, temporaries_bytes=max(arena_temporaries, default=0),
             persistent_arena_bytes=persistent, delegate_bytes=own, total_bytes=arena + persistent + (own or 0),
-            **parts))
-    runtime, xnnpack = figures
-    tflm = tflm_figures(model, entry, states, sizes, constant, entry_buffers, tflm_target, warnings=warnings)
+            **parts)
+
+    def with_xnnpack() -> RuntimeMemory | None:
+        """``runtime_xnnpack``: the arenas as LiteRT plans them with XNNPACK's partitions, and its own bytes."""
+        if xnnpack is None or temporaries is None:
+            return None
+        given, extra = xnnpack()
+        return runtime_memory(True, delegated_plans(given), extra, given)
+
+    head = Deferred(lambda: tflm_figures(model, entry, states, sizes, constant, entry_buffers, tflm_target,
+                                         warnings=warnings))
     summary = MemorySummary(
         activations_total_bytes=sum(s.activations_total_bytes for s in subgraphs),
         peak_live_bytes=peak_bytes, peak_op=peak_op,
         arena_bytes=sum(s.arena_bytes for s in subgraphs),
         persistent_arena_bytes=sum(s.persistent_bytes for s in subgraphs),
-        tflm_arena_bytes=tflm.tensors_bytes, tflm_head_bytes=tflm.head_bytes, tflm_tail_bytes=tflm.tail_bytes,
-        tflm_arena_size_bytes=tflm.arena_size_bytes, tflm_allocation_peak_bytes=tflm.allocation_peak_bytes,
-        tflm_pointer_bytes=tflm_target.pointer_bytes, tflm_unmodelled_ops=tflm.unmodelled,
+        tflm_arena_bytes=Deferred(lambda: head.get().tensors_bytes),
+        tflm_head_bytes=Deferred(lambda: head.get().head_bytes), tflm_tail_bytes=Deferred(lambda: head.get().tail_bytes),
+        tflm_arena_size_bytes=Deferred(lambda: head.get().arena_size_bytes),
+        tflm_allocation_peak_bytes=Deferred(lambda: head.get().allocation_peak_bytes),
+        tflm_pointer_bytes=tflm_target.pointer_bytes, tflm_unmodelled_ops=Deferred(lambda: head.get().unmodelled),
         tflm_target=tflm_target_name(tflm_target),
         weights_bytes=weights, subgraphs=tuple(subgraphs),
-        complete=all(all(states[i].resolved) for i in reached), runtime=runtime, runtime_xnnpack=xnnpack)
+        complete=all(all(states[i].resolved) for i in reached), runtime=runtime_memory(False, runtime_plans, None, None),
+        runtime_xnnpack=Deferred(with_xnnpack))
     return summary, {index: plan.live for index, plan in plans.items()}
 
 

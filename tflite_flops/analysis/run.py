@@ -18,7 +18,7 @@ from ..errors import ShapeError
 from ..ops.registry import Shape
 from ..reader.model import Model
 from ..reader.load import load_model
-from ..report import Report
+from ..report import Report, lazy
 from ..report.completeness import check_strict
 from ..settings import Settings
 from .shapes import SubgraphShapes, normalize_input_shapes
@@ -55,7 +55,7 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
             report = add_prediction(report, model, settings.predict, settings.predict_forced)
         report = add_advice(report, model, settings.predict)  # what to change, with the time at stake
         if name is not None and report.model.path is None:
-            report = replace(report, model=replace(report.model, path=name))
+            report = lazy.replace(report, model=lazy.replace(report.model, path=name))  # nothing deferred computed
         del model  # freed now, before the collector runs again: the report keeps only its hasher
     if strict:
         check_strict(report)  # the CLI's --strict applies the same function to the printed report

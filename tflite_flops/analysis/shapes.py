@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputShapeError, InputSpecError, ShapeError
 from ..reader.model import Model, Operator, Subgraph, Tensor
 from ..ops.registry import MAX_VALUE_ELEMENTS, OpContext, Shape, TensorInfo, lookup_shape, lookup_value
-from ..units import num_elements
+from ..units import dense_bytes, num_elements
 
 _new_tuple = tuple.__new__  # one OpContext per op step, without the keyword __new__ (benchmarks/static_speed.py)
 
@@ -541,3 +541,24 @@ def _all_small(outputs: tuple[TensorInfo | None, ...]) -> bool:
         if o is None or o.n > MAX_VALUE_ELEMENTS:
             return False
     return True
+
+
+def tensor_sizes(sg: Subgraph, shapes: Sequence[tuple[int, ...]], constant: Sequence[bool] | None = None,
+                 numel: Sequence[int] | None = None, stored: Sequence[tuple[int, ...]] | None = None
+                 ) -> list[int]:
+    """Bytes of every tensor of ``sg`` at its resolved shape (packed int4/int2 round up; strings are 0).
+
+    Constant tensors are 0 when ``constant`` is given (weights are never planned). ``numel`` and
+    ``stored`` (the walk's element counts of the stored shapes) spare recounting unchanged shapes.
+    """
+    tensors = sg.tensors
+    counted = numel is not None and stored is not None
+    n = min(len(tensors), len(shapes), *((len(constant),) if constant is not None else ()),
+            *((len(numel), len(stored)) if counted else ()))
+    sizes = [0] * n
+    wanted = range(n) if constant is None else [i for i, c in zip(range(n), constant) if not c]
+    for i in wanted:
+        shape = shapes[i]
+        count = numel[i] if counted and shape is stored[i] else num_elements(shape)
+        sizes[i] = dense_bytes(count, tensors[i].dtype)
+    return sizes

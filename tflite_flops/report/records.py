@@ -15,7 +15,7 @@ from .advice import Advice
 from .headline import DERIVED_KEYS, memory_json
 from .prediction import Prediction
 from .jsontext import PLAIN, dumps_with_list, jsonable
-from .lazy import LazyText
+from .lazy import LazyText, lazy_fields
 
 
 SCHEMA_VERSION = 1
@@ -36,6 +36,9 @@ class TensorSummary:
     index: int = 0
 
 
+# computed by a pass at the first read of one of them (report.lazy): the memory plan's and the placements'
+@lazy_fields("live_bytes", "temporaries_bytes", "xnnpack", "xnnpack_reason", "xnnpack_partition", "gpu",
+             "gpu_reason", "gpu_partition")
 @dataclass(frozen=True)
 class OpRecord:
     """Cost of one operator. Counts are per inference: already multiplied by ``executions``."""
@@ -216,6 +219,8 @@ class RuntimeMemory:
     delegate_structures_bytes: int | None = None
 
 
+@lazy_fields("tflm_arena_bytes", "tflm_head_bytes", "tflm_tail_bytes", "tflm_arena_size_bytes",
+             "tflm_allocation_peak_bytes", "tflm_unmodelled_ops", "runtime_xnnpack")  # computed when first read
 @dataclass(frozen=True)
 class MemorySummary:
     """How much RAM the model needs at run time, from tensor lifetimes at the analysed shapes.
@@ -453,6 +458,7 @@ def _totals(t: Mapping[str, Any]) -> Totals:
     return Totals(**{**t, "by_precision": {k: dict(v) for k, v in t.get("by_precision", {}).items()}})
 
 
+@lazy_fields("warnings", "memory", "delegation", "advice")  # computed when first read (report.lazy)
 @dataclass(frozen=True)
 class Report:
     """Everything an analysis produces: pure data. Renderers only read it.
