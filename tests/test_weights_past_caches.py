@@ -7,7 +7,6 @@ Counted and deterministic: analysed models, hand arithmetic, injected timers, no
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

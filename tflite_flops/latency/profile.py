@@ -32,7 +32,8 @@ from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
-from .kernels import CHANNEL_TILE, activations_past, innermost_rows, depthwise_past_l1, law_tile, narrow_kernel, weights_past  # noqa: F401 (law_tile: profile's API)
+from .kernels import law_tile  # noqa: F401 (profile's API)
+from .kernels import CHANNEL_TILE, activations_past, depthwise_past_l1, innermost_rows, narrow_kernel, weights_past
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
