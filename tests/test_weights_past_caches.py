@@ -188,3 +188,18 @@ def test_a_law_keeps_the_features_its_points_allow():
     # too few points: the first ones they allow (points - 2), never fewer than the constant and the main feature
     assert _features_for(rows(7), "TRANSPOSE_CONV") == list(names[:5])
     assert _features_for(rows(3), "TRANSPOSE_CONV") == list(names[:2])
+
+
+def test_the_fit_names_the_points_it_leaves_out():
+    # four points on a line of 1 us per element and one at ten times it: the law holds the four, and says which
+    # point it left out, for calibration's notes
+    from tflite_flops.latency.fit import Sample, fit_law
+    from tflite_flops.latency.profile import OpFeatures
+
+    def point(n, us, key):
+        return Sample(OpFeatures("RELU", "float32", XNNPACK_PLACEMENT, {"out": float(n)}), us, 0.0, key)
+
+    rows = [point(n, float(n), f"p{n}") for n in (100, 200, 400, 800, 1600)] + [point(300, 3000.0, "odd")]
+    law = fit_law("RELU", "float32", XNNPACK_PLACEMENT, rows)
+    assert law.dropped == ("odd",) and law.points == 5
+    assert law.coefficients.get("out") == pytest.approx(1.0, rel=0.01)

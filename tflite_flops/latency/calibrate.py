@@ -38,7 +38,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .profile import AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law, Machine, op_features
+from .profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
+                      Machine, op_features)
 from .predict import fused_activations, loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
@@ -370,6 +371,11 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
     created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
     laws = fit_laws(samples)
     laws += loop_laws(analysed, medians, laws, invoke_us)
+    dropped = [law for law in laws if law.dropped and law.family not in LAW_FEATURES]  # op types' laws, not groups'
+    if dropped:  # a law that cannot hold some of its points says so, rather than fitting the rest in silence
+        notes = (*notes, f"points the fit left out as outliers ({sum(len(law.dropped) for law in dropped)}): "
+                 + "; ".join(f"{law.family} {law.precision} {law.placement}: {', '.join(law.dropped)}"
+                             for law in dropped))
     cold = cold_samples(analysed, medians, where.caches)
     start = int(where.caches.get("L2", 0) or 0)
     curve, error = fit_cache_curve(cold, start=start)

@@ -138,11 +138,12 @@ def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample])
             coef = _solve(used, names)
     res = np.array(residuals(coef, used))
     own = op_residuals(coef, used)  # the range is applied to the op's part only (Law.range_us)
+    kept_ids = {id(s) for s in used}
     return Law(family=family, precision=precision, placement=placement, coefficients=coef,
                log_low=float(np.percentile(own, LOW_Q)) if own else 0.0,
                log_high=float(np.percentile(own, HIGH_Q)) if own else 0.0,
                points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))),
-               domain=domain_of(family, used))
+               domain=domain_of(family, used), dropped=tuple(s.key for s in rows if id(s) not in kept_ids))
 
 
 def domain_of(family: str, rows: Sequence[Sample]) -> dict[str, tuple[float, float]]:

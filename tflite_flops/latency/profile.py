@@ -102,6 +102,9 @@ class Law:
     # the fitted domain: (min, max) over the calibration points of each of its features (``law_features``,
     # "1" apart); empty when not known (a profile made before domains were kept): see predict.out_of_domain
     domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # the keys of the calibration points the fit left out as outliers (not in the profile's JSON: calibration
+    # lists them in its notes, where a law that cannot hold some of its points shows)
+    dropped: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> tuple[str, str, str]:
