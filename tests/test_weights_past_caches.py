@@ -203,3 +203,24 @@ def test_the_fit_names_the_points_it_leaves_out():
     law = fit_law("RELU", "float32", XNNPACK_PLACEMENT, rows)
     assert law.dropped == ("odd",) and law.points == 5
     assert law.coefficients.get("out") == pytest.approx(1.0, rel=0.01)
+
+
+def test_the_cache_knees_are_the_cpu_target_s():
+    # the knees are shares of the caches a CPU target holds (read off x86-avx512); another target's shares move
+    # them: 5x5 x 288 float32 channels are 28,800 bytes, past half of 48 KiB (24,576), within 0.75 of it (36,864);
+    # 2,048 x 1,024 float32 weights (8 MiB) fit in half a 32 MiB L3, not in a fifth of it (6.4 MiB)
+    from tflite_flops.latency.kernels import cache_shares, llc_capacity
+
+    caches = {"L1d": 48 * 1024, "L3": 32 * MiB}
+    cpu = cpu_target("x86-avx512")
+    assert cache_shares(cpu) == cache_shares(None) == (0.5, 0.5)
+    dw = _depthwise(14, 288, 5)
+    assert op_features(dw, XNNPACK_PLACEMENT, caches=caches, cpu=cpu).values["dw_macs_past_l1"] > 0
+    assert op_features(dw, XNNPACK_PLACEMENT, caches=caches, cpu=cpu.with_(law_l1_share=0.75)
+                       ).values["dw_macs_past_l1"] == 0.0
+    fc = _record(2048, 1024)
+    assert llc_capacity(caches, cpu) == 16 * MiB
+    assert op_features(fc, XNNPACK_PLACEMENT, caches=caches, cpu=cpu).values["params_past_l3"] == 0.0
+    small = cpu.with_(law_llc_share=0.2)
+    assert op_features(fc, XNNPACK_PLACEMENT, caches=caches, cpu=small).values["params_past_l3"] == \
+        2048 * 1024 + 1024 - int(32 * MiB * 0.2) // 4

@@ -65,10 +65,26 @@ def narrow_kernel(record: Any, family: str, cpu: Any) -> bool:
         cpu.float_fc_tile(channels) == cpu.float_nr2_tile
 
 
-def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any) -> bool:
+def cache_shares(cpu: Any) -> tuple[float, float]:
+    """(``law_l1_share``, ``law_llc_share``) of CPU target ``cpu``: the latency laws' cache knees, as shares of
+    the L1d and the L3 (:class:`~tflite_flops.targets.CpuTarget`; its defaults without a target)."""
+    from ..targets import CpuTarget
+
+    return (getattr(cpu, "law_l1_share", CpuTarget.law_l1_share),
+            getattr(cpu, "law_llc_share", CpuTarget.law_llc_share))
+
+
+def llc_capacity(caches: Any, cpu: Any = None) -> int:
+    """The bytes of the L3 (``caches["L3"]``, 0 when unknown) an op's weights may take without streaming: the CPU
+    target's share of it (:func:`cache_shares`)."""
+    return int(int((caches or {}).get("L3", 0) or 0) * cache_shares(cpu)[1])
+
+
+def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any, cpu: Any = None) -> bool:
     """Whether a depthwise convolution (``family``: the law's op type, its weights packed as a depthwise
     filter; ``geometry``: (groups, input and output channels per group, taps), ``profile.conv_geometry``) has
-    more weights than half the L1d holds (``caches["L1d"]``; False when unknown). Its kernel reads all of them
+    more weights than the CPU target's share of the L1d holds (``caches["L1d"]``, :func:`cache_shares`; False when
+    unknown). Its kernel reads all of them
     for every output pixel, channel tile after channel tile: timed here (x86-avx512, float32, 48 KiB L1d),
     20-21 GMAC/s past 24 KiB of weights (5x5 with 288 channels and more, 3x3 with 960), 35-47 below (5x5 with
     144 to 240 channels), at every size from 10x10 to 28x28."""
@@ -76,7 +92,7 @@ def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any) -
     if l1 <= 0 or geometry is None or xnnpack_facts(family).weights != DEPTHWISE:
         return False
     groups, _, per_group, taps = geometry
-    return groups * per_group * taps * WEIGHT_BYTES.get(precision, 1) > l1 // 2
+    return groups * per_group * taps * WEIGHT_BYTES.get(precision, 1) > l1 * cache_shares(cpu)[0]
 
 
 def innermost_rows(outputs: Any) -> float:

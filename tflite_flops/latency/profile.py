@@ -33,7 +33,8 @@ from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
 from .kernels import law_tile  # noqa: F401 (profile's API)
-from .kernels import CHANNEL_TILE, activations_past, depthwise_past_l1, innermost_rows, narrow_kernel, weights_past
+from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, innermost_rows, llc_capacity, narrow_kernel,
+                      weights_past)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -616,8 +617,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
     * ``out``: the elements of its outputs;
     * ``params``: the weights' elements it reads;
-    * ``params_past_l2``, ``params_past_l3``: those of them that do not fit in the L2, and in half the L3, of the
-      machine the profile describes (``caches``: ``Machine.caches``; 0 when unknown): where an op run back to back
+    * ``params_past_l2``, ``params_past_l3``: those of them that do not fit in the L2, and in the CPU target's
+      share of the L3 (``cpu``: ``law_llc_share``, half on x86-avx512), of the machine the profile describes
+      (``caches``: ``Machine.caches``; 0 when unknown): where an op run back to back
       reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
       level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
       cost per weight said 7 (docs/predict.md, "Weights past the caches");
@@ -627,7 +629,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``elems_past_l2``: the elements of the op's activations (inputs that are not weights, and outputs) that
       do not fit in the L2 with the rest (:func:`~tflite_flops.latency.kernels.activations_past`): an
       element-wise op run back to back streams them from the L3, at twice the cost per element;
-    * ``dw_macs_past_l1``: ``macs`` for a depthwise convolution whose weights take more than half the L1d
+    * ``dw_macs_past_l1``: ``macs`` for a depthwise convolution whose weights take more than the CPU target's
+      share of the L1d (``law_l1_share``, half on x86-avx512)
       (:func:`~tflite_flops.latency.kernels.depthwise_past_l1`), else 0: its kernel then reads them from the L2 for
       every output pixel, at half the speed;
     * ``params_nr2``: ``params`` when XNNPACK runs the op's float32 weights by the narrower ``nr2`` kernel of
@@ -677,11 +680,11 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "out": float(outputs),
         "params": float(params),
         "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
-        "params_past_l3": weights_past(params, precision, int(caches.get("L3", 0) or 0) // 2),
+        "params_past_l3": weights_past(params, precision, llc_capacity(caches, cpu)),
         "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
         "out_rows": innermost_rows(outputs_of(record)),
         "elems_past_l2": activations_past(max(inputs - params, 0) + outputs, precision, int(caches.get("L2", 0) or 0)),
-        "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches)
+        "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches, cpu)
         else 0.0,
         "taps": _taps(record, family) / runs,
         "tiled_macs": _tiled_macs(record, tile, family) / runs,

@@ -71,6 +71,13 @@ class CpuTarget:
     (x86: the multithreaded Eigen convolution); False on Arm, where the builtin CONV_2D is ruy's at every
     thread count and the arena at 4 threads is the 1-thread one (every sample, under emulation).
 
+    The latency laws' cache knees (``latency.kernels``), shares of the machine's caches a profile records:
+    ``law_l1_share``, of the L1d that a depthwise convolution's weights must fit in to run at full speed
+    (``dw_macs_past_l1``), and ``law_llc_share``, of the L3 that an op's weights must fit in not to stream
+    (``params_past_l3``). Both timed on x86-avx512 (AMD Zen 5, 48 KiB L1d, 32 MiB shared L3): the knees
+    fell between 24.0 and 28.8 KiB of depthwise weights, and between 16 and 32 MiB of one-row fully
+    connected weights; the other targets take x86-avx512's until timed.
+
     ``builtin_heap``: what LiteRT's builtin kernels keep on the heap outside the arena on this target,
     as a sentence (not yet in the figures). ``isa``: the ISA class; ``cpus``: example CPUs;
     ``measured``: the groups of ``sources`` read off the real runtime on this class (the others are
@@ -114,6 +121,8 @@ class CpuTarget:
     fp16_packed_from_file: bool = True
     builtin_threaded_kernels: bool = True
     builtin_heap: str = ""
+    law_l1_share: float = 0.5
+    law_llc_share: float = 0.5
     measured: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
