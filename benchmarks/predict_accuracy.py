@@ -62,6 +62,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import fresh_models  # noqa: E402 (beside this script)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_CACHE = os.path.join(ROOT, "benchmarks", ".cache", "predict_accuracy")
@@ -112,6 +115,18 @@ SPECS: tuple[Spec, ...] = (
     Spec("detector", "tiny_yolo_128", (128, 128, 3),
          "tiny-YOLO-like detector written in Keras: conv+BN+LeakyReLU backbone, max pools, nearest up-sampling, "
          "two concatenated heads"),
+    Spec("shufflenet", "shufflenet_v2_05_128", (128, 128, 3),
+         "ShuffleNetV2 0.5x written in Keras: channel split, channel shuffle (reshape, transpose, reshape), "
+         "depthwise 3x3 units (benchmarks/fresh_models.py)"),
+    Spec("regnet", "regnetx_200mf_128", (128, 128, 3),
+         "RegNetX-200MF-like, written in Keras: X blocks (1x1, 3x3 grouped convolution of group width 8, 1x1), "
+         "widths 24-368 (benchmarks/fresh_models.py)"),
+    Spec("kws", "ds_cnn_kws_49x10", (49, 10, 1),
+         "DS-CNN (L) keyword spotter written in Keras: 10x4 stem, 5 depthwise-separable blocks of 276 channels, on "
+         "49x10 MFCCs (benchmarks/fresh_models.py)"),
+    Spec("blazeface", "blazeface_128", (128, 128, 3),
+         "BlazeFace-like detector written in Keras: 5x5 depthwise BlazeBlocks, max-pooled residuals with "
+         "zero-padded channels, two heads (benchmarks/fresh_models.py)"),
     Spec("rnn", "lstm_2x128_t64", (64, 64), "2 Keras LSTM layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("rnn", "gru_2x128_t64", (64, 64), "2 Keras GRU layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("transformer", "encoder_4x64x128", (64, 128),
@@ -123,8 +138,11 @@ FAMILIES = tuple(dict.fromkeys([s.family for s in SPECS] + [SAMPLES_FAMILY]))
 # The families no change to the laws, features, fusion rules or suite has looked at: converted before that
 # round's work began and measured only at its end. Their figures are the held-out ones. Round of 2026-11-28
 # (first session): NASNet, VGG, the U-Net and the raw-audio model, seen since. Round of 2026-11-28 (second
-# session): SqueezeNet, a DeepLab-like segmenter, an MLP-Mixer and a tiny-YOLO-like detector, written for it.
-FRESH_FAMILIES = ("squeezenet", "atrous", "mixer", "detector")
+# session): SqueezeNet, a DeepLab-like segmenter, an MLP-Mixer and a tiny-YOLO-like detector, seen since. Round of
+# 2026-11-28 (third session): ShuffleNetV2, a RegNetX, a DS-CNN keyword spotter and a BlazeFace-like detector,
+# written for it (benchmarks/fresh_models.py) after that session's first measurements and before its changes were
+# measured on them.
+FRESH_FAMILIES = ("shufflenet", "regnet", "kws", "blazeface")
 
 
 # ---- pure figures (tested in tests/test_predict_accuracy_bench.py, no TensorFlow, no timing) -----------
@@ -297,6 +315,8 @@ def keras_model(name: str) -> Any:
     keras.utils.set_random_seed(0)
     spec = next(s for s in SPECS if s.name == name)
     L = keras.layers
+    if name in fresh_models.BUILDERS:
+        return fresh_models.BUILDERS[name](keras, spec.input, name)
     if spec.what.startswith("keras.applications."):
         application = getattr(keras.applications, spec.what.split()[0].rstrip(",").split(".")[-1])
         return application(input_shape=spec.input, weights=None)

@@ -317,7 +317,8 @@ def test_an_unwritable_output_is_one_line(tmp_path):
 def test_conv_features_count_the_output_channel_tiles():
     from types import SimpleNamespace
 
-    from tflite_flops.latency.profile import CHANNEL_TILE, law_features, op_features
+    from tflite_flops.latency.features import op_features
+    from tflite_flops.latency.profile import CHANNEL_TILE, law_features
 
     assert CHANNEL_TILE == 16
     # 3x3 CONV_2D on 8x8x16 to 8 channels, SAME: 8 x 8 x 8 outputs x 9 x 16 = 73,728 MACs; the microkernel
@@ -376,3 +377,40 @@ def test_the_suite_has_convolutions_with_large_weights_at_few_positions_in_every
         assert f.values["params"] >= 2 ** 19 and positions <= 64, p.id
     fits = [p for p in suite(quick=True) if p.family == "CONV_2D"]
     assert not any("-".join(p.id.split("-")[2:7]) in names for p in fits)  # the quick suite stays small
+
+
+@pytest.mark.runtime
+def test_each_law_point_is_timed_in_passes_and_a_rerun_times_only_the_passes_missing(tmp_path):
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.latency.calibrate import (ORDER_SEED, PASSES, append_side, calibrate, configuration, pass_key,
+                                                passes_median, read_side, side_path)
+    from tflite_flops.latency.suite import suite
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    assert PASSES == 3 and ORDER_SEED
+    points = [p for p in suite(quick=True) if p.id.startswith(("ADD-float32", "overhead"))]
+    runtime = RuntimeSettings()
+    output = str(tmp_path / "p.json")
+    first = points[0]
+    append_side(side_path(output), configuration(runtime), pass_key(first.key, 0, 3), 40.0)
+    append_side(side_path(output), configuration(runtime), pass_key(first.key, 1, 3), 10.0)
+    calls = []
+
+    def fake_timer(blob, settings, quick):
+        calls.append(len(blob))
+        return 12.0 + 2.0 * (len(calls) % 3)  # 12, 14 or 16 us: each point's passes come out of that
+
+    _, timed = calibrate(output, runtime, quick=True, progress=False, timer=fake_timer, points=points, passes=3)
+    assert len(calls) == 3 * len(points) - 2  # the two passes the side file held are not timed again
+    assert timed == len(points)  # points with at least one pass timed in this run
+    side = read_side(side_path(output), configuration(runtime))
+    assert {k for k in side if k.startswith(first.key)} == {f"{first.key}#{k}" for k in (1, 2, 3)}
+    assert side[f"{first.key}#3"] in (12.0, 14.0, 16.0)
+    # a point's median is its passes' (40, 10 and the third: the third), or of those timed so far
+    assert passes_median(side, first.key, 3) == side[f"{first.key}#3"]
+    assert passes_median({f"{first.key}#1": 40.0, f"{first.key}#3": 10.0}, first.key, 3) == 25.0
+    calls.clear()
+    _, timed = calibrate(output, runtime, quick=True, progress=False, timer=fake_timer, points=points, passes=3)
+    assert timed == 0 and calls == []
+    assert pass_key(first.key, 0, 1) == first.key  # one pass: the key itself, as before passes

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tflite_flops.latency.profile import (BUILTIN_PLACEMENT as B, XNNPACK_PLACEMENT as X, conv_geometry, conv_kernel,
-                                          op_features)
+from tflite_flops.latency.features import conv_geometry, conv_kernel, op_features
+from tflite_flops.latency.profile import BUILTIN_PLACEMENT as B, XNNPACK_PLACEMENT as X
 from tflite_flops.ops.facts import DWCONV_MAX_TAPS
 
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from tflite_flops.latency.calibrate import Analysed, samples_of
 from tflite_flops.latency.predict import predict_ops
-from tflite_flops.latency.profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile,
-                                          Law, Machine, OpFeatures)
-from tflite_flops.latency.suite import AFTER_QD8_FAMILIES, DEPTHWISES, OVERHEAD, PRECISIONS, RNN_FCS, SuitePoint, suite
+from tflite_flops.latency.profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_AFTER_QD8_PLACEMENT,
+                                          XNNPACK_PLACEMENT, DeviceProfile, Law, Machine, OpFeatures)
+from tflite_flops.latency.suite import AFTER_QD8_OPS, DEPTHWISES, OVERHEAD, PRECISIONS, RNN_FCS, SuitePoint, suite
 
 
 def test_every_hybrid_depthwise_point_is_timed_once_more_after_its_lead_in_an_xnnpack_suite():
@@ -26,13 +26,13 @@ def test_every_hybrid_depthwise_point_is_timed_once_more_after_its_lead_in_an_xn
         points = suite(quick)
         keys = {p.key for p in points}
         led = [p for p in points if p.lead]
-        assert {p.family for p in led} == set(AFTER_QD8_FAMILIES)
-        assert all(p.precision == "hybrid" and p.delegate and p.id.endswith("-after-qd8") for p in led)
+        assert {(p.family, p.precision) for p in led} == set(AFTER_QD8_OPS)
+        assert all(p.delegate and p.id.endswith("-after-qd8") for p in led)
         assert all(p.lead in keys for p in led)  # the lead is a point of the suite: its time is taken out
-        plain = [p for p in points if p.family == "DEPTHWISE_CONV_2D" and p.precision == "hybrid" and not p.lead]
+        plain = [p for p in points if (p.family, p.precision) in AFTER_QD8_OPS and not p.lead]
         assert len(plain) == 2 * len(led)  # the points timed alone stay, with and without the delegate
         if not quick:
-            assert len(led) == len(DEPTHWISES) == 16
+            assert len([p for p in led if p.family == "DEPTHWISE_CONV_2D"]) == len(DEPTHWISES) == 16
     assert not [p for p in suite(False, xnnpack=False) if p.lead]  # without XNNPACK no qd8 kernel runs
 
 
@@ -81,22 +81,49 @@ def test_a_builtin_op_right_after_a_qd8_kernel_is_predicted_by_the_after_qd8_law
     laws = (_law("CONV_2D", "hybrid", XNNPACK_PLACEMENT, 10.0), _law("CONV_2D", "float32", XNNPACK_PLACEMENT, 10.0),
             _law("DEPTHWISE_CONV_2D", "hybrid", BUILTIN_PLACEMENT, 100.0),
             _law("DEPTHWISE_CONV_2D", "hybrid", AFTER_QD8_PLACEMENT, 290.0),
-            _law("HARD_SWISH", "float32", XNNPACK_PLACEMENT, 1.0))
+            _law("HARD_SWISH", "float32", XNNPACK_PLACEMENT, 1.0), _law("MEAN", "float32", BUILTIN_PLACEMENT, 1.0))
     ops = [_op(0, "CONV_2D", "hybrid", True, 0), _op(1, "DEPTHWISE_CONV_2D", "hybrid", False),  # after qd8
-           _op(2, "DEPTHWISE_CONV_2D", "hybrid", False),  # after a builtin op
-           _op(3, "CONV_2D", "float32", True, 1), _op(4, "DEPTHWISE_CONV_2D", "hybrid", False),  # after an f32 kernel
-           _op(5, "CONV_2D", "hybrid", True, 2), _op(6, "HARD_SWISH", "float32", True, 2),
-           _op(7, "DEPTHWISE_CONV_2D", "hybrid", False),  # after the qd8 conv's activation: a kernel of its own
-           _op(8, "CONV_2D", "hybrid", True, 3), _op(9, "RELU", "float32", True, 3),
-           _op(10, "DEPTHWISE_CONV_2D", "hybrid", False)]  # the RELU is folded into the qd8 conv: after qd8
-    fused = {(0, 9): "CONV_2D"}
+           # after a builtin op that paid for the qd8 state and kept it (timed: two hybrid depthwise ops of
+           # 32x32x128 after the lead, 531 and 526 us; alone 185 and 182)
+           _op(2, "DEPTHWISE_CONV_2D", "hybrid", False),
+           _op(3, "MEAN", "float32", False), _op(4, "DEPTHWISE_CONV_2D", "hybrid", False),  # after a kernel that
+           # has no law after qd8: it cleared the state
+           _op(5, "CONV_2D", "float32", True, 1), _op(6, "DEPTHWISE_CONV_2D", "hybrid", False),  # after an f32 kernel
+           _op(7, "CONV_2D", "hybrid", True, 2), _op(8, "HARD_SWISH", "float32", True, 2),
+           _op(9, "DEPTHWISE_CONV_2D", "hybrid", False),  # after the qd8 conv's activation: a kernel of its own
+           _op(10, "CONV_2D", "hybrid", True, 3), _op(11, "RELU", "float32", True, 3),
+           _op(12, "DEPTHWISE_CONV_2D", "hybrid", False)]  # the RELU is folded into the qd8 conv: after qd8
+    fused = {(0, 11): "CONV_2D"}
     p = predict_ops(ops, _profile(*laws), fused)
-    us = {i: round(p.predicted_ms[(0, i)] * 1000.0, 6) for i in (1, 2, 4, 7, 10)}
-    assert us == {1: 290.0, 2: 100.0, 4: 100.0, 7: 100.0, 10: 290.0}
+    us = {i: round(p.predicted_ms[(0, i)] * 1000.0, 6) for i in (1, 2, 4, 6, 9, 12)}
+    assert us == {1: 290.0, 2: 290.0, 4: 100.0, 6: 100.0, 9: 100.0, 12: 290.0}
     assert p.fallback_ops == 0
     # a profile without the after-qd8 law (calibrated before it existed) predicts those ops by their builtin law
     old = predict_ops(ops, _profile(*(law for law in laws if law.placement != AFTER_QD8_PLACEMENT)), fused)
     assert round(old.predicted_ms[(0, 1)] * 1000.0, 6) == 100.0 and old.fallback_ops == 0
+
+
+def test_an_xnnpack_kernel_that_pays_for_the_qd8_state_has_its_own_law_after_one_and_keeps_the_state():
+    # timed here (x86-avx512, float32, the lead a [1,16]x[10,16] qd8 FULLY_CONNECTED): a 2x2 MAX_POOL_2D of
+    # 64x64x32 13.6 us alone, 28.2 after the lead; then a 2x RESIZE_BILINEAR of its output 24.6 alone, 79 after
+    # both; with an ADD between the lead and the pool, the pool 13.6 (the ADD's kernel clears the state)
+    laws = (_law("CONV_2D", "hybrid", XNNPACK_PLACEMENT, 10.0),
+            _law("MAX_POOL_2D", "float32", XNNPACK_PLACEMENT, 13.6),
+            _law("MAX_POOL_2D", "float32", XNNPACK_AFTER_QD8_PLACEMENT, 28.2),
+            _law("RESIZE_BILINEAR", "float32", XNNPACK_PLACEMENT, 24.6),
+            _law("RESIZE_BILINEAR", "float32", XNNPACK_AFTER_QD8_PLACEMENT, 79.0),
+            _law("ADD", "float32", XNNPACK_PLACEMENT, 2.0))
+    ops = [_op(0, "CONV_2D", "hybrid", True, 0), _op(1, "MAX_POOL_2D", "float32", True, 0),
+           _op(2, "RESIZE_BILINEAR", "float32", True, 0), _op(3, "ADD", "float32", True, 0),
+           _op(4, "MAX_POOL_2D", "float32", True, 0), _op(5, "CONV_2D", "hybrid", True, 0),
+           _op(6, "ADD", "float32", True, 0), _op(7, "RESIZE_BILINEAR", "float32", True, 0)]
+    p = predict_ops(ops, _profile(*laws), {})
+    us = {i: round(p.predicted_ms[(0, i)] * 1000.0, 6) for i in range(1, 8) if i != 5}
+    assert us == {1: 28.2, 2: 79.0, 3: 2.0, 4: 13.6, 6: 2.0, 7: 24.6}
+    assert p.fallback_ops == 0
+    # without those laws (a profile calibrated before them) the XNNPACK laws predict every op, none flagged
+    old = predict_ops(ops, _profile(*(law for law in laws if law.placement == XNNPACK_PLACEMENT)), {})
+    assert round(old.predicted_ms[(0, 2)] * 1000.0, 6) == 24.6 and old.fallback_ops == 0
 
 
 def test_the_suite_times_the_gate_matmuls_of_rnn_cells_in_every_precision_with_and_without_the_delegate():
@@ -114,7 +141,7 @@ def test_the_suite_times_the_gate_matmuls_of_rnn_cells_in_every_precision_with_a
 def test_a_loop_variable_the_body_passes_through_is_not_counted_as_copied(samples_dir):
     from tflite_flops.analysis import analyze_model
     from tflite_flops.latency.predict import while_passthrough, while_trips
-    from tflite_flops.latency.profile import op_features
+    from tflite_flops.latency.features import op_features
     from tflite_flops.reader.load import load_model
 
     model = load_model(str(samples_dir / "lstm.tflite"))

@@ -17,7 +17,7 @@ from tflite_flops.analysis import analyze_model
 from tflite_flops.latency.cache import cost_at, op_data, with_stream_costs
 from tflite_flops.latency.fit import StreamSample, stream_costs
 from tflite_flops.latency.predict import fused_ops
-from tflite_flops.latency.profile import broadcast_rows
+from tflite_flops.latency.features import broadcast_rows
 from tflite_flops.reader.load import load_model
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
@@ -137,7 +137,7 @@ def _add(activation: int) -> bytes:
 
 def test_a_fused_activation_counts_the_output_once_more():
     from tflite_flops.latency.predict import fused_activations
-    from tflite_flops.latency.profile import op_features
+    from tflite_flops.latency.features import op_features
 
     for activation, expected in ((1, 128.0), (0, 0.0)):  # RELU: the clamp pass over 1*4*4*8 = 128 elements
         data = _add(activation)

@@ -13,7 +13,8 @@ import pytest
 from tflite_flops.analysis import analyze_model
 from tflite_flops.latency import calibrate as cal
 from tflite_flops.latency.kernels import cpu_target, weights_past
-from tflite_flops.latency.profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, law_features, op_features
+from tflite_flops.latency.features import op_features
+from tflite_flops.latency.profile import BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, law_features
 from tflite_flops.latency.suite import GEMV_PRECISIONS, SuitePoint, build, gemv_points
 from tflite_flops.latency.suite_models import fully_connected
 from tflite_flops.measure import runtimes
@@ -224,3 +225,46 @@ def test_the_cache_knees_are_the_cpu_target_s():
     small = cpu.with_(law_llc_share=0.2)
     assert op_features(fc, XNNPACK_PLACEMENT, caches=caches, cpu=small).values["params_past_l3"] == \
         2048 * 1024 + 1024 - int(32 * MiB * 0.2) // 4
+
+
+def _conv(cin: int, prec: str, cout: int = 32):
+    from tflite_flops.latency.suite_models import conv
+    point = SuitePoint(f"conv-{cin}-{prec}", "CONV_2D", prec, True, True, conv(64, cin, cout, 3, 1, "NONE", prec))
+    report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+    return next(o for o in report.ops if o.op_type == "CONV_2D" and o.phase == "inference")
+
+
+def test_int8_and_qd8_convolutions_pad_each_tap_s_input_channels_to_the_kernel_depth():
+    # timed here (x86-avx512, kr 8): a 3x3 CONV_2D of 64x64 outputs and 32 output channels, int8 or dynamically
+    # quantized, takes 29.7 us for 1 to 8 input channels and 45.7 for 9 to 16; float32 grows by the channel
+    cpu = cpu_target("x86-avx512")
+    assert cpu.int8_kr == cpu.hybrid_kr == 8
+
+    def tiled(cin: int, prec: str, placement: str = XNNPACK_PLACEMENT, target=cpu) -> float:
+        return op_features(_conv(cin, prec), placement, caches=CACHES, cpu=target).values["tiled_macs"]
+
+    taps = 64 * 64 * 9 * 32  # output pixels x kernel taps x output channels (32: two tiles of 16, no padding)
+    for prec in ("int8", "hybrid"):
+        assert tiled(1, prec) == tiled(3, prec) == tiled(8, prec) == taps * 8
+        assert tiled(9, prec) == tiled(16, prec) == taps * 16
+        assert tiled(3, prec, BUILTIN_PLACEMENT) == taps * 3  # the builtin kernels: XNNPACK's kr does not apply
+        assert tiled(3, prec, target=None) == taps * 3  # a profile without a CPU target: unpadded, as before
+    assert tiled(3, "float32") == taps * 3  # the f32 kernels take the channels one by one
+    assert tiled(3, "int8", target=cpu_target("arm-neon")) == taps * 3  # a target whose int8 kr is 1
+
+
+def test_a_resize_is_priced_by_its_output_and_the_suite_times_both_kinds():
+    # timed here: a bilinear resize of 16x16x21 to 128x128 (a DeepLab head) takes 76 us; the layout group's law
+    # priced it by its 5,376 input elements at 4 us
+    from tflite_flops.latency.suite import suite
+    from tflite_flops.latency.suite_models import layout
+
+    for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
+        assert {"out", "out_rows"} <= set(law_features(op)) and "in" not in law_features(op)
+        point = SuitePoint(f"{op}-x", op, "float32", True, True, layout(op, (1, 16, 16, 21), 128, "float32"))
+        report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+        resize = next(o for o in report.ops if o.op_type == op)
+        f = op_features(resize, XNNPACK_PLACEMENT, caches=CACHES).values
+        assert f["out"] == 128 * 128 * 21 and f["out_rows"] == 128 * 128
+        shapes = {p.id for p in suite() if p.family == op and p.precision == "float32"}
+        assert len(shapes) >= 5  # enough points for the law's features (features + 2)

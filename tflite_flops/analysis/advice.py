@@ -108,7 +108,8 @@ def _merged(ops: Sequence[OpRecord], fold: Iterable[OpRecord], take: Iterable[Op
 def _on_xnnpack_ms(o: OpRecord, profile: DeviceProfile) -> float | None:
     """The op's predicted time were XNNPACK to run it (ms per inference), None without a law."""
     from ..latency.kernels import cpu_target
-    from ..latency.profile import XNNPACK_PLACEMENT, op_features
+    from ..latency.features import op_features
+    from ..latency.profile import XNNPACK_PLACEMENT
 
     features = op_features(o, XNNPACK_PLACEMENT, caches=profile.machine.caches, cpu=cpu_target(profile.machine.target))
     law = profile.law_for(features)

@@ -8,7 +8,7 @@
    line per point, with the configuration it was timed in: runtime, version, threads, CPU). A rerun
    reads it and times only the points it lacks, so an interrupted calibration continues.
 3. Each model is analysed with the same static analysis the prediction uses: its op's precision
-   and placement (XNNPACK or builtin) say which law the point feeds, ``profile.op_features``
+   and placement (XNNPACK or builtin) say which law the point feeds, ``features.op_features``
    its features. The chains of tiny ADDs give the per-invoke and per-partition overheads
    (:func:`tflite_flops.latency.fit.fit_overheads`), which are subtracted from every point.
 4. :func:`tflite_flops.latency.fit.fit_laws` fits the laws on the single-op points; then the WHILE
@@ -32,14 +32,16 @@ import datetime
 import json
 import os
 import platform
+import random
 import statistics
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
-                      Machine, op_features)
+from .features import op_features
+from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
+                      Machine)
 from .predict import fused_activations, loop_reprepare, while_passthrough, while_trips
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
@@ -55,6 +57,7 @@ from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_inte
 
 POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
 MIN_RUNS, MAX_RUNS = 5, 400
+ORDER_SEED = 29  # the seed of the order the points are timed in (a fixed shuffle: a calibration is repeatable)
 REFERENCE_SECONDS, REFERENCE_MAX_RUNS = 0.2, 1_000_000  # each drift reference point (5 of them: about a second)
 SIDE_SUFFIX = ".points.jsonl"
 SIDE_FORMAT = "tflite_flops.calibration_points"
@@ -162,7 +165,7 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
     return summarize_ms(samples)["median_ms"] * 1e3
 
 
-STREAM_ROUNDS, STREAM_RUNS = 5, 5
+STREAM_ROUNDS, STREAM_RUNS = 15, 5
 BIG_MODEL = 16 * 2**20  # a suite model of more bytes is not held between its timing and its analysis
 
 
@@ -308,9 +311,9 @@ def samples_of(analysed: Iterable[Analysed], medians: Mapping[str, float]) -> tu
             continue
         overhead = invoke_us + partition_us * a.partitions
         feature = a.features[-1]
-        if lead:  # its op is builtin after a qd8 kernel: the law of that placement
+        if lead:  # its op runs after a qd8 kernel: the law of that placement (builtin or XNNPACK)
             overhead += max(medians[lead] - invoke_us - partition_us, 0.0)
-            feature = replace(feature, placement=AFTER_QD8_PLACEMENT)
+            feature = replace(feature, placement=AFTER_QD8_PLACEMENTS.get(feature.placement, feature.placement))
         samples.append(Sample(feature, medians[a.point.key], overhead, a.point.key))
     return samples, invoke_us, partition_us
 
@@ -412,6 +415,36 @@ REFERENCE_SUFFIX = "~reference"
 MIN_SHARE_WINDOW = 0.2  # seconds: the shortest reference timing whose CPU share is reported
 
 
+# Each law point is timed in PASSES passes over the whole suite (in the shuffled order), a PASSES-th of
+# POINT_SECONDS each, and its median is the median of the passes': three calibrations of the same code a few
+# minutes apart, one pass each, gave the 8x8x256 3x3 float32 CONV_2D 382, 291, 321 and 324 us, the 7x7x512 one
+# 998, 858, 879 and 911; a window of a few seconds in which the machine ran faster or slower was one point's
+# whole time, and its law followed it.
+PASSES = 3
+
+
+def pass_key(key: str, k: int, passes: int) -> str:
+    """The side-file key of pass ``k`` of law point ``key`` (the key itself with one pass)."""
+    return key if passes <= 1 else f"{key}#{k + 1}"
+
+
+def pass_keys(key: str, passes: int) -> list[str]:
+    """Every pass's side-file key of law point ``key``."""
+    return [pass_key(key, k, passes) for k in range(passes)]
+
+
+def passes_median(medians: Mapping[str, float], key: str, passes: int) -> float:
+    """The median of the passes of law point ``key`` that ``medians`` holds (at least one)."""
+    return statistics.median(medians[k] for k in pass_keys(key, passes) if k in medians)
+
+
+def split_timer(passes: int) -> Timer:
+    """:func:`time_model` with a ``passes``-th of its seconds (each pass of a point takes its share)."""
+    def timer(blob: bytes, settings: RuntimeSettings, quick: bool = False) -> float:
+        return time_model(blob, settings, quick, seconds=(QUICK_POINT_SECONDS if quick else POINT_SECONDS) / passes)
+    return timer
+
+
 def reference_key(point: SuitePoint) -> str:
     """The side-file key of ``point`` timed as the drift reference."""
     return point.key + REFERENCE_SUFFIX
@@ -421,7 +454,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
               timer: Timer | None = None, points: Sequence[SuitePoint] | None = None,
               cold_timer: ColdTimer | None = None, caches: Mapping[str, int] | None = None,
               reference: Sequence[SuitePoint] | None = None,
-              streams: Sequence[SuitePoint] | None = None) -> tuple[DeviceProfile, int]:
+              streams: Sequence[SuitePoint] | None = None, passes: int | None = None) -> tuple[DeviceProfile, int]:
     """Time the suite (continuing from the side file), fit, save the profile to ``output``.
 
     Args:
@@ -440,6 +473,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         streams: the streaming chains, timed by ``timer`` (default: ``suite.stream_points`` for the machine's
             caches when cold points are timed and ``points`` are the default; none otherwise): what weights
             cost from memory in a whole model, into the cache curves (``latency.fit.stream_costs``).
+        passes: how many times each law point is timed, in passes over the suite (default PASSES with the default
+            timer, each pass a PASSES-th of its seconds; 1 with an injected one); its median is the passes'.
 
     Returns:
         The profile and how many of ``points`` were timed in this run (the others came from the side file;
@@ -449,7 +484,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         cold_timer = time_cold
     injected = timer is not None
     reference_timer = timer or time_reference  # an injected timer times the reference too
-    timer = timer or time_model
+    passes = max(passes or (1 if injected else PASSES), 1)  # an injected timer is called once per point and pass
+    timer = timer or split_timer(passes)
     if os.path.isdir(output):  # refused before any timing, not after the whole suite
         from .profile import ProfileError
 
@@ -464,8 +500,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     if caches is not None:
         where = replace(where, caches=dict(caches))
     evict = evictions(where.caches) if cold_timer is not None else ()
-    # what to time: (key, point, eviction bytes or None, reference or not)
-    jobs = [(p.key, p, None, False) for p in points]
+    # what to time: (key, point, eviction bytes or None, reference or not); a law point once per pass
+    jobs = [(pass_key(p.key, k, passes), p, None, False) for p in points for k in range(passes)]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
     jobs += [(reference_key(p), p, None, True) for p in reference]
     if streams is None:
@@ -474,14 +510,22 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     # the one-row FULLY_CONNECTED points sized by the caches: law points, not timed cold (their weights are the
     # data the cold points' eviction buffers would have to outgrow)
     gemv = gemv_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None else []
-    jobs += [(p.key, p, None, False) for p in gemv]
+    jobs += [(pass_key(p.key, k, passes), p, None, False) for p in gemv for k in range(passes)]
     points += gemv
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
     keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None} | \
         {p.key for p in streams}
     medians = {k: v for k, v in read_side(side, config).items() if k in keys}
+    for p in points:  # the passes a side file holds already
+        if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
+            medians[p.key] = passes_median(medians, p.key, passes)
     todo = [job for job in jobs if job[0] not in medians]
+    # In an order shuffled once and for all: the points of one law spread over the whole calibration, so that a
+    # minute in which the machine runs faster or slower moves every law's points a little rather than some laws'
+    # a lot (in suite order, the 8x8 and 4x4 float32 CONV_2D points came out 5-10% under their time a few minutes
+    # later while the rest of the suite moved 3%, and the law priced ResNet50's stages 3 and 4 9% under it).
+    random.Random(ORDER_SEED).shuffle(todo)
     show = progress_bar("calibrate") if progress else None
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
@@ -502,6 +546,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
             continue
         append_side(side, config, key, median)
         medians[key] = median
+        if key != point.key and level is None and not is_reference:  # one pass of a law point: its median so far
+            medians[point.key] = passes_median(medians, point.key, passes)
         if len(blob) > BIG_MODEL:  # written again for the analysis rather than held
             blobs.pop(point.id, None)
         if show is not None:
@@ -531,7 +577,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
                             reference=refs)
     profile.save(output)
-    return profile, sum(1 for _, _, level, is_reference in todo if level is None and not is_reference)
+    return profile, len({point.key for _, point, level, is_reference in todo if level is None and not is_reference})
 
 
 def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer | None = None) -> Drift:

@@ -1,6 +1,6 @@
 """Fitting the device profile's laws to timed calibration points: non-negative least squares in relative error.
 
-A :class:`Sample` is one single-op calibration model: the op's features (``profile.op_features``,
+A :class:`Sample` is one single-op calibration model: the op's features (``features.op_features``,
 so fitting and prediction describe the op alike), the model's measured median and the part of it that
 is not the op (the per-invoke overhead, plus the per-partition overhead when the op ran on the delegate).
 

@@ -1,4 +1,4 @@
-"""What the CPU's kernels do with an op's weights, for the latency laws' features (``profile.op_features``):
+"""What the CPU's kernels do with an op's weights, for the latency laws' features (``features.op_features``):
 the output-channel tile they compute in, whether they take XNNPACK's narrower ``nr2`` kernel, and which of
 the weights a cache level cannot hold. Pure arithmetic on the CPU targets (:mod:`tflite_flops.targets`) and
 an op's record."""
@@ -33,6 +33,20 @@ def law_tile(target: str | None) -> int:
     "" or an unknown name: CHANNEL_TILE, what the profiles of earlier versions were fitted with)."""
     found = cpu_target(target)
     return found.law_tile if found is not None else CHANNEL_TILE
+
+
+# The precisions whose XNNPACK convolutions pad each tap's input channels to the GEMM kernel's depth ``kr``, and the
+# CPU target's field that holds it (int8: qs8, hybrid: qd8; float kernels take the channels one by one).
+PADDED_DEPTH = {"int8": "int8_kr", "hybrid": "hybrid_kr"}
+
+
+def input_depth(cpu: Any, precision: str) -> int:
+    """The input channels per tap XNNPACK's convolution kernel of ``precision`` reads at a time on CPU target ``cpu``
+    (its ``kr``; 1 for the float kernels and without a target). Timed here (x86-avx512, kr 8): an int8 or
+    dynamically quantized 3x3 CONV_2D of 64x64 outputs and 32 output channels takes 29.7 us for 1 to 8 input
+    channels and 45.7 for 9 to 16; float32 grows by the channel (15.6, 23.2, 31.7 us for 1, 2, 3)."""
+    name = PADDED_DEPTH.get(precision)
+    return max(int(getattr(cpu, name, 1) or 1), 1) if name and cpu is not None else 1
 
 
 def weights_past(params: int, precision: str, capacity: int) -> float:
@@ -82,7 +96,7 @@ def llc_capacity(caches: Any, cpu: Any = None) -> int:
 
 def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any, cpu: Any = None) -> bool:
     """Whether a depthwise convolution (``family``: the law's op type, its weights packed as a depthwise
-    filter; ``geometry``: (groups, input and output channels per group, taps), ``profile.conv_geometry``) has
+    filter; ``geometry``: (groups, input and output channels per group, taps), ``features.conv_geometry``) has
     more weights than the CPU target's share of the L1d holds (``caches["L1d"]``, :func:`cache_shares`; False when
     unknown). Its kernel reads all of them
     for every output pixel, channel tile after channel tile: timed here (x86-avx512, float32, 48 KiB L1d),

@@ -10,7 +10,7 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    ``xnn_subgraph_optimize`` in XNNPACK's ``src/subgraph.c`` (see the functions named there).
 3. **The time per op** (``predicted_ms``): the law :meth:`DeviceProfile.law_for
    <tflite_flops.latency.profile.DeviceProfile.law_for>` finds for the op's features
-   (:func:`~tflite_flops.latency.profile.op_features`), times the op's executions per inference.
+   (:func:`~tflite_flops.latency.features.op_features`), times the op's executions per inference.
    A WHILE's own law (its loop: copies and subgraph invokes per trip) takes its trips per run
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
@@ -41,8 +41,8 @@ from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .kernels import cpu_target, law_tile
-from .profile import (AFTER_QD8_PLACEMENT, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements,
-                      op_features)
+from .features import op_features
+from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements)
 from .cache import invoke_penalty_us, whole_model_penalties
 from ..analysis.placement import place_subgraph
 
@@ -445,7 +445,11 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     low_confidence: dict[OpKey, str] = {}
     low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
-    after_qd8: dict[int, bool] = {}  # per subgraph: the op run last was one of XNNPACK's qd8 (hybrid) kernels
+    # per subgraph: the kernels run last left the state of one of XNNPACK's qd8 (hybrid) kernels behind: a qd8 kernel
+    # ran, then only kernels that pay for that state (those with a law after qd8) and keep it (a float32 ADD after
+    # the qd8 op clears it: a MAX_POOL_2D then costs what it costs alone; after the qd8 op and a MAX_POOL_2D, a
+    # RESIZE_BILINEAR still pays 3.2x; docs/notes/predict-atrous-audio.md)
+    after_qd8: dict[int, bool] = {}
     for o in ops:
         if o.phase != "inference":
             continue
@@ -453,9 +457,11 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
         delegated = bool(xnnpack_on and o.xnnpack)
         placement = XNNPACK_PLACEMENT if delegated else BUILTIN_PLACEMENT
         if not (delegated and key in fused):  # a fused op (a clamp) runs inside the kernel it is folded into
-            if not delegated and after_qd8.get(o.subgraph):
-                placement = AFTER_QD8_PLACEMENT
-            after_qd8[o.subgraph] = delegated and o.precision == "hybrid"
+            paying = after_qd8.get(o.subgraph, False) and profile.law(
+                OpFeatures(o.op_type, o.precision, AFTER_QD8_PLACEMENTS[placement])) is not None
+            if after_qd8.get(o.subgraph) and (paying or not delegated):
+                placement = AFTER_QD8_PLACEMENTS[placement]
+            after_qd8[o.subgraph] = (delegated and o.precision == "hybrid") or paying
         if delegated and o.xnnpack_partition is not None:
             slot = (o.subgraph, o.xnnpack_partition)
             partition_runs[slot] = max(partition_runs.get(slot, 0), o.executions)

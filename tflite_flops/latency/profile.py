@@ -3,12 +3,12 @@
 A profile is made by ``tflite_flops calibrate`` on one machine, in one runtime configuration
 (runtime version, threads, XNNPACK on or off), and read by ``analyze --predict PROFILE``. This
 module is pure data and arithmetic: it runs nothing, and both sides (calibration, which fits the
-laws, and prediction, which evaluates them) go through :func:`op_features` so that an op is
-described the same way when it is fitted and when it is predicted.
+laws, and prediction, which evaluates them) go through ``features.op_features`` so that an op is
+described the same way when it is fitted and when it is predicted (:mod:`~tflite_flops.latency.features`).
 
 The contract (docs/predict.md):
 
-* :func:`op_features` describes one resolved op (an :class:`~tflite_flops.report.OpRecord`) in the
+* :func:`~tflite_flops.latency.features.op_features` describes one resolved op (an :class:`~tflite_flops.report.OpRecord`) in the
   placement it gets: its law key (family, precision, placement) and named numeric features.
 * A :class:`Law` is linear in named features: ``time_us = sum(coef[name] * features[name])``, with
   ``"1"`` the constant term (the per-op overhead). Its residuals are kept as quantiles of
@@ -31,10 +31,8 @@ from typing import Any, Mapping
 from ..errors import ProfileMismatchError, TfliteFlopsError
 from ..files import MiB, read_capped, write_atomic
 from ..report.prediction import BUSY_SHARE
-from ..ops.facts import LAW_GROUP_DEFAULT, conv_groups, facts_of, runs_dwconv, with_fact, xnnpack_facts
-from .kernels import law_tile  # noqa: F401 (profile's API)
-from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, innermost_rows, llc_capacity, narrow_kernel,
-                      weights_past)
+from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
+from .kernels import CHANNEL_TILE, law_tile  # noqa: F401 (profile's API)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
@@ -46,6 +44,13 @@ BUILTIN_PLACEMENT = "builtin"
 # model's builtin hybrid DEPTHWISE_CONV_2D does: it takes about 2.9x as long there (docs/notes/predict-hybrid-rnn.md).
 # Its law is fitted on the suite's after-qd8 points; an op without one is predicted by its builtin law.
 AFTER_QD8_PLACEMENT = "builtin-after-qd8"
+# The same for an op XNNPACK runs by a kernel that pays for what a qd8 kernel leaves behind (on x86, its SSE-only
+# f32 max-pool and bilinear-resize kernels: 2.1x and 3.2x; docs/notes/predict-atrous-audio.md); an op without
+# its own law at this placement is predicted by its XNNPACK law.
+XNNPACK_AFTER_QD8_PLACEMENT = "xnnpack-after-qd8"
+AFTER_QD8_PLACEMENTS: Mapping[str, str] = {BUILTIN_PLACEMENT: AFTER_QD8_PLACEMENT,
+                                           XNNPACK_PLACEMENT: XNNPACK_AFTER_QD8_PLACEMENT}
+ON_XNNPACK = (XNNPACK_PLACEMENT, XNNPACK_AFTER_QD8_PLACEMENT)  # the placements whose op runs on the delegate
 
 
 class ProfileError(TfliteFlopsError):
@@ -71,9 +76,9 @@ def read_json(path: str, missing: str, what: str) -> Any:
 class OpFeatures:
     """One op as the cost model sees it: the key of its law and its named features."""
 
-    family: str  # the op type, or a family name shared by op types that cost alike (see op_features)
+    family: str  # the op type, or a family name shared by op types that cost alike (see features.op_features)
     precision: str  # OpRecord.precision: float32, float16, int8, hybrid, ...
-    placement: str  # "xnnpack", "builtin" or AFTER_QD8_PLACEMENT
+    placement: str  # "xnnpack", "builtin", or one of AFTER_QD8_PLACEMENTS' values
     values: Mapping[str, float] = field(default_factory=dict)  # named features; "1" is always 1.0
 
     @property
@@ -231,9 +236,10 @@ class DeviceProfile:
     def _resolve(self, features: OpFeatures) -> tuple[Law, str | None] | None:
         index = self._index()
         family, precision, placement = features.key
-        if placement == AFTER_QD8_PLACEMENT:  # its own law at this placement, else as any builtin op
+        plain = {v: k for k, v in AFTER_QD8_PLACEMENTS.items()}.get(placement)
+        if plain is not None:  # its own law at this placement, else as any op of its plain placement
             law = index.get(features.key)
-            return (law, None) if law is not None else self._resolve(replace(features, placement=BUILTIN_PLACEMENT))
+            return (law, None) if law is not None else self._resolve(replace(features, placement=plain))
         group = group_of(family)
         precisions = (precision, *PRECISION_FALLBACK.get(precision, ("float32",)))
         other = BUILTIN_PLACEMENT if placement == XNNPACK_PLACEMENT else XNNPACK_PLACEMENT
@@ -381,7 +387,7 @@ def groups() -> dict[str, tuple[str, ...]]:
     return out
 
 
-# The features a law of each group is fitted on (a subset of what op_features gives); an op type whose own law
+# The features a law of each group is fitted on (a subset of what features.op_features gives); an op type whose own law
 # takes others registers them in its record (``law_features``: CONV_2D's output-channel tiles, WHILE's trips). Contractions cost per
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
@@ -492,209 +498,3 @@ def elements(shape: Any) -> int:
     for d in shape:
         n *= max(int(d), 0)
     return n
-
-
-def _taps(record: Any, family: str = "") -> float:
-    """MACs / input channels of a convolution (its weights' last dim; a group's input channels when it is grouped)
-    for the op types (``family``: the law's, default the record's) whose record names ``taps_weight``, else 0."""
-    pos = facts_of(family or record.op_type).taps_weight
-    geometry = conv_geometry(record)
-    if geometry is not None and pos is not None:
-        return record.macs / geometry[1]
-    inputs = getattr(record, "inputs", ()) or ()
-    if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][3]) <= 0:
-        return 0.0
-    return record.macs / int(inputs[pos][3])
-
-
-# XNNPACK runs a convolution whose groups each take one input channel and make one output channel (a depthwise
-# convolution, or a CONV_2D with groups = channels, as Keras writes ConvNeXt's 7x7 depthwise layers) by its
-# depthwise kernel when the kernel has at most DWCONV_MAX_TAPS (25) taps; with more taps, with more channels per
-# group, or dynamically quantized (qd8, the hybrid precision: it has no depthwise kernel), by its GEMM kernel
-# once per group, each group's output channels padded to the GEMM's tile (ops.facts.runs_dwconv). Timed here at
-# 32x32x96, float32: 0.022 / 0.057 / 1.32 / 2.38 ms at 3x3 / 5x5 / 7x7 / 9x9 (docs/notes/predict-grouped-conv.md).
-NO_DWCONV_PRECISIONS = ("hybrid",)  # precisions XNNPACK runs without its depthwise kernels (qd8 has none)
-
-
-def conv_geometry(record: Any) -> tuple[int, int, int, int] | None:
-    """(groups, input channels per group, output channels per group, kernel taps) of a 2-D convolution
-    (:func:`~tflite_flops.ops.facts.conv_groups`, by its op type's XNNPACK weight role), from its input and filter
-    shapes; None for other ops or shapes it cannot read."""
-    inputs = getattr(record, "inputs", ()) or ()
-    if len(inputs) < 2:
-        return None
-    return conv_groups(xnnpack_facts(record.op_type).weights, inputs[0], inputs[1])
-
-
-def conv_kernel(record: Any, placement: str) -> str:
-    """The op type whose law predicts a convolution: the one whose XNNPACK kernel runs it (``depthwise_as``
-    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not) on the delegate; its own op type on
-    the builtin kernels and for every other op."""
-    facts = xnnpack_facts(record.op_type)
-    geometry = conv_geometry(record) if placement == XNNPACK_PLACEMENT else None
-    if geometry is None or not (facts.depthwise_as or facts.gemm_as):
-        return record.op_type
-    dwconv = runs_dwconv(geometry, getattr(record, "precision", "") in NO_DWCONV_PRECISIONS)
-    return (facts.depthwise_as or record.op_type) if dwconv else (facts.gemm_as or record.op_type)
-
-
-def _grouped(record: Any, family: str) -> tuple[float, float]:
-    """(``grouped_taps``, ``grouped_macs``) of a convolution of more than one group predicted by a law that takes
-    them (``family``'s ``law_features``): output positions x groups x kernel taps (the GEMM kernel's steps,
-    one per group, tap and position: each pads the group's channels to its tiles), and its MACs; (0, 0) else."""
-    geometry = conv_geometry(record)
-    if geometry is None or geometry[0] <= 1 or "grouped_taps" not in law_features(family):
-        return 0.0, 0.0
-    return record.macs / (geometry[1] * geometry[2]), float(record.macs)
-
-
-def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "") -> float:
-    """MACs with the output channels (of a group, when it is grouped) rounded up to CHANNEL_TILE, for the op types
-    (``family``: the law's, default the record's) whose record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law
-    has too few points for one more feature); else 0."""
-    facts = facts_of(family or record.op_type)
-    if not facts.tiled_macs:
-        return 0.0
-    geometry = conv_geometry(record)
-    if geometry is not None:
-        cout = geometry[2]
-    else:
-        inputs = getattr(record, "inputs", ()) or ()
-        pos = facts.taps_weight
-        if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or int(inputs[pos][0]) <= 0:
-            return 0.0
-        cout = int(inputs[pos][0])
-    return record.macs * (-(-cout // tile) * tile) / cout
-
-
-def broadcast_rows(record: Any) -> float:
-    """For an op of the binary group, the runs of its innermost loop when an operand is broadcast along some
-    dims but not all (XNNPACK merges the dims that broadcast alike, and calls its kernel once per element of
-    the outer ones: a [1,160,160,3] - [1,1,1,3] is 25,600 calls of 3 elements), else 0 (same shapes, or a
-    scalar operand: one call over everything)."""
-    inputs = getattr(record, "inputs", ()) or ()
-    outputs = getattr(record, "outputs", ()) or ()
-    if group_of(record.op_type) != "binary" or len(inputs) != 2 or not outputs:
-        return 0.0
-    out = tuple(int(d) for d in outputs[0])
-    rank = len(out)
-    a, b = ((1,) * (rank - len(x)) + tuple(int(d) for d in x) for x in inputs[:2])
-    if len(a) != rank or len(b) != rank:
-        return 0.0
-    runs: list[list] = []  # [pattern, elements] of the merged dims, outermost first
-    for da, db, do in zip(a, b, out):
-        if do <= 1:
-            continue
-        pattern = (da == 1, db == 1)
-        if runs and runs[-1][0] == pattern:
-            runs[-1][1] *= do
-        else:
-            runs.append([pattern, do])
-    if len(runs) < 2:
-        return 0.0
-    total = 1
-    for _, n in runs:
-        total *= n
-    return float(total // runs[-1][1])
-
-
-def outputs_of(record: Any) -> tuple:
-    """The record's output shapes (none when it has none)."""
-    return tuple(getattr(record, "outputs", ()) or ())
-
-
-def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, int] = (0, 0),
-                tile: int = CHANNEL_TILE, passed: int = 0, activated: bool = False,
-                caches: Mapping[str, int] | None = None, cpu: Any = None) -> OpFeatures:
-    """How the cost model sees one resolved op (an ``OpRecord``) placed on ``placement``.
-
-    The family is the op type. The features are per inference (the record's counts already
-    include ``executions``), divided by ``executions`` so that a law describes one run of the op;
-    the caller multiplies the prediction back:
-
-    * ``1``: always 1 (the per-op constant);
-    * ``macs``, ``flops``, ``bytes`` (read + written): the record's static counts;
-    * ``in``: the elements of the op's inputs that are not weights (all inputs' elements less ``params``);
-    * ``out``: the elements of its outputs;
-    * ``params``: the weights' elements it reads;
-    * ``params_past_l2``, ``params_past_l3``: those of them that do not fit in the L2, and in the CPU target's
-      share of the L3 (``cpu``: ``law_llc_share``, half on x86-avx512), of the machine the profile describes
-      (``caches``: ``Machine.caches``; 0 when unknown): where an op run back to back
-      reads its weights from. A fully connected layer of one row reads each weight once, at the speed of the
-      level that holds them: float32, 10 us per MiB from the L2 and up to half the L3, 18-26 past it, where one
-      cost per weight said 7 (docs/predict.md, "Weights past the caches");
-    * ``out_rows``: the rows of the op's first output (its elements over its last dim): a data-movement
-      kernel copies row by row, so a PAD of [1,128,128,3] (ResNet's stem, before a dynamic-range convolution)
-      takes 137 us, where its 54 K elements said 9;
-    * ``elems_past_l2``: the elements of the op's activations (inputs that are not weights, and outputs) that
-      do not fit in the L2 with the rest (:func:`~tflite_flops.latency.kernels.activations_past`): an
-      element-wise op run back to back streams them from the L3, at twice the cost per element;
-    * ``dw_macs_past_l1``: ``macs`` for a depthwise convolution whose weights take more than the CPU target's
-      share of the L1d (``law_l1_share``, half on x86-avx512)
-      (:func:`~tflite_flops.latency.kernels.depthwise_past_l1`), else 0: its kernel then reads them from the L2 for
-      every output pixel, at half the speed;
-    * ``params_nr2``: ``params`` when XNNPACK runs the op's float32 weights by the narrower ``nr2`` kernel of
-      ``cpu`` (the profile's CPU target: :meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`), else 0: on
-      x86-avx512 a row of 1,000 or 1,008 outputs takes the 16-wide kernel, 15 us per MiB of weights where 1,016
-      or 1,024 outputs take 10;
-    * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
-      area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
-      dearer per MAC than a 64-channel layer; 0 for other ops;
-    * ``tiled_macs``: for CONV_2D, the MACs with the output channels (a group's) rounded up to
-      ``tile`` (what the microkernel computes: the CPU target's, :func:`law_tile`); 0 for other ops;
-    * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
-      kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
-    * ``act_out``: the output elements when the op has a fused activation (``activated``: a RELU, RELU6... in
-      its options), else 0: XNNPACK runs a binary op's as a clamp pass of its own (float32 ADD 30 us, with RELU
-      49 us; int8 22 and 25 us, at [1,32,32,256]);
-    * ``rows``: for an op of the binary group, the calls of XNNPACK's inner loop a broadcast makes
-      (:func:`broadcast_rows`); 0 for other ops;
-    * ``trips``: for a WHILE, its trips per run (``trips``, from ``predict.while_trips``); 0 for other ops;
-    * ``copied``: ``trips`` x the elements of its inputs less ``passed``, those of the loop variables its body
-      passes through unchanged (``predict.while_passthrough``: LiteRT does not copy them): the elements copied;
-    * ``growing_trips``, ``reshaped``: for a WHILE whose body has ops with outputs that change shape every
-      trip, ``trips``, and ``trips`` x the delegated ops LiteRT re-prepares after them every trip
-      (``loop``, from ``predict.loop_reprepare``: (1 or 0, those ops)); 0 for other ops and loops.
-
-    THIS IS THE SHARED CONTRACT: calibration fits on exactly these features; prediction evaluates
-    on them. Calibration may refine it (family grouping, shape features); both sides then follow.
-
-    The family is the op type whose kernel runs the op (:func:`conv_kernel`: on XNNPACK, a CONV_2D with groups
-    = channels is a depthwise convolution, a depthwise convolution of over 25 taps a grouped CONV_2D), and
-    the features are those of that family's law.
-    """
-    runs = max(int(getattr(record, "executions", 1) or 1), 1)
-    family = conv_kernel(record, placement)
-    grouped_taps, grouped_macs = _grouped(record, family)
-    params = int(getattr(record, "params", 0) or 0)
-    caches = caches or {}
-    precision = getattr(record, "precision", "")
-    inputs = sum(elements(s) for s in (getattr(record, "inputs", ()) or ()))
-    outputs = sum(elements(s) for s in (getattr(record, "outputs", ()) or ()))
-    values = {
-        "1": 1.0,
-        "macs": record.macs / runs,
-        "flops": record.flops / runs,
-        "bytes": (record.bytes_read + record.bytes_written) / runs,
-        "in": float(max(inputs - params, 0)),
-        "out": float(outputs),
-        "params": float(params),
-        "params_past_l2": weights_past(params, precision, int(caches.get("L2", 0) or 0)),
-        "params_past_l3": weights_past(params, precision, llc_capacity(caches, cpu)),
-        "params_nr2": float(params) if placement == XNNPACK_PLACEMENT and narrow_kernel(record, family, cpu) else 0.0,
-        "out_rows": innermost_rows(outputs_of(record)),
-        "elems_past_l2": activations_past(max(inputs - params, 0) + outputs, precision, int(caches.get("L2", 0) or 0)),
-        "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches, cpu)
-        else 0.0,
-        "taps": _taps(record, family) / runs,
-        "tiled_macs": _tiled_macs(record, tile, family) / runs,
-        "grouped_taps": grouped_taps / runs,
-        "grouped_macs": grouped_macs / runs,
-        "rows": broadcast_rows(record),
-        "act_out": float(outputs) if activated else 0.0,
-        "trips": float(trips),
-        "copied": float(trips * max(inputs - passed, 0)),
-        "growing_trips": float(trips * loop[0]),
-        "reshaped": float(trips * loop[1]),
-    }
-    return OpFeatures(family=family, precision=record.precision, placement=placement, values=values)

@@ -85,7 +85,9 @@ CONVS = ((56, 64, 64, 1, 1), (28, 64, 128, 3, 1), (8, 8, 8, 3, 1), (224, 3, 32, 
          (7, 512, 512, 3, 1), (32, 3, 16, 3, 2), (112, 32, 64, 1, 1), (14, 256, 256, 3, 1), (56, 24, 144, 1, 1),
          (7, 160, 960, 1, 1), (16, 16, 16, 3, 1), (56, 64, 128, 3, 2), (28, 32, 192, 1, 1), (4, 64, 32, 1, 1),
          (56, 64, 64, 3, 1), (14, 256, 512, 1, 1), (28, 128, 128, 3, 1), (112, 3, 16, 3, 2), (64, 3, 32, 7, 2),
-         (96, 3, 24, 3, 2), (32, 8, 16, 3, 1), (16, 4, 8, 3, 1), (112, 3, 64, 7, 2))
+         (96, 3, 24, 3, 2), (32, 8, 16, 3, 1), (16, 4, 8, 3, 1), (112, 3, 64, 7, 2),
+         # one input channel (a spectrogram's or a waveform's first layer): int8 and qd8 kernels pad it to their kr
+         (64, 1, 32, 3, 1), (48, 1, 16, 5, 2))
 # Large weights at few output positions (ResNet's and Inception's last stages): their weights (2-9 MB) are read from
 # beyond the L2 once per run, a cost the MACs do not carry when there are few positions to spread it over; without
 # them the laws fold it into the cost per MAC of the 7x7 and 14x14 layers above (docs/notes/predict-whole-model-residual.md).
@@ -94,11 +96,11 @@ WIDE_CONVS = ((4, 512, 512, 3, 1), (4, 1024, 2048, 1, 1), (8, 256, 256, 3, 1), (
 DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (28, 144, 5, 2), (7, 960, 3, 1),
               (112, 96, 3, 2), (16, 16, 3, 1), (28, 192, 3, 1), (14, 480, 5, 1), (56, 144, 3, 2), (32, 64, 3, 1),
               (10, 672, 5, 1), (14, 960, 3, 1), (20, 240, 5, 1), (14, 320, 5, 1))  # the last four: weights of
-# 24 to 67 KiB, either side of half an L1d (profile.op_features, dw_macs_past_l1), as EfficientNet's 5x5 layers
+# 24 to 67 KiB, either side of half an L1d (features.op_features, dw_macs_past_l1), as EfficientNet's 5x5 layers
 # Grouped convolutions (h, channels, channels per group, k, stride), as Keras writes Conv2D(groups=...) and depthwise
 # layers written as one (per group 1), and depthwise convolutions wider than XNNPACK's dwconv kernels (h, c, k,
 # stride: over 25 taps, run by its GEMM kernel once per channel, profile.DWCONV_MAX_TAPS): 25 to 60 times slower
-# per MAC than a 5x5 (docs/notes/predict-grouped-conv.md). Their laws: profile.conv_kernel, ``grouped_taps``. The
+# per MAC than a 5x5 (docs/notes/predict-grouped-conv.md). Their laws: features.conv_kernel, ``grouped_taps``. The
 # wide depthwise ones are not timed in hybrid: XNNPACK leaves a dynamic-range depthwise convolution to the builtin
 # kernel, whose law (with its after-qd8 twin) its 3x3 and 5x5 points fit, and which the 7x7 points would bend.
 GROUPED_CONVS = ((28, 128, 1, 7, 1), (14, 256, 1, 7, 1), (16, 192, 1, 3, 1), (7, 768, 1, 7, 1), (28, 64, 4, 3, 1),
@@ -147,14 +149,25 @@ LAYOUTS = (("RESHAPE", (1, 7, 7, 1280), (1, 62720)), ("TRANSPOSE", (1, 128, 4, 6
            ("STRIDED_SLICE", (1, 128, 256), (1, 1, 256)),
            # PADs of few channels (a stem's, before a convolution it does not fold into): copied row by row
            ("PAD", (1, 128, 128, 3), 3), ("PAD", (1, 224, 224, 3), 1), ("PAD", (1, 64, 64, 8), 1),
-           ("PAD", (1, 28, 28, 256), 1))
+           ("PAD", (1, 28, 28, 256), 1),
+           # resizes cost per output element and pixel, whatever their input: a DeepLab head's 8x upsampling of 21
+           # classes, an ASPP pooled branch broadcast to 16x16, 2x and 4x upsamplings (U-Net, FPN, YOLO)
+           ("RESIZE_BILINEAR", (1, 16, 16, 21), 128), ("RESIZE_BILINEAR", (1, 1, 1, 128), 16),
+           ("RESIZE_BILINEAR", (1, 32, 32, 32), 64), ("RESIZE_BILINEAR", (1, 8, 8, 256), 32),
+           ("RESIZE_BILINEAR", (1, 40, 40, 16), 80),
+           ("RESIZE_NEAREST_NEIGHBOR", (1, 16, 16, 64), 32), ("RESIZE_NEAREST_NEIGHBOR", (1, 8, 8, 128), 16),
+           ("RESIZE_NEAREST_NEIGHBOR", (1, 32, 32, 32), 64), ("RESIZE_NEAREST_NEIGHBOR", (1, 13, 13, 128), 26),
+           ("RESIZE_NEAREST_NEIGHBOR", (1, 1, 1, 256), 8))
 GATHERS = ((1000, 64, 16), (5000, 128, 128), (100, 16, 4))
 CONVERTS = (("QUANTIZE", (1, 224, 224, 3)), ("DEQUANTIZE", (1, 28, 28, 64)), ("QUANTIZE", (1, 8, 8, 16)),
             ("DEQUANTIZE", (1, 1000)))
-# The hybrid DEPTHWISE_CONV_2D points of an XNNPACK suite are timed once more after a tiny dynamically quantized
+# The points of these (op type, precision) in an XNNPACK suite are timed once more after a tiny dynamically quantized
 # FULLY_CONNECTED on the delegate (its own point, AFTER_QD8: [m, k] x [n, k]), as in a dynamic-range model: the
-# law of profile.AFTER_QD8_PLACEMENT
-AFTER_QD8_FAMILIES = ("DEPTHWISE_CONV_2D",)  # AFTER_QD8, the lead op's shape: suite_models
+# laws of profile.AFTER_QD8_PLACEMENTS. The kernels that pay for the state a qd8 kernel leaves behind, timed here
+# (x86-avx512) after the lead against alone, every float32 op type of the suite: the builtin hybrid depthwise
+# convolution 2.9x, XNNPACK's f32 max pool 2.1-2.3x and bilinear resize 3.2x; every other kernel 0.8-1.03x
+# (docs/notes/predict-atrous-audio.md).
+AFTER_QD8_OPS = (("DEPTHWISE_CONV_2D", "hybrid"), ("MAX_POOL_2D", "float32"), ("RESIZE_BILINEAR", "float32"))
 QUICK_EVERY = 2  # --quick keeps every other shape of each list, and the third (a small one in every list)
 
 
@@ -346,7 +359,7 @@ def suite(quick: bool = False, xnnpack: bool = True) -> list[SuitePoint]:
     for ident, family, prec, in_quick, make in models():
         if quick and not in_quick:
             continue
-        if xnnpack and prec == "hybrid" and family in AFTER_QD8_FAMILIES:  # also timed as in a model, after the lead
+        if xnnpack and (family, prec) in AFTER_QD8_OPS:  # also timed as in a model, after the lead
             points.append(SuitePoint(f"{ident}-after-qd8", family, prec, True, in_quick, after_qd8(make), lead))
         if xnnpack:
             points.append(SuitePoint(ident, family, prec, True, in_quick, make))
@@ -422,7 +435,7 @@ def stream_points(caches: Mapping[str, int], quick: bool = False, xnnpack: bool 
 # One-row FULLY_CONNECTED layers (a classifier's head, a decoder's step) whose weights are these multiples of the
 # L2 and of the L3 (GEMV_QUICK in --quick; at most STREAM_MAX_BYTES), per precision, on the delegate and off it:
 # such a layer reads each weight once, at the speed of the cache level that holds them, which the FCS above
-# (up to 8 MiB) cannot tell apart (profile.op_features, params_past_l2 and params_past_l3).
+# (up to 8 MiB) cannot tell apart (features.op_features, params_past_l2 and params_past_l3).
 GEMV = "gemv"
 GEMV_FACTORS = (("L2", 0.5), ("L2", 2.0), ("L3", 0.25), ("L3", 1.0), ("L3", 2.0))
 GEMV_QUICK = (("L2", 2.0), ("L3", 1.0))
@@ -441,7 +454,7 @@ def gemv_points(caches: Mapping[str, int], quick: bool = False, xnnpack: bool = 
         for size in sizes:
             k = max(64, round(math.isqrt(size // per_param) / 64) * 64)
             # float32 also with 24 outputs fewer (8 past a multiple of 32): the outputs of a classifier's head
-            # (1,000), which XNNPACK may run by its narrower nr2 kernel (profile.op_features, params_nr2)
+            # (1,000), which XNNPACK may run by its narrower nr2 kernel (features.op_features, params_nr2)
             for n in ((k, k - 24) if prec == "float32" else (k,)):
                 ident = f"FULLY_CONNECTED-{prec}-{GEMV}-{k}x{n}"
                 for delegate in ((True, False) if xnnpack else (False,)):

@@ -233,7 +233,8 @@ def concatenation(shape: tuple[int, ...], parts: int, axis: int, prec: str) -> C
 
 def layout(op: str, shape: tuple[int, ...], arg: Any, prec: str) -> Callable[[ModelWriter], Any]:
     """A data-movement op: RESHAPE (arg: new shape), TRANSPOSE (perm), PAD (pad per side),
-    STRIDED_SLICE / SLICE (arg: the kept size per dim, from 0), RESIZE_BILINEAR (new h)."""
+    STRIDED_SLICE / SLICE (arg: the kept size per dim, from 0), RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (new h
+    and w, half-pixel centers as Keras writes them)."""
     def make(w: ModelWriter) -> tuple[list[int], list[int]]:
         x = _act(w, shape, prec)
         if op == "RESHAPE":
@@ -252,10 +253,11 @@ def layout(op: str, shape: tuple[int, ...], arg: Any, prec: str) -> Callable[[Mo
             ones = w.tensor((len(shape),), "int32", np.ones(len(shape)))
             consts = [begin, size, ones] if op == "STRIDED_SLICE" else [begin, size]
             options = ("StridedSliceOptions", {}) if op == "STRIDED_SLICE" else ("SliceOptions", {})
-        else:  # RESIZE_BILINEAR
+        else:  # RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
             out = (shape[0], arg, arg, shape[3])
             consts = [w.tensor((2,), "int32", np.array([arg, arg]))]
-            options = ("ResizeBilinearOptions", {"halfPixelCenters": True})
+            options = ("ResizeBilinearOptions" if op == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions",
+                       {"halfPixelCenters": True})
         y = _act(w, out, prec)
         w.op(op, [x, *consts], [y], options[0], **options[1])
         return [x], [y]

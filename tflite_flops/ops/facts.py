@@ -124,7 +124,7 @@ class XnnpackFacts:
     makes one output channel and its kernel fits them (a CONV_2D with groups = channels); ``gemm_as``: the op
     type whose kernel (XNNPACK's GEMM, once per group) an instance runs as when it does not (a depthwise
     convolution wider than the depthwise kernels' taps, or of depth multiplier over 1). The latency laws
-    follow the kernel (``latency.profile.conv_kernel``).
+    follow the kernel (``latency.features.conv_kernel``).
     """
 
     operator_bytes: int | None = None
