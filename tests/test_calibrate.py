@@ -407,6 +407,10 @@ def test_each_law_point_is_timed_in_passes_and_a_rerun_times_only_the_passes_mis
     side = read_side(side_path(output), configuration(runtime))
     assert {k for k in side if k.startswith(first.key)} == {f"{first.key}#{k}" for k in (1, 2, 3)}
     assert side[f"{first.key}#3"] in (12.0, 14.0, 16.0)
+    # timed pass by pass: every point's first pass before any second pass, and so on
+    with open(side_path(output), encoding="utf-8") as f:
+        order = [int(k.rsplit("#", 1)[1]) for k in (json.loads(line).get("key", "") for line in f) if "#" in k]
+    assert order[2:] == sorted(order[2:]) and set(order) == {1, 2, 3}  # after the two lines written by hand
     # a point's median is its passes' (40, 10 and the third: the third), or of those timed so far
     assert passes_median(side, first.key, 3) == side[f"{first.key}#3"]
     assert passes_median({f"{first.key}#1": 40.0, f"{first.key}#3": 10.0}, first.key, 3) == 25.0

@@ -521,11 +521,18 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
             medians[p.key] = passes_median(medians, p.key, passes)
     todo = [job for job in jobs if job[0] not in medians]
-    # In an order shuffled once and for all: the points of one law spread over the whole calibration, so that a
-    # minute in which the machine runs faster or slower moves every law's points a little rather than some laws'
-    # a lot (in suite order, the 8x8 and 4x4 float32 CONV_2D points came out 5-10% under their time a few minutes
-    # later while the rest of the suite moved 3%, and the law priced ResNet50's stages 3 and 4 9% under it).
-    random.Random(ORDER_SEED).shuffle(todo)
+    # Pass by pass (the cold and reference timings in the first), each pass in an order shuffled once and for all:
+    # the points of one law spread over the whole pass, and a point's passes are a pass apart, so that a minute in
+    # which the machine runs faster or slower moves every law's points a little rather than some laws' a lot (in
+    # suite order, the 8x8 and 4x4 float32 CONV_2D points came out 5-10% under their time a few minutes later
+    # while the rest of the suite moved 3%, and the law priced ResNet50's stages 3 and 4 9% under it).
+    pass_of = {pass_key(p.key, k, passes): k for p in points for k in range(passes)}
+    rng, order = random.Random(ORDER_SEED), []
+    for k in range(passes):
+        batch = [job for job in todo if pass_of.get(job[0], 0) == k]
+        rng.shuffle(batch)
+        order += batch
+    todo = order
     show = progress_bar("calibrate") if progress else None
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
