@@ -48,11 +48,13 @@ are held out for every model.
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -759,6 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.time()
     runtime = RuntimeSettings(threads=args.threads)
     work = tempfile.mkdtemp(prefix="predict-accuracy-")
+    atexit.register(shutil.rmtree, work, True)  # the stretches of --segments take up to 2 GB: never left behind
     models: list[tuple[str, str, str, str]] = []  # family, model, precision, path
     skipped: list[tuple[str, str, str, str]] = []
     for spec, precision, path, why in convert_all(specs, precisions, args.cache_dir, args.convert_timeout):
@@ -888,6 +891,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
         print(f"wrote {args.json}")
+        if args.profile is None:  # the profile calibrated in the run, kept beside the results
+            shutil.copyfile(profile, args.json + ".profile.json")
+            print(f"wrote {args.json}.profile.json")
     return 0
 
 

@@ -515,9 +515,9 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     fb = runtimes.schema_module(runtime.runtime)
     config = configuration(runtime)
     keys = {key for key, *_ in jobs} | {cold_key(p, e, warm=True) for _, p, e, _ in jobs if e is not None} | \
-        {p.key for p in streams}
+        {k for p in streams for k in pass_keys(p.key, passes)}
     medians = {k: v for k, v in read_side(side, config).items() if k in keys}
-    for p in points:  # the passes a side file holds already
+    for p in points:  # the passes a side file holds already (the streams' are read after their last pass)
         if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
             medians[p.key] = passes_median(medians, p.key, passes)
     todo = [job for job in jobs if job[0] not in medians]
@@ -527,57 +527,51 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     # suite order, the 8x8 and 4x4 float32 CONV_2D points came out 5-10% under their time a few minutes later
     # while the rest of the suite moved 3%, and the law priced ResNet50's stages 3 and 4 9% under it).
     pass_of = {pass_key(p.key, k, passes): k for p in points for k in range(passes)}
-    rng, order = random.Random(ORDER_SEED), []
+    rng, batches = random.Random(ORDER_SEED), []
     for k in range(passes):
         batch = [job for job in todo if pass_of.get(job[0], 0) == k]
         rng.shuffle(batch)
-        order += batch
-    todo = order
+        batches.append(batch)
+    todo = [job for batch in batches for job in batch]
     show = progress_bar("calibrate") if progress else None
     blobs: dict[str, bytes] = {}
     failed: list[str] = []
-    for done, (key, point, level, is_reference) in enumerate(todo, 1):
-        blob = blobs.get(point.id) or blobs.setdefault(point.id, build(fb, point))
-        settings = replace(runtime, xnnpack=point.delegate)
-        try:
-            if level is not None:
-                warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
-                append_side(side, config, cold_key(point, level, warm=True), warm)
-                medians[cold_key(point, level, warm=True)] = warm
-            elif is_reference:
-                median = reference_timer(blob, settings, False)
-            else:
-                median = timer(blob, settings, quick)
-        except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
-            failed.append(f"{key}: {exc}")
-            continue
-        append_side(side, config, key, median)
-        medians[key] = median
-        if key != point.key and level is None and not is_reference:  # one pass of a law point: its median so far
-            medians[point.key] = passes_median(medians, point.key, passes)
-        if len(blob) > BIG_MODEL:  # written again for the analysis rather than held
-            blobs.pop(point.id, None)
-        if show is not None:
-            show(done, len(todo), point.id)
-    _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
-    analysing = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
-    analysed_streams = []
-    for precision in dict.fromkeys(p.precision for p in streams):  # each precision's chains in interleaved rounds
-        chains = {p.key: (p, build(fb, p)) for p in streams if p.precision == precision}  # written once, then let go
-        group = [key for key in chains if key not in medians]
-        if group:
-            settings = replace(runtime, xnnpack=chains[group[0]][0].delegate)
+    done = 0
+    for k, batch in enumerate(batches):
+        for key, point, level, is_reference in batch:
+            done += 1
+            blob = blobs.get(point.id) or blobs.setdefault(point.id, build(fb, point))
+            settings = replace(runtime, xnnpack=point.delegate)
             try:
-                got = {key: timer(chains[key][1], settings, quick) for key in group} if injected else \
-                    time_streams({key: chains[key][1] for key in group}, settings)
-            except RuntimeUnavailableError as exc:
-                failed.append(f"the {precision} streaming chains: {exc}")
-                got = {}
-            for key, median in got.items():
-                append_side(side, config, key, median)
-                medians[key] = median
-        analysed_streams += [analyse(p, blob, analysing, where.caches) for key, (p, blob) in chains.items()
-                             if key in medians]
+                if level is not None:
+                    warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
+                    append_side(side, config, cold_key(point, level, warm=True), warm)
+                    medians[cold_key(point, level, warm=True)] = warm
+                elif is_reference:
+                    median = reference_timer(blob, settings, False)
+                else:
+                    median = timer(blob, settings, quick)
+            except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
+                failed.append(f"{key}: {exc}")
+                continue
+            append_side(side, config, key, median)
+            medians[key] = median
+            if key != point.key and level is None and not is_reference:  # one pass of a law point: its median so far
+                medians[point.key] = passes_median(medians, point.key, passes)
+            if len(blob) > BIG_MODEL:  # written again for the analysis rather than held
+                blobs.pop(point.id, None)
+            if show is not None:
+                show(done, len(todo), point.id)
+        _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
+        # the streaming chains once per pass too: what weights cost from memory moves with what else the machine's
+        # memory serves, more than any op's time (docs/notes/predict-atrous-audio.md)
+        failed += time_stream_pass(streams, k, passes, medians, side, config, runtime, fb,
+                                   (lambda blob, settings: timer(blob, settings, quick)) if injected else None)
+    for p in streams:
+        if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
+            medians[p.key] = passes_median(medians, p.key, passes)
+    analysing = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
+    analysed_streams = [analyse(p, build(fb, p), analysing, where.caches) for p in streams if p.key in medians]
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing, where.caches) for p in points] + analysed_streams
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
     refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
@@ -585,6 +579,32 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
                             reference=refs)
     profile.save(output)
     return profile, len({point.key for _, point, level, is_reference in todo if level is None and not is_reference})
+
+
+def time_stream_pass(streams: Sequence[SuitePoint], k: int, passes: int, medians: dict[str, float], side: str,
+                     config: Mapping[str, Any], runtime: RuntimeSettings, fb: Any,
+                     timer: Callable[[bytes, RuntimeSettings], float] | None) -> list[str]:
+    """Time pass ``k`` of the streaming chains ``streams`` not timed yet (``medians``, the side file ``side``),
+    each precision's chains in interleaved rounds (:func:`time_streams`; ``timer``, an injected one, times each
+    chain on its own); what failed, as lines of the profile's notes."""
+    failed = []
+    for precision in dict.fromkeys(p.precision for p in streams):
+        chains = {pass_key(p.key, k, passes): p for p in streams if p.precision == precision}
+        group = [key for key in chains if key not in medians]
+        if not group:
+            continue
+        blobs = {key: build(fb, chains[key]) for key in group}  # written for the pass, then let go
+        settings = replace(runtime, xnnpack=chains[group[0]].delegate)
+        try:
+            got = {key: timer(blobs[key], settings) for key in group} if timer is not None else \
+                time_streams(blobs, settings)
+        except RuntimeUnavailableError as exc:
+            failed.append(f"the {precision} streaming chains: {exc}")
+            continue
+        for key, median in got.items():
+            append_side(side, config, key, median)
+            medians[key] = median
+    return failed
 
 
 def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer | None = None) -> Drift:
