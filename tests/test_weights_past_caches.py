@@ -268,3 +268,26 @@ def test_a_resize_is_priced_by_its_output_and_the_suite_times_both_kinds():
         assert f["out"] == 128 * 128 * 21 and f["out_rows"] == 128 * 128
         shapes = {p.id for p in suite() if p.family == op and p.precision == "float32"}
         assert len(shapes) >= 5  # enough points for the law's features (features + 2)
+
+
+def test_a_depthwise_convolution_whose_channels_end_in_a_partial_tile_has_its_remainder_feature():
+    # timed here (x86-avx512, float32, depthwise tile 16, 32x32 outputs, 5x5): 16 / 24 / 32 / 40 / 48 channels
+    # take 20.8 / 35.7 / 25.7 / 44.3 / 34.4 us: a partial last tile costs more than a whole one
+    from tflite_flops.latency.suite import DEPTHWISES
+    from tflite_flops.latency.suite_models import depthwise
+
+    cpu = cpu_target("x86-avx512")
+    assert cpu.float_depthwise_tile == 16 and cpu.int8_depthwise_tile == 32
+
+    def rem(c: int, prec: str = "float32", placement: str = XNNPACK_PLACEMENT) -> float:
+        point = SuitePoint(f"dw-{c}-{prec}", "DEPTHWISE_CONV_2D", prec, True, True, depthwise(32, c, 5, 1, "NONE", prec))
+        report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+        op = next(o for o in report.ops if o.op_type == "DEPTHWISE_CONV_2D")
+        return op_features(op, placement, caches=CACHES, cpu=cpu).values["dw_rem_taps"]
+
+    assert rem(24) == rem(40) == 32 * 32 * 25  # output pixels x taps
+    assert rem(16) == rem(32) == rem(48) == 0.0  # whole tiles
+    assert rem(48, "int8") == 32 * 32 * 25 and rem(64, "int8") == 0.0  # the int8 kernel's tile is 32
+    assert rem(24, placement=BUILTIN_PLACEMENT) == 0.0  # XNNPACK's kernel only
+    assert "dw_rem_taps" in law_features("DEPTHWISE_CONV_2D")
+    assert [c for _, c, _, _ in DEPTHWISES if c % 16]  # the suite times partial tiles

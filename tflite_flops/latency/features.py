@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..ops.facts import conv_groups, facts_of, runs_dwconv, xnnpack_facts
-from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, innermost_rows, input_depth, llc_capacity,
-                      narrow_kernel, weights_past)
+from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, depthwise_remainder, innermost_rows,
+                      input_depth, llc_capacity, narrow_kernel, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -90,6 +90,15 @@ def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "", depth: 
     return record.macs * _padded(cout, tile) / cout * _padded(cin, max(depth, 1)) / cin
 
 
+def _remainder_taps(record: Any, family: str, precision: str, cpu: Any) -> float:
+    """Output pixels x kernel taps of a depthwise convolution whose channels end in a partial tile of XNNPACK's
+    depthwise kernel (:func:`~tflite_flops.latency.kernels.depthwise_remainder`), else 0."""
+    geometry = conv_geometry(record)
+    if not depthwise_remainder(family, geometry, precision, cpu):
+        return 0.0
+    return record.macs / max(geometry[0] * geometry[2], 1)
+
+
 def broadcast_rows(record: Any) -> float:
     """For an op of the binary group, the runs of its innermost loop when an operand is broadcast along some
     dims but not all (XNNPACK merges the dims that broadcast alike, and calls its kernel once per element of
@@ -160,6 +169,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       ``cpu`` (the profile's CPU target: :meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`), else 0: on
       x86-avx512 a row of 1,000 or 1,008 outputs takes the 16-wide kernel, 15 us per MiB of weights where 1,016
       or 1,024 outputs take 10;
+    * ``dw_rem_taps``: on XNNPACK, for a depthwise convolution whose channels end in a partial tile of the CPU
+      target's depthwise kernel (:func:`~tflite_flops.latency.kernels.depthwise_remainder`), its output pixels x
+      kernel taps (what the partial tile's pass costs by), else 0;
     * ``taps``: for CONV_2D and TRANSPOSE_CONV, MACs over input channels (output elements x kernel
       area): a kernel's cost per window position whatever the channels, which makes a 3-channel stem
       dearer per MAC than a 64-channel layer; 0 for other ops;
@@ -211,6 +223,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "elems_past_l2": activations_past(max(inputs - params, 0) + outputs, precision, int(caches.get("L2", 0) or 0)),
         "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches, cpu)
         else 0.0,
+        "dw_rem_taps": _remainder_taps(record, family, precision, cpu) / runs if placement in ON_XNNPACK else 0.0,
         "taps": _taps(record, family) / runs,
         "tiled_macs": _tiled_macs(record, tile, family,
                                   input_depth(cpu, precision) if placement in ON_XNNPACK else 1) / runs,

@@ -109,6 +109,21 @@ def depthwise_past_l1(family: str, geometry: Any, precision: str, caches: Any, c
     return groups * per_group * taps * WEIGHT_BYTES.get(precision, 1) > l1 * cache_shares(cpu)[0]
 
 
+def depthwise_remainder(family: str, geometry: Any, precision: str, cpu: Any) -> bool:
+    """Whether XNNPACK's depthwise kernel runs a convolution (``family``: the law's op type, its weights packed as
+    a depthwise filter; ``geometry``: ``features.conv_geometry``) over output channels that are not a multiple of
+    ``cpu``'s depthwise channel tile for ``precision`` (float: ``float_depthwise_tile``, int8:
+    ``int8_depthwise_tile``; False without a target). The last, partial tile costs more than a whole one: timed
+    here (x86-avx512, float32, tile 16, 32x32 outputs, 5x5), 16 / 24 / 32 / 40 / 48 channels take 20.8 / 35.7 /
+    25.7 / 44.3 / 34.4 us; BlazeFace's 24-channel 5x5 layers ran at 0.42 of a law that had only seen multiples."""
+    if cpu is None or geometry is None or xnnpack_facts(family).weights != DEPTHWISE:
+        return False
+    tile = cpu.float_depthwise_tile if precision in WEIGHT_BYTES else \
+        cpu.int8_depthwise_tile if precision in ("int8", "uint8") else 0
+    groups, _, per_group, _ = geometry
+    return tile > 0 and (groups * per_group) % tile != 0
+
+
 def innermost_rows(outputs: Any) -> float:
     """The rows of the first of ``outputs`` (shapes): its elements over its last dim; 0 without one."""
     if not outputs or not outputs[0]:

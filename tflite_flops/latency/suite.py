@@ -95,8 +95,11 @@ CONVS = ((56, 64, 64, 1, 1), (28, 64, 128, 3, 1), (8, 8, 8, 3, 1), (224, 3, 32, 
 WIDE_CONVS = ((4, 512, 512, 3, 1), (4, 1024, 2048, 1, 1), (8, 256, 256, 3, 1), (8, 2048, 384, 1, 1))
 DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (28, 144, 5, 2), (7, 960, 3, 1),
               (112, 96, 3, 2), (16, 16, 3, 1), (28, 192, 3, 1), (14, 480, 5, 1), (56, 144, 3, 2), (32, 64, 3, 1),
-              (10, 672, 5, 1), (14, 960, 3, 1), (20, 240, 5, 1), (14, 320, 5, 1))  # the last four: weights of
-# 24 to 67 KiB, either side of half an L1d (features.op_features, dw_macs_past_l1), as EfficientNet's 5x5 layers
+              (10, 672, 5, 1), (14, 960, 3, 1), (20, 240, 5, 1), (14, 320, 5, 1),  # these four: weights of
+              # 24 to 67 KiB, either side of half an L1d (features.op_features, dw_macs_past_l1), as EfficientNet's
+              # 5x5 layers; then channels that end in a partial tile of the depthwise kernels (16 float, 32 int8 on
+              # x86-avx512: features.op_features, dw_rem_taps), as BlazeFace's and ShuffleNet's 24-channel layers
+              (56, 24, 3, 1), (28, 40, 5, 1), (14, 120, 3, 1), (32, 72, 5, 2))
 # Grouped convolutions (h, channels, channels per group, k, stride), as Keras writes Conv2D(groups=...) and depthwise
 # layers written as one (per group 1), and depthwise convolutions wider than XNNPACK's dwconv kernels (h, c, k,
 # stride: over 25 taps, run by its GEMM kernel once per channel, profile.DWCONV_MAX_TAPS): 25 to 60 times slower
