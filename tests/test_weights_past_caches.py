@@ -291,3 +291,15 @@ def test_a_depthwise_convolution_whose_channels_end_in_a_partial_tile_has_its_re
     assert rem(24, placement=BUILTIN_PLACEMENT) == 0.0  # XNNPACK's kernel only
     assert "dw_rem_taps" in law_features("DEPTHWISE_CONV_2D")
     assert [c for _, c, _, _ in DEPTHWISES if c % 16]  # the suite times partial tiles
+
+
+def test_the_suite_times_a_channel_shuffle_s_transpose_with_enough_points_for_the_layout_features():
+    # ShuffleNet's channel shuffle, [1,16,16,2,24] -> [1,16,16,24,2] in int8, took 7.2 us where a TRANSPOSE law
+    # fitted on 3 points (a constant and a cost per element) said 0.4: the copy runs 2 elements at a time
+    from tflite_flops.latency.suite import suite
+
+    for prec in ("float32", "int8"):
+        ids = [p.id for p in suite() if p.family == "TRANSPOSE" and p.precision == prec and p.delegate]
+        assert any("x2x24-0x1x2x4x3" in i for i in ids)
+        assert len(ids) >= len(law_features("TRANSPOSE")) + 1  # every feature, a constant and one to spare
+    assert "out_rows" in law_features("TRANSPOSE")
