@@ -303,3 +303,24 @@ def test_the_suite_times_a_channel_shuffle_s_transpose_with_enough_points_for_th
         assert any("x2x24-0x1x2x4x3" in i for i in ids)
         assert len(ids) >= len(law_features("TRANSPOSE")) + 1  # every feature, a constant and one to spare
     assert "out_rows" in law_features("TRANSPOSE")
+
+
+def test_a_dynamic_range_pointwise_convolution_is_tiled_by_the_qd8_gemm_kernel():
+    # XNNPACK runs a 1x1 stride-1 CONV_2D as a fully connected op; dynamically quantized on x86-avx512 that is
+    # the 5x64c4 GEMM kernel: BlazeFace's 1x1 layers of 24 to 42 channels ran at 0.43-0.52 of a 16-wide law
+    from tflite_flops.latency.suite_models import conv
+
+    cpu = cpu_target("x86-avx512")
+    assert cpu.hybrid_gemm_tile == 64
+
+    def tiled(prec: str, k: int, placement: str = XNNPACK_PLACEMENT) -> float:
+        point = SuitePoint(f"pw-{prec}-{k}", "CONV_2D", prec, True, True, conv(16, 96, 24, k, 1, "NONE", prec))
+        report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
+        op = next(o for o in report.ops if o.op_type == "CONV_2D")
+        return op_features(op, placement, caches=CACHES, cpu=cpu).values["tiled_macs"]
+
+    macs = 16 * 16 * 96 * 24
+    assert tiled("hybrid", 1) == macs * 64 / 24  # 24 outputs computed as 64
+    assert tiled("int8", 1) == macs * 32 / 24  # the qs8 kernel's 16-wide tiles
+    assert tiled("hybrid", 3) == 9 * macs * 32 / 24  # a 3x3 one: the convolution kernel's 16-wide tiles (96 in: no kr)
+    assert tiled("hybrid", 1, BUILTIN_PLACEMENT) == macs * 32 / 24  # the builtin kernels: the law's tile

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..ops.facts import conv_groups, facts_of, runs_dwconv, xnnpack_facts
-from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, depthwise_remainder, innermost_rows,
-                      input_depth, llc_capacity, narrow_kernel, weights_past)
+from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, depthwise_remainder, gemm_tile,
+                      innermost_rows, input_depth, llc_capacity, narrow_kernel, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -64,6 +64,14 @@ def _grouped(record: Any, family: str) -> tuple[float, float]:
     if geometry is None or geometry[0] <= 1 or "grouped_taps" not in law_features(family):
         return 0.0, 0.0
     return record.macs / (geometry[1] * geometry[2]), float(record.macs)
+
+
+def _depth(record: Any, precision: str, cpu: Any, placement: str) -> int:
+    """The input channels per tap ``tiled_macs`` pads to: the convolution kernel's ``kr`` on XNNPACK (1 for a
+    dynamically quantized pointwise one, run by the GEMM kernel, whose depth is not a target constant), else 1."""
+    if placement not in ON_XNNPACK or gemm_tile(record, precision, cpu, 0):
+        return 1
+    return input_depth(cpu, precision)
 
 
 def _padded(n: int, step: int) -> int:
@@ -178,7 +186,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels (a group's) rounded up to
       ``tile`` (what the microkernel computes: the CPU target's, :func:`~tflite_flops.latency.kernels.law_tile`), and on XNNPACK each tap's
       input channels rounded up to the int8 or dynamically quantized kernel's depth (``cpu``'s ``kr``,
-      :func:`~tflite_flops.latency.kernels.input_depth`: 1 to 8 input channels cost the same); 0 for other ops;
+      :func:`~tflite_flops.latency.kernels.input_depth`: 1 to 8 input channels cost the same); a dynamically
+      quantized pointwise convolution's output channels to the qd8 GEMM kernel's tile instead
+      (:func:`~tflite_flops.latency.kernels.gemm_tile`: 64 on x86-avx512); 0 for other ops;
     * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
       kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
     * ``act_out``: the output elements when the op has a fused activation (``activated``: a RELU, RELU6... in
@@ -225,8 +235,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         else 0.0,
         "dw_rem_taps": _remainder_taps(record, family, precision, cpu) / runs if placement in ON_XNNPACK else 0.0,
         "taps": _taps(record, family) / runs,
-        "tiled_macs": _tiled_macs(record, tile, family,
-                                  input_depth(cpu, precision) if placement in ON_XNNPACK else 1) / runs,
+        "tiled_macs": _tiled_macs(record, gemm_tile(record, precision, cpu, tile) if placement in ON_XNNPACK else tile,
+                                  family, _depth(record, precision, cpu, placement)) / runs,
         "grouped_taps": grouped_taps / runs,
         "grouped_macs": grouped_macs / runs,
         "rows": broadcast_rows(record),
