@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from ..ops.facts import conv_groups, facts_of, runs_dwconv, xnnpack_facts
 from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, depthwise_remainder, gemm_tile,
-                      innermost_rows, input_depth, llc_capacity, narrow_kernel, weights_past)
+                      innermost_rows, input_depth, llc_capacity, narrow_kernel, qd8_pointwise, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -69,7 +69,7 @@ def _grouped(record: Any, family: str) -> tuple[float, float]:
 def _depth(record: Any, precision: str, cpu: Any, placement: str) -> int:
     """The input channels per tap ``tiled_macs`` pads to: the convolution kernel's ``kr`` on XNNPACK (1 for a
     dynamically quantized pointwise one, run by the GEMM kernel, whose depth is not a target constant), else 1."""
-    if placement not in ON_XNNPACK or gemm_tile(record, precision, cpu, 0):
+    if placement not in ON_XNNPACK or qd8_pointwise(record, precision, cpu):
         return 1
     return input_depth(cpu, precision)
 
