@@ -331,10 +331,48 @@ def test_conv_features_count_the_output_channel_tiles():
     # 24 channels: two tiles, 32 channels' worth: 73,728 x 3 = 221,184 MACs -> x 32 / 24 = 294,912
     wider = SimpleNamespace(**{**vars(conv), "macs": 221_184, "inputs": ((1, 8, 8, 16), (24, 3, 3, 16), (24,))})
     assert op_features(wider, "xnnpack").values["tiled_macs"] == 294_912.0
-    # other ops (a TRANSPOSE_CONV too: its law has too few points for the feature) have none
-    tconv = SimpleNamespace(**{**vars(conv), "op_type": "TRANSPOSE_CONV"})
-    assert op_features(tconv, "xnnpack").values["tiled_macs"] == 0.0
-    assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("TRANSPOSE_CONV")
+    # other ops have none
+    add = SimpleNamespace(**{**vars(conv), "op_type": "ADD", "macs": 0})
+    assert op_features(add, "xnnpack").values["tiled_macs"] == 0.0
+    assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("ADD")
+
+
+def test_transposed_conv_features_follow_xnnpack_s_sub_convolutions():
+    from types import SimpleNamespace
+
+    from tflite_flops.latency.features import op_features
+    from tflite_flops.latency.kernels import cpu_target
+
+    cpu = cpu_target("x86-avx512")
+    assert (cpu.float_tile, cpu.float_nr2_tile, cpu.int8_tile) == (32, 16, 16)
+
+    def tconv(h: int, cin: int, cout: int, k: int, s: int, precision: str = "float32") -> SimpleNamespace:
+        ho = h * s  # SAME: MACs = input pixels x k x k x cin x cout (TensorFlow's count)
+        return SimpleNamespace(op_type="TRANSPOSE_CONV", precision=precision, macs=h * h * k * k * cin * cout,
+                               flops=0, bytes_read=0, bytes_written=0, params=cout * k * k * cin,
+                               inputs=((4,), (cout, k, k, cin), (1, h, h, cin)), outputs=((1, ho, ho, cout),),
+                               executions=1)
+
+    def tiled(record: SimpleNamespace, placement: str = "xnnpack") -> float:
+        return op_features(record, placement, cpu=cpu).values["tiled_macs"]
+
+    # 8x8x24 -> 16x16x8, 3x3, stride 2: 8 x 8 x 9 x 24 x 8 = 110,592 MACs; fewer than 32 output channels: the
+    # narrow kernel's passes of 16, each costing a full 32-wide pass: 1 pass -> 110,592 x 32 / 8 = 442,368
+    small = tconv(8, 24, 8, 3, 2)
+    assert small.macs == 110_592 and tiled(small) == 442_368.0
+    assert op_features(small, "xnnpack", cpu=cpu).values["out_rows"] == 256.0  # 16 x 16 output pixels
+    # 24 channels: 2 passes of 16 -> 64 channels' worth; 48: 2 passes of 32 -> 64 too; 32: one pass
+    assert tiled(tconv(8, 24, 24, 3, 2)) == 331_776 * 64 / 24
+    assert tiled(tconv(8, 24, 48, 3, 2)) == 663_552 * 64 / 48
+    assert tiled(tconv(8, 24, 32, 3, 2)) == 442_368.0
+    # int8 passes of 16 (int8_tile) and input channels padded to kr 8: 24 -> 32 outputs, 24 inputs stay
+    assert tiled(tconv(8, 24, 24, 3, 2, "int8")) == 331_776 * 32 / 24
+    # on the builtin kernels: the law's tile (16): 8 -> 16
+    assert tiled(small, "builtin") == 110_592 * 16 / 8
+    # stride 1: no sub-convolutions, XNNPACK's IGEMM over every output pixel: the CONV_2D law predicts it
+    assert op_features(tconv(16, 16, 16, 3, 1), "xnnpack", cpu=cpu).family == "CONV_2D"
+    assert op_features(tconv(16, 16, 16, 3, 1), "builtin", cpu=cpu).family == "TRANSPOSE_CONV"
+    assert op_features(small, "xnnpack", cpu=cpu).family == "TRANSPOSE_CONV"
 
 
 def test_the_range_is_the_op_part_s_error_as_prediction_applies_it():

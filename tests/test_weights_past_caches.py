@@ -175,20 +175,20 @@ def test_a_law_keeps_the_features_its_points_allow():
     from tflite_flops.latency.fit import Sample, _features_for
     from tflite_flops.latency.profile import OpFeatures
 
-    names = law_features("TRANSPOSE_CONV")  # the conv group's, in order of importance
+    names = law_features("DEPTHWISE_CONV_2D")  # the conv group's, in order of importance
 
     def rows(n, zero=()):
-        return [Sample(OpFeatures("TRANSPOSE_CONV", "float32", XNNPACK_PLACEMENT,
+        return [Sample(OpFeatures("DEPTHWISE_CONV_2D", "float32", XNNPACK_PLACEMENT,
                                   {f: (0.0 if f in zero else 1.0 + i) for f in names}), 10.0 + i, 0.0)
                 for i in range(n)]
 
-    assert _features_for(rows(len(names) + 2), "TRANSPOSE_CONV") == list(names)
+    assert _features_for(rows(len(names) + 2), "DEPTHWISE_CONV_2D") == list(names)
     # a feature 0 on every point is not one the points must pay for
-    assert _features_for(rows(len(names) + 1, zero={"dw_macs_past_l1"}), "TRANSPOSE_CONV") == \
+    assert _features_for(rows(len(names) + 1, zero={"dw_macs_past_l1"}), "DEPTHWISE_CONV_2D") == \
         [f for f in names if f != "dw_macs_past_l1"]
     # too few points: the first ones they allow (points - 2), never fewer than the constant and the main feature
-    assert _features_for(rows(7), "TRANSPOSE_CONV") == list(names[:5])
-    assert _features_for(rows(3), "TRANSPOSE_CONV") == list(names[:2])
+    assert _features_for(rows(7), "DEPTHWISE_CONV_2D") == list(names[:5])
+    assert _features_for(rows(3), "DEPTHWISE_CONV_2D") == list(names[:2])
 
 
 def test_the_fit_names_the_points_it_leaves_out():

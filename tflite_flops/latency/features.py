@@ -4,11 +4,11 @@ geometry that picks the kernel whose law predicts it (:func:`conv_kernel`)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from ..ops.facts import conv_groups, facts_of, runs_dwconv, xnnpack_facts
-from .kernels import (CHANNEL_TILE, activations_past, depthwise_past_l1, depthwise_remainder, gemm_tile,
-                      innermost_rows, input_depth, llc_capacity, narrow_kernel, qd8_pointwise, weights_past)
+from ..ops.facts import TRANSPOSED_CONV, conv_groups, facts_of, runs_dwconv, xnnpack_facts
+from .kernels import (CHANNEL_TILE, activations_past, deconv_channels, deconv_subconv, depthwise_past_l1,
+                      depthwise_remainder, gemm_tile, innermost_rows, input_depth, llc_capacity, narrow_kernel, qd8_pointwise, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -46,9 +46,12 @@ def conv_geometry(record: Any) -> tuple[int, int, int, int] | None:
 
 def conv_kernel(record: Any, placement: str) -> str:
     """The op type whose law predicts a convolution: the one whose XNNPACK kernel runs it (``depthwise_as``
-    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not) on the delegate; its own op type on
-    the builtin kernels and for every other op."""
+    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not; a transposed convolution's
+    ``gemm_as`` when XNNPACK does not split it into sub-convolutions, :func:`~tflite_flops.latency.kernels.deconv_subconv`)
+    on the delegate; its own op type on the builtin kernels and for every other op."""
     facts = xnnpack_facts(record.op_type)
+    if placement in ON_XNNPACK and facts.weights == TRANSPOSED_CONV and facts.gemm_as and not deconv_subconv(record):
+        return facts.gemm_as
     geometry = conv_geometry(record) if placement in ON_XNNPACK else None
     if geometry is None or not (facts.depthwise_as or facts.gemm_as):
         return record.op_type
@@ -78,11 +81,14 @@ def _padded(n: int, step: int) -> int:
     return -(-n // step) * step
 
 
-def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "", depth: int = 1) -> float:
-    """MACs with the output channels (of a group, when it is grouped) rounded up to ``tile`` and each tap's input
-    channels to ``depth`` (the kernel's ``kr``, :func:`~tflite_flops.latency.kernels.input_depth`: an int8 stem of
-    3 channels computes 8 on x86-avx512), for the op types (``family``: the law's, default the record's) whose
-    record says ``tiled_macs`` (CONV_2D; the TRANSPOSE_CONV law has too few points for one more feature); else 0."""
+def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "", depth: int = 1,
+                channels: Callable[[int], int] | None = None) -> float:
+    """MACs with the output channels (of a group, when it is grouped) rounded up to ``tile`` (or to what
+    ``channels`` says the kernel computes for them, when it says: a transposed convolution on XNNPACK,
+    :func:`~tflite_flops.latency.kernels.deconv_channels`) and each tap's input channels to ``depth`` (the kernel's
+    ``kr``, :func:`~tflite_flops.latency.kernels.input_depth`: an int8 stem of 3 channels computes 8 on
+    x86-avx512), for the op types (``family``: the law's, default the record's) whose record says ``tiled_macs``
+    (CONV_2D, TRANSPOSE_CONV); else 0."""
     facts = facts_of(family or record.op_type)
     if not facts.tiled_macs:
         return 0.0
@@ -95,7 +101,8 @@ def _tiled_macs(record: Any, tile: int = CHANNEL_TILE, family: str = "", depth: 
         if pos is None or len(inputs) <= pos or len(inputs[pos]) != 4 or min(int(inputs[pos][0]), int(inputs[pos][3])) <= 0:
             return 0.0
         cin, cout = int(inputs[pos][3]), int(inputs[pos][0])
-    return record.macs * _padded(cout, tile) / cout * _padded(cin, max(depth, 1)) / cin
+    computed = (channels(cout) if channels is not None else 0) or _padded(cout, tile)
+    return record.macs * computed / cout * _padded(cin, max(depth, 1)) / cin
 
 
 def _remainder_taps(record: Any, family: str, precision: str, cpu: Any) -> float:
@@ -236,7 +243,9 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "dw_rem_taps": _remainder_taps(record, family, precision, cpu) / runs if placement in ON_XNNPACK else 0.0,
         "taps": _taps(record, family) / runs,
         "tiled_macs": _tiled_macs(record, gemm_tile(record, precision, cpu, tile) if placement in ON_XNNPACK else tile,
-                                  family, _depth(record, precision, cpu, placement)) / runs,
+                                  family, _depth(record, precision, cpu, placement),
+                                  (lambda c: deconv_channels(family, c, precision, cpu))
+                                  if placement in ON_XNNPACK else None) / runs,
         "grouped_taps": grouped_taps / runs,
         "grouped_macs": grouped_macs / runs,
         "rows": broadcast_rows(record),

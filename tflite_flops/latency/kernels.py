@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.facts import DEPTHWISE, FULLY_CONNECTED, xnnpack_facts
+from ..ops.facts import DEPTHWISE, FULLY_CONNECTED, TRANSPOSED_CONV, xnnpack_facts
 
 # XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
 # 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
@@ -66,6 +66,42 @@ def gemm_tile(record: Any, precision: str, cpu: Any, tile: int) -> int:
     ``hybrid_gemm_tile`` (64 on x86-avx512). Timed here: BlazeFace's 1x1 layers of 24 to 42 output channels in
     dynamic range ran at 0.43-0.52 of a law that padded them to 16."""
     return int(cpu.hybrid_gemm_tile) if qd8_pointwise(record, precision, cpu) else tile
+
+
+def deconv_subconv(record: Any) -> bool:
+    """Whether XNNPACK runs the transposed convolution ``record`` (inputs: output shape, [Cout, kh, kw, Cin] filter,
+    input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output phase:
+    a stride above 1 and at most the kernel's size (src/operators/deconvolution-nhwc.c, ``is_subconv2d``).
+    Otherwise it runs its IGEMM kernel over every output pixel, as a convolution: timed here (x86-avx512,
+    float32, 16x16x16 -> 16 channels, 3x3), 6.4 us at stride 1, where the sub-convolutions' law said 11."""
+    inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
+    if len(inputs) < 3 or not outputs or len(inputs[1]) != 4 or len(inputs[2]) != 4 or len(outputs[0]) != 4:
+        return True
+    w, x, y = inputs[1], inputs[2], outputs[0]
+    if min(int(x[1]), int(x[2])) <= 0:
+        return True
+    sh, sw = max(int(y[1]) // int(x[1]), 1), max(int(y[2]) // int(x[2]), 1)
+    return max(sh, sw) > 1 and sh <= int(w[1]) and sw <= int(w[2])
+
+
+def deconv_channels(family: str, cout: int, precision: str, cpu: Any) -> int:
+    """The output channels XNNPACK's transposed convolution (``family``: the law's op type, its weights packed as a
+    transposed filter) computes for ``cout`` on CPU target ``cpu``: its GEMM passes times the kernel's tile (0 for
+    other ops, other precisions, or without a target). It runs one GEMM per output phase (sub-convolution),
+    each in passes of ``nr`` output channels (``float_tile``/``int8_tile``), or of the narrower ``nr2``
+    (``float_nr2_tile``) when ``cout`` is below ``nr``; on x86 a pass of the narrow kernel takes about as long as a
+    full one. Timed here (x86-avx512, float32, 8x8x24 -> 16x16, 3x3, stride 2): 8 / 16 / 24 / 32 / 48 / 64
+    output channels take 9.2 / 9.1 / 16.3 / 9.8 / 17.6 / 17.6 us (1 / 1 / 2 / 1 / 2 / 2 passes); int8 steps by 16
+    (2.9 / 3.0 / 4.1 / 4.1 / 5.3 / 6.5 us). The old law, on MACs alone, was 12% off at its own points."""
+    if cpu is None or cout <= 0 or xnnpack_facts(family).weights != TRANSPOSED_CONV:
+        return 0
+    if precision in WEIGHT_BYTES:
+        nr = int(cpu.float_tile)
+        step = nr if cout >= nr else int(cpu.float_nr2_tile) or nr
+        return -(-cout // step) * nr
+    if precision in ("int8", "uint8"):
+        return -(-cout // int(cpu.int8_tile)) * int(cpu.int8_tile)
+    return 0
 
 
 def weights_past(params: int, precision: str, capacity: int) -> float:

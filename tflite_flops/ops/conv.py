@@ -542,7 +542,11 @@ register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_ma
 register_facts("DEPTHWISE_CONV_2D", law_group="conv", fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
                xnnpack=XnnpackFacts(operator_bytes=1_700, weights=DEPTHWISE, reshape_buffers=DEPTHWISE_INDIRECTION,
                                     gemm_as="CONV_2D"))
-register_facts("TRANSPOSE_CONV", law_group="conv", taps_weight=1, fusion=(OUTPUT_CLAMP,),
+# A transposed convolution's law: XNNPACK's sub-convolutions cost by their GEMM passes (tiled_macs) and by output
+# pixel (out_rows: int8 8 ns a pixel here, a 2x2 stride-2 layer of 16 channels 37 us where its MACs say 5).
+register_facts("TRANSPOSE_CONV", law_group="conv", law_features=("1", "tiled_macs", "out_rows", "macs", "taps", "in",
+                                                                    "out", "params", "elems_past_l2"),
+               taps_weight=1, tiled_macs=True, fusion=(OUTPUT_CLAMP,),
                xnnpack=XnnpackFacts(operator_bytes=1_620, weights=TRANSPOSED_CONV,
-                                    reshape_buffers=TRANSPOSED_INDIRECTION))
+                                    reshape_buffers=TRANSPOSED_INDIRECTION, gemm_as="CONV_2D"))
 register_facts(("CONV_3D", "CONV_3D_TRANSPOSE"), law_group="conv")

@@ -123,7 +123,8 @@ class XnnpackFacts:
     (XNNPACK's depthwise microkernels) an instance runs as when each of its groups takes one input channel and
     makes one output channel and its kernel fits them (a CONV_2D with groups = channels); ``gemm_as``: the op
     type whose kernel (XNNPACK's GEMM, once per group) an instance runs as when it does not (a depthwise
-    convolution wider than the depthwise kernels' taps, or of depth multiplier over 1). The latency laws
+    convolution wider than the depthwise kernels' taps, or of depth multiplier over 1; a transposed convolution
+    that XNNPACK does not split into sub-convolutions, ``latency.kernels.deconv_subconv``). The latency laws
     follow the kernel (``latency.features.conv_kernel``).
     """
 

@@ -1,0 +1,194 @@
+"""Held-out benchmark models from converters this project does not otherwise run: litert-torch and MediaPipe.
+
+Run in a separate virtualenv that has ``litert-torch`` and ``torchvision`` (never in the project's own
+environment: litert-torch pins its own ai-edge-litert and pulls torch, JAX and transformers)::
+
+    python benchmarks/torch_models.py --out DIR                  # every torch model below
+    python benchmarks/torch_models.py --out DIR --only resnet    # names containing 'resnet'
+    python benchmarks/torch_models.py --mediapipe DIR            # copy the .tflite files MediaPipe ships
+
+Torch models (random weights, ``weights=None``, seeded; nothing is downloaded), each converted with
+``litert_torch.convert(model.eval(), (sample,))`` and written with ``.export(path)``:
+
+* seven torchvision classifiers in float32, named ``tv_<arch>_<res>_float32.tflite``;
+* for a few of them, PT2E-quantized variants: ``_dynint8`` (dynamic-range, int8 per-channel weights, float
+  activations) and ``_int8`` (static int8 activations and weights, calibrated on random images);
+* ``gpt4x256_64_float32.tflite``: a small GPT written in plain torch (4 pre-norm decoder layers, d_model 256,
+  4 heads, causal attention, GELU MLP, token and position embeddings, LM head over a vocabulary of 1000) on
+  64 token ids.
+
+MediaPipe's legacy solutions bundle ``mediapipe/modules/**.tflite`` in its wheels up to 0.10.21 only (later
+releases ship no model); ``--mediapipe`` copies them as ``mp_<file stem>.tflite`` (the directory is dropped,
+the stems are unique), and needs only the ``mediapipe`` package to be importable.
+
+Conversions run one at a time in this process; an existing output is kept unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+# (torchvision builder, input resolution, quantized variants to make as well)
+TORCHVISION: dict[str, tuple[int, tuple[str, ...]]] = {
+    "resnet18": (224, ("dynint8", "int8")),
+    "shufflenet_v2_x0_5": (224, ()),
+    "regnet_x_400mf": (160, ()),
+    "efficientnet_b0": (160, ()),
+    "mobilenet_v3_small": (224, ("dynint8", "int8")),
+    "mnasnet0_5": (224, ()),
+    "squeezenet1_1": (224, ()),
+}
+GPT_LAYERS, GPT_DIM, GPT_HEADS, GPT_SEQ, GPT_VOCAB = 4, 256, 4, 64, 1000
+
+
+def build_gpt(torch: Any) -> Any:
+    """A small decoder-only transformer: returns the logits of every position, shape (1, seq, vocab)."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(GPT_DIM), nn.LayerNorm(GPT_DIM)
+            self.qkv = nn.Linear(GPT_DIM, 3 * GPT_DIM)
+            self.proj = nn.Linear(GPT_DIM, GPT_DIM)
+            self.fc1, self.fc2 = nn.Linear(GPT_DIM, 4 * GPT_DIM), nn.Linear(4 * GPT_DIM, GPT_DIM)
+            mask = torch.full((GPT_SEQ, GPT_SEQ), float("-inf")).triu(1)
+            self.register_buffer("mask", mask, persistent=False)
+
+        def attention(self, x: Any) -> Any:
+            b, t, _ = x.shape
+            head = GPT_DIM // GPT_HEADS
+            q, k, v = self.qkv(x).view(b, t, 3, GPT_HEADS, head).permute(2, 0, 3, 1, 4)
+            scores = q @ k.transpose(-1, -2) * head ** -0.5 + self.mask[:t, :t]
+            y = F.softmax(scores, dim=-1) @ v
+            return self.proj(y.transpose(1, 2).reshape(b, t, GPT_DIM))
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attention(self.ln1(x))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok = nn.Embedding(GPT_VOCAB, GPT_DIM)
+            self.pos = nn.Parameter(torch.randn(1, GPT_SEQ, GPT_DIM) * 0.02)
+            self.blocks = nn.ModuleList(Block() for _ in range(GPT_LAYERS))
+            self.ln_f = nn.LayerNorm(GPT_DIM)
+            self.head = nn.Linear(GPT_DIM, GPT_VOCAB, bias=False)
+
+        def forward(self, ids: Any) -> Any:
+            x = self.tok(ids) + self.pos[:, : ids.shape[1]]
+            for block in self.blocks:
+                x = block(x)
+            return self.head(self.ln_f(x))
+
+    return GPT()
+
+
+def quantize(torch: Any, model: Any, sample: tuple[Any, ...], mode: str) -> tuple[Any, Any]:
+    """PT2E-quantizes ``model`` for litert-torch; returns the converted graph module and its QuantConfig."""
+    from litert_torch.quantize import pt2e_quantizer as pq
+    from litert_torch.quantize.quant_config import QuantConfig
+    from torchao.quantization.pt2e import quantize_pt2e
+
+    config = pq.get_symmetric_quantization_config(is_per_channel=True, is_dynamic=mode == "dynint8")
+    quantizer = pq.PT2EQuantizer().set_global(config)
+    graph = quantize_pt2e.prepare_pt2e(torch.export.export(model, sample).module(), quantizer)
+    for _ in range(1 if mode == "dynint8" else 8):  # calibration on random images
+        graph(torch.randn_like(sample[0]))
+    return quantize_pt2e.convert_pt2e(graph, fold_quantize=False), QuantConfig(pt2e_quantizer=quantizer)
+
+
+def jobs(torch: Any) -> list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]], str]]:
+    """(output name, builder of (model, sample), variant) for every torch model, in conversion order."""
+    import torchvision
+
+    out: list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]], str]] = []
+    for arch, (res, variants) in TORCHVISION.items():
+        def make(arch: str = arch, res: int = res) -> tuple[Any, tuple[Any, ...]]:
+            model = getattr(torchvision.models, arch)(weights=None)
+            return model.eval(), (torch.randn(1, 3, res, res),)
+
+        for variant in ("float32", *variants):
+            out.append((f"tv_{arch}_{res}_{variant}", make, variant))
+
+    def make_gpt() -> tuple[Any, tuple[Any, ...]]:
+        return build_gpt(torch).eval(), (torch.randint(0, GPT_VOCAB, (1, GPT_SEQ)),)
+
+    out.append((f"gpt{GPT_LAYERS}x{GPT_DIM}_{GPT_SEQ}_float32", make_gpt, "float32"))
+    return out
+
+
+def convert_all(out_dir: Path, only: str | None, seed: int, force: bool) -> int:
+    """Converts every selected torch model into ``out_dir``; returns the number of failures."""
+    import litert_torch
+    import torch
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    for name, make, variant in jobs(torch):
+        path = out_dir / f"{name}.tflite"
+        if only and only not in name:
+            continue
+        if path.exists() and not force:
+            print(f"{name}: kept ({path.stat().st_size:,} bytes)")
+            continue
+        torch.manual_seed(seed)
+        start = time.perf_counter()
+        try:
+            model, sample = make()
+            kwargs: dict[str, Any] = {}
+            if variant != "float32":
+                model, kwargs["quant_config"] = quantize(torch, model, sample, variant)
+            litert_torch.convert(model, sample, **kwargs).export(str(path))
+        except Exception as err:  # one model's failure must not stop the others
+            failures += 1
+            print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
+            continue
+        print(f"{name}: {path.stat().st_size:,} bytes in {time.perf_counter() - start:.0f} s", flush=True)
+    return failures
+
+
+def copy_mediapipe(out_dir: Path) -> int:
+    """Copies every .tflite inside the installed mediapipe package; returns how many were copied."""
+    spec = importlib.util.find_spec("mediapipe")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("mediapipe is not installed in this environment")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    found = sorted(root.rglob("*.tflite"))
+    for src in found:
+        dst = out_dir / f"mp_{src.stem}.tflite"
+        shutil.copyfile(src, dst)
+        print(f"{dst.name}: {dst.stat().st_size:,} bytes (from {src.relative_to(root)})")
+    if not found:
+        print("no .tflite inside mediapipe (releases after 0.10.21 ship none)")
+    return len(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, help="write the converted torch models here")
+    parser.add_argument("--mediapipe", type=Path, metavar="DIR", help="copy MediaPipe's bundled models here")
+    parser.add_argument("--only", help="convert only the models whose name contains this")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--force", action="store_true", help="convert again even when the output exists")
+    args = parser.parse_args(argv)
+    if args.out is None and args.mediapipe is None:
+        parser.error("give --out DIR and/or --mediapipe DIR")
+    failures = 0
+    if args.mediapipe is not None:
+        failures += copy_mediapipe(args.mediapipe) == 0
+    if args.out is not None:
+        failures += convert_all(args.out, args.only, args.seed, args.force)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
