@@ -507,6 +507,25 @@ def convert_all(specs: Sequence[Spec], precisions: Sequence[str], cache_dir: str
     return out
 
 
+def external_models(folder: str) -> list[tuple[str, str, str, str]]:
+    """(family, model, precision, path) of the models in ``folder`` that other converters wrote
+    (``benchmarks/torch_models.py``: litert-torch's output, and the models the MediaPipe wheel ships), from its
+    ``manifest.json``: a list of {"file", "family", "model", "precision"}. A family's name says its converter
+    before a colon (``torch:resnet18``, ``mediapipe:face_landmark``): :func:`converter`."""
+    with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+        rows = json.load(f)
+    return [(r["family"], r["model"], r["precision"], os.path.join(folder, r["file"])) for r in rows
+            if os.path.exists(os.path.join(folder, r["file"]))]
+
+
+def converter(family: str) -> str:
+    """Which tool wrote a family's models: the part of its name before a colon (:func:`external_models`), else
+    the project's own recipe (Keras and the TFLite converter) or, for the samples, the sample script."""
+    if ":" in family:
+        return family.split(":", 1)[0]
+    return "samples" if family == SAMPLES_FAMILY else "keras"
+
+
 def sample_models() -> list[tuple[str, str, str]]:
     """(model, precision, path) of the bundled .tflite samples."""
     folder = os.path.join(ROOT, "sample_models")
@@ -563,6 +582,9 @@ def print_summary(title: str, results: Sequence[Result], coverage: float) -> dic
     fresh = [r for r in results if r.family in FRESH_FAMILIES]
     if fresh and len(fresh) < len(results):
         rows += [("fresh families", fresh), ("families seen before", [r for r in results if r not in fresh])]
+    by_converter = groups(results, lambda r: converter(r.family))
+    if len(by_converter) > 2:  # other converters than the project's recipe and the samples
+        rows += [(f"converter {k}", v) for k, v in by_converter.items()]
     rows += [(f"family {k}", v) for k, v in groups(results, lambda r: r.family).items()]
     rows += [(f"precision {k}", v) for k, v in groups(results, lambda r: r.precision).items()]
     for label, rs in rows:
@@ -725,6 +747,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--segments", type=int, default=0, metavar="K",
                         help="also cut each model into stretches of K consecutive ops, time and predict each on its "
                              "own, and split every error between the per-op laws and the whole-model term")
+    parser.add_argument("--external", action="append", default=[], metavar="DIR",
+                        help="also the models of DIR/manifest.json (other converters: benchmarks/torch_models.py); "
+                             "repeatable")
     parser.add_argument("--convert-one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.markdown_from:
@@ -732,9 +757,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(markdown(json.load(f)))
         return 0
 
-    families = FAMILIES if not args.families else tuple(f.strip() for f in args.families.split(",") if f.strip())
+    try:
+        external = [m for folder in args.external for m in external_models(folder)]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: --external: {exc}", file=sys.stderr)
+        return 2
+    known = FAMILIES + tuple(dict.fromkeys(m[0] for m in external))
+    families = known if not args.families else tuple(f.strip() for f in args.families.split(",") if f.strip())
     precisions = tuple(PRECISIONS) if not args.precisions else tuple(p.strip() for p in args.precisions.split(","))
-    bad = [f for f in families if f not in FAMILIES] + [p for p in precisions if p not in PRECISIONS]
+    bad = [f for f in families if f not in known] + [p for p in precisions if p not in PRECISIONS]
     if bad or args.rounds < 1 or args.runs < 1 or args.threads < 1 or not 0 < args.coverage < 1 or args.segments < 0:
         print(f"error: unknown families or precisions {', '.join(bad)} (see --list)" if bad else
               "error: --rounds, --runs and --threads must be at least 1, --coverage in (0, 1)", file=sys.stderr)
@@ -752,6 +783,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if SAMPLES_FAMILY in families:
             for name, precision, _ in sample_models():
                 print(f"{SAMPLES_FAMILY:<13} {name:<24} {'(sample)':<14} sample_models/{name}.tflite ({precision})")
+        for family, name, precision, path in external:
+            if family in families:
+                print(f"{family:<13} {name:<24} {'(external)':<14} {os.path.basename(path)} ({precision})")
         print(f"precisions: {', '.join(precisions)}")
         return 0
 
@@ -775,6 +809,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if SAMPLES_FAMILY in families:
         models += [(SAMPLES_FAMILY, n, p, path) for n, p, path in sample_models() if p in precisions]
+    models += [m for m in external if m[0] in families and m[2] in precisions]
     t_convert = time.time() - t0
     profile = args.profile
     if profile is None:

@@ -6,16 +6,20 @@ environment: litert-torch pins its own ai-edge-litert and pulls torch, JAX and t
     python benchmarks/torch_models.py --out DIR                  # every torch model below
     python benchmarks/torch_models.py --out DIR --only resnet    # names containing 'resnet'
     python benchmarks/torch_models.py --mediapipe DIR            # copy the .tflite files MediaPipe ships
+    python benchmarks/torch_models.py --manifest DIR             # (project env) DIR/manifest.json for
+                                                                 # predict_accuracy.py --external DIR
 
 Torch models (random weights, ``weights=None``, seeded; nothing is downloaded), each converted with
 ``litert_torch.convert(model.eval(), (sample,))`` and written with ``.export(path)``:
 
 * seven torchvision classifiers in float32, named ``tv_<arch>_<res>_float32.tflite``;
-* for a few of them, PT2E-quantized variants: ``_dynint8`` (dynamic-range, int8 per-channel weights, float
+* for two of them, PT2E-quantized variants: ``_dynint8`` (dynamic-range, int8 per-channel weights, float
   activations) and ``_int8`` (static int8 activations and weights, calibrated on random images);
 * ``gpt4x256_64_float32.tflite``: a small GPT written in plain torch (4 pre-norm decoder layers, d_model 256,
   4 heads, causal attention, GELU MLP, token and position embeddings, LM head over a vocabulary of 1000) on
-  64 token ids.
+  64 token ids, in float32 and dynamic-range int8. The GPT's ``_dynint8`` comes from ai-edge-quantizer's
+  ``dynamic_wi8_afp32`` recipe applied to the float32 file: litert-torch's PT2E dynamic mode quantizes the
+  embedding table with a non-zero zero point, which LiteRT's EMBEDDING_LOOKUP refuses at ``allocate_tensors``.
 
 MediaPipe's legacy solutions bundle ``mediapipe/modules/**.tflite`` in its wheels up to 0.10.21 only (later
 releases ship no model); ``--mediapipe`` copies them as ``mp_<file stem>.tflite`` (the directory is dropped,
@@ -45,6 +49,7 @@ TORCHVISION: dict[str, tuple[int, tuple[str, ...]]] = {
     "squeezenet1_1": (224, ()),
 }
 GPT_LAYERS, GPT_DIM, GPT_HEADS, GPT_SEQ, GPT_VOCAB = 4, 256, 4, 64, 1000
+GPT_VARIANTS: tuple[str, ...] = ("aeq:dynint8",)  # "aeq:" = by ai-edge-quantizer
 
 
 def build_gpt(torch: Any) -> Any:
@@ -100,9 +105,20 @@ def quantize(torch: Any, model: Any, sample: tuple[Any, ...], mode: str) -> tupl
     config = pq.get_symmetric_quantization_config(is_per_channel=True, is_dynamic=mode == "dynint8")
     quantizer = pq.PT2EQuantizer().set_global(config)
     graph = quantize_pt2e.prepare_pt2e(torch.export.export(model, sample).module(), quantizer)
-    for _ in range(1 if mode == "dynint8" else 8):  # calibration on random images
-        graph(torch.randn_like(sample[0]))
+    for _ in range(1 if mode == "dynint8" else 8):  # calibration on random inputs
+        graph(*(torch.randn_like(x) if x.is_floating_point() else x for x in sample))
     return quantize_pt2e.convert_pt2e(graph, fold_quantize=False), QuantConfig(pt2e_quantizer=quantizer)
+
+
+def quantize_file(src: Path, dst: Path) -> None:
+    """Dynamic-range int8 by ai-edge-quantizer (installed with litert-torch) from an already converted float file."""
+    from ai_edge_quantizer import quantizer, recipe
+
+    if not src.exists():
+        raise FileNotFoundError(f"{src.name} must be converted first")
+    qt = quantizer.Quantizer(str(src))
+    qt.load_quantization_recipe(recipe.dynamic_wi8_afp32())
+    qt.quantize().export_model(str(dst), overwrite=True)
 
 
 def jobs(torch: Any) -> list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]], str]]:
@@ -121,7 +137,8 @@ def jobs(torch: Any) -> list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]
     def make_gpt() -> tuple[Any, tuple[Any, ...]]:
         return build_gpt(torch).eval(), (torch.randint(0, GPT_VOCAB, (1, GPT_SEQ)),)
 
-    out.append((f"gpt{GPT_LAYERS}x{GPT_DIM}_{GPT_SEQ}_float32", make_gpt, "float32"))
+    for variant in ("float32", *GPT_VARIANTS):
+        out.append((f"gpt{GPT_LAYERS}x{GPT_DIM}_{GPT_SEQ}_{variant.split(':')[-1]}", make_gpt, variant))
     return out
 
 
@@ -142,11 +159,14 @@ def convert_all(out_dir: Path, only: str | None, seed: int, force: bool) -> int:
         torch.manual_seed(seed)
         start = time.perf_counter()
         try:
-            model, sample = make()
-            kwargs: dict[str, Any] = {}
-            if variant != "float32":
-                model, kwargs["quant_config"] = quantize(torch, model, sample, variant)
-            litert_torch.convert(model, sample, **kwargs).export(str(path))
+            if variant.startswith("aeq:"):
+                quantize_file(out_dir / f"{name.removesuffix(variant[4:])}float32.tflite", path)
+            else:
+                model, sample = make()
+                kwargs: dict[str, Any] = {}
+                if variant != "float32":
+                    model, kwargs["quant_config"] = quantize(torch, model, sample, variant)
+                litert_torch.convert(model, sample, **kwargs).export(str(path))
         except Exception as err:  # one model's failure must not stop the others
             failures += 1
             print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
@@ -172,6 +192,58 @@ def copy_mediapipe(out_dir: Path) -> int:
     return len(found)
 
 
+# MediaPipe's variants of one architecture (lite/full, short/long range, portrait/landscape, with attention): one
+# family, so that a family held out is held out whole
+MEDIAPIPE_VARIANTS = ("_with_attention", "_full_range_sparse", "_short_range", "_landscape", "_full", "_lite")
+PRECISION_LABELS = {"float32": "float32", "dynint8": "dynamic", "int8": "int8"}  # file suffix -> benchmark label
+
+
+def manifest_row(path: Path) -> dict[str, str] | None:
+    """The benchmark's row for one model file (benchmarks/predict_accuracy.py --external): its family (the
+    converter before a colon), model and precision; None for a file this script did not write."""
+    stem = path.stem
+    if stem.startswith("mp_"):
+        name = stem[3:]
+        family = name
+        for suffix in MEDIAPIPE_VARIANTS:
+            family = family.removesuffix(suffix)
+        import tflite_flops  # the project's own environment: MediaPipe ships fp16 weights (DEQUANTIZE) or float32
+
+        fp16 = any(op.op_type == "DEQUANTIZE" and op.precision == "float16" for op in tflite_flops.analyze(path).ops)
+        return {"file": path.name, "family": f"mediapipe:{family}", "model": name,
+                "precision": "fp16" if fp16 else "float32"}
+    head, _, suffix = stem.rpartition("_")
+    if suffix not in PRECISION_LABELS or not (stem.startswith("tv_") or stem.startswith("gpt")):
+        return None
+    arch = head.removeprefix("tv_").rsplit("_", 1)[0] if stem.startswith("tv_") else "gpt"
+    return {"file": path.name, "family": f"litert-torch:{arch}", "model": head.removeprefix("tv_"),
+            "precision": PRECISION_LABELS[suffix]}
+
+
+def write_manifest(folder: Path, runnable: bool = True) -> int:
+    """Writes ``folder/manifest.json`` for every model of this script's in it (and, when ``runnable``, that LiteRT
+    can invoke: MediaPipe's face landmark with attention needs its custom ops); returns how many rows."""
+    import json
+
+    rows = []
+    for path in sorted(folder.glob("*.tflite")):
+        row = manifest_row(path)
+        if row is None:
+            continue
+        if runnable:
+            from ai_edge_litert.interpreter import Interpreter
+
+            try:
+                Interpreter(model_path=str(path)).allocate_tensors()
+            except (RuntimeError, ValueError) as err:
+                print(f"{path.name}: left out ({str(err).splitlines()[0][:120]})")
+                continue
+        rows.append(row)
+    (folder / "manifest.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print(f"{folder / 'manifest.json'}: {len(rows)} models")
+    return len(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write the converted torch models here")
@@ -179,9 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="convert only the models whose name contains this")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--force", action="store_true", help="convert again even when the output exists")
+    parser.add_argument("--manifest", type=Path, metavar="DIR",
+                        help="write DIR/manifest.json for benchmarks/predict_accuracy.py --external (run in the "
+                             "project's environment: it reads the models with tflite_flops and ai_edge_litert)")
     args = parser.parse_args(argv)
-    if args.out is None and args.mediapipe is None:
-        parser.error("give --out DIR and/or --mediapipe DIR")
+    if args.out is None and args.mediapipe is None and args.manifest is None:
+        parser.error("give --out DIR, --mediapipe DIR and/or --manifest DIR")
+    if args.manifest is not None:
+        return 0 if write_manifest(args.manifest) else 1
     failures = 0
     if args.mediapipe is not None:
         failures += copy_mediapipe(args.mediapipe) == 0
