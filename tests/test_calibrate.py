@@ -367,6 +367,8 @@ def test_transposed_conv_features_follow_xnnpack_s_sub_convolutions():
     assert tiled(tconv(8, 24, 32, 3, 2)) == 442_368.0
     # int8 passes of 16 (int8_tile) and input channels padded to kr 8: 24 -> 32 outputs, 24 inputs stay
     assert tiled(tconv(8, 24, 24, 3, 2, "int8")) == 331_776 * 32 / 24
+    # dynamic range (XNNPACK's qd8 deconvolution): passes of the hybrid tile (16), 12 input channels padded to kr 8: 16
+    assert tiled(tconv(8, 12, 24, 3, 2, "hybrid")) == 165_888 * 32 / 24 * 16 / 12
     # on the builtin kernels: the law's tile (16): 8 -> 16
     assert tiled(small, "builtin") == 110_592 * 16 / 8
     # stride 1: no sub-convolutions, XNNPACK's IGEMM over every output pixel: the CONV_2D law predicts it
@@ -456,3 +458,18 @@ def test_each_law_point_is_timed_in_passes_and_a_rerun_times_only_the_passes_mis
     _, timed = calibrate(output, runtime, quick=True, progress=False, timer=fake_timer, points=points, passes=3)
     assert timed == 0 and calls == []
     assert pass_key(first.key, 0, 1) == first.key  # one pass: the key itself, as before passes
+
+
+def test_a_softmax_law_costs_by_row_too():
+    from types import SimpleNamespace
+
+    from tflite_flops.latency.features import op_features
+    from tflite_flops.latency.profile import law_features
+
+    # timed here (x86-avx512, float32): [1,1024,16] 15.1 us and [1,4,1024] 0.7 us for 16,384 and 4,096 elements:
+    # 14.7 ns a row of 16 against 0.17 ns an element, a cost the elements alone cannot give
+    assert "out_rows" in law_features("SOFTMAX") and "out_rows" in law_features("LOG_SOFTMAX")
+    rows = SimpleNamespace(op_type="SOFTMAX", precision="float32", macs=0, flops=0, bytes_read=0, bytes_written=0,
+                           params=0, inputs=((1, 1024, 16),), outputs=((1, 1024, 16),), executions=1)
+    f = op_features(rows, "xnnpack").values
+    assert f["out_rows"] == 1_024.0 and f["in"] == 16_384.0

@@ -92,16 +92,16 @@ def deconv_channels(family: str, cout: int, precision: str, cpu: Any) -> int:
     (``float_nr2_tile``) when ``cout`` is below ``nr``; on x86 a pass of the narrow kernel takes about as long as a
     full one. Timed here (x86-avx512, float32, 8x8x24 -> 16x16, 3x3, stride 2): 8 / 16 / 24 / 32 / 48 / 64
     output channels take 9.2 / 9.1 / 16.3 / 9.8 / 17.6 / 17.6 us (1 / 1 / 2 / 1 / 2 / 2 passes); int8 steps by 16
-    (2.9 / 3.0 / 4.1 / 4.1 / 5.3 / 6.5 us). The old law, on MACs alone, was 12% off at its own points."""
+    (2.9 / 3.0 / 4.1 / 4.1 / 5.3 / 6.5 us), dynamic range (qd8) by its hybrid tile. The old law, on MACs alone, was
+    12% off at its own points."""
     if cpu is None or cout <= 0 or xnnpack_facts(family).weights != TRANSPOSED_CONV:
         return 0
     if precision in WEIGHT_BYTES:
         nr = int(cpu.float_tile)
         step = nr if cout >= nr else int(cpu.float_nr2_tile) or nr
         return -(-cout // step) * nr
-    if precision in ("int8", "uint8"):
-        return -(-cout // int(cpu.int8_tile)) * int(cpu.int8_tile)
-    return 0
+    tile = int(cpu.int8_tile) if precision in ("int8", "uint8") else int(cpu.hybrid_tile) if precision == "hybrid" else 0
+    return -(-cout // tile) * tile if tile > 0 else 0
 
 
 def weights_past(params: int, precision: str, capacity: int) -> float:

@@ -143,7 +143,8 @@ POOLS = (("MAX_POOL_2D", 112, 64, 3, 2, "SAME"), ("AVERAGE_POOL_2D", 7, 1280, 7,
 REDUCES = (("MEAN", (1, 7, 7, 1280), (1, 2)), ("MEAN", (1, 128, 256), (2,)), ("MEAN", (1, 8, 8, 16), (1, 2)),
            ("MEAN", (1, 28, 28, 64), (1, 2)), ("MEAN", (1, 16, 64), (2,)), ("SUM", (1, 128, 256), (2,)),
            ("REDUCE_MAX", (1, 128, 256), (2,)), ("MEAN", (1, 14, 14, 576), (1, 2)))
-SOFTMAXES = ((1, 1000), (4, 128, 128), (1, 10), (1, 8, 64, 64), (1, 4, 16, 16))
+SOFTMAXES = ((1, 1000), (4, 128, 128), (1, 10), (1, 8, 64, 64), (1, 4, 16, 16),
+             (1, 1024, 16), (1, 16, 256), (1, 4, 1024), (1, 128, 64))  # rows of 16 to 1,024: a cost per row too
 CONCATS = (((1, 28, 28, 32), 2, 3), ((1, 8, 8, 8), 2, 3), ((1, 128, 256), 2, 1), ((1, 56, 56, 64), 2, 3),
            ((1, 14, 14, 64), 4, 3),
            # enough for every layout feature (features + 2): a U-Net's skip concatenations of 16-64 channels
@@ -218,11 +219,12 @@ def models() -> list[tuple[str, str, str, bool, Callable[[ModelWriter], Any]]]:
             add("FULLY_CONNECTED", prec, i, _name(m, k, n, act), fully_connected(m, k, n, act, prec))
         for i, (m, k, n) in enumerate(RNN_FCS):
             add("FULLY_CONNECTED", prec, i, _name(m, k, n, "NONE"), fully_connected(m, k, n, "NONE", prec))
+    for prec in ("float32", "int8", "hybrid"):  # hybrid: XNNPACK's qd8 deconvolution (a dynamic-range model's)
+        for i, (h, cin, cout, k, s) in enumerate(TCONVS):
+            add("TRANSPOSE_CONV", prec, i, _name(h, cin, cout, k, s), transpose_conv(h, cin, cout, k, s, prec))
     for prec in ("float32", "int8"):
         for i, dims in enumerate(BMMS):
             add("BATCH_MATMUL", prec, i, _name(*dims), batch_matmul(*dims, prec))
-        for i, (h, cin, cout, k, s) in enumerate(TCONVS):
-            add("TRANSPOSE_CONV", prec, i, _name(h, cin, cout, k, s), transpose_conv(h, cin, cout, k, s, prec))
         for j, op in enumerate(BINARY_FLOAT if prec == "float32" else BINARY_INT8):
             cases = [(a, a) for a in SHAPES[:5]] + list(BROADCASTS)
             for i, (a, b) in enumerate(cases):
