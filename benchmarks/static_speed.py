@@ -701,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="rounds of every tool on every model (default 3, 5 with --baseline; --quick 2)")
     p.add_argument("--cli-runs", type=int, default=1, help="whole-process CLI runs per model per round")
     p.add_argument("--only", metavar="NAME", nargs="+", help="only these models (names as printed)")
+    p.add_argument("--model", metavar="PATH", type=Path, action="append", default=[],
+                   help="also this .tflite (repeatable; group 'external': other converters' output, e.g. "
+                        "benchmarks/torch_models.py's litert-torch and MediaPipe models)")
     p.add_argument("--child", nargs=4, metavar=("TOOL", "MODEL", "REPEAT", "BUDGET"), help=argparse.SUPPRESS)
     p.add_argument("--convert", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -726,6 +729,10 @@ def main(argv: list[str] | None = None) -> int:
     models = prepare_models(cache, args.quick, args.only)
     if args.only:
         models = [m for m in models if m[1] in args.only]
+    missing = [str(path) for path in args.model if not path.is_file()]
+    if missing:
+        p.error(f"--model: no such file: {', '.join(missing)}")
+    models += [("external", path.stem, path.resolve()) for path in args.model]
     print(f"heavy modules imported by `python -m tflite_flops analyze sample_models/cnn_float.tflite`: "
           f"{heavy_imports(ROOT, cache)}")
     for src in (ROOT, *bases):  # compile every module the processes import once, before any is timed
@@ -836,7 +843,8 @@ def print_table(models, results, clock: str, labels: list[str], has_tf: bool, ro
     print()
     print("HEADLINE: tflite_flops.analyze vs the C++ analyzer on real-looking models (x C++, lower is better)")
     for column in ("new", *labels):
-        for label, grp in (("converted", "converted"), ("samples", "samples"), ("all real-looking", None)):
+        for label, grp in (("converted", "converted"), ("external", "external"), ("samples", "samples"),
+                           ("all real-looking", None)):
             names = [name for g, name, _ in models if g != "synthetic" and (grp is None or g == grp)]
             rs = ratios(names, column, "cpp")
             if rs:

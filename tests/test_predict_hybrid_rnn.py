@@ -103,6 +103,31 @@ def test_a_builtin_op_right_after_a_qd8_kernel_is_predicted_by_the_after_qd8_law
     assert round(old.predicted_ms[(0, 1)] * 1000.0, 6) == 100.0 and old.fallback_ops == 0
 
 
+def test_only_the_qd8_gemm_kernel_leaves_the_state_behind():
+    # timed here (x86-avx512): the builtin hybrid 3x3 depthwise on 25x25x64 takes 58.5 us alone, 167 after a qd8
+    # FULLY_CONNECTED or 1x1 convolution (XNNPACK's qd8 GEMM), 59 after a qd8 3x3 convolution (its IGEMM kernel)
+    laws = (_law("CONV_2D", "hybrid", XNNPACK_PLACEMENT, 10.0), _law("FULLY_CONNECTED", "hybrid", XNNPACK_PLACEMENT, 1.0),
+            _law("DEPTHWISE_CONV_2D", "hybrid", BUILTIN_PLACEMENT, 100.0),
+            _law("DEPTHWISE_CONV_2D", "hybrid", AFTER_QD8_PLACEMENT, 290.0))
+    machine = Machine("test cpu", 2, "ai_edge_litert", "0", 1, True, target="x86-avx512")
+    profile = DeviceProfile(machine, laws, invoke_overhead_us=0.0, partition_overhead_us=0.0)
+
+    def conv(index: int, k: int) -> SimpleNamespace:
+        return SimpleNamespace(**{**vars(_op(index, "CONV_2D", "hybrid", True, index)),
+                                  "inputs": ((1, 8, 8, 16), (16, k, k, 16), (16,)), "outputs": ((1, 8, 8, 16),)})
+
+    fc = SimpleNamespace(**{**vars(_op(4, "FULLY_CONNECTED", "hybrid", True, 4)),
+                            "inputs": ((1, 16), (10, 16), (10,)), "outputs": ((1, 10),)})
+    ops = [conv(0, 3), _op(1, "DEPTHWISE_CONV_2D", "hybrid", False),
+           conv(2, 1), _op(3, "DEPTHWISE_CONV_2D", "hybrid", False),
+           fc, _op(5, "DEPTHWISE_CONV_2D", "hybrid", False)]
+    p = predict_ops(ops, profile, {})
+    assert {i: round(p.predicted_ms[(0, i)] * 1000.0, 6) for i in (1, 3, 5)} == {1: 100.0, 3: 290.0, 5: 290.0}
+    # a profile without a CPU target (an earlier version's) keeps the rule it was made with: every qd8 op
+    untargeted = predict_ops(ops, _profile(*laws), {})
+    assert round(untargeted.predicted_ms[(0, 1)] * 1000.0, 6) == 290.0
+
+
 def test_an_xnnpack_kernel_that_pays_for_the_qd8_state_has_its_own_law_after_one_and_keeps_the_state():
     # timed here (x86-avx512, float32, the lead a [1,16]x[10,16] qd8 FULLY_CONNECTED): a 2x2 MAX_POOL_2D of
     # 64x64x32 13.6 us alone, 28.2 after the lead; then a 2x RESIZE_BILINEAR of its output 24.6 alone, 79 after

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.facts import DEPTHWISE, FULLY_CONNECTED, TRANSPOSED_CONV, xnnpack_facts
+from ..ops.facts import CONV, DEPTHWISE, FULLY_CONNECTED, TRANSPOSED_CONV, xnnpack_facts
 
 # XNNPACK's f32 convolution microkernels compute output channels in tiles (16 on x86 with AVX2/AVX-512;
 # 8 on most Arm cores): timed here, a 3x3 CONV_2D on 8x8x16 takes 3.2 us for 4, 8 or 16 output channels
@@ -58,6 +58,21 @@ def qd8_pointwise(record: Any, precision: str, cpu: Any) -> bool:
         return False
     x, w, y = tuple(inputs[0]), tuple(inputs[1]), tuple(outputs[0])
     return len(w) == 4 and w[1] == w[2] == 1 and len(x) == len(y) == 4 and x[1:3] == y[1:3]
+
+
+def leaves_qd8_state(record: Any, cpu: Any) -> bool:
+    """Whether a dynamically quantized op on XNNPACK runs by the qd8 GEMM kernel, which leaves behind the state that
+    the SSE-only kernels after it pay for (``profile.AFTER_QD8_PLACEMENTS``): a fully connected op (weights packed
+    as one) or a pointwise convolution (:func:`qd8_pointwise`), not a convolution of more taps, run by the qd8 IGEMM
+    kernel. Timed here (x86-avx512): the builtin hybrid 3x3 depthwise on 25x25x64 takes 58.5 us alone, 167 after a
+    qd8 FULLY_CONNECTED or 1x1 convolution, 59 after a qd8 3x3 convolution of 1, 3 or 16 input channels (the
+    keyword spotter's 10x4 first layer: its first depthwise ran at 97 us in the model, the later ones at 280);
+    f32 max pool 5.1, 11.4-12.4 and 5.5-6.0 us. Without a CPU target, every dynamically quantized op."""
+    if getattr(record, "precision", "") != "hybrid":
+        return False
+    if cpu is None:
+        return True
+    return xnnpack_facts(record.op_type).weights != CONV or qd8_pointwise(record, "hybrid", cpu)
 
 
 def gemm_tile(record: Any, precision: str, cpu: Any, tile: int) -> int:

@@ -40,7 +40,7 @@ from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_
                          WHILE_LOOP, ZERO_PAD, facts_of)
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
-from .kernels import cpu_target, law_tile
+from .kernels import cpu_target, law_tile, leaves_qd8_state
 from .features import op_features
 from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements)
 from .cache import invoke_penalty_us, whole_model_penalties
@@ -445,8 +445,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     low_confidence: dict[OpKey, str] = {}
     low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
-    # per subgraph: the kernels run last left the state of one of XNNPACK's qd8 (hybrid) kernels behind: a qd8 kernel
-    # ran, then only kernels that pay for that state (those with a law after qd8) and keep it (a float32 ADD after
+    # per subgraph: the kernels run last left the state of XNNPACK's qd8 (hybrid) GEMM kernel behind: a qd8 fully
+    # connected op or pointwise convolution ran (kernels.leaves_qd8_state; not a qd8 convolution of more taps), then only kernels that pay for that state (those with a law after qd8) and keep it (a float32 ADD after
     # the qd8 op clears it: a MAX_POOL_2D then costs what it costs alone; after the qd8 op and a MAX_POOL_2D, a
     # RESIZE_BILINEAR still pays 3.2x; docs/notes/predict-atrous-audio.md)
     after_qd8: dict[int, bool] = {}
@@ -461,7 +461,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
                 OpFeatures(o.op_type, o.precision, AFTER_QD8_PLACEMENTS[placement])) is not None
             if after_qd8.get(o.subgraph) and (paying or not delegated):
                 placement = AFTER_QD8_PLACEMENTS[placement]
-            after_qd8[o.subgraph] = (delegated and o.precision == "hybrid") or paying
+            after_qd8[o.subgraph] = (delegated and leaves_qd8_state(o, cpu)) or paying
         if delegated and o.xnnpack_partition is not None:
             slot = (o.subgraph, o.xnnpack_partition)
             partition_runs[slot] = max(partition_runs.get(slot, 0), o.executions)
