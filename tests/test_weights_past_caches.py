@@ -305,22 +305,28 @@ def test_the_suite_times_a_channel_shuffle_s_transpose_with_enough_points_for_th
     assert "out_rows" in law_features("TRANSPOSE")
 
 
-def test_a_dynamic_range_pointwise_convolution_is_tiled_by_the_qd8_gemm_kernel():
-    # XNNPACK runs a 1x1 stride-1 CONV_2D as a fully connected op; dynamically quantized on x86-avx512 that is
-    # the 5x64c4 GEMM kernel: BlazeFace's 1x1 layers of 24 to 42 channels ran at 0.43-0.52 of a 16-wide law
+def test_a_dynamic_range_pointwise_convolution_is_predicted_by_the_fully_connected_law():
+    # XNNPACK's delegate runs a dynamically quantized 1x1 stride-1 CONV_2D as a fully connected op: every output
+    # pixel a row of its qd8 GEMM, quantized with parameters of its own. Timed here (x86-avx512): ~16 ns a pixel at
+    # 16 channels ([1,64,64,16] -> 16: 67.6 us, where the convolution law said 20), ~5 for its 3x3 convolutions
     from tflite_flops.latency.suite_models import conv
 
     cpu = cpu_target("x86-avx512")
-    assert cpu.hybrid_gemm_tile == 64
 
-    def tiled(prec: str, k: int, placement: str = XNNPACK_PLACEMENT) -> float:
+    def features(prec: str, k: int, placement: str = XNNPACK_PLACEMENT):
         point = SuitePoint(f"pw-{prec}-{k}", "CONV_2D", prec, True, True, conv(16, 96, 24, k, 1, "NONE", prec))
         report = analyze_model(load_model(build(runtimes.schema_module("litert"), point)))
         op = next(o for o in report.ops if o.op_type == "CONV_2D")
-        return op_features(op, placement, caches=CACHES, cpu=cpu).values["tiled_macs"]
+        return op_features(op, placement, caches=CACHES, cpu=cpu)
 
     macs = 16 * 16 * 96 * 24
-    assert tiled("hybrid", 1) == macs * 64 / 24  # 24 outputs computed as 64
-    assert tiled("int8", 1) == macs * 32 / 24  # the qs8 kernel's 16-wide tiles
-    assert tiled("hybrid", 3) == 9 * macs * 32 / 24  # a 3x3 one: the convolution kernel's 16-wide tiles (96 in: no kr)
-    assert tiled("hybrid", 1, BUILTIN_PLACEMENT) == macs * 32 / 24  # the builtin kernels: the law's tile
+    pointwise = features("hybrid", 1)
+    assert pointwise.family == "FULLY_CONNECTED" and "out_rows" in law_features("FULLY_CONNECTED")
+    assert pointwise.values["out_rows"] == 256.0 and pointwise.values["macs"] == macs  # 16 x 16 rows
+    assert pointwise.values["tiled_macs"] == 0.0  # not a feature of the fully connected law
+    assert features("int8", 1).family == "CONV_2D"  # int8 and float run it as a convolution
+    assert features("int8", 1).values["tiled_macs"] == macs * 32 / 24  # the qs8 kernel's 16-wide tiles
+    assert features("hybrid", 3).family == "CONV_2D"  # a 3x3 one: the qd8 convolution (IGEMM)
+    assert features("hybrid", 3).values["tiled_macs"] == 9 * macs * 32 / 24  # its 16-wide tiles (96 in: no kr)
+    hybrid_builtin = features("hybrid", 1, BUILTIN_PLACEMENT)  # the builtin hybrid kernel: a convolution
+    assert hybrid_builtin.family == "CONV_2D" and hybrid_builtin.values["tiled_macs"] == macs * 32 / 24

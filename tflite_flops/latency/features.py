@@ -8,7 +8,8 @@ from typing import Any, Callable, Mapping
 
 from ..ops.facts import TRANSPOSED_CONV, conv_groups, facts_of, runs_dwconv, xnnpack_facts
 from .kernels import (CHANNEL_TILE, activations_past, deconv_channels, deconv_subconv, depthwise_past_l1,
-                      depthwise_remainder, gemm_tile, innermost_rows, input_depth, llc_capacity, narrow_kernel, qd8_pointwise, weights_past)
+                      depthwise_remainder, innermost_rows, input_depth, llc_capacity, narrow_kernel,
+                      runs_as_fully_connected, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -46,12 +47,17 @@ def conv_geometry(record: Any) -> tuple[int, int, int, int] | None:
 
 def conv_kernel(record: Any, placement: str) -> str:
     """The op type whose law predicts a convolution: the one whose XNNPACK kernel runs it (``depthwise_as``
-    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not; a transposed convolution's
-    ``gemm_as`` when XNNPACK does not split it into sub-convolutions, :func:`~tflite_flops.latency.kernels.deconv_subconv`)
-    on the delegate; its own op type on the builtin kernels and for every other op."""
+    when :func:`~tflite_flops.ops.facts.runs_dwconv`, ``gemm_as`` when not; a transposed convolution's ``gemm_as``
+    when XNNPACK does not split it into sub-convolutions, :func:`~tflite_flops.latency.kernels.deconv_subconv`; a
+    dynamically quantized pointwise convolution's ``pointwise_as``,
+    :func:`~tflite_flops.latency.kernels.runs_as_fully_connected`) on the delegate; its own op type on the builtin
+    kernels and for every other op."""
     facts = xnnpack_facts(record.op_type)
     if placement in ON_XNNPACK and facts.weights == TRANSPOSED_CONV and facts.gemm_as and not deconv_subconv(record):
         return facts.gemm_as
+    if placement in ON_XNNPACK and facts.pointwise_as and \
+            runs_as_fully_connected(record, getattr(record, "precision", "")):
+        return facts.pointwise_as
     geometry = conv_geometry(record) if placement in ON_XNNPACK else None
     if geometry is None or not (facts.depthwise_as or facts.gemm_as):
         return record.op_type
@@ -69,12 +75,9 @@ def _grouped(record: Any, family: str) -> tuple[float, float]:
     return record.macs / (geometry[1] * geometry[2]), float(record.macs)
 
 
-def _depth(record: Any, precision: str, cpu: Any, placement: str) -> int:
-    """The input channels per tap ``tiled_macs`` pads to: the convolution kernel's ``kr`` on XNNPACK (1 for a
-    dynamically quantized pointwise one, run by the GEMM kernel, whose depth is not a target constant), else 1."""
-    if placement not in ON_XNNPACK or qd8_pointwise(record, precision, cpu):
-        return 1
-    return input_depth(cpu, precision)
+def _depth(precision: str, cpu: Any, placement: str) -> int:
+    """The input channels per tap ``tiled_macs`` pads to: the convolution kernel's ``kr`` on XNNPACK, else 1."""
+    return input_depth(cpu, precision) if placement in ON_XNNPACK else 1
 
 
 def _padded(n: int, step: int) -> int:
@@ -193,9 +196,8 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     * ``tiled_macs``: for CONV_2D, the MACs with the output channels (a group's) rounded up to
       ``tile`` (what the microkernel computes: the CPU target's, :func:`~tflite_flops.latency.kernels.law_tile`), and on XNNPACK each tap's
       input channels rounded up to the int8 or dynamically quantized kernel's depth (``cpu``'s ``kr``,
-      :func:`~tflite_flops.latency.kernels.input_depth`: 1 to 8 input channels cost the same); a dynamically
-      quantized pointwise convolution's output channels to the qd8 GEMM kernel's tile instead
-      (:func:`~tflite_flops.latency.kernels.gemm_tile`: 64 on x86-avx512); 0 for other ops;
+      :func:`~tflite_flops.latency.kernels.input_depth`: 1 to 8 input channels cost the same); 0 for other ops
+      (a dynamically quantized pointwise convolution too: on XNNPACK the fully connected law predicts it);
     * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
       kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
     * ``act_out``: the output elements when the op has a fused activation (``activated``: a RELU, RELU6... in
@@ -242,8 +244,7 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         else 0.0,
         "dw_rem_taps": _remainder_taps(record, family, precision, cpu) / runs if placement in ON_XNNPACK else 0.0,
         "taps": _taps(record, family) / runs,
-        "tiled_macs": _tiled_macs(record, gemm_tile(record, precision, cpu, tile) if placement in ON_XNNPACK else tile,
-                                  family, _depth(record, precision, cpu, placement),
+        "tiled_macs": _tiled_macs(record, tile, family, _depth(precision, cpu, placement),
                                   (lambda c: deconv_channels(family, c, precision, cpu))
                                   if placement in ON_XNNPACK else None) / runs,
         "grouped_taps": grouped_taps / runs,

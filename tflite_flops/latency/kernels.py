@@ -49,15 +49,24 @@ def input_depth(cpu: Any, precision: str) -> int:
     return max(int(getattr(cpu, name, 1) or 1), 1) if name and cpu is not None else 1
 
 
-def qd8_pointwise(record: Any, precision: str, cpu: Any) -> bool:
-    """Whether ``record`` is a dynamically quantized pointwise convolution (a 1x1 filter, the input's height and
-    width kept: stride 1) that XNNPACK runs as a fully connected op by ``cpu``'s qd8 GEMM kernel (False without a
-    target). The shape form of the memory pass's rule (``analysis.xnnpack_memory``, which reads the options)."""
+def runs_as_fully_connected(record: Any, precision: str) -> bool:
+    """Whether XNNPACK's delegate runs ``record`` as a fully connected op: a dynamically quantized pointwise
+    convolution (a 1x1 filter, the input's height and width kept: stride 1), every output pixel a row of its qd8
+    GEMM, each row's input quantized with parameters of its own. The shape form of the memory pass's rule
+    (``analysis.xnnpack_memory``, which reads the options). Its law is the fully connected one
+    (``features.conv_kernel``): timed here (x86-avx512), such a layer of 16 channels takes ~16 ns a pixel, where
+    the qd8 convolutions of more taps (their IGEMM, one set of parameters for the tensor) take ~5."""
     inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
-    if precision != "hybrid" or cpu is None or len(inputs) < 2 or not outputs:
+    if precision != "hybrid" or len(inputs) < 2 or not outputs:
         return False
     x, w, y = tuple(inputs[0]), tuple(inputs[1]), tuple(outputs[0])
     return len(w) == 4 and w[1] == w[2] == 1 and len(x) == len(y) == 4 and x[1:3] == y[1:3]
+
+
+def qd8_pointwise(record: Any, precision: str, cpu: Any) -> bool:
+    """Whether ``record`` runs as a fully connected op (:func:`runs_as_fully_connected`) by ``cpu``'s qd8 GEMM kernel
+    (False without a target)."""
+    return cpu is not None and runs_as_fully_connected(record, precision)
 
 
 def leaves_qd8_state(record: Any, cpu: Any) -> bool:
@@ -73,14 +82,6 @@ def leaves_qd8_state(record: Any, cpu: Any) -> bool:
     if cpu is None:
         return True
     return xnnpack_facts(record.op_type).weights != CONV or qd8_pointwise(record, "hybrid", cpu)
-
-
-def gemm_tile(record: Any, precision: str, cpu: Any, tile: int) -> int:
-    """The output-channel tile a convolution's MACs are padded to (``tiled_macs``): ``tile`` (the law's), except for
-    a dynamically quantized pointwise convolution (:func:`qd8_pointwise`), run by the qd8 GEMM kernel of ``cpu``'s
-    ``hybrid_gemm_tile`` (64 on x86-avx512). Timed here: BlazeFace's 1x1 layers of 24 to 42 output channels in
-    dynamic range ran at 0.43-0.52 of a law that padded them to 16."""
-    return int(cpu.hybrid_gemm_tile) if qd8_pointwise(record, precision, cpu) else tile
 
 
 def deconv_subconv(record: Any) -> bool:
