@@ -274,6 +274,15 @@ def leave_one_family_out(results: Sequence[Result], coverage: float = STATED_COV
     return out, corrections
 
 
+def drift_checked(results: Sequence[Result], factor: float | None) -> list[Result]:
+    """Every result as ``--drift-check`` predicts it: the prediction and its range scaled by ``factor`` (the
+    profile's drift reference timed again during the measurement, now / then; unchanged without one)."""
+    if not factor:
+        return list(results)
+    return [dataclasses.replace(r, predicted_ms=r.predicted_ms * factor, low_ms=r.low_ms * factor,
+                                high_ms=r.high_ms * factor) for r in results]
+
+
 def clock_cost_ms(clock: Callable[[], int], pairs: int = 20001) -> float:
     """The median interval between two back-to-back readings of ``clock`` (ns) in ms: what every timed interval
     holds of the clock itself. The thread CPU clock is a system call (about 0.4 us here against 0.05 us for the
@@ -601,13 +610,18 @@ def markdown(doc: Mapping[str, Any]) -> str:
     ``--markdown-from FILE`` prints them."""
     pct = lambda x: f"{x:+.1%}".replace("-", "−")  # noqa: E731
     lines = ["| family | model | precision | measured ms | predicted ms | error | 80% range holds it | "
-             "leave-one-family-out corrected error | caveats |", "|---|---|---|---:|---:|---:|---|---:|---|"]
+             "drift-checked error | leave-one-family-out corrected error | caveats |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|---|"]
     for r in doc["results"]:
         miss = "" if abs(r["error"]) <= 0.10 else " miss"
+        drift = r.get("drift_error")
         lines.append(f"| {r['family']} | {r['model']} | {r['precision']} | {r['measured_ms']:.3f} | "
                      f"{r['predicted_ms']:.3f} | {pct(r['error'])}{miss} | {'yes' if r['in_range'] else 'no'} | "
-                     f"{pct(r['lofo_error'])} | {r.get('note') or ''} |")
-    for title, key in (("raw", "summary_raw"), ("leave-one-family-out corrected", "summary_lofo")):
+                     f"{pct(drift) if drift is not None else '-'} | {pct(r['lofo_error'])} | {r.get('note') or ''} |")
+    for title, key in (("raw", "summary_raw"), ("drift-checked", "summary_drift"),
+                       ("leave-one-family-out corrected", "summary_lofo")):
+        if not doc.get(key):
+            continue
         lines += ["", f"| {title} | models | within ±10% | median abs. error | median signed error | range coverage |",
                   "|---|---:|---:|---:|---:|---:|"]
         for label, x in doc[key].items():
@@ -842,7 +856,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     clock = time.thread_time_ns if args.clock == "cpu" else time.perf_counter_ns
     reading_ms = clock_cost_ms(clock)  # what one interval costs of the clock itself: out of every median
     bench = BenchSettings(runs=args.runs, warmup=5)
+    from tflite_flops.latency.calibrate import check_drift
+    from tflite_flops.latency.profile import DeviceProfile
+
+    device_profile = DeviceProfile.load(profile)
+    drift_factors: list[float] = []  # the profile's own drift reference, timed again in every round (--drift-check)
+    drift_why = ""
     for rnd in range(args.rounds):  # interleaved: a slow spell of the machine hits every model alike
+        checked = check_drift(device_profile, runtime)
+        if checked.applied and checked.factor:
+            drift_factors.append(checked.factor)
+        else:
+            drift_why = checked.why
         ref = BenchSettings(runs=30, warmup=5)
         ref_wall.append(measure_model(reference, {}, runtime, ref).median_ms)
         if args.threads == 1:
@@ -864,6 +889,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     skipped += [(f, n, p, f"measured in {len(m)} of {args.rounds} rounds") for f, n, p, _, _, _, m, _ in rows
                 if len(m) != args.rounds]
     corrected, corrections = leave_one_family_out(results, args.coverage)
+    drift_factor = statistics.median(drift_factors) if drift_factors else None
+    checked_results = drift_checked(results, drift_factor)
 
     print(f"\nCPU: {cpu_model()} ({os.cpu_count()} cores; caches {cache_sizes() or 'unknown'}); "
           f"runtime {runtime.runtime} {runtime_version(runtime.runtime)}, {args.threads} thread(s), XNNPACK on; "
@@ -901,6 +928,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"so every model is held out; stated range rate {args.coverage:.0%}):", results, args.coverage)
     lofo = print_summary("LEAVE-ONE-FAMILY-OUT CORRECTED (each family predicted with a log-ratio correction and "
                          "range fitted on the other families' results only):", corrected, args.coverage)
+    if drift_factor:
+        drift_summary = print_summary(
+            f"DRIFT-CHECKED (what --drift-check predicts: the profile's drift reference timed again in every round, "
+            f"now / then {', '.join(f'{f:.3f}' for f in drift_factors)}; every prediction and range scaled by their "
+            f"median, x{drift_factor:.3f}):", checked_results, args.coverage)
+    else:
+        drift_summary = None
+        print(f"\nno drift check: {drift_why or 'the profile has no reference'}")
     split = print_split(results, args.segments) if args.segments else None
     print("\ncorrections (fitted without the family): " + "; ".join(
         f"{f} x{math.exp(c.log_ratio):.3f} range x{math.exp(c.log_ratio + c.log_low):.2f}"
@@ -918,7 +953,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                "results": [dict(dataclasses.asdict(r), error=r.error, in_range=r.in_range, law_error=r.law_error,
                                 whole_error=r.whole_error,
                                 lofo_predicted_ms=c.predicted_ms, lofo_low_ms=c.low_ms, lofo_high_ms=c.high_ms,
-                                lofo_error=c.error, lofo_in_range=c.in_range) for r, c in zip(results, corrected)],
+                                lofo_error=c.error, lofo_in_range=c.in_range,
+                                drift_predicted_ms=d.predicted_ms, drift_error=d.error, drift_in_range=d.in_range)
+                           for r, c, d in zip(results, corrected, checked_results)],
+               "drift_check": {"factors": drift_factors, "factor": drift_factor, "why": drift_why},
+               "summary_drift": drift_summary,
                "skipped": [dict(zip(("family", "model", "precision", "why"), s)) for s in skipped],
                "drift": {"reference_ms": ref_ms, "reference_wall_ms": ref_wall, "reference_cpu_ms": ref_cpu,
                          "reference_ratio": drift, "models_ratio": ratios},
@@ -930,6 +969,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.profile is None:  # the profile calibrated in the run, kept beside the results
             shutil.copyfile(profile, args.json + ".profile.json")
             print(f"wrote {args.json}.profile.json")
+            from tflite_flops.latency.calibrate import side_path
+
+            if os.path.exists(side_path(profile)):  # its timings: a later fit from the same ones (calibrate -o)
+                shutil.copyfile(side_path(profile), side_path(args.json + ".profile.json"))
+                print(f"wrote {side_path(args.json + '.profile.json')}")
     return 0
 
 

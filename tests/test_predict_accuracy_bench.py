@@ -132,9 +132,25 @@ def test_markdown_tables_of_a_json_document(bench):
            "summary_lofo": {"all": {"models": 1, "within_10": 1, "share_within_10": 1.0, "median_abs_error": 0.05,
                                     "median_signed_error": -0.05, "coverage": 1.0}}}
     text = bench.markdown(doc)
-    assert "| resnet | r50 | int8 | 4.000 | 3.000 | −25.0% miss | no | −5.0% |  |" in text
+    assert "| resnet | r50 | int8 | 4.000 | 3.000 | −25.0% miss | no | - | −5.0% |  |" in text  # no drift check
     assert "| all | 1 | 0 (0%) | 25.0% | −25.0% | 0% of 80% |" in text
     assert "| all | 1 | 1 (100%) | 5.0% | −5.0% | 100% of 80% |" in text
+    assert "drift-checked |" not in text
+    # with a drift check: its error per model and its summary, between the raw and the corrected ones
+    doc["results"][0]["drift_error"] = -0.2
+    doc["summary_drift"] = {"all": {"models": 1, "within_10": 0, "share_within_10": 0.0, "median_abs_error": 0.2,
+                                    "median_signed_error": -0.2, "coverage": 0.0}}
+    text = bench.markdown(doc)
+    assert "| resnet | r50 | int8 | 4.000 | 3.000 | −25.0% miss | no | −20.0% | −5.0% |  |" in text
+    assert text.index("| raw |") < text.index("| drift-checked |") < text.index("| leave-one-family-out corrected |")
+
+
+def test_drift_checked_results_scale_the_prediction_and_its_range(bench):
+    r = result(bench, "a", 9.0, 10.0)
+    (checked,) = bench.drift_checked([r], 1.1)  # the reference runs 10% slower now than at calibration
+    assert checked.predicted_ms == pytest.approx(9.9) and checked.measured_ms == 10.0
+    assert checked.low_ms == pytest.approx(r.low_ms * 1.1) and checked.high_ms == pytest.approx(r.high_ms * 1.1)
+    assert bench.drift_checked([r], None) == [r]
 
 
 def test_the_error_splits_into_the_laws_and_the_whole_model_term(bench):

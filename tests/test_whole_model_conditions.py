@@ -212,6 +212,29 @@ def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_
     assert timed == 0 and warm_calls == [] and cold_calls == [] and again.cache_curve == profile.cache_curve
 
 
+def test_the_reference_is_timed_in_every_pass_and_keeps_their_median(tmp_path):
+    # one timing at one moment stood for the whole calibration: two calibrations' references 2.5% apart moved
+    # every prediction of the second 2.5% while the models did not move
+    from tflite_flops.latency.calibrate import calibrate
+    from tflite_flops.latency.suite import reference_points, suite
+    from tflite_flops.settings import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith("ADD-float32")][:2]
+    reference = reference_points()[:1]
+    speeds = iter([1.00, 1.10, 0.95] * 10)  # the machine in the three passes
+    calls = []
+
+    def timer(blob, settings, quick):
+        calls.append(quick)
+        return 50.0 * next(speeds) if not quick else 5.0
+
+    output = str(tmp_path / "p.json")
+    profile, _ = calibrate(output, RuntimeSettings(), quick=True, progress=False, timer=timer, points=points,
+                           reference=reference, streams=[], passes=3)
+    assert calls.count(False) == 3  # once per pass
+    assert profile.reference == {reference[0].key: pytest.approx(50.0)}  # the median of 50, 55 and 47.5
+
+
 @pytest.mark.runtime
 def test_calibrate_times_streaming_chains_into_the_cache_curves(tmp_path):
     from tflite_flops.latency.calibrate import calibrate

@@ -19,8 +19,9 @@
    the warm one, against the op's bytes, gives the cost of data by reuse distance
    (:func:`tflite_flops.latency.fit.fit_cache_curve`), which the prediction applies to each op's data in a
    whole model (:mod:`tflite_flops.latency.cache`).
-6. **The drift reference**: a few fixed points (``suite.reference_points``) are timed once more at the end
-   and their medians stored; ``--drift-check`` times them again (:func:`check_drift`).
+6. **The drift reference**: a few fixed points (``suite.reference_points``) are timed once more in every pass
+   and the median of their passes stored (the speed of the machine over the whole calibration, not of one
+   moment); ``--drift-check`` times them again (:func:`check_drift`).
    The profile is saved with the machine and its cache sizes.
 
 Timers can be injected (tests: no clock, no runtime).
@@ -503,7 +504,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     # what to time: (key, point, eviction bytes or None, reference or not); a law point once per pass
     jobs = [(pass_key(p.key, k, passes), p, None, False) for p in points for k in range(passes)]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
-    jobs += [(reference_key(p), p, None, True) for p in reference]
+    # the drift reference in every pass too: the profile keeps the median, the speed of the whole calibration's window
+    jobs += [(pass_key(reference_key(p), k, passes), p, None, True) for p in reference for k in range(passes)]
     if streams is None:
         streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \
             else []
@@ -527,6 +529,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     # suite order, the 8x8 and 4x4 float32 CONV_2D points came out 5-10% under their time a few minutes later
     # while the rest of the suite moved 3%, and the law priced ResNet50's stages 3 and 4 9% under it).
     pass_of = {pass_key(p.key, k, passes): k for p in points for k in range(passes)}
+    pass_of.update({pass_key(reference_key(p), k, passes): k for p in reference for k in range(passes)})
     rng, batches = random.Random(ORDER_SEED), []
     for k in range(passes):
         batch = [job for job in todo if pass_of.get(job[0], 0) == k]
@@ -574,7 +577,8 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     analysed_streams = [analyse(p, build(fb, p), analysing, where.caches) for p in streams if p.key in medians]
     analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing, where.caches) for p in points] + analysed_streams
     notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
-    refs = {p.key: medians[reference_key(p)] for p in reference if reference_key(p) in medians}
+    refs = {p.key: passes_median(medians, reference_key(p), passes) for p in reference
+            if any(k in medians for k in pass_keys(reference_key(p), passes))}
     profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
                             reference=refs)
     profile.save(output)
