@@ -473,3 +473,26 @@ def test_a_softmax_law_costs_by_row_too():
                            params=0, inputs=((1, 1024, 16),), outputs=((1, 1024, 16),), executions=1)
     f = op_features(rows, "xnnpack").values
     assert f["out_rows"] == 1_024.0 and f["in"] == 16_384.0
+
+
+def test_mediapipe_s_transposed_convolution_is_predicted_by_the_transpose_conv_law():
+    from types import SimpleNamespace
+
+    from tflite_flops.latency.features import op_features
+    from tflite_flops.latency.kernels import cpu_target
+    from tflite_flops.ops.facts import facts_of
+
+    # XNNPACK runs Convolution2DTransposeBias by its deconvolution: the selfie segmentation's 128x128x16 ->
+    # 256x256x1 took ~0.85 ms where a stand-in law said 0.02. Its inputs: data 0, filter 1, bias 2
+    assert facts_of("CUSTOM:Convolution2DTransposeBias").law_as == "TRANSPOSE_CONV"
+    custom = SimpleNamespace(op_type="CUSTOM:Convolution2DTransposeBias", precision="float32",
+                             macs=128 * 128 * 2 * 2 * 16, flops=0, bytes_read=0, bytes_written=0, params=64,
+                             inputs=((1, 128, 128, 16), (1, 2, 2, 16), (1,)), outputs=((1, 256, 256, 1),),
+                             executions=1)
+    f = op_features(custom, "xnnpack", cpu=cpu_target("x86-avx512"))
+    assert f.family == "TRANSPOSE_CONV"  # stride 2 (256 / 128) within its 2x2 kernel: sub-convolutions
+    assert f.values["out_rows"] == 65_536.0 and f.values["tiled_macs"] == custom.macs * 32  # one pass of 32
+    # stride 1 (a 3x3 kernel keeping 16x16): the convolution law, as TRANSPOSE_CONV's
+    same = SimpleNamespace(**{**vars(custom), "inputs": ((1, 16, 16, 8), (4, 3, 3, 8), (4,)),
+                              "outputs": ((1, 16, 16, 4),)})
+    assert op_features(same, "xnnpack", cpu=cpu_target("x86-avx512")).family == "CONV_2D"

@@ -51,8 +51,10 @@ def conv_kernel(record: Any, placement: str) -> str:
     when XNNPACK does not split it into sub-convolutions, :func:`~tflite_flops.latency.kernels.deconv_subconv`; a
     dynamically quantized pointwise convolution's ``pointwise_as``,
     :func:`~tflite_flops.latency.kernels.runs_as_fully_connected`) on the delegate; its own op type on the builtin
-    kernels and for every other op."""
-    facts = xnnpack_facts(record.op_type)
+    kernels and for every other op (or the op type whose law its record names, ``law_as``: MediaPipe's
+    transposed convolution is a TRANSPOSE_CONV)."""
+    own = facts_of(record.op_type).law_as or record.op_type  # a custom op run by a builtin's kernel: that law
+    facts = xnnpack_facts(own)
     if placement in ON_XNNPACK and facts.weights == TRANSPOSED_CONV and facts.gemm_as and not deconv_subconv(record):
         return facts.gemm_as
     if placement in ON_XNNPACK and facts.pointwise_as and \
@@ -60,9 +62,9 @@ def conv_kernel(record: Any, placement: str) -> str:
         return facts.pointwise_as
     geometry = conv_geometry(record) if placement in ON_XNNPACK else None
     if geometry is None or not (facts.depthwise_as or facts.gemm_as):
-        return record.op_type
+        return own
     dwconv = runs_dwconv(geometry, getattr(record, "precision", "") in NO_DWCONV_PRECISIONS)
-    return (facts.depthwise_as or record.op_type) if dwconv else (facts.gemm_as or record.op_type)
+    return (facts.depthwise_as or own) if dwconv else (facts.gemm_as or own)
 
 
 def _grouped(record: Any, family: str) -> tuple[float, float]:

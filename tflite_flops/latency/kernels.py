@@ -85,15 +85,16 @@ def leaves_qd8_state(record: Any, cpu: Any) -> bool:
 
 
 def deconv_subconv(record: Any) -> bool:
-    """Whether XNNPACK runs the transposed convolution ``record`` (inputs: output shape, [Cout, kh, kw, Cin] filter,
-    input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output phase:
+    """Whether XNNPACK runs the transposed convolution ``record`` (its [Cout, kh, kw, Cin] filter input 1, its data
+    the other 4-D input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output phase:
     a stride above 1 and at most the kernel's size (src/operators/deconvolution-nhwc.c, ``is_subconv2d``).
     Otherwise it runs its IGEMM kernel over every output pixel, as a convolution: timed here (x86-avx512,
     float32, 16x16x16 -> 16 channels, 3x3), 6.4 us at stride 1, where the sub-convolutions' law said 11."""
     inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
-    if len(inputs) < 3 or not outputs or len(inputs[1]) != 4 or len(inputs[2]) != 4 or len(outputs[0]) != 4:
+    data = [s for i, s in enumerate(inputs) if i != 1 and len(s) == 4]  # TRANSPOSE_CONV's input 2, a custom op's 0
+    if len(inputs) < 2 or not data or not outputs or len(inputs[1]) != 4 or len(outputs[0]) != 4:
         return True
-    w, x, y = inputs[1], inputs[2], outputs[0]
+    w, x, y = inputs[1], data[0], outputs[0]
     if min(int(x[1]), int(x[2])) <= 0:
         return True
     sh, sw = max(int(y[1]) // int(x[1]), 1), max(int(y[2]) // int(x[2]), 1)

@@ -392,7 +392,8 @@ def groups() -> dict[str, tuple[str, ...]]:
 # MAC, per activation element read and written, and per weight read (hybrid and builtin kernels read the
 # weights every run); element-wise and layout ops per element; pooling per window element (its FLOPs).
 LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
-    "conv": ("1", "macs", "taps", "in", "out", "params", "dw_macs_past_l1", "dw_rem_taps", "elems_past_l2"),
+    "conv": ("1", "macs", "taps", "in", "out", "params", "dw_macs_past_l1", "dw_rem_taps", "elems_past_l2",
+             "out_rows"),
     # per row too (out_rows): a dynamically quantized row is quantized with parameters of its own
     "matmul": ("1", "macs", "in", "out", "params", "params_past_l2", "params_past_l3", "params_nr2", "out_rows"),
     "binary": ("1", "in", "out", "rows", "act_out", "elems_past_l2"),

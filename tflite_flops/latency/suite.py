@@ -104,7 +104,10 @@ DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (
               # 24 to 67 KiB, either side of half an L1d (features.op_features, dw_macs_past_l1), as EfficientNet's
               # 5x5 layers; then channels that end in a partial tile of the depthwise kernels (16 float, 32 int8 on
               # x86-avx512: features.op_features, dw_rem_taps), as BlazeFace's and ShuffleNet's 24-channel layers
-              (56, 24, 3, 1), (28, 40, 5, 1), (14, 120, 3, 1), (32, 72, 5, 2))
+              (56, 24, 3, 1), (28, 40, 5, 1), (14, 120, 3, 1), (32, 72, 5, 2),
+              # a 1x1 depthwise layer (a per-channel scale, as MediaPipe's hand models write): a cost per output pixel
+              # the taps do not give (128x128x8: 49 us, the law without out_rows 14)
+              (128, 8, 1, 1), (64, 16, 1, 1), (32, 64, 1, 1))
 # Grouped convolutions (h, channels, channels per group, k, stride), as Keras writes Conv2D(groups=...) and depthwise
 # layers written as one (per group 1), and depthwise convolutions wider than XNNPACK's dwconv kernels (h, c, k,
 # stride: over 25 taps, run by its GEMM kernel once per channel, profile.DWCONV_MAX_TAPS): 25 to 60 times slower

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .conv import conv_out_dim, transpose_conv_padding, transposed_conv2d_cost
+from .facts import register_facts
 from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp,
                         float_only, gpu_activation, gpu_io, gpu_positive, gpu_version, num_io, rank_in, reason,
                         register_placement, static)
@@ -101,6 +102,9 @@ def _detection_shape(ctx: OpContext) -> list[Shape]:
 
 
 register_traits(CONV_T_BIAS, sparse_weights=True)
+# XNNPACK runs it by its deconvolution (xnnpack_delegate.cc VisitMediaPipeDeconvolutionNode), as a TRANSPOSE_CONV:
+# that law predicts it (MediaPipe's selfie segmentation, 128x128x16 -> 256x256x1: ~0.85 ms, a stand-in law said 0.02)
+register_facts(CONV_T_BIAS, law_as="TRANSPOSE_CONV")
 
 
 # ---------------------------------------------------------------------------------------------

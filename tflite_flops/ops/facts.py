@@ -199,6 +199,7 @@ class OpFacts:
     fusion: frozenset[str] = frozenset()  # fusion roles in XNNPACK's subgraph optimizer
     law_group: str = ""  # the latency law group ("": LAW_GROUP_DEFAULT)
     law_features: tuple[str, ...] = ()  # its own law's features, when not its group's
+    law_as: str = ""  # the op type whose law predicts it: a custom op a runtime runs by a builtin's kernel
     taps_weight: int | None = None  # input position of its [Cout, kh, kw, Cin] weights (the ``taps`` feature)
     tiled_macs: bool = False  # the ``tiled_macs`` feature: MACs with the output channels tiled
     control_flow: str = ""  # IF_ELSE, CASE_BRANCHES, WHILE_LOOP, STABLEHLO_LOOP, CALL_ONCE_INIT, CALL_SUBGRAPH
@@ -241,7 +242,7 @@ def record(op_type: str, *, override: bool = False, user: bool = False, **facts:
 
 def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     """Register the facts of op types that the analysis reads beyond their formulas (module docstring):
-    ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``taps_weight=``,
+    ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``law_as=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
     ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``. Each fact once per op type."""
     if "fusion" in facts:
@@ -321,9 +322,9 @@ def missing_facts(builtins: Iterable[str] = (), calibrated: Iterable[str] | None
         x = f.xnnpack or NO_XNNPACK_FACTS
         if XNNPACK in f.placement and x.operator_bytes is None and not x.copies_per:
             lacks.append("xnnpack.operator_bytes=default")
-        if f.spec is not None and not f.law_group and not f.law_features:
+        if f.spec is not None and not f.law_group and not f.law_features and not f.law_as:
             lacks.append("law.group=default")
-        if f.spec is not None and calibrated is not None and op not in calibrated:
+        if f.spec is not None and calibrated is not None and (f.law_as or op) not in calibrated:
             lacks.append("calibration=default")
         if lacks:
             out[op] = tuple(lacks)
