@@ -876,11 +876,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in rows:
             try:
                 row[6].append(measure_model(row[3], row[4], runtime, bench, clock=clock).median_ms - reading_ms)
-                if row[7]:  # its segments, right after it: the same spell of the machine
-                    row[7].rounds.append(sum(measure_model(p, {}, runtime, bench, clock=clock).median_ms - reading_ms
-                                             for p in row[7].paths))
             except tflite_flops.TfliteFlopsError as exc:
                 print(f"{row[1]} {row[2]}: not measured ({exc})", file=sys.stderr)
+                continue
+            if row[7]:  # its segments, right after it: the same spell of the machine
+                try:
+                    row[7].rounds.append(sum(measure_model(p, {}, runtime, bench, clock=clock).median_ms - reading_ms
+                                             for p in row[7].paths))
+                except tflite_flops.TfliteFlopsError as exc:  # the model's figures stand; its split has none
+                    print(f"{row[1]} {row[2]}: its stretches not measured ({exc})", file=sys.stderr)
+                    row[7] = None
         print(f"round {rnd + 1}/{args.rounds} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     results = [Result(f, n, p, pr.latency_ms, pr.low_ms, pr.high_ms, statistics.median(m), tuple(m), note(pr),
                       statistics.median(seg.rounds) if seg and len(seg.rounds) == len(m) else None,
