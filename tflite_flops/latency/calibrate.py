@@ -504,7 +504,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
     # what to time: (key, point, eviction bytes or None, reference or not); a law point once per pass
     jobs = [(pass_key(p.key, k, passes), p, None, False) for p in points for k in range(passes)]
     jobs += [(cold_key(p, e), p, e, False) for p in cold_points(points) for e in evict]
-    # the drift reference in every pass too: the profile keeps the median, the speed of the whole calibration's window
+    # the drift reference in every pass too: the profile keeps their median, the whole calibration's speed
     jobs += [(pass_key(reference_key(p), k, passes), p, None, True) for p in reference for k in range(passes)]
     if streams is None:
         streams = stream_points(where.caches, quick, runtime.xnnpack) if cold_timer is not None and points_given is None \

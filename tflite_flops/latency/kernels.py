@@ -86,8 +86,8 @@ def leaves_qd8_state(record: Any, cpu: Any) -> bool:
 
 def deconv_subconv(record: Any) -> bool:
     """Whether XNNPACK runs the transposed convolution ``record`` (its [Cout, kh, kw, Cin] filter input 1, its data
-    the other 4-D input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output phase:
-    a stride above 1 and at most the kernel's size (src/operators/deconvolution-nhwc.c, ``is_subconv2d``).
+    the other 4-D input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output
+    phase: a stride above 1 and at most the kernel's size (src/operators/deconvolution-nhwc.c, ``is_subconv2d``).
     Otherwise it runs its IGEMM kernel over every output pixel, as a convolution: timed here (x86-avx512,
     float32, 16x16x16 -> 16 channels, 3x3), 6.4 us at stride 1, where the sub-convolutions' law said 11."""
     inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
@@ -117,7 +117,8 @@ def deconv_channels(family: str, cout: int, precision: str, cpu: Any) -> int:
         nr = int(cpu.float_tile)
         step = nr if cout >= nr else int(cpu.float_nr2_tile) or nr
         return -(-cout // step) * nr
-    tile = int(cpu.int8_tile) if precision in ("int8", "uint8") else int(cpu.hybrid_tile) if precision == "hybrid" else 0
+    tile = int(cpu.int8_tile) if precision in ("int8", "uint8") else \
+        int(cpu.hybrid_tile) if precision == "hybrid" else 0
     return -(-cout // tile) * tile if tile > 0 else 0
 
 

@@ -446,7 +446,8 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     low_confidence_us = 0.0
     partition_runs: dict[tuple[int, int], int] = {}
     # per subgraph: the kernels run last left the state of XNNPACK's qd8 (hybrid) GEMM kernel behind: a qd8 fully
-    # connected op or pointwise convolution ran (kernels.leaves_qd8_state; not a qd8 convolution of more taps), then only kernels that pay for that state (those with a law after qd8) and keep it (a float32 ADD after
+    # connected op or pointwise convolution ran (kernels.leaves_qd8_state; not a qd8 convolution of more taps), then
+    # only kernels that pay for that state (those with a law after qd8) and keep it (a float32 ADD after
     # the qd8 op clears it: a MAX_POOL_2D then costs what it costs alone; after the qd8 op and a MAX_POOL_2D, a
     # RESIZE_BILINEAR still pays 3.2x; docs/notes/predict-atrous-audio.md)
     after_qd8: dict[int, bool] = {}

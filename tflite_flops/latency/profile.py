@@ -400,7 +400,7 @@ LAW_FEATURES: Mapping[str, tuple[str, ...]] = {
     "unary": ("1", "out", "elems_past_l2"),
     "pool": ("1", "flops", "in", "out", "elems_past_l2"),
     "reduce": ("1", "in", "out"),
-    "normalize": ("1", "in", "out_rows"),  # per row too: a float32 SOFTMAX took 14.7 ns a row of 16, 0.17 ns an element
+    "normalize": ("1", "in", "out_rows"),  # per row too: float32 SOFTMAX 14.7 ns a row of 16, 0.17 ns an element
     "layout": ("1", "in", "out", "elems_past_l2", "out_rows"),
     "convert": ("1", "out", "elems_past_l2"),
     GENERIC_FAMILY: ("1", "macs", "flops", "bytes"),
