@@ -184,7 +184,7 @@ def _op_workspace(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     sum or mean accumulates in int32."""
     facts = xnnpack_facts(op.op_type)
     role = facts.weights
-    x = op.inputs[0] if op.inputs else -1
+    x = _data_input(op)
     own = 0
     if role == FULLY_CONNECTED and not op.options.get("keep_num_dims") and x >= 0:
         own += dense_bytes(num_elements(shapes[x]), tensors[x].dtype)
@@ -208,11 +208,18 @@ def _op_workspace(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     return batches * _tiled(n, cpu.int8_operand_tile) * (k + 8)
 
 
+def _data_input(op: Operator) -> int:
+    """The tensor of an op's activations: its input 0, a transposed convolution's input 2 (-1: none)."""
+    at = 2 if xnnpack_facts(op.op_type).weights == TRANSPOSED_CONV else 0
+    return op.inputs[at] if len(op.inputs) > at else -1
+
+
 def _hybrid(op: Operator, tensors) -> bool:
-    """A convolution or fully connected op with float activations and int8 weights (dynamically
-    quantized: a convolution quantizes its input at run time with a convert node of its own)."""
-    return (xnnpack_facts(op.op_type).gemm and len(op.inputs) > 1 and op.inputs[1] >= 0 and tensors[op.inputs[0]].dtype == "FLOAT32"
-            and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
+    """A convolution, transposed convolution or fully connected op with float activations and int8 weights
+    (dynamically quantized: a convolution quantizes its input at run time with a convert node of its own)."""
+    facts, x = xnnpack_facts(op.op_type), _data_input(op)
+    return ((facts.gemm or facts.weights == TRANSPOSED_CONV) and len(op.inputs) > 1 and op.inputs[1] >= 0 and x >= 0
+            and tensors[x].dtype == "FLOAT32" and tensors[op.inputs[1]].dtype in ("INT8", "INT4"))
 
 
 def _structure_bytes(ops: Sequence[Operator], tensors, unpacked: set[int], boundary: set[int], cpu: CpuTarget) -> int:
@@ -376,8 +383,8 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     * int8 filters with int8 inputs: int8 weights (a convolution with taps pads its input channels to
       ``int8_kr`` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
       convolution), channels to ``int8_tile``; a depthwise convolution tiles its channels by ``int8_depthwise_tile``;
-    * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums),
-      channels to ``hybrid_tile`` (input channels per tap to ``hybrid_kr``), a fully connected or pointwise
+    * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums; each
+      sub-kernel's, for a transposed convolution), channels to ``hybrid_tile`` (input channels per tap to ``hybrid_kr``), a fully connected or pointwise
       convolution tiling its channels by ``hybrid_gemm_tile``;
     * a depthwise filter of fewer taps than the smallest depthwise kernel's (:data:`DWCONV_MIN_TAPS`) as that many.
 
@@ -416,7 +423,7 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
         per_in = groups[1] if groups is not None else shape[3]
         per_channel = shape[1] * shape[2] * _tiled(per_in, cpu.hybrid_kr if hybrid else cpu.int8_kr)
     if hybrid:
-        per_channel += 12
+        per_channel += 12 * biases  # each sub-kernel's, for a transposed convolution
         tile = cpu.hybrid_gemm_tile if role == FULLY_CONNECTED or _pointwise(op, tensors) else cpu.hybrid_tile
     elif role == DEPTHWISE:
         per_channel, tile = per_channel + 8, cpu.int8_depthwise_tile
