@@ -367,11 +367,6 @@ def _average_pool_bytes(op: Operator, x: tuple[int, ...], out: tuple[int, ...], 
     return 4 * out[3] + _REDUCE_SLACK + pointer * (rows * step + taps - 1) + multipliers
 
 
-# The taps of XNNPACK's smallest depthwise kernel (dwconv-config.c: 3p, 4p, 9p and 25p kernels): a 1x1 depthwise
-# filter is packed as 3 taps (read off the tracer: 128x128x8 float32 256 bytes, int8 384; 32x32x64 1,024 and 704).
-DWCONV_MIN_TAPS = 3
-
-
 def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
     """The bytes an op packs at init (module docstring), read off the tracer (to the byte on the
     calibration suite's convolutions, depthwise, transposed and fully connected ops on x86-avx512): per
@@ -384,9 +379,9 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
       ``int8_kr`` per tap), an int32 bias and a float scale (per sub-kernel for a transposed
       convolution), channels to ``int8_tile``; a depthwise convolution tiles its channels by ``int8_depthwise_tile``;
     * int8 filters with float inputs (dynamically quantized): 12 bytes per channel (bias, scale, sums; each
-      sub-kernel's, for a transposed convolution), channels to ``hybrid_tile`` (input channels per tap to ``hybrid_kr``), a fully connected or pointwise
-      convolution tiling its channels by ``hybrid_gemm_tile``;
-    * a depthwise filter of fewer taps than the smallest depthwise kernel's (:data:`DWCONV_MIN_TAPS`) as that many.
+      sub-kernel's, for a transposed convolution), channels to ``hybrid_tile`` (input channels per tap to
+      ``hybrid_kr``), a fully connected or pointwise convolution tiling its channels by ``hybrid_gemm_tile``;
+    * a depthwise filter of fewer taps than the smallest depthwise kernel's (``depthwise_min_taps``) as that many.
 
     The buffer's size is rounded up to the target's ``alignment``."""
     role = xnnpack_facts(op.op_type).weights
@@ -408,8 +403,8 @@ def _packed_weights(op: Operator, tensors, shapes, cpu: CpuTarget) -> int:
             role, out_channels, per_channel = DEPTHWISE, groups[0], groups[3]
         elif not dwconv and (role == DEPTHWISE or groups[0] > 1):  # the GEMM once per group
             role, sets, out_channels, per_channel = CONV, groups[0], groups[2], groups[1] * groups[3]
-    if role == DEPTHWISE:  # a filter of fewer taps than XNNPACK's smallest depthwise kernel is padded to its taps
-        per_channel = max(per_channel, DWCONV_MIN_TAPS)
+    if role == DEPTHWISE:  # a filter of fewer taps than the smallest depthwise kernel's is padded to its taps (a 1x1
+        per_channel = max(per_channel, cpu.depthwise_min_taps)  # one: 128x128x8 float32 256 bytes, int8 384)
     tile = cpu.float_depthwise_tile if role == DEPTHWISE else cpu.float_fc_tile(out_channels) if (
         role == FULLY_CONNECTED or (role == CONV and _pointwise(op, tensors))) else _float_conv_kernel(out_channels, cpu)[1]
     biases = 1

@@ -88,15 +88,15 @@ CONVS = ((56, 64, 64, 1, 1), (28, 64, 128, 3, 1), (8, 8, 8, 3, 1), (224, 3, 32, 
          (96, 3, 24, 3, 2), (32, 8, 16, 3, 1), (16, 4, 8, 3, 1), (112, 3, 64, 7, 2),
          # one input channel (a spectrogram's or a waveform's first layer): int8 and qd8 kernels pad it to their kr
          (64, 1, 32, 3, 1), (48, 1, 16, 5, 2))
+# Dynamic-range pointwise convolutions of few channels over many pixels (MobileNet's and BlazeFace's early 1x1
+# layers): XNNPACK quantizes their input row by row and runs them by its qd8 GEMM, ~16 ns a pixel at 16 channels
+# here, a cost the layers above leave unfitted (the law said 20 us for [1,64,64,16] -> 16 channels, 68 timed).
+QD8_POINTWISES = ((64, 16, 16), (32, 32, 36), (16, 96, 24), (80, 16, 96), (40, 24, 144), (20, 144, 32),
+                  (32, 64, 64), (8, 96, 24), (16, 24, 96), (40, 144, 24))
 # Large weights at few output positions (ResNet's and Inception's last stages): their weights (2-9 MB) are read from
 # beyond the L2 once per run, a cost the MACs do not carry when there are few positions to spread it over; without
 # them the laws fold it into the cost per MAC of the 7x7 and 14x14 layers above (docs/notes/predict-whole-model-residual.md).
 # Not in the --quick suite.
-# Dynamic-range pointwise convolutions of few channels over many pixels (MobileNet's and BlazeFace's early 1x1
-# layers): XNNPACK quantizes their input row by row and runs them by its qd8 GEMM, ~16 ns a pixel at 16 channels
-# here, a cost the wide layers above leave unfitted (the law said 20 us for [1,64,64,16] -> 16 channels, 68 timed).
-QD8_POINTWISES = ((64, 16, 16), (32, 32, 36), (16, 96, 24), (80, 16, 96), (40, 24, 144), (20, 144, 32),
-                  (32, 64, 64), (8, 96, 24), (16, 24, 96), (40, 144, 24))
 WIDE_CONVS = ((4, 512, 512, 3, 1), (4, 1024, 2048, 1, 1), (8, 256, 256, 3, 1), (8, 2048, 384, 1, 1))
 DEPTHWISES = ((56, 144, 3, 1), (14, 576, 3, 1), (8, 8, 3, 1), (112, 32, 3, 1), (28, 144, 5, 2), (7, 960, 3, 1),
               (112, 96, 3, 2), (16, 16, 3, 1), (28, 192, 3, 1), (14, 480, 5, 1), (56, 144, 3, 2), (32, 64, 3, 1),

@@ -54,6 +54,10 @@ class CpuTarget:
       ``mr``, ``nr``, ``kr``; ``hybrid_gemm_tile``: the ``nr`` of a dynamically quantized fully
       connected (or pointwise) op's GEMM kernel.
 
+    ``depthwise_min_taps``: the taps of the smallest depthwise kernel (``dwconv-config.c``: 3p, 4p, 9p, 25p),
+    which a filter of fewer taps is packed as (a 1x1 depthwise filter as 3 taps: read off the tracer on x86-avx512
+    and, emulated, x86-avx2; the other targets take it until measured).
+
     Allocation: ``alignment`` (XNN_ALLOCATION_ALIGNMENT), ``workspace_slack`` (bytes after the
     workspace's last value), ``unpacked_slack`` (after the float32 copy of weights XNNPACK unpacks),
     ``pointer_bytes``.
@@ -104,6 +108,7 @@ class CpuTarget:
     hybrid_tile: int
     hybrid_kr: int
     hybrid_gemm_tile: int
+    depthwise_min_taps: int = 3
     alignment: int = 64
     workspace_slack: int = 32
     unpacked_slack: int = 128
