@@ -524,7 +524,7 @@ def external_models(folder: str) -> list[tuple[str, str, str, str]]:
     """(family, model, precision, path) of the models in ``folder`` that other converters wrote
     (``benchmarks/torch_models.py``: litert-torch's output, and the models the MediaPipe wheel ships), from its
     ``manifest.json``: a list of {"file", "family", "model", "precision"}. A family's name says its converter
-    before a colon (``torch:resnet18``, ``mediapipe:face_landmark``): :func:`converter`."""
+    before a colon (``litert-torch:resnet18``, ``mediapipe:face_landmark``): :func:`converter`."""
     with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
         rows = json.load(f)
     return [(r["family"], r["model"], r["precision"], os.path.join(folder, r["file"])) for r in rows

@@ -205,3 +205,22 @@ def test_cut_points_never_cut_through_a_shape(bench):
         if name == "cnn_fp16":  # its float16 weights are dequantized up front: no stretch may lose them
             assert folded and all(not (folded & {t for op in sg.operators[:c] for t in op.outputs}) or
                                   not (folded & {t for op in sg.operators[c:] for t in op.inputs}) for c in cuts[:-1])
+
+
+def test_other_converters_models_come_from_their_manifest_and_are_grouped_by_converter(bench, tmp_path):
+    import json
+
+    (tmp_path / "tv_resnet18_224_int8.tflite").write_bytes(b"x")
+    (tmp_path / "mp_iris_landmark.tflite").write_bytes(b"x")
+    rows = [{"file": "tv_resnet18_224_int8.tflite", "family": "litert-torch:resnet18", "model": "resnet18_224",
+             "precision": "int8"},
+            {"file": "mp_iris_landmark.tflite", "family": "mediapipe:iris_landmark", "model": "iris_landmark",
+             "precision": "float32"},
+            {"file": "gone.tflite", "family": "mediapipe:gone", "model": "gone", "precision": "fp16"}]
+    (tmp_path / "manifest.json").write_text(json.dumps(rows), encoding="utf-8")
+    found = bench.external_models(str(tmp_path))  # a file the manifest names but the folder lacks is left out
+    assert [(f, m, p) for f, m, p, _ in found] == [("litert-torch:resnet18", "resnet18_224", "int8"),
+                                                   ("mediapipe:iris_landmark", "iris_landmark", "float32")]
+    assert found[0][3] == str(tmp_path / "tv_resnet18_224_int8.tflite")
+    assert [bench.converter(f) for f in ("litert-torch:resnet18", "mediapipe:iris_landmark", "mobilenet",
+                                         bench.SAMPLES_FAMILY)] == ["litert-torch", "mediapipe", "keras", "samples"]
