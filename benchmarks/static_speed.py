@@ -51,7 +51,11 @@ rotating each round), so that a burst of load from other jobs hits every tool al
 Clock: by default the CPU time of the measuring process (``time.process_time``; for the CLI,
 the child's user + system time), which stays steady on a machine shared with other jobs where
 wall time can double; ``--clock wall`` uses elapsed time. The "CLI wall" column is always the
-wall time of the whole process.
+wall time of the whole process. The whole-process goal (the CLI on MobileNetV2 at most 2x
+``python -c "import numpy"``) is read on the wall clock, each the best of its rounds, in every
+run whatever ``--clock`` says: a process's CPU time counts all its threads, and the anchor's
+OpenBLAS threads (one per core) spin after numpy starts them, which the CLI avoids
+(``tflite_flops.cli.console``). Both clocks are printed.
 
 With ``--baseline SRC`` (a directory holding another copy of the ``tflite_flops`` package, e.g. a
 git worktree of an earlier commit), ``tflite_flops`` and ``cli`` also run with ``PYTHONPATH=SRC``
@@ -513,7 +517,8 @@ def _child(tool: str, path: str, repeat: int, budget_s: float) -> None:
         import tflite_flops
 
         extra["module"] = tflite_flops.__file__
-        fns = [lambda: tflite_flops.analyze(path), lambda: tflite_flops.load_model(path)]
+        analyze, load_model = tflite_flops.analyze, tflite_flops.load_model  # loaded here (PEP 562), not in a call
+        fns = [lambda: analyze(path), lambda: load_model(path)]
     elif tool == "cpp_analyzer":
         from ai_edge_litert import _pywrap_analyzer_wrapper as wrapper
 
@@ -858,23 +863,31 @@ def print_table(models, results, clock: str, labels: list[str], has_tf: bool, ro
             print(f"  whole process `python -m tflite_flops analyze MODEL`, {label}: median "
                   f"{statistics.median(clis) * 1000:.0f} ms, max {max(clis) * 1000:.0f} ms over {len(clis)} models")
     print("WHOLE PROCESS against `python -c \"import numpy\"` in the same rounds (CLI/np, lower is better; goal <= 2x "
-          "on mobilenet_v2)")
-    anchors = [results[n]["numpy"][best] for n in real if best in results[n].get("numpy", {})]
-    if anchors:
+          "on mobilenet_v2, judged on wall time: what the user waits for)")
+    # CPU time counts every thread of the process: the anchor's OpenBLAS threads, one per core, spin until
+    # their timeout after numpy starts them (the CLI asks for one, tflite_flops.cli.console), and the CLI's
+    # hashing thread runs beside the analysis. So each clock is shown, and the goal is read on the wall clock.
+    for key, clock_name in (("best_wall", "wall"), ("best_cpu", "CPU")):
+        anchors = [results[n]["numpy"][key] for n in real if key in results[n].get("numpy", {})]
+        if not anchors:
+            continue
         anchor = statistics.median(anchors)
-        print(f"  the anchor, `python -c \"import numpy\"`: median {anchor * 1000:.1f} ms over its {len(anchors)} rows "
-              f"(each the best of its rounds; {min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
-    for column in ("cli", *(f"{label}_cli" for label in labels)):
-        if anchors and best in results.get("mobilenet_v2", {}).get(column, {}):
-            print(f"  {'new' if column == 'cli' else column[:-4]:<6} mobilenet_v2 against the median anchor: "
-                  f"{results['mobilenet_v2'][column][best] / anchor:.2f}x")
-        rs = ratios(real, column, "numpy")
-        if rs:
+        print(f"  {clock_name}: the anchor, `python -c \"import numpy\"`: median {anchor * 1000:.1f} ms over its "
+              f"{len(anchors)} rows (each the best of its rounds; {min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
+        for column in ("cli", *(f"{label}_cli" for label in labels)):
             name = "new" if column == "cli" else column[:-4]
-            target = f"mobilenet_v2 {rs['mobilenet_v2']:.2f}x (goal <= 2x: {'met' if rs['mobilenet_v2'] <= 2 else 'NOT met'}), " \
-                if "mobilenet_v2" in rs else ""
-            print(f"  {name:<6} {target}median {statistics.median(rs.values()):.2f}x, worst {max(rs.values()):.2f}x "
-                  f"({max(rs, key=rs.get)}) over {len(rs)} models")
+            rs = {n: results[n][column][key] / results[n]["numpy"][key] for n in real
+                  if key in results[n].get(column, {}) and key in results[n].get("numpy", {})}
+            if not rs:
+                continue
+            target = ""
+            if "mobilenet_v2" in rs:
+                verdict = (("met" if rs["mobilenet_v2"] <= 2 else "NOT met") if clock_name == "wall" else
+                           "not the goal's clock: the anchor's CPU includes its OpenBLAS threads' spin")
+                target = (f"mobilenet_v2 {rs['mobilenet_v2']:.2f}x ({verdict}; against the median anchor "
+                          f"{results['mobilenet_v2'][column][key] / anchor:.2f}x), ")
+            print(f"  {clock_name}: {name:<6} {target}median {statistics.median(rs.values()):.2f}x, worst "
+                  f"{max(rs.values()):.2f}x ({max(rs, key=rs.get)}) over {len(rs)} models")
     for label in labels:
         for a, b, what in (("new", label, "analyze"), ("cli", f"{label}_cli", "CLI process")):
             rs = ratios(real, a, b)

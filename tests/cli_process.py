@@ -42,9 +42,12 @@ ENTRY = [sys.executable, "-m", "tflite_flops"]
 # CLI; replies with a line holding the child's pid, then one holding its exit status.
 _SERVER = r'''
 import atexit, importlib, json, os, runpy, sys
-# Import what tflite_flops.__main__ imports (its main() is guarded), then forget the module itself:
-# each child runs it afresh as __main__, as python -m does.
+# Import what a run of tflite_flops.__main__ imports (its main() is guarded; the package loads the analysis
+# and the renderers when a command first needs them), then forget the module itself: each child runs it
+# afresh as __main__, as python -m does.
 importlib.import_module("tflite_flops.__main__")
+for name in ("api", "render", *(f"commands.{c}" for c in sys.modules["tflite_flops.cli"].COMMANDS.values())):
+    importlib.import_module(f"tflite_flops.{name}")
 del sys.modules["tflite_flops.__main__"]
 delattr(sys.modules["tflite_flops"], "__main__")
 sys.stdout.flush(); sys.stderr.flush()

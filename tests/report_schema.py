@@ -33,6 +33,7 @@ from typing import Any, Mapping
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tflite_flops import report as report_package  # noqa: E402
 from tflite_flops.report import records  # noqa: E402
 from tflite_flops.report.columns import OP_COLUMNS  # noqa: E402
 from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
@@ -94,13 +95,18 @@ def _type(hint: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no schema for the type {hint!r}")
 
 
+# every record's name, for the annotations a module names only for type checkers (report/records.py loads the
+# measured, predicted and generative records when a report holds them)
+_RECORD_NAMES = {name: getattr(report_package, name) for name in report_package.__all__}
+
+
 def _record(cls: type, defs: dict[str, Any]) -> None:
     """``defs[cls.__name__]``: the schema of a record's JSON form."""
     name = cls.__name__
     if name in defs:
         return
     defs[name] = {}  # a placeholder against recursion
-    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    hints = typing.get_type_hints(cls, {**_RECORD_NAMES, **vars(sys.modules[cls.__module__])})
     names = [f.name for f in fields(cls) if f.name not in ("extra", "figures")]
     props: dict[str, Any] = {}
     for field_name in names:

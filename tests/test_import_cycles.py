@@ -19,13 +19,25 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the imports under ``if TYPE_CHECKING:``: a type checker's, never run."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
 def _imports(path: Path) -> set[str]:
-    """The package modules that ``path`` imports with relative imports, anywhere in the file."""
+    """The package modules that ``path`` imports with relative imports, anywhere in the file but under
+    ``if TYPE_CHECKING:`` (what breaks a cycle the typing way)."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = _type_only(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level and id(node) not in type_only:
             base = package.split(".")
             base = base[:len(base) - node.level + 1]
             target = ".".join(base + ([node.module] if node.module else []))

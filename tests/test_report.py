@@ -93,12 +93,12 @@ def test_schema_version_is_checked(report):
 def test_sha256_is_the_files_and_computed_once(tmp_path, monkeypatch):
     import hashlib
 
-    from tflite_flops.reader import model as model_module
+    from tflite_flops import files as files_module
 
     path = SAMPLES[0]
     calls = []
-    real = model_module._sha256_file
-    monkeypatch.setattr(model_module, "_sha256_file", lambda p: calls.append(p) or real(p))
+    real = files_module.sha256_file
+    monkeypatch.setattr(files_module, "sha256_file", lambda p: calls.append(p) or real(p))
     model = tflite_flops.load_model(path)
     expected = hashlib.sha256(path.read_bytes()).hexdigest()
     assert tflite_flops.analyze(model).model.sha256 == expected

@@ -1,8 +1,8 @@
-"""``python -m tflite_flops`` → :func:`tflite_flops.cli.main`."""
+"""``python -m tflite_flops`` → :func:`tflite_flops.cli.console` (:func:`tflite_flops.cli.main` in its process)."""
 
 import sys
 
-from .cli import main
+from .cli import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

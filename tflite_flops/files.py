@@ -8,6 +8,9 @@ forever, and ``/dev/zero`` would be read until memory runs out. :func:`open_regu
 :func:`read_capped` reads at most the cap. Both fail with :class:`NotARegularFile` /
 :class:`TooLarge`, subclasses of ``OSError`` with a ``strerror``, so every caller's existing
 ``except OSError`` turns them into its one-line error.
+
+A model file's SHA-256 (:func:`sha256_file`) can be computed on a thread of its own (:class:`FileDigest`),
+while the process does other work.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import threading
 from typing import IO, Any
 
 MiB = 1 << 20
@@ -117,3 +121,50 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
         if isinstance(exc, OSError):
             raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
         raise
+
+
+# ---------------------------------------------------------------------------------------------
+# A model file's SHA-256
+
+# The terminal and Markdown summaries show the sha256 of files up to this size only: hashing a
+# multi-GB file takes seconds (JSON and HTML reports always carry it).
+SUMMARY_HASH_MAX_BYTES = 256 << 20
+# Below this size, hashing a file takes less time than starting a thread for it.
+HASH_THREAD_MIN_BYTES = 256 << 10
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file, read in 1 MiB chunks (its pages do not stay resident)."""
+    import hashlib  # here: OpenSSL's start-up (~2 ms) is paid by a run that hashes, on the hashing thread
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class FileDigest:
+    """The SHA-256 of a file, computed on a daemon thread from its creation; :meth:`result` waits for it.
+
+    Reading and hashing release the GIL: what the process does meanwhile (importing the analysis,
+    walking the model) runs on another core.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), name="tflite_flops-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self, path: str | os.PathLike) -> None:
+        try:
+            self._value = sha256_file(path)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 
 from .common import (add_latency_options, add_output_options, add_predict_options, add_shape_options, add_target_option,
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     (:func:`tflite_flops.report.completeness.check_strict`): uncounted ops, partial totals or skipped
     latency then exit 1.
     """
+    digest = _digest(args.model)  # first: it overlaps all that follows
     from ..api import analyze
     from ..errors import RuntimeMissingError, TfliteFlopsError
     from ..render import format_for_path, render
@@ -81,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
     bench, inputs = latency_settings(args) if timed else (None, None)  # bad --runs fail first
     settings = analysis_settings(args)  # the configuration analysed, measured and the profile is checked against
     all_signatures = args.all_signatures or args.prefill is not None or args.decode is not None
+    model = _read(args, digest)
     missing = None
     try:
-        report = analyze(args.model, settings=settings, all_signatures=all_signatures, prefill=args.prefill,
+        report = analyze(model, settings=settings, all_signatures=all_signatures, prefill=args.prefill,
                          decode=args.decode, latency=args.latency, per_op=args.per_op, roofline=args.roofline,
                          bench=bench, inputs=inputs, progress=True, section=args.section,
                          all_sections=args.all_sections, predict=args.predict)
@@ -91,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if exc.report is None:
             raise
         report, missing = exc.report, exc
+    del model  # the report keeps only its hasher
     partial = partial_note(report)
     print_warnings(report.warnings + ((partial,) if partial else ()))
     if args.format not in NOTES_SHOWN:
@@ -107,3 +112,32 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
     return budget_exit_code(report, args)
+
+
+def _digest(path: str):
+    """The file's SHA-256, started on a background thread before the model is read, when the summaries will
+    show it (a regular file up to ``SUMMARY_HASH_MAX_BYTES``; the JSON and HTML reports always carry it):
+    reading and hashing 14 MB take ~10 ms, which the analysis hides on a second core. None for a smaller file
+    (hashed when shown), a larger one, or a path the reader will refuse. The library's
+    :func:`~tflite_flops.api.analyze` hashes when the hash is first read, as a caller may never read it."""
+    from ..files import HASH_THREAD_MIN_BYTES, SUMMARY_HASH_MAX_BYTES, FileDigest
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or not HASH_THREAD_MIN_BYTES <= st.st_size <= SUMMARY_HASH_MAX_BYTES:
+        return None
+    return FileDigest(path)
+
+
+def _read(args: argparse.Namespace, digest):
+    """The model (``--section`` of a bundle), read as the analysis reads one, hashed by ``digest``."""
+    from ..analysis.run import collector_paused
+    from ..reader.load import load_model
+
+    with collector_paused():
+        model = load_model(args.model, args.section)
+    if digest is not None:
+        model.hasher().start(digest)
+    return model

@@ -8,9 +8,7 @@ O(file size). :func:`tflite_flops.reader.load.load_model` makes a Model from a p
 
 from __future__ import annotations
 
-import hashlib
 import mmap
-import threading
 from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
@@ -18,6 +16,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .. import files
 from ..units import num_elements, tensor_bytes
 from .bundle import Bundle, Section
 
@@ -198,7 +197,7 @@ class Model:
         Reading and hashing release the GIL, so an analysis running meanwhile is not slowed;
         :meth:`sha256` then only waits for the result. Bytes and small files are hashed when asked.
         """
-        if self.path is not None and self.size_bytes >= _BACKGROUND_HASH_BYTES:
+        if self.path is not None and self.size_bytes >= files.HASH_THREAD_MIN_BYTES:
             self.hasher().start()
 
     def sha256(self) -> str:
@@ -369,14 +368,6 @@ class Model:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 class Hasher:
     """The SHA-256 of a model's file (or bytes), computed once when first called (see :meth:`Model.sha256`)."""
 
@@ -384,46 +375,24 @@ class Hasher:
 
     def __init__(self, path: str | None, buf: Any) -> None:
         self.path, self.buf = path, buf
-        self.job: _Digest | None = None
+        self.job: files.FileDigest | None = None
         self.value: str | None = None
 
-    def start(self) -> None:
-        """Hash the file on a background thread from now on (nothing when done or started already)."""
+    def start(self, job: files.FileDigest | None = None) -> None:
+        """Hash the file on a background thread from now on, or take ``job``, the digest of this file already
+        running (nothing when done or started already)."""
         if self.value is None and self.job is None and self.path is not None:
-            self.job = _Digest(self.path)
+            self.job = job if job is not None else files.FileDigest(self.path)
 
     def __call__(self) -> str:
         if self.value is None:
             if self.job is not None:
                 self.value = self.job.result()
             elif self.path is not None:
-                self.value = _sha256_file(self.path)
+                self.value = files.sha256_file(self.path)
             else:
+                import hashlib
+
                 self.value = hashlib.sha256(self.buf).hexdigest()
         return self.value
 
-
-class _Digest:
-    """The SHA-256 of a file, computed on a daemon thread; :meth:`result` waits for it."""
-
-    def __init__(self, path: str) -> None:
-        self._value: str | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(path,), name="tflite_flops-sha256", daemon=True)
-        self._thread.start()
-
-    def _run(self, path: str) -> None:
-        try:
-            self._value = _sha256_file(path)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
-            self._error = exc
-
-    def result(self) -> str:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value  # type: ignore[return-value]
-
-
-# Below this size hashing takes less time than starting a thread.
-_BACKGROUND_HASH_BYTES = 256 * 1024

@@ -8,9 +8,14 @@ follow as labelled alternatives.
 
 from __future__ import annotations
 
-from ..report import LatencyStats, MemorySummary, Report
+from typing import TYPE_CHECKING
+
+from ..report import MemorySummary, Report
 from ..report.headline import MCU, PHONE, runtime_total, target_class
 from ..units import grouped, human_bytes
+
+if TYPE_CHECKING:
+    from ..report.measured import LatencyStats
 
 ALTERNATIVES = "Other configurations"  # the label of the row that opens the alternatives
 

@@ -19,6 +19,7 @@ Only JSON-ready values are accepted (dict with string keys, list, tuple, str, in
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from typing import Any, Callable, Iterable, Mapping
 
 PLAIN = (int, float, str, bool, type(None))  # JSON-ready as they are (a bool is an int: listed for clarity)
@@ -149,3 +150,18 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a stray NumPy scalar
         return value.item()
     return value
+
+
+def sparse_dict(record: Any, keep_none: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of ``record`` that are set (not None, or named in ``keep_none``), in declaration
+    order, then its ``extra`` keys: the JSON form of a record whose keys depend on what was measured."""
+    out = {f.name: getattr(record, f.name) for f in fields(record)
+           if f.name != "extra" and (getattr(record, f.name) is not None or f.name in keep_none)}
+    out.update(getattr(record, "extra", None) or {})
+    return out
+
+
+def split_known(cls: type, d: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``d`` split into the fields of ``cls`` and the rest (keys of a newer version: kept, not lost)."""
+    names = {f.name for f in fields(cls)} - {"extra"}
+    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}

@@ -9,20 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
-
-def sparse_dict(record: Any, keep_none: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The fields of ``record`` that are set (not None, or named in ``keep_none``), in declaration
-    order, then its ``extra`` keys: the JSON form of a record whose keys depend on what was measured."""
-    out = {f.name: getattr(record, f.name) for f in fields(record)
-           if f.name != "extra" and (getattr(record, f.name) is not None or f.name in keep_none)}
-    out.update(getattr(record, "extra", None) or {})
-    return out
-
-
-def split_known(cls: type, d: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``d`` split into the fields of ``cls`` and the rest (keys of a newer version: kept, not lost)."""
-    names = {f.name for f in fields(cls)} - {"extra"}
-    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+from .jsontext import sparse_dict, split_known
 
 
 @dataclass(frozen=True)

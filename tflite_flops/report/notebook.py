@@ -17,7 +17,6 @@ tests/test_layers.py), so it keeps to the per-op column declarations and :mod:`t
 from __future__ import annotations
 
 import os
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..units import grouped, human, human_bytes
@@ -123,6 +122,8 @@ _CELL = "padding:2px 8px;text-align:{}"
 
 
 def _cell(tag: str, text: str, right: bool = False, title: str = "") -> str:
+    from html import escape  # here: only a notebook's view loads the module
+
     style = _CELL.format("right" if right else "left")
     tip = f' title="{escape(title)}"' if title else ""
     return f'<{tag} style="{style}"{tip}>{escape(text)}</{tag}>'
@@ -130,6 +131,8 @@ def _cell(tag: str, text: str, right: bool = False, title: str = "") -> str:
 
 def to_html(report: "Report", top: int = 10) -> str:
     """A compact HTML fragment for Jupyter: the model, the headline figures, warnings and the top ops by FLOPs."""
+    from html import escape
+
     head = "".join(_cell("th", label, right=True) for label, _, _ in _headline(report))
     values = "".join(_cell("td", value, right=True) for _, value, _ in _headline(report))
     details = "".join(_cell("td", detail, right=True) for _, _, detail in _headline(report))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from .measured import split_known
+from .jsontext import split_known
 
 # An op whose feature lies beyond DOMAIN_FACTOR times the largest value its law was fitted on, or below the
 # smallest over DOMAIN_FACTOR, is predicted by extrapolation: low confidence. 2 is a choice, not a fit

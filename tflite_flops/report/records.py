@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..errors import ReportFormatError
-from .measured import LatencyStats, Roofline, Throughput, split_known
 from .advice import Advice
 from .headline import DERIVED_KEYS, memory_json
-from .prediction import Prediction
-from .jsontext import PLAIN, dumps_with_list, jsonable
+from .jsontext import PLAIN, dumps_with_list, jsonable, split_known
 from .lazy import LazyText, lazy_fields
+
+if TYPE_CHECKING:  # loaded by a report that holds them (a timed, predicted or generative run, a JSON file), not by every run
+    from .generative import BundleInfo, SignatureReport
+    from .measured import LatencyStats, Roofline, Throughput
+    from .prediction import Prediction
 
 
 SCHEMA_VERSION = 1
@@ -273,42 +276,6 @@ class ModelInfo:
 
 
 @dataclass(frozen=True)
-class TokenFigures:
-    """Per-token figures of a signature that runs a generative model's prefill or decode step.
-
-    Counts per token are the signature's totals divided by ``tokens``, rounded to the nearest
-    int. See :mod:`tflite_flops.studies.signatures` for how the role, the tokens and the cache are found.
-    """
-
-    role: str  # "prefill" | "decode"
-    tokens: int  # tokens one call processes: the token input's last dim
-    token_input: str  # the signature input that carries the token ids
-    macs_per_token: int
-    flops_per_token: int
-    # the weights the signature reads (stored bytes), once per call, ÷ tokens; of a table only row lookups read
-    # (an embedding), the rows the call reads
-    weight_bytes_per_token: int
-    kv_cache_bytes: int  # bytes of the KV-cache inputs (their shapes and dtypes), read and rewritten per call
-    kv_cache_inputs: tuple[str, ...] = ()
-    kv_length: int | None = None  # cache slots, when the cache update (DYNAMIC_UPDATE_SLICE) shows the dim
-    latency_ms: float | None = None  # median of timed signature-runner calls
-    tokens_per_s: float | None = None  # tokens / median call time
-    time_to_first_token_ms: float | None = None  # prefill only: one prefill call (its last logits give token 1)
-    bytes_per_token: int = 0  # weight bytes per token + KV-cache bytes per token (the cache is read once per call)
-    roofline_tokens_per_s: float | None = None  # memory-bound limit: measured bandwidth ÷ bytes_per_token
-    # predicted (analyze --all-signatures --predict PROFILE): the signature's predicted call time, tokens ÷ it,
-    # and for prefill the predicted time to first token (one prefill call); JSON keys only when predicted
-    predicted_latency_ms: float | None = None
-    predicted_tokens_per_s: float | None = None
-    predicted_time_to_first_token_ms: float | None = None
-    # measured (--latency): the model's own time per call (the invoke alone, the inputs kept in place, nothing
-    # copied) and tokens ÷ it; latency_ms - model_latency_ms is the signature runner's copies of the inputs and
-    # outputs (the KV cache, when the caller keeps it). JSON keys only when measured
-    model_latency_ms: float | None = None
-    model_tokens_per_s: float | None = None
-
-
-@dataclass(frozen=True)
 class DelegatePlacement:
     """One delegate's placement of the report's ops: what it takes, what it keeps off, how the graph is cut.
 
@@ -337,120 +304,6 @@ class DelegatePlacement:
         """Rebuild from :meth:`to_dict` output."""
         known, extra = split_known(cls, d)
         return cls(**known, extra=extra)
-
-
-@dataclass(frozen=True)
-class SignatureReport:
-    """One signature of a multi-signature model: its totals, and token figures for prefill/decode.
-
-    ``totals.params`` / ``param_bytes`` count the weights this signature's subgraphs read; weights
-    shared with other signatures are in every signature that reads them and once in the report's
-    own ``totals.params``.
-    """
-
-    key: str
-    subgraph: int
-    inputs: tuple[TensorSummary, ...]
-    outputs: tuple[TensorSummary, ...]
-    totals: Totals
-    operators: int  # ops that run per call (WHILE bodies counted once)
-    unsupported: Mapping[str, int] = field(default_factory=dict)
-    tokens: TokenFigures | None = None
-    latency: LatencyStats | None = None  # the bench statistics of one signature-runner call
-    memory: MemorySummary | None = None  # the signature's own arenas (its subgraphs at its shapes)
-    # the signature's predicted call (its ops at its shapes, its partitions); JSON key only when predicted
-    prediction: Prediction | None = None
-
-
-@dataclass(frozen=True)
-class BundleSectionInfo:
-    """One section of a LiteRT-LM bundle. A model section analysed with ``--all-sections`` has its
-    ``totals`` (at its stored shapes, entry subgraph 0 or its first signature) and ``operators``;
-    one that could not be analysed has ``error``."""
-
-    index: int
-    kind: str  # the section's data type: TFLiteModel, TFLiteWeights, SP_Tokenizer, LlmMetadataProto, ...
-    size_bytes: int
-    model_type: str | None = None  # tf_lite_prefill_decode, tf_lite_embedder, ...
-    backend_constraint: str | None = None  # cpu, gpu, npu (a comma-separated list)
-    analysed: bool = False  # the section this report's ops and totals are of
-    totals: Totals | None = None
-    operators: int | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class LlmInfo:
-    """The bundle's LlmMetadata: what the LiteRT-LM engine is told about the model."""
-
-    model_type: str | None = None  # generic_model, gemma3, qwen3, ...
-    max_num_tokens: int | None = None  # context length the engine allocates its KV cache for
-    start_token: str | None = None  # "ids 2" or the token text
-    stop_tokens: tuple[str, ...] = ()
-    has_prompt_template: bool = False
-
-
-@dataclass(frozen=True)
-class EngineRun:
-    """A measurement by the LiteRT-LM engine (``litert_lm.Benchmark``), or why there is none.
-
-    ``ran`` is False with ``reason`` when the engine could not load or run the bundle here; the
-    signature runner's figures (``SignatureReport.tokens``) are measured either way. The engine
-    samples, tokenizes and manages its own KV cache: see docs/generative.md for how its figures
-    differ from the signature runner's.
-    """
-
-    ran: bool
-    reason: str | None = None
-    backend: str = "cpu"
-    version: str | None = None  # litert-lm-api's version
-    prefill_tokens: int | None = None  # tokens of the last prefill
-    prefill_tokens_per_s: float | None = None
-    decode_tokens: int | None = None
-    decode_tokens_per_s: float | None = None
-    time_to_first_token_s: float | None = None
-    init_s: float | None = None  # engine and session creation
-
-
-@dataclass(frozen=True)
-class BundleInfo:
-    """A report of a LiteRT-LM bundle (``.litertlm``): the container around the analysed model.
-
-    ``report.model`` describes the analysed model section (``size_bytes`` is the section's);
-    this record describes the bundle: its file, format version, sections, metadata and tokenizer.
-    ``external_weight_bytes`` are the bytes of weights sections that belong to the analysed model
-    (counted from the section table, never read).
-    """
-
-    path: str | None
-    size_bytes: int
-    version: str
-    section: int  # index of the analysed model section
-    sections: tuple[BundleSectionInfo, ...]
-    system_metadata: Mapping[str, Any] = field(default_factory=dict)
-    tokenizer: str | None = None  # sentencepiece | huggingface (zlib JSON) | None
-    llm: LlmInfo | None = None
-    external_weight_bytes: int = 0
-    engine: EngineRun | None = None  # with --latency
-
-    @property
-    def analysed(self) -> BundleSectionInfo:
-        """The analysed model section."""
-        return next(s for s in self.sections if s.index == self.section)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "BundleInfo":
-        """Rebuild from the ``bundle`` key of :meth:`Report.to_dict`."""
-        def section(s: Mapping[str, Any]) -> BundleSectionInfo:
-            t = s.get("totals")
-            return BundleSectionInfo(**{**s, "totals": None if t is None else _totals(t)})
-
-        llm = d.get("llm")
-        engine = d.get("engine")
-        return cls(**{**d, "sections": tuple(section(s) for s in d["sections"]),
-                      "system_metadata": dict(d.get("system_metadata") or {}),
-                      "llm": None if llm is None else LlmInfo(**{**llm, "stop_tokens": tuple(llm.get("stop_tokens", ()))}),
-                      "engine": None if engine is None else EngineRun(**engine)})
 
 
 def _totals(t: Mapping[str, Any]) -> Totals:
@@ -536,9 +389,12 @@ class Report:
         if self.advice:  # written only when there is advice: the reports without any are unchanged
             order.insert(order.index("warnings"), "advice")
             d["advice"] = [a.to_dict() for a in self.advice]
-        for key, sig in self.signatures.items():
-            d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
-            _predicted_signature(d["signatures"][key], sig)
+        if self.signatures:
+            from .generative import predicted_signature_json
+
+            for key, sig in self.signatures.items():
+                d["signatures"][key]["latency"] = None if sig.latency is None else sig.latency.to_dict()
+                predicted_signature_json(d["signatures"][key], sig)
         return {k: d[k] if k == "ops" else jsonable(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2, end: str = "") -> str:
@@ -573,6 +429,10 @@ class Report:
         model = dict(d["model"])
         model["signatures"] = tuple(model.get("signatures", ()))
         model["subgraph_names"] = tuple(model.get("subgraph_names", ()))
+        from .generative import BundleInfo, signature_from_dict
+        from .measured import LatencyStats, Roofline, Throughput
+        from .prediction import Prediction
+
         return cls(
             tool=dict(d["tool"]), model=ModelInfo(**model),
             inputs=tuple(summary(t) for t in d["inputs"]), outputs=tuple(summary(t) for t in d["outputs"]),
@@ -584,10 +444,11 @@ class Report:
             throughput=_record(Throughput, d.get("throughput")), roofline=_record(Roofline, d.get("roofline")),
             memory=_memory(d.get("memory")),
             delegation={k: DelegatePlacement.from_dict(v) for k, v in (d.get("delegation") or {}).items()},
-            bundle=_record(BundleInfo, d.get("bundle")), prediction=_record(Prediction, d.get("prediction")),
+            bundle=None if d.get("bundle") is None else BundleInfo.from_dict(d["bundle"], _totals),
+            prediction=_record(Prediction, d.get("prediction")),
             advice=tuple(Advice.from_dict(a) for a in d.get("advice") or ()),
             schema_version=version,
-            signatures={k: _signature_from_dict(v, summary, totals) for k, v in (d.get("signatures") or {}).items()})
+            signatures={k: signature_from_dict(v, summary, totals, _memory) for k, v in (d.get("signatures") or {}).items()})
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
@@ -644,36 +505,6 @@ def _memory(d: Mapping[str, Any] | None) -> MemorySummary | None:
                             "runtime": None if runtime is None else RuntimeMemory(**runtime),
                             "tflm_unmodelled_ops": tuple(d.get("tflm_unmodelled_ops") or ()),
                             "runtime_xnnpack": None if xnnpack is None else RuntimeMemory(**xnnpack)})
-
-
-_PREDICTED_TOKENS = ("predicted_latency_ms", "predicted_tokens_per_s", "predicted_time_to_first_token_ms",
-                     "model_latency_ms", "model_tokens_per_s")  # written only when set
-
-
-def _predicted_signature(d: dict[str, Any], sig: SignatureReport) -> None:
-    """The JSON form of a signature's prediction, and none of its keys when it was not predicted (the
-    reports without ``--predict`` stay as they were)."""
-    if sig.prediction is None:
-        del d["prediction"]
-    else:
-        d["prediction"] = sig.prediction.to_dict()
-    tokens = d.get("tokens")
-    if tokens is not None:
-        for k in _PREDICTED_TOKENS:
-            if tokens[k] is None:
-                del tokens[k]
-
-
-def _signature_from_dict(d: Mapping[str, Any], summary: Any, totals: Any) -> SignatureReport:
-    """A :class:`SignatureReport` from its ``to_dict`` form (``summary`` / ``totals`` rebuild the parts)."""
-    tokens = d.get("tokens")
-    if tokens is not None:
-        tokens = TokenFigures(**{**tokens, "kv_cache_inputs": tuple(tokens.get("kv_cache_inputs", ()))})
-    return SignatureReport(key=d["key"], subgraph=d["subgraph"], inputs=tuple(summary(t) for t in d["inputs"]),
-                           outputs=tuple(summary(t) for t in d["outputs"]), totals=totals(d["totals"]),
-                           operators=d["operators"], unsupported=dict(d.get("unsupported") or {}), tokens=tokens,
-                           latency=_record(LatencyStats, d.get("latency")), memory=_memory(d.get("memory")),
-                           prediction=_record(Prediction, d.get("prediction")))
 
 
 def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:

@@ -7,7 +7,6 @@ or ``@`` are prefixed with ``'`` so that a spreadsheet does not run a tensor nam
 
 from __future__ import annotations
 
-import csv
 import io
 from operator import attrgetter
 from typing import Callable
@@ -42,6 +41,8 @@ def _reader(column: Column, report: Report) -> Callable[[OpRecord], object]:
 def render_csv(report: Report) -> str:
     """Every op of every subgraph as one CSV row."""
     buf = io.StringIO()
+    import csv  # here: a run that writes no CSV never loads it
+
     writer = csv.writer(buf, lineterminator="\n")
     columns = columns_for("csv", report)
     writer.writerow([c.name for c in columns])

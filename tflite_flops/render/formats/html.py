@@ -24,7 +24,7 @@ import os
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
-from ...report import STATUSES, LatencyStats, OpRecord, Report, Roofline, Throughput
+from ...report import STATUSES, OpRecord, Report
 from ...report.columns import Column, columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..prediction import prediction_lines, prediction_rows
@@ -40,7 +40,8 @@ from ..bundle import bundle_html
 from ..signatures import signatures_html
 from . import register_format
 
-if TYPE_CHECKING:  # annotations only: an analyze run does not load the sweep
+if TYPE_CHECKING:  # annotations only: an analyze run does not load the sweep, nor a static one the measured records
+    from ...report.measured import Roofline
     from ...studies.scaling_law import Fit
     from ...studies.sweep import SweepPoint, SweepResult
 
@@ -137,6 +138,8 @@ def _cards(report: Report) -> str:
              card("Params", human(t.params), f"{grouped(t.params)} · {human_bytes(t.param_bytes)}"),
              card("Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)),
              card("Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written))]
+    from ...report.measured import LatencyStats, Throughput  # loaded here: a static run's table never needs them
+
     lat = report.latency or LatencyStats()
     if lat.median_ms is not None:
         p90 = float("nan") if lat.p90_ms is None else lat.p90_ms
@@ -402,6 +405,8 @@ def _point_size(point: SweepPoint) -> tuple[float, float]:
 
 def sweep_rows(sweep: SweepResult) -> list[dict[str, Any]]:
     """One row per point: label, macs, flops, median_ms, flops_per_s (None when not measured), error."""
+    from ...report.measured import LatencyStats
+
     rows = []
     for p in sweep.points:
         lat = p.latency or LatencyStats()

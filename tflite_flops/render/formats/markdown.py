@@ -12,7 +12,7 @@ import os
 from typing import Sequence
 
 from ...report.completeness import latency_flag, partial_note
-from ...report import LatencyStats, Report, Throughput
+from ...report import Report
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows, memory_title, rss_line
@@ -72,6 +72,8 @@ def render_markdown(report: Report, top: int = 10) -> str:
     rows += [["Params", human(t.params), f"{grouped(t.params)} ({human_bytes(t.param_bytes)})"],
              ["Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)],
              ["Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written)]]
+    from ...report.measured import LatencyStats, Throughput  # loaded here: a static run's table never needs them
+
     lat = report.latency or LatencyStats()
     if lat.median_ms is not None:
         rows.append(["Latency (median)", f"{lat.median_ms:.3f} ms",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from ...files import SUMMARY_HASH_MAX_BYTES
 from ...report.completeness import latency_flag, partial_note
-from ...report import LatencyStats, Report
+from ...report import Report
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import memory_caveat, memory_rows, memory_title, rss_line
@@ -20,11 +21,11 @@ from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_li
 from ..signatures import signature_headers, signature_lines, signature_rows
 from . import register_format
 
+if TYPE_CHECKING:
+    from ...report.measured import LatencyStats
 
 
-# The terminal and Markdown summaries show the sha256 of files up to this size only: hashing a
-# multi-GB file takes seconds (JSON and HTML reports always carry it).
-SUMMARY_HASH_MAX_BYTES = 256 << 20
+
 
 
 def file_hash_text(size_bytes: int, sha256_of: Any, width: int) -> str:
@@ -35,6 +36,37 @@ def file_hash_text(size_bytes: int, sha256_of: Any, width: int) -> str:
     if size_bytes > SUMMARY_HASH_MAX_BYTES:
         return "sha256 not computed for a large file (in --format json / html)"
     return f"sha256 {sha256_of.sha256[:width]}"
+
+
+def _latency_lines(report: Report, lat: LatencyStats) -> list[str]:
+    """The measured latency: its setup, statistics, throughput, memory and flags, or why it was skipped."""
+    out: list[str] = []
+    if lat.skipped:
+        out += ["", f"Latency skipped: {lat.skipped}"]
+    if lat.median_ms is not None or lat.mean_ms is not None:  # a device's log may give the mean alone
+        setup = [f"{lat.runtime} {lat.runtime_version or ''}".strip()]
+        if lat.threads is not None:
+            setup.append(f"{lat.threads} thread(s)")
+        if lat.xnnpack is not None:
+            setup.append(f"XNNPACK {'on' if lat.xnnpack else 'off'}")
+        setup.append(f"{lat.runs} runs")
+        out += ["", f"Latency ({', '.join(setup)})"]
+        out.append("  " + "  ".join(f"{k.replace('_ms', '')} {getattr(lat, k):.3f} ms" for k in
+                                     ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms")
+                                     if getattr(lat, k) is not None))
+        tp = report.throughput
+        if tp is not None and tp.to_dict():
+            out.append(f"  {human_unit(tp.flops_per_s, 'FLOP/s')} · {human_unit(tp.macs_per_s, 'MAC/s')} · "
+                       f"{tp.inferences_per_s or 0:.1f} inferences/s")
+        rss = rss_line(lat, report.memory)
+        if rss:
+            out.append(f"  {rss}")
+        flag = latency_flag(lat)
+        if flag:
+            out.append(f"  ! {flag}")
+    if lat.per_op_skipped:
+        out.append(f"  Per-op latency skipped: {lat.per_op_skipped}")
+    return out
 
 
 def _shape(shape: Sequence[int]) -> str:
@@ -141,32 +173,9 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["  " + line for line in text_table(["op", "type", "output", "shape", "prec"] + [c.label for c in columns],
                                                rows, [False] * 5 + [c.right for c in columns])]
 
-    lat = report.latency or LatencyStats()
-    if lat.skipped:
-        out += ["", f"Latency skipped: {lat.skipped}"]
-    if lat.median_ms is not None or lat.mean_ms is not None:  # a device's log may give the mean alone
-        setup = [f"{lat.runtime} {lat.runtime_version or ''}".strip()]
-        if lat.threads is not None:
-            setup.append(f"{lat.threads} thread(s)")
-        if lat.xnnpack is not None:
-            setup.append(f"XNNPACK {'on' if lat.xnnpack else 'off'}")
-        setup.append(f"{lat.runs} runs")
-        out += ["", f"Latency ({', '.join(setup)})"]
-        out.append("  " + "  ".join(f"{k.replace('_ms', '')} {getattr(lat, k):.3f} ms" for k in
-                                     ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms")
-                                     if getattr(lat, k) is not None))
-        tp = report.throughput
-        if tp is not None and tp.to_dict():
-            out.append(f"  {human_unit(tp.flops_per_s, 'FLOP/s')} · {human_unit(tp.macs_per_s, 'MAC/s')} · "
-                       f"{tp.inferences_per_s or 0:.1f} inferences/s")
-        rss = rss_line(lat, report.memory)
-        if rss:
-            out.append(f"  {rss}")
-        flag = latency_flag(lat)
-        if flag:
-            out.append(f"  ! {flag}")
-    if lat.per_op_skipped:
-        out.append(f"  Per-op latency skipped: {lat.per_op_skipped}")
+    lat = report.latency  # None: not timed
+    if lat is not None:
+        out += _latency_lines(report, lat)
 
     if report.prediction is not None:
         out += ["", "Predicted latency"] + [f"  {line}" for line in prediction_lines(report)]
@@ -175,7 +184,7 @@ def render_table(report: Report, top: int = 10) -> str:
             out += ["  slowest predicted:"] + ["    " + line for line in text_table(headers, rows, right)]
 
     timed = [o for o in report.ops if o.latency_ms]
-    if timed:
+    if timed and lat is not None:  # per-op times come with the whole model's
         if lat.source:
             out += ["", f"Per-op latency from {lat.source}: sum {lat.per_op_sum_ms or 0:.3f} ms over "
                         f"{len(timed)} joined op(s) ({lat.profile_rows or 0} profile rows)"]
