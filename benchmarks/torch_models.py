@@ -12,8 +12,9 @@ environment: litert-torch pins its own ai-edge-litert and pulls torch, JAX and t
 Torch models (random weights, ``weights=None``, seeded; nothing is downloaded), each converted with
 ``litert_torch.convert(model.eval(), (sample,))`` and written with ``.export(path)``:
 
-* seven torchvision classifiers in float32, named ``tv_<arch>_<res>_float32.tflite``;
-* for two of them, PT2E-quantized variants: ``_dynint8`` (dynamic-range, int8 per-channel weights, float
+* twelve torchvision classifiers in float32 (one of them, a 6-layer ViT-Tiny, built from torchvision's
+  ``VisionTransformer``), named ``tv_<arch>_<res>_float32.tflite``;
+* for four of them, PT2E-quantized variants: ``_dynint8`` (dynamic-range, int8 per-channel weights, float
   activations) and ``_int8`` (static int8 activations and weights, calibrated on random images);
 * ``gpt4x256_64_float32.tflite``: a small GPT written in plain torch (4 pre-norm decoder layers, d_model 256,
   4 heads, causal attention, GELU MLP, token and position embeddings, LM head over a vocabulary of 1000) on
@@ -47,6 +48,18 @@ TORCHVISION: dict[str, tuple[int, tuple[str, ...]]] = {
     "mobilenet_v3_small": (224, ("dynint8", "int8")),
     "mnasnet0_5": (224, ()),
     "squeezenet1_1": (224, ()),
+    # held out in the round after (2026-11-28, sixth session): converted before any change of that round
+    "googlenet": (160, ()),
+    "densenet121": (128, ()),
+    "regnet_y_400mf": (160, ("int8",)),
+    "mobilenet_v2": (224, ("dynint8", "int8")),
+    "vit_tiny": (224, ()),
+}
+# builders of the models torchvision has no function for (given the torchvision module)
+CUSTOM: dict[str, Callable[[Any], Any]] = {
+    # ViT-Tiny's shape (patch 16, width 192, 3 heads, MLP 768) at 6 layers: 196 tokens + the class token
+    "vit_tiny": lambda tv: tv.models.VisionTransformer(image_size=224, patch_size=16, num_layers=6, num_heads=3,
+                                                       hidden_dim=192, mlp_dim=768),
 }
 GPT_LAYERS, GPT_DIM, GPT_HEADS, GPT_SEQ, GPT_VOCAB = 4, 256, 4, 64, 1000
 GPT_VARIANTS: tuple[str, ...] = ("aeq:dynint8",)  # "aeq:" = by ai-edge-quantizer
@@ -128,7 +141,7 @@ def jobs(torch: Any) -> list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]
     out: list[tuple[str, Callable[[], tuple[Any, tuple[Any, ...]]], str]] = []
     for arch, (res, variants) in TORCHVISION.items():
         def make(arch: str = arch, res: int = res) -> tuple[Any, tuple[Any, ...]]:
-            model = getattr(torchvision.models, arch)(weights=None)
+            model = CUSTOM[arch](torchvision) if arch in CUSTOM else getattr(torchvision.models, arch)(weights=None)
             return model.eval(), (torch.randn(1, 3, res, res),)
 
         for variant in ("float32", *variants):
