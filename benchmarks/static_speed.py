@@ -873,7 +873,8 @@ def print_table(models, results, clock: str, labels: list[str], has_tf: bool, ro
             continue
         anchor = statistics.median(anchors)
         print(f"  {clock_name}: the anchor, `python -c \"import numpy\"`: median {anchor * 1000:.1f} ms over its "
-              f"{len(anchors)} rows (each the best of its rounds; {min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
+              f"{len(anchors)} rows (each the best of its rounds; "
+              f"{min(anchors) * 1000:.1f}-{max(anchors) * 1000:.1f} ms)")
         for column in ("cli", *(f"{label}_cli" for label in labels)):
             name = "new" if column == "cli" else column[:-4]
             rs = {n: results[n][column][key] / results[n]["numpy"][key] for n in real

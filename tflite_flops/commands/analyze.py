@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if exc.report is None:
             raise
         report, missing = exc.report, exc
-    del model  # the report keeps only its hasher
+    del model  # the report keeps only its hasher (a parsed model's)
     partial = partial_note(report)
     print_warnings(report.warnings + ((partial,) if partial else ()))
     if args.format not in NOTES_SHOWN:
@@ -132,10 +132,14 @@ def _digest(path: str):
 
 
 def _read(args: argparse.Namespace, digest):
-    """The model (``--section`` of a bundle), read as the analysis reads one, hashed by ``digest``."""
+    """The model (``--section`` of a bundle), read as the analysis reads one, hashed by ``digest``; a SavedModel
+    directory as it is (:func:`~tflite_flops.api.analyze` converts it)."""
     from ..analysis.run import collector_paused
+    from ..convert import needs_conversion
     from ..reader.load import load_model
 
+    if needs_conversion(args.model):
+        return args.model
     with collector_paused():
         model = load_model(args.model, args.section)
     if digest is not None:

@@ -15,7 +15,8 @@ from .headline import DERIVED_KEYS, memory_json
 from .jsontext import PLAIN, dumps_with_list, jsonable, split_known
 from .lazy import LazyText, lazy_fields
 
-if TYPE_CHECKING:  # loaded by a report that holds them (a timed, predicted or generative run, a JSON file), not by every run
+# loaded by a report that holds them (a timed, predicted or generative run, a JSON file), not by every run
+if TYPE_CHECKING:
     from .generative import BundleInfo, SignatureReport
     from .measured import LatencyStats, Roofline, Throughput
     from .prediction import Prediction
@@ -448,7 +449,8 @@ class Report:
             prediction=_record(Prediction, d.get("prediction")),
             advice=tuple(Advice.from_dict(a) for a in d.get("advice") or ()),
             schema_version=version,
-            signatures={k: signature_from_dict(v, summary, totals, _memory) for k, v in (d.get("signatures") or {}).items()})
+            signatures={k: signature_from_dict(v, summary, totals, _memory)
+                        for k, v in (d.get("signatures") or {}).items()})
 
     @classmethod
     def from_json(cls, text: str) -> "Report":
