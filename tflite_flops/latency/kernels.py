@@ -63,17 +63,11 @@ def runs_as_fully_connected(record: Any, precision: str) -> bool:
     return len(w) == 4 and w[1] == w[2] == 1 and len(x) == len(y) == 4 and x[1:3] == y[1:3]
 
 
-def qd8_pointwise(record: Any, precision: str, cpu: Any) -> bool:
-    """Whether ``record`` runs as a fully connected op (:func:`runs_as_fully_connected`) by ``cpu``'s qd8 GEMM kernel
-    (False without a target)."""
-    return cpu is not None and runs_as_fully_connected(record, precision)
-
-
 def leaves_qd8_state(record: Any, cpu: Any) -> bool:
     """Whether a dynamically quantized op on XNNPACK runs by the qd8 GEMM kernel, which leaves behind the state that
     the SSE-only kernels after it pay for (``profile.AFTER_QD8_PLACEMENTS``): a fully connected op (weights packed
-    as one) or a pointwise convolution (:func:`qd8_pointwise`), not a convolution of more taps, run by the qd8 IGEMM
-    kernel. Timed here (x86-avx512): the builtin hybrid 3x3 depthwise on 25x25x64 takes 58.5 us alone, 167 after a
+    as one) or a pointwise convolution (:func:`runs_as_fully_connected`), not a convolution of more taps, run by
+    the qd8 IGEMM kernel. Timed here (x86-avx512): the builtin hybrid 3x3 depthwise on 25x25x64 takes 58.5 us alone, 167 after a
     qd8 FULLY_CONNECTED or 1x1 convolution, 59 after a qd8 3x3 convolution of 1, 3 or 16 input channels (the
     keyword spotter's 10x4 first layer: its first depthwise ran at 97 us in the model, the later ones at 280);
     f32 max pool 5.1, 11.4-12.4 and 5.5-6.0 us. Without a CPU target, every dynamically quantized op."""
@@ -81,7 +75,7 @@ def leaves_qd8_state(record: Any, cpu: Any) -> bool:
         return False
     if cpu is None:
         return True
-    return xnnpack_facts(record.op_type).weights != CONV or qd8_pointwise(record, "hybrid", cpu)
+    return xnnpack_facts(record.op_type).weights != CONV or runs_as_fully_connected(record, "hybrid")
 
 
 def deconv_subconv(record: Any) -> bool:
