@@ -45,8 +45,9 @@ def test_the_fit_recovers_known_coefficients_from_synthetic_points():
         macs, inp, out, params = (float(v) for v in (rng.integers(1e3, 1e7), rng.integers(10, 1e5),
                                                      rng.integers(10, 1e5), rng.integers(10, 1e4)))
         t = 2.0 + 0.001 * macs + 0.004 * out
-        rows.append(Sample(OpFeatures("CONV_2D", "float32", "xnnpack", _conv(macs, inp, out, params)), t + 1.5, 1.5))
-    law = fit_law("CONV_2D", "float32", "xnnpack", rows)
+        rows.append(Sample(OpFeatures("DEPTHWISE_CONV_2D", "float32", "xnnpack", _conv(macs, inp, out, params)),
+                           t + 1.5, 1.5))
+    law = fit_law("DEPTHWISE_CONV_2D", "float32", "xnnpack", rows)
     assert law.coefficients["1"] == pytest.approx(2.0, rel=1e-6)
     assert law.coefficients["macs"] == pytest.approx(0.001, rel=1e-6)
     assert law.coefficients["out"] == pytest.approx(0.004, rel=1e-6)
@@ -334,7 +335,54 @@ def test_conv_features_count_the_output_channel_tiles():
     # other ops have none
     add = SimpleNamespace(**{**vars(conv), "op_type": "ADD", "macs": 0})
     assert op_features(add, "xnnpack").values["tiled_macs"] == 0.0
-    assert "tiled_macs" in law_features("CONV_2D") and "tiled_macs" not in law_features("ADD")
+    assert "tiled_macs" in law_features("TRANSPOSE_CONV") and "tiled_macs" not in law_features("ADD")
+    # on the builtin kernels (or without a CPU target) the CONV_2D law's GEMM features are the tiled MACs and taps
+    f = op_features(conv, "builtin").values
+    assert (f["gemm_macs"], f["tile_taps"], f["narrow_macs"]) == (f["tiled_macs"], f["taps"], 0.0)
+
+
+def test_conv_gemm_features_follow_xnnpack_s_tiles():
+    from types import SimpleNamespace
+
+    from tflite_flops.latency.features import conv_kernel, op_features
+    from tflite_flops.latency.kernels import cpu_target, gemm_rows
+    from tflite_flops.latency.profile import law_features
+
+    cpu = cpu_target("x86-avx512")  # f32 7x32 (nr2 7x16 below 32 channels), qs8 7x16c8
+    assert {"gemm_macs", "narrow_macs", "tile_taps"} <= set(law_features("CONV_2D"))
+
+    def conv(x, w, y, precision="float32"):
+        macs = y[1] * y[2] * y[3] * w[1] * w[2] * w[3]
+        return SimpleNamespace(op_type="CONV_2D", precision=precision, macs=macs, flops=2 * macs, bytes_read=0,
+                               bytes_written=0, params=w[0] * w[1] * w[2] * w[3] + w[0],
+                               inputs=(x, w, (w[0],)), outputs=(y,), executions=1)
+
+    # the one-row kernel only for one or two rows: 2 rows cost 2 x (3 x 33 + 32) = 262 by it, 3 x 39 + 224 = 341 by 7x32
+    assert [gemm_rows(n, 7, 32) for n in (1, 2, 3, 16, 4096)] == [1, 1, 7, 7, 7]
+    # RegNetX's 1x1 layer on 4x4x368 -> 368: 16 pixels in 3 tiles of 7 rows (21), 368 channels in 12 passes of 32
+    # (384): 21 x 384 x 368 = 2,967,552 MACs computed for 16 x 368 x 368 = 2,166,784; 3 x 12 x 1 tap iterations
+    f = op_features(conv((1, 4, 4, 368), (368, 1, 1, 368), (1, 4, 4, 368)), "xnnpack", cpu=cpu).values
+    assert (f["gemm_macs"], f["tile_taps"], f["narrow_macs"]) == (2_967_552.0, 36.0, 0.0)
+    # BlazeFace's 5x5 stride-2 stem, 128x128x3 -> 64x64x24: the 7x16 kernel, 4,096 pixels in 586 tiles (4,102 rows),
+    # 24 channels in 2 passes of 16: 4,102 x 32 x 25 taps x 3 = 9,844,800, all by the narrow kernel; 586 x 2 x 25
+    f = op_features(conv((1, 128, 128, 3), (24, 5, 5, 3), (1, 64, 64, 24)), "xnnpack", cpu=cpu).values
+    assert (f["gemm_macs"], f["tile_taps"], f["narrow_macs"]) == (9_844_800.0, 29_300.0, 9_844_800.0)
+    # int8, 3x3 on 3 channels: kr 8 pads each tap's 3 channels to 8; 64x64 -> 586 tiles x 7, 32 channels -> 2 x 16
+    f = op_features(conv((1, 64, 64, 3), (32, 3, 3, 3), (1, 64, 64, 32), "int8"), "xnnpack", cpu=cpu).values
+    assert (f["gemm_macs"], f["narrow_macs"]) == (4_102 * 32 * 9 * 8.0, 0.0)
+    # a squeeze-and-excite block's 1x1 layer over one pixel runs as a fully connected row on the delegate
+    se = conv((1, 1, 1, 96), (24, 1, 1, 96), (1, 1, 1, 24))
+    assert conv_kernel(se, "xnnpack") == "FULLY_CONNECTED" and conv_kernel(se, "builtin") == "CONV_2D"
+    # ... by the convolution's GEMM, whose narrow kernel takes only fewer than 32 channels: a 1x1 head of 1,000 channels
+    # runs the 32-wide one, where a FULLY_CONNECTED of 1,000 outputs takes the 16-wide nr2 kernel (it pads less)
+    head = op_features(conv((1, 1, 1, 1024), (1000, 1, 1, 1024), (1, 1, 1, 1000)), "xnnpack", cpu=cpu)
+    assert head.family == "FULLY_CONNECTED" and head.values["params_nr2"] == 0.0
+    fc = SimpleNamespace(op_type="FULLY_CONNECTED", precision="float32", macs=1_024_000, flops=2_048_000, bytes_read=0,
+                         bytes_written=0, params=1_025_000, inputs=((1, 1024), (1000, 1024), (1000,)),
+                         outputs=((1, 1000),), executions=1)
+    assert op_features(fc, "xnnpack", cpu=cpu).values["params_nr2"] == 1_025_000.0
+    small_se = op_features(se, "xnnpack", cpu=cpu)  # 24 outputs: the convolution's narrow kernel
+    assert small_se.values["params_nr2"] == small_se.values["params"] > 0
 
 
 def test_transposed_conv_features_follow_xnnpack_s_sub_convolutions():
@@ -373,6 +421,10 @@ def test_transposed_conv_features_follow_xnnpack_s_sub_convolutions():
     assert tiled(small, "builtin") == 110_592 * 16 / 8
     # stride 1: no sub-convolutions, XNNPACK's IGEMM over every output pixel: the CONV_2D law predicts it
     assert op_features(tconv(16, 16, 16, 3, 1), "xnnpack", cpu=cpu).family == "CONV_2D"
+    # ... with the GEMM features of the convolution its filter makes over its input 2: 256 pixels -> 37 tiles of 7
+    # (259 rows), 16 channels: one pass of the narrow 16-wide kernel, 9 taps x 16 input channels
+    f = op_features(tconv(16, 16, 16, 3, 1), "xnnpack", cpu=cpu).values
+    assert (f["gemm_macs"], f["narrow_macs"], f["tile_taps"]) == (259 * 16 * 9 * 16.0, 259 * 16 * 9 * 16.0, 37 * 9.0)
     assert op_features(tconv(16, 16, 16, 3, 1), "builtin", cpu=cpu).family == "TRANSPOSE_CONV"
     assert op_features(small, "xnnpack", cpu=cpu).family == "TRANSPOSE_CONV"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ..ops.facts import TRANSPOSED_CONV, conv_groups, facts_of, runs_dwconv, xnnpack_facts
+from ..ops.facts import CONV, TRANSPOSED_CONV, conv_groups, facts_of, runs_dwconv, xnnpack_facts
 from .kernels import (CHANNEL_TILE, activations_past, deconv_channels, deconv_subconv, depthwise_past_l1,
-                      depthwise_remainder, innermost_rows, input_depth, llc_capacity, narrow_kernel,
-                      runs_as_fully_connected, weights_past)
+                      depthwise_remainder, gemm_tiles, innermost_rows, input_depth, llc_capacity, narrow_kernel,
+                      runs_as_fully_connected, single_row_pointwise, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -58,13 +58,25 @@ def conv_kernel(record: Any, placement: str) -> str:
     if placement in ON_XNNPACK and facts.weights == TRANSPOSED_CONV and facts.gemm_as and not deconv_subconv(record):
         return facts.gemm_as
     if placement in ON_XNNPACK and facts.pointwise_as and \
-            runs_as_fully_connected(record, getattr(record, "precision", "")):
+            (runs_as_fully_connected(record, getattr(record, "precision", "")) or single_row_pointwise(record)):
         return facts.pointwise_as
     geometry = conv_geometry(record) if placement in ON_XNNPACK else None
     if geometry is None or not (facts.depthwise_as or facts.gemm_as):
         return own
     dwconv = runs_dwconv(geometry, getattr(record, "precision", "") in NO_DWCONV_PRECISIONS)
     return (facts.depthwise_as or own) if dwconv else (facts.gemm_as or own)
+
+
+def _gemm_geometry(record: Any) -> tuple[int, int, int, int] | None:
+    """:func:`conv_geometry`, and for a transposed convolution XNNPACK runs as a convolution (stride 1,
+    :func:`conv_kernel`) that of the convolution its [Cout, kh, kw, Cin] filter makes over its data input (the 4-D
+    input that is not the filter: TRANSPOSE_CONV's input 2)."""
+    geometry = conv_geometry(record)
+    inputs = getattr(record, "inputs", ()) or ()
+    if geometry is not None or xnnpack_facts(record.op_type).weights != TRANSPOSED_CONV or len(inputs) < 2:
+        return geometry
+    data = [s for i, s in enumerate(inputs) if i != 1 and len(s) == 4]
+    return conv_groups(CONV, data[0], inputs[1]) if data else None
 
 
 def _grouped(record: Any, family: str) -> tuple[float, float]:
@@ -202,6 +214,12 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
       (a dynamically quantized pointwise convolution too: on XNNPACK the fully connected law predicts it);
     * ``grouped_taps``, ``grouped_macs``: for a CONV_2D of more than one group, output positions x groups x
       kernel taps and its MACs (:func:`_grouped`); 0 for other ops;
+    * ``gemm_macs``, ``tile_taps``, ``narrow_macs``: for a convolution XNNPACK runs by its GEMM or IGEMM kernel, the
+      multiply-adds the microkernel computes (output pixels rounded up to its rows, output channels to its tile,
+      input channels to its depth), its tap iterations (row tiles x channel passes x taps), and the multiply-adds
+      of the narrower f32 ``nr2`` kernel (:func:`~tflite_flops.latency.kernels.gemm_tiles`, ``cpu``'s tiles); on
+      the builtin kernels or without a CPU target, ``tiled_macs`` and ``taps`` stand in for the first two. With
+      them the float32 CONV_2D law's median |error| at its 81 points went from 5.7% to 2.2% (docs/predict.md);
     * ``act_out``: the output elements when the op has a fused activation (``activated``: a RELU, RELU6... in
       its options), else 0: XNNPACK runs a binary op's as a clamp pass of its own (float32 ADD 30 us, with RELU
       49 us; int8 22 and 25 us, at [1,32,32,256]);
@@ -229,6 +247,15 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
     precision = getattr(record, "precision", "")
     inputs = sum(elements(s) for s in (getattr(record, "inputs", ()) or ()))
     outputs = sum(elements(s) for s in (getattr(record, "outputs", ()) or ()))
+    pixels = int(innermost_rows(outputs_of(record)))
+    gemm_macs, tile_taps, narrow_macs = gemm_tiles(family, _gemm_geometry(record), pixels, precision,
+                                                   cpu if placement in ON_XNNPACK else None)
+    tiled_macs = _tiled_macs(record, tile, family, _depth(precision, cpu, placement),
+                             (lambda c: deconv_channels(family, c, precision, cpu))
+                             if placement in ON_XNNPACK else None) / runs
+    taps = _taps(record, family) / runs
+    if not gemm_macs:  # the builtin kernels, or no CPU target: the tiled MACs and taps stand in
+        gemm_macs, tile_taps = tiled_macs, taps
     values = {
         "1": 1.0,
         "macs": record.macs / runs,
@@ -245,11 +272,12 @@ def op_features(record: Any, placement: str, trips: int = 0, loop: tuple[int, in
         "dw_macs_past_l1": record.macs / runs if depthwise_past_l1(family, conv_geometry(record), precision, caches, cpu)
         else 0.0,
         "dw_rem_taps": _remainder_taps(record, family, precision, cpu) / runs if placement in ON_XNNPACK else 0.0,
-        "taps": _taps(record, family) / runs,
-        "tiled_macs": _tiled_macs(record, tile, family, _depth(precision, cpu, placement),
-                                  (lambda c: deconv_channels(family, c, precision, cpu))
-                                  if placement in ON_XNNPACK else None) / runs,
+        "taps": taps,
+        "tiled_macs": tiled_macs,
         "grouped_taps": grouped_taps / runs,
+        "gemm_macs": gemm_macs,
+        "tile_taps": tile_taps,
+        "narrow_macs": narrow_macs,
         "grouped_macs": grouped_macs / runs,
         "rows": broadcast_rows(record),
         "act_out": float(outputs) if activated else 0.0,

@@ -63,6 +63,17 @@ def runs_as_fully_connected(record: Any, precision: str) -> bool:
     return len(w) == 4 and w[1] == w[2] == 1 and len(x) == len(y) == 4 and x[1:3] == y[1:3]
 
 
+def single_row_pointwise(record: Any) -> bool:
+    """Whether ``record`` is a pointwise convolution (a 1x1 filter) with one output pixel (a squeeze-and-excite
+    block's, after a global pool): XNNPACK's GEMM runs it by its one-row kernel (:func:`gemm_rows`), reading each
+    weight once, as a fully connected layer of one row."""
+    inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
+    if len(inputs) < 2 or not outputs:
+        return False
+    w, y = tuple(inputs[1]), tuple(outputs[0])
+    return len(w) == 4 and w[1] == w[2] == 1 and len(y) == 4 and int(y[0]) * int(y[1]) * int(y[2]) == 1
+
+
 def leaves_qd8_state(record: Any, cpu: Any) -> bool:
     """Whether a dynamically quantized op on XNNPACK runs by the qd8 GEMM kernel, which leaves behind the state that
     the SSE-only kernels after it pay for (``profile.AFTER_QD8_PLACEMENTS``): a fully connected op (weights packed
@@ -136,12 +147,16 @@ def activations_past(elements: int, precision: str, capacity: int) -> float:
 def narrow_kernel(record: Any, family: str, cpu: Any) -> bool:
     """Whether XNNPACK runs ``record``'s float weights, packed as a fully connected op's (``family``: the law's
     op type), by ``cpu``'s narrower ``nr2`` GEMM kernel (:meth:`~tflite_flops.targets.CpuTarget.float_fc_tile`;
-    False without a CPU target)."""
+    False without a CPU target). A pointwise convolution the fully connected law predicts (one pixel,
+    :func:`single_row_pointwise`) keeps the convolution's rule, ``nr2`` below ``float_tile`` channels only: a
+    classifier's 1x1 head of 1,000 channels runs the 32-wide kernel."""
     outputs = getattr(record, "outputs", ()) or ()
     if cpu is None or getattr(record, "precision", "") not in WEIGHT_BYTES \
             or xnnpack_facts(family).weights != FULLY_CONNECTED or not outputs or not outputs[0]:
         return False
     channels = int(outputs[0][-1])
+    if xnnpack_facts(record.op_type).weights == CONV:  # a pointwise convolution: the convolution's rule
+        return 0 < channels < cpu.float_tile
     return channels > 0 and cpu.float_nr2_tile != cpu.float_gemm_tile and \
         cpu.float_fc_tile(channels) == cpu.float_nr2_tile
 
@@ -199,3 +214,52 @@ def innermost_rows(outputs: Any) -> float:
     for d in tuple(outputs[0])[:-1]:
         rows *= max(int(d), 0)
     return float(rows)
+
+
+def _ceil(n: int, step: int) -> int:
+    return -(-n // max(step, 1))
+
+
+def gemm_rows(pixels: int, mr: int, nr: int) -> int:
+    """The rows per tile XNNPACK's GEMM and IGEMM kernels take for ``pixels`` output rows, when the widest kernel has
+    ``mr`` rows of ``nr`` channels and the only other is the one-row kernel (``xnn_get_heuristic_mr_gemm`` and
+    ``_igemm``, microkernel-utils.c, which estimate a kernel's cost as tiles x (3 (mr + nr) + mr nr)): 1 for a
+    single row or two (a squeeze-and-excite block's pointwise layers), ``mr`` from three rows up."""
+    if pixels <= 1 or mr <= 1:
+        return 1
+    one, wide = pixels * (3 * (1 + nr) + nr), _ceil(pixels, mr) * (3 * (mr + nr) + mr * nr)
+    return mr if wide <= one else 1
+
+
+def gemm_tiles(family: str, geometry: Any, pixels: int, precision: str, cpu: Any) -> tuple[float, float, float]:
+    """(``gemm_macs``, ``tile_taps``, ``narrow_macs``) of a convolution run by XNNPACK's GEMM or IGEMM kernel
+    (``family``: the law's op type, its weights packed as a convolution's; ``geometry``:
+    ``features.conv_geometry``; ``pixels``: its output pixels) on CPU target ``cpu``:
+
+    * ``gemm_macs``: the multiply-adds its microkernel computes: output pixels rounded up to the kernel's rows
+      (:func:`gemm_rows`), each group's output channels to its tile ``nr`` (f32: ``float_tile``, or the ``nr2``
+      kernel's ``float_nr2_tile`` below it), each tap's input channels to its depth ``kr`` (:func:`input_depth`);
+    * ``tile_taps``: the microkernel's tap iterations, row tiles x channel passes x taps, per group;
+    * ``narrow_macs``: ``gemm_macs`` when the f32 ``nr2`` kernel runs it, else 0.
+
+    Timed here (x86-avx512, float32, a 1x1 convolution of 28x28x64): 16 / 24 / 32 / 40 / 48 / 64 / 72 / 96 output
+    channels take 8.1 / 15.6 / 12.8 / 23.0 / 23.0 / 25.3 / 38.4 / 37.2 us: the cost steps by 32 channels from 32 up,
+    and the 16-wide ``nr2`` kernel costs 1.2x as much per multiply-add it computes. (0, 0, 0) for other ops,
+    precisions and without a target."""
+    if cpu is None or geometry is None or pixels <= 0 or xnnpack_facts(family).weights != CONV:
+        return 0.0, 0.0, 0.0
+    groups, cin, cout, taps = geometry
+    narrow = False
+    if precision in WEIGHT_BYTES:
+        narrow = cout < cpu.float_tile
+        mr, nr = (cpu.float_nr2_rows, cpu.float_nr2_tile) if narrow else (cpu.float_rows, cpu.float_tile)
+    elif precision in ("int8", "uint8"):
+        mr, nr = cpu.int8_rows, cpu.int8_tile
+    elif precision == "hybrid":
+        mr, nr = cpu.hybrid_rows, cpu.hybrid_tile
+    else:
+        return 0.0, 0.0, 0.0
+    mr = gemm_rows(pixels, mr, nr)
+    rows, passes, kr = _ceil(pixels, mr), _ceil(cout, nr), input_depth(cpu, precision)
+    slots = float(groups * rows * mr * passes * nr * taps * _ceil(cin, kr) * kr)
+    return slots, float(groups * rows * passes * taps), slots if narrow else 0.0

@@ -536,9 +536,9 @@ def _tflm_transpose_conv(ctx: OpContext, target: TflmTarget, scales: int) -> Tfl
 # tracer, see analysis/xnnpack_memory.py), control flow, weight unpacking, resource variables.
 # A convolution's law also costs by output pixel (out_rows: the GEMM's accumulators set up and stored per pixel, what a
 # kernel of many taps amortizes): the raw-audio model's 1x80 one-channel layer took 44 us, 64 without it.
-register_facts("CONV_2D", law_group="conv", law_features=("1", "macs", "tiled_macs", "taps", "in", "out", "params",
-                                                             "grouped_taps", "grouped_macs", "elems_past_l2",
-                                                             "out_rows"),
+register_facts("CONV_2D", law_group="conv", law_features=("1", "gemm_macs", "narrow_macs", "tile_taps", "out_rows",
+                                                             "in", "out", "params", "grouped_taps", "grouped_macs",
+                                                             "elems_past_l2"),
                taps_weight=1, tiled_macs=True, fusion=(OUTPUT_CLAMP, ABSORBS_PAD),
                xnnpack=XnnpackFacts(operator_bytes=1_700, weights=CONV, pointwise_as="FULLY_CONNECTED",
                                     reshape_buffers=GEMM_INDIRECTION, depthwise_as="DEPTHWISE_CONV_2D"))
