@@ -395,3 +395,13 @@ def test_each_precision_is_priced_by_its_own_curve_when_the_profile_has_one():
     split = whole_model_penalties(model, rec, flat, {"int8": cheaper})
     assert split[(0, 0)] == both[(0, 0)] and split[(0, 1)] == pytest.approx(0.5 * MiB * 1e-6)
     assert whole_model_penalties(model, rec, ()) == {}
+
+
+def test_each_precision_s_curve_takes_the_pooled_cost_per_op():
+    from tflite_flops.latency.calibrate import shared_state_cost
+
+    pooled = ((MiB, 0.0, 0.0, 0.0), (16 * MiB, 1e-6, 1.0, 2.0), (64 * MiB, 2e-5, 3.0, 9.0))
+    own = ((MiB, 0.0, 0.0, 0.0), (16 * MiB, 3e-6, 0.2, 2.5), (40 * MiB, 9e-6, 5.0, 4.0), (64 * MiB, 1e-5, 0.5, 8.0))
+    # per byte and per invoke stay the precision's; per op is the pooled curve's at each distance (40 MiB: halfway)
+    assert shared_state_cost(own, pooled) == ((MiB, 0.0, 0.0, 0.0), (16 * MiB, 3e-6, 1.0, 2.5),
+                                              (40 * MiB, 9e-6, 2.0, 4.0), (64 * MiB, 1e-5, 3.0, 8.0))
