@@ -354,6 +354,8 @@ def _growing_ops(sg: Subgraph) -> set[int]:
 # DOMAIN_FACTOR (report/prediction.py): beyond it, an op is predicted by extrapolation.
 FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "input elements",
                   "out": "output elements", "params": "weights", "taps": "taps", "tiled_macs": "tiled MACs",
+                  "gemm_macs": "MACs the GEMM computes", "narrow_macs": "MACs of the narrow GEMM kernel",
+                  "tile_taps": "GEMM tap iterations",
                   "rows": "broadcast rows", "act_out": "elements through a fused activation",
                   "trips": "trips", "copied": "copied elements", "growing_trips": "growing trips",
                   "reshaped": "re-prepared ops"}
