@@ -156,8 +156,9 @@ FAMILIES = tuple(dict.fromkeys([s.family for s in SPECS] + [SAMPLES_FAMILY]))
 # found on the RegNets and BlazeFace and chosen on every family's results, so every family above is seen; six
 # families were built before that change was measured on any of them: litert-torch's ResNeXt-50 (32x4d),
 # MobileNetV3-Large (float32, dynamic range, int8), ConvNeXt-Tiny, EfficientNetV2-S and Inception-V3, and Keras'
-# InceptionResNetV2. Of their 11 models, within +-10% in the round's three runs: 11, 10 and 11 with the round's laws
-# (fitted again on each run's timings), 9, 10 and 11 with the laws before. They changed nothing, so they stay fresh.
+# InceptionResNetV2. Of their 11 models, within +-10% in the round's five runs: 11, 10, 11, 11 and 11 with the
+# round's laws (fitted again on each run's timings), 9, 10, 11, 11 and 10 with the laws before. They changed
+# nothing, so they stay fresh.
 FRESH_FAMILIES = ("inception_resnet", "litert-torch:resnext50_32x4d", "litert-torch:mobilenet_v3_large",
                   "litert-torch:convnext_tiny", "litert-torch:efficientnet_v2_s", "litert-torch:inception_v3")
 
