@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ..ops.facts import CONV, TRANSPOSED_CONV, conv_groups, facts_of, runs_dwconv, xnnpack_facts
-from .kernels import (CHANNEL_TILE, activations_past, deconv_channels, deconv_subconv, depthwise_past_l1,
-                      depthwise_remainder, gemm_tiles, innermost_rows, input_depth, llc_capacity, narrow_kernel,
-                      runs_as_fully_connected, single_row_pointwise, weights_past)
+from .kernels import (CHANNEL_TILE, activations_past, deconv_channels, deconv_data, deconv_subconv,
+                      depthwise_past_l1, depthwise_remainder, gemm_tiles, innermost_rows, input_depth, llc_capacity,
+                      narrow_kernel, runs_as_fully_connected, single_row_pointwise, weights_past)
 from .profile import ON_XNNPACK, OpFeatures, elements, group_of, law_features
 
 
@@ -75,8 +75,8 @@ def _gemm_geometry(record: Any) -> tuple[int, int, int, int] | None:
     inputs = getattr(record, "inputs", ()) or ()
     if geometry is not None or xnnpack_facts(record.op_type).weights != TRANSPOSED_CONV or len(inputs) < 2:
         return geometry
-    data = [s for i, s in enumerate(inputs) if i != 1 and len(s) == 4]
-    return conv_groups(CONV, data[0], inputs[1]) if data else None
+    data = deconv_data(inputs)
+    return conv_groups(CONV, data, inputs[1]) if data is not None else None
 
 
 def _grouped(record: Any, family: str) -> tuple[float, float]:

@@ -89,6 +89,12 @@ def leaves_qd8_state(record: Any, cpu: Any) -> bool:
     return xnnpack_facts(record.op_type).weights != CONV or runs_as_fully_connected(record, "hybrid")
 
 
+def deconv_data(inputs: Any) -> tuple | None:
+    """The data input's shape of a transposed convolution whose inputs have shapes ``inputs``: the first 4-D one
+    that is not the filter (input 1): TRANSPOSE_CONV's input 2, MediaPipe's custom deconvolution's input 0."""
+    return next((tuple(s) for i, s in enumerate(inputs) if i != 1 and len(s) == 4), None)
+
+
 def deconv_subconv(record: Any) -> bool:
     """Whether XNNPACK runs the transposed convolution ``record`` (its [Cout, kh, kw, Cin] filter input 1, its data
     the other 4-D input; its stride read from the input and output shapes) by sub-convolutions, one GEMM per output
@@ -96,10 +102,10 @@ def deconv_subconv(record: Any) -> bool:
     Otherwise it runs its IGEMM kernel over every output pixel, as a convolution: timed here (x86-avx512,
     float32, 16x16x16 -> 16 channels, 3x3), 6.4 us at stride 1, where the sub-convolutions' law said 11."""
     inputs, outputs = getattr(record, "inputs", ()) or (), getattr(record, "outputs", ()) or ()
-    data = [s for i, s in enumerate(inputs) if i != 1 and len(s) == 4]  # TRANSPOSE_CONV's input 2, a custom op's 0
-    if len(inputs) < 2 or not data or not outputs or len(inputs[1]) != 4 or len(outputs[0]) != 4:
+    x = deconv_data(inputs)
+    if len(inputs) < 2 or x is None or not outputs or len(inputs[1]) != 4 or len(outputs[0]) != 4:
         return True
-    w, x, y = inputs[1], data[0], outputs[0]
+    w, y = inputs[1], outputs[0]
     if min(int(x[1]), int(x[2])) <= 0:
         return True
     sh, sw = max(int(y[1]) // int(x[1]), 1), max(int(y[2]) // int(x[2]), 1)
