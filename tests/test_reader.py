@@ -528,10 +528,15 @@ def test_zero_counts_stop_when_enough_non_zeros_are_found():
 def test_sha256_in_background_matches(tmp_path, samples_dir):
     import hashlib
 
+    from tflite_flops.files import FileDigest
+
     data = (samples_dir / "cnn_float.tflite").read_bytes()
     path = tmp_path / "padded.tflite"
     path.write_bytes(data + bytes(300_000))  # over the size that hashes on a thread
     model = load_model(path)
-    model.hash_in_background()
+    model.hasher().start()  # on a thread of its own from now on
     assert model.sha256() == hashlib.sha256(path.read_bytes()).hexdigest()
+    adopted = load_model(path)  # the command line's way: a digest started before the model was read
+    adopted.hasher().start(FileDigest(path))
+    assert adopted.sha256() == model.sha256()
     assert load_model(data).sha256() == hashlib.sha256(data).hexdigest()

@@ -191,15 +191,6 @@ class Model:
     bundle: Bundle | None = field(default=None, repr=False, compare=False)
     section: Section | None = None
 
-    def hash_in_background(self) -> None:
-        """Start computing :meth:`sha256` on a background thread, to overlap other work.
-
-        Reading and hashing release the GIL, so an analysis running meanwhile is not slowed;
-        :meth:`sha256` then only waits for the result. Bytes and small files are hashed when asked.
-        """
-        if self.path is not None and self.size_bytes >= files.HASH_THREAD_MIN_BYTES:
-            self.hasher().start()
-
     def sha256(self) -> str:
         """SHA-256 of the file (of the whole bundle for a bundle's section), streamed so that weight pages
         do not stay resident; computed once."""
