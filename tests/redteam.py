@@ -60,7 +60,8 @@ class Case:
     """One red-team case: what to run, and the outcome it must have."""
 
     name: str
-    kind: str  # crafted | files | options | signals | library (the classes of issue 32)
+    kind: str  # one of KINDS: crafted | files | options | signals | library (issue 32), device-files | profiles |
+    # packs | reports | writes (issue 44)
     run: Callable[..., Any]  # CLI: (tmp) -> args; library: (tmp) -> a callable; signal: (tmp) -> (args, signal,
     # the child processes to wait for before signalling)
     codes: frozenset[int] = frozenset({1})  # CLI and signal cases: the exit codes allowed
@@ -477,6 +478,25 @@ CASES: list[Case] = [
 ]
 
 
+def _surface_cases() -> list[Case]:
+    """The cases of each surface that issue 44 added, one module a surface (``tests/redteam_<surface>.py``, a
+    ``CASES`` list of its own built with :func:`cli` and :func:`lib`), in the order of their names."""
+    import importlib
+    cases: list[Case] = []
+    for path in sorted(Path(__file__).resolve().parent.glob("redteam_*.py")):
+        cases += importlib.import_module(path.stem).CASES
+    return cases
+
+
+if __name__ != "__main__":  # run as a script, the listing below imports this module as ``redteam``
+    CASES += _surface_cases()
+
+# The classes of cases: issue 32's (crafted files, paths, options, signals, library misuse) and issue 44's surfaces
+# (files that come from a device, a colleague or an earlier run, and what the tool writes).
+KINDS = frozenset({"crafted", "files", "options", "signals", "library",
+                   "device-files", "profiles", "packs", "reports", "writes"})
+
+
 def by_name() -> dict[str, Case]:
     """The cases by name (names are unique)."""
     named = {c.name: c for c in CASES}
@@ -485,6 +505,8 @@ def by_name() -> dict[str, Case]:
 
 
 if __name__ == "__main__":  # list the cases: python tests/redteam.py
+    import redteam  # every surface's cases (their modules import ``redteam``, not ``__main__``)
+    CASES = redteam.CASES
     for c in CASES:
         print(f"{c.kind:9} {c.mode:8} {'quick' if c.quick else 'slow':5} {c.name}{'  [xfail]' if c.xfail else ''}")
     print(f"{len(CASES)} cases", file=sys.stderr)

@@ -163,7 +163,8 @@ def test_redteam_case(case, tmp_path):
 
 def test_the_cases_cover_every_class_and_the_quick_sample_is_small():
     named = redteam.by_name()
-    assert {c.kind for c in named.values()} == {"crafted", "files", "options", "signals", "library"}
+    assert {c.kind for c in named.values()} <= redteam.KINDS
+    assert {"crafted", "files", "options", "signals", "library"} <= {c.kind for c in named.values()}
     quick = [c for c in named.values() if c.quick]
     assert 5 <= len(quick) <= 15, len(quick)
     assert not [c.name for c in quick if c.mode == "signal"], "signal cases start real processes: slow lane only"
