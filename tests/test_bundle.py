@@ -164,6 +164,17 @@ def test_a_hand_built_bundle_reads_with_its_metadata():
     assert [s.kind for s in report.bundle.sections] == ["TFLiteModel", "unknown(200)"]
 
 
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.tflite")))
+def test_every_sample_in_a_bundle_is_analysed_like_its_tflite_file(sample):
+    """A model section is read from a view of the bundle (a memoryview), the file from bytes or a map: every
+    sample, the per-channel quantized ones (cnn_int8, cnn_dynamic_range) among them, gives the same report."""
+    model = (SAMPLES / sample).read_bytes()
+    bundled = tflite_flops.analyze(bundle_bytes([(TFLITE_MODEL, model, PD)]), all_signatures=True)
+    alone = tflite_flops.analyze(model, all_signatures=True)
+    assert _signature_figures(bundled) == _signature_figures(alone)
+    assert (bundled.ops, bundled.totals, bundled.memory) == (alone.ops, alone.totals, alone.memory)
+
+
 def test_externalised_weights_count_for_params_and_bytes_but_are_not_read():
     model, weights = externalise(DECODER.read_bytes())
     assert len(model) < 32 * 1024 < len(weights)  # the weights really left the model

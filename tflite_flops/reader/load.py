@@ -307,7 +307,8 @@ class _Reader:
         else:
             kind = "per_axis" if n_scales > 1 else "per_tensor"
         n_zp = zero_point.count if zero_point is not None else 0
-        raw = self.buf[scale.start:scale.start + 4 * n_scales] if n_scales > 1 else b""
+        # bytes: a bundle's section is a memoryview, which has no ``*`` (the per-channel check below)
+        raw = bytes(self.buf[scale.start:scale.start + 4 * n_scales]) if n_scales > 1 else b""
         return Quantization(
             kind=kind, axis=q["quantized_dimension"], num_scales=n_scales,
             scale=_F32.unpack_from(self.buf, scale.start)[0] if n_scales else None,
