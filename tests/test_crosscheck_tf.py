@@ -267,6 +267,24 @@ def test_lstm_by_hand():
     assert report.totals.macs == 26_672
 
 
+def test_a_text_models_embedding_table_counts_in_params_and_is_read_a_row_a_token():
+    """Keras' own count of an Embedding -> LSTM -> Dense text model is the reference for params (issue 42: the
+    GATHER's table was left out, 49 K of 689 K), and the lookup reads the rows its 64 tokens name."""
+    keras = _keras()
+    keras.utils.set_random_seed(0)
+    tokens = keras.Input((64,), batch_size=1, dtype="int32")
+    x = keras.layers.LSTM(64)(keras.layers.Embedding(5_000, 128)(tokens))
+    model = keras.Model(tokens, keras.layers.Dense(1)(x))
+    # Embedding 5,000·128 = 640,000; LSTM 4·64·(128 + 64 + 1) = 49,408; Dense 64 + 1 = 65: 689,473
+    assert model.count_params() == 689_473
+    report = tflite_flops.analyze(ref.convert(model))
+    # the converter drops the Dense layer's bias (one zero, added to nothing): Keras' count less 1
+    assert report.totals.params == model.count_params() - 1 == 689_472
+    gather = next(op for op in report.ops if op.op_type == "GATHER" and op.params)
+    # 64 int32 ids (256 B) + 64 rows of 128 float32 (32,768 B), not the 2,560,000-byte table
+    assert (gather.params, gather.bytes_read) == (640_000, 256 + 64 * 128 * 4)
+
+
 # --------------------------------------------------------------------------------------------
 # Quantized conversions keep the MAC count
 # --------------------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ PER_TOKEN_WEIGHT_MACS = L * (D * 3 * D + D * D + D * F + F * D) + D * V  # 2·32
 ATTENTION_MACS_PER_TOKEN = L * 2 * S * D  # 2 · 2·64·64 = 16,384 at KV length 64
 DECODE_MACS = 1 * PER_TOKEN_WEIGHT_MACS + ATTENTION_MACS_PER_TOKEN  # 81,920 + 16,384 = 98,304
 PREFILL_MACS = 16 * PER_TOKEN_WEIGHT_MACS + 16 * ATTENTION_MACS_PER_TOKEN  # 1,310,720 + 262,144 = 1,572,864
+EMBEDDING = V * D  # the token embedding table [256, 64]: 16,384 params, read a row (ROW = 64·4 = 256 B) a token
+ROW = D * 4
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -60,13 +62,13 @@ def test_shared_weights_are_counted_once():
     report = tflite_flops.analyze(DECODER, all_signatures=True)
     # Weights of the contractions: 81,920 (PER_TOKEN_WEIGHT_MACS: each weight used once per token)
     # + 2 scalar constants (the RMSNorm epsilon and the 1/√16 score scale; the converter folded the
-    # norm gains into the next projection). The embedding table only feeds GATHER, which reads T rows
-    # and does no arithmetic, so it is not a param by our convention.
-    weights = PER_TOKEN_WEIGHT_MACS + 2
+    # norm gains into the next projection), + the embedding table [256, 64] = 16,384, which feeds a GATHER:
+    # it reads T rows and does no arithmetic, but it is the model's weights (Keras counts it; issue 42).
+    weights = PER_TOKEN_WEIGHT_MACS + 2 + EMBEDDING
     assert report.signatures["prefill"].totals.params == weights
     assert report.signatures["decode"].totals.params == weights
     assert report.totals.params == weights  # both subgraphs point at the same buffers: once, not twice
-    assert report.totals.param_bytes == report.signatures["decode"].totals.param_bytes == 4 * weights  # float32: 327,688 B
+    assert report.totals.param_bytes == report.signatures["decode"].totals.param_bytes == 4 * weights  # float32: 393,224 B
     # The single-signature analysis no longer counts the other signature's copy of the pointers.
     assert tflite_flops.analyze(DECODER, signature="prefill").totals.params == weights
 
@@ -76,9 +78,10 @@ def test_token_figures():
     pre, dec = sigs["prefill"].tokens, sigs["decode"].tokens
     assert (pre.role, pre.tokens, pre.token_input) == ("prefill", 16, "tokens")
     assert (dec.role, dec.tokens) == ("decode", 1)
-    weight_bytes = sigs["decode"].totals.param_bytes  # 327,688
-    assert dec.weight_bytes_per_token == weight_bytes  # every weight read for the one token
-    assert pre.weight_bytes_per_token == round(weight_bytes / 16)  # 20,480.5 -> 20,480: read once per 16 tokens
+    weight_bytes = sigs["decode"].totals.param_bytes - 4 * EMBEDDING  # 327,688: all but the embedding table
+    assert dec.weight_bytes_per_token == weight_bytes + ROW  # every weight read for the one token, and its row
+    # read once per 16 tokens, with 16 rows: (327,688 + 16·256) / 16 = 20,736.5 -> 20,736
+    assert pre.weight_bytes_per_token == round((weight_bytes + 16 * ROW) / 16) == 20_736
     # KV cache: 2 layers × (K and V) × [1, 64, 4, 16] float32 = 4 · 64·4·16·4 B = 65,536 B
     assert dec.kv_cache_bytes == pre.kv_cache_bytes == 4 * S * H * (D // H) * 4 == 65_536
     assert dec.kv_cache_inputs == ("kv_cache_k_0", "kv_cache_k_1", "kv_cache_v_0", "kv_cache_v_1")
@@ -104,7 +107,7 @@ def test_report_round_trips_with_signatures():
 def test_signatures_are_rendered(fmt):
     text = render(tflite_flops.analyze(DECODER, all_signatures=True), fmt)
     assert "Signatures (per call)" in text
-    assert "weights over all signatures, each shared weight once: 81.92 K params" in text
+    assert "weights over all signatures, each shared weight once: 98.31 K params" in text
     assert "1.573 M" in text and "98.3 K" in text  # prefill MACs, MACs per token
 
 
@@ -172,13 +175,13 @@ def test_bytes_per_token_and_the_memory_bound_limit():
 
     report = tflite_flops.analyze(DECODER, all_signatures=True)
     pre, dec = report.signatures["prefill"].tokens, report.signatures["decode"].tokens
-    # decode: all 327,688 weight bytes + the whole 65,536-byte cache for one token = 393,224 B
-    assert dec.bytes_per_token == 327_688 + 65_536 == 393_224
-    # prefill: round(327,688 / 16) = 20,480 + 65,536 / 16 = 4,096 -> 24,576 B per token
-    assert pre.bytes_per_token == 20_480 + 4_096
-    bounded = token_roofline(report, peak_bytes_per_s=393_224_000.0)  # a made-up 393 MB/s
-    # 393,224,000 B/s ÷ 393,224 B per token = 1,000 tokens/s; prefill ÷ 24,576 = 16,000.3
+    # decode: all 327,688 weight bytes, one 256-byte embedding row + the whole 65,536-byte cache for one token
+    assert dec.bytes_per_token == 327_688 + 256 + 65_536 == 393_480
+    # prefill: round((327,688 + 16·256) / 16) = 20,736 + 65,536 / 16 = 4,096 -> 24,832 B per token
+    assert pre.bytes_per_token == 20_736 + 4_096
+    bounded = token_roofline(report, peak_bytes_per_s=393_480_000.0)  # a made-up 393 MB/s
+    # 393,480,000 B/s ÷ 393,480 B per token = 1,000 tokens/s; prefill ÷ 24,832 = 15,845.7
     assert bounded.signatures["decode"].tokens.roofline_tokens_per_s == 1_000.0
-    assert round(bounded.signatures["prefill"].tokens.roofline_tokens_per_s, 1) == 16_000.3
+    assert round(bounded.signatures["prefill"].tokens.roofline_tokens_per_s, 1) == 15_845.7
     assert "memory-bound limit 1,000 tokens/s" in render(bounded, "table")
     assert Report.from_json(bounded.to_json()) == bounded

@@ -72,15 +72,25 @@ def test_a_lookup_reads_its_rows_not_the_table(kind, row_bytes):
 def test_a_table_tied_to_the_logits_is_read_whole():
     report = tflite_flops.analyze(decoder("tied"), all_signatures=True)
     dec = report.signatures["decode"]
-    # the FULLY_CONNECTED reads all 1,000 rows of the float32 table for the logits: 256,000 B every token
-    assert dec.totals.param_bytes == TABLE_F32
+    # the FULLY_CONNECTED reads all 1,000 rows of the float32 table for the logits: 256,000 B every token.
+    # Its two tensors (the GATHER's table and the projection) point at one buffer: params count tensors, as
+    # Keras counts layers' weights (the converter also shares one buffer between equal constants, such as two
+    # zero biases), but the bytes a token reads count the buffer once.
+    assert dec.totals.param_bytes == 2 * TABLE_F32
     assert dec.tokens.weight_bytes_per_token == TABLE_F32 == 256_000
 
 
-def test_the_sample_decoder_is_unchanged(samples_dir):
-    # tiny_decoder's embedding feeds a GATHER directly: never a param, so 327,688 B as before
+def test_the_sample_decoders_embedding_is_a_param_read_a_row_a_token(samples_dir):
+    # tiny_decoder's embedding [256, 64] float32 feeds a GATHER directly: a param (issue 42), of which a decode
+    # step reads one row, 64·4 = 256 B, beside the 327,688 B of the projections: 327,944 B a token
     report = tflite_flops.analyze(samples_dir / "tiny_decoder.tflite", all_signatures=True)
-    assert report.signatures["decode"].tokens.weight_bytes_per_token == 327_688
+    assert report.signatures["decode"].tokens.weight_bytes_per_token == 327_688 + 64 * 4 == 327_944
+    gather = next(op for op in report.ops if op.op_type == "GATHER" and op.subgraph == decode_subgraph(report))
+    assert gather.params == 256 * 64 and gather.bytes_read == 4 + 256  # one int32 id, one row
+
+
+def decode_subgraph(report) -> int:
+    return report.signatures["decode"].subgraph
 
 
 @pytest.mark.runtime

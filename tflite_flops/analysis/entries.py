@@ -135,6 +135,11 @@ def cost_entry(sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ct
             note = _join(note, state.formula_errors[ctx.index])
     bytes_model = spec.bytes_model if spec is not None else "io"
     count_params = status != "zero"
+    # A row lookup (GATHER, EMBEDDING_LOOKUP) reads the table's rows that its ids name, one table element per
+    # output element, and a stored table is the model's weights (an embedding), whatever the op costs.
+    lookup_rows = facts_of(op_type).row_lookup
+    table_pos = lookup_rows[0] if lookup_rows is not None else -1
+    out_n = ctx.outputs[0].n if ctx.outputs and ctx.outputs[0] is not None else 0
     want_weight = op_type in CONTRACTION_OPS or op_type.startswith("CUSTOM:")
     resolved, derived, constant, stored_tensors = state.resolved, state.derived_constant, tensors.constant, sg.tensors
     read = written = n_params = 0
@@ -148,8 +153,11 @@ def cost_entry(sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ct
         in_shapes.append(t.shape)
         if not resolved[i]:
             all_resolved = False
+        if pos == table_pos:
+            read += t.nbytes * min(out_n, t.n) // t.n if t.n else 0  # at most the whole table
         if not t.is_constant:
-            read += t.nbytes
+            if pos != table_pos:
+                read += t.nbytes
             if act is None:
                 act = t
             continue
@@ -160,11 +168,13 @@ def cost_entry(sg: Subgraph, tensors: SubgraphTensors, state: SubgraphShapes, ct
             # gate weights (CIFG models omit input 1), a GRU's gate weights
             weight = t
         stored = stored_tensors[i]
-        if constant[i] and (stored.sparsity is not None or stored.dtype in PACKED):
+        if pos == table_pos:
+            pass  # its rows, above
+        elif constant[i] and (stored.sparsity is not None or stored.dtype in PACKED):
             read += stored.data_size  # sparse or packed (int4) weights are read as stored
         else:
             read += t.nbytes
-        if not count_params:
+        if not count_params and pos != table_pos:
             continue
         if derived[i]:  # made from a constant at init: its stored source is the tensor counted in the totals
             n_params += t.n

@@ -206,22 +206,29 @@ def weight_bytes_read(model: Model, walk: Any, sub: Report, reached: set[int]) -
     reads (embeddings tied to the logits' FULLY_CONNECTED) is read in full.
     """
     runs = {(o.subgraph, o.index): o.executions for o in sub.ops}
-    readers: dict[tuple[int, int], list[tuple[Any, int]]] = {}  # (subgraph, tensor) -> [(op, input position)]
+    # (subgraph, what is read) -> [(op, input position)]; what is read is a stored buffer (the tensors that share
+    # it are one table: an embedding tied to the logits' projection), else the tensor
+    readers: dict[tuple[int, Any], list[tuple[Any, int]]] = {}
+
+    def read_key(s: int, t: int) -> Any:
+        stored = model.subgraphs[s].tensors[t]
+        return ("buffer", stored.data_offset) if stored.data_size else t
+
     for s in reached:
         for op in model.subgraphs[s].operators:
             for pos, t in enumerate(op.inputs):
                 if t >= 0:
-                    readers.setdefault((s, t), []).append((op, pos))
+                    readers.setdefault((s, read_key(s, t)), []).append((op, pos))
 
     def rows_fraction(s: int, tensor: int, unpacked: bool) -> tuple[int, int] | None:
         """(rows read, rows) of a table that only row lookups read; None when something reads it whole."""
         read = total = 0
-        for op, pos in readers.get((s, tensor), ()):
+        for op, pos in readers.get((s, read_key(s, tensor)), ()):
             facts = facts_of(op.op_type)
             lookup = facts.row_lookup
             if lookup is not None and pos == lookup[0] and len(op.inputs) > lookup[1] and op.inputs[lookup[1]] >= 0:
                 axis = int(op.options.get("axis", 0) or 0)
-                table = walk.states[s].shapes[tensor]
+                table = walk.states[s].shapes[op.inputs[pos]]
                 if axis != 0 or op.options.get("batch_dims", 0) or not table or table[0] < 1:
                     return None  # rows along another axis, or per batch: counted whole
                 ids = walk.states[s].shapes[op.inputs[lookup[1]]]
@@ -240,9 +247,12 @@ def weight_bytes_read(model: Model, walk: Any, sub: Report, reached: set[int]) -
         return (read, total) if total else None
 
     out = 0
+    counted = set()  # the buffers read: two tensors of one buffer (a tied embedding) are one read
     for (s, tensor), (_, size) in walk.params.tensors.items():
-        if s not in reached:
+        key = read_key(s, tensor)
+        if s not in reached or (s, key) in counted:
             continue
+        counted.add((s, key))
         rows = rows_fraction(s, tensor, False)
         out += size if rows is None else min(size, size * rows[0] // rows[1])
     return out
