@@ -30,8 +30,9 @@ def test_repr_is_one_readable_line(report):
     assert "\n" not in text and len(text) < 250
     assert text.startswith("<tflite_flops Report 'cnn_float.tflite':")
     assert "12 ops" in text and "397.4 K MACs" in text and "3.832 K params" in text
-    # the memory LiteRT runs with by default (XNNPACK on), not the dataclass dump
-    assert "memory 165.5 KiB (LiteRT, XNNPACK on, 1 thread(s))" in text
+    # the memory headline, as the table and the JSON read it (LiteRT's default, XNNPACK on, with the weights
+    # mapped from the file: 165.5 KiB + 14.9 KiB), not the dataclass dump
+    assert "memory 180.4 KiB (LiteRT default: XNNPACK on, 1 thread, weights mapped)" in text
     assert "OpRecord(" not in text and "latency" not in text  # not measured, not predicted: no latency figure
     assert str(report) == text
 
@@ -78,7 +79,7 @@ def test_dataframe_without_pandas_is_one_clear_error(report, monkeypatch):
 def test_html_view_has_the_headline_and_the_top_ops(report):
     html = report._repr_html_()
     assert html.startswith('<div class="tflite-flops-report">') and html.endswith("</div>")
-    for text in ("cnn_float.tflite", "397.4 K", "829.2 K", "165.5 KiB", "Top 10 ops by FLOPs", "CONV_2D"):
+    for text in ("cnn_float.tflite", "397.4 K", "829.2 K", "180.4 KiB", "Top 10 ops by FLOPs", "CONV_2D"):
         assert text in html
     assert "<script" not in html.lower() and "<style" not in html.lower()
     assert html.count("<tr>") >= 10

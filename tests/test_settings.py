@@ -18,6 +18,7 @@ import pytest
 
 import cli_process
 import tflite_flops
+from tflite_flops.report.headline import runtime_total
 from profile_helpers import installed_version
 from tflite_flops.analysis import analyze_model
 from tflite_flops.latency.profile import DeviceProfile, Law, Machine
@@ -29,7 +30,7 @@ from tflite_flops.studies.sweep import PointSpec, sweep
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "sample_models" / "cnn_float.tflite"
 KV_MODEL = ROOT / "sample_models" / "tiny_decoder_kv.tflite"  # a decode signature per KV length
-FIGURES = ("macs", "runtime", "xnnpack", "predicted")
+FIGURES = ("macs", "runtime", "memory", "predicted")
 
 
 def _profile(threads: int) -> DeviceProfile:
@@ -50,21 +51,20 @@ def _cli(*args: str) -> dict:
 def _analyze(extra: tuple[str, ...], *where: str) -> dict:
     r = _cli("analyze", *(where or (str(MODEL), "--batch", "1")), *extra)
     m = r["memory"]
-    return {"macs": r["totals"]["macs"], "runtime": m["runtime"]["total_bytes"],
-            "xnnpack": m["runtime_xnnpack"]["total_bytes"],
+    return {"macs": r["totals"]["macs"], "runtime": m["runtime"]["total_bytes"], "memory": m["runtime_total_bytes"],
             "predicted": r["prediction"]["latency_ms"] if r.get("prediction") else None}
 
 
 def _batch(extra: tuple[str, ...]) -> dict:
     row = _cli("batch", str(MODEL), "--batch", "1", "-j", "1", *extra)["models"][0]
-    return {"macs": row["macs"], "runtime": row["runtime_total_bytes"], "xnnpack": row["xnnpack_total_bytes"],
+    return {"macs": row["macs"], "runtime": row["builtin_total_bytes"], "memory": row["runtime_total_bytes"],
             "predicted": row.get("predicted_ms")}
 
 
 def _sweep(extra: tuple[str, ...], *points: str) -> dict:
     point = _cli("sweep", *(points or (str(MODEL), "--batch", "1")), *extra)["points"][0]
     t = point["totals"]
-    return {"macs": t["macs"], "runtime": t["runtime_total_bytes"], "xnnpack": t["xnnpack_total_bytes"],
+    return {"macs": t["macs"], "runtime": t["builtin_total_bytes"], "memory": t["runtime_total_bytes"],
             "predicted": point["prediction"]["latency_ms"] if point.get("prediction") else None}
 
 
@@ -72,7 +72,7 @@ def _compare(extra: tuple[str, ...]) -> dict:
     t = _cli("compare", str(MODEL), str(MODEL), "--batch", "1", *extra)["totals"]
     out = {}
     for figure, key in (("macs", "macs"), ("runtime", "memory.runtime.total_bytes"),
-                        ("xnnpack", "memory.runtime_xnnpack.total_bytes"), ("predicted", "prediction.latency_ms")):
+                        ("memory", "memory.runtime_total_bytes"), ("predicted", "prediction.latency_ms")):
         delta = t.get(key)
         assert delta is None or delta["a"] == delta["b"], (key, delta)
         out[figure] = None if delta is None else delta["a"]
@@ -88,13 +88,13 @@ def test_every_command_gives_analyzes_figures_at_two_threads(tmp_path, predict):
     want = _analyze(extra)
     one = _analyze(("--threads", "1") + (("--predict", str(profile), "--force") if predict else ()))
     # the thread count changes both LiteRT figures here: a command that dropped --threads would differ
-    assert one["runtime"] != want["runtime"] and one["xnnpack"] != want["xnnpack"]
+    assert one["runtime"] != want["runtime"] and one["memory"] != want["memory"]
     assert (want["predicted"] is not None) == predict
     for name, figures in (("batch", _batch(extra)), ("sweep", _sweep(extra)), ("compare", _compare(extra))):
         assert figures == want, name
     # sweep --kv-length: the decode step at 32 cache slots is the signature decode_kv32 of this model
     kv = _analyze(extra, str(KV_MODEL), "--signature", "decode_kv32")
-    assert kv["xnnpack"] != _analyze((), str(KV_MODEL), "--signature", "decode_kv32")["xnnpack"]
+    assert kv["memory"] != _analyze((), str(KV_MODEL), "--signature", "decode_kv32")["memory"]
     assert _sweep(extra, str(KV_MODEL), "--kv-length", "32") == kv
 
 
@@ -110,8 +110,8 @@ def test_the_library_gives_the_same_figures_from_settings_and_keywords():
         assert r.prediction.latency_ms == a.prediction.latency_ms
     row = analyze_one(str(MODEL), BatchOptions(settings))
     point = sweep(MODEL, [PointSpec({}, 1)], settings=settings, fit=False).points[0]
-    assert row["runtime_total_bytes"] == point.totals.runtime_total_bytes == a.memory.runtime.total_bytes
-    assert row["xnnpack_total_bytes"] == point.totals.xnnpack_total_bytes == a.memory.runtime_xnnpack.total_bytes
+    assert row["builtin_total_bytes"] == point.totals.builtin_total_bytes == a.memory.runtime.total_bytes
+    assert row["runtime_total_bytes"] == point.totals.runtime_total_bytes == runtime_total(a.memory).total_bytes
     assert row["predicted_ms"] == point.prediction.latency_ms == a.prediction.latency_ms
     assert a.memory.runtime_xnnpack.total_bytes != tflite_flops.analyze(MODEL, batch=1).memory.runtime_xnnpack.total_bytes
 

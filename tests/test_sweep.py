@@ -17,6 +17,7 @@ import cli_process
 import pytest
 
 import tflite_flops
+from tflite_flops.report.headline import runtime_total
 
 from tflite_flops.errors import InputSpecError, ShapeError
 from tflite_flops.report import LatencyStats, Throughput
@@ -125,13 +126,13 @@ def test_sweep_memory_follows_the_input_as_analyze_does():
     result = sweep(FCN, make_points(shapes))
     for spec, p in zip(shapes, result.points):
         memory = tflite_flops.analyze(FCN, input_shapes=spec).memory
-        assert p.totals.runtime_total_bytes == memory.runtime.total_bytes
-        assert p.totals.xnnpack_total_bytes == memory.runtime_xnnpack.total_bytes
-    runtime = [p.totals.runtime_total_bytes for p in result.points]
+        assert p.totals.builtin_total_bytes == memory.runtime.total_bytes
+        assert p.totals.runtime_total_bytes == runtime_total(memory).total_bytes  # the memory headline
+    runtime = [p.totals.builtin_total_bytes for p in result.points]
     assert runtime == sorted(runtime) and runtime[0] < runtime[-1]
     # builtin kernels: tensors and temporaries alone, 47 bytes per input pixel (exact at every point)
-    assert result.fit.laws["runtime_total_bytes"].formula == "LiteRT bytes (builtin kernels) = 47·H·W"
-    assert result.fit.laws["xnnpack_total_bytes"].predict([96, 96]) == result.points[-1].totals.xnnpack_total_bytes
+    assert result.fit.laws["builtin_total_bytes"].formula == "LiteRT bytes (builtin kernels) = 47·H·W"
+    assert result.fit.laws["runtime_total_bytes"].predict([96, 96]) == result.points[-1].totals.runtime_total_bytes
 
 
 def test_sweep_square_sizes_merge_h_and_w():

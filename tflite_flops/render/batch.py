@@ -11,7 +11,8 @@ import json
 import os
 from typing import Any, Iterable, Mapping
 
-from ..units import human, human_bytes
+from ..report.summary import MEMORY
+from ..units import human
 from .formats import RendererTable
 from .formats.csv import safe_cell
 from .formats.markdown import md_table, md_text
@@ -50,10 +51,10 @@ def rows_markdown(rows: Iterable[Mapping[str, Any]]) -> str:
         ok = r["status"] != "error"
         body.append([md_text(os.path.basename(str(r["model"]))), md_text(r["status"]),
                      human(r["macs"]) if ok else "-", human(r["flops"]) if ok else "-",
-                     human(r["params"]) if ok else "-", _arena(r), _partitions(r)]
+                     human(r["params"]) if ok else "-", _memory(r), _partitions(r)]
                     + ([_predicted(r), md_text(_confidence(r))] if predicted else []) + [md_text(r["error"])[:120]]
                     + ([md_text(_budget(r))[:160]] if budget else []))
-    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK"]
+    headers = ["model", "status", "MACs", "FLOPs", "params", "memory", "XNNPACK"]
     headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"] + (["budget"] if budget else [])
     right = [False, False] + [True] * (len(headers) - 3 - budget) + [False] * (1 + budget)
     if predicted:
@@ -68,10 +69,11 @@ def _budget(row: Mapping[str, Any]) -> str:
     return str(row.get("budget", ""))
 
 
-def _arena(row: Mapping[str, Any]) -> str:
-    """TFLite's activation arena of a row, or '-' (an error row, or a report without memory figures)."""
-    value = row.get("arena_bytes")
-    return human_bytes(value) if isinstance(value, int) and row["status"] != "error" else "-"
+def _memory(row: Mapping[str, Any]) -> str:
+    """The memory headline of a row (:data:`tflite_flops.report.summary.MEMORY`, as the model's own report
+    reads it), or '-' (an error row, or a report without the default runtime's figures)."""
+    value = row.get(MEMORY.key)
+    return MEMORY.text(value) if isinstance(value, int) and row["status"] != "error" else "-"
 
 
 def _partitions(row: Mapping[str, Any]) -> str:
@@ -108,11 +110,11 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         ok = r["status"] != "error"
         lat = r.get("latency_median_ms")
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
-                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _arena(r),
+                     human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _memory(r),
                      _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-"]
                     + ([_predicted(r), _confidence(r)] if predicted else []) + [str(r["error"])[:80]]
                     + ([_budget(r)[:100]] if budget else []))
-    headers = ["model", "status", "MACs", "FLOPs", "params", "arena", "XNNPACK", "median ms"]
+    headers = ["model", "status", "MACs", "FLOPs", "params", "memory", "XNNPACK", "median ms"]
     headers += (["predicted ms", "prediction confidence"] if predicted else []) + ["error"] + (["budget"] if budget else [])
     right = [False, False] + [True] * (len(headers) - 3 - budget) + [False] * (1 + budget)
     if predicted:

@@ -54,7 +54,7 @@ def memory_rows(memory: MemorySummary, target: str = PHONE, every: bool = False)
     weights = [("Weights (in the file)", memory.weights_bytes, "")]
     if target == MCU:
         lead = tflm + [("Weights (in flash)", memory.weights_bytes, " read in place from the model array")]
-        rest = generic + (default + off if every else [])
+        rest = default[:1] + generic + (default[1:] + off if every else [])  # the memory headline, always shown
     elif default:
         lead, rest = default, off + generic + (tflm if every else [])
     else:  # a report of an earlier version, without the XNNPACK figures: every row, as it was

@@ -45,7 +45,7 @@ def sweep_csv(result: SweepResult) -> str:
     figures = [c.total_name for c in total_columns("sweep")]  # the declared per-op columns' totals
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
              "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
-             "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes", "xnnpack_total_bytes",
+             "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes", "builtin_total_bytes",
              *figures, "shapes_resolved", "median_ms", "p90_ms",
              "flops_per_s", "inferences_per_s", "tokens_per_s"])
     predicted = _predicted(result)
@@ -61,7 +61,7 @@ def sweep_csv(result: SweepResult) -> str:
                     *[t.flops_by_precision.get(pr, 0) for pr in precisions], t.params, t.param_bytes,
                     t.activation_bytes, t.bytes_read,
                     *[_cell(t, k) for k in ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes",
-                                            "runtime_total_bytes", "xnnpack_total_bytes")],
+                                            "runtime_total_bytes", "builtin_total_bytes")],
                     *["" if t.figures.get(k) is None else t.figures[k] for k in figures],
                     p.shapes_resolved,
                     *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
@@ -129,7 +129,7 @@ def sweep_table(result: SweepResult) -> str:
     inputs = list(result.points[0].input_shapes) if result.points else []
     head = ["#", *inputs, "MACs", "FLOPs", *[f"{precision_unit(p)} {p}"
                                           for p in precisions], "params", "act. bytes", "arena",
-            f"LiteRT+XNNPACK{_target_label(result)}", "TFLM arena"]
+            f"memory{_target_label(result)}", "TFLM arena"]
     timed = any(p.latency is not None and p.latency.median_ms is not None for p in result.points)
     tokens = any(p.throughput is not None and p.throughput.tokens_per_s is not None for p in result.points)  # kv
     if timed:
@@ -144,7 +144,7 @@ def sweep_table(result: SweepResult) -> str:
                      grouped(t.flops), *[grouped(t.flops_by_precision.get(pr, 0)) for pr in precisions],
                      grouped(t.params), grouped(t.activation_bytes),
                      grouped(t.arena_bytes) if t.arena_bytes is not None else "-",
-                     grouped(t.xnnpack_total_bytes) if t.xnnpack_total_bytes is not None else "-",
+                     grouped(t.runtime_total_bytes) if t.runtime_total_bytes is not None else "-",
                      grouped(t.tflm_arena_size_bytes) if t.tflm_arena_size_bytes is not None else "-"]
                     + ([_latency_cells(p)[0], _latency_cells(p)[1]] if timed else [])
                     + ([_tokens_cell(p)] if timed and tokens else [])

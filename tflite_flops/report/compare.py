@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from ..ops.placement import DELEGATE_NAMES, DELEGATES
 from . import OpRecord, Report
 from .advice import Advice, quantized_slower
+from . import summary
 from .headline import runtime_total
 from .columns import ALWAYS, OP_COLUMNS, reason, taken, total_columns
 from .columns import totals as column_totals
@@ -168,13 +169,14 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
              MetricDelta("unsupported", "Ops not counted", sum(a.unsupported.values()), sum(b.unsupported.values()))]
     if ta.opaque_ops or tb.opaque_ops:  # their work is unknown, not 0: the totals above leave it out
         rows.append(MetricDelta("opaque_ops", "Ops compiled for an accelerator", ta.opaque_ops, tb.opaque_ops))
-    for key, label in (("median_ms", "Latency median"), ("p90_ms", "Latency p90"), ("min_ms", "Latency min")):
+    for key, label in (("median_ms", summary.BY_KEY["latency_median_ms"].label), ("p90_ms", "Latency p90"),
+                       ("min_ms", "Latency min")):
         va, vb = getattr(a.latency, key, None), getattr(b.latency, key, None)  # None: not measured
         if va is not None or vb is not None:
             rows.append(MetricDelta(f"latency.{key}", label, va, vb, "ms"))
     pa, pb = (None if r.prediction is None else r.prediction.latency_ms for r in (a, b))
     if pa is not None or pb is not None:  # analyze --predict (or a predicted JSON report)
-        rows.append(MetricDelta("prediction.latency_ms", "Predicted latency", pa, pb, "ms"))
+        rows.append(_declared("predicted_ms", a, b))
         la, lb = (None if r.prediction is None else r.prediction.low_confidence_ms for r in (a, b))
         rows.append(MetricDelta("prediction.low_confidence_ms", "  on low-confidence ops", la, lb, "ms"))
     for key, label in (("flops_per_s", "FLOP/s"), ("inferences_per_s", "Inferences/s")):
@@ -182,6 +184,12 @@ def _totals(a: Report, b: Report) -> list[MetricDelta]:
         if va is not None or vb is not None:
             rows.append(MetricDelta(f"throughput.{key}", label, va, vb, "rate"))
     return rows
+
+
+def _declared(key: str, a: Report, b: Report) -> MetricDelta:
+    """The row of a declared summary figure (report/summary.py): its JSON path, its label, its unit."""
+    f = summary.BY_KEY[key]
+    return MetricDelta(f.json_path, f.label, f.read(a), f.read(b), "count" if f.unit == "count" else f.unit)
 
 
 def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
@@ -192,21 +200,20 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
     rows = []
     da, db = runtime_total(ma), runtime_total(mb)
     if da is not None and db is not None:  # what LiteRT's default configuration uses: the reports' memory headline
-        rows.append(MetricDelta("memory.runtime_total_bytes", "Memory at run time (LiteRT default, XNNPACK on)",
-                                da.total_bytes, db.total_bytes, "bytes"))
+        rows.append(_declared("runtime_total_bytes", a, b))
     ra, rb = ma.runtime, mb.runtime
     if ra is not None and rb is not None:  # as LiteRT allocates it (a report of an older version has none)
         rows += [MetricDelta(f"memory.runtime.{key}", label, getattr(ra, key), getattr(rb, key), "bytes")
                  for key, label in (("arena_bytes", "Arena (LiteRT, with temporaries)"),
                                     ("persistent_arena_bytes", "Persistent arena (LiteRT)"),
-                                    ("total_bytes", "Total (LiteRT)"))]
+                                    ("total_bytes", summary.BY_KEY["builtin_total_bytes"].label))]
     rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
-             for key, label in (("arena_bytes", "Arena (TFLite, tensors only)"),
+             for key, label in (("arena_bytes", summary.BY_KEY["arena_bytes"].label),
                                 ("peak_live_bytes", "Peak live activations"),
                                 ("persistent_arena_bytes", "Persistent arena"))]
     if ma.tflm_arena_size_bytes is not None and mb.tflm_arena_size_bytes is not None:  # (older reports have none)
         rows += [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
-                 for key, label in (("tflm_arena_size_bytes", "TFLite Micro arena size"),
+                 for key, label in (("tflm_arena_size_bytes", summary.BY_KEY["tflm_arena_size_bytes"].label),
                                     ("tflm_head_bytes", "TFLite Micro head"), ("tflm_tail_bytes", "TFLite Micro tail"))]
     xa, xb = ma.runtime_xnnpack, mb.runtime_xnnpack
     if xa is not None and xb is not None:  # with XNNPACK (LiteRT's default); reports before it have none
@@ -215,7 +222,7 @@ def _memory_rows(a: Report, b: Report) -> list[MetricDelta]:
         rows += [MetricDelta(f"memory.runtime_xnnpack.{key}", label, getattr(xa, key), getattr(xb, key), "bytes")
                  for key, label in (("arena_bytes", "Arena (LiteRT with XNNPACK)"),
                                     ("delegate_bytes", f"XNNPACK own (estimate{on})"),
-                                    ("total_bytes", "Total (LiteRT with XNNPACK)"))]
+                                    ("total_bytes", "LiteRT with XNNPACK, weights aside"))]
     return rows + [MetricDelta(f"memory.{key}", label, getattr(ma, key), getattr(mb, key), "bytes")
                    for key, label in (("tflm_arena_bytes", "Arena (TFLite Micro, tensors only)"),
                                       ("weights_bytes", "Weights bytes"))]

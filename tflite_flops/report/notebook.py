@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..units import grouped, human, human_bytes
 from .columns import columns_for
+from .headline import runtime_total
 from .records import VIEWS
 
 if TYPE_CHECKING:
@@ -33,21 +34,15 @@ def model_name(report: "Report") -> str:
 
 
 def memory_headline(report: "Report") -> tuple[str, int] | None:
-    """The memory figure a reader is shown first: ``(what it is, bytes)``, None without a memory analysis.
+    """The memory figure a reader is shown first: ``(what it is, bytes)``, None without it.
 
-    LiteRT's total with XNNPACK (its default) when analysed, else LiteRT's total with builtin kernels,
-    else TFLite's arena for the tensors alone.
+    The declared memory headline (:data:`tflite_flops.report.summary.MEMORY`): LiteRT's default configuration,
+    XNNPACK on, with the weights mapped from the file, as the table, the JSON and ``--max-memory`` read it.
     """
-    mem = report.memory
-    if mem is None:
+    total = runtime_total(report.memory)
+    if total is None:
         return None
-    if mem.runtime_xnnpack is not None:
-        r = mem.runtime_xnnpack
-        return f"LiteRT, XNNPACK on, {r.threads} thread(s)", r.total_bytes
-    if mem.runtime is not None:
-        r = mem.runtime
-        return f"LiteRT, XNNPACK off, {r.threads} thread(s)", r.total_bytes
-    return "arena, tensors only", mem.arena_bytes
+    return f"{total.config}, weights mapped", total.total_bytes
 
 
 def latency_headline(report: "Report") -> tuple[str, float] | None:

@@ -28,6 +28,7 @@ from ..files import MiB, read_capped
 from ..report.budget import check_budget
 from ..report.columns import DELEGATE_FIELDS, total_columns
 from ..report.columns import totals as column_totals
+from ..report import summary
 from ..report.completeness import partial_note
 from ..settings import Settings
 
@@ -80,13 +81,16 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+# The memory figures of a row, declared once (report/summary.py): the headline first, then the other arenas, each
+# under its own name.
+MEMORY_FIGURES = ("runtime_total_bytes", "runtime_arena_bytes", "builtin_total_bytes", "arena_bytes",
+                  "tflm_arena_size_bytes")
 # The row's columns, in output order: every row has them; the precisions with a FLOPs column of their own.
 PRECISION_COLUMNS = ("float32", "float16", "int8", "int16", "hybrid")
 _HEAD = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "operators", "macs", "flops"]
          + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
-                                                        "bytes_written", "arena_bytes", "tflm_arena_bytes",
-                                                        "tflm_arena_size_bytes", "runtime_total_bytes",
-                                                        "xnnpack_total_bytes", "memory_target"])
+                                                        "bytes_written", "tflm_arena_bytes", *MEMORY_FIGURES,
+                                                        "memory_target"])
 _TAIL = ["unsupported_ops", "unresolved_ops", "warnings", "latency_median_ms", "inferences_per_s", "latency_skipped",
          "seconds"]
 
@@ -223,11 +227,8 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         **{f"flops_{p}": by_prec.get(p, 0) for p in PRECISION_COLUMNS},
         "flops_other": sum(v for p, v in by_prec.items() if p not in PRECISION_COLUMNS),
         "params": t.params, "param_bytes": t.param_bytes, "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
-        "arena_bytes": report.memory.arena_bytes if report.memory is not None else "",
         "tflm_arena_bytes": report.memory.tflm_arena_bytes if report.memory is not None else "",
-        "tflm_arena_size_bytes": _get(report.memory, "tflm_arena_size_bytes"),
-        "runtime_total_bytes": _get(getattr(report.memory, "runtime", None), "total_bytes"),
-        "xnnpack_total_bytes": _get(getattr(report.memory, "runtime_xnnpack", None), "total_bytes"),
+        **{key: "" if (v := summary.value(report, key)) is None else v for key in MEMORY_FIGURES},
         "memory_target": _get(report.memory, "target"),  # the CPU target of the LiteRT and XNNPACK figures
         **{name: getattr(report.delegation[key], attr) if key in report.delegation else ""
            for name, (key, attr) in delegate_cells().items()},

@@ -27,8 +27,8 @@ from ..units import grouped, human
 FIT_METRICS: dict[str, str] = {"macs": "MACs", "flops": "FLOPs", "params": "params",
                                "activation_bytes": "activation bytes", "arena_bytes": "arena bytes",
                                "peak_live_bytes": "peak live bytes", "tflm_arena_size_bytes": "TFLM arena bytes",
-                               "runtime_total_bytes": "LiteRT bytes (builtin kernels)",
-                               "xnnpack_total_bytes": "LiteRT bytes (XNNPACK)"}
+                               "runtime_total_bytes": "memory at run time (LiteRT default)",
+                               "builtin_total_bytes": "LiteRT bytes (builtin kernels)"}
 
 # Conventional letters for the dims of an input of a given rank.
 _AXIS_LETTERS = {1: "N", 2: "BD", 3: "BTD", 4: "BHWC", 5: "BDHWC"}

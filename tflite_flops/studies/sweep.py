@@ -22,6 +22,7 @@ from ..reader.model import Model
 from ..reader.load import load_model
 from ..report import LatencyStats, Prediction, Report, Throughput
 from ..settings import Settings
+from ..report import summary
 from ..report.columns import totals as column_totals
 from .scaling_law import Fit, fit_points
 from ..analysis.shapes import Shape, normalize_input_shapes
@@ -66,8 +67,9 @@ class PointTotals:
     peak_live_bytes: int | None = None
     tflm_arena_bytes: int | None = None
     tflm_arena_size_bytes: int | None = None  # TFLite Micro's head + tail (32-bit build)
-    runtime_total_bytes: int | None = None  # LiteRT, builtin kernels: arenas with temporaries (memory.runtime)
-    xnnpack_total_bytes: int | None = None  # LiteRT with XNNPACK, its own bytes included (memory.runtime_xnnpack)
+    # the memory headline (report/summary.py): LiteRT's default, XNNPACK on, with its own bytes and the weights mapped
+    runtime_total_bytes: int | None = None
+    builtin_total_bytes: int | None = None  # LiteRT, builtin kernels: arenas with temporaries (memory.runtime)
     memory_target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (memory.target)
     # the per-model figure of each declared per-op column that sweep shows (report.columns.total_columns)
     figures: Mapping[str, int | float | None] = field(default_factory=dict)
@@ -85,7 +87,7 @@ class PointTotals:
 
 
 _MEMORY_TOTALS = ("arena_bytes", "peak_live_bytes", "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes",
-                  "xnnpack_total_bytes")
+                  "builtin_total_bytes")
 
 
 @dataclass(frozen=True)
@@ -244,11 +246,6 @@ def sweep(model: str | bytes | Model, points: Iterable[PointSpec | str | Mapping
     return SweepResult(name, tuple(out), fit_points(out) if fit and len(out) >= 2 else None)
 
 
-def _total(runtime: Any) -> int | None:
-    """A LiteRT configuration's total bytes (None when the report has none)."""
-    return runtime.total_bytes if runtime is not None else None
-
-
 def point_of(spec: PointSpec, report: Report) -> SweepPoint:
     """The sweep point of ``spec`` from its analysis (not measured)."""
     t = report.totals
@@ -261,8 +258,8 @@ def point_of(spec: PointSpec, report: Report) -> SweepPoint:
         peak_live_bytes=memory.peak_live_bytes if memory is not None else None,
         tflm_arena_bytes=memory.tflm_arena_bytes if memory is not None else None,
         tflm_arena_size_bytes=memory.tflm_arena_size_bytes if memory is not None else None,
-        runtime_total_bytes=_total(memory.runtime if memory is not None else None),
-        xnnpack_total_bytes=_total(memory.runtime_xnnpack if memory is not None else None),
+        runtime_total_bytes=summary.value(report, "runtime_total_bytes"),
+        builtin_total_bytes=summary.value(report, "builtin_total_bytes"),
         memory_target=memory.target if memory is not None else None,
         figures=column_totals(report, "sweep"))
     resolved = all(o.shapes_resolved for o in report.ops if o.phase == "inference")

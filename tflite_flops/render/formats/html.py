@@ -31,6 +31,7 @@ from ..prediction import prediction_lines, prediction_rows
 from ..page import page
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
 from ..memory import ALTERNATIVES, memory_caveat, memory_rows, memory_title
+from ...report import summary
 from ...report.headline import target_class
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
                          why_kept)
@@ -132,12 +133,32 @@ def _summary(report: Report) -> str:
             f'</thead><tbody>{io_rows}</tbody></table></div></div></section>')
 
 
+def _answer_cards(report: Report) -> list[str]:
+    """The cards of the figures a reader came for, as every output declares them (report/summary.py): the memory
+    headline, the predicted time and XNNPACK's partitions."""
+    out = []
+    memory, predicted = summary.value(report, "runtime_total_bytes"), summary.value(report, "predicted_ms")
+    if memory is not None:
+        out.append(card(summary.MEMORY.label, summary.MEMORY.text(memory),
+                        f"{summary.MEMORY.exact(memory)} · arena + XNNPACK + weights mapped"))
+    if predicted is not None:
+        p = report.prediction
+        out.append(card(summary.BY_KEY["predicted_ms"].label, summary.BY_KEY["predicted_ms"].text(predicted),
+                        f"range {p.low_ms:.3f}-{p.high_ms:.3f} ms" + ("" if p.complete else " · partial")))
+    parts = summary.value(report, "xnnpack_partitions")
+    if parts is not None:
+        kept = summary.value(report, "xnnpack_kept_ops") or 0
+        out.append(card(summary.BY_KEY["xnnpack_partitions"].label, str(parts), f"{kept} op(s) kept off"))
+    return out
+
+
 def _cards(report: Report) -> str:
     t = report.totals
     cards = [card("MACs", human(t.macs), grouped(t.macs)), card("FLOPs", human(t.flops), grouped(t.flops)),
              card("Params", human(t.params), f"{grouped(t.params)} · {human_bytes(t.param_bytes)}"),
              card("Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)),
              card("Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written))]
+    cards += _answer_cards(report)
     from ...report.measured import LatencyStats, Throughput  # loaded here: a static run's table never needs them
 
     lat = report.latency or LatencyStats()
