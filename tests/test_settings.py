@@ -160,3 +160,20 @@ def test_the_target_reaches_the_tflm_arena():
     assert (mcu.tflm_pointer_bytes, host.tflm_pointer_bytes) == (4, 8)
     assert host.tflm_arena_size_bytes > mcu.tflm_arena_size_bytes
     assert host.runtime == mcu.runtime  # LiteRT's figures are not TFLM's
+
+
+def test_batch_latency_takes_every_bench_option_time_limit_included(monkeypatch, capsys):
+    """``batch --latency --time-limit`` reaches the measurement of every model (issue 42: it was dropped)."""
+    from tflite_flops.cli import main
+    from tflite_flops.measure import pipeline
+
+    seen = []
+
+    def measure(report, path, what, progress=True):
+        seen.append(what.bench)
+        return report
+
+    monkeypatch.setattr(pipeline, "measure_report", measure)
+    assert main(["batch", str(MODEL), "--latency", "--runs", "3", "--warmup", "2", "--min-time", "0",
+                 "--time-limit", "7", "-f", "json"]) == 0
+    assert [(b.runs, b.warmup, b.min_time, b.time_limit) for b in seen] == [(3, 2, 0.0, 7.0)]

@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.latency:
         from .common import latency_settings
 
-        bench, _ = latency_settings(args)
-        latency = {"runs": bench.runs, "warmup": bench.warmup, "min_time": bench.min_time}
+        latency, _ = latency_settings(args)  # runs, warm-up, min time and --time-limit
         jobs = 1  # timing in parallel workers would measure contention, not the model
     # checked once: a foreign profile fits none of the models (one line, no rows)
     settings, check = checked_profile(args, settings)

@@ -48,7 +48,7 @@ class BatchOptions:
     own input shapes (its path as listed -> ``--input-shape`` specs), in place of ``settings.input_shapes``."""
 
     settings: Settings = field(default_factory=Settings)
-    latency: Mapping[str, Any] | None = None  # {"runs", "warmup", "min_time"}: time every model
+    latency: Any = None  # a measure.bench.BenchSettings (runs, warm-up, min time, time limit): time every model
     limits: Mapping[str, Any] = field(default_factory=dict)
     shapes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -203,12 +203,9 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
     try:
         report = analyze_model(path, settings)
         if options.latency:
-            from ..measure.bench import BenchSettings
             from ..measure.pipeline import Measurements, measure_report
 
-            lat = options.latency
-            what = Measurements(latency=True, runtime=options.settings.runtime,
-                                bench=BenchSettings(lat["runs"], lat["warmup"], lat["min_time"]))
+            what = Measurements(latency=True, runtime=options.settings.runtime, bench=options.latency)
             report = measure_report(report, path, what, progress=False)
         violations = check_budget(report, **options.limits) if checked else []
     except TfliteFlopsError as exc:
