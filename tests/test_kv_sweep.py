@@ -84,3 +84,39 @@ def test_decode_tokens_per_second_per_length():
         # each call spans one 2 ms step: 1 token / 2 ms = 500 tokens/s
         assert p.latency.median_ms == 2.0 and p.throughput.tokens_per_s == 500.0
     assert "tokens/s" in render_sweep(result) and "500.0" in render_sweep(result)
+
+
+def test_given_arrays_replace_the_generated_inputs_of_a_signature_call():
+    import numpy as np
+
+    from tflite_flops.measure.tokens import signature_inputs
+
+    details = {"tokens": {"dtype": np.int32, "shape": [1, 1]}, "input_pos": {"dtype": np.int32, "shape": [1]},
+               "kv_cache_k_0": {"dtype": np.float32, "shape": [1, 32, 4, 16]}}
+    feed = signature_inputs(details, {"kv_cache_k_0": (1, 64, 4, 16)}, given={"tokens": np.array([[7]])})
+    assert feed["tokens"].tolist() == [[7]] and feed["tokens"].dtype == np.int32  # given, cast to the input's dtype
+    assert feed["kv_cache_k_0"].shape == (1, 64, 4, 16)  # generated at the point's length
+    with pytest.raises(InputSpecError, match="'token' is no input of this signature"):
+        signature_inputs(details, given={"token": np.array([[7]])})
+    with pytest.raises(InputSpecError, match=r"'tokens' has shape \[1, 2\], this call needs \[1, 1\]"):
+        signature_inputs(details, given={"tokens": np.array([[7, 8]])})
+
+
+def test_sweep_kv_length_passes_inputs_to_every_timed_point(monkeypatch, tmp_path):
+    """``sweep --kv-length --inputs`` times each point with the user's arrays (issue 42: they were dropped)."""
+    import numpy as np
+
+    from tflite_flops.cli import main
+    from tflite_flops.studies import kv_sweep as kv
+
+    arrays = tmp_path / "in.npz"
+    np.savez(arrays, tokens=np.array([[5]], np.int32))
+    seen = []
+
+    def measurer(model, runtime, bench, clock=None, inputs=None):
+        seen.append({k: v.tolist() for k, v in inputs.items()})
+        return lambda point, key: (None, None)
+
+    monkeypatch.setattr(kv, "decode_measurer", measurer)
+    assert main(["sweep", str(KV_MODEL), "--kv-length", "32", "--inputs", str(arrays), "-f", "json"]) == 0
+    assert seen == [{"tokens": [[5]]}]

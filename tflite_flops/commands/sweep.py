@@ -120,9 +120,11 @@ def _run_kv(args: argparse.Namespace, targets) -> int:
     lengths = parse_lengths(args.kv_length)
     settings, check = checked_profile(args, analysis_settings(args))  # a bad or foreign profile fails before any work
     measure = None
+    if args.inputs:  # real input arrays only mean something to a timed run
+        args.latency = True
     if args.latency:
-        bench, _ = latency_settings(args)
-        measure = decode_measurer(args.model, settings.runtime, bench)
+        bench, inputs = latency_settings(args)
+        measure = decode_measurer(args.model, settings.runtime, bench, inputs=inputs)
     result = kv_sweep(args.model, lengths, decode=args.decode, measure=measure, settings=settings,
                       strict=args.strict)
     _print_check(check)

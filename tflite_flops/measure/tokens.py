@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import RuntimeUnavailableError
+from ..errors import InputSpecError, RuntimeUnavailableError
 from ..report import LatencyStats, Report
 from .bench import summarize_ms, time_invokes
 from .runtime import make_interpreter, random_input, runtime_version
@@ -64,7 +64,7 @@ def measure_signatures(report: Report, model: str | bytes, runtime: Any, bench: 
 
 
 def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes: Mapping[str, Any] | None = None,
-                   clock: Any = None) -> LatencyStats:
+                   clock: Any = None, inputs: Mapping[str, Any] | None = None) -> LatencyStats:
     """Time calls of one signature's runner: the harness statistics and the environment.
 
     Args:
@@ -73,13 +73,14 @@ def time_signature(interpreter: Any, key: str, runtime: Any, bench: Any, shapes:
         runtime, bench: :class:`~tflite_flops.measure.runtime.RuntimeSettings`, :class:`~tflite_flops.measure.bench.BenchSettings`.
         shapes: input shapes by name replacing the stored ones (a dynamic cache length).
         clock: an injectable nanosecond clock (tests).
+        inputs: arrays by input name (``--inputs``) in place of generated ones.
 
     Raises:
         RuntimeUnavailableError: the runtime cannot run the signature.
     """
     try:
         runner = interpreter.get_signature_runner(key)
-        feed = signature_inputs(runner.get_input_details(), shapes)
+        feed = signature_inputs(runner.get_input_details(), shapes, given=inputs)
         first_ms, samples = time_invokes(lambda: runner(**feed), bench, clock or time.perf_counter_ns)
         model_ms = _model_alone(runner, bench, clock or time.perf_counter_ns)
     except (ValueError, RuntimeError, KeyError) as exc:
@@ -125,21 +126,34 @@ def token_roofline(report: Report, peak_bytes_per_s: float) -> Report:
 
 
 def signature_inputs(details: Mapping[str, Mapping[str, Any]], shapes: Mapping[str, Any] | None = None,
-                     seed: int = 0) -> dict[str, Any]:
-    """Inputs for one signature call: token ids in [0, 100) (as benchmark_model's integers), positions
-    0..n-1 for integer inputs named ``*pos*``, random data (the harness's rules) for the rest.
+                     seed: int = 0, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Inputs for one signature call: the arrays ``given`` (``--inputs``, by input name), else token ids in
+    [0, 100) (as benchmark_model's integers), positions 0..n-1 for integer inputs named ``*pos*``, random data
+    (the harness's rules) for the rest.
 
     ``shapes`` (by input name) replaces the stored shapes, e.g. a dynamic cache length; the
     signature runner resizes its inputs to the arrays it is given.
-    """
 
+    Raises:
+        InputSpecError: a given array names no input of the signature, or has another shape than the call's.
+    """
+    unknown = sorted(set(given or ()) - set(details))
+    if unknown:
+        raise InputSpecError(f"--inputs: {', '.join(map(repr, unknown))} is no input of this signature "
+                             f"(its inputs: {', '.join(details)})")
     rng = np.random.default_rng(seed)
     feed = {}
     for name, detail in details.items():
         dtype = np.dtype(detail["dtype"])
         shape = tuple(int(d) for d in (shapes or {}).get(name, detail["shape"]))
         detail = {**detail, "shape": shape}
-        if dtype.kind in "iu" and "pos" in name.lower():
+        if given and name in given:
+            array = np.asarray(given[name])
+            if tuple(array.shape) != shape:
+                raise InputSpecError(f"--inputs: {name!r} has shape {list(array.shape)}, this call needs "
+                                     f"{list(shape)}")
+            feed[name] = array.astype(dtype, copy=False)
+        elif dtype.kind in "iu" and "pos" in name.lower():
             feed[name] = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
         else:
             feed[name] = random_input(detail, rng)

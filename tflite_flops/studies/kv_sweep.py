@@ -21,7 +21,7 @@ signature runner (:func:`tflite_flops.measure.tokens.time_signature`) and gets d
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..settings import Settings
@@ -163,10 +163,12 @@ def _fit(plan: Plan, dims: tuple[tuple[str, int], ...], how: str, points: list[S
     return Fit((variable,), laws, tuple(notes))
 
 
-def decode_measurer(model: str | bytes, runtime: Any, bench: Any,
-                    clock: Any = None) -> Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]]:
+def decode_measurer(model: str | bytes, runtime: Any, bench: Any, clock: Any = None,
+                    inputs: Mapping[str, Any] | None = None
+                    ) -> Callable[[SweepPoint, str], tuple[LatencyStats | None, Throughput | None]]:
     """``measure(point, key) -> (latency, throughput)`` for :func:`kv_sweep`: one signature-runner timing
-    per point (the caches at the point's length), throughput with decode ``tokens_per_s``."""
+    per point (the caches at the point's length), throughput with decode ``tokens_per_s``. ``inputs``
+    (``--inputs``, by input name) are fed to every point's call in place of generated arrays."""
     from ..errors import RuntimeUnavailableError
     from .signatures import token_input
     from ..measure.tokens import time_signature
@@ -180,7 +182,7 @@ def decode_measurer(model: str | bytes, runtime: Any, bench: Any,
         report = point.report
         shapes = {t.name: tuple(t.shape) for t in report.inputs} if report is not None else None
         try:
-            latency = time_signature(interpreter, key, runtime, bench, shapes=shapes, clock=clock)
+            latency = time_signature(interpreter, key, runtime, bench, shapes=shapes, clock=clock, inputs=inputs)
         except RuntimeUnavailableError as exc:
             return LatencyStats(skipped=str(exc), runtime=runtime.runtime), None
         seconds = latency.median_ms / 1e3
