@@ -23,7 +23,7 @@ from profile_helpers import installed_version
 from tflite_flops.analysis import analyze_model
 from tflite_flops.latency.profile import DeviceProfile, Law, Machine
 from tflite_flops.errors import InputSpecError
-from tflite_flops.settings import CORTEX_M, DelegateConfig, RuntimeSettings, Settings
+from tflite_flops.settings import CORTEX_M, DelegateConfig, RuntimeSettings, Settings, Target
 from tflite_flops.studies.batch import BatchOptions, analyze_one
 from tflite_flops.studies.sweep import PointSpec, sweep
 
@@ -177,3 +177,21 @@ def test_batch_latency_takes_every_bench_option_time_limit_included(monkeypatch,
     assert main(["batch", str(MODEL), "--latency", "--runs", "3", "--warmup", "2", "--min-time", "0",
                  "--time-limit", "7", "-f", "json"]) == 0
     assert [(b.runs, b.warmup, b.min_time, b.time_limit) for b in seen] == [(3, 2, 0.0, 7.0)]
+
+
+@pytest.mark.parametrize("command", [["analyze", str(MODEL)], ["batch", str(MODEL), "-j", "1"],
+                                     ["sweep", str(MODEL), "--batch", "1"], ["compare", str(MODEL), str(MODEL)]])
+def test_a_cpu_that_matches_no_target_is_said_by_every_command(command, monkeypatch, capsys):
+    """The fallback note was added by ``api.analyze`` alone (issue 42): every command says it, and a named
+    ``--target`` does not."""
+    from tflite_flops import targets
+    from tflite_flops.cli import main
+
+    note = "this CPU (riscv64) matches no target: the figures are x86-avx512's (pass --target)"
+    monkeypatch.setattr(targets, "host", lambda: (targets.targets()["x86-avx512"], note))
+    assert main([*command, "-f", "json"]) == 0
+    assert capsys.readouterr().err.count(note) == 1  # once, however many analyses
+    assert main([*command, "--target", "x86-avx2", "-f", "json"]) == 0
+    assert "matches no target" not in capsys.readouterr().err
+    assert note in analyze_model(MODEL).notes  # the library's report carries it too
+    assert note not in analyze_model(MODEL, Settings(target=Target(xnnpack="x86-avx2"))).notes

@@ -138,9 +138,6 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         del model  # freed before the collector runs again (a Model given by the caller stays the caller's)
     if check is not None and check.note:
         report = lazy.replace(report, notes=report.notes + (check.note,))
-    fallback = _host_note(settings)
-    if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so
-        report = lazy.replace(report, notes=report.notes + (fallback,))
     if timed is not None:
         from .measure.bench import BenchSettings
         from .measure.pipeline import Measurements, measure_report
@@ -275,13 +272,6 @@ def _given(value: Any, default: Any) -> bool:
     if default is None or isinstance(default, bool):
         return value is not default
     return not (isinstance(value, int) and value == default)
-
-
-def _host_note(settings: Settings) -> str | None:
-    """The note of a ``host`` target that fell back (this CPU matches no target), else None."""
-    from .targets import HOST, host
-
-    return host()[1] if settings.target.xnnpack in (None, HOST) else None
 
 
 def _timed_source(source: Any) -> str | bytes:

@@ -21,6 +21,7 @@ from ..reader.load import load_model
 from ..report import Report, lazy
 from ..report.completeness import check_strict
 from ..settings import Settings
+from ..targets import fallback_note
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from .advice import add_advice
@@ -54,6 +55,9 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
 
             report = add_prediction(report, model, settings.predict, settings.predict_forced)
         report = add_advice(report, model, settings.predict)  # what to change, with the time at stake
+        fallback = fallback_note(settings.target.xnnpack)
+        if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so
+            report = lazy.replace(report, notes=report.notes + (fallback,))
         if name is not None and report.model.path is None:
             report = lazy.replace(report, model=lazy.replace(report.model, path=name))  # nothing deferred computed
         del model  # freed now, before the collector runs again: the report keeps only its hasher

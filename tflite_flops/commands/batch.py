@@ -69,10 +69,9 @@ def run(args: argparse.Namespace) -> int:
         jobs = 1  # timing in parallel workers would measure contention, not the model
     # checked once: a foreign profile fits none of the models (one line, no rows)
     settings, check = checked_profile(args, settings)
-    if check is not None:
-        if check.forced:
-            print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
-        print_notes(check_notes(check))
+    if check is not None and check.forced:
+        print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
+    print_notes(check_notes(check, settings))
     paths = expand_sources(args.sources)
     shapes = load_shapes_file(args.shapes_file, paths) if args.shapes_file else {}
     options = BatchOptions(settings, latency, limits=limits, shapes=shapes)

@@ -170,12 +170,17 @@ def checked_profile(args: argparse.Namespace, settings):
     return settings.with_profile(check), check
 
 
-def check_notes(check) -> list[str]:
-    """The lines a command prints once about a checked profile: what could not be checked, and its drift
+def check_notes(check, settings=None) -> list[str]:
+    """The lines a command of many analyses (batch, sweep) prints once: with ``settings``, that this CPU matches
+    no target (each report carries it too); about a checked profile, what could not be checked, and its drift
     check (``--drift-check``) when there was one."""
+    from ..targets import fallback_note
+
+    fallback = fallback_note(settings.target.xnnpack) if settings is not None else None
+    out = [fallback] if fallback else []
     if check is None:
-        return []
-    out = [check.note] if check.note else []
+        return out
+    out += [check.note] if check.note else []
     drift = getattr(check.profile, "drift", None)
     if drift is not None:
         out.append(f"prediction: drift ×{drift.factor:.3f} applied (reference {drift.reference_ms_then:.3f} ms at "

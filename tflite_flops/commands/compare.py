@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     settings, check = checked_profile(args, settings)  # the profile read, checked (and its drift timed) once for both
     a, b = _load(args.a, args, settings), _load(args.b, args, settings)
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
-    print_notes([n for n in check_notes(check) if n != (check.note if check else None)]
-                + [f"A: {n}" for n in a.notes] + [f"B: {n}" for n in b.notes])
+    shared = [n for n in check_notes(check, settings) if n != (check.note if check else None)]  # said once
+    print_notes(shared + [f"A: {n}" for n in a.notes if n not in shared] + [f"B: {n}" for n in b.notes if n not in shared])
     c = compare_reports(a, b)
     emit(lambda fmt: render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt),
          args.format, targets)

@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_check(check) -> None:
     """What the profile check could not check, once for the whole sweep (the refusal ``--force`` overrode is
-    in every point's prediction and warnings, as in ``analyze``'s report)."""
+    in every point's prediction and warnings, as in ``analyze``'s report; that this CPU matches no target is
+    in every point's notes, :attr:`~tflite_flops.studies.sweep.SweepResult.notes`)."""
     print_notes(check_notes(check))
 
 

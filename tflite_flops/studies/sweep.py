@@ -155,8 +155,12 @@ class SweepResult:
 
     @property
     def notes(self) -> list[str]:
-        """The informational notes of every point's report (each once), prefixed like :attr:`warnings`."""
-        out = [f"[{p.spec.label}] {n}" for p in self.points if p.report is not None for n in p.report.notes]
+        """The informational notes of every point's report (each once), prefixed like :attr:`warnings`; a note
+        every point of several has (this CPU matches no target) once, unprefixed."""
+        reports = [p for p in self.points if p.report is not None]
+        common = set.intersection(*(set(p.report.notes) for p in reports)) if len(reports) > 1 else set()
+        out = [n for n in reports[0].report.notes if n in common] if common else []
+        out += [f"[{p.spec.label}] {n}" for p in reports for n in p.report.notes if n not in common]
         return list(dict.fromkeys(out))
 
 

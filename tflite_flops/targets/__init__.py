@@ -234,3 +234,9 @@ def host() -> tuple[CpuTarget, str | None]:
         text = ""
     name, note = detect(text, platform.machine())
     return targets()[name], note
+
+
+def fallback_note(name: str | None) -> str | None:
+    """The note every output of an analysis at target ``name`` carries when it is this CPU's (``host``, or
+    None) and this CPU matches no target (its figures are :data:`FALLBACK`'s), else None."""
+    return host()[1] if name in (None, HOST) else None
