@@ -209,3 +209,28 @@ def test_measured_saving_from_a_per_op_run():
     times = {f"{o.subgraph}:{o.index}": o.latency_ms for o in r.ops}
     assert a.saving_source == "measured" and a.saving_ms == pytest.approx(times["0:8"] + times["0:11"])
     assert "measured: their time now" in a.text
+
+
+def test_advice_prices_with_the_predictions_own_context(monkeypatch):
+    """Advice's time at stake was priced with other features than the prediction it cites (the default tile, no
+    caches, no loop terms: issue 42). Every feature computed for a model, the prediction's and advice's, now
+    comes from one context: the profile's CPU target, its tile and its caches."""
+    from tflite_flops.latency import predict
+
+    seen = []
+    real = predict.op_features
+
+    def recording(o, placement, trips=0, loop=(0, 0), tile=0, passed=0, activated=False, caches=None, cpu=None):
+        seen.append((tile, dict(caches or {}), getattr(cpu, "name", None)))
+        return real(o, placement, trips, loop, tile, passed, activated, caches, cpu)
+
+    monkeypatch.setattr(predict, "op_features", recording)
+    # an Arm phone's profile: its law tile is 8 channels where the default (and every x86 target's) is 16
+    machine = dataclasses.replace(profile(laws=FLAT).machine, target="arm-i8mm", caches={"l2": 1 << 20, "l3": 32 << 20})
+    p = dataclasses.replace(profile(laws=FLAT), machine=machine)
+    r = analyze_model(hybrid_depthwise_model(), Settings(predict=p))
+    n = len(seen)
+    assert _kinds(r)["full_integer"].saving_ms is not None  # advice read: it priced the kept op on XNNPACK
+    assert len(seen) > n  # advice computed features too
+    # arm-i8mm's law tile (8 channels), its caches, its name: the same in every call, the prediction's and advice's
+    assert set(map(repr, seen)) == {repr((8, {"l2": 1 << 20, "l3": 32 << 20}, "arm-i8mm"))}

@@ -167,10 +167,10 @@ def test_batch_prediction_failure_is_that_models_row(tmp_path, monkeypatch):
 
     real = run_module.add_prediction
 
-    def failing(report, model, profile, forced=None):
+    def failing(report, model, profile, forced=None, config=None):
         if model.path and model.path.endswith("cnn_float.tflite"):
             raise InputSpecError("no prediction for this one")
-        return real(report, model, profile, forced)
+        return real(report, model, profile, forced, config)
 
     monkeypatch.setattr(run_module, "add_prediction", failing)
     dec, broken, cnn = _batch(tmp_path)

@@ -27,12 +27,13 @@ measured time of those ops now, the most the change can save: source ``"measured
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
                              CATEGORY_QUANT, category_of)
 from ..reader.model import Model
+from ..settings import DelegateConfig
 from ..report import OpRecord, Report
 from ..report import lazy
 from ..report.advice import Advice, op_ranges, saving_text
@@ -105,23 +106,31 @@ def _merged(ops: Sequence[OpRecord], fold: Iterable[OpRecord], take: Iterable[Op
     return max(_runs(ops, now) - _runs(ops, after), 0)
 
 
-def _on_xnnpack_ms(o: OpRecord, profile: DeviceProfile) -> float | None:
+@dataclass(frozen=True)
+class Pricing:
+    """What advice prices a change with: the prediction's profile and the context its laws saw (the profile's
+    CPU target, caches and the model's loop terms: :class:`tflite_flops.latency.predict.FeatureContext`), so
+    that the time at stake is the prediction's own."""
+
+    profile: DeviceProfile
+    context: Any
+
+
+def _on_xnnpack_ms(o: OpRecord, pricing: Pricing) -> float | None:
     """The op's predicted time were XNNPACK to run it (ms per inference), None without a law."""
-    from ..latency.kernels import cpu_target
-    from ..latency.features import op_features
     from ..latency.profile import XNNPACK_PLACEMENT
 
-    features = op_features(o, XNNPACK_PLACEMENT, caches=profile.machine.caches, cpu=cpu_target(profile.machine.target))
-    law = profile.law_for(features)
+    features = pricing.context.features(o, XNNPACK_PLACEMENT)
+    law = pricing.profile.law_for(features)
     if law is None:
         return None
     return law.range_us(features)[0] * max(o.executions, 1) / 1000.0
 
 
 def _predicted_saving(fold: Sequence[OpRecord], take: Sequence[OpRecord], merged: int,
-                      profile: DeviceProfile | None) -> float | None:
+                      pricing: Pricing | None) -> float | None:
     """Predicted: the kept ops' time, less their time on XNNPACK (``take``; 0 for ``fold``), plus the overheads."""
-    if profile is None or not profile.machine.xnnpack:
+    if pricing is None or not pricing.profile.machine.xnnpack:
         return None
     total = 0.0
     for o in (*fold, *take):
@@ -129,11 +138,11 @@ def _predicted_saving(fold: Sequence[OpRecord], take: Sequence[OpRecord], merged
             return None
         total += o.predicted_ms
     for o in take:
-        on = _on_xnnpack_ms(o, profile)
+        on = _on_xnnpack_ms(o, pricing)
         if on is None:
             return None
         total -= on
-    return total + merged * profile.partition_overhead_us / 1000.0
+    return total + merged * pricing.profile.partition_overhead_us / 1000.0
 
 
 def _item(kind: str, ops: Sequence[OpRecord], text: str, saving: float | None) -> Advice:
@@ -148,7 +157,7 @@ def _output_dtypes(model: Model, o: OpRecord) -> list[str]:
     return [sg.tensors[t].dtype for t in op.outputs if t >= 0]
 
 
-def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) -> list[Advice]:
+def _xnnpack_items(report: Report, model: Model, pricing: Pricing | None) -> list[Advice]:
     """static_shape, partitions, full_integer and unsupported_op."""
     ops = [o for o in report.ops if o.phase == "inference" and o.xnnpack is not None]
     kept = [o for o in ops if o.xnnpack is False]
@@ -168,7 +177,7 @@ def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) 
     if fold or take:
         shape_ops = fold + take
         merged = _merged(ops, fold, take)
-        saving = _predicted_saving(fold, take, 0, profile)
+        saving = _predicted_saving(fold, take, 0, pricing)
         after = max(partitions - merged, 1)
         text = (f"{_what(sorted(shape_ops, key=lambda o: (o.subgraph, o.index)), 'are kept')} off XNNPACK because "
                 f"their shapes are computed at run time (dynamic input dims: {', '.join(dynamic_dims)}): export with "
@@ -176,7 +185,7 @@ def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) 
                 + (f" and lets XNNPACK take the other {len(take)}" if take else ""))
         out.append(_item("static_shape", shape_ops, text, saving))
         if merged:
-            overhead = _predicted_saving((), (), merged, profile)
+            overhead = _predicted_saving((), (), merged, pricing)
             out.append(_item("partitions", shape_ops,
                              f"these run-time shape ops cut the graph into {partitions} XNNPACK partitions; with a static "
                              f"shape they would be {after} ({merged} boundary{'s' if merged != 1 else ''} fewer, each a "
@@ -189,7 +198,7 @@ def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) 
         text = (f"{_what(hybrid, 'are')} dynamic-range (float activations, int8 weights) and XNNPACK keeps them off "
                 f"({hybrid[0].xnnpack_reason}), cutting the graph into {partitions} partitions: quantize to full "
                 "integer (int8 activations, with a representative dataset), or keep these ops' weights in float")
-        out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, profile)))
+        out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, pricing)))
     groups: dict[str, list[OpRecord]] = {}
     done |= {id(h) for h in hybrid}
     for o in rest:
@@ -203,7 +212,7 @@ def _xnnpack_items(report: Report, model: Model, profile: DeviceProfile | None) 
         text = (f"{_what(group, 'are kept')} off XNNPACK ({category}: {'; '.join(details[:3])}"
                 f"{' …' if len(details) > 3 else ''})" + (f", {merged} partition boundar{'ies' if merged != 1 else 'y'} "
                                                           "with them" if merged else "") + f": {change}")
-        out.append(_item("unsupported_op", group, text, _predicted_saving((), group, merged, profile)))
+        out.append(_item("unsupported_op", group, text, _predicted_saving((), group, merged, pricing)))
     return out
 
 
@@ -258,15 +267,23 @@ def _gpu_items(report: Report) -> list[Advice]:
                    "delegate's rules, never checked on a real GPU)")]
 
 
-def advise(report: Report, model: Model, profile: DeviceProfile | None = None) -> tuple[Advice, ...]:
-    """The advice of one report of ``model`` (``profile``: the device profile of its prediction, if any)."""
-    return tuple(_xnnpack_items(report, model, profile) + _weight_items(report, model) + _gpu_items(report))
+def advise(report: Report, model: Model, profile: DeviceProfile | None = None,
+           config: DelegateConfig = DelegateConfig()) -> tuple[Advice, ...]:
+    """The advice of one report of ``model`` (``profile``: the device profile of its prediction, if any; ``config``:
+    the delegate's flags the report was placed and predicted with)."""
+    pricing = None
+    if profile is not None:
+        from ..latency.predict import profile_context  # the prediction's own context: one definition
+
+        pricing = Pricing(profile, profile_context(model, report.ops, profile, config))
+    return tuple(_xnnpack_items(report, model, pricing) + _weight_items(report, model) + _gpu_items(report))
 
 
-def add_advice(report: Report, model: Model, profile: DeviceProfile | None = None) -> Report:
+def add_advice(report: Report, model: Model, profile: DeviceProfile | None = None,
+               config: DelegateConfig = DelegateConfig()) -> Report:
     """``report`` with its ``advice``, computed when ``report.advice`` is first read (:mod:`tflite_flops.report.lazy`:
     the table, a plain ``analyze()`` call, never pay for it)."""
-    return lazy.replace(report, advice=lazy.Deferred(lambda: advise(report, model, profile)))
+    return lazy.replace(report, advice=lazy.Deferred(lambda: advise(report, model, profile, config)))
 
 
 _TIMED_KINDS = ("static_shape", "full_integer", "unsupported_op")

@@ -141,7 +141,7 @@ def memory(walk: Walk, entry: int, xnnpack: Mapping[int, SubgraphPlacement] | No
         if placed is None or not set(reached) <= set(placed):
             placed = place_model(model, delegate_shapes(XNNPACK, model, walk.states, reached, entry), XNNPACK,
                                  walk.settings.delegate)
-        return xnnpack_memory(model, walk.states, placed, reached, walk.threads, target.cpu)
+        return xnnpack_memory(model, walk.states, placed, reached, walk.threads, target.cpu, walk.settings.delegate)
 
     summary, live = analyze_memory(model, entry, walk.states, reached, calls, temporaries, walk.threads, with_xnnpack,
                                    target.tflm, walk.warnings)

@@ -53,8 +53,8 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
         if settings.predict is not None:
             from ..latency.predict import add_prediction  # only when predicted: a plain analysis never loads the laws
 
-            report = add_prediction(report, model, settings.predict, settings.predict_forced)
-        report = add_advice(report, model, settings.predict)  # what to change, with the time at stake
+            report = add_prediction(report, model, settings.predict, settings.predict_forced, settings.delegate)
+        report = add_advice(report, model, settings.predict, settings.delegate)  # what to change, with the time at stake
         fallback = fallback_note(settings.target.xnnpack)
         if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so
             report = lazy.replace(report, notes=report.notes + (fallback,))

@@ -75,6 +75,7 @@ from ..ops.facts import (AVERAGE_POOL_BUFFERS, BILINEAR_WEIGHTS, BINARY_NODE, CO
                          XNNPACK_OPERATOR_DEFAULT, conv_groups, facts_of, runs_dwconv, xnnpack_facts)
 from ..ops.placement import XNNPACK
 from ..reader.model import Operator, Subgraph
+from ..settings import DelegateConfig
 from ..targets import CpuTarget, get as get_target
 from ..units import dense_bytes, num_elements
 from .memory import tensor_sizes
@@ -451,13 +452,15 @@ def _tiled(n: int, tile: int) -> int:
 
 
 def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, SubgraphPlacement],
-                   reached: Sequence[int], threads: int = 1, target: CpuTarget | None = None
+                   reached: Sequence[int], threads: int = 1, target: CpuTarget | None = None,
+                   config: DelegateConfig = DelegateConfig()
                    ) -> tuple[dict[int, tuple[Subgraph, dict[int, int]]], tuple[int, int, int]]:
     """The views of the reached subgraphs XNNPACK takes ops of, and its estimated bytes
     ``(workspace, packed weights, structures)``: the largest workspace of the reached subgraphs, the
     packed weights and structures of every subgraph (LiteRT applies XNNPACK to all of them) with the
     reached ones' reshape-time buffers and the delegate's own (its threadpool above one thread), with
-    ``target``'s constants (None: this CPU's)."""
+    ``target``'s constants (None: this CPU's); a subgraph the walk did not place is placed with the delegate's
+    flags ``config`` (the settings')."""
     cpu = target if target is not None else get_target(None)
     views: dict[int, tuple[Subgraph, dict[int, int]]] = {}
     workspace = packed = structures = 0
@@ -465,7 +468,7 @@ def xnnpack_memory(model, states: Mapping[int, object], placed: Mapping[int, Sub
         state = states.get(index) if index in reached else None
         placement = placed.get(index)  # an unreached subgraph's too: placed at the file's shapes, as below
         if placement is None:
-            placement = place_subgraph(model, index, XNNPACK)
+            placement = place_subgraph(model, index, XNNPACK, config)
         if not placement.partitions:
             continue
         if state is None:

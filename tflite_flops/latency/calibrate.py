@@ -40,10 +40,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
-from .features import op_features
 from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
                       Machine)
-from .predict import fused_activations, loop_reprepare, while_passthrough, while_trips
+from .predict import feature_context
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
@@ -255,17 +254,12 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None,
     analysed with ``settings`` (those of the configuration calibrated: its threads and delegate flags, as
     ``analyze --predict`` will analyse a model) on a machine with cache sizes ``caches`` (the profile's)."""
     model = load_model(blob)
+    settings = settings if settings is not None else Settings()
     report = analyze_model(model, settings)
-    trips = while_trips(model, report.ops)
-    loops = loop_reprepare(model, report.ops, point.delegate)
-    passed = while_passthrough(model, report.ops)
-    activated = fused_activations(model, report.ops)
     ops = [o for o in report.ops if o.phase == "inference"]
-    cpu = (settings.target if settings is not None else Target()).cpu  # the calibrated CPU
-    tile = cpu.law_tile
-    feats = tuple(op_features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT,
-                              trips.get((o.subgraph, o.index), 0), loops.get((o.subgraph, o.index), (0, 0)), tile,
-                              passed.get((o.subgraph, o.index), 0), (o.subgraph, o.index) in activated, caches, cpu)
+    # the calibrated CPU's kernels, its caches and the loop terms: what a prediction with the profile will see
+    context = feature_context(model, report.ops, settings.target.cpu.name, caches, point.delegate, settings.delegate)
+    feats = tuple(context.features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT)
                   for o in ops)
     partitions = 0
     if point.delegate and report.delegation is not None and report.delegation.get("xnnpack") is not None:

@@ -31,9 +31,10 @@ One pass over a Report's resolved records (:func:`add_prediction`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
+from ..settings import DelegateConfig
 from ..report import OpRecord, Prediction, ProfileInfo, Report
 from ..report.prediction import DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
 from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, UNARY_NODE,
@@ -251,6 +252,45 @@ def fused_ops(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, str]:
     return fused
 
 
+@dataclass(frozen=True)
+class FeatureContext:
+    """How the laws see the ops of one model on one machine, built once (:func:`feature_context`) and used by
+    calibration, prediction and advice alike: the machine's CPU target (its kernels' tiles and depths, the
+    share of the L3 a law sees; None: unknown, the laws' defaults) and caches (empty: unknown, the cache terms
+    are then 0 and the prediction says so), and the model's loop terms (each WHILE's trips, its re-preparation
+    under the delegate's flags, its pass-through variables; the ops with a fused activation)."""
+
+    cpu: Any
+    tile: int
+    caches: Mapping[str, int]
+    trips: Mapping[OpKey, int]
+    loops: Mapping[OpKey, tuple[int, int]]
+    passed: Mapping[OpKey, int]
+    activated: frozenset[OpKey]
+
+    def features(self, o: OpRecord, placement: str) -> OpFeatures:
+        """The features of ``o`` placed on ``placement`` (:func:`~tflite_flops.latency.features.op_features`)."""
+        key = (o.subgraph, o.index)
+        return op_features(o, placement, self.trips.get(key, 0), self.loops.get(key, (0, 0)), self.tile,
+                           self.passed.get(key, 0), key in self.activated, self.caches, self.cpu)
+
+
+def feature_context(model: Model, ops: Sequence[OpRecord], target: str | None, caches: Mapping[str, int] | None,
+                    xnnpack: bool, config: DelegateConfig = DelegateConfig()) -> FeatureContext:
+    """The :class:`FeatureContext` of ``model`` (its ``ops``, analysed) on a machine of CPU target ``target``
+    (a profile's ``machine.target``) and ``caches``, XNNPACK on or off with the delegate's flags ``config``."""
+    return FeatureContext(cpu_target(target), law_tile(target), dict(caches or {}), while_trips(model, ops),
+                          loop_reprepare(model, ops, xnnpack, config), while_passthrough(model, ops),
+                          frozenset(fused_activations(model, ops)))
+
+
+def profile_context(model: Model, ops: Sequence[OpRecord], profile: DeviceProfile,
+                    config: DelegateConfig = DelegateConfig()) -> FeatureContext:
+    """The context a prediction with ``profile`` sees (its machine's target, caches and XNNPACK setting)."""
+    m = profile.machine
+    return feature_context(model, ops, m.target, m.caches, m.xnnpack, config)
+
+
 def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
     """The trips per run of every WHILE: the executions of its body's ops over its own (the walk counts the
     body ``trips`` times per run of the WHILE, ``analysis/walk.py``), 0 when its body has no op or did not
@@ -303,7 +343,8 @@ def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]
     return out
 
 
-def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool) -> dict[OpKey, tuple[int, int]]:
+def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool,
+                   config: DelegateConfig = DelegateConfig()) -> dict[OpKey, tuple[int, int]]:
     """Per WHILE whose body has ops with outputs that change shape every trip: (1, the delegated ops LiteRT
     re-prepares every trip); WHILEs without such ops are left out.
 
@@ -324,7 +365,7 @@ def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool) -> dict
             continue
         reshaped = 0
         if xnnpack:
-            placement = place_subgraph(model, body, XNNPACK)
+            placement = place_subgraph(model, body, XNNPACK, config)  # the delegate's flags, as the analysis's
             subsets = placement.subsets or ()
             after = False
             for delegated, part in subsets:
@@ -418,26 +459,21 @@ class OpPredictions:
 
 
 def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[OpKey, str],
-                trips: Mapping[OpKey, int] | None = None,
-                loops: Mapping[OpKey, tuple[int, int]] | None = None,
-                penalties: Mapping[OpKey, float] | None = None, invoke_penalty: float = 0.0,
-                passed: Mapping[OpKey, int] | None = None, activated: frozenset[OpKey] | set[OpKey] = frozenset()
-                ) -> OpPredictions:
+                context: FeatureContext | None = None, penalties: Mapping[OpKey, float] | None = None,
+                invoke_penalty: float = 0.0) -> OpPredictions:
     """The predicted time of every per-inference op (ms per inference) and the whole-model figures;
-    ``trips``: the trips per run of each WHILE (:func:`while_trips`), ``loops`` its re-preparation
-    (:func:`loop_reprepare`), for the WHILE law; ``penalties``: the microseconds per run each op's data costs
-    out of cache in the whole model (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its
-    law's time and to both ends of its range; ``invoke_penalty``: the microseconds the invoke's own state costs
-    out of cache (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads; ``passed``: the
-    loop-variable elements each WHILE passes through uncopied (:func:`while_passthrough`); ``activated``: the ops
-    with a fused activation (:func:`fused_activations`)."""
-    trips = trips or {}
-    passed = passed or {}
-    loops = loops or {}
+    ``context``: how the laws see the ops (:func:`profile_context`: the calibrated CPU's kernels, the model's loop
+    terms; None: the profile's machine and ops outside any loop); ``penalties``: the microseconds per run each op's data costs out of cache in the whole model
+    (:func:`tflite_flops.latency.cache.whole_model_penalties`), added to its law's time and to both ends of its
+    range; ``invoke_penalty``: the microseconds the invoke's own state costs out of cache
+    (:func:`tflite_flops.latency.cache.invoke_penalty_us`), added to the overheads."""
+    if context is None:
+        m = profile.machine
+        context = FeatureContext(cpu_target(m.target), law_tile(m.target), dict(m.caches or {}), {}, {}, {}, frozenset())
     penalties = penalties or {}
     cache_us = invoke_penalty
     xnnpack_on = profile.machine.xnnpack
-    cpu, tile = cpu_target(profile.machine.target), law_tile(profile.machine.target)  # the calibrated CPU's kernels
+    cpu = context.cpu  # the calibrated CPU's kernels
     predicted: dict[OpKey, float] = {}
     total = low = high = 0.0
     not_predicted: dict[str, int] = {}
@@ -476,8 +512,7 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = op_features(o, placement, trips.get(key, 0), loops.get(key, (0, 0)), tile,
-                               passed.get(key, 0), key in activated, profile.machine.caches, cpu)
+        features = context.features(o, placement)
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
@@ -543,7 +578,8 @@ def _confidence_figures(o: OpRecord, p: OpPredictions, domains: bool) -> dict[st
     return {"prediction_confidence": level, "prediction_note": note}
 
 
-def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced: str | None = None) -> Report:
+def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced: str | None = None,
+                   config: DelegateConfig = DelegateConfig()) -> Report:
     """``report`` with every per-inference op's ``predicted_ms``, the whole model's ``prediction``, a warning per
     op type without a prediction and a note on the ops a fallback law predicted.
 
@@ -552,13 +588,12 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         model: the parsed model (its graph tells which ops the delegate fuses).
         profile: the device profile, already checked against the configuration (or forced).
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
+        config: the delegate's flags the report was placed with (the settings'), for the loops' re-placement.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
     penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
-    p = predict_ops(report.ops, profile, fused, while_trips(model, report.ops),
-                    loop_reprepare(model, report.ops, profile.machine.xnnpack), penalties,
-                    invoke_penalty_us(model, report.ops, profile.cache_curve), while_passthrough(model, report.ops),
-                    fused_activations(model, report.ops))
+    p = predict_ops(report.ops, profile, fused, profile_context(model, report.ops, profile, config), penalties,
+                    invoke_penalty_us(model, report.ops, profile.cache_curve))
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
     latency_ms = p.ops_ms + p.overhead_ms
