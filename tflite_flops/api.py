@@ -239,11 +239,36 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
         if not force:
             raise
         forced = str(exc)
+    note = "; ".join(n for n in (note, _target_note(profile, settings.target.xnnpack)) if n) or None
     if settings.drift_check and profile.drift is None:  # once per command: every model is scaled alike
         from .latency.calibrate import check_drift
 
         profile = profile.drifted(check_drift(profile, runtime_settings))
     return ProfileCheck(profile, forced, note)
+
+
+def _target_note(profile: Any, asked: str | None) -> str | None:
+    """What a prediction with ``profile`` says of its CPU target: the profile's target governs it (a note when that
+    is not this CPU's), or the profile names none (its figures are this CPU's); a ``target`` asked for (``asked``:
+    ``--target``, None when not given) that contradicts the profile's is refused.
+
+    Raises:
+        InputSpecError: ``asked`` names another target than the profile's.
+    """
+    from . import targets
+
+    m = profile.machine
+    named = m.target if m.target in targets.targets() else None
+    host = targets.host()[0].name
+    if named is None:
+        return (f"prediction: the profile names no CPU target ({m.cpu}): its laws' tiles are the defaults and the "
+                f"placement and memory figures are {asked if asked not in (None, targets.HOST) else host}'s")
+    if asked is not None and (host if asked == targets.HOST else asked) != named:
+        raise InputSpecError(f"--target {asked} contradicts the profile, made on a {named} CPU ({m.cpu}): drop "
+                             f"--target (the profile's target governs the prediction) or use a profile made on {asked}")
+    if named != host:
+        return f"prediction: the profile's CPU target {named} ({m.cpu}) governs the prediction, placement and memory"
+    return None
 
 
 def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_trips: int = 1,

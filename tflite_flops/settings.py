@@ -220,10 +220,18 @@ class Settings:
         return replace(self, runtime=replace(self.runtime, threads=threads))
 
     def with_profile(self, check: Any) -> Settings:
-        """These settings with a checked device profile (a :class:`tflite_flops.api.ProfileCheck`, or None)."""
+        """These settings with a checked device profile (a :class:`tflite_flops.api.ProfileCheck`, or None), at the
+        profile's CPU target when it names one (:func:`tflite_flops.api.load_profile` refused a ``target`` that
+        contradicts it): the device's target governs the features, the placement and the memory figures."""
         if check is None:
             return replace(self, predict=None, predict_forced=None)
-        return replace(self, predict=check.profile, predict_forced=check.forced)
+        from . import targets
+
+        target = self.target
+        named = check.profile.machine.target
+        if named in targets.targets():
+            target = replace(target, xnnpack=named)
+        return replace(self, predict=check.profile, predict_forced=check.forced, target=target)
 
     def at_point(self, input_shapes: Any = None, batch: int | None = None, signature: str | None = None) -> Settings:
         """These settings with another entry: the input shapes, batch and signature of one point of a

@@ -36,7 +36,8 @@ from typing import Any, Mapping, Sequence
 from ..reader.model import Model, Subgraph
 from ..settings import DelegateConfig
 from ..report import OpRecord, Prediction, ProfileInfo, Report
-from ..report.prediction import DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
+from ..report.prediction import (DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET, QUICK_PROFILE,
+                                 STAND_IN_LAWS)
 from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, UNARY_NODE,
                          WHILE_LOOP, ZERO_PAD, facts_of)
 from ..ops.placement import XNNPACK
@@ -562,8 +563,10 @@ def profile_info(profile: DeviceProfile) -> ProfileInfo:
 
 def prediction_flags(profile: DeviceProfile, p: OpPredictions, forced: str | None) -> tuple[str, ...]:
     """What a prediction rests on as a whole (``report.prediction.FLAGS``, in that order)."""
+    m = profile.machine
     return tuple(flag for flag, on in ((QUICK_PROFILE, profile.suite == "quick"), (STAND_IN_LAWS, p.fallback_ops > 0),
-                                       (FOREIGN_PROFILE, bool(forced)), (DOMAINS_UNKNOWN, not profile.domains_known))
+                                       (FOREIGN_PROFILE, bool(forced)), (DOMAINS_UNKNOWN, not profile.domains_known),
+                                       (NO_TARGET, cpu_target(m.target) is None), (NO_CACHES, not m.caches))
                  if on)
 
 

@@ -11,11 +11,12 @@ from typing import Any, Sequence
 
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
-from ..report.prediction import BUSY_SHARE, DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, QUICK_PROFILE, STAND_IN_LAWS
+from ..report.prediction import (BUSY_SHARE, DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET,
+                                 QUICK_PROFILE, STAND_IN_LAWS)
 from .text import clip
 
 _FLAG_SHORT = {QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws", FOREIGN_PROFILE: "foreign profile (--force)",
-               DOMAINS_UNKNOWN: "domains unknown"}
+               DOMAINS_UNKNOWN: "domains unknown", NO_TARGET: "no CPU target", NO_CACHES: "no cache sizes"}
 
 
 def range_label(p: Any) -> str:
@@ -32,7 +33,10 @@ def flag_lines(p: Prediction) -> list[str]:
                            "precision or placement",
             FOREIGN_PROFILE: f"foreign profile (--force): {p.forced}",
             DOMAINS_UNKNOWN: "profile without fitted domains (an older calibration): ops beyond the shapes their "
-                             "law was fitted on cannot be flagged"}
+                             "law was fitted on cannot be flagged",
+            NO_TARGET: "profile without a CPU target: its laws see the default tiles, and the placement and memory "
+                       "figures are this CPU's, not the device's",
+            NO_CACHES: "profile without cache sizes: the cost of weights past the caches is left out (0), not known"}
     return [f"! {text.get(flag, flag)}" for flag in p.flags]
 
 

@@ -287,7 +287,7 @@ OP_COLUMNS: list[Column] = [
            doc="why the prediction's confidence is low (\"stand-in: group conv\", \"MACs 4.1x above the largest fitted\")"),
     Column("prediction_flags", "prediction flags", "text", {"csv": PREDICTED}, value=_prediction_flags,
            doc="what the whole prediction rests on (report.prediction.flags, ';'-joined: quick_profile, "
-               "stand_in_laws, foreign_profile, domains_unknown) on every predicted op's row"),
+               "stand_in_laws, foreign_profile, domains_unknown, no_target, no_caches) on every predicted op's row"),
     Column("runs_on", "runs on", "text", {"table": PLACED, "md": PLACED, "html": PLACED}, value=runs_on,
            doc="where the op runs: xnnpack #partition, xnnpack fused, builtin (kept off), or the device's placement"),
     Column("intensity", "FLOP/B", "ratio", _ME, value=lambda o, r: o.intensity,
