@@ -196,3 +196,19 @@ def test_an_exported_pack_records_each_model_s_sha256_and_refuses_another(tmp_pa
     with pytest.raises(NotReplaced, match="a symbolic link"):
         export_pack(str(folder), RuntimeSettings(), True, ("overhead-add1",))
     assert (tmp_path / "victim").read_text() == "keep"
+
+
+def test_the_library_s_write_refuses_a_read_only_report_unless_asked(tmp_path):
+    import tflite_flops
+    from tflite_flops.errors import OutputFormatError
+    from tflite_flops.render import write
+
+    report = tflite_flops.analyze(CNN)
+    ro = tmp_path / "r.json"
+    ro.write_text("keep")
+    ro.chmod(0o444)
+    with pytest.raises(OutputFormatError, match="read-only"):
+        write(report, str(ro))
+    assert ro.read_text() == "keep"
+    write(report, str(ro), overwrite=True)
+    assert json.loads(ro.read_text())["totals"]["macs"] > 0
