@@ -212,3 +212,23 @@ def test_the_library_s_write_refuses_a_read_only_report_unless_asked(tmp_path):
     assert ro.read_text() == "keep"
     write(report, str(ro), overwrite=True)
     assert json.loads(ro.read_text())["totals"]["macs"] > 0
+
+
+def test_calibrate_s_one_output_is_not_split_into_characters(tmp_path):
+    # `calibrate -o x.json` is one path: its "." was taken for an output, and `--import .` for that same file
+    r = cli_process.run(["calibrate", "--import", ".", "-o", "x.json"], cwd=tmp_path, timeout=60)
+    assert r.returncode == 1 and "not a calibration pack" in r.stderr, r.stderr
+
+
+def test_the_export_checks_every_file_before_writing_one(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    from tflite_flops.latency.pack import export_pack
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    folder = tmp_path / "pack"
+    (folder / "models").mkdir(parents=True)
+    os.mkfifo(folder / "models" / "overhead-add16.tflite")
+    with pytest.raises(NotReplaced, match="a FIFO"):
+        export_pack(str(folder), RuntimeSettings(), True, ("overhead-add1",))
+    assert sorted(p.name for p in (folder / "models").iterdir()) == ["overhead-add16.tflite"]
+    assert sorted(p.name for p in folder.iterdir()) == ["models"]

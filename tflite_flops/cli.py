@@ -170,7 +170,7 @@ def _silence_stdout() -> None:
 def _check_outputs_are_not_inputs(args: argparse.Namespace) -> None:
     """``-o FILE`` never names a file the command reads (the model, a budget, a profile, a saved report):
     ``analyze m.txt -o m.txt`` would replace the model with its report."""
-    outputs = [path for path in (getattr(args, "output", None) or []) if os.path.exists(path)]
+    outputs = [path for path in _outputs(args) if os.path.exists(path)]
     if not outputs:
         return
     inputs = []
@@ -197,11 +197,15 @@ def _check_outputs_are_replaceable(args: argparse.Namespace) -> None:
     (:func:`tflite_flops.files.check_output`; the write checks again)."""
     from .errors import OutputFormatError
 
-    outputs = getattr(args, "output", None) or []
-    if getattr(args, "export_pack", None):  # calibrate --export-pack writes its folder, not -o
-        outputs = []
-    for path in [outputs] if isinstance(outputs, str) else outputs:
+    for path in [] if getattr(args, "export_pack", None) else _outputs(args):  # --export-pack: its folder, not -o
         try:
             files.check_output(path)
         except files.NotReplaced as exc:
             raise OutputFormatError(f"-o {path}: {exc}") from None
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    """The files ``-o`` names: a list (repeatable ``-o``) or one path (``calibrate -o``, never split into its
+    characters)."""
+    outputs = getattr(args, "output", None) or []
+    return [outputs] if isinstance(outputs, str) else list(outputs)

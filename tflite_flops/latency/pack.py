@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from .profile import DeviceProfile, Machine, ProfileError
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
-from ..files import NotReplaced, TooLarge, read_capped, write_atomic
+from ..files import NotReplaced, TooLarge, check_output, read_capped, write_atomic
 from ..settings import RuntimeSettings, Settings
 from ..measure import runtimes
 from ..measure.runtime import runtime_version
@@ -89,7 +89,7 @@ def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequen
     points = select(suite(quick, xnnpack), only)
     if not points:
         raise InputSpecError(f"--points {','.join(only)}: no calibration model's id starts with that")
-    _pack_folder(folder)
+    _pack_folder(folder, sorted({f"models/{p.id}.tflite" for p in points}))
     entries, runs, sizes, hashes = [], [], {}, {}
     for p in points:
         stem, model = file_stem(p), f"models/{p.id}.tflite"
@@ -114,24 +114,22 @@ def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequen
     return manifest
 
 
-def _pack_folder(folder: str) -> None:
+def _pack_folder(folder: str, models: Sequence[str]) -> None:
     """``folder`` and its ``models/``, made when missing; ``models/`` that is a symbolic link or not a folder is
     refused (the pack's models are written only inside its folder). Before a file is written, the pack's other
     files are checked too: nothing is written when one of them would be refused."""
     os.makedirs(folder, exist_ok=True)
-    models = os.path.join(folder, "models")
+    where = os.path.join(folder, "models")
     try:
-        mode = os.lstat(models).st_mode
+        mode = os.lstat(where).st_mode
     except FileNotFoundError:
-        os.mkdir(models)
-        mode = os.lstat(models).st_mode
+        os.mkdir(where)
+        mode = os.lstat(where).st_mode
     if stat.S_ISLNK(mode):
-        raise NotReplaced(0, "a symbolic link: the pack's models are written only inside its folder", models)
+        raise NotReplaced(0, "a symbolic link: the pack's models are written only inside its folder", where)
     if not stat.S_ISDIR(mode):
-        raise NotReplaced(0, "not a folder: the pack's models go in a folder models/", models)
-    from ..files import check_output
-
-    for name in ("manifest.json", SCRIPT, README):
+        raise NotReplaced(0, "not a folder: the pack's models go in a folder models/", where)
+    for name in ("manifest.json", SCRIPT, README, *models):
         check_output(os.path.join(folder, name))
 
 
