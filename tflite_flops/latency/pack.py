@@ -14,6 +14,12 @@ result in any other log or logcat capture in ``profiles/`` (a device farm's, of 
 ``Graph: [...]`` and ``Use xnnpack: [..]`` name the run (:func:`captured_runs`). The median is kept when
 the tool gives one, else the average. Then the same fit as a calibration here.
 
+A pack is untrusted when it comes back (:mod:`tflite_flops.latency.pack_manifest`): its manifest is read under
+a size and a nesting cap and validated field by field; only regular files inside the pack's folder are read
+(no absolute path, no ``..``, no symbolic link); each model must have the SHA-256 the export recorded, and a
+log that names another run's model is refused. The export writes only inside its folder, each file atomically,
+never through a symbolic link (:func:`tflite_flops.files.write_atomic`).
+
 The time estimate (:func:`estimate`) is the budget the script enforces, times the runs, plus an
 ASSUMED start-up time per run (:data:`STARTUP_S`): nothing here measures a phone.
 """
