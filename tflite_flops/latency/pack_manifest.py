@@ -103,8 +103,9 @@ def load(folder: str) -> dict[str, Any]:
         manifest = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ProfileError(f"{path}: not a calibration pack manifest (invalid JSON at line {exc.lineno})") from None
-    except (ValueError, RecursionError) as exc:
-        raise ProfileError(f"{path}: not a calibration pack manifest ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # NaN / Infinity; an integer of thousands of digits
+        why = "a number of thousands of digits" if "digits" in str(exc) else str(exc)
+        raise ProfileError(f"{path}: not a calibration pack manifest ({why})") from None
     return validate(manifest, path)
 
 
