@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Sequence
 
+from . import files
 from ._version import __version__
 from .errors import InputSpecError, TfliteFlopsError
 from .units import printable
@@ -73,9 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = logging.getLogger("tflite_flops")
         log.setLevel(logging.DEBUG)
         log.addHandler(logging.StreamHandler(sys.stderr))
+    overwrite = files.OVERWRITE.set(bool(getattr(args, "overwrite", False)))
     try:
         _check_streams()
         _check_outputs_are_not_inputs(args)
+        _check_outputs_are_replaceable(args)
         code = int(args._run(args))
         sys.stdout.flush()  # a full disk or a closed pipe fails here, inside the error handling, not at exit
         return code
@@ -104,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: internal error ({type(exc).__name__}: {printable(str(exc))}); rerun with --debug and report it",
               file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        files.OVERWRITE.reset(overwrite)
 
 
 def console() -> int:
@@ -165,7 +170,7 @@ def _silence_stdout() -> None:
 def _check_outputs_are_not_inputs(args: argparse.Namespace) -> None:
     """``-o FILE`` never names a file the command reads (the model, a budget, a profile, a saved report):
     ``analyze m.txt -o m.txt`` would replace the model with its report."""
-    outputs = [path for path in (getattr(args, "output", None) or []) if os.path.exists(path)]
+    outputs = [path for path in _outputs(args) if os.path.exists(path)]
     if not outputs:
         return
     inputs = []
@@ -184,3 +189,23 @@ def _check_outputs_are_not_inputs(args: argparse.Namespace) -> None:
             if same:
                 raise InputSpecError(f"-o {out}: that is an input of this command ({source}); "
                                      "write the output to another file")
+
+
+def _check_outputs_are_replaceable(args: argparse.Namespace) -> None:
+    """``-o FILE`` names a new file or a regular one it may replace, refused before any work: never a device, a
+    FIFO, a socket or a folder, and a read-only file or a symbolic link only with ``--overwrite``
+    (:func:`tflite_flops.files.check_output`; the write checks again)."""
+    from .errors import OutputFormatError
+
+    for path in [] if getattr(args, "export_pack", None) else _outputs(args):  # --export-pack: its folder, not -o
+        try:
+            files.check_output(path)
+        except files.NotReplaced as exc:
+            raise OutputFormatError(f"-o {path}: {exc}") from None
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    """The files ``-o`` names: a list (repeatable ``-o``) or one path (``calibrate -o``, never split into its
+    characters)."""
+    outputs = getattr(args, "output", None) or []
+    return [outputs] if isinstance(outputs, str) else list(outputs)

@@ -1,6 +1,6 @@
 """Opening the files a user names (models, budgets, profiles, reports, input arrays): regular files only,
 opened without ever blocking, and read whole only under a stated size cap; and writing a file whole or
-not at all (:func:`write_atomic`: reports, device profiles).
+not at all (:func:`write_atomic`: reports, device profiles, a calibration pack's files).
 
 A FIFO, a terminal or a character device named as a model would block ``open()`` or ``read()``
 forever, and ``/dev/zero`` would be read until memory runs out. :func:`open_regular` opens with
@@ -9,12 +9,18 @@ forever, and ``/dev/zero`` would be read until memory runs out. :func:`open_regu
 :class:`TooLarge`, subclasses of ``OSError`` with a ``strerror``, so every caller's existing
 ``except OSError`` turns them into its one-line error.
 
+What the tool writes is written only onto a regular file or a new name (:func:`check_output`): never onto a
+device, a FIFO, a socket or a folder (as root, ``-o /dev/full`` would otherwise replace the device node), never
+through a symbolic link, and never over a read-only file unless asked (``--overwrite``, :data:`OVERWRITE`).
+
 A model file's SHA-256 (:func:`sha256_file`) can be computed on a thread of its own (:class:`FileDigest`),
 while the process does other work.
 """
 
 from __future__ import annotations
 
+import contextvars
+import errno
 import os
 import stat
 import tempfile
@@ -42,21 +48,45 @@ class TooLarge(_Refused):
     """A file read whole is larger than its cap."""
 
 
-def open_regular(path: str | os.PathLike, mode: str = "rb", **kwargs: Any) -> IO:
-    """``open(path, mode, **kwargs)`` for reading, refusing anything but a regular file, without blocking.
+class NotReplaced(_Refused):
+    """An output path that names something the tool does not replace: a device, a FIFO, a socket, a folder, a
+    symbolic link, or (without ``overwrite``) a read-only file."""
+
+
+# Whether an output may replace a read-only file, or a symbolic link (the link itself, never its target):
+# the CLI's ``--overwrite`` sets it for one run; a library caller passes ``overwrite=`` to :func:`write_atomic`.
+OVERWRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("tflite_flops_overwrite", default=False)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike, mode: str = "rb", follow: bool = True, **kwargs: Any) -> IO:
+    """``open(path, mode, **kwargs)`` for reading, refusing anything but a regular file, without blocking;
+    ``follow=False``: a symbolic link is refused too (``O_NOFOLLOW``).
 
     Raises:
-        NotARegularFile: a directory, FIFO, device or socket.
+        NotARegularFile: a directory, FIFO, device or socket (or a symbolic link, with ``follow=False``).
         OSError: the file cannot be opened.
     """
     if any(c in mode for c in "wax+"):
         raise ValueError(f"open_regular reads: mode {mode!r}")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise NotARegularFile(0, "a symbolic link, not a regular file", os.fspath(path))
+        flags |= getattr(os, "O_NOFOLLOW", 0)  # the link check above, again at open (a link made meanwhile)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotARegularFile(0, "a symbolic link, not a regular file", os.fspath(path)) from None
+        raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
-            raise NotARegularFile(0, f"{kind}, not a regular file", os.fspath(path))
+            raise NotARegularFile(0, f"{_kind(st.st_mode)}, not a regular file", os.fspath(path))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)  # irrelevant to a regular file; restores the default for the reader
         return os.fdopen(fd, mode, **kwargs)
@@ -65,13 +95,14 @@ def open_regular(path: str | os.PathLike, mode: str = "rb", **kwargs: Any) -> IO
         raise
 
 
-def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", **kwargs: Any) -> Any:
-    """The whole content of a regular file (bytes, or text with ``mode="r"``) of at most ``cap`` bytes.
+def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", follow: bool = True, **kwargs: Any) -> Any:
+    """The whole content of a regular file (bytes, or text with ``mode="r"``) of at most ``cap`` bytes
+    (``follow=False``: not through a symbolic link).
 
     Raises:
         NotARegularFile, TooLarge, OSError: see :func:`open_regular`; the file is over ``cap`` bytes.
     """
-    with open_regular(path, "rb") as f:
+    with open_regular(path, "rb", follow=follow) as f:
         raw = f.read(cap + 1)
     if len(raw) > cap:
         raise TooLarge(0, f"larger than {_size(cap)}, the most read from such a file", os.fspath(path))
@@ -95,29 +126,68 @@ def write_chunked(stream: Any, text: str) -> None:
         stream.write(text[start:start + WRITE_CHUNK])
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` whole or not at all: through a temporary file in the same folder,
-    renamed into place, with the usual permissions (``mkstemp`` makes 0600). A model path that is not UTF-8
-    (surrogate-escaped by Python) is written as ``\\udcff``.
+def check_output(path: str | os.PathLike, overwrite: bool | None = None) -> None:
+    """Refuse, before anything is written, an output ``path`` that is not a new name or a regular file: a device
+    (``-o /dev/full`` as root would replace the device node), a FIFO, a socket, a folder, a symbolic link, or a
+    read-only file (no write permission bit, or none for this user). ``overwrite`` (default: :data:`OVERWRITE`) lets a
+    read-only file or a symbolic link be replaced (the link itself, never the file it points to).
 
     Raises:
+        NotReplaced: what ``path`` names is not replaced (its ``strerror`` says why).
+    """
+    overwrite = OVERWRITE.get() if overwrite is None else overwrite
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # a path that cannot even be looked at: the write fails with its own error
+    if stat.S_ISLNK(st.st_mode):
+        if overwrite:
+            return
+        raise NotReplaced(0, "a symbolic link: not written through (name the file itself, or --overwrite to replace "
+                             "the link)", os.fspath(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise NotReplaced(0, f"{_kind(st.st_mode)}, not a regular file: left as it is", os.fspath(path))
+    if not overwrite and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
+        raise NotReplaced(0, "a read-only file: left as it is (--overwrite replaces it)", os.fspath(path))
+
+
+def write_atomic(path: str | os.PathLike, text: str | bytes, overwrite: bool | None = None,
+                 executable: bool = False) -> None:
+    """Write ``text`` (UTF-8; or ``bytes`` as they are) to ``path`` whole or not at all: through a temporary file
+    in the same folder, renamed into place, with the usual permissions (``mkstemp`` makes 0600; ``executable``:
+    0777 less the umask, set on the temporary file, never through ``path``). A model path that is not UTF-8
+    (surrogate-escaped by Python) is written as ``\\udcff``. Only a new name or a regular file is replaced
+    (:func:`check_output`, checked before the temporary file is made and again just before the rename).
+
+    Raises:
+        NotReplaced: ``path`` names a device, FIFO, socket, folder, symbolic link or read-only file.
         OSError: the file cannot be written; the temporary file is gone, and the error's ``filename`` is
             ``path``, not the temporary file's.
     """
+    check_output(path, overwrite)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tflite_flops-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            write_chunked(f, text)
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+                write_chunked(f, text)
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, (0o777 if executable else 0o666) & ~umask)
+        check_output(path, overwrite)  # what appeared there meanwhile is refused too
         os.replace(tmp, path)
     except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, _Refused):
+            raise
         if isinstance(exc, OSError):
             raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
         raise

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import analysis_settings, at_least
+from .common import add_overwrite_option, analysis_settings, at_least
 
 HELP = "time a suite of generated single-op models and fit a device profile for latency prediction"
 DEFAULT_OUTPUT = "device-profile.json"
@@ -18,6 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
                    help=f"the device profile to write (default {DEFAULT_OUTPUT}); the timed points are kept in "
                         "OUTPUT.points.jsonl so that a rerun continues")
+    add_overwrite_option(p)
     p.add_argument("--threads", type=at_least(1), default=1, help="interpreter threads (default 1)")
     p.add_argument("--no-xnnpack", action="store_true", help="calibrate the builtin kernels only (XNNPACK off)")
     p.add_argument("--quick", action="store_true", help="about half of the suite's shapes (a few seconds to a minute)")
@@ -87,12 +88,15 @@ def _run(args: argparse.Namespace) -> int:
 
             raise InputSpecError(f"--points {','.join(args.points)}: no calibration model's id starts with that")
         profile, timed = calibrate(args.output, settings.runtime, quick=args.quick, progress=True, points=points)
+    from ..units import printable
+
     m = profile.machine
     fitted = [law for law in profile.laws if law.family[:1].isupper()]
     print(f"device profile {args.output}: {len(fitted)} op laws, {len(profile.laws) - len(fitted)} group/generic laws"
-          f"; {m.cpu}, {m.runtime} {m.runtime_version}, {m.threads} thread(s), XNNPACK {'on' if m.xnnpack else 'off'}")
+          f"; {printable(m.cpu)}, {m.runtime} {m.runtime_version}, {m.threads} thread(s), "
+          f"XNNPACK {'on' if m.xnnpack else 'off'}")
     print(f"  per invoke {profile.invoke_overhead_us:.2f} us, per partition {profile.partition_overhead_us:.2f} us"
           + (f"; {timed} point(s) timed in this run" if timed is not None else ""))
     for note in profile.notes[1:]:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
     return 0

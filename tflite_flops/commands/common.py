@@ -73,6 +73,13 @@ def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
     p.add_argument("--format", "-f", choices=list(table), default="table", help="stdout format (default table)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help=f"{written}; the format follows the extension ({extensions}); repeatable")
+    add_overwrite_option(p)
+
+
+def add_overwrite_option(p: argparse.ArgumentParser) -> None:
+    """``--overwrite``: an output may replace a read-only file or a symbolic link (never a device, FIFO or folder)."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="let -o replace a read-only file, or a symbolic link (the link, not what it points to)")
 
 
 def print_warnings(warnings) -> None:

@@ -235,6 +235,18 @@ def read_side(path: str, config: Mapping[str, Any]) -> dict[str, float]:
     return done
 
 
+def _check_outputs(output: str, side: str) -> None:
+    """The profile and its side file may be written (:func:`tflite_flops.files.check_output`): never a device, a
+    FIFO or a folder, nor a read-only file without ``--overwrite``; the side file, appended to, is never a
+    symbolic link."""
+    from ..files import NotReplaced, check_output
+
+    check_output(output)
+    if os.path.islink(side):
+        raise NotReplaced(0, "a symbolic link: the timed points are not appended through it", side)
+    check_output(side)
+
+
 def append_side(path: str, config: Mapping[str, Any], key: str, median_us: float) -> None:
     """Add one timed point to the side file (flushed at once: an interruption loses at most this point)."""
     with open(path, "a+b") as f:  # a line an interruption cut short is ended first, so this one stays whole
@@ -498,6 +510,7 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
 
         raise ProfileError(f"{output}: is a directory; -o names the profile file to write")
     side = side_path(output)
+    _check_outputs(output, side)
     open(side, "a", encoding="utf-8").close()  # an output that cannot be written fails before any timing
     if reference is None:
         reference = reference_points(runtime.xnnpack) if points is None else []

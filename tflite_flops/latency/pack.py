@@ -14,19 +14,27 @@ result in any other log or logcat capture in ``profiles/`` (a device farm's, of 
 ``Graph: [...]`` and ``Use xnnpack: [..]`` name the run (:func:`captured_runs`). The median is kept when
 the tool gives one, else the average. Then the same fit as a calibration here.
 
+A pack is untrusted when it comes back (:mod:`tflite_flops.latency.pack_manifest`): its manifest is read under
+a size and a nesting cap and validated field by field; only regular files inside the pack's folder are read
+(no absolute path, no ``..``, no symbolic link); each model must have the SHA-256 the export recorded, and a
+log that names another run's model is refused. The export writes only inside its folder, each file atomically,
+never through a symbolic link (:func:`tflite_flops.files.write_atomic`).
+
 The time estimate (:func:`estimate`) is the budget the script enforces, times the runs, plus an
 ASSUMED start-up time per run (:data:`STARTUP_S`): nothing here measures a phone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
 from typing import Any, Sequence
 
-from .profile import DeviceProfile, Machine, ProfileError, read_json
+from .profile import DeviceProfile, Machine, ProfileError
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
-from ..files import MiB, read_capped
+from ..files import NotReplaced, TooLarge, check_output, read_capped, write_atomic
 from ..settings import RuntimeSettings, Settings
 from ..measure import runtimes
 from ..measure.runtime import runtime_version
@@ -34,10 +42,11 @@ from .calibrate import analyse, build_profile
 from .suite import SuitePoint, build, suite
 from ..device.benchmark_logs import BENCHMARK_MODEL, LITERT_BENCHMARK, is_timing_text, parse_timing, split_results
 from ..device.op_profile import parse_profile, read_profile_text
+from ..units import printable
 from .pack_files import readme, script
+from .pack_manifest import (MAX_PROFILE_FILES, MODEL_CAP, OUTPUT_KEYS, PACK_FORMAT, PACK_VERSION,  # noqa: F401
+                            check_model, device_facts, load, pack_file)
 
-PACK_FORMAT = "tflite_flops.calibration_pack"
-PACK_VERSION = 1
 SCRIPT = "run_calibration.sh"
 README = "README.txt"
 # benchmark_model's flags per run (warm-up runs; then at least num_runs and min_secs, at most max_secs) and
@@ -47,7 +56,6 @@ QUICK_BUDGET = {"warmup_runs": 2, "num_runs": 5, "min_secs": 0.1, "max_secs": 0.
 STARTUP_S = 0.3  # ASSUMED per run on a mid-range phone: start benchmark_model, load the model, create the delegate
 SLOWEST_RUN_S = 0.05  # ASSUMED: the suite's largest op (116 M MACs) on a phone doing over ~2.3 GMAC/s
 COARSE = 0.05  # a time within 20 steps of its tool's rounding is coarse
-MODEL_CAP = 64 * MiB  # a pack's model, read back at import (the suite's largest is a few MB)
 
 
 def file_stem(point: SuitePoint) -> str:
@@ -73,26 +81,31 @@ def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequen
     """Write the pack into ``folder`` for the configuration ``runtime`` (its threads and XNNPACK setting on the
     device; its runtime's schema writes the models); ``only``: id prefixes to keep. Returns the manifest.
 
+    Everything is written inside ``folder`` (created when missing), each file whole or not at all
+    (:func:`tflite_flops.files.write_atomic`): ``models/``, ``manifest.json``, the script or the README that is a
+    symbolic link, a device, a FIFO or a folder is refused, never written through, and a read-only one is
+    replaced only with ``--overwrite``; the script is made executable before it takes its name.
+
     Raises:
         InputSpecError: ``only`` keeps no point.
+        OSError (NotReplaced): a path of the pack that is not replaced; another that cannot be written.
     """
     threads, xnnpack = runtime.threads, runtime.xnnpack
     fb = runtimes.schema_module(runtime.runtime)
     points = select(suite(quick, xnnpack), only)
     if not points:
         raise InputSpecError(f"--points {','.join(only)}: no calibration model's id starts with that")
-    os.makedirs(os.path.join(folder, "models"), exist_ok=True)
-    entries, runs, sizes = [], [], {}
+    _pack_folder(folder, sorted({f"models/{p.id}.tflite" for p in points}))
+    entries, runs, sizes, hashes = [], [], {}, {}
     for p in points:
         stem, model = file_stem(p), f"models/{p.id}.tflite"
         if model not in sizes:
             blob = build(fb, p)
-            with open(os.path.join(folder, model), "wb") as f:
-                f.write(blob)
-            sizes[model] = len(blob)
+            write_atomic(os.path.join(folder, model), blob)
+            sizes[model], hashes[model] = len(blob), hashlib.sha256(blob).hexdigest()
         entries.append({"key": p.key, "id": p.id, "family": p.family, "precision": p.precision, "delegate": p.delegate,
-                        "model": model, "log": f"profiles/{stem}.log", "profile": f"profiles/{stem}.csv",
-                        "json": f"profiles/{stem}.json"})
+                        "model": model, "model_sha256": hashes[model], "log": f"profiles/{stem}.log",
+                        "profile": f"profiles/{stem}.csv", "json": f"profiles/{stem}.json"})
         runs.append((stem, p.id, p.delegate))
     budget = dict(QUICK_BUDGET if quick else BUDGET)
     manifest = {"format": PACK_FORMAT, "version": PACK_VERSION, "threads": threads, "xnnpack": xnnpack,
@@ -100,15 +113,30 @@ def export_pack(folder: str, runtime: RuntimeSettings, quick: bool, only: Sequen
                 "runtime_version": runtime_version(runtime.runtime), "budget": budget,
                 "estimate": {**estimate(len(points), budget), "models": len(sizes), "bytes": sum(sizes.values())},
                 "points": entries}
-    with open(os.path.join(folder, "manifest.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
-    with open(os.path.join(folder, SCRIPT), "w", encoding="utf-8", newline="\n") as f:
-        f.write(script({k: _flag(v) for k, v in budget.items()}, threads, runs, len(sizes)))
-    os.chmod(os.path.join(folder, SCRIPT), 0o755)
-    with open(os.path.join(folder, README), "w", encoding="utf-8") as f:
-        f.write(readme(manifest))
+    write_atomic(os.path.join(folder, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
+    write_atomic(os.path.join(folder, SCRIPT), script({k: _flag(v) for k, v in budget.items()}, threads, runs,
+                                                      len(sizes)), executable=True)
+    write_atomic(os.path.join(folder, README), readme(manifest))
     return manifest
+
+
+def _pack_folder(folder: str, models: Sequence[str]) -> None:
+    """``folder`` and its ``models/``, made when missing; ``models/`` that is a symbolic link or not a folder is
+    refused (the pack's models are written only inside its folder). Before a file is written, the pack's other
+    files are checked too: nothing is written when one of them would be refused."""
+    os.makedirs(folder, exist_ok=True)
+    where = os.path.join(folder, "models")
+    try:
+        mode = os.lstat(where).st_mode
+    except FileNotFoundError:
+        os.mkdir(where)
+        mode = os.lstat(where).st_mode
+    if stat.S_ISLNK(mode):
+        raise NotReplaced(0, "a symbolic link: the pack's models are written only inside its folder", where)
+    if not stat.S_ISDIR(mode):
+        raise NotReplaced(0, "not a folder: the pack's models go in a folder models/", where)
+    for name in ("manifest.json", SCRIPT, README, *models):
+        check_output(os.path.join(folder, name))
 
 
 def _flag(value: float) -> str:
@@ -116,24 +144,10 @@ def _flag(value: float) -> str:
 
 
 def read_manifest(folder: str) -> dict[str, Any]:
-    """The pack's manifest; ProfileError (one line) when it is missing or not a calibration pack."""
-    path = os.path.join(folder, "manifest.json")
-    manifest = read_json(path, f"{folder}: not a calibration pack (no manifest.json; make one with --export-pack)",
-                         "a calibration pack manifest")
-    if not isinstance(manifest, dict) or manifest.get("format") != PACK_FORMAT:
-        raise ProfileError(f"{path}: not a tflite_flops calibration pack manifest")
-    if manifest.get("version") != PACK_VERSION:
-        raise ProfileError(f"{path}: calibration pack version {manifest.get('version')!r}; this tool reads "
-                           f"version {PACK_VERSION}")
-    if not isinstance(manifest.get("points"), list):
-        raise ProfileError(f"{path}: a calibration pack manifest without its list of points")
-    threads = manifest.get("threads", 1)
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ProfileError(f"{path}: threads {threads!r} is not a thread count")
-    for entry in manifest["points"]:
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("key", "id", "model")):
-            raise ProfileError(f"{path}: a point without its key, id and model ({str(entry)[:80]})")
-    return manifest
+    """The pack's manifest, read under its caps and validated (:func:`tflite_flops.latency.pack_manifest.load`);
+    ProfileError (one line naming the file and the field) when it is missing, not a calibration pack, or
+    invalid."""
+    return load(folder)
 
 
 def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[float, str, float] | None:
@@ -143,10 +157,9 @@ def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[floa
         ProfileError: an output that is there but malformed, or that says it ran at another thread count than
             ``threads`` (when given) (one line naming the file).
     """
-    def there(key: str) -> str | None:
-        name = entry.get(key)
-        path = os.path.join(folder, str(name)) if isinstance(name, str) and name else None
-        return path if path and os.path.isfile(path) else None
+    def there(key: str) -> str | None:  # a regular file inside the pack (a link or a FIFO is refused), or None
+        path = pack_file(folder, entry[key], f"the output of the run {entry['key']}")
+        return path if os.path.lexists(path) else None
 
     json_path, log, csv = there("json"), there("log"), there("profile")
     try:
@@ -159,6 +172,10 @@ def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[floa
                 if threads and t.threads is not None and t.threads != threads:
                     raise ProfileError(f"{path}: ran at {t.threads} thread(s), the pack is for {threads}: run it "
                                        "again with the pack's script, or export a pack for that thread count")
+                ran, model = _graph_name(t.graph), os.path.basename(entry["model"])
+                if ran and ran != model:
+                    raise ProfileError(f"{path}: a run of {printable(ran[:80])}, not of {model} (the manifest's "
+                                       f"run {entry['key']}): a log put under another run's name")
                 return t.typical_us, t.tool, t.resolution_us
         if csv is not None:
             rows = parse_profile(read_profile_text(csv))
@@ -169,16 +186,9 @@ def run_time(folder: str, entry: dict[str, Any], threads: int = 0) -> tuple[floa
     return None
 
 
-def device_facts(folder: str) -> dict[str, str]:
-    """What the runner recorded of the device (``profiles/device.txt``: cores, model, machine, tool); empty when
-    it is not there."""
-    path = os.path.join(folder, "profiles", "device.txt")
-    try:
-        text = read_profile_text(path) if os.path.isfile(path) else ""
-    except ModelLoadError:
-        return {}
-    facts = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    return {k.strip(): v.strip() for k, v in facts.items() if v.strip()}
+def _graph_name(graph: str | None) -> str:
+    """The file name of the model a tool said it ran (``Graph: [/data/local/tmp/pack/models/ID.tflite]``)."""
+    return os.path.basename((graph or "").replace("\\", "/").strip())
 
 
 def captured_runs(folder: str, manifest: dict[str, Any], threads: int = 0) -> dict[str, tuple[float, str, float]]:
@@ -191,32 +201,45 @@ def captured_runs(folder: str, manifest: dict[str, Any], threads: int = 0) -> di
         ProfileError: a malformed result, or a result of one of the pack's models at another thread count than
             ``threads`` (when given) (one line naming the file).
     """
-    profiles = os.path.join(folder, "profiles")
-    own = {os.path.basename(str(e.get(k, ""))) for e in manifest["points"] if isinstance(e, dict)
-           for k in ("log", "profile", "json")}
+    profiles = pack_file(folder, "profiles", "the runs' outputs", directory=True)  # a folder, never a link
+    own = {os.path.basename(e[k]) for e in manifest["points"] for k in OUTPUT_KEYS}
     by_id: dict[str, list[dict[str, Any]]] = {}
     for e in manifest["points"]:
-        if isinstance(e, dict):
-            by_id.setdefault(str(e.get("id")), []).append(e)
+        by_id.setdefault(e["id"], []).append(e)
     found: dict[str, tuple[float, str, float]] = {}
-    names = sorted(os.listdir(profiles)) if os.path.isdir(profiles) else []
-    for name in names:
-        path = os.path.join(profiles, name)
-        if name in own or name.startswith(".") or name == "device.txt" or not os.path.isfile(path):
+    try:
+        with os.scandir(profiles) as listing:
+            entries = []
+            for item in listing:
+                entries.append(item)
+                if len(entries) > MAX_PROFILE_FILES:
+                    raise ProfileError(f"{profiles}: more than {MAX_PROFILE_FILES} files, more than a pack's runs "
+                                       "leave")
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    for item in sorted(entries, key=lambda i: i.name):
+        name, path = item.name, item.path
+        if name in own or name.startswith(".") or name == "device.txt":
             continue
+        if item.is_symlink():
+            raise ProfileError(f"{path}: a symbolic link: a run's output is read only from a file inside the pack's "
+                               "folder")
+        if not item.is_file(follow_symlinks=False):
+            continue  # a folder, a FIFO: not a capture
         try:
             text = read_profile_text(path)
             results = split_results(text, path) if "Inference timings in us" in text else []
         except (ModelFormatError, ModelLoadError) as exc:
             raise ProfileError(str(exc)) from None
         for timing, xnnpack in results:
-            model = os.path.basename((timing.graph or "").replace("\\", "/"))
+            model = _graph_name(timing.graph)
             runs = by_id.get(model[:-len(".tflite")] if model.endswith(".tflite") else model, [])
             if xnnpack is not None:
                 runs = [e for e in runs if bool(e.get("delegate")) == xnnpack]
             if len(runs) == 1:
                 if threads and timing.threads is not None and timing.threads != threads:
-                    raise ProfileError(f"{path}: {model} ran at {timing.threads} thread(s), the pack is for {threads}")
+                    raise ProfileError(f"{path}: {printable(model[:80])} ran at {timing.threads} thread(s), the pack "
+                                       f"is for {threads}")
                 found[str(runs[0]["key"])] = (timing.typical_us, timing.tool, timing.resolution_us)
     return found
 
@@ -233,7 +256,7 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     analysed, medians, missing, zero, coarse = [], {}, [], [], 0
     tools: dict[str, int] = {}
     # the configuration the phone ran (its threads and XNNPACK setting): the suite's models analysed in it
-    threads = int(manifest.get("threads", 1))
+    threads = manifest["threads"]
     settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))))
     blobs: dict[str, bytes] = {}
     captured = captured_runs(folder, manifest, threads)
@@ -255,12 +278,19 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
         coarse += step / us > COARSE
         tools[tool] = tools.get(tool, 0) + 1
         medians[point.key] = us
-        model = os.path.join(folder, entry["model"])
+        if entry["model"] != f"models/{point.id}.tflite":
+            raise ProfileError(f"{os.path.join(folder, 'manifest.json')}: the run {point.key!r} names the model "
+                               f"{entry['model']!r}, not models/{point.id}.tflite")
+        model = pack_file(folder, entry["model"], "the pack's model")
         if model not in blobs:
             try:
-                blobs[model] = read_capped(model, MODEL_CAP)
+                blobs[model] = read_capped(model, MODEL_CAP, follow=False)
+            except TooLarge:
+                raise ProfileError(f"{model}: larger than {MODEL_CAP >> 20} MiB, the most read of a pack's model") \
+                    from None
             except OSError as exc:
                 raise ProfileError(f"{model}: cannot read the pack's model ({exc.strerror or exc})") from None
+        check_model(model, blobs[model], entry)
         try:
             analysed.append(analyse(point, blobs[model], settings))
         except (ModelFormatError, ModelLoadError) as exc:
@@ -271,7 +301,7 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     tool = max(tools, key=lambda k: tools[k])
     facts = device_facts(folder)
     cores = int(facts["cores"]) if facts.get("cores", "").isdigit() and int(facts["cores"]) > 0 else 0
-    name = device or facts.get("model") or facts.get("machine") or "device"
+    name = device or facts.get("model") or facts.get("machine") or "device"  # facts: printable, bounded
     where = Machine(cpu=name, cores=cores or threads, system=facts.get("machine", ""), runtime=tool,
                     runtime_version="device", threads=threads, xnnpack=bool(manifest.get("xnnpack", True)))
     notes = [f"imported from {' and '.join(sorted(tools))} outputs of a calibration pack "

@@ -34,25 +34,33 @@ def render(report: Report, fmt: str) -> str:
     return RENDERERS.render(report, fmt)
 
 
-def write(report: Report, path: str, fmt: str | None = None) -> str:
+def write(report: Report, path: str, fmt: str | None = None, overwrite: bool | None = None) -> str:
     """Render ``report`` in ``fmt`` (default: the format ``path``'s extension selects, as ``-o``),
-    write it to ``path`` atomically and return the text.
+    write it to ``path`` atomically and return the text. ``overwrite``: replace a read-only file or a
+    symbolic link (the link itself) too (default: the CLI's ``--overwrite``, else no); a device, a FIFO or
+    a folder is never replaced.
 
     Raises:
-        OutputFormatError: an unknown extension or format, or a file that cannot be written.
+        OutputFormatError: an unknown extension or format, or a file that cannot be written or replaced.
     """
+    try:
+        files.check_output(path, overwrite)  # refused before the rendering's work (and again at the write)
+    except OSError as exc:
+        raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
     text = render(report, fmt or format_for_path(path))
-    write_atomic(path, text)
+    write_atomic(path, text, overwrite)
     return text
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (:func:`tflite_flops.files.write_atomic`).
+def write_atomic(path: str, text: str, overwrite: bool | None = None) -> None:
+    """Write ``text`` to ``path`` whole or not at all, onto a new name or a regular file only
+    (:func:`tflite_flops.files.write_atomic`).
 
     Raises:
-        OutputFormatError: the file cannot be written.
+        OutputFormatError: the file cannot be written, or is not replaced (a device, a FIFO, a folder; a
+            read-only file or a symbolic link without ``overwrite``).
     """
     try:
-        files.write_atomic(path, text)
+        files.write_atomic(path, text, overwrite)
     except OSError as exc:
         raise OutputFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
