@@ -217,6 +217,8 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
 
     if not isinstance(profile, DeviceProfile):
         profile = DeviceProfile.load(os.fspath(profile))
+    else:  # one built in code: checked as a file's would be (types, ranges, printable names)
+        profile = profile.checked()
     if settings is None:
         settings = make_settings(runtime=runtime, threads=threads, force=force)
     force, threads = settings.force, settings.threads
