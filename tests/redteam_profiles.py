@@ -96,6 +96,12 @@ def _errors() -> Any:
 
 ProfileError = _errors()
 
+
+def _input_spec_error() -> type:
+    from tflite_flops.errors import InputSpecError
+
+    return InputSpecError
+
 # ---- checks on a finished run ----------------------------------------------------------------------------------
 
 _NON_FINITE = re.compile(r"\b(NaN|nan|Infinity|inf)\b")
@@ -180,6 +186,7 @@ def _deep(depth: int) -> str:
     return profile_text().replace('"notes": [', '"notes": [' + "[" * depth + "]" * depth + ", ", 1)
 
 
+SMALL_LAW = {"family": "*", "precision": "f", "placement": "x", "coefficients": {}}  # ~80 bytes of JSON
 MAX_COEF = {"1": 1e6, "macs": 1e6, "flops": 1e6, "bytes": 1e6, "in": 1e6, "out": 1e6, "params": 1e6}
 
 CASES: list[Case] = [
@@ -288,14 +295,15 @@ CASES: list[Case] = [
         lambda t: ["analyze", CNN, "--force", "--predict", prof(t, _set("cache_curve", [[1, 2]]))], {1},
         "cache_curve[0] has 2 value(s)"),
     cli("profile-laws-10001", KIND,
-        lambda t: ["analyze", CNN, "--force", "--predict", prof(t, lambda d: d.update(laws=d["laws"][:1] * 10_001))],
+        lambda t: ["analyze", CNN, "--force", "--predict", prof(t, _set("laws", [SMALL_LAW] * 10_001))],
         {1}, "laws has 10,001 entries (at most 10,000)"),
-    cli("profile-5mib", KIND,
+    cli("profile-3mib", KIND,
         lambda t: ["analyze", CNN, "--force", "--predict",
-                   prof(t, lambda d: d.update(notes=["n" * 60_000] * 90))], {1}, "larger than 4 MiB"),
+                   prof(t, lambda d: d.update(notes=["n" * 60_000] * 50))], {1}, "larger than 2 MiB"),
     cli("profile-nested-100k", KIND, lambda t: ["analyze", CNN, "--predict", prof(t, text="[" * 100_000)], {1},
         "nested too deeply"),
     cli("profile-nested-notes-500", KIND, lambda t: ["analyze", CNN, "--force", "--predict", prof(t, text=_deep(500))],
         {1}, "notes[0] is a list, not a string"),
     plib("profile-nested-100k-library", _lib(lambda t: prof(t, text="[" * 100_000)), ProfileError, "nested too deeply"),
+    plib("profile-predict-int-library", _lib(lambda t: 12), _input_spec_error(), "predict: expected a DeviceProfile"),
 ]

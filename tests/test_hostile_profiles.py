@@ -9,7 +9,11 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import platform
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -149,8 +153,8 @@ def test_a_wrong_type_or_shape_is_one_line(change, needle):
 
 def test_the_file_is_capped_its_digits_and_depth_bounded(tmp_path):
     big = tmp_path / "big.json"
-    big.write_text(json.dumps({**fixture(), "notes": ["n" * 60_000] * 80}))
-    with pytest.raises(ProfileError, match="larger than 4 MiB"):
+    big.write_text(json.dumps({**fixture(), "notes": ["n" * 60_000] * 40}))
+    with pytest.raises(ProfileError, match="larger than 2 MiB"):
         DeviceProfile.load(str(big))
     digits = tmp_path / "digits.json"
     digits.write_text(json.dumps(fixture()).replace('"cores": 2', '"cores": ' + "9" * 5000))
@@ -261,6 +265,10 @@ def test_a_profile_built_in_code_is_checked_as_a_file_is():
     with pytest.raises(ProfileError, match=r"laws\[0\]\.log_high is 1000\.0, out of range"):
         tflite_flops.analyze(CNN, predict=huge, force=True)
     assert tflite_flops.analyze(CNN, predict=profile, force=True).prediction.complete
+    from tflite_flops.errors import InputSpecError
+
+    with pytest.raises(InputSpecError, match="predict: expected a DeviceProfile or the path of its JSON file, got dict"):
+        tflite_flops.analyze(CNN, predict=fixture())
 
 
 def test_profile_strings_in_a_saved_report_are_escaped_in_the_table():
@@ -276,3 +284,27 @@ def test_profile_strings_in_a_saved_report_are_escaped_in_the_table():
     lines = prediction_lines(Report.from_json(json.dumps(d)))
     assert not any("\n" in line or "\x1b" in line for line in lines), lines
     assert any("x\\nerror: forged\\x1b[2J" in line for line in lines)
+
+
+# ---- a short coverage-guided run of the profile harness ---------------------------------------------------------
+
+
+@pytest.mark.slow  # ~15 s: 300 seeded inputs of fuzz/fuzz_profile.py (libFuzzer via atheris)
+@pytest.mark.skipif(platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+                    reason="atheris (the test extra) has wheels for Linux x86-64 only")
+def test_a_short_coverage_guided_fuzz_run_of_the_profile_reader_finds_nothing(tmp_path):
+    # Seeded and bounded by a count of inputs, not a time: the same run every time. A crash, a leak or a hang
+    # (-timeout per input, a hang detector) fails it; the input is saved under tmp_path.
+    import atheris  # noqa: F401 - in the test extra on Linux x86-64
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "fixture").write_bytes(FIXTURE.read_bytes())
+    for i in range(8):
+        (corpus / f"seed{i}").write_bytes(bytes(range(i * 31 % 256, 256))[:64])
+    proc = subprocess.run([sys.executable, str(ROOT / "fuzz" / "fuzz_profile.py"), str(corpus), "-runs=300",
+                           "-seed=1", "-timeout=60", "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Done 300 runs" in proc.stderr, proc.stderr[-3000:]

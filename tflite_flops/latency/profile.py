@@ -39,7 +39,7 @@ PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
 JSON_FILE_CAP = 256 * MiB  # a calibration pack's manifest
 DRIFT_FACTOR_MAX = 100.0  # a drift check's factor (now / then) applied between 1/100 and 100 (DeviceProfile.drifted)
-PROFILE_FILE_CAP = 4 * MiB  # a device profile: a full calibration is well under 1 MiB (see PROFILE_SCHEMA)
+PROFILE_FILE_CAP = 2 * MiB  # a device profile: a full calibration is well under 1 MiB (see PROFILE_SCHEMA)
 
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
@@ -317,7 +317,9 @@ class DeviceProfile:
             ProfileError: not a device profile, of a version this tool does not read, or a field of the wrong
                 type or out of its range (one line naming ``where``, the field and the range).
         """
-        if not isinstance(d, Mapping) or d.get("format") != PROFILE_FORMAT:
+        if isinstance(d, Mapping) and not isinstance(d, dict):
+            d = dict(d)
+        if not isinstance(d, dict) or d.get("format") != PROFILE_FORMAT:
             raise ProfileError(f"{where}: not a tflite_flops device profile (no \"format\": \"{PROFILE_FORMAT}\")")
         version = d.get("version")
         if type(version) is not int or version != PROFILE_VERSION:
@@ -570,7 +572,7 @@ class _Reader:
         return ProfileError(f"{self.where}: {head}: {path} {why}")
 
     def _get(self, d: Any, key: str, path: str, required: bool) -> Any:
-        if not isinstance(d, Mapping):
+        if not isinstance(d, dict):  # a JSON object (a dict: faster to test than Mapping)
             raise self.fail(path.rsplit(".", 1)[0] if "." in path else path, f"is {_kind(d)}, not an object")
         if key not in d and required:
             raise self.fail(path, "is missing")
@@ -580,7 +582,7 @@ class _Reader:
         value = self._get(d, key, path, required)
         if value is None and not required:
             return {}
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             raise self.fail(path, f"is {_kind(value)}, not an object")
         return value
 
@@ -619,7 +621,7 @@ class _Reader:
             raise self.fail(path, f"is {_kind(s)}, not a string")
         if len(s) > limit:
             raise self.fail(path, f"has {len(s):,} characters (at most {limit:,})")
-        if printable(s) != s:
+        if not s.isprintable() and printable(s) != s:  # isprintable: the quick test (no control character)
             raise self.fail(path, f"is {printable(_echo(s))}: a control character (a newline, an escape, a "
                                   "direction override) is not allowed in it")
         return s
@@ -642,6 +644,12 @@ class _Reader:
         """``value`` checked against PROFILE_SCHEMA[field]: an int for an integer field (an integral float too),
         else a float; finite and in range, else one line naming ``path`` and the range."""
         bound = PROFILE_SCHEMA[field]
+        kind = type(value)
+        if (kind is float or kind is int) and bound.lo <= value <= bound.hi and not bound.open_ends:  # the usual case
+            if kind is float and not bound.integer:
+                return value
+            if kind is int:
+                return value if bound.integer else float(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(path, f"is {_kind(value)}, not {bound.text()}")
         if bound.integer and isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
@@ -653,7 +661,7 @@ class _Reader:
 
 def _read_law(r: _Reader, x: Any, path: str) -> Law:
     """One law of a profile's JSON (``laws[i]``), checked."""
-    if not isinstance(x, Mapping):
+    if not isinstance(x, dict):
         raise r.fail(path, f"is {_kind(x)}, not an object")
     coefficients = {k: r.number(v, f"{path}.coefficients.{k}", "laws[].coefficients.*")
                     for k, v in r.items(x, "coefficients", f"{path}.coefficients", TERMS_MAX)}
@@ -686,7 +694,8 @@ def _domain(r: _Reader, dom: Mapping[str, Any], path: str) -> dict[str, tuple[fl
         pair = r.sequence(v, f"{path}.{name}", 2)
         if len(pair) != 2:
             raise r.fail(f"{path}.{name}", f"has {len(pair)} value(s), not [low, high]")
-        lo, hi = (r.number(e, f"{path}.{name}[{j}]", "laws[].domain.*[]") for j, e in enumerate(pair))
+        lo = r.number(pair[0], f"{path}.{name}[0]", "laws[].domain.*[]")
+        hi = r.number(pair[1], f"{path}.{name}[1]", "laws[].domain.*[]")
         if lo > hi:
             raise r.fail(f"{path}.{name}", f"is [{lo:g}, {hi:g}]: its low end is above its high end", malformed=False)
         out[name] = (lo, hi)
