@@ -194,6 +194,16 @@ def test_an_op_time_past_the_bound_or_not_finite_is_not_predicted():
                     1) is not None
 
 
+def test_a_domain_end_near_zero_says_over_a_million_times_never_inf():
+    from tflite_flops.latency.predict import out_of_domain
+
+    law = Law("*", "float32", "xnnpack", {"1": 1.0}, domain={"macs": (5e-324, 5e-324), "out": (1e30, 1e30)})
+    why = out_of_domain(law, OpFeatures("X", "float32", "xnnpack", {"macs": 1e300, "out": 5e-324}))
+    assert why == "MACs over 1,000,000x above the largest fitted"
+    why = out_of_domain(law, OpFeatures("X", "float32", "xnnpack", {"macs": 0.0, "out": 5e-324}))
+    assert why == "output elements over 1,000,000x below the smallest fitted"
+
+
 @pytest.mark.parametrize("coefficients", [{}, {"bogus": 1.0}, {"1": 0.0, "macs": 0.0}])
 def test_a_law_without_a_usable_term_predicts_nothing_and_the_prediction_is_partial(coefficients):
     d = fixture()

@@ -14,7 +14,9 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    A WHILE's own law (its loop: copies and subgraph invokes per trip) takes its trips per run
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
-   is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
+   whose law has no positive coefficient on a feature it has (:func:`usable`: it would predict 0 ms), whose
+   counts are past a float, or whose time is not finite or beyond OP_US_MAX (:func:`op_times`), is *not
+   predicted*: counted per op type, warned once per type, and the prediction is partial (flag ``partial``).
 4. **Whole-model conditions** (:mod:`tflite_flops.latency.cache`): each op's time gets the cost of its data
    that is out of cache in a whole model but not when the op runs alone (weights last touched an inference
    earlier, inputs written several ops before), when the profile has a cache curve.
@@ -365,6 +367,11 @@ FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "inp
 HIGH, LOW, UNKNOWN = "high", "low", "unknown"
 
 
+def _times(ratio: float) -> str:
+    """"4.1x"; "over 1,000,000x" for a ratio past that (a domain end near 0: never "infx")."""
+    return f"{ratio:.1f}x" if ratio < 1e6 else "over 1,000,000x"
+
+
 def out_of_domain(law: Law, features: OpFeatures, factor: float = DOMAIN_FACTOR) -> str | None:
     """Why ``features`` lie outside ``law``'s fitted domain (the feature furthest out, e.g. "MACs 4.1x above
     the largest fitted"), or None when every feature is within ``factor`` of it (or the law has no domain)."""
@@ -374,10 +381,11 @@ def out_of_domain(law: Law, features: OpFeatures, factor: float = DOMAIN_FACTOR)
         label = FEATURE_LABELS.get(name, name)
         if v > hi * factor:
             ratio = v / hi if hi > 0 else float("inf")
-            why = f"{label} {ratio:.1f}x above the largest fitted" if hi > 0 else f"{label} {v:g}, none fitted"
+            why = f"{label} {_times(ratio)} above the largest fitted" if hi > 0 else f"{label} {v:g}, none fitted"
         elif lo > 0 and v < lo / factor:
             ratio = lo / v if v > 0 else float("inf")
-            why = f"{label} {ratio:.1f}x below the smallest fitted" if v > 0 else f"{label} 0, the smallest fitted {lo:g}"
+            why = f"{label} {_times(ratio)} below the smallest fitted" if v > 0 else \
+                f"{label} 0, the smallest fitted {lo:g}"
         else:
             continue
         if worst is None or ratio > worst[0]:
