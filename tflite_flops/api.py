@@ -212,8 +212,13 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
     from .latency.profile import DeviceProfile
     from .measure.runtime import runtime_version
 
+    if not isinstance(profile, (DeviceProfile, str, os.PathLike)):
+        raise InputSpecError(f"predict: expected a DeviceProfile or the path of its JSON file, got "
+                             f"{type(profile).__name__}")
     if not isinstance(profile, DeviceProfile):
         profile = DeviceProfile.load(os.fspath(profile))
+    else:  # one built in code: checked as a file's would be (types, ranges, printable names)
+        profile = profile.checked()
     if settings is None:
         settings = make_settings(runtime=runtime, threads=threads, force=force)
     force, threads = settings.force, settings.threads

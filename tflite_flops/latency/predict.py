@@ -14,7 +14,9 @@ One pass over a Report's resolved records (:func:`add_prediction`):
    A WHILE's own law (its loop: copies and subgraph invokes per trip) takes its trips per run
    (:func:`while_trips`); the ops of its cond and body are predicted as every other op.
    An op without any law, or whose work is not counted (no formula, opaque, a formula that raised),
-   is *not predicted*: counted per op type, warned once per type, and the prediction is partial.
+   whose law has no positive coefficient on a feature it has (:func:`usable`: it would predict 0 ms), whose
+   counts are past a float, or whose time is not finite or beyond OP_US_MAX (:func:`op_times`), is *not
+   predicted*: counted per op type, warned once per type, and the prediction is partial (flag ``partial``).
 4. **Whole-model conditions** (:mod:`tflite_flops.latency.cache`): each op's time gets the cost of its data
    that is out of cache in a whole model but not when the op runs alone (weights last touched an inference
    earlier, inputs written several ops before), when the profile has a cache curve.
@@ -30,14 +32,15 @@ One pass over a Report's resolved records (:func:`add_prediction`):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
 from ..settings import DelegateConfig
 from ..report import OpRecord, Prediction, ProfileInfo, Report
-from ..report.prediction import (DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET, QUICK_PROFILE,
-                                 STAND_IN_LAWS)
+from ..report.prediction import (DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET, PARTIAL,
+                                 QUICK_PROFILE, STAND_IN_LAWS)
 from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, UNARY_NODE,
                          WHILE_LOOP, ZERO_PAD, facts_of)
 from ..ops.placement import XNNPACK
@@ -406,6 +409,11 @@ FEATURE_LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "bytes", "in": "inp
 HIGH, LOW, UNKNOWN = "high", "low", "unknown"
 
 
+def _times(ratio: float) -> str:
+    """"4.1x"; "over 1,000,000x" for a ratio past that (a domain end near 0: never "infx")."""
+    return f"{ratio:.1f}x" if ratio < 1e6 else "over 1,000,000x"
+
+
 def out_of_domain(law: Law, features: OpFeatures, factor: float = DOMAIN_FACTOR) -> str | None:
     """Why ``features`` lie outside ``law``'s fitted domain (the feature furthest out, e.g. "MACs 4.1x above
     the largest fitted"), or None when every feature is within ``factor`` of it (or the law has no domain)."""
@@ -415,10 +423,11 @@ def out_of_domain(law: Law, features: OpFeatures, factor: float = DOMAIN_FACTOR)
         label = FEATURE_LABELS.get(name, name)
         if v > hi * factor:
             ratio = v / hi if hi > 0 else float("inf")
-            why = f"{label} {ratio:.1f}x above the largest fitted" if hi > 0 else f"{label} {v:g}, none fitted"
+            why = f"{label} {_times(ratio)} above the largest fitted" if hi > 0 else f"{label} {v:g}, none fitted"
         elif lo > 0 and v < lo / factor:
             ratio = lo / v if v > 0 else float("inf")
-            why = f"{label} {ratio:.1f}x below the smallest fitted" if v > 0 else f"{label} 0, the smallest fitted {lo:g}"
+            why = f"{label} {_times(ratio)} below the smallest fitted" if v > 0 else \
+                f"{label} 0, the smallest fitted {lo:g}"
         else:
             continue
         if worst is None or ratio > worst[0]:
@@ -437,6 +446,32 @@ def op_confidence(profile: DeviceProfile, law: Law, features: OpFeatures) -> str
 
 def _us_to_ms(us: float) -> float:
     return us / 1000.0
+
+
+# An op's predicted time per inference beyond which it is not predicted (~11.6 days): every input of a law is
+# bounded (profile.PROFILE_SCHEMA), but a model's counts are not, and a law far past its fitted domain gives
+# nonsense; below it, a sum over any model's ops stays finite. No NaN or infinity reaches a report.
+OP_US_MAX = 1e12
+_RUNS_MAX = 10**15  # partition runs per inference counted toward the overhead (loops of loops: past it, not predicted)
+
+
+def usable(law: Law, features: OpFeatures) -> bool:
+    """Whether ``law`` can predict ``features``: it has a positive coefficient on a feature the op has (a law of no
+    term, of zeros, or of names this version does not compute would predict 0 ms for every op)."""
+    return any(c > 0 and name in features.values for name, c in law.coefficients.items())
+
+
+def op_times(law: Law, features: OpFeatures, extra: float, runs: int) -> tuple[float, float, float, float] | None:
+    """(predicted, low, high, cache penalty) in microseconds per run, the cache penalty ``extra`` added to each end;
+    None when a figure is not finite or the op's time per inference (``runs`` runs) is beyond OP_US_MAX."""
+    try:
+        t, lo, hi = (v + extra for v in law.range_us(features))
+        if not all(math.isfinite(v) and v >= 0 for v in (t, lo, hi, extra)):
+            return None
+        worst = max(t, lo, hi) * runs  # a float times an int: OverflowError past a float, never inf unnoticed
+    except (ArithmeticError, ValueError):
+        return None
+    return (t, lo, hi, extra) if worst <= OP_US_MAX else None
 
 
 @dataclass(frozen=True)
@@ -513,21 +548,35 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"its work is not counted ({o.status})")
             continue
-        features = context.features(o, placement)
+        try:
+            features = context.features(o, placement)
+        except ArithmeticError:  # counts past a float (a crafted model's 1e373 elements)
+            not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
+            why.setdefault(o.op_type, "its counts are past a float: too large for a time law")
+            continue
         law = profile.law_for(features)
         if law is None:
             not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
             why.setdefault(o.op_type, f"the profile has no law for it at {features.precision} on {features.placement}, "
                                       "nor a stand-in: group, other precision, generic law")
             continue
+        if not usable(law, features):
+            not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
+            why.setdefault(o.op_type, f"its law ({law.family}, {law.precision}, {law.placement}) has no positive "
+                                      "coefficient on a feature this version knows: it would predict 0 ms")
+            continue
+        runs = max(o.executions, 1)
+        times = op_times(law, features, penalties.get(key, 0.0), runs)
+        if times is None:
+            not_predicted[o.op_type] = not_predicted.get(o.op_type, 0) + 1
+            why.setdefault(o.op_type, f"its predicted time is beyond {OP_US_MAX / 1e6:,.0f} s per inference (its law "
+                                      "extrapolated far past the shapes it was fitted on)")
+            continue
         how = profile.fallback(features)
         if how is not None:
             fallback_ops += 1
             fallback.setdefault(o.op_type, how)
-        runs = max(o.executions, 1)
-        t, lo, hi = law.range_us(features)
-        extra = penalties.get(key, 0.0)
-        t, lo, hi = t + extra, lo + extra, hi + extra
+        t, lo, hi, extra = times
         cache_us += extra * runs
         predicted[key] = _us_to_ms(t * runs)
         doubt = op_confidence(profile, law, features)
@@ -546,7 +595,13 @@ def predict_ops(ops: Sequence[OpRecord], profile: DeviceProfile, fused: Mapping[
     # Each delegate partition is one DELEGATE node: its overhead is paid every time it runs (once per
     # invoke, or once per trip of the loop body holding it). The overheads carry no residuals of their own.
     runs_of_partitions = sum(partition_runs.values())
-    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * runs_of_partitions + invoke_penalty
+    overhead_us = profile.invoke_overhead_us + profile.partition_overhead_us * min(runs_of_partitions, _RUNS_MAX) \
+        + invoke_penalty
+    if runs_of_partitions > _RUNS_MAX or overhead_us > OP_US_MAX:  # loops of loops run a partition past counting
+        not_predicted["(partition overhead)"] = 1
+        why["(partition overhead)"] = (f"{runs_of_partitions:,} partition runs per inference: their overhead is past "
+                                       f"{OP_US_MAX / 1e6:,.0f} s")
+        overhead_us = profile.invoke_overhead_us + invoke_penalty
     return OpPredictions(predicted, _us_to_ms(total), _us_to_ms(low), _us_to_ms(high), _us_to_ms(overhead_us),
                          runs_of_partitions, fused_count, fallback_ops, dict(sorted(not_predicted.items())), why,
                          fallback, low_confidence, _us_to_ms(low_confidence_us), _us_to_ms(cache_us))
@@ -564,7 +619,8 @@ def profile_info(profile: DeviceProfile) -> ProfileInfo:
 def prediction_flags(profile: DeviceProfile, p: OpPredictions, forced: str | None) -> tuple[str, ...]:
     """What a prediction rests on as a whole (``report.prediction.FLAGS``, in that order)."""
     m = profile.machine
-    return tuple(flag for flag, on in ((QUICK_PROFILE, profile.suite == "quick"), (STAND_IN_LAWS, p.fallback_ops > 0),
+    return tuple(flag for flag, on in ((PARTIAL, bool(p.not_predicted)), (QUICK_PROFILE, profile.suite == "quick"),
+                                       (STAND_IN_LAWS, p.fallback_ops > 0),
                                        (FOREIGN_PROFILE, bool(forced)), (DOMAINS_UNKNOWN, not profile.domains_known),
                                        (NO_TARGET, cpu_target(m.target) is None), (NO_CACHES, not m.caches))
                  if on)
@@ -594,9 +650,17 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         config: the delegate's flags the report was placed with (the settings'), for the loops' re-placement.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
-    penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
+    warnings = list(report.warnings)
+    try:
+        penalties = whole_model_penalties(model, report.ops, profile.cache_curve, profile.cache_curves)
+        invoke_penalty = invoke_penalty_us(model, report.ops, profile.cache_curve)
+        if not (math.isfinite(invoke_penalty) and 0 <= invoke_penalty <= OP_US_MAX):
+            raise OverflowError(invoke_penalty)
+    except ArithmeticError:  # tensors past a float's bytes (crafted): the laws predict without the cache costs
+        penalties, invoke_penalty = {}, 0.0
+        warnings.append("prediction: the whole model's cache costs are left out (its tensors' bytes are past a float)")
     p = predict_ops(report.ops, profile, fused, profile_context(model, report.ops, profile, config), penalties,
-                    invoke_penalty_us(model, report.ops, profile.cache_curve))
+                    invoke_penalty)
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)
     latency_ms = p.ops_ms + p.overhead_ms
@@ -611,7 +675,6 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         flags=prediction_flags(profile, p, forced),
         cache_ms=p.cache_ms if profile.cache_curve or profile.cache_curves else None,
         drift=profile.drift.to_dict() if profile.drift is not None else None)
-    warnings = list(report.warnings)
     for op_type, n in p.not_predicted.items():  # once per op type, never a silent 0
         warnings.append(f"prediction partial: {op_type} ×{n} not predicted ({p.why[op_type]})")
     if forced:

@@ -28,15 +28,18 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..errors import ProfileMismatchError, TfliteFlopsError
-from ..files import MiB, read_capped, write_atomic
+from ..errors import ProfileMismatchError
+from ..files import write_atomic
 from ..report.prediction import BUSY_SHARE
 from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
 from .kernels import CHANNEL_TILE, law_tile  # noqa: F401 (profile's API)
+from .profile_schema import (CACHES_MAX, CURVES_MAX, JSON_FILE_CAP, LAWS_MAX, NOTE_MAX, NOTES_MAX,  # noqa: F401
+                             PROFILE_FILE_CAP, PROFILE_SCHEMA, REFERENCE_MAX, TERMS_MAX, FieldReader, ProfileError,
+                             echo, kind_of, read_curve, read_domain, read_json)
 
 PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
-JSON_FILE_CAP = 256 * MiB  # a device profile or a pack manifest: a full calibration is well under 1 MiB
+DRIFT_FACTOR_MAX = 100.0  # a drift check's factor (now / then) applied between 1/100 and 100 (DeviceProfile.drifted)
 
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
@@ -51,25 +54,6 @@ XNNPACK_AFTER_QD8_PLACEMENT = "xnnpack-after-qd8"
 AFTER_QD8_PLACEMENTS: Mapping[str, str] = {BUILTIN_PLACEMENT: AFTER_QD8_PLACEMENT,
                                            XNNPACK_PLACEMENT: XNNPACK_AFTER_QD8_PLACEMENT}
 ON_XNNPACK = (XNNPACK_PLACEMENT, XNNPACK_AFTER_QD8_PLACEMENT)  # the placements whose op runs on the delegate
-
-
-class ProfileError(TfliteFlopsError):
-    """A device profile that cannot be read: missing, not JSON, not a profile, or of another version."""
-
-
-def read_json(path: str, missing: str, what: str) -> Any:
-    """The JSON document in ``path``; ProfileError with ``missing`` when there is no such file, else one
-    line naming ``what`` (a device profile, a calibration pack's manifest) and why it cannot be read."""
-    try:
-        return json.loads(read_capped(path, JSON_FILE_CAP, "r", encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProfileError(missing) from None
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"{path}: not {what} (invalid JSON at line {exc.lineno})") from None
-    except RecursionError:
-        raise ProfileError(f"{path}: not {what} (its JSON is nested too deeply)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path}: cannot read {what} ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -204,7 +188,19 @@ class DeviceProfile:
 
     def drifted(self, drift: Drift) -> "DeviceProfile":
         """This profile with ``drift`` recorded and, when it is applied, every time scaled by its factor:
-        the laws' coefficients, the overheads and the cache curve (the ranges are ratios and stay)."""
+        the laws' coefficients, the overheads and the cache curve (the ranges are ratios and stay). A factor beyond
+        DRIFT_FACTOR_MAX either way (or not finite) is recorded, not applied: the reference then ran on a machine
+        in another state than a drift (another load, another configuration), and scaling by it would put the
+        profile's times past their ranges."""
+        factor = drift.factor
+        if drift.applied and not (factor is not None and math.isfinite(factor)
+                                  and 1 / DRIFT_FACTOR_MAX <= factor <= DRIFT_FACTOR_MAX):
+            shown = f"×{factor:.3g}" if factor is not None and math.isfinite(factor) else "not a number"
+            drift = replace(drift, applied=False, factor=factor if shown != "not a number" else None,
+                            reference_ms_then=_finite_or_none(drift.reference_ms_then),
+                            reference_ms_now=_finite_or_none(drift.reference_ms_now),
+                            why=f"the drift found ({shown}) is beyond ×{1 / DRIFT_FACTOR_MAX:g}–×{DRIFT_FACTOR_MAX:g}: "
+                                "not this machine's drift (another load or configuration); calibrate again")
         f = drift.factor if drift.applied and drift.factor else 1.0
         laws = tuple(replace(law, coefficients={k: v * f for k, v in law.coefficients.items()}) for law in self.laws)
         return replace(self, laws=laws, invoke_overhead_us=self.invoke_overhead_us * f,
@@ -293,43 +289,71 @@ class DeviceProfile:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "profile") -> "DeviceProfile":
-        """The profile of a JSON document.
+        """The profile of a JSON document, every field checked against :data:`PROFILE_SCHEMA` (its type, and a
+        number's range: finite, of its sign, within what a machine can take) before any figure uses it.
 
         Raises:
-            ProfileError: not a device profile, or of a version this tool does not read.
+            ProfileError: not a device profile, of a version this tool does not read, or a field of the wrong
+                type or out of its range (one line naming ``where``, the field and the range).
         """
-        if not isinstance(d, Mapping) or d.get("format") != PROFILE_FORMAT:
+        if isinstance(d, Mapping) and not isinstance(d, dict):
+            d = dict(d)
+        if not isinstance(d, dict) or d.get("format") != PROFILE_FORMAT:
             raise ProfileError(f"{where}: not a tflite_flops device profile (no \"format\": \"{PROFILE_FORMAT}\")")
-        if d.get("version") != PROFILE_VERSION:
-            raise ProfileError(f"{where}: device profile version {d.get('version')!r}; this tool reads version "
+        version = d.get("version")
+        if type(version) is not int or version != PROFILE_VERSION:
+            raise ProfileError(f"{where}: device profile version {echo(version)}; this tool reads version "
                                f"{PROFILE_VERSION} (run calibrate again)")
-        try:
-            m = d["machine"]
-            machine = Machine(cpu=str(m["cpu"]), cores=int(m["cores"]), system=str(m.get("system", "")),
-                              runtime=str(m["runtime"]), runtime_version=str(m["runtime_version"]),
-                              threads=int(m["threads"]), xnnpack=bool(m["xnnpack"]), target=str(m.get("target", "")),
-                              caches={str(k): int(v) for k, v in (m.get("caches") or {}).items()})
-            laws = tuple(Law(family=str(x["family"]), precision=str(x["precision"]), placement=str(x["placement"]),
-                             coefficients={str(k): float(v) for k, v in x["coefficients"].items()},
-                             log_low=float(x.get("log_low", 0.0)), log_high=float(x.get("log_high", 0.0)),
-                             points=int(x.get("points", 0)),
-                             median_abs_error=None if x.get("median_abs_error") is None
-                             else float(x["median_abs_error"]))
-                         for x in d["laws"])
-            profile = cls(machine=machine, laws=laws, invoke_overhead_us=float(d.get("invoke_overhead_us", 0.0)),
-                          partition_overhead_us=float(d.get("partition_overhead_us", 0.0)),
-                          created=str(d.get("created", "")), source=str(d.get("source", "")),
-                          notes=tuple(str(n) for n in d.get("notes", ())),
-                          cache_curve=_curve(d.get("cache_curve")),
-                          cache_curves={str(p): _curve(c) for p, c in (d.get("cache_curves") or {}).items()},
-                          reference={str(k): float(v) for k, v in (d.get("reference") or {}).items()})
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
-        profile = _read_confidence_fields(profile, d, where)
-        why = _degenerate(profile)
-        if why:
-            raise ProfileError(f"{where}: degenerate device profile: {why}")
+        r = FieldReader(where)
+        m = r.obj(d, "machine", "machine", required=True)
+        machine = Machine(cpu=r.text(m, "cpu", "machine.cpu", required=True), cores=r.num(m, "cores", "machine.cores"),
+                          system=r.text(m, "system", "machine.system"),
+                          runtime=r.text(m, "runtime", "machine.runtime", required=True),
+                          runtime_version=r.text(m, "runtime_version", "machine.runtime_version", required=True),
+                          threads=r.num(m, "threads", "machine.threads"),
+                          xnnpack=r.flag(m, "xnnpack", "machine.xnnpack"),
+                          target=r.text(m, "target", "machine.target"),
+                          caches={k: r.number(v, f"machine.caches.{k}", "machine.caches.*")
+                                  for k, v in r.items(m, "caches", "machine.caches", CACHES_MAX)})
+        laws = []
+        for i, x in enumerate(r.array(d, "laws", "laws", LAWS_MAX, required=True)):
+            laws.append(_read_law(r, x, f"laws[{i}]"))
+        seen: dict[tuple[str, str, str], int] = {}
+        for i, law in enumerate(laws):
+            if law.key in seen:
+                raise ProfileError(f"{where}: malformed device profile: laws[{i}] is a second law for "
+                                   f"{law.family} ({law.precision}, {law.placement}), after laws[{seen[law.key]}]")
+            seen[law.key] = i
+        notes = tuple(r.text(n, f"notes[{i}]", limit=NOTE_MAX, value=True)
+                      for i, n in enumerate(r.array(d, "notes", "notes", NOTES_MAX)))
+        source = r.text(d, "source", "source")
+        suite = r.text(d, "suite", "suite") if d.get("suite") is not None else \
+            "quick" if "quick suite" in notes else "import" if source == "import" else ""
+        rate = d.get("range_rate")
+        profile = cls(machine=machine, laws=tuple(laws),
+                      invoke_overhead_us=r.num(d, "invoke_overhead_us", "invoke_overhead_us", default=0.0),
+                      partition_overhead_us=r.num(d, "partition_overhead_us", "partition_overhead_us", default=0.0),
+                      created=r.text(d, "created", "created"), source=source, notes=notes, suite=suite,
+                      range_rate=None if rate is None else r.number(rate, "range_rate", "range_rate"),
+                      cache_curve=read_curve(r, d.get("cache_curve"), "cache_curve"),
+                      cache_curves={p: read_curve(r, c, f"cache_curves.{p}")
+                                    for p, c in r.items(d, "cache_curves", "cache_curves", CURVES_MAX)},
+                      reference={k: r.number(v, f"reference.{k}", "reference.*")
+                                 for k, v in r.items(d, "reference", "reference", REFERENCE_MAX)})
         return profile
+
+    def checked(self, where: str = "profile") -> "DeviceProfile":
+        """This profile (one a library user built, not read from a file) checked as :meth:`from_dict` checks a
+        file's: its JSON form read back, its drift kept.
+
+        Raises:
+            ProfileError: a field of the wrong type or out of its range.
+        """
+        try:
+            d = self.to_dict()
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ProfileError(f"{where}: not a device profile ({type(exc).__name__}: {exc})") from None
+        return replace(type(self).from_dict(d, where), drift=self.drift)
 
     def save(self, path: str) -> None:
         """Write the profile as JSON, whole or not at all (:func:`tflite_flops.files.write_atomic`)."""
@@ -349,7 +373,7 @@ class DeviceProfile:
         Raises:
             ProfileError: missing, unreadable, not JSON, not a profile, or another version.
         """
-        data = read_json(path, f"{path}: no such device profile", "the device profile")
+        data = read_json(path, f"{path}: no such device profile", "the device profile", PROFILE_FILE_CAP)
         return cls.from_dict(data, where=path)
 
     def check_compatible(self, runtime_version: str, threads: int, xnnpack: bool, force: bool = False) -> None:
@@ -423,65 +447,37 @@ def _add_confidence_fields(out: dict[str, Any], profile: DeviceProfile) -> None:
             x["domain"] = {k: [lo, hi] for k, (lo, hi) in law.domain.items()}
 
 
-def _read_confidence_fields(profile: DeviceProfile, d: Mapping[str, Any], where: str) -> DeviceProfile:
-    """``profile`` with the suite, range rate and law domains of its JSON form ``d``. A profile made before
-    they were kept loads without them: its suite is then "quick" when its notes say so (calibrate wrote a
-    "quick suite" note), "import" for an imported pack, else "" (not recorded); no range rate; no domains."""
-    try:
-        suite = d.get("suite")
-        if suite is None:
-            suite = "quick" if "quick suite" in profile.notes else "import" if profile.source == "import" else ""
-        rate = d.get("range_rate")
-        rate = None if rate is None else float(rate)
-        if rate is not None and not 0.0 < rate < 1.0:
-            raise ValueError(f"range_rate {rate} is not a rate between 0 and 1")
-        laws = []
-        for law, x in zip(profile.laws, d["laws"]):
-            dom = x.get("domain") or {}
-            domain = {str(k): (float(v[0]), float(v[1])) for k, v in dom.items()}
-            if any(not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi for lo, hi in domain.values()):
-                raise ValueError(f"the law of {law.family} has the domain {dom}")
-            laws.append(replace(law, domain=domain) if domain else law)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        raise ProfileError(f"{where}: malformed device profile ({type(exc).__name__}: {exc})") from None
-    return replace(profile, laws=tuple(laws), suite=str(suite), range_rate=rate)
+def _read_law(r: FieldReader, x: Any, path: str) -> Law:
+    """One law of a profile's JSON (``laws[i]``), checked."""
+    if not isinstance(x, dict):
+        raise r.fail(path, f"is {kind_of(x)}, not an object")
+    coefficients = {k: r.number(v, f"{path}.coefficients.{k}", "laws[].coefficients.*")
+                    for k, v in r.items(x, "coefficients", f"{path}.coefficients", TERMS_MAX)}
+    if "coefficients" not in x:
+        raise r.fail(f"{path}.coefficients", "is missing")
+    mae = x.get("median_abs_error")
+    law = Law(family=r.text(x, "family", f"{path}.family", required=True),
+              precision=r.text(x, "precision", f"{path}.precision", required=True),
+              placement=r.text(x, "placement", f"{path}.placement", required=True),
+              coefficients=coefficients,
+              log_low=r.num(x, "log_low", f"{path}.log_low", "laws[].log_low", default=0.0),
+              log_high=r.num(x, "log_high", f"{path}.log_high", "laws[].log_high", default=0.0),
+              points=r.num(x, "points", f"{path}.points", "laws[].points", default=0),
+              median_abs_error=None if mae is None else r.number(mae, f"{path}.median_abs_error",
+                                                                   "laws[].median_abs_error"),
+              domain=read_domain(r, r.obj(x, "domain", f"{path}.domain"), f"{path}.domain"))
+    if law.log_low > law.log_high:
+        raise r.fail(f"{path}.log_low", f"{law.log_low} is above log_high {law.log_high}: the range "
+                     f"{law.log_low}..{law.log_high} is empty", malformed=False)
+    return law
 
 
-def _curve(rows: Any) -> tuple[tuple[int, float, float, float], ...]:
-    """A cache curve of its JSON form (``[[distance, us per byte, us per op, us per invoke], ...]``)."""
-    return tuple((int(x), float(b), float(k), float(i)) for x, b, k, i in (rows or ()))
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _scaled(curve: tuple[tuple[int, float, float, float], ...], f: float) -> tuple[tuple[int, float, float, float], ...]:
     return tuple((d, b * f, k * f, i * f) for d, b, k, i in curve)
-
-
-def _degenerate(profile: DeviceProfile) -> str | None:
-    """Why a profile cannot predict honestly (None when it can): a time law is a sum of non-negative
-    microseconds per unit (what the non-negative fit gives), so a negative, infinite or NaN coefficient or
-    overhead, or a range whose low end is above its high end, would predict 0 ms or nonsense as complete."""
-    m = profile.machine
-    if m.threads < 1 or m.cores < 1:
-        return f"threads {m.threads} and cores {m.cores} must be at least 1"
-    for name in ("invoke_overhead_us", "partition_overhead_us"):
-        value = getattr(profile, name)
-        if not math.isfinite(value) or value < 0:
-            return f"{name} is {value} (a time of at least 0 µs)"
-    if any(v < 0 for v in m.caches.values()):
-        return f"cache sizes {dict(m.caches)} must be at least 0 bytes"
-    curves = (profile.cache_curve, *profile.cache_curves.values())
-    values = [*profile.reference.values(), *(v for c in curves for row in c for v in row[1:])]
-    bad = [v for v in values if not math.isfinite(v) or v < 0]
-    if bad or any(row[0] < 0 for c in curves for row in c):
-        return f"the reference or cache curve has {bad or list(profile.cache_curve)} (times and costs at least 0)"
-    for law in profile.laws:
-        where = f"the law of {law.family} ({law.precision}, {law.placement})"
-        bad = {k: v for k, v in law.coefficients.items() if not math.isfinite(v) or v < 0}
-        if bad:
-            return f"{where} has coefficients {', '.join(f'{k}={v}' for k, v in bad.items())} (µs per unit, at least 0)"
-        if not (math.isfinite(law.log_low) and math.isfinite(law.log_high)) or law.log_low > law.log_high:
-            return f"{where} has the range {law.log_low}..{law.log_high}"
-    return None
 
 
 def group_of(family: str) -> str:

@@ -12,10 +12,12 @@ from typing import Any, Sequence
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
 from ..report.prediction import (BUSY_SHARE, DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET,
-                                 QUICK_PROFILE, STAND_IN_LAWS)
+                                 PARTIAL, QUICK_PROFILE, STAND_IN_LAWS)
+from ..units import printable
 from .text import clip
 
-_FLAG_SHORT = {QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws", FOREIGN_PROFILE: "foreign profile (--force)",
+_FLAG_SHORT = {PARTIAL: "partial", QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws",
+               FOREIGN_PROFILE: "foreign profile (--force)",
                DOMAINS_UNKNOWN: "domains unknown", NO_TARGET: "no CPU target", NO_CACHES: "no cache sizes"}
 
 
@@ -25,9 +27,12 @@ def range_label(p: Any) -> str:
     return "range" if rate is None else f"{100 * rate:.0f}% range"
 
 
-def flag_lines(p: Prediction) -> list[str]:
-    """One sentence per provenance flag of the prediction (``Prediction.flags``), in its order."""
-    text = {QUICK_PROFILE: "quick profile (calibrate --quick): fitted on half the suite's shapes, expect errors "
+def flag_lines(p: Prediction, skip: Sequence[str] = ()) -> list[str]:
+    """One sentence per provenance flag of the prediction (``Prediction.flags``) but ``skip``, in its order."""
+    missing = sum(p.ops_not_predicted.values())
+    text = {PARTIAL: printable(f"partial: {missing} op(s) not predicted, left out of the figures (which understate "
+                               f"the time): {', '.join(f'{k} ×{v}' for k, v in p.ops_not_predicted.items())}"),
+            QUICK_PROFILE: "quick profile (calibrate --quick): fitted on half the suite's shapes, expect errors "
                            "beyond its range; calibrate without --quick to rely on it",
             STAND_IN_LAWS: f"stand-in laws: {p.ops_fallback} op(s) predicted by the law of another op type, "
                            "precision or placement",
@@ -37,7 +42,7 @@ def flag_lines(p: Prediction) -> list[str]:
             NO_TARGET: "profile without a CPU target: its laws see the default tiles, and the placement and memory "
                        "figures are this CPU's, not the device's",
             NO_CACHES: "profile without cache sizes: the cost of weights past the caches is left out (0), not known"}
-    return [f"! {text.get(flag, flag)}" for flag in p.flags]
+    return [f"! {text.get(flag, flag)}" for flag in p.flags if flag not in skip]
 
 
 def flags_short(flags: Sequence[str]) -> str:
@@ -78,21 +83,25 @@ def prediction_lines(report: Report) -> list[str]:
     if p is None:
         return []
     pr = p.profile
-    out = [f"predicted {p.latency_ms:.3f} ms per inference ({range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)",
+    missing = sum(p.ops_not_predicted.values())
+    partial = "" if p.complete else f", PARTIAL: {missing} op(s) not predicted"
+    out = [f"predicted {p.latency_ms:.3f} ms per inference ({range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
+           + partial,
            f"ops {p.ops_ms:.3f} ms + overheads {p.overhead_ms:.3f} ms (per invoke, and {p.partitions} "
            f"partition run(s)); {p.ops_predicted} op(s) predicted, {p.ops_fused} fused into a neighbour, "
            f"{p.ops_fallback} by a stand-in law",
-           f"profile: {pr.cpu} ({pr.cores} cores), {pr.runtime} {pr.runtime_version}, {pr.threads} thread(s), "
-           f"XNNPACK {'on' if pr.xnnpack else 'off'}; {_MADE.get(pr.source, 'made')} {pr.created}".rstrip()
-           + f" ({_SUITE.get(pr.suite, pr.suite)})",
-           confidence_line(p), *flag_lines(p)]
+           printable(f"profile: {pr.cpu} ({pr.cores} cores), {pr.runtime} {pr.runtime_version}, {pr.threads} "
+                     f"thread(s), XNNPACK {'on' if pr.xnnpack else 'off'}; {_MADE.get(pr.source, 'made')} "
+                     f"{pr.created}".rstrip() + f" ({_SUITE.get(pr.suite, pr.suite)})"),
+           confidence_line(p), *flag_lines(p, skip=(PARTIAL,))]  # the PARTIAL line below says more
     lat = report.latency
     if lat is not None and lat.median_ms is not None:
         out.append(f"measured median {lat.median_ms:.3f} ms: prediction {_pct(error_pct(p.latency_ms, lat.median_ms))}")
     if not p.complete:
         listing = ", ".join(f"{k} ×{v}" for k, v in p.ops_not_predicted.items())
-        out.append(f"PARTIAL: {sum(p.ops_not_predicted.values())} op(s) not predicted, left out of the figures: "
-                   f"{listing}")
+        share = missing / (missing + p.ops_predicted) if missing + p.ops_predicted else 1.0
+        out.append(printable(f"PARTIAL: {missing} of {missing + p.ops_predicted} op(s) ({100 * share:.0f}%) not "
+                             f"predicted, left out of the figures (which understate the time): {listing}"))
     out.extend(drift_lines(p))
     return out
 
@@ -110,7 +119,7 @@ def drift_lines(p: Any) -> list[str]:
             out.append(f"drift: ×{d['factor']:.3f} applied (reference {d['reference_ms_then']:.3f} ms at "
                        f"calibration, {d['reference_ms_now']:.3f} ms now)")
         else:
-            out.append(f"drift: not applied ({d.get('why', '')})")
+            out.append(printable(f"drift: not applied ({d.get('why', '')})"))
         if d.get("cpu_share") is not None and d["cpu_share"] < BUSY_SHARE:
             out.append(f"drift: this process had {d['cpu_share']:.0%} of the CPU while timing the reference: other "
                        "processes compete for the cores, and a model longer than a scheduler slice will measure "

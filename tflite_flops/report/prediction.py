@@ -105,13 +105,14 @@ class Prediction:
 
 
 # The provenance flags of a prediction (``Prediction.flags``), in the order the outputs list them:
+PARTIAL = "partial"  # some ops were not predicted (``ops_not_predicted``): the figures leave them out
 QUICK_PROFILE = "quick_profile"  # the profile was calibrated with --quick (half the suite's shapes)
 STAND_IN_LAWS = "stand_in_laws"  # some ops were predicted by another op type's, precision's or placement's law
 FOREIGN_PROFILE = "foreign_profile"  # made for another configuration, used with --force (``forced`` says how)
 DOMAINS_UNKNOWN = "domains_unknown"  # an older profile without fitted domains: out-of-domain ops cannot be told
 NO_TARGET = "no_target"  # the profile names no CPU target: the laws' tiles are the defaults, the figures this CPU's
 NO_CACHES = "no_caches"  # the profile records no cache sizes: the terms of weights past the caches are 0
-FLAGS = (QUICK_PROFILE, STAND_IN_LAWS, FOREIGN_PROFILE, DOMAINS_UNKNOWN, NO_TARGET, NO_CACHES)
+FLAGS = (PARTIAL, QUICK_PROFILE, STAND_IN_LAWS, FOREIGN_PROFILE, DOMAINS_UNKNOWN, NO_TARGET, NO_CACHES)
 
 
 def error_pct(predicted_ms: float | None, measured_ms: float | None) -> float | None:
