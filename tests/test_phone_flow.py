@@ -218,6 +218,45 @@ def test_a_pack_imports_every_format_a_phone_writes_and_fits_the_law_they_hold(t
     assert profile.invoke_overhead_us == pytest.approx(20.0, rel=0.05)
 
 
+ARM_DEVICE = ("cores=8\nmodel=Pixel 9 Pro\nmachine=aarch64\ntool=benchmark_model\n"
+              "features= fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop "
+              "asimddp sve asimdfhm sve2 svei8mm i8mm bf16\ncore=cpu7\ncache_L1d=64K\ncache_L2=1024K\ncache_L3=8192K\n")
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("device, target, caches", [
+    (ARM_DEVICE, "arm-i8mm", {"L1d": 64 << 10, "L2": 1 << 20, "L3": 8 << 20}),
+    ("cores=8\nmachine=aarch64\n", "arm-neon", {}),  # no features recorded: the plainest Arm target, said so
+    ("cores=8\nmodel=old pack\n", "", {}),  # a pack of an earlier version: no architecture, no target
+])
+def test_an_imported_pack_is_fitted_with_the_devices_target_and_records_it(device, target, caches, tmp_path,
+                                                                            monkeypatch):
+    """``calibrate --import`` fitted a phone's pack with the host's CPU target and recorded no target and no caches
+    (issue 42, 43): the device's own target (from the feature flags run_calibration.sh records) and its last core's
+    caches are the profile's, and the laws are fitted on features computed with them."""
+    from tflite_flops.latency import pack as pack_module
+
+    pack = tmp_path / "pack"
+    manifest = _export(pack, "ADD-float32")
+    _write_outputs(pack, manifest)
+    (pack / "profiles" / "device.txt").write_text(device)
+    seen = set()
+    real = pack_module.analyse
+
+    def analyse(point, blob, settings=None, caches_=None):
+        seen.add((settings.target.xnnpack, tuple(sorted((caches_ or {}).items()))))
+        return real(point, blob, settings, caches_)
+
+    monkeypatch.setattr(pack_module, "analyse", analyse)
+    profile = pack_module.import_pack(str(pack))
+    assert profile.machine.target == target and dict(profile.machine.caches) == caches
+    assert seen == {(target or None, tuple(sorted(caches.items())))}  # every point fitted at the device's target
+    said = " ".join(profile.notes)
+    assert ("features were not recorded: taken as arm-neon" in said) == (target == "arm-neon")
+    assert ("names no CPU target" in said) == (target == "")
+    assert ("cache sizes were not recorded" in said) == (not caches)
+
+
 @pytest.mark.runtime
 def test_one_logcat_capture_of_many_runs_is_split_by_graph_and_xnnpack(tmp_path):
     """A device farm returns one capture of the benchmark app run on every model of the pack."""
@@ -408,6 +447,12 @@ def test_the_adb_mode_pushes_runs_pulls_and_resumes(tmp_path, shell):
     assert len(list((pack / "profiles").glob("[!.]*.log"))) == runs and "calibrate --import" in r.stdout
     profile = import_pack(str(pack), device="stand-in phone")
     assert profile.machine.cpu == "stand-in phone" and profile.machine.cores >= 1
+    # the runner recorded the CPU it ran on (here this host's): its target and its caches are the profile's
+    from tflite_flops.latency.calibrate import cache_sizes
+    from tflite_flops.targets import host
+
+    assert profile.machine.target == host()[0].name and profile.machine.caches
+    assert set(profile.machine.caches) <= set(cache_sizes()) or not cache_sizes()
     assert f"({runs} of {runs} runs)" in profile.notes[1]
 
 

@@ -92,7 +92,6 @@ def cache_sizes(root: str = CACHE_DIR) -> dict[str, int]:
         names = sorted(os.listdir(root))
     except OSError:
         return out
-    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
     for name in names:
         if not name.startswith("index"):
             continue
@@ -105,11 +104,26 @@ def cache_sizes(root: str = CACHE_DIR) -> dict[str, int]:
                 text = f.read().strip()
         except (OSError, ValueError):
             continue
-        if kind == "Instruction" or not text:
+        size = cache_size(text)
+        if kind == "Instruction" or size is None:
             continue
-        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
         out[f"L{level}{'d' if kind == 'Data' else ''}"] = size
     return out
+
+
+CACHE_MAX = 1 << 32  # 4 GiB: no CPU cache is larger; a size past it is not a cache's
+
+
+def cache_size(text: str) -> int | None:
+    """The bytes of a sysfs cache ``size`` ("48K", "2048K", "32M", "512"), None when it is not one (empty, not a
+    number, 0, or past :data:`CACHE_MAX`)."""
+    text = text.strip()
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    digits, unit = (text[:-1], units[text[-1].upper()]) if text[-1:].upper() in units else (text, 1)
+    if not digits.isdigit() or len(digits) > 12:
+        return None
+    size = int(digits) * unit
+    return size if 0 < size <= CACHE_MAX else None
 
 
 _BUFFERS: dict[int, Any] = {}  # eviction buffers by size

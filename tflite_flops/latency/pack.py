@@ -30,15 +30,16 @@ import hashlib
 import json
 import os
 import stat
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .profile import DeviceProfile, Machine, ProfileError
 from ..errors import InputSpecError, ModelFormatError, ModelLoadError
 from ..files import NotReplaced, TooLarge, check_output, read_capped, write_atomic
-from ..settings import RuntimeSettings, Settings
+from ..settings import RuntimeSettings, Settings, Target
+from ..targets import detect
 from ..measure import runtimes
 from ..measure.runtime import runtime_version
-from .calibrate import analyse, build_profile
+from .calibrate import analyse, build_profile, cache_size
 from .suite import SuitePoint, build, suite
 from ..device.benchmark_logs import BENCHMARK_MODEL, LITERT_BENCHMARK, is_timing_text, parse_timing, split_results
 from ..device.op_profile import parse_profile, read_profile_text
@@ -244,6 +245,21 @@ def captured_runs(folder: str, manifest: dict[str, Any], threads: int = 0) -> di
     return found
 
 
+def device_target(facts: Mapping[str, str]) -> tuple[str, str | None]:
+    """The CPU target of the device a pack ran on (``facts``: its device.txt, :func:`device_facts`), as XNNPACK picks
+    its kernels from the CPU's feature flags, and a note when it is unknown ("") or guessed."""
+    machine, features = facts.get("machine", ""), facts.get("features", "")
+    if not machine:
+        return "", ("the device's architecture was not recorded (a pack of an earlier version): the profile names "
+                    "no CPU target, and its laws were fitted with this host's")
+    name, note = detect(f"Features\t: {features}" if features else "", machine)
+    if note is not None:
+        return "", f"the device's CPU matches no target ({note.split(': ', 1)[0]}): the profile names none"
+    if not features:
+        return name, f"the device's CPU features were not recorded: taken as {name}, the plainest target of {machine}"
+    return name, None
+
+
 def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     """The profile fitted to the times that came back in ``folder``/profiles.
 
@@ -257,7 +273,13 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     tools: dict[str, int] = {}
     # the configuration the phone ran (its threads and XNNPACK setting): the suite's models analysed in it
     threads = manifest["threads"]
-    settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))))
+    facts = device_facts(folder)
+    target, target_note = device_target(facts)
+    caches = {key.removeprefix("cache_"): size for key, value in facts.items()
+              if key.startswith("cache_") and (size := cache_size(value)) is not None}
+    # the device's CPU target, not this host's: its kernels' tiles and depths are what the laws are fitted with
+    settings = Settings(runtime=RuntimeSettings("benchmark_model", threads, bool(manifest.get("xnnpack", True))),
+                        target=Target(xnnpack=target or None))
     blobs: dict[str, bytes] = {}
     captured = captured_runs(folder, manifest, threads)
     for entry in manifest["points"]:
@@ -292,20 +314,24 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
                 raise ProfileError(f"{model}: cannot read the pack's model ({exc.strerror or exc})") from None
         check_model(model, blobs[model], entry)
         try:
-            analysed.append(analyse(point, blobs[model], settings))
+            analysed.append(analyse(point, blobs[model], settings, caches))
         except (ModelFormatError, ModelLoadError) as exc:
             raise ProfileError(f"{model}: not the pack's calibration model ({str(exc).removeprefix('<bytes>: ')})") \
                 from None
     if not medians:
         raise ProfileError(f"{folder}: no time came back (run {SCRIPT} as {README} says, and copy profiles/ here)")
     tool = max(tools, key=lambda k: tools[k])
-    facts = device_facts(folder)
     cores = int(facts["cores"]) if facts.get("cores", "").isdigit() and int(facts["cores"]) > 0 else 0
     name = device or facts.get("model") or facts.get("machine") or "device"  # facts: printable, bounded
     where = Machine(cpu=name, cores=cores or threads, system=facts.get("machine", ""), runtime=tool,
-                    runtime_version="device", threads=threads, xnnpack=bool(manifest.get("xnnpack", True)))
+                    runtime_version="device", threads=threads, xnnpack=bool(manifest.get("xnnpack", True)),
+                    target=target, caches=caches)
     notes = [f"imported from {' and '.join(sorted(tools))} outputs of a calibration pack "
              f"({len(medians)} of {len(manifest['points'])} runs)"]
+    if target_note:
+        notes.append(target_note)
+    if not caches:
+        notes.append("the device's cache sizes were not recorded: the cost of weights past its caches is unknown")
     if not cores:
         notes.append("the device's core count was not recorded: the thread count stands in")
     if missing:

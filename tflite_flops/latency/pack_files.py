@@ -110,6 +110,17 @@ local_mode() {
     echo "model=$(getprop ro.product.model 2>/dev/null)"
     echo "machine=$(uname -m 2>/dev/null)"
     echo "tool=$KIND"
+    # its CPU target (the feature flags XNNPACK's kernels are picked by) and the caches of its last core (on a
+    # phone, a big core: where a one-thread benchmark runs when the device is busy)
+    echo "features=$(grep -m1 -iE '^(features|flags)[[:space:]]*:' /proc/cpuinfo 2>/dev/null | cut -d: -f2-)"
+    last=$(ls -d /sys/devices/system/cpu/cpu[0-9]* 2>/dev/null | sed 's/.*cpu//' | sort -n | tail -1)
+    echo "core=cpu$last"
+    for c in /sys/devices/system/cpu/cpu$last/cache/index*; do
+      t=$(cat "$c/type" 2>/dev/null)
+      [ -n "$t" ] && [ "$t" != Instruction ] || continue
+      d=""; [ "$t" = Data ] && d=d
+      echo "cache_L$(cat "$c/level" 2>/dev/null)$d=$(cat "$c/size" 2>/dev/null)"
+    done
   } > profiles/device.txt
   echo "running $TOTAL calibration runs with $BENCH ($KIND, $THREADS thread(s)); outputs in profiles/"
   runs

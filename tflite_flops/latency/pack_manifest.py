@@ -38,6 +38,7 @@ MAX_THREADS = 1024
 MAX_PROFILE_FILES = 50_000  # entries of profiles/ looked at for captures of many runs
 DEVICE_TXT_CAP = 64 << 10  # profiles/device.txt: four short lines
 DEVICE_VALUE_MAX = 80  # characters kept of each of its values (a device name)
+FEATURES_MAX = 4096  # characters kept of its CPU's feature flags (an x86 flags line is ~1,500)
 MODEL_CAP = 64 * MiB  # a pack's model, read back at import (the suite's largest is a few MB)
 OUTPUT_KEYS = ("log", "profile", "json")  # a run's outputs, each profiles/NAME
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -246,8 +247,13 @@ def check_model(path: str, data: bytes, entry: dict[str, Any]) -> None:
                            f"model_sha256): export the pack again, or restore the model")
 
 
+# What the runner records of the device (run_calibration.sh), beside the ``cache_L*`` sizes of its last core.
+DEVICE_KEYS = ("cores", "model", "machine", "tool", "features", "core")
+
+
 def device_facts(folder: str) -> dict[str, str]:
-    """What the runner recorded of the device (``profiles/device.txt``: cores, model, machine, tool), each value
+    """What the runner recorded of the device (``profiles/device.txt``: cores, model, machine, tool, the CPU's
+    feature flags, the core whose caches follow, ``cache_L1d``, ``cache_L2``, ``cache_L3``), each value
     printable and at most :data:`DEVICE_VALUE_MAX` characters; empty when it is not there.
 
     Raises:
@@ -267,8 +273,8 @@ def device_facts(folder: str) -> dict[str, str]:
     for line in text.splitlines():
         key, sep, value = line.partition("=")
         key, value = key.strip(), value.strip()
-        if sep and key in ("cores", "model", "machine", "tool") and value:
-            facts[key] = bounded(value)
+        if sep and (key in DEVICE_KEYS or key.startswith("cache_L")) and value:
+            facts[key] = bounded(value, FEATURES_MAX if key == "features" else DEVICE_VALUE_MAX)
     return facts
 
 
