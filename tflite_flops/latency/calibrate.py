@@ -48,6 +48,7 @@ from ..errors import RuntimeUnavailableError
 from ..settings import Settings, Target
 from ..measure import runtimes
 from ..measure.bench import BenchSettings, summarize_ms, time_invokes
+from ..report.measured import cpu_share
 from .suite import (LOOP, OVERHEAD, STREAM, SuitePoint, build, cold_points, gemv_points, reference_points, stream_points,
                     suite)
 from .fit import RANGE_RATE, ColdSample, Sample, StreamSample, fit_cache_curve, fit_law, fit_laws, fit_overheads, stream_costs
@@ -445,7 +446,6 @@ def build_profile(analysed: Sequence[Analysed], medians: Mapping[str, float], wh
 
 
 REFERENCE_SUFFIX = "~reference"
-MIN_SHARE_WINDOW = 0.2  # seconds: the shortest reference timing whose CPU share is reported
 
 
 # Each law point is timed in PASSES passes over the whole suite (in the shuffled order), a PASSES-th of
@@ -683,7 +683,7 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
         ratios.append(now / before)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     # the share of the configured threads' time this process ran: too short a window (an injected timer) says nothing
-    share = min(cpu / (wall * max(m.threads, 1)), 1.0) if wall >= MIN_SHARE_WINDOW else None
+    share = cpu_share(wall, cpu, m.threads)
     if not ratios:
         return Drift(False, why="none of the profile's reference points is known to this version")
     ratios.sort()

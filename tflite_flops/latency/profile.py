@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from ..errors import ProfileMismatchError
 from ..files import write_atomic
-from ..report.prediction import BUSY_SHARE
+from ..report.measured import noise
 from ..ops.facts import LAW_GROUP_DEFAULT, facts_of, with_fact
 from .kernels import CHANNEL_TILE, law_tile  # noqa: F401 (profile's API)
 from .profile_schema import (CACHES_MAX, CURVES_MAX, JSON_FILE_CAP, LAWS_MAX, NOTE_MAX, NOTES_MAX,  # noqa: F401
@@ -148,8 +148,9 @@ class Drift:
 
     @property
     def busy(self) -> bool:
-        """Other processes took a good part of the CPU while the reference was timed."""
-        return self.cpu_share is not None and self.cpu_share < BUSY_SHARE
+        """Other processes took a good part of the CPU while the reference was timed (the rule of a noisy measured
+        latency too: :func:`tflite_flops.report.measured.noise`)."""
+        return noise(None, self.cpu_share) is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``prediction.drift``)."""

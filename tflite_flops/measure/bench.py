@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RuntimeUnavailableError
 from ..report import LatencyStats, Throughput
+from ..report.measured import cpu_share, noise
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
                       runtime_message, runtime_version)
 from ..units import FLOAT_PRECISIONS
@@ -137,18 +138,21 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
         if not first_rss:
             first_rss.append(rss_bytes())
 
+    wall, cpu = time.perf_counter(), time.process_time()
     try:
         first_ms, samples = time_invokes(invoke, bench, clock, progress)
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
+    share = cpu_share(time.perf_counter() - wall, time.process_time() - cpu, runtime.threads)
     stats = summarize_ms(samples)
+    spread = (stats["p90_ms"] - stats["median_ms"]) / stats["median_ms"] if stats["median_ms"] > 0 else None
     load_added = None if loaded is None or now_before is None else loaded - now_before
     first_added = None if not first_rss or first_rss[0] is None or now_before is None else first_rss[0] - now_before
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]
     return LatencyStats(
         runtime=runtime.runtime, runtime_version=version,
         threads=runtime.threads, xnnpack=runtime.xnnpack, runs=len(samples), warmup=bench.warmup,
-        init_ms=init_ms, first_ms=first_ms, **stats,
+        init_ms=init_ms, first_ms=first_ms, **stats, spread=spread, cpu_share=share, noisy=noise(spread, share),
         peak_rss_added_mb=max(peak_rss_mb() - rss_before, 0.0),
         rss_load_bytes=load_added, rss_first_invoke_bytes=first_added,
         rss_peak_bytes=_peak_added(peak_before, now_before, load_added, first_added),

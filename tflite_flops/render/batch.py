@@ -111,7 +111,8 @@ def rows_table(rows: Iterable[Mapping[str, Any]]) -> str:
         lat = r.get("latency_median_ms")
         data.append([os.path.basename(str(r["model"])), str(r["status"]), human(r["macs"]) if ok else "-",
                      human(r["flops"]) if ok else "-", human(r["params"]) if ok else "-", _memory(r),
-                     _partitions(r), f"{lat:.3f}" if isinstance(lat, float) else "-"]
+                     _partitions(r), (f"{lat:.3f}" + (" NOISY" if r.get("latency_noisy") else "")) if isinstance(lat, float)
+                     else "-"]
                     + ([_predicted(r), _confidence(r)] if predicted else []) + [str(r["error"])[:80]]
                     + ([_budget(r)[:100]] if budget else []))
     headers = ["model", "status", "MACs", "FLOPs", "params", "memory", "XNNPACK", "median ms"]

@@ -46,7 +46,7 @@ def sweep_csv(result: SweepResult) -> str:
     cols = (["point", *[f"shape:{n}" for n in inputs], "macs", "flops", *[f"flops:{p}" for p in precisions],
              "params", "param_bytes", "activation_bytes", "bytes_read", "arena_bytes", "peak_live_bytes",
              "tflm_arena_bytes", "tflm_arena_size_bytes", "runtime_total_bytes", "builtin_total_bytes",
-             *figures, "shapes_resolved", "median_ms", "p90_ms",
+             *figures, "shapes_resolved", "median_ms", "p90_ms", "spread", "cpu_share", "noisy",
              "flops_per_s", "inferences_per_s", "tokens_per_s"])
     predicted = _predicted(result)
     if predicted:  # the columns only when predicted: the other sweeps stay as they were
@@ -64,7 +64,7 @@ def sweep_csv(result: SweepResult) -> str:
                                             "runtime_total_bytes", "builtin_total_bytes")],
                     *["" if t.figures.get(k) is None else t.figures[k] for k in figures],
                     p.shapes_resolved,
-                    *[_cell(p.latency, k) for k in ("median_ms", "p90_ms")],
+                    *[_cell(p.latency, k) for k in ("median_ms", "p90_ms", "spread", "cpu_share", "noisy")],
                     *[_cell(p.throughput, k) for k in ("flops_per_s", "inferences_per_s", "tokens_per_s")],
                     *([*(_cell(p.prediction, k) for k in ("latency_ms", "low_ms", "high_ms", "low_confidence_share")),
                        "" if p.prediction is None else ";".join(p.prediction.flags)] if predicted else [])])
@@ -109,7 +109,7 @@ def _latency_cells(p: SweepPoint) -> tuple[str, str]:
     lat, tp = p.latency or LatencyStats(), p.throughput or Throughput()
     if lat.median_ms is None:
         return ("skipped" if lat.skipped else "-"), "-"
-    return f"{lat.median_ms:.3f}", f"{human_unit(tp.flops_per_s, 'FLOP/s')}"
+    return f"{lat.median_ms:.3f}{' NOISY' if lat.noisy else ''}", f"{human_unit(tp.flops_per_s, 'FLOP/s')}"
 
 
 def _tokens_cell(p: SweepPoint) -> str:

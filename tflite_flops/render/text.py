@@ -40,3 +40,13 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seq
 def clip(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, keeping its end (``…`` marks the cut)."""
     return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def steadiness(latency: object) -> str | None:
+    """How steady a measured latency was, beside its median: its spread (p90 over the median) and the process's
+    CPU share per thread ("spread +4% (p90 over the median) · CPU share 99% per thread"); None when neither was
+    measured (a device's log, an earlier version's report)."""
+    spread, share = getattr(latency, "spread", None), getattr(latency, "cpu_share", None)
+    parts = ([f"spread +{100 * spread:.0f}% (p90 over the median)"] if spread is not None else []) + \
+        ([f"CPU share {100 * share:.0f}% per thread"] if share is not None else [])
+    return " · ".join(parts) or None

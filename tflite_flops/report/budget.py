@@ -210,8 +210,12 @@ def check_budget(report: Report, *, max_macs: int | str | None = None, max_flops
         what = LIMITS[key][0]
         if what == "latency_ms":
             median = report.latency.median_ms if report.latency is not None else None
+            noisy = getattr(report.latency, "noisy", None)
             if median is None:
                 out.append(f"latency_ms not measured (limit {limit:g} ms; run with --latency)")
+            elif noisy:  # neither a pass nor a fail: the gate says so, never silently
+                out.append(f"latency_ms {median:.3f} was measured NOISY ({noisy}): it can neither pass nor fail the "
+                           f"limit {limit:g} ms; measure again on a quiet machine")
             elif median > limit:
                 out.append(f"latency_ms {median:.3f} > {limit:g}")
             continue

@@ -43,10 +43,15 @@ def partial_note(report: Any) -> str | None:
 
 
 def latency_flag(latency: Any) -> str | None:
-    """The warning to print next to a latency figure taken on a graph with inconsistent shapes."""
-    if latency is None or latency.shapes_consistent is not False:
+    """The warning to print next to a latency figure: taken on a graph with inconsistent shapes, or noisy."""
+    if latency is None:
         return None
-    return str(latency.shape_warning or "timed a graph whose shapes are inconsistent")
+    flags = []
+    if latency.shapes_consistent is False:
+        flags.append(str(latency.shape_warning or "timed a graph whose shapes are inconsistent"))
+    if getattr(latency, "noisy", None):
+        flags.append(f"NOISY measurement: {latency.noisy}; do not gate on it, measure again on a quiet machine")
+    return "; ".join(flags) or None
 
 
 def _count_problems(unsupported: Any, totals: Any) -> list[tuple[type[TfliteFlopsError], str]]:

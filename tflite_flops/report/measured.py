@@ -10,6 +10,31 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
 from .jsontext import sparse_dict, split_known
+from .prediction import BUSY_SHARE
+
+# A measurement whose slowest tenth of runs strays further than this over its median (p90 / median - 1) is noisy: on a
+# quiet machine the runs of one model sit within a few percent (p90 / median 1.02-1.10 on the suite's models).
+NOISY_SPREAD = 0.25
+MIN_SHARE_WINDOW = 0.2  # seconds: the shortest timing whose CPU share says anything (an injected clock's is 0)
+
+
+def cpu_share(wall_s: float, cpu_s: float, threads: int) -> float | None:
+    """The share of ``threads`` threads' time this process ran over a timing of ``wall_s`` seconds in which it used
+    ``cpu_s`` seconds of CPU (all its threads); None for a window too short to say (:data:`MIN_SHARE_WINDOW`)."""
+    return min(cpu_s / (wall_s * max(threads, 1)), 1.0) if wall_s >= MIN_SHARE_WINDOW else None
+
+
+def noise(spread: float | None, share: float | None) -> str | None:
+    """Why a timing is noisy, None when it is steady: the one rule of a measured latency (``LatencyStats.noisy``) and
+    of the drift check (``Drift.busy``). A CPU share below :data:`BUSY_SHARE` per thread: other processes compete
+    for the cores (an invoke longer than a scheduler slice is preempted, and the median grows with the model's
+    length); a spread over :data:`NOISY_SPREAD`: the runs disagree."""
+    why = []
+    if share is not None and share < BUSY_SHARE:
+        why.append(f"this process had {share:.0%} of the CPU per thread: other processes compete for the cores")
+    if spread is not None and spread > NOISY_SPREAD:
+        why.append(f"the slowest tenth of the runs are {spread:.0%} over the median")
+    return "; ".join(why) or None
 
 
 @dataclass(frozen=True)
@@ -39,6 +64,9 @@ class LatencyStats:
     p99_ms: float | None = None
     max_ms: float | None = None
     cv: float | None = None  # coefficient of variation (std / mean)
+    spread: float | None = None  # (p90 - median) / median: how far the slow runs stray (NOISY_SPREAD)
+    cpu_share: float | None = None  # the process's CPU time over the timed runs' wall time, per thread (BUSY_SHARE)
+    noisy: str | None = None  # why the measurement is noisy (a wide spread, a CPU share well below 1), None: steady
     peak_rss_added_mb: float | None = None
     # resident memory (bytes) added over the process's before the load: after load + allocate (the
     # delegate is applied there), after the first invoke, and at the high-water mark (when the process

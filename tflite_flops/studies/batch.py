@@ -91,8 +91,8 @@ _HEAD = (["model", "status", "error", "size_bytes", "sha256", "subgraphs", "oper
          + [f"flops_{p}" for p in PRECISION_COLUMNS] + ["flops_other", "params", "param_bytes", "bytes_read",
                                                         "bytes_written", "tflm_arena_bytes", *MEMORY_FIGURES,
                                                         "memory_target"])
-_TAIL = ["unsupported_ops", "unresolved_ops", "warnings", "latency_median_ms", "inferences_per_s", "latency_skipped",
-         "seconds"]
+_TAIL = ["unsupported_ops", "unresolved_ops", "warnings", "latency_median_ms", "latency_spread", "latency_cpu_share",
+         "latency_noisy", "inferences_per_s", "latency_skipped", "seconds"]
 
 
 def delegate_cells() -> dict[str, tuple[str, str]]:
@@ -233,6 +233,9 @@ def analyze_one(path: str, options: BatchOptions) -> dict[str, Any]:
         "unsupported_ops": sum(report.unsupported.values()), "unresolved_ops": t.unresolved_ops,
         "warnings": len(report.warnings), "latency_skipped": _get(report.latency, "skipped"),
         "latency_median_ms": _get(report.latency, "median_ms"),
+        # how steady that median is, and why it is noisy (report/measured.py, noise): never gated on silently
+        "latency_spread": _get(report.latency, "spread"), "latency_cpu_share": _get(report.latency, "cpu_share"),
+        "latency_noisy": _get(report.latency, "noisy"),
         "inferences_per_s": _get(report.throughput, "inferences_per_s"),
         "seconds": round(time.perf_counter() - start, 3),
     }

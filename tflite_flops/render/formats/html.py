@@ -24,6 +24,7 @@ import os
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
+from ..text import steadiness
 from ...report import STATUSES, OpRecord, Report
 from ...report.columns import Column, columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
@@ -164,8 +165,10 @@ def _cards(report: Report) -> str:
     lat = report.latency or LatencyStats()
     if lat.median_ms is not None:
         p90 = float("nan") if lat.p90_ms is None else lat.p90_ms
+        steady = steadiness(lat)
         cards.append(card("Latency (median)", _fmt_ms(lat.median_ms),
-                          f"p90 {p90:.3f} ms · {'?' if lat.threads is None else lat.threads} thread(s)"))
+                          f"p90 {p90:.3f} ms · {'?' if lat.threads is None else lat.threads} thread(s)"
+                          + (f" · {steady}" if steady else "") + (" · NOISY" if lat.noisy else "")))
     elif lat.mean_ms is not None:  # a device's log that gives the mean alone
         cards.append(card("Latency (mean)", _fmt_ms(lat.mean_ms), lat.runtime or ""))
     tp = report.throughput or Throughput()

@@ -21,7 +21,7 @@ from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import delegate_name, kept_groups
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
-from ..text import clip
+from ..text import clip, steadiness
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
 from ..signatures import signature_headers, signature_lines, signature_rows
 from .table import file_hash_text
@@ -76,9 +76,10 @@ def render_markdown(report: Report, top: int = 10) -> str:
 
     lat = report.latency or LatencyStats()
     if lat.median_ms is not None:
+        steady = steadiness(lat)
         rows.append(["Latency (median)", f"{lat.median_ms:.3f} ms",
                      f"p90 {_or(lat.p90_ms, float('nan')):.3f} ms · {md_text(_or(lat.runtime, ''))}, "
-                     f"{_or(lat.threads, '?')} thread(s)"])
+                     f"{_or(lat.threads, '?')} thread(s)" + (f" · {steady}" if steady else "")])
     elif lat.mean_ms is not None:  # a device's log that gives the mean alone
         rows.append(["Latency (mean)", f"{lat.mean_ms:.3f} ms", md_text(_or(lat.runtime, ""))])
     if lat.median_ms is not None:

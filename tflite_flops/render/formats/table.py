@@ -16,7 +16,7 @@ from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import placement_lines
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
-from ..text import clip, text_table
+from ..text import clip, steadiness, text_table
 from ..bundle import HEADERS as BUNDLE_HEADERS, RIGHT as BUNDLE_RIGHT, bundle_lines, section_rows
 from ..signatures import signature_headers, signature_lines, signature_rows
 from . import register_format
@@ -54,6 +54,9 @@ def _latency_lines(report: Report, lat: LatencyStats) -> list[str]:
         out.append("  " + "  ".join(f"{k.replace('_ms', '')} {getattr(lat, k):.3f} ms" for k in
                                      ("median_ms", "mean_ms", "p90_ms", "p99_ms", "min_ms")
                                      if getattr(lat, k) is not None))
+        steady = steadiness(lat)
+        if steady:
+            out.append(f"  {steady}")
         tp = report.throughput
         if tp is not None and tp.to_dict():
             out.append(f"  {human_unit(tp.flops_per_s, 'FLOP/s')} · {human_unit(tp.macs_per_s, 'MAC/s')} · "
