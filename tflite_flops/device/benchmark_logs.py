@@ -95,6 +95,12 @@ def _checked(t: DeviceTiming, path: str, names: dict[str, str]) -> DeviceTiming:
     return t
 
 
+def _threads(value: Any, path: str, what: str) -> int | None:
+    """A thread count; -1 and 0 are the tools' "the default" (None: not known)."""
+    n = schema.count(value, path, what, low=-1)
+    return n if n > 0 else None
+
+
 def _time(text: str, path: str, what: str) -> float:
     return schema.time_value(schema.number(text, path, what), path, what)
 
@@ -180,7 +186,7 @@ def _log_result(lines: list[str], hits: list[int], path: str, lo: int = 0) -> De
                   if g is not None), None)
     threads_text = next((t for t in (schema.bracketed(lines[i], "Num threads") for i in range(last - 1, start - 1, -1))
                          if t is not None), None)
-    threads = None if threads_text is None else schema.count(threads_text, path, "Num threads", low=1)
+    threads = None if threads_text is None else _threads(threads_text, path, "Num threads")
     timing = DeviceTiming(BENCHMARK_MODEL, "logcat" if logcat else "log", avg, median_us=stat("median"),
                           min_us=stat("min"), max_us=stat("max"), std_us=stat("std"), runs=runs, warmup_runs=warm_runs,
                           init_us=init, first_us=first, warmup_avg_us=warm,
@@ -223,9 +229,9 @@ def _litert_json(data: bytes, path: str) -> DeviceTiming:
         value = lat.get(key)
         return None if value is None else schema.time_value(value, path, f"latency.{key}") * 1e3
 
-    def count(key: str, where: Any = lat, prefix: str = "latency.", low: int = 0) -> int | None:
-        value = where.get(key)
-        return None if value is None else schema.count(value, path, f"{prefix}{key}", low=low)
+    def count(key: str) -> int | None:
+        value = lat.get(key)
+        return None if value is None else schema.count(value, path, f"latency.{key}")
 
     model = doc.get("model")
     timing = DeviceTiming(LITERT_BENCHMARK, "json", ms("avg_ms") or 0.0, median_us=ms("median_ms"),
@@ -233,7 +239,9 @@ def _litert_json(data: bytes, path: str) -> DeviceTiming:
                           warmup_runs=count("num_warmup_runs"), init_us=ms("init_ms"), first_us=ms("warmup_first_ms"),
                           warmup_avg_us=ms("warmup_avg_ms"),
                           graph=schema.name(model) if isinstance(model, str) else None,
-                          threads=count("num_threads", doc, "", low=1), resolution_us=LITERT_RESOLUTION_US)
+                          threads=None if doc.get("num_threads") is None else _threads(doc["num_threads"], path,
+                                                                                       "num_threads"),
+                          resolution_us=LITERT_RESOLUTION_US)
     names = {"avg_us": "avg_ms", "median_us": "median_ms", "min_us": "min_ms", "max_us": "max_ms", "std_us": "std_ms",
              "init_us": "init_ms", "first_us": "warmup_first_ms", "warmup_avg_us": "warmup_avg_ms"}
     return _checked(timing, path, {k: f"latency.{v}" for k, v in names.items()})

@@ -12,6 +12,9 @@ from .benchmark_logs import is_timing_text, parse_timing, timing_latency
 from .op_profile import join_profile, parse_profile, profile_graph, profile_mismatches
 
 
+MAX_PROBLEMS = 3  # mismatches named in the error (or, with --force, as warnings)
+
+
 def _is_text_profile(data: bytes) -> bool:
     return any(marker in data for marker in (b"Run Order", b"node type", b"[Node type]"))
 
@@ -48,10 +51,13 @@ def import_device_outputs(report: Report, model: str, *, profile: str | None = N
     forced: list[str] = []
 
     def check(problems: list[str], path: str, what: str) -> None:
+        # a file of many subgraphs can hold a problem per subgraph: the first few are named, the rest counted
+        shown = problems[:MAX_PROBLEMS] + ([f"and {len(problems) - MAX_PROBLEMS:,} more"]
+                                           if len(problems) > MAX_PROBLEMS else [])
         if problems and not force:
-            raise ProfileMismatchError(f"{path} is not {what} of {model}: {'; '.join(problems)} "
+            raise ProfileMismatchError(f"{path} is not {what} of {model}: {'; '.join(shown)} "
                                        "(--force joins it anyway)")
-        forced.extend(problems)
+        forced.extend(shown)
 
     if runtime_info:
         placement = dev.parse_runtime_details(dev.read_bytes(runtime_info, schema.PROTO_CAP), runtime_info)
