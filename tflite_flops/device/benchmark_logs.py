@@ -163,7 +163,13 @@ def _log_result(lines: list[str], hits: list[int], path: str, lo: int = 0) -> De
     logcat = bool(_LOGCAT.match(lines[last]))
     # the timed runs' statistics: the last count= line before the result (the one before it is the warm-up's)
     start = hits[-2] + 1 if len(hits) > 1 else lo
-    counts = [(i, c) for i, c in ((i, _COUNT.search(lines[i])) for i in range(start, last)) if c]
+    counts: list[tuple[int, re.Match]] = []  # the last two, found from the result backwards
+    for i in range(last - 1, start - 1, -1):
+        c = _COUNT.search(lines[i]) if "count=" in lines[i] else None
+        if c:
+            counts.insert(0, (i, c))
+            if len(counts) == 2:
+                break
     stats: dict[str, str] = {}
     runs = warm_runs = None
     stats_line = 0

@@ -121,11 +121,12 @@ def parse_profile(text: str, path: str = "profile") -> list[ProfileRow]:
 
 def _row(line: str, header: list[str], csv_mode: bool, subgraph: int, path: str = "profile",
          number: int = 0) -> ProfileRow | None:
-    if len(header) < 2:
+    n = len(header)
+    if n < 2:
         return None
     if csv_mode:
-        parts = [p.strip() for p in line.split(",", len(header) - 1)]
-        if len(parts) < len(header):
+        parts = line.split(",", n - 1)
+        if len(parts) < n:
             return None
         cells = dict(zip(header, parts))
     else:
@@ -134,10 +135,10 @@ def _row(line: str, header: list[str], csv_mode: bool, subgraph: int, path: str 
             return None
         start = line.index("[")
         values = line[:start].split()
-        if len(values) < len(header) - 1:
+        if len(values) < n - 1:
             return None
         # the node type may contain spaces in rare cases: the numeric columns are the last ones
-        n_num = len(header) - 2
+        n_num = n - 2
         cells = dict(zip(header[1:-1], values[-n_num:] if n_num else []))
         cells[header[0]] = " ".join(values[:-n_num] if n_num else values)
         cells[header[-1]] = line[start + 1:-1]
@@ -145,14 +146,19 @@ def _row(line: str, header: list[str], csv_mode: bool, subgraph: int, path: str 
     avg = _num(cells.get(avg_key, ""))
     if avg is None:
         return None
-    at = f"line {number}: " if number else ""
-    avg = schema.time_value(avg, path, f"{at}{avg_key}")
     first = _num(cells.get("first", ""))
     called = _num(cells.get("times called", ""))
-    return ProfileRow(subgraph, schema.name(cells.get("node type", "").strip()), avg,
-                      None if first is None else schema.time_value(first, path, f"{at}first"),
-                      None if called is None else schema.time_value(called, path, f"{at}times called", "a count"),
+    if not (0.0 <= avg < _INF and (first is None or 0.0 <= first < _INF) and (called is None or 0.0 <= called < _INF)):
+        at = f"line {number}: " if number else ""  # which one is out of range: its check raises
+        schema.time_value(avg, path, f"{at}{avg_key}")
+        if first is not None:
+            schema.time_value(first, path, f"{at}first")
+        schema.time_value(called, path, f"{at}times called", "a count")
+    return ProfileRow(subgraph, schema.name(cells.get("node type", "").strip()), avg, first, called,
                       schema.name(cells.get("name", "").strip()))
+
+
+_INF = float("inf")
 
 
 def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benchmark_model op profile") -> Report:

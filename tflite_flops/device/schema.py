@@ -50,7 +50,8 @@ def refuse(path: str, message: str) -> ModelFormatError:
 
 def name(value: Any) -> str:
     """A string from a device file, safe for every output (control characters escaped)."""
-    return printable(str(value))
+    text = str(value)
+    return text if text.isprintable() else printable(text)  # most names need no escape: checked in C
 
 
 def _show(text: Any) -> str:
