@@ -165,7 +165,7 @@ def test_the_join_is_linear_in_rows_and_ops():
         assert counted.error is None, counted.error
         return counted.calls
 
-    small, large = work(500), work(2000)
+    small, large = work(200), work(800)
     assert large < 5 * small, (small, large)  # quadratic before: 4x the rows and ops, 16x the work
 
 

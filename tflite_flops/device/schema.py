@@ -34,7 +34,8 @@ from ..units import printable
 
 TEXT_CAP = 32 * MiB  # a benchmark log or op profile of a 20,000-op model is a few MB
 JSON_CAP = 1 * MiB  # litert-benchmark's --result_json is a few hundred bytes
-PROTO_CAP = 32 * MiB  # ModelRuntimeDetails / BenchmarkProfilingData: ~100 bytes a node or tensor
+PROTO_CAP = 16 * MiB  # ModelRuntimeDetails / BenchmarkProfilingData: ~100 bytes a node or tensor; the element count
+# before decoding holds up to 16 bytes per 2 bytes of a hostile file: 16 MiB keeps it under ~350 MB
 RESULT_CAP = 1 * MiB  # BenchmarkResult: a few dozen bytes
 MAX_LINES = 1 << 20  # lines of a text file: a real profile or log has a few hundred thousand at most
 NUMBER_CHARS = 64  # characters of one number (digits, sign, point, exponent)
@@ -123,7 +124,9 @@ def check_stats(path: str, stats: Mapping[str, float | None], where: str = "") -
 
 def lines(text: str, path: str) -> list[str]:
     """The lines of ``text`` (split at ``\\n`` only; a ``\\r`` before it is dropped), at most
-    :data:`MAX_LINES` of them."""
+    :data:`MAX_LINES` of them, of a text of at most :data:`TEXT_CAP` characters."""
+    if len(text) > TEXT_CAP:
+        raise refuse(path, f"larger than {TEXT_CAP // MiB} MiB, the most read from a benchmark log or profile")
     n = text.count("\n")
     if n >= MAX_LINES:
         raise refuse(path, f"more than {MAX_LINES:,} lines, the most read from a benchmark log or profile")
