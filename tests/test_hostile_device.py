@@ -137,7 +137,8 @@ def test_a_csv_row_out_of_range_names_its_line(value):
 
 
 def test_a_text_row_out_of_range_and_a_huge_subgraph_index():
-    _refused(lambda: parse_profile(replaced(TXT, "0.453\t    0.412", "0.453\t     -1"), "p.txt"), "avg ms is not a time")
+    _refused(lambda: parse_profile(replaced(TXT, "0.453\t    0.412", "0.453\t     -1"), "p.txt"),
+             "avg ms is not a time")
     _refused(lambda: parse_profile("Subgraph (index: " + "9" * 5000 + ")\n" + CSV, "p.csv"),
              "the subgraph index is not a count")
 

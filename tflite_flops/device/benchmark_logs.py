@@ -53,8 +53,9 @@ _TIMINGS = re.compile(r"Inference timings in us:\s*Init:\s*" + _NUM + r",\s*Firs
                       + r",\s*Warmup \(avg\):\s*" + _NUM + r",\s*Inference \(avg\):\s*" + _NUM)
 _COUNT = re.compile(r"\bcount=(-?\d+)((?:[ \t]+[a-z0-9]+=[^\s=]*(?:=[^\s=]*)*)*)")  # one way to split "a=b=c"
 _LITERT_BLOCK = "BENCHMARK RESULTS"
-_LITERT_LINE = re.compile(r"^\s*(Model initialization|Warmup \(first\)|Warmup \(avg\)|Inference \((?:avg|min|max|median|"
-                          r"std|p5|p95)\)):[ \t]*" + _NUM + r"[ \t]*ms(?:[ \t]*\((-?\d+) runs\))?\s*$")
+_LITERT_LINE = re.compile(r"^\s*(Model initialization|Warmup \(first\)|Warmup \(avg\)|"
+                          r"Inference \((?:avg|min|max|median|std|p5|p95)\)):[ \t]*" + _NUM
+                          + r"[ \t]*ms(?:[ \t]*\((-?\d+) runs\))?\s*$")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ reading it (issue 44).
 
 A benchmark log, an op profile, a litert-benchmark result or a benchmark_model proto comes from a phone,
 a device farm or a colleague: untrusted input. Each reader here parses in linear time under a size cap,
-then checks each value it keeps against its range: a time is a finite number of at least 0, a count an integer from 0 to :data:`MAX_COUNT`, the latency statistics consistent
+then checks each value it keeps against its range: a time is a finite number of at least 0, a count an integer
+from 0 to :data:`MAX_COUNT`, the latency statistics consistent
 (``min <= median <= max``, ``min <= avg <= max``, ``p5 <= p95``). A value out of range is one
 :class:`~tflite_flops.errors.ModelFormatError` line that names the file, the field and the range.
 Every string kept from a file (op names, node types, delegate and model names) is made safe for a
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..errors import ModelFormatError
 from ..files import MiB
@@ -105,7 +106,8 @@ def count(value: Any, path: str, field: str, *, low: int = 0) -> int:
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= MAX_COUNT:
-        raise refuse(path, f"{field} is not a count ({_show(value)}; a count is an integer from {low} to {MAX_COUNT:,})")
+        raise refuse(path, f"{field} is not a count ({_show(value)}; a count is an integer from {low} to "
+                           f"{MAX_COUNT:,})")
     return v
 
 
