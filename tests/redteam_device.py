@@ -196,6 +196,12 @@ def no_control_characters(proc: Any, tmp: Path) -> None:
         assert not [line for line in stream.splitlines() if line.startswith(("error: forged", "forged"))], stream
 
 
+def stdout_has(needle: str) -> Callable[[Any, Path], None]:
+    def check(proc: Any, tmp: Path) -> None:
+        assert needle in proc.stdout, proc.stdout[-3000:]
+    return check
+
+
 def html_has(needle: str) -> Callable[[Any, Path], None]:
     def check(proc: Any, tmp: Path) -> None:
         assert needle in (tmp / "r.html").read_text()
@@ -379,6 +385,12 @@ CASES: list[Case] = [
     cli("dev-runtime-info-html-unknown-delegate", KIND,
         runtime_info(lambda: runtime_details(delegate="VendorNpuDelegate"), "-f", "html"), {0}),
     cli("dev-runtime-info-md", KIND, runtime_info(runtime_details, "-f", "md"), {0}),
+    cli("dev-runtime-info-html-other-subgraph", KIND,
+        runtime_info(lambda: edited_details(lambda d: setattr(d.subgraphs[0], "subgraph_id", 7)), "--force", "-f",
+                     "html"), {0}),
+    cli("dev-runtime-info-unnamed-delegate", KIND,
+        runtime_info(lambda: runtime_details(delegate="")), {0},
+        check=stdout_has("by delegate node 12): 9 of 12 ops delegated")),
     # -- control characters in the names a device file carries
     cli("dev-runtime-info-escape-delegate-name", KIND,
         runtime_info(lambda: runtime_details(delegate="\x1b[2J\x1b]0;owned\x07X\rforged\nerror: forged")), {0},

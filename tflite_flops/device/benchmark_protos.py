@@ -145,7 +145,8 @@ def parse_runtime_details(data: bytes, path: str = "runtime info") -> DevicePlac
         delegate_nodes.sort(key=lambda n: (order.get(n.id, last), n.id))
         replaced: dict[int, tuple[str, int]] = {}
         for p, dn in enumerate(delegate_nodes):
-            name = schema.name(dn.delegate_node_details.delegate_name or dn.name)
+            # an unnamed DELEGATE node still ran its ops (an empty name would read as builtin kernels)
+            name = schema.name(dn.delegate_node_details.delegate_name or dn.name or f"delegate node {dn.id}")
             names.append(name)
             for op in dn.delegate_node_details.tflite_node_ids_replaced:
                 replaced[op] = (name, p)
