@@ -23,35 +23,39 @@ Three formats, told apart by their content:
 * **litert-benchmark's stdout**: its ``BENCHMARK RESULTS`` block (``Inference (avg):  0.02 ms (20
   runs)``, ``Inference (median):`` …), the same figures in milliseconds, also to 0.01 ms.
 
-Malformed input is one :class:`~tflite_flops.errors.ModelFormatError` line. Files are read whole under
-:data:`~tflite_flops.device.op_profile.DEVICE_FILE_CAP`.
+Malformed input is one :class:`~tflite_flops.errors.ModelFormatError` line naming the file and the field:
+every time is a finite number of at least 0, every count an integer in range, and the
+statistics consistent (:mod:`~tflite_flops.device.schema`). Text is read whole under
+:data:`~tflite_flops.device.schema.TEXT_CAP` and :data:`~tflite_flops.device.schema.MAX_LINES` lines, JSON under
+:data:`~tflite_flops.device.schema.JSON_CAP` and :data:`~tflite_flops.device.schema.JSON_MAX_DEPTH` levels; every
+pattern is matched in time linear in its line.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelFormatError
 from ..report import LatencyStats
+from . import schema
 from .op_profile import read_profile_text
+from .schema import refuse
 
 BENCHMARK_MODEL = "benchmark_model"
 LITERT_BENCHMARK = "litert-benchmark"
 LITERT_RESOLUTION_US = 10.0  # litert-benchmark rounds every time to 0.01 ms
 
-_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+# a number: each digit can be matched one way only (no ``\d+\.?\d*``, which backtracks quadratically on a
+# long run of digits that is not followed by what the pattern wants)
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 _TIMINGS = re.compile(r"Inference timings in us:\s*Init:\s*" + _NUM + r",\s*First inference:\s*" + _NUM
                       + r",\s*Warmup \(avg\):\s*" + _NUM + r",\s*Inference \(avg\):\s*" + _NUM)
-_COUNT = re.compile(r"\bcount=(\d+)((?:\s+[a-z0-9]+=\S+)*)")
-_GRAPH = re.compile(r"\bGraph:\s*\[(.*)\]\s*$")
-_THREADS = re.compile(r"\bNum threads:\s*\[(\d+)\]")  # LogParams, when --num_threads was given
+_COUNT = re.compile(r"\bcount=(-?\d+)((?:[ \t]+[a-z0-9]+=[^\s=]*(?:=[^\s=]*)*)*)")  # one way to split "a=b=c"
 _LITERT_BLOCK = "BENCHMARK RESULTS"
-_LITERT_LINE = re.compile(r"^\s*(Model initialization|Warmup \(first\)|Warmup \(avg\)|Inference \((?:avg|min|max|median|"
-                          r"std|p5|p95)\)):\s*" + _NUM + r"\s*ms(?:\s*\((\d+) runs\))?\s*$")
+_LITERT_LINE = re.compile(r"^\s*(Model initialization|Warmup \(first\)|Warmup \(avg\)|"
+                          r"Inference \((?:avg|min|max|median|std|p5|p95)\)):[ \t]*" + _NUM
+                          + r"[ \t]*ms(?:[ \t]*\((-?\d+) runs\))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -81,14 +85,25 @@ class DeviceTiming:
         return self.median_us if self.median_us is not None else self.avg_us
 
 
-def _float(text: str, path: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise ModelFormatError(f"{path}: {what} is not a time ({text!r})")
-    return value
+def _checked(t: DeviceTiming, path: str, names: dict[str, str]) -> DeviceTiming:
+    """``t`` once each of its figures is in range: every time a finite number of at least 0 (0 is what a tool
+    prints for a time below its resolution: the calibration skips such a run), the statistics consistent
+    (``names``: the file's name of each field, for the error line)."""
+    for attr in ("avg_us", "median_us", "min_us", "max_us", "std_us", "init_us", "first_us", "warmup_avg_us"):
+        if getattr(t, attr) is not None:
+            schema.time_value(getattr(t, attr), path, names[attr])
+    schema.check_stats(path, {"min": t.min_us, "median": t.median_us, "avg": t.avg_us, "max": t.max_us})
+    return t
+
+
+def _threads(value: Any, path: str, what: str) -> int | None:
+    """A thread count; -1 and 0 are the tools' "the default" (None: not known)."""
+    n = schema.count(value, path, what, low=-1)
+    return n if n > 0 else None
+
+
+def _time(text: str, path: str, what: str) -> float:
+    return schema.time_value(schema.number(text, path, what), path, what)
 
 
 def is_timing_text(data: bytes) -> bool:
@@ -107,13 +122,15 @@ def parse_timing(data: bytes, path: str = "result") -> DeviceTiming:
     head = data[:4096].lstrip()
     if head.startswith(b"{"):
         return _litert_json(data, path)
+    if len(data) > schema.TEXT_CAP:
+        raise refuse(path, f"larger than {schema.TEXT_CAP >> 20} MiB, the most read from a benchmark log")
     text = data.decode("utf-8", errors="replace")
     if "Inference timings in us" in text:
         return _benchmark_log(text, path)
     if _LITERT_BLOCK in text:
         return _litert_stdout(text, path)
-    raise ModelFormatError(f"{path}: no whole-model time found (expected benchmark_model's log or logcat with "
-                           "'Inference timings in us', or litert-benchmark's --result_json or stdout)")
+    raise refuse(path, "no whole-model time found (expected benchmark_model's log or logcat with "
+                       "'Inference timings in us', or litert-benchmark's --result_json or stdout)")
 
 
 def read_timing(path: str) -> DeviceTiming:
@@ -121,109 +138,146 @@ def read_timing(path: str) -> DeviceTiming:
     return parse_timing(read_profile_text(path).encode("utf-8", errors="replace"), path)
 
 
+_MARK = "Inference timings in us"
+_LOGCAT = re.compile(r"\s*\d\d-\d\d \d\d:\d\d:\d\d")
+_LOG_NAMES = {"avg_us": "Inference (avg)", "median_us": "count= line's median", "min_us": "count= line's min",
+              "max_us": "count= line's max", "std_us": "count= line's std", "init_us": "Init",
+              "first_us": "First inference", "warmup_avg_us": "Warmup (avg)"}
+MAX_RESULTS = 1 << 16  # results of one log or logcat capture (a device farm's capture of many runs)
+
+
 def _benchmark_log(text: str, path: str) -> DeviceTiming:
-    lines = text.splitlines()
-    hits = [i for i, line in enumerate(lines) if "Inference timings in us" in line]
+    lines = schema.lines(text, path)
+    return _log_result(lines, [i for i, line in enumerate(lines) if _MARK in line], path)
+
+
+def _log_result(lines: list[str], hits: list[int], path: str, lo: int = 0) -> DeviceTiming:
+    """The last result of ``lines``: ``hits`` are the indexes of its "Inference timings in us" lines (at least
+    one), ``lo`` the first line of the capture's part that holds them."""
     last = hits[-1]
     m = _TIMINGS.search(lines[last])
     if m is None:
-        raise ModelFormatError(f"{path}: line {last + 1}: a malformed 'Inference timings in us' line "
-                               f"({lines[last].strip()[:120]!r})")
-    init, first, warm, avg = (_float(g, path, name) for g, name in
+        raise refuse(path, f"line {last + 1}: a malformed 'Inference timings in us' line "
+                           f"({schema.name(lines[last].strip()[:120])!r})")
+    init, first, warm, avg = (_time(g, path, f"line {last + 1}: {name}") for g, name in
                               zip(m.groups(), ("Init", "First inference", "Warmup (avg)", "Inference (avg)")))
-    logcat = bool(re.match(r"^\s*\d\d-\d\d \d\d:\d\d:\d\d", lines[last]))
+    logcat = bool(_LOGCAT.match(lines[last]))
     # the timed runs' statistics: the last count= line before the result (the one before it is the warm-up's)
-    start = hits[-2] + 1 if len(hits) > 1 else 0
-    counts = [c for c in (_COUNT.search(line) for line in lines[start:last]) if c]
+    start = hits[-2] + 1 if len(hits) > 1 else lo
+    counts: list[tuple[int, re.Match]] = []  # the last two, found from the result backwards
+    for i in range(last - 1, start - 1, -1):
+        c = _COUNT.search(lines[i]) if "count=" in lines[i] else None
+        if c:
+            counts.insert(0, (i, c))
+            if len(counts) == 2:
+                break
     stats: dict[str, str] = {}
     runs = warm_runs = None
+    stats_line = 0
     if counts:
-        runs = int(counts[-1].group(1))
-        stats = dict(kv.split("=", 1) for kv in counts[-1].group(2).split())
+        stats_line, c = counts[-1]
+        runs = schema.count(c.group(1), path, f"line {stats_line + 1}: count=")
+        stats = dict(kv.split("=", 1) for kv in c.group(2).split())
         if len(counts) > 1:
-            warm_runs = int(counts[-2].group(1))
+            i, w = counts[-2]
+            warm_runs = schema.count(w.group(1), path, f"line {i + 1}: count=")
 
     def stat(key: str) -> float | None:
         if key not in stats:
             return None
-        return _float(re.sub(r"\(.*$", "", stats[key]), path, key)
+        value = stats[key]
+        paren = value.find("(")
+        return _time(value[:paren] if paren >= 0 else value, path, f"line {stats_line + 1}: {key}")
 
-    graph = next((g.group(1).strip() for g in (_GRAPH.search(line) for line in reversed(lines[start:last])) if g), None)
-    threads = next((int(n.group(1)) for n in (_THREADS.search(line) for line in reversed(lines[start:last])) if n), None)
-    return DeviceTiming(BENCHMARK_MODEL, "logcat" if logcat else "log", avg, median_us=stat("median"),
-                        min_us=stat("min"), max_us=stat("max"), std_us=stat("std"), runs=runs, warmup_runs=warm_runs,
-                        init_us=init, first_us=first, warmup_avg_us=warm, graph=graph, threads=threads,
-                        results=len(hits))
+    graph = next((g for g in (schema.bracketed(lines[i], "Graph") for i in range(last - 1, start - 1, -1))
+                  if g is not None), None)
+    threads_text = next((t for t in (schema.bracketed(lines[i], "Num threads") for i in range(last - 1, start - 1, -1))
+                         if t is not None), None)
+    threads = None if threads_text is None else _threads(threads_text, path, "Num threads")
+    timing = DeviceTiming(BENCHMARK_MODEL, "logcat" if logcat else "log", avg, median_us=stat("median"),
+                          min_us=stat("min"), max_us=stat("max"), std_us=stat("std"), runs=runs, warmup_runs=warm_runs,
+                          init_us=init, first_us=first, warmup_avg_us=warm,
+                          graph=None if graph is None else schema.name(graph.strip()), threads=threads,
+                          results=len(hits))
+    return _checked(timing, path, {**_LOG_NAMES, "avg_us": f"line {last + 1}: Inference (avg)"})
 
 
-_XNNPACK_PARAM = re.compile(r"\bUse xnnpack:\s*\[(\w+)\]")
+_XNNPACK_PARAM = "Use xnnpack"
 
 
 def split_results(text: str, path: str = "log") -> list[tuple[DeviceTiming, bool | None]]:
     """Every result of a log or logcat capture that holds several runs (a device farm's capture of the
     benchmark app run on many models), each with its own ``Graph: [...]`` and the XNNPACK setting it logged
-    (``Use xnnpack: [1]``; None when the run did not log it). Empty when the text holds no result."""
-    lines = text.splitlines()
+    (``Use xnnpack: [1]``; None when the run did not log it). Empty when the text holds no result; refused
+    above :data:`MAX_RESULTS` results."""
+    lines = schema.lines(text, path)
     out: list[tuple[DeviceTiming, bool | None]] = []
     start = 0
     for i, line in enumerate(lines):
-        if "Inference timings in us" not in line:
+        if _MARK not in line:
             continue
-        block = lines[start:i + 1]
-        flags = [m.group(1).lower() for m in (_XNNPACK_PARAM.search(b) for b in block) if m]
-        xnnpack = flags[-1] in ("1", "true") if flags else None
-        out.append((_benchmark_log("\n".join(block), path), xnnpack))
+        if len(out) >= MAX_RESULTS:
+            raise refuse(path, f"more than {MAX_RESULTS:,} results in one capture (the most read)")
+        flags = [f for f in (schema.bracketed(b, _XNNPACK_PARAM) for b in lines[start:i]) if f is not None]
+        xnnpack = flags[-1].strip().lower() in ("1", "true") if flags else None
+        timing = _log_result(lines, [i], path, lo=start)
+        out.append((timing, xnnpack))
         start = i + 1
     return out
 
 
 def _litert_json(data: bytes, path: str) -> DeviceTiming:
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ModelFormatError(f"{path}: not valid JSON ({exc})") from None
+    doc = schema.load_json(data, path, "litert-benchmark's --result_json")
     lat = doc.get("latency") if isinstance(doc, dict) else None
     if not isinstance(lat, dict) or lat.get("avg_ms") is None:
-        raise ModelFormatError(f"{path}: JSON without latency.avg_ms (is it litert-benchmark's --result_json?)")
+        raise refuse(path, "JSON without latency.avg_ms (is it litert-benchmark's --result_json?)")
 
     def ms(key: str) -> float | None:
         value = lat.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ModelFormatError(f"{path}: latency.{key} is not a number ({value!r})")
-        return _float(repr(float(value)), path, f"latency.{key}") * 1e3
+        return None if value is None else schema.time_value(value, path, f"latency.{key}") * 1e3
 
-    def count(key: str, where: Any = lat) -> int | None:
-        value = where.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    def count(key: str) -> int | None:
+        value = lat.get(key)
+        return None if value is None else schema.count(value, path, f"latency.{key}")
 
     model = doc.get("model")
-    return DeviceTiming(LITERT_BENCHMARK, "json", ms("avg_ms") or 0.0, median_us=ms("median_ms"), min_us=ms("min_ms"),
-                        max_us=ms("max_ms"), std_us=ms("std_ms"), runs=count("num_runs"),
-                        warmup_runs=count("num_warmup_runs"), init_us=ms("init_ms"), first_us=ms("warmup_first_ms"),
-                        warmup_avg_us=ms("warmup_avg_ms"), graph=model if isinstance(model, str) else None,
-                        threads=count("num_threads", doc), resolution_us=LITERT_RESOLUTION_US)
+    timing = DeviceTiming(LITERT_BENCHMARK, "json", ms("avg_ms") or 0.0, median_us=ms("median_ms"),
+                          min_us=ms("min_ms"), max_us=ms("max_ms"), std_us=ms("std_ms"), runs=count("num_runs"),
+                          warmup_runs=count("num_warmup_runs"), init_us=ms("init_ms"), first_us=ms("warmup_first_ms"),
+                          warmup_avg_us=ms("warmup_avg_ms"),
+                          graph=schema.name(model) if isinstance(model, str) else None,
+                          threads=None if doc.get("num_threads") is None else _threads(doc["num_threads"], path,
+                                                                                       "num_threads"),
+                          resolution_us=LITERT_RESOLUTION_US)
+    names = {"avg_us": "avg_ms", "median_us": "median_ms", "min_us": "min_ms", "max_us": "max_ms", "std_us": "std_ms",
+             "init_us": "init_ms", "first_us": "warmup_first_ms", "warmup_avg_us": "warmup_avg_ms"}
+    return _checked(timing, path, {k: f"latency.{v}" for k, v in names.items()})
+
+
+_LITERT_NAMES = {"avg_us": "Inference (avg)", "median_us": "Inference (median)", "min_us": "Inference (min)",
+                 "max_us": "Inference (max)", "std_us": "Inference (std)", "init_us": "Model initialization",
+                 "first_us": "Warmup (first)", "warmup_avg_us": "Warmup (avg)"}
 
 
 def _litert_stdout(text: str, path: str) -> DeviceTiming:
     block = text[text.rindex(_LITERT_BLOCK):]
     values: dict[str, float] = {}
     runs: dict[str, int] = {}
-    for line in block.splitlines():
+    for line in schema.lines(block, path):
         m = _LITERT_LINE.match(line)
         if m:
-            values[m.group(1)] = _float(m.group(2), path, m.group(1)) * 1e3
+            values[m.group(1)] = _time(m.group(2), path, m.group(1)) * 1e3
             if m.group(3):
-                runs[m.group(1)] = int(m.group(3))
+                runs[m.group(1)] = schema.count(m.group(3), path, f"{m.group(1)} runs")
     if "Inference (avg)" not in values:
-        raise ModelFormatError(f"{path}: a litert-benchmark BENCHMARK RESULTS block without 'Inference (avg)'")
+        raise refuse(path, "a litert-benchmark BENCHMARK RESULTS block without 'Inference (avg)'")
     g = values.get
-    return DeviceTiming(LITERT_BENCHMARK, "stdout", values["Inference (avg)"], median_us=g("Inference (median)"),
-                        min_us=g("Inference (min)"), max_us=g("Inference (max)"), std_us=g("Inference (std)"),
-                        runs=runs.get("Inference (avg)"), warmup_runs=runs.get("Warmup (avg)"),
-                        init_us=g("Model initialization"), first_us=g("Warmup (first)"),
-                        warmup_avg_us=g("Warmup (avg)"), resolution_us=LITERT_RESOLUTION_US)
+    timing = DeviceTiming(LITERT_BENCHMARK, "stdout", values["Inference (avg)"], median_us=g("Inference (median)"),
+                          min_us=g("Inference (min)"), max_us=g("Inference (max)"), std_us=g("Inference (std)"),
+                          runs=runs.get("Inference (avg)"), warmup_runs=runs.get("Warmup (avg)"),
+                          init_us=g("Model initialization"), first_us=g("Warmup (first)"),
+                          warmup_avg_us=g("Warmup (avg)"), resolution_us=LITERT_RESOLUTION_US)
+    return _checked(timing, path, _LITERT_NAMES)
 
 
 def timing_latency(t: DeviceTiming, path: str) -> LatencyStats:

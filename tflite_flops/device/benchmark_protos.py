@@ -16,6 +16,12 @@ The first and the last are read with the message classes ai-edge-litert ships
 (``model_runtime_info_pb2``, ``profiling_info_pb2``). ai-edge-litert ships no class for
 ``BenchmarkResult``: its five messages are declared here from the .proto's field numbers and types,
 through protobuf's descriptor API (no protoc step).
+
+Each file is read under its cap (:data:`~tflite_flops.device.schema.PROTO_CAP`,
+:data:`~tflite_flops.device.schema.RESULT_CAP`); the nodes, tensors, subgraphs and op rows of a proto are
+counted from its wire format before it is decoded (:func:`~tflite_flops.device.schema.count_elements`), and
+each value kept is checked (ids and counts in range, no id listed twice, times finite and at least 0, the
+statistics consistent); names are made safe for every output.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from ..errors import ModelFormatError, RuntimeMissingError
+from ..errors import RuntimeMissingError
 from ..report import DelegatePlacement, LatencyStats, OpRecord, Report
 from ..files import read_capped
-from .op_profile import DEVICE_FILE_CAP, ProfileRow, _op_type
+from . import schema
+from .op_profile import ProfileRow, _op_type
+from .schema import refuse
 
 BUILTIN = "builtin"  # OpRecord.device_placement of an op the device ran on TFLite's builtin kernels
 
@@ -59,14 +67,14 @@ def _parse(message: Any, data: bytes, path: str, what: str) -> Any:
     try:
         message.ParseFromString(data)
     except (DecodeError, RuntimeWarning, ValueError) as exc:
-        raise ModelFormatError(f"{path}: not a {what} protocol buffer ({exc})") from None
+        raise refuse(path, f"not a {what} protocol buffer ({schema.name(exc)})") from None
     return message
 
 
-def read_bytes(path: str) -> bytes:
-    """The bytes of a file, or one clear error."""
+def read_bytes(path: str, cap: int = schema.PROTO_CAP) -> bytes:
+    """The bytes of a file of at most ``cap`` bytes, or one clear error."""
     try:
-        return read_capped(path, DEVICE_FILE_CAP)
+        return read_capped(path, cap)
     except OSError as exc:
         from ..errors import ModelLoadError
 
@@ -97,39 +105,62 @@ class DevicePlacement:
     delegates: tuple[str, ...]  # delegate names that replaced ops
 
 
+RUNTIME_LAYOUT = {2: {2: None, 3: None}}  # ModelRuntimeDetails.subgraphs -> RuntimeSubgraph.edges, .nodes
+
+
 def parse_runtime_details(data: bytes, path: str = "runtime info") -> DevicePlacement:
     """The placement a ``ModelRuntimeDetails`` records.
 
     Raises:
-        ModelFormatError: not such a proto, or a DELEGATE node naming an op that does not exist.
+        ModelFormatError: not such a proto, more than :data:`~tflite_flops.device.schema.MAX_ELEMENTS` nodes,
+            tensors and subgraphs, a subgraph or node id that is negative or listed twice, or a DELEGATE node
+            naming an op that does not exist.
     """
+    if len(data) > schema.PROTO_CAP:
+        raise refuse(path, f"larger than {schema.PROTO_CAP >> 20} MiB, the most read from a ModelRuntimeDetails")
+    schema.count_elements(data, RUNTIME_LAYOUT, path, "ModelRuntimeDetails")
     details = _parse(message_class("tflite.profiling.ModelRuntimeDetails")(), data, path, "ModelRuntimeDetails")
     if not details.subgraphs:
-        raise ModelFormatError(f"{path}: a ModelRuntimeDetails without subgraphs")
+        raise refuse(path, "a ModelRuntimeDetails without subgraphs")
     nodes: list[DeviceNode] = []
     partitions: dict[int, int] = {}
     names: list[str] = []
     for sg in details.subgraphs:
+        sg_id = schema.count(sg.subgraph_id, path, "subgraph_id")
+        if sg_id in partitions:
+            raise refuse(path, f"subgraph {sg_id} is listed twice")
+        where = f"subgraph {sg_id}"
+        ids: set[int] = set()
+        for n in sg.nodes:
+            node_id = schema.count(n.id, path, f"{where}: node id")
+            if node_id in ids:
+                raise refuse(path, f"{where}: node {node_id} is listed twice")
+            ids.add(node_id)
+        # the DELEGATE nodes in execution-plan order (the plan's positions found once, not per node)
+        order: dict[int, int] = {}
+        for i, node_id in enumerate(sg.execution_plan):
+            order.setdefault(node_id, i)
+        last = len(order)
         delegate_nodes = [n for n in sg.nodes if n.HasField("delegate_node_details")]
-        plan = list(sg.execution_plan)
-        delegate_nodes.sort(key=lambda n: plan.index(n.id) if n.id in plan else len(plan) + n.id)
+        delegate_nodes.sort(key=lambda n: (order.get(n.id, last), n.id))
         replaced: dict[int, tuple[str, int]] = {}
         for p, dn in enumerate(delegate_nodes):
-            name = dn.delegate_node_details.delegate_name or dn.name
+            # an unnamed DELEGATE node still ran its ops (an empty name would read as builtin kernels)
+            name = schema.name(dn.delegate_node_details.delegate_name or dn.name or f"delegate node {dn.id}")
             names.append(name)
             for op in dn.delegate_node_details.tflite_node_ids_replaced:
                 replaced[op] = (name, p)
-        partitions[sg.subgraph_id] = len(delegate_nodes)
+        partitions[sg_id] = len(delegate_nodes)
         originals = [n for n in sg.nodes if not n.HasField("delegate_node_details")]
-        ids = {n.id for n in originals}
-        missing = sorted(set(replaced) - ids)
+        original_ids = {n.id for n in originals}
+        missing = sorted(set(replaced) - original_ids)
         if missing:
-            raise ModelFormatError(f"{path}: subgraph {sg.subgraph_id}: a DELEGATE node replaces node {missing[0]}, "
-                                   "which the subgraph does not list")
+            raise refuse(path, f"{where}: a DELEGATE node replaces node {missing[0]}, which the subgraph does not "
+                               "list")
         for n in originals:
             delegate, part = replaced.get(n.id, (None, None))
-            nodes.append(DeviceNode(sg.subgraph_id, n.id, n.name, delegate, part))
-    return DevicePlacement(details.model_name, tuple(nodes), partitions, tuple(dict.fromkeys(names)))
+            nodes.append(DeviceNode(sg_id, n.id, schema.name(n.name), delegate, part))
+    return DevicePlacement(schema.name(details.model_name), tuple(nodes), partitions, tuple(dict.fromkeys(names)))
 
 
 def runtime_mismatches(report: Report, placement: DevicePlacement) -> list[str]:
@@ -231,16 +262,34 @@ def _set(message: Any) -> dict[str, Any]:
     return {f.name: v for f, v in message.ListFields()}
 
 
+_LATENCY_STATS = {"min_ms": "min", "median_ms": "median", "avg_ms": "avg", "max_ms": "max", "p5_ms": "p5",
+                  "p95_ms": "p95"}
+
+
 def parse_benchmark_result(data: bytes, path: str = "result") -> LatencyStats:
     """The device's whole-model figures as :class:`LatencyStats` (``runtime`` "benchmark_model (device)").
 
     p5, p95, the average warm-up, the memory footprint and the throughput are kept as extra keys.
+
+    Raises:
+        ModelFormatError: not such a proto, a time that is not finite or below 0, a count or memory figure
+            below 0, or statistics that disagree (min <= p5 <= median <= p95 <= max, min <= avg <= max).
     """
+    if len(data) > schema.RESULT_CAP:
+        raise refuse(path, f"larger than {schema.RESULT_CAP >> 20} MiB, the most read from a BenchmarkResult")
     result = _parse(benchmark_result_class()(), data, path, "BenchmarkResult")
     lat, mem, misc = (_set(result.latency_metrics), _set(result.memory_metrics), _set(result.misc_metrics))
     if not lat:
-        raise ModelFormatError(f"{path}: a BenchmarkResult without latency metrics (is it benchmark_model's "
-                               "--result_file_path output?)")
+        raise refuse(path, "a BenchmarkResult without latency metrics (is it benchmark_model's --result_file_path "
+                           "output?)")
+    lat = {k: schema.time_value(v, path, f"latency_metrics.{k}") for k, v in lat.items()}
+    mem = {k: schema.time_value(v, path, f"memory_metrics.{k}", "a memory figure") for k, v in mem.items()}
+    runs = {k: schema.count(misc[k], path, f"misc_metrics.{k}") for k in ("num_runs", "num_warmup_runs") if k in misc}
+    for k in ("model_size_mb", "model_throughput_in_mb_per_sec"):
+        if k in misc:
+            schema.time_value(misc[k], path, f"misc_metrics.{k}", "a size or rate")
+    schema.check_stats(path, {_LATENCY_STATS[k]: v for k, v in lat.items() if k in _LATENCY_STATS},
+                       "latency_metrics.")
 
     def ms(key: str) -> float | None:
         return None if key not in lat else round(float(lat[key]), 6)
@@ -248,32 +297,49 @@ def parse_benchmark_result(data: bytes, path: str = "result") -> LatencyStats:
     mean, std = ms("avg_ms"), ms("stddev_ms")
     extra: dict[str, Any] = {k: ms(k) for k in ("p5_ms", "p95_ms", "average_warm_up_ms") if k in lat}
     if mem:
-        extra["device_memory"] = {k: (round(float(v), 3) if isinstance(v, float) else int(v)) for k, v in mem.items()}
+        extra["device_memory"] = {k: (round(float(v), 3) if k == "peak_mem_mb" else int(v)) for k, v in mem.items()}
     if "model_throughput_in_mb_per_sec" in misc:
         extra["model_throughput_mb_per_s"] = round(float(misc["model_throughput_in_mb_per_sec"]), 3)
-    return LatencyStats(runtime="benchmark_model (device)", runs=misc.get("num_runs"),
-                        warmup=misc.get("num_warmup_runs"), init_ms=ms("init_ms"), first_ms=ms("first_inference_ms"),
+    name = schema.name(result.name)
+    return LatencyStats(runtime="benchmark_model (device)", runs=runs.get("num_runs"),
+                        warmup=runs.get("num_warmup_runs"), init_ms=ms("init_ms"), first_ms=ms("first_inference_ms"),
                         mean_ms=mean, std_ms=std, min_ms=ms("min_ms"), median_ms=ms("median_ms"), max_ms=ms("max_ms"),
                         cv=round(std / mean, 6) if mean and std is not None else None,
-                        method=f"device result {path}" + (f" ({result.name})" if result.name else ""), extra=extra)
+                        method=f"device result {schema.name(path)}" + (f" ({name})" if name else ""), extra=extra)
 
 
 # ---- BenchmarkProfilingData: the op profile in proto form ---------------------------------------------
+
+_MODEL_PROFILE = {1: {3: None}, 2: {2: None}}  # subgraph_profiles -> per_op_profiles; delegate_profiles -> per_op
+PROFILE_LAYOUT = {2: _MODEL_PROFILE, 3: _MODEL_PROFILE}  # BenchmarkProfilingData.init_profile, .runtime_profile
 
 
 def parse_profile_proto(data: bytes, path: str = "profile") -> list[ProfileRow]:
     """The runtime profile's rows (per subgraph, in run order), as the text profile's reader gives them.
 
     Delegate rows (a DELEGATE node's time) keep their node type, as in the text form.
+
+    Raises:
+        ModelFormatError: not such a proto, more than :data:`~tflite_flops.device.schema.MAX_ELEMENTS` rows and
+            subgraphs, a time or count below 0, or no row.
     """
+    if len(data) > schema.PROTO_CAP:
+        raise refuse(path, f"larger than {schema.PROTO_CAP >> 20} MiB, the most read from a BenchmarkProfilingData")
+    schema.count_elements(data, PROFILE_LAYOUT, path, "BenchmarkProfilingData")
     profile = _parse(message_class("tflite.profiling.BenchmarkProfilingData")(), data, path, "BenchmarkProfilingData")
     rows = []
     for sg in profile.runtime_profile.subgraph_profiles:
+        sg_index = schema.count(sg.subgraph_index, path, "subgraph_index")
         for op in sorted(sg.per_op_profiles, key=lambda o: o.run_order):
             stat = op.inference_microseconds
-            rows.append(ProfileRow(sg.subgraph_index, op.node_type, stat.avg / 1000.0,
-                                   stat.first / 1000.0 if stat.count else None,
-                                   float(op.times_called) if op.times_called else None, op.name))
+            where = f"subgraph {sg_index}: row {schema.name(op.name)!r}: "
+            count = schema.count(stat.count, path, f"{where}inference_microseconds.count")
+            avg = schema.time_value(stat.avg, path, f"{where}inference_microseconds.avg")
+            first = schema.time_value(stat.first, path, f"{where}inference_microseconds.first") if count else None
+            called = schema.count(op.times_called, path, f"{where}times_called")
+            rows.append(ProfileRow(sg_index, schema.name(op.node_type), avg / 1000.0,
+                                   None if first is None else first / 1000.0, float(called) if called else None,
+                                   schema.name(op.name)))
     if not rows:
-        raise ModelFormatError(f"{path}: no per-op rows in the BenchmarkProfilingData runtime profile")
+        raise refuse(path, "no per-op rows in the BenchmarkProfilingData runtime profile")
     return rows

@@ -7,8 +7,12 @@ from dataclasses import replace
 from ..errors import ProfileMismatchError
 from ..report import Report
 from . import benchmark_protos as dev
+from . import schema
 from .benchmark_logs import is_timing_text, parse_timing, timing_latency
 from .op_profile import join_profile, parse_profile, profile_graph, profile_mismatches
+
+
+MAX_PROBLEMS = 3  # mismatches named in the error (or, with --force, as warnings)
 
 
 def _is_text_profile(data: bytes) -> bool:
@@ -47,18 +51,21 @@ def import_device_outputs(report: Report, model: str, *, profile: str | None = N
     forced: list[str] = []
 
     def check(problems: list[str], path: str, what: str) -> None:
+        # a file of many subgraphs can hold a problem per subgraph: the first few are named, the rest counted
+        shown = problems[:MAX_PROBLEMS] + ([f"and {len(problems) - MAX_PROBLEMS:,} more"]
+                                           if len(problems) > MAX_PROBLEMS else [])
         if problems and not force:
-            raise ProfileMismatchError(f"{path} is not {what} of {model}: {'; '.join(problems)} "
+            raise ProfileMismatchError(f"{path} is not {what} of {model}: {'; '.join(shown)} "
                                        "(--force joins it anyway)")
-        forced.extend(problems)
+        forced.extend(shown)
 
     if runtime_info:
-        placement = dev.parse_runtime_details(dev.read_bytes(runtime_info), runtime_info)
+        placement = dev.parse_runtime_details(dev.read_bytes(runtime_info, schema.PROTO_CAP), runtime_info)
         check(dev.runtime_mismatches(report, placement), runtime_info, "the runtime details")
         report = dev.join_runtime_details(report, placement, source=runtime_info)
     if result:
         # the device's whole-model figures; the op profile's per-op summary joins them below
-        data = dev.read_bytes(result)
+        data = dev.read_bytes(result, max(schema.TEXT_CAP, schema.RESULT_CAP))  # a log, JSON or a proto
         if is_timing_text(data):
             timing = parse_timing(data, result)
             check(_graph_mismatch(report, timing.graph), result, "a result")
@@ -67,10 +74,10 @@ def import_device_outputs(report: Report, model: str, *, profile: str | None = N
             latency = dev.parse_benchmark_result(data, result)
         report = replace(report, latency=latency)
     if profile:
-        data = dev.read_bytes(profile)
+        data = dev.read_bytes(profile, max(schema.TEXT_CAP, schema.PROTO_CAP))  # text, CSV or a proto
         if _is_text_profile(data):
             text = data.decode("utf-8", errors="replace")
-            rows, graph = parse_profile(text), profile_graph(text)
+            rows, graph = parse_profile(text, profile), profile_graph(text)
         else:
             rows, graph = dev.parse_profile_proto(data, profile), None
         check(profile_mismatches(report, rows, graph), profile, "a profile")

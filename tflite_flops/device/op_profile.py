@@ -12,6 +12,12 @@ The "Benchmark Initialization" block is skipped. Multi-subgraph profiles say ``S
 before a block. Rows are joined to our ops by output tensor name, then by run order among ops
 of the same type. Delegate partitions (``TfLiteXNNPackDelegate`` …) cannot be attributed to ops
 and are reported apart.
+
+Each row's times are checked (finite, at least 0: benchmark_model prints a fast op as ``0.000``) and its
+"times called" is a count; a row that is no number at all (a header repeated, a title) is not a row. Names
+and node types are made safe for every output (:func:`~tflite_flops.device.schema.name`). The text is read
+under :data:`~tflite_flops.device.schema.TEXT_CAP` and :data:`~tflite_flops.device.schema.MAX_LINES` lines, each
+line scanned in linear time, and joined to the report in time linear in rows and ops.
 """
 
 from __future__ import annotations
@@ -21,13 +27,16 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..errors import ModelFormatError
-from ..files import MiB, read_capped
+from ..files import read_capped
 from ..report import LatencyStats, Report
+from . import schema
+from .schema import refuse
 
-DEVICE_FILE_CAP = 512 * MiB  # benchmark_model's op profiles and runtime details, read whole
+DEVICE_FILE_CAP = schema.TEXT_CAP  # benchmark_model's op profiles and logs, read whole
 
-_BANNER = re.compile(r"^=+\s*(.*?)\s*=+\s*$")
-_SUBGRAPH = re.compile(r"Subgraph \(index:\s*(\d+)")
+_SUBGRAPH = re.compile(r"Subgraph \(index:\s*(-?\d+)")
+_CELL = re.compile(r"\[([^\]]+)\]")
+MAX_ROWS = schema.MAX_ELEMENTS  # rows of one profile (a real one: one per op and section)
 
 
 @dataclass(frozen=True)
@@ -43,22 +52,40 @@ class ProfileRow:
 
 
 def _num(text: str) -> float | None:
+    """The number a cell holds (None: no number at all); a cell too long to be one is no number."""
+    s = text.strip().rstrip("%")
+    if len(s) > schema.NUMBER_CHARS:
+        return None
     try:
-        return float(text.strip().rstrip("%"))
+        return float(s)
     except ValueError:
         return None
 
 
-def parse_profile(text: str) -> list[ProfileRow]:
-    """Rows of every "Run Order" section of the inference profile (text or CSV mode)."""
+MAX_HEADER = 64  # columns of a header: benchmark_model writes 9
+
+
+def _banner(stripped: str) -> str | None:
+    """The title of a ``===== Title =====`` line, else None (string operations: no backtracking)."""
+    if len(stripped) < 2 or stripped[0] != "=" or stripped[-1] != "=":
+        return None
+    return stripped.strip("=").strip()
+
+
+def parse_profile(text: str, path: str = "profile") -> list[ProfileRow]:
+    """Rows of every "Run Order" section of the inference profile (text or CSV mode).
+
+    Raises:
+        ModelFormatError: a row's time or count out of range, a subgraph index that is no count, or more than
+            :data:`MAX_ROWS` rows or :data:`~tflite_flops.device.schema.MAX_LINES` lines.
+    """
     rows: list[ProfileRow] = []
     section = ""
     in_init = False
     subgraph = 0
     header: list[str] | None = None
     csv_mode = False
-    for raw in text.splitlines():
-        line = raw.rstrip("\n")
+    for number, line in enumerate(schema.lines(text, path), 1):
         stripped = line.strip()
         if not stripped:
             continue
@@ -68,51 +95,70 @@ def parse_profile(text: str) -> list[ProfileRow]:
             in_init = False
         m = _SUBGRAPH.search(stripped)
         if m:
-            subgraph = int(m.group(1))
+            subgraph = schema.count(m.group(1), path, f"line {number}: the subgraph index")
         elif "Primary graph" in stripped:
             subgraph = 0
-        banner = _BANNER.match(stripped)
-        if banner:
-            section, header = banner.group(1), None
+        banner = _banner(stripped)
+        if banner is not None:
+            section, header = banner, None
             continue
         if section != "Run Order" or in_init:
             continue
         if header is None:
-            cells = re.findall(r"\[([^\]]+)\]", stripped)
+            cells = _CELL.findall(stripped)
             if cells:
-                header, csv_mode = [c.strip().lower() for c in cells], False
+                header, csv_mode = [c.strip().lower() for c in cells[:MAX_HEADER]], False
             elif "," in stripped and "node type" in stripped.lower():
-                header, csv_mode = [c.strip().lower() for c in stripped.split(",")], True
+                header, csv_mode = [c.strip().lower() for c in stripped.split(",", MAX_HEADER)[:MAX_HEADER]], True
             continue
-        row = _row(stripped, header, csv_mode, subgraph)
+        row = _row(stripped, header, csv_mode, subgraph, path, number)
         if row is not None:
+            if len(rows) >= MAX_ROWS:
+                raise refuse(path, f"more than {MAX_ROWS:,} op rows (the most read from a profile)")
             rows.append(row)
     return rows
 
 
-def _row(line: str, header: list[str], csv_mode: bool, subgraph: int) -> ProfileRow | None:
+def _row(line: str, header: list[str], csv_mode: bool, subgraph: int, path: str = "profile",
+         number: int = 0) -> ProfileRow | None:
+    n = len(header)
+    if n < 2:
+        return None
     if csv_mode:
-        parts = [p.strip() for p in line.split(",", len(header) - 1)]
-        if len(parts) < len(header):
+        parts = line.split(",", n - 1)
+        if len(parts) < n:
             return None
         cells = dict(zip(header, parts))
     else:
-        m = re.match(r"^(.*?)\[(.*)\]\s*$", line)
-        if not m:
+        # "cells... [name]": the name is between the line's first "[" and its last character, "]"
+        if not line.endswith("]") or "[" not in line:
             return None
-        values = m.group(1).split()
-        if len(values) < len(header) - 1:
+        start = line.index("[")
+        values = line[:start].split()
+        if len(values) < n - 1:
             return None
         # the node type may contain spaces in rare cases: the numeric columns are the last ones
-        n_num = len(header) - 2
-        cells = dict(zip(header[1:-1], values[-n_num:]))
-        cells[header[0]] = " ".join(values[:-n_num])
-        cells[header[-1]] = m.group(2)
-    avg = _num(cells.get("avg ms", cells.get("avg_ms", "")))
+        n_num = n - 2
+        cells = dict(zip(header[1:-1], values[-n_num:] if n_num else []))
+        cells[header[0]] = " ".join(values[:-n_num] if n_num else values)
+        cells[header[-1]] = line[start + 1:-1]
+    avg_key = "avg ms" if "avg ms" in cells else "avg_ms"
+    avg = _num(cells.get(avg_key, ""))
     if avg is None:
         return None
-    return ProfileRow(subgraph, cells.get("node type", "").strip(), avg, _num(cells.get("first", "")),
-                      _num(cells.get("times called", "")), cells.get("name", "").strip())
+    first = _num(cells.get("first", ""))
+    called = _num(cells.get("times called", ""))
+    if not (0.0 <= avg < _INF and (first is None or 0.0 <= first < _INF) and (called is None or 0.0 <= called < _INF)):
+        at = f"line {number}: " if number else ""  # which one is out of range: its check raises
+        schema.time_value(avg, path, f"{at}{avg_key}")
+        if first is not None:
+            schema.time_value(first, path, f"{at}first")
+        schema.time_value(called, path, f"{at}times called", "a count")
+    return ProfileRow(subgraph, schema.name(cells.get("node type", "").strip()), avg, first, called,
+                      schema.name(cells.get("name", "").strip()))
+
+
+_INF = float("inf")
 
 
 def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benchmark_model op profile") -> Report:
@@ -122,15 +168,22 @@ def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benc
         raise ModelFormatError("no per-op rows found in the profile (was it run with --enable_op_profiling=true?)")
     records = list(report.ops)
     by_name: dict[tuple[int, str], int] = {}
+    by_type: dict[tuple[int, str], list[int]] = {}  # the positions of each (subgraph, op type), last first
     for pos, r in enumerate(records):
-        by_name.setdefault((r.subgraph, r.name), pos)
+        by_name.setdefault((r.subgraph, schema.name(r.name)), pos)  # the rows' names are made printable too
+        by_type.setdefault((r.subgraph, r.op_type), []).append(pos)
+    for positions in by_type.values():
+        positions.reverse()
     taken: set[int] = set()
     unmatched: list[ProfileRow] = []
     for row in rows:
         pos = by_name.get((row.subgraph, row.name))
         if pos is None or pos in taken:
-            pos = next((i for i, r in enumerate(records) if i not in taken and r.subgraph == row.subgraph
-                        and r.op_type == row.node_type), None)
+            # the first op of the row's type not yet taken, in run order (each position is popped once)
+            queue = by_type.get((row.subgraph, row.node_type), [])
+            while queue and queue[-1] in taken:
+                queue.pop()
+            pos = queue.pop() if queue else None
         if pos is None:
             unmatched.append(row)
             continue
@@ -153,7 +206,7 @@ def join_profile(report: Report, rows: Iterable[ProfileRow], source: str = "benc
 
 def read_profile(path: str) -> list[ProfileRow]:
     """Parse a profile file."""
-    return parse_profile(read_profile_text(path))
+    return parse_profile(read_profile_text(path), path)
 
 
 def read_profile_text(path: str) -> str:
@@ -166,14 +219,19 @@ def read_profile_text(path: str) -> str:
         raise ModelLoadError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
-_GRAPH = re.compile(r"^(?:.*?[\s:])?Graph:\s*\[(.*)\]\s*$", re.M)  # bare, "INFO: Graph: [..]" or a logcat line
-
-
 def profile_graph(text: str) -> str | None:
     """The ``Graph: [model.tflite]`` that benchmark_model logs before the profile (text mode; newer versions
-    prefix ``INFO: ``, a logcat capture its own columns), else None."""
-    m = _GRAPH.search(text)
-    return m.group(1).strip() if m else None
+    prefix ``INFO: ``, a logcat capture its own columns), else None. Only the lines that hold ``Graph:`` are
+    looked at, each once."""
+    pos = text.find("Graph:")
+    while pos >= 0:
+        start, end = text.rfind("\n", 0, pos) + 1, text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        found = schema.bracketed(text[start:end], "Graph")
+        if found is not None:
+            return schema.name(found.strip())
+        pos = text.find("Graph:", end)
+    return None
 
 
 def _is_delegate(node_type: str) -> bool:
@@ -202,8 +260,11 @@ def profile_mismatches(report: Report, rows: Iterable[ProfileRow], graph: str | 
     by_subgraph: dict[int, list[ProfileRow]] = {}
     for row in rows:
         by_subgraph.setdefault(row.subgraph, []).append(row)
+    model_ops: dict[int, list[str]] = {}  # the model's op types per subgraph, in execution order: built once
+    for o in sorted(report.ops, key=lambda o: (o.subgraph, o.index)):
+        model_ops.setdefault(o.subgraph, []).append(_op_type(o.op_type))
     for sg, sg_rows in sorted(by_subgraph.items()):
-        ours = [_op_type(o.op_type) for o in sorted(report.ops, key=lambda o: o.index) if o.subgraph == sg]
+        ours = model_ops.get(sg, [])
         theirs = [r.node_type for r in sg_rows if not _is_delegate(r.node_type)]
         delegated = len(theirs) < len(sg_rows)
         where = f"subgraph {sg}: " if len(by_subgraph) > 1 or sg else ""

@@ -46,7 +46,9 @@ def why_kept(o: OpRecord, key: str) -> str | None:
 
 
 def partition_of(o: OpRecord, key: str) -> int | None:
-    """The op's partition under ``key``."""
+    """The op's partition under ``key`` (the device's: which DELEGATE node ran it; None on builtin kernels)."""
+    if key == "device":
+        return o.device_partition
     return declared.partition(o, key)
 
 
