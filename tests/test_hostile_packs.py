@@ -232,3 +232,49 @@ def test_the_export_checks_every_file_before_writing_one(tmp_path):
         export_pack(str(folder), RuntimeSettings(), True, ("overhead-add1",))
     assert sorted(p.name for p in (folder / "models").iterdir()) == ["overhead-add16.tflite"]
     assert sorted(p.name for p in folder.iterdir()) == ["models"]
+
+
+# ---- a short coverage-guided run of the pack import harness ----------------------------------------------------
+
+
+@pytest.mark.slow  # ~20 s: 200 seeded inputs of fuzz/fuzz_pack.py (libFuzzer via atheris)
+@pytest.mark.runtime
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64" or not sys.platform.startswith("linux"),
+                    reason="atheris (the test extra) has wheels for Linux x86-64 only")
+def test_a_short_coverage_guided_fuzz_run_of_the_pack_import_finds_nothing(tmp_path):
+    # Seeded and bounded by a count of inputs, not a time: the same run every time. A crash, a leak or a hang
+    # (-timeout per input, a hang detector) fails it; the input is saved under tmp_path.
+    import subprocess
+
+    import atheris  # noqa: F401 - in the test extra on Linux x86-64
+
+    root = Path(__file__).resolve().parent.parent
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(8):
+        (corpus / f"seed{i}").write_bytes(bytes(range(i * 29 % 256, 256))[:40 + 13 * i])
+    proc = subprocess.run([sys.executable, str(root / "fuzz" / "fuzz_pack.py"), str(corpus), "-runs=200",
+                           "-seed=1", "-timeout=60", "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Done 200 runs" in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.runtime
+def test_a_pack_whose_runs_fit_no_law_says_so(tmp_path):
+    """Only the overhead chains came back: one line that says their runs fit no law, not "nothing was timed"."""
+    from tflite_flops.latency.pack import export_pack, import_pack
+    from tflite_flops.latency.profile import ProfileError
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    pack = tmp_path / "pack"
+    manifest = export_pack(str(pack), RuntimeSettings(), True, ("overhead-add1",))
+    (pack / "profiles").mkdir(exist_ok=True)
+    for entry in manifest["points"]:
+        (pack / entry["log"]).write_text(
+            f"INFO: Graph: [{entry['model']}]\nINFO: Use xnnpack: [{int(entry['delegate'])}]\n"
+            "INFO: count=40 first=120 curr=120 min=118 max=125 avg=120 std=1 p5=118 median=120 p95=124\n\n"
+            "INFO: Inference timings in us: Init: 900, First inference: 130, Warmup (avg): 121, Inference (avg): 120\n")
+    with pytest.raises(ProfileError, match="run\\(s\\) that came back fit no law"):
+        import_pack(str(pack))

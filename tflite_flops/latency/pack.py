@@ -33,7 +33,7 @@ import stat
 from typing import Any, Mapping, Sequence
 
 from .profile import DeviceProfile, Machine, ProfileError
-from ..errors import InputSpecError, ModelFormatError, ModelLoadError
+from ..errors import InputSpecError, ModelFormatError, ModelLoadError, RuntimeUnavailableError
 from ..files import NotReplaced, TooLarge, check_output, read_capped, write_atomic
 from ..settings import RuntimeSettings, Settings, Target
 from ..targets import detect
@@ -341,4 +341,8 @@ def import_pack(folder: str, device: str | None = None) -> DeviceProfile:
     if coarse:
         notes.append(f"{coarse} run(s) within 20 steps of the tool's rounding "
                      f"({LITERT_BENCHMARK}: 0.01 ms): their laws are coarse")
-    return build_profile(analysed, medians, where, "import", notes=tuple(notes))
+    try:
+        return build_profile(analysed, medians, where, "import", notes=tuple(notes))
+    except RuntimeUnavailableError:  # only runs that feed no law came back (the overhead chains alone)
+        raise ProfileError(f"{folder}: the {len(medians)} run(s) that came back fit no law (every one of them an "
+                           "overhead chain): copy the rest of profiles/ here, or run the pack again") from None
