@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import tflite_flops
+from tflite_flops.report.headline import runtime_total
 from tflite_flops.ops.registry import TEMPORARIES, KernelSetup, OpContext, TensorInfo
 from tflite_flops.reader.load import load_model
 from tflite_flops.targets import get as get_target
@@ -801,3 +802,55 @@ def test_int8_weights_xnnpack_unpacks(tmp_path, kept_first):
     assert (on.arena_bytes >= 2_097_152) == kept_first and on.persistent_arena_bytes == 0
     measured = real[f"{path}|None|1|delegate"]
     assert abs(on.delegate_bytes - measured) <= 0.10 * measured, (on.delegate_bytes, measured)
+
+
+_RSS_CHILD = """
+import json, sys
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter
+
+def rss():
+    with open("/proc/self/status") as f:
+        return {k: int(v.split()[0]) * 1024 for k, v in (line.split(":", 1) for line in f)
+                if k in ("RssAnon", "RssFile")}
+
+before = rss()
+interpreter = Interpreter(model_path=sys.argv[1], num_threads=1)
+loaded = rss()
+interpreter.allocate_tensors()
+for d in interpreter.get_input_details():
+    interpreter.set_tensor(d["index"], np.arange(int(np.prod(d["shape"])), dtype=d["dtype"]).reshape(d["shape"]))
+interpreter.invoke()
+print(json.dumps({"load_file": loaded["RssFile"] - before["RssFile"]}))
+"""
+
+
+@pytest.mark.runtime
+def test_an_embedding_table_is_resident_from_the_load_on_as_the_headline_counts_it(tmp_path):
+    """The memory headline counts the weights mapped from the file whole, an embedding table too, though one
+    inference reads a few of its rows (issue 42 asked which is resident). LiteRT pages the whole file in when it
+    loads the model (its flatbuffer is verified there), before any row is looked up: measured as the process's
+    file-backed resident pages (``RssFile``), a 4 MiB table's model adds at least its table at load."""
+    import numpy as np
+
+    from tflite_builder import FLOAT32, INT32, build_model
+
+    rows, width = 8192, 128  # 8,192 · 128 · 4 B = 4 MiB of float32 table
+    table = np.random.default_rng(0).random((rows, width), dtype=np.float32)
+    model = build_model([{"tensors": [{"name": "ids", "shape": [1, 4], "type": INT32},
+                                      {"name": "table", "shape": [rows, width], "type": FLOAT32, "buffer": 1},
+                                      {"name": "rows", "shape": [1, 4, width]}],
+                          "operators": [{"opcode": 0, "inputs": [1, 0], "outputs": [2],
+                                         "options": ("GatherOptions", {"axis": 0})}],
+                          "inputs": [0], "outputs": [2]}], [36], buffers=[None, table.tobytes()])
+    path = tmp_path / "embedding.tflite"
+    path.write_bytes(model)
+    report = tflite_flops.analyze(path)
+    gather = report.ops[0]
+    assert report.totals.params == rows * width and gather.bytes_read == 4 * 4 + 4 * width * 4  # 4 ids, 4 rows
+    assert report.memory.weights_bytes == rows * width * 4 == 4 << 20
+    assert runtime_total(report.memory).weights_mapped_bytes == 4 << 20  # in the headline, whole
+    run = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    measured = json.loads(run.stdout.strip().splitlines()[-1])
+    assert measured["load_file"] >= 0.95 * (4 << 20), measured  # the whole table, at load
