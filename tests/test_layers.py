@@ -5,8 +5,9 @@ the op registry; the report (pure data); the analysis; measurement; studies; ren
 library front door (api, convert); the commands; the CLI and the package itself. A module may
 import its own layer and the layers below it, never one above. On top of that:
 
-* the latency package (``latency/``) spans two layers: its static modules (profile, predict, fit) are
-  analysis, the ones that write and time models (suite, calibrate, pack) measurement;
+* the latency package (``latency/``) spans two layers: its static modules (profile, features, predict, fit) are
+  the prediction layer, below the analysis (which calls them), the ones that write and time models (suite,
+  calibrate, pack) measurement;
 * ``device/`` (benchmark_model's outputs, read and joined to a report) is on the measure layer;
 * measurement never imports render (it draws no output of its own but a progress bar);
 * the Report's records never import budget, completeness, compare or render (those read Reports);
@@ -25,13 +26,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
 P = "tflite_flops"
 
 # the latency package's modules that write and time models (the rest of latency/ is static: analysis layer)
-LATENCY_MEASURE = (f"{P}.latency.suite", f"{P}.latency.suite_models", f"{P}.latency.calibrate", f"{P}.latency.pack")
+LATENCY_MEASURE = (f"{P}.latency.suite", f"{P}.latency.suite_models", f"{P}.latency.calibrate", f"{P}.latency.pack",
+                   f"{P}.latency.pack_manifest", f"{P}.latency.pack_files")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings", f"{P}.targets")),
     ("reader", (f"{P}.reader",)),
     ("ops", (f"{P}.ops",)),
     ("report", (f"{P}.report",)),
-    ("analysis", (f"{P}.analysis", f"{P}.latency")),  # latency/: the profile, prediction and fit run nothing
+    # latency/'s static half (the profile, the features, the prediction and the fit run nothing) is below the
+    # analysis: the analysis calls the prediction and hands it what it placed, never the reverse
+    ("prediction", (f"{P}.latency",)),
+    ("analysis", (f"{P}.analysis",)),
     ("measure", (f"{P}.measure", f"{P}.device", *LATENCY_MEASURE)),
     ("studies", (f"{P}.studies",)),
     ("render", (f"{P}.render",)),

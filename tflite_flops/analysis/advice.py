@@ -37,6 +37,7 @@ from ..settings import DelegateConfig
 from ..report import OpRecord, Report
 from ..report import lazy
 from ..report.advice import Advice, op_ranges, saving_text
+from .placement import xnnpack_placer
 
 if TYPE_CHECKING:  # the latency model is imported only when a profile is given (a prediction)
     from ..latency.profile import DeviceProfile
@@ -275,7 +276,7 @@ def advise(report: Report, model: Model, profile: DeviceProfile | None = None,
     if profile is not None:
         from ..latency.predict import profile_context  # the prediction's own context: one definition
 
-        pricing = Pricing(profile, profile_context(model, report.ops, profile, config))
+        pricing = Pricing(profile, profile_context(model, report.ops, profile, xnnpack_placer(model, config)))
     return tuple(_xnnpack_items(report, model, pricing) + _weight_items(report, model) + _gpu_items(report))
 
 

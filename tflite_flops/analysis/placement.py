@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..ops.facts import DEQUANTIZE_WEIGHTS, VARIABLE_HANDLE, VARIABLE_READ, facts_of, xnnpack_facts
 from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CATEGORY_PARTITION_LIMIT, CATEGORY_SHAPE,
@@ -148,6 +148,12 @@ def _unpacked_at_init(unpacking: str, src: DelegateTensor, dst: DelegateTensor) 
         return (not src.sparse and (src.static or src.quasi_static) and dst.dtype == "FLOAT32"
                 and (src.dtype == "FLOAT16" or (src.dtype == "INT8" and src.quantization is not None)))
     return src.static and src.sparse and src.dtype in ("FLOAT16", "INT8", "FLOAT32") and dst.dtype == src.dtype
+
+
+def xnnpack_placer(model: Model, config: DelegateConfig = DelegateConfig()) -> Callable[[int], SubgraphPlacement]:
+    """``subgraph index -> its XNNPACK placement`` with the delegate's flags ``config`` (the settings'): what the
+    prediction is handed to see which ops of a loop's body XNNPACK re-prepares (``latency.predict.Placer``)."""
+    return lambda index: place_subgraph(model, index, XNNPACK, config)
 
 
 def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: DelegateConfig = DelegateConfig(),

@@ -25,6 +25,7 @@ from ..targets import fallback_note
 from .shapes import SubgraphShapes, normalize_input_shapes
 from .assemble import build_report
 from .advice import add_advice
+from .placement import xnnpack_placer
 from .walk import Walk, entry_subgraph, walk_model
 
 
@@ -53,7 +54,8 @@ def analyze_model(source: str | os.PathLike | bytes | bytearray | Model, setting
         if settings.predict is not None:
             from ..latency.predict import add_prediction  # only when predicted: a plain analysis never loads the laws
 
-            report = add_prediction(report, model, settings.predict, settings.predict_forced, settings.delegate)
+            report = add_prediction(report, model, settings.predict, settings.predict_forced,
+                                    xnnpack_placer(model, settings.delegate))
         report = add_advice(report, model, settings.predict, settings.delegate)  # what to change, with the time at stake
         fallback = fallback_note(settings.target.xnnpack)
         if fallback:  # this CPU matches no target: its figures are the fallback target's, and the report says so

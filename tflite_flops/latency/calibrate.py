@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
+from ..analysis.placement import xnnpack_placer
 from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
                       Machine)
 from .predict import feature_context
@@ -285,7 +286,8 @@ def analyse(point: SuitePoint, blob: bytes, settings: Settings | None = None,
     report = analyze_model(model, settings)
     ops = [o for o in report.ops if o.phase == "inference"]
     # the calibrated CPU's kernels, its caches and the loop terms: what a prediction with the profile will see
-    context = feature_context(model, report.ops, settings.target.cpu.name, caches, point.delegate, settings.delegate)
+    context = feature_context(model, report.ops, settings.target.cpu.name, caches, point.delegate,
+                              xnnpack_placer(model, settings.delegate))
     feats = tuple(context.features(o, XNNPACK_PLACEMENT if point.delegate and o.xnnpack else BUILTIN_PLACEMENT)
                   for o in ops)
     partitions = 0

@@ -34,10 +34,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..reader.model import Model, Subgraph
-from ..settings import DelegateConfig
 from ..report import OpRecord, Prediction, ProfileInfo, Report
 from ..report.prediction import (DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET, PARTIAL,
                                  QUICK_PROFILE, STAND_IN_LAWS)
@@ -49,7 +48,6 @@ from .kernels import cpu_target, law_tile, leaves_qd8_state
 from .features import op_features
 from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements)
 from .cache import invoke_penalty_us, whole_model_penalties
-from ..analysis.placement import place_subgraph
 
 OpKey = tuple[int, int]  # (subgraph, op index)
 
@@ -279,20 +277,27 @@ class FeatureContext:
                            self.passed.get(key, 0), key in self.activated, self.caches, self.cpu)
 
 
+# The XNNPACK placement of a subgraph (its ``subsets``, in run order), as the analysis places it with the settings'
+# delegate flags (:func:`tflite_flops.analysis.placement.xnnpack_placer`): the prediction sits below the analysis and
+# is handed the placement, never places a graph itself.
+Placer = Callable[[int], Any]
+
+
 def feature_context(model: Model, ops: Sequence[OpRecord], target: str | None, caches: Mapping[str, int] | None,
-                    xnnpack: bool, config: DelegateConfig = DelegateConfig()) -> FeatureContext:
+                    xnnpack: bool, place: Placer | None = None) -> FeatureContext:
     """The :class:`FeatureContext` of ``model`` (its ``ops``, analysed) on a machine of CPU target ``target``
-    (a profile's ``machine.target``) and ``caches``, XNNPACK on or off with the delegate's flags ``config``."""
+    (a profile's ``machine.target``) and ``caches``, XNNPACK on or off, with the analysis's ``place``ment of the
+    loop bodies (needed when XNNPACK is on and a loop re-prepares its body: :func:`loop_reprepare`)."""
     return FeatureContext(cpu_target(target), law_tile(target), dict(caches or {}), while_trips(model, ops),
-                          loop_reprepare(model, ops, xnnpack, config), while_passthrough(model, ops),
+                          loop_reprepare(model, ops, xnnpack, place), while_passthrough(model, ops),
                           frozenset(fused_activations(model, ops)))
 
 
 def profile_context(model: Model, ops: Sequence[OpRecord], profile: DeviceProfile,
-                    config: DelegateConfig = DelegateConfig()) -> FeatureContext:
+                    place: Placer | None = None) -> FeatureContext:
     """The context a prediction with ``profile`` sees (its machine's target, caches and XNNPACK setting)."""
     m = profile.machine
-    return feature_context(model, ops, m.target, m.caches, m.xnnpack, config)
+    return feature_context(model, ops, m.target, m.caches, m.xnnpack, place)
 
 
 def while_trips(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]:
@@ -348,7 +353,7 @@ def while_passthrough(model: Model, ops: Sequence[OpRecord]) -> dict[OpKey, int]
 
 
 def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool,
-                   config: DelegateConfig = DelegateConfig()) -> dict[OpKey, tuple[int, int]]:
+                   place: Placer | None = None) -> dict[OpKey, tuple[int, int]]:
     """Per WHILE whose body has ops with outputs that change shape every trip: (1, the delegated ops LiteRT
     re-prepares every trip); WHILEs without such ops are left out.
 
@@ -358,6 +363,11 @@ def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool,
     copied and the body re-allocated every trip), and the body's ``InvokeImpl`` re-prepares every node that
     runs after it (``PrepareOpsAndTensors``): a DELEGATE node's Prepare reshapes its XNNPACK runtime, op by op.
     Measured with callgrind on the LSTM sample: that re-preparation is half its first loop's instructions.
+
+    ``place``: the analysis's XNNPACK placement of a body (:data:`Placer`), needed when ``xnnpack`` is on.
+
+    Raises:
+        ValueError: XNNPACK is on, a loop re-prepares its body, and no ``place`` was given.
     """
     out: dict[OpKey, tuple[int, int]] = {}
     for o, body in _whiles(model, ops):
@@ -369,7 +379,9 @@ def loop_reprepare(model: Model, ops: Sequence[OpRecord], xnnpack: bool,
             continue
         reshaped = 0
         if xnnpack:
-            placement = place_subgraph(model, body, XNNPACK, config)  # the delegate's flags, as the analysis's
+            if place is None:
+                raise ValueError("loop_reprepare: the XNNPACK placement of the loop bodies is needed (place=)")
+            placement = place(body)  # the analysis's, with the settings' delegate flags
             subsets = placement.subsets or ()
             after = False
             for delegated, part in subsets:
@@ -638,7 +650,7 @@ def _confidence_figures(o: OpRecord, p: OpPredictions, domains: bool) -> dict[st
 
 
 def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced: str | None = None,
-                   config: DelegateConfig = DelegateConfig()) -> Report:
+                   place: Placer | None = None) -> Report:
     """``report`` with every per-inference op's ``predicted_ms``, the whole model's ``prediction``, a warning per
     op type without a prediction and a note on the ops a fallback law predicted.
 
@@ -647,7 +659,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
         model: the parsed model (its graph tells which ops the delegate fuses).
         profile: the device profile, already checked against the configuration (or forced).
         forced: the refusal ``--force`` overrode, kept in ``prediction.forced``.
-        config: the delegate's flags the report was placed with (the settings'), for the loops' re-placement.
+        place: the analysis's XNNPACK placement of a subgraph (:data:`Placer`), for the loops' re-preparation.
     """
     fused = fused_ops(model, report.ops) if profile.machine.xnnpack else {}
     warnings = list(report.warnings)
@@ -659,7 +671,7 @@ def add_prediction(report: Report, model: Model, profile: DeviceProfile, forced:
     except ArithmeticError:  # tensors past a float's bytes (crafted): the laws predict without the cache costs
         penalties, invoke_penalty = {}, 0.0
         warnings.append("prediction: the whole model's cache costs are left out (its tensors' bytes are past a float)")
-    p = predict_ops(report.ops, profile, fused, profile_context(model, report.ops, profile, config), penalties,
+    p = predict_ops(report.ops, profile, fused, profile_context(model, report.ops, profile, place), penalties,
                     invoke_penalty)
     ops = tuple(replace(o, predicted_ms=p.predicted_ms.get((o.subgraph, o.index)),
                         figures={**o.figures, **_confidence_figures(o, p, profile.domains_known)}) for o in report.ops)

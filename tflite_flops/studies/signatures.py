@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ..analysis.placement import xnnpack_placer
 from ..analysis.run import analyze_entry
 from ..errors import InputSpecError
 from ..latency.predict import add_prediction
@@ -81,7 +82,8 @@ def add_signatures(report: Report, model: Model, settings: Settings, *, prefill:
     for sig in model.signatures:
         sub, walk = analyze_entry(model, settings.at_point(signature=sig.key))
         if settings.predict is not None:
-            sub = add_prediction(sub, model, settings.predict, settings.predict_forced)
+            sub = add_prediction(sub, model, settings.predict, settings.predict_forced,
+                                 xnnpack_placer(model, settings.delegate))  # the settings' delegate flags
         reached = {o.subgraph for o in sub.ops if o.phase != "not_executed"} | {sig.subgraph_index}
         params = param_bytes = 0
         for (subgraph, _), (n, size) in walk.params.tensors.items():
