@@ -56,7 +56,8 @@ SPARSE = {"LatencyStats": set(), "Throughput": set(),
 DERIVED: dict[str, dict[str, Any]] = {
     "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"]},
                       "runtime_total_parts": {"anyOf": [{"type": "object", "properties": {
-                          k: {"type": "integer"} for k in ("arena_bytes", "xnnpack_bytes", "weights_mapped_bytes")},
+                          k: {"type": "integer"} for k in ("arena_bytes", "xnnpack_bytes", "interpreter_bytes",
+                                                           "weights_mapped_bytes")},
                           "required": ["arena_bytes", "xnnpack_bytes", "weights_mapped_bytes"],
                           "additionalProperties": False}, {"type": "null"}]},
                       "runtime_total_threads": {"type": ["integer", "null"]},

@@ -31,8 +31,8 @@ def test_repr_is_one_readable_line(report):
     assert text.startswith("<tflite_flops Report 'cnn_float.tflite':")
     assert "12 ops" in text and "397.4 K MACs" in text and "3.832 K params" in text
     # the memory headline, as the table and the JSON read it (LiteRT's default, XNNPACK on, with the weights
-    # mapped from the file: 165.5 KiB + 14.9 KiB), not the dataclass dump
-    assert "memory 180.4 KiB (LiteRT default: XNNPACK on, 1 thread, weights mapped)" in text
+    # mapped from the file, the interpreter's own structures: 165.5 + 102.5 + 15.0 KiB), not the dataclass dump
+    assert "memory 283.0 KiB (LiteRT default: XNNPACK on, 1 thread, weights mapped)" in text
     assert "OpRecord(" not in text and "latency" not in text  # not measured, not predicted: no latency figure
     assert str(report) == text
 
@@ -79,7 +79,7 @@ def test_dataframe_without_pandas_is_one_clear_error(report, monkeypatch):
 def test_html_view_has_the_headline_and_the_top_ops(report):
     html = report._repr_html_()
     assert html.startswith('<div class="tflite-flops-report">') and html.endswith("</div>")
-    for text in ("cnn_float.tflite", "397.4 K", "829.2 K", "180.4 KiB", "Top 10 ops by FLOPs", "CONV_2D"):
+    for text in ("cnn_float.tflite", "397.4 K", "829.2 K", "283.0 KiB", "Top 10 ops by FLOPs", "CONV_2D"):
         assert text in html
     assert "<script" not in html.lower() and "<style" not in html.lower()
     assert html.count("<tr>") >= 10

@@ -118,9 +118,10 @@ def test_the_memory_headline_is_not_the_arena_nor_xnnpack_off():
     got = {k: summary.value(report, k) for k in ("runtime_total_bytes", "builtin_total_bytes", "arena_bytes")}
     assert len(set(got.values())) == 3
     m = report.memory
-    # the headline: LiteRT's arena with XNNPACK on + XNNPACK's own bytes + the weights mapped from the file
+    # the headline: LiteRT's arena with XNNPACK on + XNNPACK's own bytes + the interpreter's own structures + the
+    # weights mapped from the file
     assert got["runtime_total_bytes"] == (m.runtime_xnnpack.arena_bytes + m.runtime_xnnpack.persistent_arena_bytes
-                                          + m.runtime_xnnpack.delegate_bytes + m.weights_bytes)
+                                          + m.runtime_xnnpack.delegate_bytes + m.interpreter_bytes + m.weights_bytes)
     assert len({f.key for f in summary.FIGURES}) == len({f.label for f in summary.FIGURES}) == len(summary.FIGURES)
 
 

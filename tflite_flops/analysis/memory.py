@@ -48,6 +48,7 @@ from ..settings import tflm_target_name
 from ..ops.registry import MEMORY_FACTS, Temporary
 from ..report import MemorySummary, RuntimeMemory, SubgraphMemory
 from ..report.lazy import Deferred
+from .interpreter_memory import interpreter_bytes
 from .planner import TFLITE_ALIGNMENT, TFLM_ALIGNMENT, align, litert_order, place_buffers
 from .shapes import SubgraphShapes, SubgraphTensors, subgraph_tensors, tensor_sizes
 from .tflm import tflm_figures
@@ -684,7 +685,7 @@ def analyze_memory(model: Model, entry: int, states: Mapping[int, SubgraphShapes
         tflm_allocation_peak_bytes=Deferred(lambda: head.get().allocation_peak_bytes),
         tflm_pointer_bytes=tflm_target.pointer_bytes, tflm_unmodelled_ops=Deferred(lambda: head.get().unmodelled),
         tflm_target=tflm_target_name(tflm_target),
-        weights_bytes=weights, subgraphs=tuple(subgraphs),
+        weights_bytes=weights, subgraphs=tuple(subgraphs), interpreter_bytes=interpreter_bytes(model),
         complete=all(all(states[i].resolved) for i in reached), runtime=runtime_memory(False, runtime_plans, None, None),
         runtime_xnnpack=Deferred(with_xnnpack))
     return summary, {index: plan.live for index, plan in plans.items()}

@@ -71,7 +71,9 @@ def _litert_rows(memory: MemorySummary) -> tuple[list[tuple[str, int, str]], lis
     default: list[tuple[str, int, str]] = []
     total, on = runtime_total(memory), memory.runtime_xnnpack
     if total is not None and on is not None:
-        default = [(f"Total ({total.config})", total.total_bytes, " arena + XNNPACK + weights mapped"),
+        default = [(f"Total ({total.config})", total.total_bytes,
+                    " arena + XNNPACK + interpreter + weights mapped" if total.interpreter_bytes
+                    else " arena + XNNPACK + weights mapped"),
                    ("  LiteRT arena (XNNPACK on)", total.arena_bytes, " partition boundaries + kept ops"),
                    *([("    persistent arena", on.persistent_arena_bytes, "")] if on.persistent_arena_bytes else []),
                    (f"  XNNPACK's own{f' (target {memory.target})' if memory.target else ''}", total.xnnpack_bytes,
@@ -79,6 +81,9 @@ def _litert_rows(memory: MemorySummary) -> tuple[list[tuple[str, int, str]], lis
                    *[(f"    {label}", value, "") for label, value in (
                        ("workspace", on.delegate_workspace_bytes), ("packed weights", on.delegate_weights_bytes),
                        ("structures, indirection", on.delegate_structures_bytes)) if value is not None],
+                   *([("  interpreter's own structures", total.interpreter_bytes, " tensors, nodes, quantization "
+                                                                                     "(estimate)")]
+                     if total.interpreter_bytes else []),
                    ("  weights mapped from the file", total.weights_mapped_bytes, "")]
     off: list[tuple[str, int, str]] = []
     runtime = memory.runtime

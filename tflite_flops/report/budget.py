@@ -138,8 +138,9 @@ def _memory_limit(report: Report, what: str, limit: int) -> str | None:
         total = runtime_total(memory)
         if total is None:
             return f"memory not analysed with XNNPACK on (limit {human_bytes(limit)})"
+        own = f" + interpreter {human_bytes(total.interpreter_bytes)}" if total.interpreter_bytes else ""
         value, which = total.total_bytes, (f" ({total.config}: arena {human_bytes(total.arena_bytes)} + XNNPACK "
-                                           f"{human_bytes(total.xnnpack_bytes)} + weights "
+                                           f"{human_bytes(total.xnnpack_bytes)}{own} + weights "
                                            f"{human_bytes(total.weights_mapped_bytes)})")
     else:
         value = memory.tflm_arena_size_bytes if memory.tflm_arena_size_bytes is not None else memory.tflm_arena_bytes

@@ -2,7 +2,8 @@
 
 LiteRT runs XNNPACK by default, so the memory a phone app pays for one interpreter is, at ``--threads``:
 LiteRT's arenas with XNNPACK on (the partitions' boundary tensors and the kept ops), XNNPACK's own bytes
-(workspace, packed weights, structures) and the weights mapped from the file (the runtime reads them
+(workspace, packed weights, structures), the interpreter's own structures (tensors, nodes, quantization
+parameters: ``analysis/interpreter_memory.py``) and the weights mapped from the file (the runtime reads them
 from the mapped file, and packing touches every page). :func:`runtime_total` adds these up; it is the
 figure ``--max-memory`` gates and the JSON writes as ``memory.runtime_total_bytes`` with its parts.
 
@@ -39,6 +40,7 @@ class RuntimeTotal:
     xnnpack_bytes: int  # XNNPACK's own (estimate): workspace, packed weights, structures
     weights_mapped_bytes: int  # the constant buffers, read from the mapped file
     total_bytes: int
+    interpreter_bytes: int = 0  # the interpreter's own structures (estimate); 0 in a report of an earlier version
 
     @property
     def config(self) -> str:
@@ -48,7 +50,7 @@ class RuntimeTotal:
     def parts(self) -> dict[str, int]:
         """The JSON form of the parts (``memory.runtime_total_parts``)."""
         return {"arena_bytes": self.arena_bytes, "xnnpack_bytes": self.xnnpack_bytes,
-                "weights_mapped_bytes": self.weights_mapped_bytes}
+                "interpreter_bytes": self.interpreter_bytes, "weights_mapped_bytes": self.weights_mapped_bytes}
 
 
 def runtime_total(memory: Any) -> RuntimeTotal | None:
@@ -58,7 +60,9 @@ def runtime_total(memory: Any) -> RuntimeTotal | None:
         return None
     arena = on.arena_bytes + on.persistent_arena_bytes
     xnnpack = on.delegate_bytes or 0
-    return RuntimeTotal(on.threads, arena, xnnpack, memory.weights_bytes, arena + xnnpack + memory.weights_bytes)
+    own = getattr(memory, "interpreter_bytes", None) or 0
+    return RuntimeTotal(on.threads, arena, xnnpack, memory.weights_bytes,
+                        arena + xnnpack + own + memory.weights_bytes, own)
 
 
 def _float_op(precision: str) -> bool:

@@ -260,6 +260,9 @@ class MemorySummary:
     tflm_target: str | None = None
     runtime_xnnpack: RuntimeMemory | None = None  # the same with XNNPACK (LiteRT's default), its own memory apart
     target: str | None = None  # the CPU target of the LiteRT and XNNPACK figures (tflite_flops targets); None: an older report
+    # the heap the interpreter's own structures take (tensors, nodes, quantization parameters), every subgraph's:
+    # part of the memory headline (analysis/interpreter_memory.py); None: an older report
+    interpreter_bytes: int | None = None
 
 
 @dataclass(frozen=True)
