@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the emulation lab (benchmarks/targets_lab.py, tests/test_emulated_targets.py): qemu-user, a
 # cross C compiler for the aarch64 allocation tracer, and an aarch64 sysroot holding Debian's arm64
-# python3.11 (extracted with dpkg -x, never installed) with the aarch64 wheels of ai-edge-litert and
-# numpy at the host's versions. Everything comes from the package registries (apt-get, pip). Idempotent:
+# python3.11 (extracted with dpkg -x, never installed) with the aarch64 wheels of ai-edge-litert,
+# numpy and ml_dtypes at the host's versions. Everything comes from the package registries (apt-get, pip). Idempotent:
 # a complete sysroot is kept (delete it, or set EMULATION_REFRESH=1, to rebuild it).
 #
 # Usage: .ci/install_emulation.sh [SYSROOT]
@@ -35,7 +35,8 @@ fi
 
 versions=$("$PYTHON" - <<'EOF'
 from importlib.metadata import version
-print(f"ai-edge-litert=={version('ai-edge-litert')} numpy=={version('numpy')}")
+# ml_dtypes: litert-benchmark's (the wheel's benchmark tool, the emulated phone of tests/test_phone_flow.py)
+print(f"ai-edge-litert=={version('ai-edge-litert')} numpy=={version('numpy')} ml_dtypes=={version('ml_dtypes')}")
 EOF
 )
 stamp="$SYSROOT/.installed"

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import cli_process
@@ -485,3 +487,53 @@ def test_end_to_end_with_litert_benchmark_standing_in_for_the_phone(tmp_path):
     r = cli("analyze", str(CNN), "--predict", str(profile_path))
     assert r.returncode == 0, r.stderr
     assert "Predicted latency" in r.stdout and "litert-benchmark stand-in" in r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.runtime
+def test_the_phone_flow_with_an_arm_runtime_under_emulation(tmp_path):
+    """The phone flow end to end with the aarch64 LiteRT (issue 43): the pack's runner times its models with the
+    aarch64 wheel's litert-benchmark under qemu-user on a Cortex-A76, and records that core (its ``/proc/cpuinfo``
+    and caches, as the emulation lab lays them out: the runner's shell is the host's); the import fits the laws with
+    the A76's target, records it and its caches, and every prediction with the profile runs at that target.
+    Timings under emulation mean nothing: this checks the path, not the numbers."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import targets_lab
+
+    lab = targets_lab.TARGETS["cortex-a76"]
+    why = targets_lab.missing(lab)
+    if why:
+        (pytest.fail if os.environ.get("CI", "").lower() in ("1", "true", "yes") else pytest.skip)(
+            f"the Arm lab is not installed: {why}")
+    bench = tmp_path / "bin" / "litert-benchmark"  # the phone's tool: the aarch64 wheel's, emulated
+    bench.parent.mkdir()
+    python = " ".join(shlex.quote(a) for a in targets_lab.python_command(lab, tmp_path))
+    bench.write_text("#!/bin/sh\nexec " + python + " -c 'import sys; from ai_edge_litert.tools.benchmark_litert_model "
+                     "import main; sys.argv[0] = \"litert-benchmark\"; sys.exit(main())' \"$@\"\n")
+    bench.chmod(0o755)
+    sysfs = tmp_path / "sys" / "cpu3" / "cache"  # the A76's 64 KiB L1d and 512 KiB L2 (a Pixel's big core)
+    for index, (level, kind, size) in enumerate(((1, "Data", "64K"), (1, "Instruction", "64K"),
+                                                  (2, "Unified", "512K"))):
+        (sysfs / f"index{index}").mkdir(parents=True)
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (sysfs / f"index{index}" / name).write_text(f"{value}\n")
+    pack = tmp_path / "pack"
+    r = cli("calibrate", "--export-pack", str(pack), "--quick", "--points", "CONV_2D-float32-14,overhead-add1")
+    assert r.returncode == 0, r.stderr
+    env = {"TFLITE_FLOPS_CPUINFO": str(targets_lab.overlay(lab, tmp_path) / "proc" / "cpuinfo"),
+           "TFLITE_FLOPS_SYSFS_CPU": str(tmp_path / "sys"), "TFLITE_FLOPS_MACHINE": "aarch64"}
+    r = _sh(pack, "--local", str(bench), env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    profile_path = tmp_path / "a76.json"
+    r = cli("calibrate", "--import", str(pack), "--device", "emulated Cortex-A76", "-o", str(profile_path))
+    assert r.returncode == 0, r.stderr
+    profile = json.loads(profile_path.read_text())
+    assert profile["machine"]["target"] == "arm-dotprod-fp16"  # the A76's features (asimddp), not this host's
+    assert profile["machine"]["caches"] == {"L1d": 64 << 10, "L2": 512 << 10}
+    assert any(law["family"] == "CONV_2D" for law in profile["laws"])
+    r = cli("analyze", str(CNN), "--predict", str(profile_path), "-f", "json")
+    assert r.returncode == 0, r.stderr
+    assert "arm-dotprod-fp16 (emulated Cortex-A76) governs the prediction" in r.stderr
+    report = json.loads(r.stdout)
+    assert report["memory"]["target"] == "arm-dotprod-fp16" and report["prediction"]["latency_ms"] > 0
+    assert "no_target" not in report["prediction"]["flags"] and "no_caches" not in report["prediction"]["flags"]

@@ -106,16 +106,18 @@ local_mode() {
   KIND=$(kind_of "$BENCH")
   mkdir -p profiles || die "cannot create profiles/ here"
   {  # what the import records of the device: its CPU count, Android model, architecture and the tool
-    echo "cores=$(grep -c '^processor' /proc/cpuinfo 2>/dev/null)"
+    echo "cores=$(grep -c '^processor' "${TFLITE_FLOPS_CPUINFO:-/proc/cpuinfo}" 2>/dev/null)"
     echo "model=$(getprop ro.product.model 2>/dev/null)"
-    echo "machine=$(uname -m 2>/dev/null)"
+    echo "machine=${TFLITE_FLOPS_MACHINE:-$(uname -m 2>/dev/null)}"
     echo "tool=$KIND"
     # its CPU target (the feature flags XNNPACK's kernels are picked by) and the caches of its last core (on a
     # phone, a big core: where a one-thread benchmark runs when the device is busy)
-    echo "features=$(grep -m1 -iE '^(features|flags)[[:space:]]*:' /proc/cpuinfo 2>/dev/null | cut -d: -f2-)"
-    last=$(ls -d /sys/devices/system/cpu/cpu[0-9]* 2>/dev/null | sed 's/.*cpu//' | sort -n | tail -1)
+    # (TFLITE_FLOPS_CPUINFO and TFLITE_FLOPS_SYSFS_CPU: the emulated phone of the tests, whose shell is the host's)
+    cpuinfo=${TFLITE_FLOPS_CPUINFO:-/proc/cpuinfo}; sysfs=${TFLITE_FLOPS_SYSFS_CPU:-/sys/devices/system/cpu}
+    echo "features=$(grep -m1 -iE '^(features|flags)[[:space:]]*:' "$cpuinfo" 2>/dev/null | cut -d: -f2-)"
+    last=$(ls -d "$sysfs"/cpu[0-9]* 2>/dev/null | sed 's/.*cpu//' | sort -n | tail -1)
     echo "core=cpu$last"
-    for c in /sys/devices/system/cpu/cpu$last/cache/index*; do
+    for c in "$sysfs"/cpu"$last"/cache/index*; do
       t=$(cat "$c/type" 2>/dev/null)
       [ -n "$t" ] && [ "$t" != Instruction ] || continue
       d=""; [ "$t" = Data ] && d=d
