@@ -49,6 +49,34 @@ def chain_model(n: int) -> bytes:
     return build_model([{"tensors": tensors, "operators": ops, "inputs": [0], "outputs": [n]}], [ADD])
 
 
+def distinct_operators(n: int) -> bytes:
+    """One subgraph of ``n`` distinct ADD tables that all name one inputs vector and one outputs vector: 16 bytes an
+    operator (its slot and a 12-byte table), fewer than any real operator holds."""
+    import flatbuffers
+    import tflite
+
+    import tflite_builder as tb
+    from redteam import _finish
+
+    b = flatbuffers.Builder(n * 16 + 1024)
+    inputs, outputs = tb._ints(b, [0, 0]), tb._ints(b, [1])
+    ops = []
+    for _ in range(n):
+        tflite.OperatorStart(b)
+        tflite.OperatorAddInputs(b, inputs)
+        tflite.OperatorAddOutputs(b, outputs)
+        ops.append(tflite.OperatorEnd(b))
+    vec = tb._tables(b, ops)
+    tensors = tb._tables(b, [tb._tensor(b, {"shape": [1, 4]}), tb._tensor(b, {"shape": [1, 4]})])
+    sg_in, sg_out = tb._ints(b, [0]), tb._ints(b, [1])
+    tflite.SubGraphStart(b)
+    tflite.SubGraphAddTensors(b, tensors)
+    tflite.SubGraphAddOperators(b, vec)
+    tflite.SubGraphAddInputs(b, sg_in)
+    tflite.SubGraphAddOutputs(b, sg_out)
+    return _finish(b, [tflite.SubGraphEnd(b)], [ADD])
+
+
 def broken_sections_bundle() -> bytes:
     """A bundle: the MLP sample as its prefill_decode section, then an embedder section that is no flatbuffer
     and an auxiliary one cut after 200 bytes."""
@@ -126,5 +154,7 @@ CASES = [
         {0}),
     cli("chain-100000-ops", "crafted", lambda t: ["analyze", _chain(t, 100_000), "-f", "json"], {0}),
     lib("shared-operator-200k", _lib_analyze_data(lambda: shared_operator(200_000)), E.ModelFormatError,
-        "refusing"),
+        "Operator tables named again"),
+    lib("distinct-operators-60k", _lib_analyze_data(lambda: distinct_operators(60_000)), E.ModelFormatError,
+        "distinct Operator tables"),
 ]

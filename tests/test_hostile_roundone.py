@@ -122,3 +122,41 @@ def test_strict_names_the_sections_that_could_not_be_analysed():
     assert strict_problems(tflite_flops.analyze(broken_sections_bundle())) == []  # sections not analysed
     with pytest.raises(ModelFormatError, match="could not be analysed"):
         tflite_flops.analyze(broken_sections_bundle(), all_sections=True, strict=True)
+
+
+# ---- 7. the operator density bound counts distinct tables by the bytes that hold them
+
+
+@pytest.mark.slow  # building 12,000 ops with the flatbuffers builder: seconds
+def test_a_dense_valid_model_is_read_whole():
+    from tflite_flops.reader import columnar
+    from tflite_flops.reader.load import load_model
+
+    data = chain_model(12_000)  # 68 bytes an op: one per 128 bytes (the former cap) refused it
+    base, per = columnar.TYPE_LIMITS["Operator"]
+    assert 12_000 > base + len(data) // per
+    assert len(load_model(data).subgraphs[0].operators) == 12_000
+
+
+def test_distinct_operators_are_bounded_by_the_bytes_that_hold_them():
+    from redteam_roundone import distinct_operators
+    from tflite_flops.reader import columnar
+    from tflite_flops.reader.load import load_model
+
+    base, per = columnar.DISTINCT_LIMITS["Operator"]  # 16 bytes an op: past one per 24 bytes from ~12,300 ops
+    data = distinct_operators(12_000)
+    assert 12_000 > columnar.TYPE_LIMITS["Operator"][0] + len(data) // columnar.TYPE_LIMITS["Operator"][1]
+    assert len(load_model(data).subgraphs[0].operators) == 12_000  # the former cap refused it
+    data = distinct_operators(13_000)
+    with pytest.raises(ModelFormatError, match=f"more than {base + len(data) // per:,} distinct Operator tables"):
+        load_model(data)
+
+
+def test_one_operator_table_named_many_times_is_still_refused():
+    from tflite_flops.reader import columnar
+    from tflite_flops.reader.load import load_model
+
+    base, per = columnar.TYPE_LIMITS["Operator"]
+    assert len(load_model(shared_operator(base)).subgraphs[0].operators) == base
+    with pytest.raises(ModelFormatError, match="Operator tables named again"):
+        load_model(shared_operator(base + base // 16))

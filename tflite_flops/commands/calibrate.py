@@ -19,7 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
                    help=f"the device profile to write (default {DEFAULT_OUTPUT}); the timed points are kept in "
                         "OUTPUT.points.jsonl so that a rerun continues")
-    p.add_argument("--threads", type=at_least(1, maximum=MAX_THREADS), default=1, help="interpreter threads (default 1)")
+    p.add_argument("--threads", type=at_least(1, maximum=MAX_THREADS), default=1,
+                   help="interpreter threads (default 1)")
     p.add_argument("--no-xnnpack", action="store_true", help="calibrate the builtin kernels only (XNNPACK off)")
     p.add_argument("--quick", action="store_true", help="about half of the suite's shapes (a few seconds to a minute)")
     p.add_argument("--runtime", default="litert", help="the runtime to time with (default litert)")
