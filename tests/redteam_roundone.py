@@ -119,6 +119,12 @@ CASES = [
     cli("huge-dims-compare-html", "crafted",
         lambda t: ["compare", _huge(t), str(t / "m.tflite"), "-o", str(t / "x.html")], {0}, check=html_has("e+373")),
     cli("huge-dims-compare-cnn-html", "crafted", lambda t: ["compare", _huge(t), CNN, "-f", "html"], {0}),
+    cli("huge-dims-rank-64-json", "crafted", lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(64)), "-f",
+                                                       "json"], {0}),
+    cli("huge-dims-rank-64-html", "crafted",
+        lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(64)), "-o", str(t / "x.html")], {0}),
+    cli("huge-dims-rank-600", "crafted", lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(600))], {1},
+        "has 600 dims (a TFLite tensor has at most 64)"),  # a count of 5,600 digits: past what str() writes
     # 2. and 3. options: an input index of 5,000 digits, 100,000 threads
     cli("shape-index-5000-digits", "options",
         lambda t: ["analyze", str(SAMPLES / "fcn_dynamic.tflite"), "--input-shape", "9" * 5000 + "=1x32x32x3"], {2},

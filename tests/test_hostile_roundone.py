@@ -46,6 +46,14 @@ def test_a_report_of_counts_past_a_float_renders_to_html():
     assert "e+373" in page
 
 
+def test_a_tensor_of_more_than_64_dims_is_refused_at_load():
+    from tflite_flops.reader.load import MAX_RANK, load_model
+
+    assert len(load_model(huge_dims_model(MAX_RANK)).subgraphs[0].tensors[0].shape) == MAX_RANK
+    with pytest.raises(ModelFormatError, match="tensor 0 \\('a'\\) has 600 dims \\(a TFLite tensor has at most 64\\)"):
+        load_model(huge_dims_model(600))
+
+
 # ---- 2. and 3. options
 
 
