@@ -168,3 +168,18 @@ def test_one_operator_table_named_many_times_is_still_refused():
     assert len(load_model(shared_operator(base)).subgraphs[0].operators) == base
     with pytest.raises(ModelFormatError, match="Operator tables named again"):
         load_model(shared_operator(base + base // 16))
+
+
+@pytest.mark.slow  # a 100,000-op model (6.8 MB): building it takes seconds, each command ~20 s of CPU
+def test_a_100000_op_model_is_analysed_compared_and_drawn(tmp_path):
+    import cli_process
+
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(chain_model(100_000))
+    page = tmp_path / "x.html"
+    r = cli_process.run(["analyze", str(path), "-o", str(page)], cwd=tmp_path, timeout=600)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "100,000 ops" in page.read_text(encoding="utf-8")  # the page lists its first rows and says so
+    r = cli_process.run(["compare", str(path), str(path)], cwd=tmp_path, timeout=600)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "100000 same type" in r.stdout.replace(",", "")
