@@ -58,7 +58,10 @@ def finite(v: object) -> bool:
     """Whether ``v`` is a number a chart can draw: a finite float, or an int that a float holds."""
     if isinstance(v, int):
         return -_FLOAT_SAFE < v < _FLOAT_SAFE
-    return isinstance(v, float) and math.isfinite(v)
+    try:
+        return math.isfinite(v)  # a float, a NumPy number
+    except (TypeError, OverflowError):
+        return False
 
 
 def _int_ticks(lo: int, hi: int, n: int) -> list[int]:
