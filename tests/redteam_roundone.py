@@ -136,6 +136,8 @@ CASES = [
         "must be at most 1024"),
     cli("roundone-compare-threads-100000", "options", lambda t: ["compare", CNN, CNN, "--latency", "--threads", "100000"],
         {2}, "must be at most 1024"),
+    cli("roundone-batch-jobs-100000", "options", lambda t: ["batch", str(SAMPLES), "--jobs", "100000"], {2},
+        "must be at most 256"),
     lib("roundone-analyze-threads-100000", lambda t: (lambda: __import__("tflite_flops").analyze(CNN, threads=100_000)),
         E.InputSpecError, "at most 1,024"),
     # 4. and 5. the measuring child: a WHILE that never ends (default limit), a RANGE too large to allocate
