@@ -1,8 +1,10 @@
 """Red-team cases of issue 44's round-one leftovers: the cases of issue 32 (``tests/redteam.py``) that still broke.
 
 * huge counts (a rank-40 tensor of int32-max dims, ~1e373 elements) rendered to HTML and compared: the
-  charts drew them with float arithmetic (OverflowError);
-* a 5,000-digit input index in ``--input-shape`` (int() refuses past 4,300 digits), and 100,000 threads;
+  charts drew them with float arithmetic (OverflowError); 600 such dims made a count str() refuses (a rank above
+  64 is refused at load);
+* a 5,000-digit input index in ``--input-shape`` (int() refuses past 4,300 digits), 100,000 threads, 100,000
+  batch workers;
 * ``--latency`` on a WHILE that never ends, without ``--time-limit`` (the default limit was minutes), and on
   an int32 RANGE whose output alone takes 1 GiB (more than the run may allocate);
 * ``--all-sections --strict`` on a bundle whose other sections are broken (exit 0);
@@ -119,11 +121,12 @@ CASES = [
     cli("roundone-huge-dims-compare-html", "crafted",
         lambda t: ["compare", _huge(t), str(t / "m.tflite"), "-o", str(t / "x.html")], {0}, check=html_has("e+373")),
     cli("roundone-huge-dims-compare-cnn-html", "crafted", lambda t: ["compare", _huge(t), CNN, "-f", "html"], {0}),
-    cli("roundone-huge-dims-rank-64-json", "crafted", lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(64)), "-f",
-                                                       "json"], {0}),
+    cli("roundone-huge-dims-rank-64-json", "crafted",
+        lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(64)), "-f", "json"], {0}),
     cli("roundone-huge-dims-rank-64-html", "crafted",
         lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(64)), "-o", str(t / "x.html")], {0}),
-    cli("roundone-huge-dims-rank-600", "crafted", lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(600))], {1},
+    cli("roundone-huge-dims-rank-600", "crafted",
+        lambda t: ["analyze", write(t, "m.tflite", huge_dims_model(600))], {1},
         "has 600 dims (a TFLite tensor has at most 64)"),  # a count of 5,600 digits: past what str() writes
     # 2. and 3. options: an input index of 5,000 digits, 100,000 threads
     cli("roundone-shape-index-5000-digits", "options",
@@ -132,9 +135,11 @@ CASES = [
     cli("roundone-shape-index-superscript", "options",
         lambda t: ["analyze", str(SAMPLES / "fcn_dynamic.tflite"), "--input-shape", "\u00b2=1x32x32x3"], {2},
         "no input named"),
-    cli("roundone-latency-threads-100000", "options", lambda t: ["analyze", CNN, "--latency", "--threads", "100000"], {2},
+    cli("roundone-latency-threads-100000", "options",
+        lambda t: ["analyze", CNN, "--latency", "--threads", "100000"], {2},
         "must be at most 1024"),
-    cli("roundone-compare-threads-100000", "options", lambda t: ["compare", CNN, CNN, "--latency", "--threads", "100000"],
+    cli("roundone-compare-threads-100000", "options",
+        lambda t: ["compare", CNN, CNN, "--latency", "--threads", "100000"],
         {2}, "must be at most 1024"),
     cli("roundone-batch-jobs-100000", "options", lambda t: ["batch", str(SAMPLES), "--jobs", "100000"], {2},
         "must be at most 256"),
@@ -153,14 +158,17 @@ CASES = [
         "2 model section(s) could not be analysed: #1 (tf_lite_embedder), #2 (tf_lite_aux)"),
     cli("roundone-all-sections-broken-not-strict", "crafted",
         lambda t: ["analyze", write(t, "b.litertlm", broken_sections_bundle()), "--all-sections"], {0}),
-    lib("roundone-analyze-all-sections-strict", _lib_analyze_data(broken_sections_bundle, all_sections=True, strict=True),
+    lib("roundone-analyze-all-sections-strict",
+        _lib_analyze_data(broken_sections_bundle, all_sections=True, strict=True),
         E.ModelFormatError, "could not be analysed"),
     # 7. dense valid models are analysed, compared and drawn; one table named many times is still refused
     cli("roundone-chain-20000-ops", "crafted", lambda t: ["analyze", _chain(t, 20_000)], {0}),
-    cli("roundone-chain-20000-ops-html", "crafted", lambda t: ["analyze", _chain(t, 20_000), "-o", str(t / "x.html")], {0}),
-    cli("roundone-chain-20000-ops-compare", "crafted", lambda t: ["compare", _chain(t, 20_000), str(t / "c20000.tflite")],
+    cli("roundone-chain-20000-ops-html", "crafted",
+        lambda t: ["analyze", _chain(t, 20_000), "-o", str(t / "x.html")], {0}),
+    cli("roundone-chain-20000-ops-compare", "crafted",
+        lambda t: ["compare", _chain(t, 20_000), str(t / "c20000.tflite")],
         {0}),
-    cli("roundone-chain-100000-ops", "crafted", lambda t: ["analyze", _chain(t, 100_000)], {0}),  # ~18 s of CPU, 450 MB
+    cli("roundone-chain-100000-ops", "crafted", lambda t: ["analyze", _chain(t, 100_000)], {0}),  # ~12-18 s of CPU, 450 MB
     lib("roundone-shared-operator-10k", _lib_analyze_data(lambda: shared_operator(10_000)), E.ModelFormatError,
         "Operator tables named again"),
     lib("roundone-distinct-operators-60k", _lib_analyze_data(lambda: distinct_operators(60_000)), E.ModelFormatError,
