@@ -25,18 +25,19 @@ from typing import Any, Callable, Mapping, NamedTuple
 from .errors import InputSpecError
 
 INT32_MAX = 2**31 - 1  # a batch, trip count or thread count is a C int in the runtimes
+MAX_THREADS = 1024  # interpreter threads: each is an OS thread with its own stack (100,000 exhausts memory)
 
 
-def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> int | None:
+def _check_int(name: str, value: Any, minimum: int, optional: bool = False, maximum: int = INT32_MAX) -> int | None:
     """``value`` as a Python int, or InputSpecError unless it is an integer (not a bool; a NumPy integer is
-    one) from ``minimum`` to :data:`INT32_MAX` (or None when ``optional``): ``analyze(batch="abc")``,
+    one) from ``minimum`` to ``maximum`` (:data:`INT32_MAX`; or None when ``optional``): ``analyze(batch="abc")``,
     ``batch=1.5`` or ``while_trips=-5`` is refused in one line."""
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputSpecError(f"{name}: expected an integer, got {value!r}")
-    if not minimum <= value <= INT32_MAX:
-        raise InputSpecError(f"{name}: must be at least {minimum} and at most {INT32_MAX:,} (got {value})")
+    if not minimum <= value <= maximum:
+        raise InputSpecError(f"{name}: must be at least {minimum} and at most {maximum:,} (got {value})")
     return int(value)
 
 
@@ -196,7 +197,7 @@ class Settings:
             object.__setattr__(self, "delegate", self.delegate._replace(threads=self.runtime.threads))
         object.__setattr__(self, "batch", _check_int("batch", self.batch, 1, optional=True))
         object.__setattr__(self, "while_trips", _check_int("while_trips", self.while_trips, 0))
-        _check_int("threads", self.runtime.threads, 1)
+        _check_int("threads", self.runtime.threads, 1, maximum=MAX_THREADS)
         if self.signature is not None and not isinstance(self.signature, str):
             raise InputSpecError(f"signature: expected a signature key (a str), got {self.signature!r}")
         for name in ("trust_stored_shapes", "force", "drift_check"):

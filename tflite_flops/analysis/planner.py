@@ -7,7 +7,6 @@ from offset 0). Which tensors become buffers, and their lifetimes, is decided by
 """
 from __future__ import annotations
 
-from bisect import bisect_right, insort
 from operator import itemgetter
 from typing import Iterable, Sequence
 
@@ -47,7 +46,9 @@ class Arena:
         # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
         self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
         self.starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-        self.start_steps: list[int] = []  # the steps where a placed buffer starts, in order
+        # 1 at the steps where a placed buffer starts: found by bytearray.find (memchr), where a sorted list of
+        # the steps cost a memmove per insertion (quadratic: seconds on a 100,000-op chain)
+        self.start_steps = bytearray(steps)
         self.latest = -1  # the last step where a placed buffer starts
         self.high = floor  # the arena size so far
         self.steps, self.alignment, self.floor = steps, alignment, floor
@@ -57,7 +58,7 @@ class Arena:
         other = Arena.__new__(Arena)
         other.alive = [list(at) for at in self.alive]
         other.starts = [list(at) for at in self.starts]
-        other.start_steps = list(self.start_steps)
+        other.start_steps = bytearray(self.start_steps)
         other.latest, other.high, other.steps, other.alignment, other.floor = (
             self.latest, self.high, self.steps, self.alignment, self.floor)
         return other
@@ -79,12 +80,12 @@ class Arena:
             # disjoint sets, so no buffer is seen twice. Only the steps where some buffer starts are visited.
             here = others = alive[lo]
             if hi > lo < latest:
-                first = bisect_right(start_steps, lo)
-                last = bisect_right(start_steps, hi, first)
-                if last > first:
+                step = start_steps.find(1, lo + 1, hi + 1)
+                if step >= 0:
                     others = here.copy()
-                    for step in start_steps[first:last]:
+                    while step >= 0:
                         others += starts[step]
+                        step = start_steps.find(1, step + 1, hi + 1)
             others.sort()  # (a step's own list is sorted in place: the order of its buffers does not matter)
             if alignment:
                 best = best_gap = -1
@@ -110,7 +111,7 @@ class Arena:
             here.append(entry)
             started = starts[lo]
             if not started:
-                insort(start_steps, lo)
+                start_steps[lo] = 1
             started.append(entry)
             if hi == lo + 1:
                 alive[hi].append(entry)

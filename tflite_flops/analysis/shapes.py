@@ -58,6 +58,20 @@ def parse_dims(text: str) -> Shape:
     return _within_int32(dims, text)
 
 
+_INDEX_RE = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() takes '²', which int() refuses
+_INDEX_DIGITS = 12  # an input index of more digits names no input (and int() refuses past 4,300 digits)
+
+
+def _input_key(text: str) -> str | int:
+    """The input a ``KEY=`` part names: its index (ASCII digits), else its name."""
+    if not _INDEX_RE.fullmatch(text):
+        return text
+    if len(text) > _INDEX_DIGITS:
+        raise InputSpecError(f"input index of {len(text):,} digits in --input-shape (an index has at most "
+                             f"{_INDEX_DIGITS} digits)")
+    return int(text)
+
+
 def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None, Shape]:
     """Parse ``--input-shape`` values: ``NAME=1x224x224x3``, ``0=1x224x224x3`` or a bare ``1x224x224x3``.
 
@@ -75,7 +89,7 @@ def parse_shape_spec(specs: str | Sequence[str] | None) -> dict[str | int | None
                 continue
             if "=" in part:
                 key_text, dims = part.rsplit("=", 1)
-                key: str | int | None = int(key_text) if key_text.strip().isdigit() else key_text.strip()
+                key: str | int | None = _input_key(key_text.strip())
             else:
                 key, dims = None, part
             if key in out:

@@ -15,6 +15,7 @@ from .common import (add_latency_options, add_output_options, add_predict_option
                      analysis_settings, at_least, check_notes, checked_profile, emit, print_notes)
 
 HELP = "analyze many models (directories, globs, files) in parallel: one summary row per model"
+MAX_JOBS = 256  # worker processes: each is a copy of this process (100,000 of them would exhaust the machine)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sources", nargs="+", metavar="DIR_OR_GLOB",
                    help="a directory (every .tflite and .litertlm bundle below it), a glob such as 'zoo/**/*.tflite', or a file")
     add_output_options(p, BATCH_FORMATS, "write the rows")
-    p.add_argument("-j", "--jobs", type=at_least(1), default=None, metavar="N",
-                   help="worker processes (default: number of CPUs; 1 = no workers)")
+    p.add_argument("-j", "--jobs", type=at_least(1, maximum=MAX_JOBS), default=None, metavar="N",
+                   help=f"worker processes (default: number of CPUs; 1 = no workers; at most {MAX_JOBS})")
     p.add_argument("--input-shape", action="append", metavar="SPEC", default=None,
                    help="input shape applied to every model (see analyze)")
     p.add_argument("--shapes-file", metavar="FILE.json",

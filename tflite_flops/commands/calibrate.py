@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..settings import MAX_THREADS
 from .common import add_overwrite_option, analysis_settings, at_least
 
 HELP = "time a suite of generated single-op models and fit a device profile for latency prediction"
@@ -19,7 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the device profile to write (default {DEFAULT_OUTPUT}); the timed points are kept in "
                         "OUTPUT.points.jsonl so that a rerun continues")
     add_overwrite_option(p)
-    p.add_argument("--threads", type=at_least(1), default=1, help="interpreter threads (default 1)")
+    p.add_argument("--threads", type=at_least(1, maximum=MAX_THREADS), default=1,
+                   help="interpreter threads (default 1)")
     p.add_argument("--no-xnnpack", action="store_true", help="calibrate the builtin kernels only (XNNPACK off)")
     p.add_argument("--quick", action="store_true", help="about half of the suite's shapes (a few seconds to a minute)")
     p.add_argument("--runtime", default="litert", help="the runtime to time with (default litert)")

@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 
+from ..settings import MAX_THREADS
 from ..units import printable
 
 
@@ -105,7 +106,7 @@ def add_latency_options(p: argparse.ArgumentParser, per_op: bool = True, rooflin
 
     g.add_argument("--runtime", choices=runtimes.names(), default=runtimes.names()[0],
                    help=f"interpreter to use (default {runtimes.names()[0]} = ai_edge_litert)")
-    g.add_argument("--threads", type=at_least(1), default=1, metavar="N",
+    g.add_argument("--threads", type=at_least(1, maximum=MAX_THREADS), default=1, metavar="N",
                    help="interpreter threads (default 1); also the threads of the LiteRT memory figure")
     g.add_argument("--no-xnnpack", action="store_true",
                    help="builtin kernels without the default XNNPACK delegate")

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import RuntimeUnavailableError
 from ..report import LatencyStats, Throughput
 from ..report.measured import cpu_share, noise
+from .isolate import first_run_done
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
                       runtime_message, runtime_version)
 from ..units import FLOAT_PRECISIONS
@@ -137,6 +138,7 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
         interpreter.invoke()
         if not first_rss:
             first_rss.append(rss_bytes())
+            first_run_done()  # the parent's limit on the first run (a WHILE that never ends) is met
 
     wall, cpu = time.perf_counter(), time.process_time()
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from typing import Any, Callable
 
 from ..errors import RuntimeUnavailableError, TfliteFlopsError
@@ -28,8 +29,71 @@ BASE_S = 300.0
 PER_RUN_S = 2.0
 
 
+# The first run of the model (load, allocation and one invoke) must end within FIRST_RUN_S seconds plus one
+# second per FIRST_RUN_FLOPS_PER_S of its counted FLOPs (a CPU a hundred times slower than a phone's), unless
+# --time-limit says otherwise: a WHILE whose condition stays true is stopped in half a minute, not minutes.
+FIRST_RUN_S = 30.0
+FIRST_RUN_FLOPS_PER_S = 10**9
+
+
 class MeasurementTimeout(TfliteFlopsError):
     """A measurement ran past its time limit (the child running the interpreter was ended)."""
+
+
+class MeasurementTooLarge(TfliteFlopsError):
+    """The static analysis shows that the run would allocate more memory than this process may still allocate."""
+
+
+def first_run_limit(flops: int, limit: float) -> float:
+    """Seconds the child has to finish the model's first run (and say so), within the whole ``limit``."""
+    return min(limit, FIRST_RUN_S + min(flops // FIRST_RUN_FLOPS_PER_S, 10**7))
+
+
+def memory_headroom() -> int | None:
+    """Bytes this process may still allocate: the least of the memory the system has available
+    (``MemAvailable``) and the room left under its address-space limit (``RLIMIT_AS``); None where neither
+    can be read (not Linux)."""
+    room: list[int] = []
+    try:
+        with open("/proc/meminfo") as f:
+            room += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/status") as f:
+                size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+            room.append(max(soft - size, 0))
+    except (ImportError, OSError, ValueError, IndexError, StopIteration):
+        pass
+    return min(room) if room else None
+
+
+def check_memory(report: Any, what: str = "the latency measurement") -> None:
+    """Refuse to run a model whose run needs more memory than this process may still allocate, before any
+    child starts: the need is the static analysis' own figure, the bytes of the largest op's outputs, which
+    the runtime allocates whole (a dynamic output, such as a RANGE's, outside the arena too); a lower bound.
+
+    Raises:
+        MeasurementTooLarge: the need is above :func:`memory_headroom`.
+    """
+    room = memory_headroom()
+    if room is None or not report.ops:
+        return
+    from ..units import human_bytes
+
+    def once(o: Any) -> int:  # a record's counts are per inference: times its executions (a WHILE's trips)
+        return o.bytes_written // max(o.executions, 1)
+
+    op = max(report.ops, key=once)
+    need, why = once(op), f"the output of op {op.subgraph}:{op.index} {op.op_type}"
+    if need > room:
+        raise MeasurementTooLarge(f"{what} would allocate at least {human_bytes(need)} ({why}, from the static "
+                                  f"analysis), more than the {human_bytes(room)} this process may still allocate: "
+                                  "not run (the report without the measurement is complete)")
 
 
 def default_time_limit(runs: int, warmup: int, min_time: float, ops_timed: int = 0) -> float:
@@ -83,13 +147,29 @@ def map_parents_file_pages(parent: int) -> int:
         return 0
 
 
+_beat: list[Any] = []  # in the child: the pipe to the parent, until the first run is announced
+
+
+def first_run_done() -> None:
+    """Tell the parent, once, that the model's first run has ended (the harness calls this after its first
+    invoke): from then on only the whole measurement's time limit applies. Outside a child, nothing."""
+    if _beat:
+        send = _beat.pop()
+        try:
+            send.send(("first", None))
+        except Exception:  # noqa: BLE001 - the parent is gone: the result's send will say so
+            pass
+
+
 def _child(send: Any, fn: Callable[..., Any], args: tuple, parent: int | None) -> None:
-    """In the child: run ``fn(*args)`` and send ``("ok", result)`` or ``("error", exception)``."""
+    """In the child: run ``fn(*args)`` and send ``("ok", result)`` or ``("error", exception)`` (after
+    ``("first", None)`` when :func:`first_run_done` is called)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends this process
     if parent is not None:
         map_parents_file_pages(parent)
+    _beat[:] = [send]
     try:
         result = ("ok", fn(*args))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it again
@@ -102,13 +182,17 @@ def _child(send: Any, fn: Callable[..., Any], args: tuple, parent: int | None) -
     send.close()
 
 
-def run_in_child(fn: Callable[..., Any], *args: Any, limit: float, what: str = "the measurement") -> Any:
+def run_in_child(fn: Callable[..., Any], *args: Any, limit: float, what: str = "the measurement",
+                 first: float | None = None) -> Any:
     """``fn(*args)`` run in a child process, its result returned (its exception raised) here.
 
     ``fn`` and ``args`` must be picklable where ``fork`` is unavailable (module-level functions).
+    ``first``: seconds within which the child must announce the end of the model's first run
+    (:func:`first_run_done`) or its result; None: ``limit`` alone.
 
     Raises:
-        MeasurementTimeout: no result within ``limit`` seconds (the child is killed).
+        MeasurementTimeout: no result within ``limit`` seconds, or no first run within ``first`` (the child
+            is killed).
         RuntimeUnavailableError: the child died without a result (a crash in the runtime's native code,
             the memory limit).
         KeyboardInterrupt: Ctrl-C while waiting (the child is killed first).
@@ -124,19 +208,13 @@ def run_in_child(fn: Callable[..., Any], *args: Any, limit: float, what: str = "
     proc = ctx.Process(target=_child, args=(send, fn, args, parent), name="tflite_flops-measure")
     proc.start()
     send.close()  # the child holds the only writer: its death reads as EOF here
+    start = time.monotonic()
     try:
-        if not receive.poll(limit):
-            raise MeasurementTimeout(f"{what} did not finish within its time limit of {_seconds(limit)} s and was "
-                                     "stopped (a model that never ends, such as a WHILE whose condition stays "
-                                     "true, or a slow one: raise the limit with --time-limit SECONDS)")
-        try:
-            status, value = receive.recv()
-        except (EOFError, OSError):
-            proc.join(5)
-            code = proc.exitcode
-            how = (f"signal {-code}" if code is not None and code < 0 else f"exit status {code}")
-            raise RuntimeUnavailableError(f"the runtime's process ended without a result ({how}) during {what}: "
-                                          "a crash in the runtime or out of memory") from None
+        status, value = _receive(receive, proc, limit if first is None or first >= limit else first, what,
+                                 None if first is None or first >= limit else first)
+        if status == "first":
+            status, value = _receive(receive, proc, max(limit - (time.monotonic() - start), 0.0), what, None,
+                                     limit)
     finally:
         if proc.is_alive():
             proc.kill()
@@ -147,4 +225,27 @@ def run_in_child(fn: Callable[..., Any], *args: Any, limit: float, what: str = "
     if status == "error":
         raise value
     return value
+
+
+def _receive(receive: Any, proc: Any, wait: float, what: str, first: float | None,
+             limit: float | None = None) -> tuple[str, Any]:
+    """The child's next message within ``wait`` seconds; MeasurementTimeout past it (``first``: the wait was for
+    the first run), RuntimeUnavailableError when the child died without one."""
+    if not receive.poll(wait):
+        if first is not None:
+            raise MeasurementTimeout(f"{what} was stopped: the model's first run did not end within its time limit "
+                                     f"of {_seconds(first)} s (a model that never ends, such as a WHILE whose "
+                                     "condition stays true, or a slow one: give a longer limit with --time-limit "
+                                     "SECONDS)")
+        raise MeasurementTimeout(f"{what} did not finish within its time limit of {_seconds(limit or wait)} s and "
+                                 "was stopped (a model that never ends, such as a WHILE whose condition stays "
+                                 "true, or a slow one: raise the limit with --time-limit SECONDS)")
+    try:
+        return receive.recv()
+    except (EOFError, OSError):
+        proc.join(5)
+        code = proc.exitcode
+        how = (f"signal {-code}" if code is not None and code < 0 else f"exit status {code}")
+        raise RuntimeUnavailableError(f"the runtime's process ended without a result ({how}) during {what}: "
+                                      "a crash in the runtime or out of memory") from None
 

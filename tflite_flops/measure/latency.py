@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 from .bench import BenchSettings, measure_model, throughput
 from ..errors import RuntimeMissingError, RuntimeUnavailableError
 from ..report import LatencyStats, Report, Throughput
-from .isolate import default_time_limit, run_in_child
+from .isolate import check_memory, default_time_limit, first_run_limit, run_in_child
 from .progress import progress_bar
 from .runtime import RuntimeSettings, input_names, input_positions
 
@@ -70,10 +70,13 @@ def point_measurer(model: str | bytes, runtime: RuntimeSettings, bench: BenchSet
     def measure(point: Any) -> tuple[LatencyStats | None, Throughput | None]:
         report = point.report
         limit = bench.time_limit or default_time_limit(bench.runs, bench.warmup, bench.min_time)
+        what = f"the latency measurement of {point.spec.label}"
+        check_memory(report, what)
+        first = None if bench.time_limit else first_run_limit(report.totals.flops, limit)
         try:
             latency = run_in_child(_measure_point, model, input_positions(report.inputs), runtime, bench, inputs,
                                    f"timing {point.spec.label}", input_names(report.inputs), limit=limit,
-                                   what=f"the latency measurement of {point.spec.label}")
+                                   what=what, first=first)
         except RuntimeMissingError:
             raise
         except RuntimeUnavailableError as exc:

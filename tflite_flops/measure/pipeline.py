@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from ..errors import RuntimeMissingError, RuntimeUnavailableError
 from ..report import Report
 from .bench import BenchSettings
-from .isolate import default_time_limit, run_in_child
+from .isolate import check_memory, default_time_limit, first_run_limit, run_in_child
 from .latency import add_latency
 from .roofline import classify, measure_peaks
 from .runtime import RuntimeSettings
@@ -47,14 +47,22 @@ def measure_report(report: Report, model: str | bytes, what: Measurements, progr
     Raises:
         RuntimeMissingError: the runtime is not installed.
         MeasurementTimeout: the measurement ran past ``what.bench.time_limit`` (by default scaled to the
-            runs, ``min_time`` and the ops and signatures timed): a model that never ends.
+            runs, ``min_time`` and the ops and signatures timed, and the model's first run limited to
+            :func:`~tflite_flops.measure.isolate.first_run_limit`): a model that never ends.
+        MeasurementTooLarge: the static analysis shows the run needs more memory than this process may
+            still allocate (:func:`~tflite_flops.measure.isolate.check_memory`); nothing is run.
     """
     if not (what.latency or what.per_op or what.roofline):
         return report
     b = what.bench
     timed = (len(report.ops) if what.per_op else 0) + (len(report.signatures or ()) if what.latency else 0)
     limit = b.time_limit or default_time_limit(b.runs, b.warmup, b.min_time, timed + (2 if what.roofline else 0))
-    return run_in_child(measure_here, report, model, what, progress, limit=limit, what="the latency measurement")
+    runs = what.latency or what.per_op
+    if runs:
+        check_memory(report)
+    first = first_run_limit(report.totals.flops, limit) if runs and not b.time_limit else None
+    return run_in_child(measure_here, report, model, what, progress, limit=limit, what="the latency measurement",
+                        first=first)
 
 
 def measure_here(report: Report, model: str | bytes, what: Measurements, progress: bool = True) -> Report:

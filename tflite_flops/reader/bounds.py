@@ -21,7 +21,7 @@ from .model import Model, calls_subgraphs
 # subgraphs -- the walk, the memory plans, TFLM's -- stays far inside Python's stack), or when the
 # walk would visit more operators than WALK_VISITS allows: a base plus two per operator of the model
 # (a real model visits each op about once; a diamond chain, IF then=s+1 else=s+1, doubles per level).
-# The operators themselves are bounded by the file's size (columnar.TYPE_LIMITS), so the walk is too.
+# The operators themselves are bounded by the file's size (columnar.TYPE_LIMITS, DISTINCT_LIMITS), so the walk is too.
 MAX_NESTING = 64
 WALK_VISITS = (16_384, 2)  # (base, per operator of the model)
 

@@ -46,7 +46,7 @@ MAX_PROTO_BYTES = 1 << 20
 MAX_ENTRIES = 100_000
 # Nor are more sections than this (a real bundle has about ten). ``--all-sections`` loads and analyses
 # each model section: with at most MAX_SECTIONS of them, none overlapping another, that work is bounded
-# by the file's size (each section's by its own bytes, columnar.TYPE_LIMITS) plus a fixed cost each.
+# by the file's size (each section's by its own bytes, columnar.TYPE_LIMITS, DISTINCT_LIMITS) plus a fixed cost each.
 MAX_SECTIONS = 256
 
 _U16 = struct.Struct("<H")

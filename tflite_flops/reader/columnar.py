@@ -67,7 +67,15 @@ MAX_DECODED = 1 << 23  # elements of non-span vectors decoded into Python tuples
 # Real models need far less: the densest sample holds one table per 60 bytes, one operator per
 # ~150 bytes (its table, vectors and output tensor) and one subgraph per several KiB.
 TABLES_PER_FILE = (16_384, 16)  # every table visit
-TYPE_LIMITS = {"SubGraph": (1_024, 512), "Operator": (4_096, 128)}  # the costliest tables to read and analyze
+# The costliest tables to read and analyze. A subgraph: every visit counts. An operator: the visits of a table
+# already visited (a vector that names one table many times: 4 bytes an operator, no real model has one) count
+# against TYPE_LIMITS, and the distinct tables against DISTINCT_LIMITS. A distinct operator holds bytes of its
+# own: its slot in the operator vector (4), its table (12 and more) and its inputs or outputs vector (8 and
+# more), 24 bytes at least; an op that writes a tensor of its own adds that tensor's table, shape and name
+# (~48 bytes an op in a chain built by tests/tflite_builder.py, ~150 in the densest sample). So the work of
+# the distinct operators grows with the bytes that hold them, and dense valid files are read whole.
+TYPE_LIMITS = {"SubGraph": (1_024, 512), "Operator": (4_096, 128)}
+DISTINCT_LIMITS = {"Operator": (4_096, 24)}
 DECODED_PER_FILE = (65_536, 2)  # vector elements decoded: a shared vector counts once per holder
 
 
@@ -318,7 +326,9 @@ class _ColumnVerifier(Walk):
         super().__init__(buf, schema, max_depth, min(max_tables, size_limit(len(buf), TABLES_PER_FILE)))
         self.max_decoded = min(MAX_DECODED, size_limit(len(buf), DECODED_PER_FILE))
         self.type_limits = {name: size_limit(len(buf), rule) for name, rule in TYPE_LIMITS.items()}
-        self.type_seen = dict.fromkeys(TYPE_LIMITS, 0)
+        self.type_seen = dict.fromkeys(TYPE_LIMITS, 0)  # visits (of a table already visited, for DISTINCT_LIMITS')
+        self.distinct_limits = {name: size_limit(len(buf), rule) for name, rule in DISTINCT_LIMITS.items()}
+        self.distinct: dict[str, set[int]] = {name: set() for name in DISTINCT_LIMITS}  # their tables' positions
         self._views: dict[str, np.ndarray] = {}
         self.u8 = self.view("B")
         self.u16 = self.view("H")
@@ -497,11 +507,7 @@ class _ColumnVerifier(Walk):
         """
         self.enter(len(t), name, depth)
         if name in self.type_seen:
-            self.type_seen[name] += len(t)
-            if self.type_seen[name] > self.type_limits[name]:
-                raise ModelFormatError(f"more than {self.type_limits[name]:,} {name} tables in a {self.size:,}-byte "
-                                       f"file (limit {TYPE_LIMITS[name][0]:,} + one per {TYPE_LIMITS[name][1]} "
-                                       "bytes): refusing to read further")
+            self.count_type(t, name)
         size = self.size
         if len(t) == 1:  # one table: the same checks with Python ints
             t0 = int(t[0])
@@ -536,6 +542,27 @@ class _ColumnVerifier(Walk):
             _raise_if(t + tsizes > size, lambda i: (
                 f"{name}: table at byte {t[i]} claims {tsizes[i]} bytes, past the end of the file"))
         return distinct, which, layouts
+
+    def count_type(self, t: np.ndarray, name: str) -> None:
+        """Count the tables at ``t`` against their type's limits (TYPE_LIMITS, DISTINCT_LIMITS); refuse past one."""
+        visits = len(t)
+        distinct = self.distinct.get(name)
+        if distinct is not None:
+            before = len(distinct)
+            distinct.update(t.tolist())
+            new = len(distinct) - before
+            visits -= new  # the visits of tables already visited
+            if len(distinct) > self.distinct_limits[name]:
+                base, per = DISTINCT_LIMITS[name]
+                raise ModelFormatError(f"more than {self.distinct_limits[name]:,} distinct {name} tables in a "
+                                       f"{self.size:,}-byte file (limit {base:,} + one per {per} bytes): refusing "
+                                       "to read further")
+        self.type_seen[name] += visits
+        if self.type_seen[name] > self.type_limits[name]:
+            base, per = TYPE_LIMITS[name]
+            again = " named again (one table named by many entries)" if distinct is not None else ""
+            raise ModelFormatError(f"more than {self.type_limits[name]:,} {name} tables{again} in a {self.size:,}-byte "
+                                   f"file (limit {base:,} + one per {per} bytes): refusing to read further")
 
     def tables(self, t: np.ndarray, name: str, depth: int) -> Columns:
         """Verify and decode the tables of type ``name`` at the byte positions ``t``."""

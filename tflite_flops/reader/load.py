@@ -61,6 +61,9 @@ def _open(source: str | os.PathLike | bytes | bytearray | memoryview) -> tuple[A
     return buf, path
 
 
+# A tensor of more dims is refused: no TFLite kernel takes one (they stop at 6 to 8), NumPy stops at 64, and 64
+# dims of 2**31-1 make an element count of 600 digits, far inside the 4,300 that str() and JSON write.
+MAX_RANK = 64
 FLEX_MAX_DEPTH = 32  # nesting of a custom op's options: real ones nest two or three levels
 
 
@@ -348,6 +351,11 @@ class _Reader:
             shape = [s or () for s in shape]
         if sig.count(None) != n:
             sig = [s or None for s in sig]
+        if max(map(len, shape)) > MAX_RANK or max((len(s) for s in sig if s is not None), default=0) > MAX_RANK:
+            i = next(i for i in range(n) if max(len(shape[i]), len(sig[i] or ())) > MAX_RANK)
+            raise ModelFormatError(f"tensor {i} ({printable(name[i][:80])!r}) has "
+                                   f"{max(len(shape[i]), len(sig[i] or ())):,} dims (a TFLite tensor has at most "
+                                   f"{MAX_RANK})")
         quant, sparse = cols["quantization"], cols["sparsity"]
         if quant.count(None) != n:
             quantization = self.quantization

@@ -43,10 +43,44 @@ def _svg_open(width: int, height: int, label: str) -> str:
             f'aria-label="{esc(label)}" xmlns="http://www.w3.org/2000/svg" {FONT} font-size="11">')
 
 
+_FLOAT_SAFE = 10**300  # an int beyond this is charted with int arithmetic (its float would overflow, issue 44)
+
+
+def _exponent(n: int) -> int:
+    """The k of 10**k <= n < 10**(k+1) for an int n >= 1, without str() (refused past 4,300 digits)."""
+    k = max(int((n.bit_length() - 1) * 0.30102999566398120) - 1, 0)
+    while 10 ** (k + 1) <= n:
+        k += 1
+    return k
+
+
+def finite(v: object) -> bool:
+    """Whether ``v`` is a number a chart can draw: a finite float, or an int that a float holds."""
+    if isinstance(v, int):
+        return -_FLOAT_SAFE < v < _FLOAT_SAFE
+    try:
+        return math.isfinite(v)  # a float, a NumPy number
+    except (TypeError, OverflowError):
+        return False
+
+
+def _int_ticks(lo: int, hi: int, n: int) -> list[int]:
+    """:func:`nice_ticks` of ints too large for a float, in exact int arithmetic."""
+    raw = max(-(-(hi - lo) // max(n, 1)), 1)
+    mag = 10 ** _exponent(raw)
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    ticks = [lo // step * step]
+    while ticks[-1] < hi:  # the last tick is at or above hi
+        ticks.append(ticks[-1] + step)
+    return ticks
+
+
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """About ``n`` round tick values covering [lo, hi] (1, 2, 5 × 10^k steps)."""
     if hi <= lo:
         hi = lo + 1
+    if isinstance(lo, int) and isinstance(hi, int) and not (-_FLOAT_SAFE < lo and hi < _FLOAT_SAFE):
+        return _int_ticks(lo, hi, n)
     raw = (hi - lo) / max(n, 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
@@ -201,7 +235,7 @@ def scatter_chart(points: Sequence[tuple[float, float, str, str]], *, title: str
                   lines: Sequence[tuple[Sequence[tuple[float, float]], str, str]] = ()) -> str:
     """Points (x, y, colour, tooltip) with optional polylines (points, colour, label); log axes by default."""
     pts = [(x, y, c, t) for x, y, c, t in points if (x > 0 or not log_x) and (y > 0 or not log_y)
-           and math.isfinite(x) and math.isfinite(y)]
+           and finite(x) and finite(y)]
     if not pts:
         return ""
     xs = [p[0] for p in pts] + [x for line, _, _ in lines for x, _ in line]
@@ -248,7 +282,7 @@ def scatter_chart(points: Sequence[tuple[float, float, str, str]], *, title: str
 def line_chart(categories: Sequence[str], series: Sequence[tuple[str, Sequence[float | None], str]], *,
                title: str, y_label: str, width: int = 640, height: int = 300, fmt: Fmt = human) -> str:
     """Series of values over categorical x positions (e.g. input shapes); ``None`` leaves a gap."""
-    vals = [v for _, values, _ in series for v in values if v is not None and math.isfinite(v)]
+    vals = [v for _, values, _ in series for v in values if v is not None and finite(v)]
     if not categories or not vals:
         return ""
     left, right, top, bottom = 64, 16, 14, 46
@@ -274,7 +308,7 @@ def line_chart(categories: Sequence[str], series: Sequence[tuple[str, Sequence[f
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{top + ph}" y2="{top + ph}" stroke="#999"/>')
     legend_x = left + 8
     for name, values, color in series:
-        pts = [(sx(i), sy(v), v, categories[i]) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
+        pts = [(sx(i), sy(v), v, categories[i]) for i, v in enumerate(values) if v is not None and finite(v)]
         if len(pts) >= 2:
             d = " ".join(f"{_num(x)},{_num(y)}" for x, y, _, _ in pts)
             out.append(f'<polyline points="{d}" fill="none" stroke="{esc(color)}" stroke-width="2"/>')

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError
+from ..errors import ModelFormatError, RuntimeUnavailableError, ShapeError, TfliteFlopsError, UnsupportedOpError
 
 
 def formula_errors(report: Any, phases: tuple[str, ...] = ("inference",)) -> int:
@@ -69,6 +69,26 @@ def _count_problems(unsupported: Any, totals: Any) -> list[tuple[type[TfliteFlop
     return found
 
 
+def _section_problems(bundle: Any) -> list[tuple[type[TfliteFlopsError], str]]:
+    """The model sections of a bundle (``--all-sections``) that could not be analysed (one finding naming them
+    all, with the first one's reason), and those whose totals show problems of their own."""
+    if bundle is None:
+        return []
+    found: list[tuple[type[TfliteFlopsError], str]] = []
+    broken = [s for s in bundle.sections if s.error is not None]
+    if broken:
+        names = ", ".join(f"#{s.index}" + (f" ({s.model_type})" if s.model_type else "") for s in broken)
+        found.append((ModelFormatError, f"{len(broken)} model section(s) could not be analysed: {names} "
+                                        f"(#{broken[0].index}: {broken[0].error})"))
+    for s in bundle.sections:
+        if s.totals is not None and not s.analysed:  # (the analysed section's totals are the report's own)
+            problems = _count_problems({}, s.totals)
+            if not problems and not s.totals.complete:
+                problems = [(UnsupportedOpError, "the totals are partial: some ops are not counted")]
+            found += [(cls, f"section #{s.index}: {why}") for cls, why in problems]
+    return found
+
+
 def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
     """What ``--strict`` (and ``analyze(..., strict=True)``) refuses in a finished report, in this order:
 
@@ -77,6 +97,7 @@ def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
     * accelerator-compiled ops that hide their work (status ``opaque``);
     * ops whose cost formula raised (status ``error``, inference or init phase);
     * the same for every other signature analyzed (``all_signatures``), named by its key;
+    * the model sections of a bundle that ``all_sections`` could not analyse, or whose totals are partial;
     * a latency measurement that was skipped;
     * a partial prediction (``--predict``): ops the profile has no law for.
 
@@ -96,6 +117,7 @@ def strict_findings(report: Any) -> list[tuple[type[TfliteFlopsError], str]]:
         if not problems and not getattr(sig.totals, "complete", True):
             problems = [(UnsupportedOpError, "the totals are partial: a cost formula raised")]
         found += [(cls, f"signature {key!r}: {why}") for cls, why in problems]
+    found += _section_problems(getattr(report, "bundle", None))
     skipped = report.latency.skipped if report.latency is not None else None
     if skipped:
         found.append((RuntimeUnavailableError, f"latency skipped: {skipped}"))
