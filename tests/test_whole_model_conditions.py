@@ -359,7 +359,7 @@ def test_drift_check_needs_predict_and_reports_when_it_cannot_run(tmp_path):
 
 
 def test_a_busy_machine_is_said_with_the_drift():
-    from tflite_flops.latency.profile import BUSY_SHARE
+    from tflite_flops.report.prediction import BUSY_SHARE
     from tflite_flops.render.prediction import drift_lines
     from tflite_flops.report.prediction import Prediction, ProfileInfo
 
