@@ -234,3 +234,14 @@ def test_advice_prices_with_the_predictions_own_context(monkeypatch):
     assert len(seen) > n  # advice computed features too
     # arm-i8mm's law tile (8 channels), its caches, its name: the same in every call, the prediction's and advice's
     assert set(map(repr, seen)) == {repr((8, {"l2": 1 << 20, "l3": 32 << 20}, "arm-i8mm"))}
+
+
+@pytest.mark.parametrize("ms, text", [
+    (-0.000386, "no time saved (predicted)"),  # issue 45's "~-0.000386 ms"
+    (9.13e-06, "< 0.001 ms predicted"),  # and "~9.13e-06 ms"
+    (0.0073, "~0.0073 ms predicted"), (0.386, "~0.39 ms predicted"), (9.13, "~9.1 ms predicted"),
+    (12.6, "~13 ms predicted"), (123.4, "~120 ms predicted"), (None, "")])
+def test_a_saving_reads_as_a_person_writes_it(ms, text):
+    from tflite_flops.report.advice import saving_text
+
+    assert saving_text(ms, "predicted" if ms is not None else None) == text

@@ -189,7 +189,7 @@ def _xnnpack_items(report: Report, model: Model, pricing: Pricing | None) -> lis
             overhead = _predicted_saving((), (), merged, pricing)
             out.append(_item("partitions", shape_ops,
                              f"these run-time shape ops cut the graph into {partitions} XNNPACK partitions; with a static "
-                             f"shape they would be {after} ({merged} boundary{'s' if merged != 1 else ''} fewer, each a "
+                             f"shape they would be {after} ({merged} boundar{'ies' if merged != 1 else 'y'} fewer, each a "
                              "copy in and out of the delegate)", overhead))
     done = {id(o) for o in fold + take}
     rest = [o for o in kept if id(o) not in done]
