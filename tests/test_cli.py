@@ -245,3 +245,15 @@ def test_a_run_builds_only_its_own_command():
             " 'tflite_flops.report.generative', 'csv', 'html') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, CNN], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split(None, 1) == ["0", "[]\n"], out.stdout + out.stderr
+
+
+def test_a_format_is_named_by_its_extension_too(capsys):
+    """``-o x.markdown`` was accepted and ``--format markdown`` refused (issue 45): an extension names its format."""
+    from tflite_flops.cli import main
+
+    model = str(Path(__file__).resolve().parent.parent / "sample_models" / "cnn_float.tflite")
+    outs = []
+    for fmt in ("md", "markdown", "htm", "html", "txt", "table"):
+        assert main(["analyze", model, "--format", fmt]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and outs[2] == outs[3] and outs[4] == outs[5]

@@ -72,7 +72,7 @@ def test_dataframe_keeps_ints_where_an_op_has_no_value(samples_dir):
 
 def test_dataframe_without_pandas_is_one_clear_error(report, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
-    with pytest.raises(ImportError, match=r"needs pandas.*pip install pandas"):
+    with pytest.raises(ImportError, match=r"needs pandas.*pip install .tflite_flops\[notebook\]."):
         report.to_dataframe()
 
 

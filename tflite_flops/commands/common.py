@@ -71,7 +71,11 @@ def add_output_options(p: argparse.ArgumentParser, table, written: str) -> None:
     """``--format`` (stdout) and ``-o FILE`` (repeatable), both offering what the command's
     :class:`~tflite_flops.render.formats.RendererTable` has, with the extensions of ``FORMATS``."""
     extensions = " ".join(ext for _, exts in table.values() for ext in exts)
-    p.add_argument("--format", "-f", choices=list(table), default="table", help="stdout format (default table)")
+    # a format is named by its name or by an extension that selects it (issue 45: -o x.markdown was accepted,
+    # --format markdown refused): markdown and htm too
+    aliases = {ext[1:]: name for name, (_, exts) in table.items() for ext in exts if ext.count(".") == 1}
+    p.add_argument("--format", "-f", choices=list(table), default="table", type=lambda v: aliases.get(v, v),
+                   help="stdout format (default table; an extension names its format too: markdown, htm)")
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                    help=f"{written}; the format follows the extension ({extensions}); repeatable")
     add_overwrite_option(p)

@@ -96,7 +96,7 @@ def to_dataframe(report: "Report") -> Any:
         import pandas as pd
     except ImportError:
         raise ImportError("Report.to_dataframe() needs pandas, which tflite_flops does not install: "
-                          "pip install pandas") from None
+                          "pip install 'tflite_flops[notebook]' (or pandas)") from None
     columns = columns_for("csv", report)
     data: dict[str, Any] = {}
     for c in columns:
