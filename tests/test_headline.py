@@ -13,8 +13,9 @@ import textwrap
 import pytest
 
 from render_helpers import SAMPLES, sample_report
+import tflite_flops
 from tflite_flops.render import render
-from tflite_flops.render.memory import ALTERNATIVES, memory_rows
+from tflite_flops.render.memory import ALTERNATIVES, memory_rows, memory_title
 from tflite_flops.report import Report
 from tflite_flops.report.budget import add_budget_arguments, budget_limits, check_budget
 from tflite_flops.report.headline import MCU, PHONE, runtime_total, target_class
@@ -194,3 +195,16 @@ def test_headline_matches_the_process_growth_on_mobilenet_v2(tmp_path):
     assert out.returncode == 0, out.stderr
     measured = int(out.stdout.split()[-1])
     assert abs(total - measured) <= 0.05 * measured, (total, measured)
+
+
+def test_a_phone_core_named_makes_a_small_int8_model_a_phone_model():
+    """``--target arm-dotprod-fp16`` led with "TFLite Micro, cortex-m: an MCU model" (issue 45): naming a phone's
+    core says whose model it is; named nothing (this CPU) or an x86 desktop, the rule of the figures stands."""
+    int8 = SAMPLES / "cnn_int8.tflite"
+    for target in ("arm-dotprod-fp16", "arm-i8mm", "arm-neon"):
+        report = tflite_flops.analyze(int8, target=target)
+        assert target_class(report) == (PHONE, f"the CPU named ({target}) is a phone's")
+        assert memory_title(report).startswith(f"Memory at run time (LiteRT default: XNNPACK on, 1 thread, CPU target "
+                                               f"{target})")
+    assert target_class(tflite_flops.analyze(int8))[0] == MCU
+    assert target_class(tflite_flops.analyze(int8, target="x86-avx2"))[0] == MCU

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from .._version import __version__
 from ..ops.registry import CALLER_OPS
 from ..reader.model import Model, Subgraph
+from ..targets import HOST
 from ..report import lazy
 from ..report import (DelegatePlacement, MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary,
                       Totals)
@@ -332,6 +333,9 @@ def build_report(walk: Walk, sg: Subgraph, entry: int, spec: Mapping, batch: int
     settings = {"input_shapes": {("" if k is None else str(k)): list(v) for k, v in spec.items()},
                 "batch": batch, "while_trips": walk.while_trips, "entry_subgraph": entry,
                 "count_zeros": walk.count_zeros, **walk.assumed.settings}
+    named = walk.settings.target.xnnpack
+    if named not in (None, HOST):  # a CPU the user named (--target, or a device profile's): whose model it is
+        settings["cpu_target"] = named
     complete = not (unresolved or unsupported or opaque or failed)
 
     def done() -> list[PassResult]:

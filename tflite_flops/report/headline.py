@@ -11,7 +11,8 @@ figure ``--max-memory`` gates and the JSON writes as ``memory.runtime_total_byte
 
 * **mcu** (TFLite Micro): every op that runs per inference computes in integers (no float32, float16 or
   hybrid op), its weights fit :data:`MCU_MAX_WEIGHTS` and TFLite Micro's arena fits
-  :data:`MCU_MAX_ARENA`: the size of the flash and SRAM of a microcontroller board;
+  :data:`MCU_MAX_ARENA`: the size of the flash and SRAM of a microcontroller board; unless the user named a
+  phone's CPU (``--target arm-*``, or a device profile made on one): then it is a phone model;
 * **phone** (LiteRT, XNNPACK on): every other model.
 
 The reports lead with the class's runtime; the rows of the other class stay in the JSON
@@ -75,6 +76,9 @@ def target_class(report: Any) -> tuple[str, str]:
     floats = sorted({o.op_type for o in report.ops if o.phase == "inference" and o.flops and _float_op(o.precision)})
     if floats:
         return PHONE, f"float ops ({', '.join(floats[:3])}{' …' if len(floats) > 3 else ''})"
+    named = (report.settings or {}).get("cpu_target")  # a CPU the user named (--target, a device profile's)
+    if isinstance(named, str) and named.startswith("arm-"):  # issue 45: a phone core named is a phone model
+        return PHONE, f"the CPU named ({named}) is a phone's"
     if memory is None:
         return PHONE, "no memory plan"
     if memory.weights_bytes > MCU_MAX_WEIGHTS:
