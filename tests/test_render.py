@@ -386,3 +386,13 @@ def test_partitions_per_subgraph_fold_for_many_subgraphs():
     assert _per_subgraph({"0": 3, "1": 0}) == "subgraph 0: 3, subgraph 1: 0"
     line = _per_subgraph({str(i): 2 for i in range(40)})
     assert line.startswith("subgraph 0: 2, subgraph 1: 2,") and line.endswith("subgraph 7: 2 … and 32 more subgraphs: 64")
+
+
+def test_the_markdown_memory_table_keeps_its_indent_and_says_every_reason_it_leaves_out():
+    """Markdown dropped the memory rows' indent and showed 3 of 5 GPU reasons without a word (issue 45)."""
+    from tflite_flops.render import render
+
+    md = render(sample_report("fcn_dynamic.tflite"), "md")
+    assert "| &nbsp;&nbsp;LiteRT arena (XNNPACK on) |" in md and "| &nbsp;&nbsp;&nbsp;&nbsp;workspace |" in md
+    gpu = next(line for line in md.splitlines() if line.startswith("| The GPU delegate |"))
+    assert "2 more reason(s) (" in gpu and "see the JSON or the HTML page" in gpu  # 5 reasons, 3 listed

@@ -49,6 +49,12 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seque
            ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def _indented(label: str) -> str:
+    """A memory row's label with its leading spaces as no-break spaces, which a Markdown table cell keeps."""
+    text = label.lstrip(" ")
+    return "&nbsp;" * (len(label) - len(text)) + md_text(text)
+
+
 def _shape(shape: Sequence[int]) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
@@ -95,8 +101,10 @@ def render_markdown(report: Report, top: int = 10) -> str:
 
     if report.memory is not None:
         target = target_class(report)[0]
-        out += ["", f"**{md_text(memory_title(report))}**", ""] + md_table(
-            ["", "value", "exact"], [list(r) for r in memory_rows(report.memory, target)], [False, True, False])
+        # a cell's leading spaces are dropped by Markdown: each level of a part's indent is two no-break spaces
+        rows = [[_indented(label), value, exact] for label, value, exact in memory_rows(report.memory, target)]
+        out += ["", f"**{md_text(memory_title(report))}**", ""] + md_table(["", "value", "exact"], rows,
+                                                                         [False, True, False])
         out += ["", f"_{md_text(memory_caveat(report.memory, target))}_"]
 
     if report.prediction is not None:
@@ -109,11 +117,17 @@ def render_markdown(report: Report, top: int = 10) -> str:
         rows = []
         for key, d in report.delegation.items():
             parts = []
-            for cat, items in kept_groups(report, key)[:3]:
+            groups = kept_groups(report, key)
+            for cat, items in groups[:3]:
                 per_type: dict[str, int] = {}  # one count per op type, whatever the details
                 for op_type, _, ops in items:
                     per_type[op_type] = per_type.get(op_type, 0) + len(ops)
-                parts.append(f"{cat}: " + ", ".join(f"{name} ×{n}" for name, n in list(per_type.items())[:4]))
+                shown = list(per_type.items())
+                parts.append(f"{cat}: " + ", ".join(f"{name} ×{n}" for name, n in shown[:4])
+                             + (f", {len(shown) - 4} more op type(s)" if len(shown) > 4 else ""))
+            if len(groups) > 3:  # never silently: the reasons left out are counted (the table and HTML list all)
+                rest = sum(len(ops) for _, items in groups[3:] for _, _, ops in items)
+                parts.append(f"{len(groups) - 3} more reason(s) ({rest} op(s)): see the JSON or the HTML page")
             kept = "; ".join(parts)
             rows.append([delegate_name(key) + (" (device)" if d.source == "device" else ""), str(d.delegated_ops),
                          str(d.kept_ops), str(d.partitions), md_text(kept or "-")])
