@@ -233,3 +233,41 @@ def test_batch_options_limits_and_shapes_in_the_library():
     row = analyze_one(fcn, opts)
     assert row["macs"] == 720_896 and row["budget"] == "exceeded" and row["budget_violations"] == "macs 720.9 K > 500 K"
     assert "budget" not in analyze_one(fcn, BatchOptions())
+
+
+def test_shards_cover_a_zoo_once_and_a_jsonl_log_resumes_it(tmp_path, capsys):
+    """A zoo split across CI jobs (``--shard I/N``) and resumed after a runner died (``--jsonl``): issue 45."""
+    import shutil
+
+    from tflite_flops.cli import main
+    from tflite_flops.errors import InputSpecError
+    from tflite_flops.studies.batch import expand_sources, read_done, shard
+
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    for name in ("cnn_float", "cnn_int8", "lstm", "mlp_dynamic_batch", "fcn_dynamic"):
+        shutil.copy(SAMPLES / f"{name}.tflite", zoo)
+    paths = expand_sources([str(zoo)])
+    parts = [shard(paths, f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(p for part in parts for p in part) == sorted(paths) and [len(p) for p in parts] == [2, 2, 1]
+    for bad in ("0/3", "4/3", "3", "a/b", "1/0", "¹/2"):
+        with pytest.raises(InputSpecError, match="--shard"):
+            shard(paths, bad)
+    log = tmp_path / "zoo.jsonl"
+    assert main(["batch", str(zoo), "-j", "1", "--shard", "1/3", "--jsonl", str(log), "-f", "json"]) == 0
+    assert len(log.read_text().splitlines()) == 2 and set(read_done(str(log))) == set(parts[0])
+    # the runner died in the middle of a line, and an earlier model had failed: both run again, nothing else
+    with log.open("a") as f:
+        f.write(json.dumps({"model": parts[1][0], "status": "error", "error": "killed"}) + "\n")
+        f.write('{"model": "' + parts[1][1] + '", "stat')
+    capsys.readouterr()
+    assert main(["batch", str(zoo), "-j", "1", "--jsonl", str(log), "-f", "json"]) == 0
+    out = capsys.readouterr()
+    assert "2 of 5 model(s) already done, not analysed again" in out.err
+    rows = json.loads(out.out)["models"]
+    assert [r["model"] for r in rows] == paths and all(r["status"] != "error" for r in rows)
+    assert set(read_done(str(log))) == set(paths)
+    # a line that is not a row, in the middle of the log, is one error line
+    log.write_text('{"model": "x", "status": "ok"}\nnot json\n{"model": "y", "status": "ok"}\n')
+    with pytest.raises(InputSpecError, match="line 2 is not a batch row"):
+        read_done(str(log))

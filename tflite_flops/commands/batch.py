@@ -8,6 +8,7 @@ input shapes."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -37,6 +38,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=at_least(1), metavar="N", help="batch size applied to every model")
     p.add_argument("--while-trips", type=at_least(0), default=1, metavar="N", help="trip count of uninferable WHILE loops")
     p.add_argument("--fail-on-error", action="store_true", help="exit 1 when any model fails (rows are still written)")
+    p.add_argument("--shard", metavar="I/N", help="analyse only shard I of N of the models (every N-th from the I-th, "
+                                                   "in the sources' order): N jobs with 1/N ... N/N cover a zoo once")
+    p.add_argument("--jsonl", metavar="FILE.jsonl", help="a resumable log: each model's row is appended as one JSON line "
+                                                          "as soon as it is done; a rerun skips the models it holds "
+                                                          "(but error rows) and the outputs show them all")
     add_target_option(p)
     add_latency_options(p, per_op=False, roofline=False, inputs=False)
     add_predict_options(p)
@@ -45,7 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Expand the sources, analyze in worker processes, write the rows atomically."""
-    from ..studies.batch import BatchOptions, expand_sources, load_shapes_file, run_batch
+    from contextlib import nullcontext
+
+    from ..files import check_output
+    from ..studies.batch import (BatchOptions, drop_cut_line, expand_sources, load_shapes_file, read_done, run_batch,
+                                 shard)
     from ..render.batch import BATCH_FORMATS, batch_format_for_path
     from ..measure.progress import progress_bar
     from ..errors import InputSpecError
@@ -74,9 +84,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: prediction forced (--force): {check.forced}", file=sys.stderr)
     print_notes(check_notes(check, settings))
     paths = expand_sources(args.sources)
+    if args.shard:
+        paths = shard(paths, args.shard)
     shapes = load_shapes_file(args.shapes_file, paths) if args.shapes_file else {}
     options = BatchOptions(settings, latency, limits=limits, shapes=shapes)
-    rows = run_batch(paths, options, jobs=jobs, progress=progress_bar(width=28))
+    done = {}
+    if args.jsonl:
+        check_output(args.jsonl)  # a regular file or a new name, never a link, a device or a read-only file
+        done = {p: {k: ("" if v is None else v) for k, v in row.items()} for p, row in read_done(args.jsonl).items()}
+        drop_cut_line(args.jsonl)
+        if done:
+            print_notes([f"{args.jsonl}: {sum(p in done for p in paths)} of {len(paths)} model(s) already done, "
+                         "not analysed again"])
+    todo = [p for p in paths if p not in done]
+    with (open(args.jsonl, "a", encoding="utf-8") if args.jsonl else nullcontext()) as log:
+        def logged(row: dict) -> None:  # one line a model, flushed: a runner that dies loses nothing done
+            log.write(json.dumps({k: (None if v == "" else v) for k, v in row.items()}, ensure_ascii=False) + "\n")
+            log.flush()
+
+        new = run_batch(todo, options, jobs=jobs, progress=progress_bar(width=28), on_row=logged if log else None)
+    by_path = dict(zip(todo, new))
+    rows = [done[p] if p in done else by_path[p] for p in paths]
     emit(lambda fmt: BATCH_FORMATS[fmt][0](rows), args.format, targets,
          to_stdout=not targets or args.format != "table")
     failed = [r for r in rows if r["status"] == "error"]

@@ -263,14 +263,83 @@ def _row_note(report: Any) -> str:
     return "; ".join(n for n in (partial_note(report), skipped and f"latency skipped: {skipped}", unpredicted) if n)
 
 
+def shard(paths: Sequence[str], spec: str) -> list[str]:
+    """The models of shard ``I/N`` (``spec``; 1 <= I <= N): every N-th model of ``paths`` from the I-th, so that N
+    jobs (CI jobs, machines) given the same sources and ``--shard 1/N`` ... ``N/N`` analyse each model once.
+
+    Raises:
+        InputSpecError: ``spec`` is not ``I/N`` with 1 <= I <= N <= 100,000.
+    """
+    index, sep, count = spec.partition("/")
+    if not (sep and index.isascii() and count.isascii() and index.isdigit() and count.isdigit()
+            and len(index) <= 6 and len(count) <= 6 and 1 <= int(index) <= int(count) <= 100_000):
+        raise InputSpecError(f"--shard {spec!r}: expected I/N with 1 <= I <= N <= 100,000 (e.g. 2/8)")
+    return list(paths[int(index) - 1::int(count)])
+
+
+JSONL_CAP = 256 * MiB  # a resumable log: ~1 KB a model, 100,000s of models
+
+
+def read_done(path: str) -> dict[str, dict[str, Any]]:
+    """The rows a resumable JSON Lines log (``--jsonl``) already holds, by model path: one JSON object a line, as
+    :func:`run_batch` appends them; an error row is not kept (its model runs again), nor a last line the run
+    was stopped in the middle of writing. Empty when the file does not exist.
+
+    Raises:
+        InputSpecError: not a regular file, over :data:`JSONL_CAP`, or a line that is not a row (names the line).
+    """
+    try:
+        text = read_capped(path, JSONL_CAP, "r", encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InputSpecError(f"{path}: cannot read the batch log ({exc.strerror or exc})") from None
+    lines = text.split("\n")
+    done: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            if number == len(lines):  # the last line, cut by a stopped run: that model runs again
+                continue
+            raise InputSpecError(f"{path}: line {number} is not a batch row (JSON Lines, as --jsonl writes)") from None
+        if not isinstance(row, dict) or not isinstance(row.get("model"), str) or row.get("status") not in \
+                ("ok", "partial", "error"):
+            raise InputSpecError(f"{path}: line {number} is not a batch row (no model path or status)")
+        if row["status"] != "error":
+            done[row["model"]] = row
+    return done
+
+
+def drop_cut_line(path: str) -> None:
+    """Cut a resumable log back to its last whole line, before rows are appended to it: a run stopped in the middle
+    of writing a line leaves a partial one (:func:`read_done` skips it), which the next row would otherwise join."""
+    try:
+        data = read_capped(path, JSONL_CAP)
+    except FileNotFoundError:
+        return
+    if data and not data.endswith(b"\n"):
+        os.truncate(path, data.rfind(b"\n") + 1)
+
+
+def _refuse_constant(token: str) -> None:
+    raise ValueError(f"{token} is not a number a batch row holds")
+
+
 def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
-              progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
-    """Analyze every path (``jobs`` worker processes; 1 = in this process) and return rows in input order."""
+              progress: Callable[[int, int, str], None] | None = None,
+              on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Analyze every path (``jobs`` worker processes; 1 = in this process) and return rows in input order;
+    ``on_row(row)`` as each one is done (``--jsonl``: the resumable log)."""
     rows: list[dict[str, Any] | None] = [None] * len(paths)
     done = 0
     if jobs <= 1 or len(paths) <= 1:
         for i, path in enumerate(paths):
             rows[i] = analyze_one(path, options)
+            if on_row:
+                on_row(rows[i])
             done += 1
             if progress:
                 progress(done, len(paths), path)
@@ -291,6 +360,8 @@ def run_batch(paths: Sequence[str], options: BatchOptions, jobs: int = 1,
             except Exception as exc:  # e.g. an unpicklable result
                 rows[i] = _error_row(paths[i], f"worker error ({type(exc).__name__}: {exc})",
                                      checked=bool(options.limits))
+            if on_row:
+                on_row(rows[i])
             done += 1
             if progress:
                 progress(done, len(paths), paths[i])
