@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import atheris
+from mutations import mutate
 
 with atheris.instrument_imports(include=["tflite_flops"]):
     from tflite_flops.latency.pack import export_pack, import_pack
@@ -45,38 +46,8 @@ for _entry in MANIFEST["points"]:
                                                "features= fp asimd asimddp i8mm\ncache_L2=512K\n")
 
 
-def _slots(node, out):
-    """Every (container, key) of ``node``, depth first: the places a mutation can set."""
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        out.append((node, key))
-        _slots(value, out)
-    return out
-
-
-def _value(fdp: atheris.FuzzedDataProvider):
-    kind = fdp.ConsumeIntInRange(0, 9)
-    if kind == 0:
-        return fdp.ConsumeInt(fdp.ConsumeIntInRange(1, 200))  # up to 1,600 bits
-    if kind == 1:
-        return fdp.ConsumeFloat()  # NaN, the infinities, denormals among them
-    if kind == 2:
-        return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 40))
-    if kind == 3:
-        return fdp.PickValueInList(["../manifest.json", "/etc/passwd", "models/../../x", "models/a\nb.tflite",
-                                    "profiles/../models/overhead-add1.tflite", "models/overhead-add1.tflite"])
-    if kind == 4:
-        return [_value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 4))] if fdp.remaining_bytes() else []
-    if kind == 5:
-        return {fdp.ConsumeUnicode(8): _value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3))} \
-            if fdp.remaining_bytes() else {}
-    if kind == 6:
-        return None
-    if kind == 7:
-        return fdp.ConsumeBool()
-    if kind == 8:
-        return fdp.ConsumeIntInRange(-2, 4)
-    return float(f"{fdp.ConsumeIntInRange(1, 9999)}e{fdp.ConsumeIntInRange(-330, 330)}")  # inf past 1.8e308
+PATHS = ("../manifest.json", "/etc/passwd", "models/../../x", "models/a\nb.tflite", "profiles/../models/x.tflite",
+         "models/overhead-add1.tflite")  # paths out of the pack, and the pack's own
 
 
 def _pack(fdp: atheris.FuzzedDataProvider) -> Path:
@@ -93,14 +64,7 @@ def _pack(fdp: atheris.FuzzedDataProvider) -> Path:
         entry = MANIFEST["points"][fdp.ConsumeIntInRange(0, len(MANIFEST["points"]) - 1)]
         (folder / entry["log"]).write_bytes(fdp.ConsumeBytes(fdp.remaining_bytes()))
     else:
-        d = copy.deepcopy(MANIFEST)
-        for _ in range(fdp.ConsumeIntInRange(1, 4)):
-            slots = _slots(d, [])
-            node, key = slots[fdp.ConsumeIntInRange(0, len(slots) - 1)]
-            if fdp.ConsumeIntInRange(0, 7) == 0 and isinstance(node, dict):
-                del node[key]
-            else:
-                node[key] = _value(fdp)
+        d = mutate(copy.deepcopy(MANIFEST), fdp, PATHS)
         try:
             text = json.dumps(d)
         except (ValueError, OverflowError):

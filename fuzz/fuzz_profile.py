@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import atheris
+from mutations import mutate
 
 with atheris.instrument_imports(include=["tflite_flops"]):
     import tflite_flops
@@ -38,39 +39,6 @@ MODEL = load_model(str(ROOT / "sample_models" / "cnn_float.tflite"))
 REPORT = tflite_flops.analyze(MODEL)
 
 
-def _slots(node, out):
-    """Every (container, key) of ``node``, depth first: the places a mutation can set."""
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        out.append((node, key))
-        _slots(value, out)
-    return out
-
-
-def _value(fdp: atheris.FuzzedDataProvider):
-    kind = fdp.ConsumeIntInRange(0, 9)
-    if kind == 0:
-        return fdp.ConsumeInt(fdp.ConsumeIntInRange(1, 200))  # up to 1,600 bits
-    if kind == 1:
-        return fdp.ConsumeFloat()  # NaN, the infinities, denormals among them
-    if kind == 2:
-        return fdp.ConsumeRegularFloat()
-    if kind == 3:
-        return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 40))
-    if kind == 4:
-        return [_value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 4))] if fdp.remaining_bytes() else []
-    if kind == 5:
-        return {fdp.ConsumeUnicode(8): _value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3))} \
-            if fdp.remaining_bytes() else {}
-    if kind == 6:
-        return None
-    if kind == 7:
-        return fdp.ConsumeBool()
-    if kind == 8:
-        return fdp.ConsumeIntInRange(0, 4)
-    return float(f"{fdp.ConsumeIntInRange(1, 9999)}e{fdp.ConsumeIntInRange(-330, 330)}")  # inf past 1.8e308
-
-
 def _document(fdp: atheris.FuzzedDataProvider):
     """The input's profile: JSON text as it is, or the base profile with a few fields set or deleted."""
     if fdp.ConsumeIntInRange(0, 3) == 0:
@@ -78,17 +46,7 @@ def _document(fdp: atheris.FuzzedDataProvider):
             return json.loads(fdp.ConsumeUnicodeNoSurrogates(fdp.remaining_bytes()))
         except (ValueError, RecursionError):
             return None  # read_json refuses these (tests/test_hostile_profiles.py)
-    d = copy.deepcopy(BASE)
-    for _ in range(fdp.ConsumeIntInRange(1, 4)):
-        slots = _slots(d, [])
-        if not slots:
-            break
-        node, key = slots[fdp.ConsumeIntInRange(0, len(slots) - 1)]
-        if fdp.ConsumeIntInRange(0, 7) == 0 and isinstance(node, dict):
-            del node[key]
-        else:
-            node[key] = _value(fdp)
-    return d
+    return mutate(copy.deepcopy(BASE), fdp)
 
 
 def _no_nan(token: str):

@@ -70,3 +70,20 @@ def mutate(rng: random.Random, data: bytes, corpus: list[bytes]) -> tuple[bytes,
             out[pos:pos + (b - a)] = other[a:b]
             done.append(f"splice@{pos}<-{a}:{b}")
     return bytes(out), done
+
+
+def run_atheris(harness: str, corpus: Path, runs: int, tmp_path: Path) -> None:
+    """Run ``fuzz/HARNESS`` (an atheris harness) over ``corpus`` for ``runs`` seeded inputs, bounded by a count, never
+    a time: the same run every time. A crash, a leak or a hang (``-timeout`` per input, a hang detector) fails the
+    calling test; the input is saved under ``tmp_path``."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "fuzz" / harness), str(corpus), f"-runs={runs}", "-seed=1",
+                           "-timeout=60", "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"Done {runs} runs" in proc.stderr, proc.stderr[-3000:]

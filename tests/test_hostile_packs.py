@@ -242,23 +242,15 @@ def test_the_export_checks_every_file_before_writing_one(tmp_path):
 @pytest.mark.skipif(__import__("platform").machine() != "x86_64" or not sys.platform.startswith("linux"),
                     reason="atheris (the test extra) has wheels for Linux x86-64 only")
 def test_a_short_coverage_guided_fuzz_run_of_the_pack_import_finds_nothing(tmp_path):
-    # Seeded and bounded by a count of inputs, not a time: the same run every time. A crash, a leak or a hang
-    # (-timeout per input, a hang detector) fails it; the input is saved under tmp_path.
-    import subprocess
-
     import atheris  # noqa: F401 - in the test extra on Linux x86-64
 
-    root = Path(__file__).resolve().parent.parent
+    from fuzz_corpus import run_atheris
+
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for i in range(8):
         (corpus / f"seed{i}").write_bytes(bytes(range(i * 29 % 256, 256))[:40 + 13 * i])
-    proc = subprocess.run([sys.executable, str(root / "fuzz" / "fuzz_pack.py"), str(corpus), "-runs=200",
-                           "-seed=1", "-timeout=60", "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(root)})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Done 200 runs" in proc.stderr, proc.stderr[-3000:]
+    run_atheris("fuzz_pack.py", corpus, 200, tmp_path)
 
 
 @pytest.mark.runtime

@@ -9,10 +9,8 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import platform
 import re
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -303,18 +301,13 @@ def test_profile_strings_in_a_saved_report_are_escaped_in_the_table():
 @pytest.mark.skipif(platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
                     reason="atheris (the test extra) has wheels for Linux x86-64 only")
 def test_a_short_coverage_guided_fuzz_run_of_the_profile_reader_finds_nothing(tmp_path):
-    # Seeded and bounded by a count of inputs, not a time: the same run every time. A crash, a leak or a hang
-    # (-timeout per input, a hang detector) fails it; the input is saved under tmp_path.
     import atheris  # noqa: F401 - in the test extra on Linux x86-64
+
+    from fuzz_corpus import run_atheris
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "fixture").write_bytes(FIXTURE.read_bytes())
     for i in range(8):
         (corpus / f"seed{i}").write_bytes(bytes(range(i * 31 % 256, 256))[:64])
-    proc = subprocess.run([sys.executable, str(ROOT / "fuzz" / "fuzz_profile.py"), str(corpus), "-runs=300",
-                           "-seed=1", "-timeout=60", "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Done 300 runs" in proc.stderr, proc.stderr[-3000:]
+    run_atheris("fuzz_profile.py", corpus, 300, tmp_path)
