@@ -245,3 +245,19 @@ def test_a_saving_reads_as_a_person_writes_it(ms, text):
     from tflite_flops.report.advice import saving_text
 
     assert saving_text(ms, "predicted" if ms is not None else None) == text
+
+
+def test_items_that_save_nothing_worth_a_line_are_folded_into_one():
+    """Advice listed items that save nothing (issue 45): those under 1% of the model's time (or under 0.001 ms when
+    the time is not known) become one last line that names their kinds; the others stay sorted by saving."""
+    from tflite_flops.render.advice import advice_lines
+
+    items = [Advice("partitions", ("0:1",), 0.02, "predicted", "a"), Advice("static_shape", ("0:2",), 2.0,
+                                                                           "predicted", "b"),
+             Advice("full_integer", ("0:3",), 0.0004, "predicted", "c"), Advice("zero_weights", ("0:4",), None, None, "d")]
+    # model time 10 ms: 1% is 0.1 ms, so the 0.02 and 0.0004 ms items fold; the unknown saving stays, last
+    assert advice_lines(items, 10.0) == ["[static_shape] b", "[zero_weights] d",
+                                         "[2 more] change(s) that save under 0.1 ms each (partitions, full_integer): "
+                                         "see the JSON"]
+    assert advice_lines(items) == ["[static_shape] b", "[partitions] a", "[zero_weights] d",
+                                   "[1 more] change(s) that save under 0.001 ms each (full_integer): see the JSON"]

@@ -119,3 +119,9 @@ def json_value(doc: Any, figure: Figure) -> Value:
             return None
         doc = doc[part]
     return doc
+
+
+def model_ms(report: Any) -> float | None:
+    """The model's time a reader is given first: measured (the median) when measured, else predicted; None."""
+    measured = value(report, "latency_median_ms")
+    return measured if measured is not None else value(report, "predicted_ms")

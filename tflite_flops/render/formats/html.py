@@ -653,7 +653,7 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
                                  signatures_html(report), _charts(report, colors), _placement(report),
-                                 advice_html(report.advice), _memory(report),
+                                 advice_html(report.advice, summary.model_ms(report)), _memory(report),
                                  _latency(report, colors), _prediction(report), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.json_head()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ...report import summary
 from ...report.completeness import latency_flag, partial_note
 from ...report import Report
 from ...report.columns import columns_for
@@ -135,7 +136,8 @@ def render_markdown(report: Report, top: int = 10) -> str:
                                                          rows, [False, True, True, True, False])
 
     if report.advice:
-        out += ["", f"**{ADVICE_TITLE}**", ""] + [f"- {md_text(line)}" for line in advice_lines(report.advice)]
+        out += ["", f"**{ADVICE_TITLE}**", ""] + [f"- {md_text(line)}" for line in
+                                                        advice_lines(report.advice, summary.model_ms(report))]
 
     if report.by_op_type:
         total = t.flops or 1

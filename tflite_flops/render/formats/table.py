@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ...files import SUMMARY_HASH_MAX_BYTES
+from ...report import summary
 from ...report.completeness import latency_flag, partial_note
 from ...report import Report
 from ...report.columns import columns_for
@@ -146,7 +147,7 @@ def render_table(report: Report, top: int = 10) -> str:
     if where:
         out += ["", "Where it runs"] + ["  " + line for line in where]
     if report.advice:
-        out += ["", ADVICE_TITLE] + ["  " + line for line in advice_lines(report.advice)]
+        out += ["", ADVICE_TITLE] + ["  " + line for line in advice_lines(report.advice, summary.model_ms(report))]
 
     if report.by_op_type:
         out += ["", "By op type (per inference)"]
