@@ -51,19 +51,33 @@ OPTIONAL: dict[str, set[str]] = {
 SPARSE = {"LatencyStats": set(), "Throughput": set(),
           "Roofline": {"peak_flops_per_s", "peak_bytes_per_s", "ridge_intensity", "ops", "counts", "above_roof",
                        "above_roof_note"}}
+_COUNT = {"type": "integer", "minimum": 0}  # a count, a size or an index
+_AMOUNT = {"type": "number", "minimum": 0}  # a time, a rate, a ratio
 # keys a record's JSON form adds to its fields (computed when written: report/headline.py memory_json): the
 # report's own memory has them, a signature's does not
 DERIVED: dict[str, dict[str, Any]] = {
-    "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"]},
+    "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"], "minimum": 0},
                       "runtime_total_parts": {"anyOf": [{"type": "object", "properties": {
-                          k: {"type": "integer"} for k in ("arena_bytes", "xnnpack_bytes", "weights_mapped_bytes")},
+                          k: _COUNT for k in ("arena_bytes", "xnnpack_bytes", "weights_mapped_bytes")},
                           "required": ["arena_bytes", "xnnpack_bytes", "weights_mapped_bytes"],
                           "additionalProperties": False}, {"type": "null"}]},
-                      "runtime_total_threads": {"type": ["integer", "null"]},
+                      "runtime_total_threads": {"type": ["integer", "null"], "minimum": 0},
                       "target_class": {"enum": ["phone", "mcu"]}, "target_class_reason": {"type": "string"}},
 }
 # free-form mappings: their keys are not the tool's (input names, metadata) or not fixed
-OPEN = {"settings", "system_metadata"}
+OPEN = {"system_metadata"}
+# the analysis settings a report records (analysis/assemble.py): the keys the renderers read typed, any other key
+# free (a setting a newer version records)
+SETTINGS = {"type": "object", "properties": {
+    "input_shapes": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}},
+    "batch": {"type": ["integer", "null"], "minimum": 1}, "assumed_batch": {"type": ["integer", "null"], "minimum": 1},
+    "while_trips": {"type": "integer", "minimum": 0}, "entry_subgraph": {"type": "integer", "minimum": 0},
+    "count_zeros": {"type": ["boolean", "null"]}}}
+# A number is a count, a size, an index, a time, a rate or a ratio: at least 0 ("minimum"), but for a shape's
+# dimensions (-1: dynamic) and these differences
+SIGNED = {"LatencyStats": {"rss_load_bytes", "rss_first_invoke_bytes", "rss_peak_bytes"}, "Advice": {"saving_ms"}}
+# text fields that take one of a few values (the renderers look them up)
+ENUMS = {"OpRecord": {"status": records.STATUSES, "phase": records.PHASES}}
 # the per-op figures' JSON types by column unit (a figure travels in OpRecord.figures: optional, may be null)
 UNIT_TYPES = {"count": "integer", "bytes": "integer", "index": "integer", "ms": "number", "share": "number",
               "rate": "number", "ratio": "number", "text": "string", "flag": "boolean"}
@@ -75,16 +89,22 @@ def _type(hint: Any, defs: dict[str, Any]) -> dict[str, Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return {}
+    if hint is int:
+        return dict(_COUNT)
+    if hint is float:
+        return dict(_AMOUNT)
     if hint in _SCALARS:
         return {"type": _SCALARS[hint]}
     if origin in (typing.Union, types.UnionType):
         parts = [_type(a, defs) for a in args if a is not type(None)]
         nullable = type(None) in args
-        if len(parts) == 1 and set(parts[0]) == {"type"} and isinstance(parts[0]["type"], str):
-            return {"type": [parts[0]["type"], "null"] if nullable else parts[0]["type"]}
+        if len(parts) == 1 and set(parts[0]) <= {"type", "minimum"} and isinstance(parts[0]["type"], str):
+            return {**parts[0], "type": [parts[0]["type"], "null"] if nullable else parts[0]["type"]}
         return {"anyOf": parts + ([{"type": "null"}] if nullable else [])}
     if origin is tuple:
         item = args[0] if args else Any
+        if item is int:  # a shape: its dimensions may be -1 (dynamic)
+            return {"type": "array", "items": {"type": "integer"}}
         return {"type": "array", "items": _type(item, defs)}
     if origin in (collections.abc.Mapping, dict) or hint in (dict, Mapping):
         value = args[1] if len(args) == 2 else Any
@@ -110,7 +130,16 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
     names = [f.name for f in fields(cls) if f.name not in ("extra", "figures")]
     props: dict[str, Any] = {}
     for field_name in names:
-        props[field_name] = ({"type": "object"} if field_name in OPEN else _type(hints[field_name], defs))
+        if field_name in OPEN:
+            props[field_name] = {"type": "object"}
+        elif field_name == "settings":
+            props[field_name] = SETTINGS
+        elif field_name in ENUMS.get(name, {}):
+            props[field_name] = {"enum": list(ENUMS[name][field_name])}
+        else:
+            props[field_name] = _type(hints[field_name], defs)
+            if field_name in SIGNED.get(name, ()):
+                props[field_name].pop("minimum", None)
     if name in SPARSE:
         required = [n for n in names if n in SPARSE[name]]
     else:
@@ -124,6 +153,8 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
             if "json" in c.outputs and c.name not in props:
                 kind = UNIT_TYPES.get(c.unit)
                 props[c.name] = {"type": [kind, "null"]} if kind else {}
+                if kind in ("integer", "number"):
+                    props[c.name]["minimum"] = 0
     if name == "Report":
         props.pop("schema_version")
         props = {"schema_version": {"const": records.SCHEMA_VERSION}, **props}

@@ -72,8 +72,9 @@ def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", **kwargs: A
         NotARegularFile, TooLarge, OSError: see :func:`open_regular`; the file is over ``cap`` bytes.
     """
     with open_regular(path, "rb") as f:
-        raw = f.read(cap + 1)
-    if len(raw) > cap:
+        too_large = os.fstat(f.fileno()).st_size > cap  # refused before a byte is read (a sparse 2 GB file)
+        raw = b"" if too_large else f.read(cap + 1)
+    if too_large or len(raw) > cap:
         raise TooLarge(0, f"larger than {_size(cap)}, the most read from such a file", os.fspath(path))
     if "b" in mode:
         return raw
