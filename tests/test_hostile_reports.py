@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import platform
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import cli_process
@@ -254,3 +258,21 @@ def test_the_errors_are_the_packages(saved):
     with pytest.raises(ReportFormatError) as info:
         Report.from_json(_corrupted(saved[1], ("totals", "macs"), '"x"'))
     assert isinstance(info.value, TfliteFlopsError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.slow  # a short libFuzzer run (300 seeded inputs, ~10 s)
+@pytest.mark.skipif(platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+                    reason="atheris (the test extra) has wheels for Linux x86-64 only")
+def test_a_short_coverage_guided_fuzz_run_of_the_report_loader_finds_nothing(tmp_path):
+    # Seeded and bounded by a count of inputs, not a time. A crash (an exception other than ReportFormatError, a
+    # report that loads but does not render), a leak or a hang fails it; the input is saved under tmp_path.
+    import atheris  # noqa: F401 - in the test extra on Linux x86-64
+
+    harness, corpus = ROOT / "fuzz" / "fuzz_report.py", tmp_path / "corpus"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, str(harness), "--seed", str(corpus)], check=True, capture_output=True, env=env)
+    proc = subprocess.run([sys.executable, str(harness), str(corpus), "-runs=300", "-seed=1", "-timeout=60",
+                           "-rss_limit_mb=3072", f"-artifact_prefix={tmp_path}/"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Done 300 runs" in proc.stderr, proc.stderr[-3000:]
