@@ -156,6 +156,7 @@ OTHER = [  # (field, JSON text, what the message says)
     (("totals",), "[]", "totals: expected an object"),
     (("totals", "by_precision"), '{"float32": 5}', "totals.by_precision.float32: expected an object"),
     (("totals", "complete"), '"yes"', "totals.complete: expected true or false"),
+    (("totals", "by_precision", "float32"), '{"macs": 1, "ops": 1}', "by_precision.float32: expected the key 'flops'"),
     (("totals", "flops"), "10", "ops[0].flops: expected at most totals.flops (10)"),
     (("memory",), "[1]", "memory: expected an object, got a list"),
     (("memory", "subgraphs"), "{}", "memory.subgraphs: expected a list"),

@@ -73,6 +73,16 @@ SETTINGS = {"type": "object", "properties": {
     "batch": {"type": ["integer", "null"], "minimum": 1}, "assumed_batch": {"type": ["integer", "null"], "minimum": 1},
     "while_trips": {"type": "integer", "minimum": 0}, "entry_subgraph": {"type": "integer", "minimum": 0},
     "count_zeros": {"type": ["boolean", "null"]}}}
+# mappings of fixed keys the renderers read (not records): each key required here
+_PRECISION_SPLIT = {"type": "object", "additionalProperties": {
+    "type": "object", "properties": {k: {"type": "integer", "minimum": 0} for k in ("macs", "flops", "ops")},
+    "required": ["macs", "flops", "ops"], "additionalProperties": False}}
+_DRIFT = {"type": "object", "properties": {
+    "applied": {"type": "boolean"}, "why": {"type": "string"},
+    **{k: {"type": ["number", "null"], "minimum": 0} for k in ("factor", "reference_ms_then", "reference_ms_now",
+                                                               "cpu_share")}},
+    "required": ["applied"]}
+FIXED = {"by_precision": _PRECISION_SPLIT, "drift": {"anyOf": [_DRIFT, {"type": "null"}]}}
 # A number is a count, a size, an index, a time, a rate or a ratio: at least 0 ("minimum"), but for a shape's
 # dimensions (-1: dynamic) and these differences
 SIGNED = {"LatencyStats": {"rss_load_bytes", "rss_first_invoke_bytes", "rss_peak_bytes"}, "Advice": {"saving_ms"}}
@@ -134,6 +144,8 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
             props[field_name] = {"type": "object"}
         elif field_name == "settings":
             props[field_name] = SETTINGS
+        elif field_name in FIXED:
+            props[field_name] = FIXED[field_name]
         elif field_name in ENUMS.get(name, {}):
             props[field_name] = {"enum": list(ENUMS[name][field_name])}
         else:

@@ -198,6 +198,25 @@ def test_a_newer_versions_keys_load_where_the_records_keep_them(saved, tmp_path)
         Report.from_dict(d)
 
 
+def test_mappings_of_fixed_keys_have_them(saved):
+    # found by fuzz/fuzz_report.py: a precision split without its "flops" (the table sorts by it)
+    d = json.loads(saved[0])
+    del d["totals"]["by_precision"]["float32"]["flops"]
+    with pytest.raises(ReportFormatError, match="totals.by_precision.float32: expected the key 'flops'"):
+        Report.from_dict(d)
+
+
+def test_a_prediction_with_an_odd_drift_check_renders(saved):
+    import render_helpers
+
+    d = json.loads(render_helpers.predicted_report().to_json())
+    d["prediction"]["drift"] = {"applied": True, "factor": None, "why": ""}  # applied, but no factor to show
+    renders_everywhere(Report.from_dict(d), saved[2])
+    d["prediction"]["drift"] = {"applied": True, "factor": "x2"}
+    with pytest.raises(ReportFormatError, match=r"prediction\.drift\.factor: expected a finite number >= 0 or null"):
+        Report.from_dict(d)
+
+
 def test_bundle_section_must_be_one_of_its_sections():
     report = tflite_flops.analyze(ROOT / "sample_models" / "tiny_decoder.litertlm")
     d = json.loads(report.to_json())

@@ -173,7 +173,7 @@ def _is_number(v: Any) -> bool:
 class _Compiler:
     """Turns a (draft 2020-12) schema into a check function: the keywords the report's schema uses (``type``,
     ``properties``, ``additionalProperties``, ``items``, ``$ref``, ``anyOf``, ``const``, ``enum``,
-    ``minimum``); ``required`` is left to the records (a missing key is its default). The checks are closures
+    ``minimum``, and ``required`` but in a record, whose missing key is its default). The checks are closures
     made once, specialised by kind (a leaf, a list, an object): a report of 80,000 ops is checked in about as
     long as it takes to parse."""
 
@@ -294,6 +294,7 @@ class _Compiler:
 
     def _object(self, schema: dict[str, Any], record: str | None, accepted: frozenset | None, expected: str) -> Check:
         props = {k: self.compile(v) for k, v in schema.get("properties", {}).items()}
+        required = () if record is not None else tuple(schema.get("required", ()))  # a record: its defaults
         extra = schema.get("additionalProperties", True)
         if record in _OPEN_SCALARS:
             other: Check | None = _scalar
@@ -307,6 +308,9 @@ class _Compiler:
                 if accepted is not None and type(v) not in accepted:
                     raise _Invalid(expected, v)
                 return
+            for k in required:
+                if k not in v:
+                    raise _Invalid(f"the key {k!r}", shown=False)
             for k, x in v.items():
                 inner = props.get(k, other)
                 try:
