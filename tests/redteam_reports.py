@@ -241,6 +241,8 @@ CASES: list[Case] = [
     lib("report-future-setting", compares(lambda: corrupted(("settings", "future"), '{"a": [1, {"b": null}]}')), None),
     lib("report-hostile-strings", compares(_hostile), None),
     lib("report-counts-past-a-float", loads(saved_huge), None),
+    lib("report-arena-4000-digits", compares(lambda: corrupted(("memory", "arena_bytes"), "9" * 4000)), None),
+    lib("report-lone-surrogates", compares(lambda: corrupted(("ops", 3, "name"), '"\\udcff\\ud800x"')), None),
     lib("report-counts-past-a-float-compare", compares(saved_huge), None),
     # the CLI: compare A.json B.json
     *[cli(f"compare-report-ops-3-macs-{kind}", KIND, compare_files(saved, lambda v=literal: corrupted(
@@ -267,6 +269,9 @@ CASES: list[Case] = [
         "not a tflite_flops JSON report"),
     cli("compare-report-bundle-section", KIND, compare_files(_bundle_text, saved), {1}, "bundle.section"),
     cli("compare-report-hostile-strings", KIND, compare_files(_hostile, saved), {0}, check=stdout_clean),
+    cli("compare-report-lone-surrogates", KIND, lambda t: [*compare_files(
+        lambda: corrupted(("model", "path"), '"m\\udcff.tflite"'), saved)(t), "-o", str(t / "c.html"),
+        "-o", str(t / "c.md")], {0}, check=stdout_clean),
     cli("compare-report-hostile-strings-md", KIND, compare_files(_hostile, saved, "-f", "md"), {0},
         check=stdout_clean),
     *[cli(f"compare-report-counts-past-a-float-{fmt}", KIND, compare_files(saved, saved_huge, "-f", fmt), {0},
