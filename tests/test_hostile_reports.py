@@ -277,6 +277,14 @@ def test_the_errors_are_the_packages(saved):
     with pytest.raises(ReportFormatError) as info:
         Report.from_json(_corrupted(saved[1], ("totals", "macs"), '"x"'))
     assert isinstance(info.value, TfliteFlopsError) and isinstance(info.value, ValueError)
+    d = json.loads(saved[0])
+    del d["ops"][3]["macs"], d["inputs"][0]["name"]  # a key a record cannot do without: from_dict says which
+    with pytest.raises(ReportFormatError, match="missing 1 required positional argument: 'macs'"):
+        Report.from_dict(d)
+    del d["delegation"], d["init_totals"]  # keys an older version did not write: their defaults
+    d["ops"][3]["macs"] = 0
+    with pytest.raises(ReportFormatError, match="missing key 'name'"):
+        Report.from_dict(d)
 
 
 @pytest.mark.slow  # a short libFuzzer run (300 seeded inputs, ~10 s)

@@ -112,7 +112,7 @@ def _compiled() -> Check:
         from .schema import report_schema
 
         schema = report_schema()
-        _SCHEMA["check"] = _Compiler(schema.get("$defs", {})).compile(schema)
+        _SCHEMA["check"] = _Compiler(schema.get("$defs", {})).compile(schema, "Report")
     return _SCHEMA["check"]
 
 

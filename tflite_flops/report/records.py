@@ -431,6 +431,19 @@ class Report:
             raise ReportFormatError(f"{where}not a tflite_flops JSON report: unsupported schema_version {shown!r:.40} "
                                     f"(this tool reads {SCHEMA_VERSION})")
         check(d, source)
+        try:
+            return cls._build(d)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+            # a key a record cannot do without is missing (the schema's check leaves that to the records)
+            what = ("nested too deeply" if isinstance(exc, RecursionError) else
+                    f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}")
+            where = f"{source}: " if source else ""
+            raise ReportFormatError(f"{where}not a tflite_flops JSON report ({what:.300})") from None
+
+    @classmethod
+    def _build(cls, d: Mapping[str, Any]) -> "Report":
+        """The records of a checked JSON form."""
+        version = d["schema_version"]
 
         def summary(t: Mapping[str, Any]) -> TensorSummary:
             sig = t.get("shape_signature")
@@ -486,16 +499,7 @@ class Report:
         """
         from .loading import parse
 
-        d = parse(text, source)
-        try:
-            return cls.from_dict(d, source=source)
-        except ReportFormatError:
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
-            what = ("nested too deeply" if isinstance(exc, RecursionError) else
-                    f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}")
-            where = f"{source}: " if source else ""
-            raise ReportFormatError(f"{where}not a tflite_flops JSON report ({what:.300})") from None
+        return cls.from_dict(parse(text, source), source=source)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Report":
