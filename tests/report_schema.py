@@ -14,7 +14,10 @@ script makes (a record changed without ``--update`` fails) and validates every J
 
 Objects are closed (``additionalProperties: false``) except the records that keep the keys of a newer
 version (those with an ``extra`` field: measured latency, throughput, roofline, delegation,
-prediction), ``settings`` and the bundle's free-form metadata.
+prediction), ``settings`` and the bundle's free-form metadata. Every integer and number is at least 0
+(``minimum``) but a shape's dimensions and the differences in :data:`SIGNED`; the op's status and phase
+are enums (:data:`ENUMS`); ``settings`` and the mappings of fixed keys (:data:`FIXED`) are typed here.
+The same file is what ``Report.from_json`` checks a saved report against (tflite_flops/report/loading.py).
 """
 
 from __future__ import annotations
