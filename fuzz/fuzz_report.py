@@ -28,7 +28,6 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports(include=["tflite_flops"]):
-    import tflite_flops
     from tflite_flops.errors import ReportFormatError
     from tflite_flops.render import render
     from tflite_flops.render.compare import render_compare_table, render_comparison
