@@ -162,6 +162,7 @@ OTHER = [  # (field, JSON text, what the message says)
     (("memory", "subgraphs"), "{}", "memory.subgraphs: expected a list"),
     (("memory", "peak_op"), "3", "memory.peak_op: expected a string or null"),
     (("delegation", "xnnpack"), "[]", "delegation.xnnpack: expected an object"),
+    (("delegation", "npu"), '{"delegated_ops": 1, "kept_ops": 0, "partitions": 1}', "delegation.npu: expected no such key"),
     (("delegation", "xnnpack", "kept_by_reason"), '{"dtype": -2}', "delegation.xnnpack.kept_by_reason.dtype"),
     (("unsupported",), '{"FOO": "many"}', "unsupported.FOO: expected an integer >= 0"),
     (("warnings",), '"one"', "warnings: expected a list"),

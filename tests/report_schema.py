@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from tflite_flops import report as report_package  # noqa: E402
 from tflite_flops.report import records  # noqa: E402
-from tflite_flops.report.columns import OP_COLUMNS  # noqa: E402
+from tflite_flops.report.columns import DELEGATE_FIELDS, OP_COLUMNS  # noqa: E402
 from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
 
 # keys a record's JSON form leaves out unless set (Report.to_dict and the records' own to_dict)
@@ -149,6 +149,10 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
             props[field_name] = SETTINGS
         elif field_name in FIXED:
             props[field_name] = FIXED[field_name]
+        elif name == "Report" and field_name == "delegation":  # the declared delegates, and the device's placement
+            _record(records.DelegatePlacement, defs)
+            props[field_name] = {"type": "object", "additionalProperties": False, "properties": {
+                k: {"$ref": "#/$defs/DelegatePlacement"} for k in [*DELEGATE_FIELDS, "device"]}}
         elif field_name in ENUMS.get(name, {}):
             props[field_name] = {"enum": list(ENUMS[name][field_name])}
         else:

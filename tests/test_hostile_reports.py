@@ -206,6 +206,14 @@ def test_mappings_of_fixed_keys_have_them(saved):
         Report.from_dict(d)
 
 
+def test_delegation_names_only_the_delegates_this_version_knows(saved):
+    # found by fuzz/fuzz_report.py: the placement section looks each delegate's per-op fields up by its key
+    d = json.loads(saved[0])
+    d["delegation"]["xnnfack"] = d["delegation"]["xnnpack"]
+    with pytest.raises(ReportFormatError, match="delegation.xnnfack: expected no such key"):
+        Report.from_dict(d)
+
+
 def test_a_prediction_with_an_odd_drift_check_renders(saved):
     import render_helpers
 
