@@ -85,7 +85,9 @@ _DRIFT = {"type": "object", "properties": {
     **{k: {"type": ["number", "null"], "minimum": 0} for k in ("factor", "reference_ms_then", "reference_ms_now",
                                                                "cpu_share")}},
     "required": ["applied"]}
-FIXED = {"by_precision": _PRECISION_SPLIT, "drift": {"anyOf": [_DRIFT, {"type": "null"}]}}
+_TOOL = {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"}},
+         "required": ["name", "version"], "additionalProperties": {"type": "string"}}
+FIXED = {"by_precision": _PRECISION_SPLIT, "drift": {"anyOf": [_DRIFT, {"type": "null"}]}, "tool": _TOOL}
 # A number is a count, a size, an index, a time, a rate or a ratio: at least 0 ("minimum"), but for a shape's
 # dimensions (-1: dynamic) and these differences
 SIGNED = {"LatencyStats": {"rss_load_bytes", "rss_first_invoke_bytes", "rss_peak_bytes"}, "Advice": {"saving_ms"}}

@@ -204,6 +204,10 @@ def test_mappings_of_fixed_keys_have_them(saved):
     del d["totals"]["by_precision"]["float32"]["flops"]
     with pytest.raises(ReportFormatError, match="totals.by_precision.float32: expected the key 'flops'"):
         Report.from_dict(d)
+    d = json.loads(saved[0])
+    del d["tool"]["name"]  # the table's first line names the tool
+    with pytest.raises(ReportFormatError, match="tool: expected the key 'name'"):
+        Report.from_dict(d)
 
 
 def test_delegation_names_only_the_delegates_this_version_knows(saved):
