@@ -14,7 +14,10 @@ script makes (a record changed without ``--update`` fails) and validates every J
 
 Objects are closed (``additionalProperties: false``) except the records that keep the keys of a newer
 version (those with an ``extra`` field: measured latency, throughput, roofline, delegation,
-prediction), ``settings`` and the bundle's free-form metadata.
+prediction), ``settings`` and the bundle's free-form metadata. Every integer and number is at least 0
+(``minimum``) but a shape's dimensions and the differences in :data:`SIGNED`; the op's status and phase
+are enums (:data:`ENUMS`); ``settings`` and the mappings of fixed keys (:data:`FIXED`) are typed here.
+The same file is what ``Report.from_json`` checks a saved report against (tflite_flops/report/loading.py).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from tflite_flops import report as report_package  # noqa: E402
 from tflite_flops.report import records  # noqa: E402
-from tflite_flops.report.columns import OP_COLUMNS  # noqa: E402
+from tflite_flops.report.columns import DELEGATE_FIELDS, OP_COLUMNS  # noqa: E402
 from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
 
 # keys a record's JSON form leaves out unless set (Report.to_dict and the records' own to_dict)
@@ -51,20 +54,46 @@ OPTIONAL: dict[str, set[str]] = {
 SPARSE = {"LatencyStats": set(), "Throughput": set(),
           "Roofline": {"peak_flops_per_s", "peak_bytes_per_s", "ridge_intensity", "ops", "counts", "above_roof",
                        "above_roof_note"}}
+_COUNT = {"type": "integer", "minimum": 0}  # a count, a size or an index
+_AMOUNT = {"type": "number", "minimum": 0}  # a time, a rate, a ratio
 # keys a record's JSON form adds to its fields (computed when written: report/headline.py memory_json): the
 # report's own memory has them, a signature's does not
 DERIVED: dict[str, dict[str, Any]] = {
-    "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"]},
+    "MemorySummary": {"runtime_total_bytes": {"type": ["integer", "null"], "minimum": 0},
                       "runtime_total_parts": {"anyOf": [{"type": "object", "properties": {
-                          k: {"type": "integer"} for k in ("arena_bytes", "xnnpack_bytes", "interpreter_bytes",
-                                                           "weights_mapped_bytes")},
+                          k: _COUNT for k in ("arena_bytes", "xnnpack_bytes", "interpreter_bytes",
+                                              "weights_mapped_bytes")},
                           "required": ["arena_bytes", "xnnpack_bytes", "weights_mapped_bytes"],
                           "additionalProperties": False}, {"type": "null"}]},
-                      "runtime_total_threads": {"type": ["integer", "null"]},
+                      "runtime_total_threads": {"type": ["integer", "null"], "minimum": 0},
                       "target_class": {"enum": ["phone", "mcu"]}, "target_class_reason": {"type": "string"}},
 }
 # free-form mappings: their keys are not the tool's (input names, metadata) or not fixed
-OPEN = {"settings", "system_metadata"}
+OPEN = {"system_metadata"}
+# the analysis settings a report records (analysis/assemble.py): the keys the renderers read typed, any other key
+# free (a setting a newer version records)
+SETTINGS = {"type": "object", "properties": {
+    "input_shapes": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}},
+    "batch": {"type": ["integer", "null"], "minimum": 1}, "assumed_batch": {"type": ["integer", "null"], "minimum": 1},
+    "while_trips": {"type": "integer", "minimum": 0}, "entry_subgraph": {"type": "integer", "minimum": 0},
+    "count_zeros": {"type": ["boolean", "null"]}}}
+# mappings of fixed keys the renderers read (not records): each key required here
+_PRECISION_SPLIT = {"type": "object", "additionalProperties": {
+    "type": "object", "properties": {k: {"type": "integer", "minimum": 0} for k in ("macs", "flops", "ops")},
+    "required": ["macs", "flops", "ops"], "additionalProperties": False}}
+_DRIFT = {"type": "object", "properties": {
+    "applied": {"type": "boolean"}, "why": {"type": "string"},
+    **{k: {"type": ["number", "null"], "minimum": 0} for k in ("factor", "reference_ms_then", "reference_ms_now",
+                                                               "cpu_share")}},
+    "required": ["applied"]}
+_TOOL = {"type": "object", "properties": {"name": {"type": "string"}, "version": {"type": "string"}},
+         "required": ["name", "version"], "additionalProperties": {"type": "string"}}
+FIXED = {"by_precision": _PRECISION_SPLIT, "drift": {"anyOf": [_DRIFT, {"type": "null"}]}, "tool": _TOOL}
+# A number is a count, a size, an index, a time, a rate or a ratio: at least 0 ("minimum"), but for a shape's
+# dimensions (-1: dynamic) and these differences
+SIGNED = {"LatencyStats": {"rss_load_bytes", "rss_first_invoke_bytes", "rss_peak_bytes"}, "Advice": {"saving_ms"}}
+# text fields that take one of a few values (the renderers look them up)
+ENUMS = {"OpRecord": {"status": records.STATUSES, "phase": records.PHASES}}
 # the per-op figures' JSON types by column unit (a figure travels in OpRecord.figures: optional, may be null)
 UNIT_TYPES = {"count": "integer", "bytes": "integer", "index": "integer", "ms": "number", "share": "number",
               "rate": "number", "ratio": "number", "text": "string", "flag": "boolean"}
@@ -76,16 +105,22 @@ def _type(hint: Any, defs: dict[str, Any]) -> dict[str, Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return {}
+    if hint is int:
+        return dict(_COUNT)
+    if hint is float:
+        return dict(_AMOUNT)
     if hint in _SCALARS:
         return {"type": _SCALARS[hint]}
     if origin in (typing.Union, types.UnionType):
         parts = [_type(a, defs) for a in args if a is not type(None)]
         nullable = type(None) in args
-        if len(parts) == 1 and set(parts[0]) == {"type"} and isinstance(parts[0]["type"], str):
-            return {"type": [parts[0]["type"], "null"] if nullable else parts[0]["type"]}
+        if len(parts) == 1 and set(parts[0]) <= {"type", "minimum"} and isinstance(parts[0]["type"], str):
+            return {**parts[0], "type": [parts[0]["type"], "null"] if nullable else parts[0]["type"]}
         return {"anyOf": parts + ([{"type": "null"}] if nullable else [])}
     if origin is tuple:
         item = args[0] if args else Any
+        if item is int:  # a shape: its dimensions may be -1 (dynamic)
+            return {"type": "array", "items": {"type": "integer"}}
         return {"type": "array", "items": _type(item, defs)}
     if origin in (collections.abc.Mapping, dict) or hint in (dict, Mapping):
         value = args[1] if len(args) == 2 else Any
@@ -111,7 +146,22 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
     names = [f.name for f in fields(cls) if f.name not in ("extra", "figures")]
     props: dict[str, Any] = {}
     for field_name in names:
-        props[field_name] = ({"type": "object"} if field_name in OPEN else _type(hints[field_name], defs))
+        if field_name in OPEN:
+            props[field_name] = {"type": "object"}
+        elif field_name == "settings":
+            props[field_name] = SETTINGS
+        elif field_name in FIXED:
+            props[field_name] = FIXED[field_name]
+        elif name == "Report" and field_name == "delegation":  # the declared delegates, and the device's placement
+            _record(records.DelegatePlacement, defs)
+            props[field_name] = {"type": "object", "additionalProperties": False, "properties": {
+                k: {"$ref": "#/$defs/DelegatePlacement"} for k in [*DELEGATE_FIELDS, "device"]}}
+        elif field_name in ENUMS.get(name, {}):
+            props[field_name] = {"enum": list(ENUMS[name][field_name])}
+        else:
+            props[field_name] = _type(hints[field_name], defs)
+            if field_name in SIGNED.get(name, ()):
+                props[field_name].pop("minimum", None)
     if name in SPARSE:
         required = [n for n in names if n in SPARSE[name]]
     else:
@@ -125,6 +175,8 @@ def _record(cls: type, defs: dict[str, Any]) -> None:
             if "json" in c.outputs and c.name not in props:
                 kind = UNIT_TYPES.get(c.unit)
                 props[c.name] = {"type": [kind, "null"]} if kind else {}
+                if kind in ("integer", "number"):
+                    props[c.name]["minimum"] = 0
     if name == "Report":
         props.pop("schema_version")
         props = {"schema_version": {"const": records.SCHEMA_VERSION}, **props}

@@ -103,8 +103,17 @@ def read_capped(path: str | os.PathLike, cap: int, mode: str = "rb", follow: boo
         NotARegularFile, TooLarge, OSError: see :func:`open_regular`; the file is over ``cap`` bytes.
     """
     with open_regular(path, "rb", follow=follow) as f:
-        raw = f.read(cap + 1)
-    if len(raw) > cap:
+        size = os.fstat(f.fileno()).st_size
+        too_large = size > cap  # refused before a byte is read (a sparse 2 GB file)
+        # read(n) allocates n bytes first: sized by the file, not by the cap
+        raw = b"" if too_large else f.read(size + 1)
+        if len(raw) > size:  # it grew since (or is a /proc file, of size 0): the rest a megabyte at a time
+            parts, total = [raw], len(raw)
+            while total <= cap and parts[-1]:
+                parts.append(f.read(min(MiB, cap + 1 - total)))
+                total += len(parts[-1])
+            raw = b"".join(parts)
+    if too_large or len(raw) > cap:
         raise TooLarge(0, f"larger than {_size(cap)}, the most read from such a file", os.fspath(path))
     if "b" in mode:
         return raw

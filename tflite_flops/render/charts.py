@@ -38,6 +38,16 @@ def _num(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
+PLOT_MAX = 1e300  # a value past it (a count of 10**373: an int past any float) is drawn at it; its label stays exact
+
+
+def plot(v: float) -> float:
+    """``v`` as the float a chart's geometry uses: clamped to ±:data:`PLOT_MAX` (no OverflowError)."""
+    if v != v:
+        return 0.0
+    return float(v) if -PLOT_MAX <= v <= PLOT_MAX else (PLOT_MAX if v > 0 else -PLOT_MAX)
+
+
 def _svg_open(width: int, height: int, label: str) -> str:
     return (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
             f'aria-label="{esc(label)}" xmlns="http://www.w3.org/2000/svg" {FONT} font-size="11">')
@@ -106,12 +116,12 @@ def hbar_chart(items: Sequence[tuple[str, float, str, str]], *, title: str, widt
         return ""
     bar_h, gap, left, right, top = 18, 6, 170, 90, 8
     height = top + len(items) * (bar_h + gap) + 6
-    vmax = max((v for _, v, _, _ in items), default=0) or 1
+    vmax = max((plot(v) for _, v, _, _ in items), default=0) or 1
     span = width - left - right
     out = [_svg_open(width, height, title)]
     for i, (label, value, color, tip) in enumerate(items):
         y = top + i * (bar_h + gap)
-        w = max(span * value / vmax, 0 if value <= 0 else 1.5)
+        w = max(span * plot(value) / vmax, 0 if value <= 0 else 1.5)
         short = label if len(label) <= 26 else label[:25] + "…"
         out.append(f'<g><title>{esc(tip)}</title>'
                    f'<text x="{left - 8}" y="{y + bar_h - 5}" text-anchor="end" fill="#333">{esc(short)}</text>'
@@ -150,7 +160,7 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
         return ""
     left, right, top, bottom = 64, 12, 12, 34
     pw, ph = width - left - right, height - top - bottom
-    vmax = max(v for v, _, _ in values) or 1
+    vmax = max(plot(v) for v, _, _ in values) or 1
     ticks = nice_ticks(0, vmax, 4)
     ymax = ticks[-1] or 1
     slot = pw / len(values)
@@ -158,7 +168,7 @@ def sequence_chart(values: Sequence[tuple[float, str, str]], *, title: str, y_la
     out = [_svg_open(width, height, title)]
     out += _y_grid(ticks, lambda t: top + ph - ph * t / ymax, left, width - right, fmt)
     for i, (v, color, tip) in enumerate(values):
-        h = ph * v / ymax
+        h = ph * plot(v) / ymax
         if v > 0:
             h = max(h, 1.0)
         x = left + i * slot + (slot - bw) / 2
@@ -185,12 +195,12 @@ def area_chart(values: Sequence[tuple[float, str]], *, title: str, y_label: str,
     left, right, top, bottom = 84, 12, 16, 34
     pw, ph = width - left - right, height - top - bottom
     tops = [v + (stacked[i] if stacked is not None else 0) for i, (v, _) in enumerate(values)]
-    ticks = nice_ticks(0, max(tops) or 1, 4)
+    ticks = nice_ticks(0, max(plot(t) for t in tops) or 1, 4)
     ymax = ticks[-1] or 1
     slot = pw / len(values)
 
     def y(v: float) -> float:
-        return top + ph - ph * v / ymax
+        return top + ph - ph * plot(v) / ymax
 
     out = [_svg_open(width, height, title)]
     out += _y_grid(ticks, y, left, width - right, fmt)
@@ -333,7 +343,7 @@ def paired_hbar_chart(items: Sequence[tuple[str, float, float]], *, title: str, 
         return ""
     bar_h, gap, left, right, top = 11, 10, 170, 90, 26
     height = top + len(items) * (2 * bar_h + gap) + 4
-    vmax = max(max(a, b) for _, a, b in items) or 1
+    vmax = max(max(plot(a), plot(b)) for _, a, b in items) or 1
     span = width - left - right
     out = [_svg_open(width, height, title)]
     for j, (name, color) in enumerate(zip(names, colors)):
@@ -346,7 +356,7 @@ def paired_hbar_chart(items: Sequence[tuple[str, float, float]], *, title: str, 
         short = label if len(label) <= 26 else label[:25] + "…"
         out.append(f'<text x="{left - 8}" y="{y + bar_h + 4}" text-anchor="end" fill="#333">{esc(short)}</text>')
         for k, (v, color) in enumerate(((a, colors[0]), (b, colors[1]))):
-            w = max(span * v / vmax, 0 if v <= 0 else 1.5)
+            w = max(span * plot(v) / vmax, 0 if v <= 0 else 1.5)
             yy = y + k * bar_h
             out.append(f'<rect x="{left}" y="{yy}" width="{_num(w)}" height="{bar_h - 1}" fill="{esc(color)}">'
                        f'<title>{esc(f"{label} ({names[k]}): {fmt(v)}")}</title></rect>'

@@ -12,7 +12,7 @@ import json
 from typing import Any, Sequence
 
 from ..ops.placement import DELEGATE_NAMES
-from ..report.compare import Comparison, MetricDelta, OpPair
+from ..report.compare import Comparison, MetricDelta, OpPair, ratio
 from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
 from ..report.columns import OP_COLUMNS, reason, taken
@@ -61,7 +61,8 @@ def fmt_ratio(r: float | None) -> str:
 def _pct(a: int | float, b: int | float) -> str:
     if not a:
         return "new" if b else "-"
-    return f"{100 * (b - a) / a:+.1f}%"
+    change = ratio(100 * (b - a), a)
+    return "-" if change is None else f"{change:+.1f}%"
 
 
 def _op_ref(o: OpRecord | None) -> str:
@@ -163,8 +164,9 @@ def render_compare_csv(c: Comparison) -> str:
 
     def row(section: str, key: str, metric: str, a: Any, b: Any) -> None:
         delta = b - a if a is not None and b is not None else ""
-        ratio = b / a if a and b is not None else ""
-        w.writerow([section, safe_cell(key), metric, "" if a is None else a, "" if b is None else b, delta, ratio])
+        quotient = ratio(b, a)
+        w.writerow([section, safe_cell(key), metric, "" if a is None else a, "" if b is None else b, delta,
+                    "" if quotient is None else quotient])
 
     for m in c.totals:
         row("totals", m.key, m.key, m.a, m.b)

@@ -115,7 +115,7 @@ def drift_lines(p: Any) -> list[str]:
                    "last touched long before)")
     d = p.drift
     if d:
-        if d.get("applied"):
+        if d.get("applied") and all(d.get(k) is not None for k in ("factor", "reference_ms_then", "reference_ms_now")):
             out.append(f"drift: ×{d['factor']:.3f} applied (reference {d['reference_ms_then']:.3f} ms at "
                        f"calibration, {d['reference_ms_now']:.3f} ms now)")
         else:

@@ -98,8 +98,8 @@ def signature_lines(report: Report) -> list[str]:
             lines.append(f"prefill '{key}' ({tok.tokens} tokens): {tok.tokens_per_s:,.1f} tokens/s, time to first "
                          f"token {tok.time_to_first_token_ms:.3f} ms{bound}{_split(tok)}")
         elif tok.role == "decode":
-            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s ({tok.latency_ms:.3f} ms per token)"
-                         f"{bound}{_split(tok)}")
+            per = "" if tok.latency_ms is None else f" ({tok.latency_ms:.3f} ms per token)"  # (a saved report)
+            lines.append(f"decode '{key}': {tok.tokens_per_s:,.1f} tokens/s{per}{bound}{_split(tok)}")
     return lines + [line for key, s in report.signatures.items() for line in _prediction_line(key, s)]
 
 
@@ -110,7 +110,8 @@ def _prediction_line(key: str, s) -> list[str]:
     if p is None:
         return []
     span = f"({range_label(p)} {p.low_ms:.3f} – {p.high_ms:.3f} ms)"
-    if tok is not None and tok.predicted_tokens_per_s is not None and tok.role == "prefill":
+    if (tok is not None and tok.predicted_tokens_per_s is not None and tok.role == "prefill"
+            and tok.predicted_time_to_first_token_ms is not None):
         line = (f"predicted prefill '{key}' ({tok.tokens} tokens): {tok.predicted_tokens_per_s:,.1f} tokens/s, "
                 f"time to first token {tok.predicted_time_to_first_token_ms:.3f} ms {span}")
     elif tok is not None and tok.predicted_tokens_per_s is not None:

@@ -4,7 +4,8 @@
 records of what a run measured, ``prediction`` the predicted latency, ``generative`` the signatures' and a
 bundle's records (all re-exported here; the last three loaded when first used);
 ``columns`` declares the per-op columns every output shows; ``notebook`` the Report's ``repr``,
-``to_dataframe`` and Jupyter view; ``schema`` the shipped JSON schema;
+``to_dataframe`` and Jupyter view; ``schema`` the shipped JSON schema, which ``loading`` checks a saved report
+against before ``Report.load`` / ``from_json`` build it;
 ``budget``, ``completeness`` and ``compare`` read Reports and never the other way round.
 """
 

@@ -44,8 +44,19 @@ class MetricDelta:
 
     @property
     def ratio(self) -> float | None:
-        """B / A (None when A is 0 or missing)."""
-        return None if not self.a or self.b is None else self.b / self.a
+        """B / A (None when A is 0 or missing, or the ratio is past a float's range)."""
+        return ratio(self.b, self.a)
+
+
+def ratio(b: int | float | None, a: int | float | None) -> float | None:
+    """``b / a``; None when ``a`` is 0 or either is missing, or the quotient is past a float's range (counts are ints
+    of any size: 10**373 / 3 is no float)."""
+    if not a or b is None:
+        return None
+    try:
+        return b / a
+    except OverflowError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
@@ -410,11 +411,42 @@ class Report:
         return dumps_with_list(self.json_head(), "ops", self.op_dicts(), end)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Report":
-        """Rebuild a Report from :meth:`to_dict` output."""
+    def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> "Report":
+        """Rebuild a Report from :meth:`to_dict` output (or a parsed JSON report), every value checked against the
+        shipped schema first (:mod:`tflite_flops.report.loading`): types, ranges, finiteness.
+
+        Args:
+            d: the JSON form.
+            source: where it comes from (a file name), for the error message.
+
+        Raises:
+            ReportFormatError: a value that does not fit (the message names the field), or another schema_version
+                (also a ``ValueError``).
+        """
+        from .loading import check
+
+        if not isinstance(d, dict):
+            check(d, source)  # refuses it: a report is a JSON object
         version = d.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise ValueError(f"unsupported report schema_version {version!r} (this tool reads {SCHEMA_VERSION})")
+            where = f"{source}: " if source else ""
+            shown = version if type(version) in (int, str, type(None)) else type(version).__name__
+            raise ReportFormatError(f"{where}not a tflite_flops JSON report: unsupported schema_version {shown!r:.40} "
+                                    f"(this tool reads {SCHEMA_VERSION})")
+        check(d, source)
+        try:
+            return cls._build(d)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+            # a key a record cannot do without is missing (the schema's check leaves that to the records)
+            what = ("nested too deeply" if isinstance(exc, RecursionError) else
+                    f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}")
+            where = f"{source}: " if source else ""
+            raise ReportFormatError(f"{where}not a tflite_flops JSON report ({what:.300})") from None
+
+    @classmethod
+    def _build(cls, d: Mapping[str, Any]) -> "Report":
+        """The records of a checked JSON form."""
+        version = d["schema_version"]
 
         def summary(t: Mapping[str, Any]) -> TensorSummary:
             sig = t.get("shape_signature")
@@ -456,19 +488,34 @@ class Report:
                         for k, v in (d.get("signatures") or {}).items()})
 
     @classmethod
-    def from_json(cls, text: str) -> "Report":
-        """Rebuild a Report from its JSON text.
+    def from_json(cls, text: str | bytes, *, source: str | None = None) -> "Report":
+        """Rebuild a Report from its JSON text, checked as :meth:`from_dict` checks (standard JSON only: no
+        ``NaN`` or ``Infinity``). :meth:`load` reads a file.
+
+        Args:
+            text: the JSON text (``analyze -f json``).
+            source: where it comes from (a file name), for the error message.
 
         Raises:
-            ReportFormatError: the text is not a tflite_flops JSON report (also a ``ValueError``).
+            ReportFormatError: the text is not a tflite_flops JSON report, or a value in it does not fit the
+                schema: one line naming the field and what was expected (also a ``ValueError``).
         """
-        try:
-            return cls.from_dict(json.loads(text))
-        except ReportFormatError:
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
-            what = "nested too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
-            raise ReportFormatError(f"not a tflite_flops JSON report ({what})") from None
+        from .loading import parse
+
+        return cls.from_dict(parse(text, source), source=source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Report":
+        """The report saved at ``path`` (``analyze -f json`` / ``-o r.json``), checked as :meth:`from_json` checks;
+        a regular file of at most 1 GiB (``report.loading.REPORT_FILE_CAP``).
+
+        Raises:
+            ReportFormatError: not a valid report: one line naming the file and the field.
+            OSError: the file cannot be read, is not a regular file, or is larger than the cap.
+        """
+        from .loading import read_report
+
+        return cls.from_json(read_report(path), source=os.fspath(path))
 
     # ---- conveniences -----------------------------------------------------------------------
 

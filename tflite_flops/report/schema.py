@@ -4,7 +4,8 @@ Its ``$id`` and its ``schema_version`` constant are the report's :data:`~tflite_
 a report of another version does not validate. It lists every key :meth:`Report.to_dict
 <tflite_flops.report.Report.to_dict>` writes, its type and whether it is always there (draft 2020-12);
 tests/report_schema.py makes it from the records, and tests/test_schema.py validates every JSON output
-against it. Use it from any language, or in Python::
+against it; reading a report back (``Report.load``, ``Report.from_json``) checks it against this file first
+(:mod:`tflite_flops.report.loading`). Use it from any language, or in Python::
 
     import jsonschema
     from tflite_flops.report.schema import report_schema
