@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import RuntimeUnavailableError
 from ..report import LatencyStats, Throughput
-from ..report.measured import cpu_share, noise
+from ..report.measured import MIN_SPREAD_RUNS, cpu_share, noise
 from .isolate import first_run_done
 from .runtime import (RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate,
                       runtime_message, runtime_version)
@@ -147,7 +147,8 @@ def measure_model(model: str | bytes, input_shapes: Mapping[int, tuple[int, ...]
         raise RuntimeUnavailableError(f"the {runtime.runtime} runtime failed in invoke(): {runtime_message(exc)}") from exc
     share = cpu_share(time.perf_counter() - wall, time.process_time() - cpu, runtime.threads)
     stats = summarize_ms(samples)
-    spread = (stats["p90_ms"] - stats["median_ms"]) / stats["median_ms"] if stats["median_ms"] > 0 else None
+    spread = ((stats["p90_ms"] - stats["median_ms"]) / stats["median_ms"]
+              if stats["median_ms"] > 0 and len(samples) >= MIN_SPREAD_RUNS else None)
     load_added = None if loaded is None or now_before is None else loaded - now_before
     first_added = None if not first_rss or first_rss[0] is None or now_before is None else first_rss[0] - now_before
     shapes = [list(int(d) for d in det["shape"]) for det in interpreter.get_input_details()]

@@ -15,6 +15,7 @@ from .prediction import BUSY_SHARE
 # A measurement whose slowest tenth of runs strays further than this over its median (p90 / median - 1) is noisy: on a
 # quiet machine the runs of one model sit within a few percent (p90 / median 1.02-1.10 on the suite's models).
 NOISY_SPREAD = 0.25
+MIN_SPREAD_RUNS = 10  # fewer runs have no p90 worth the name: their spread is not judged (None)
 MIN_SHARE_WINDOW = 0.2  # seconds: the shortest timing whose CPU share says anything (an injected clock's is 0)
 
 
