@@ -828,9 +828,11 @@ print(json.dumps({"load_file": loaded["RssFile"] - before["RssFile"]}))
 @pytest.mark.runtime
 def test_an_embedding_table_is_resident_from_the_load_on_as_the_headline_counts_it(tmp_path):
     """The memory headline counts the weights mapped from the file whole, an embedding table too, though one
-    inference reads a few of its rows (issue 42 asked which is resident). LiteRT pages the whole file in when it
-    loads the model (its flatbuffer is verified there), before any row is looked up: measured as the process's
-    file-backed resident pages (``RssFile``), a 4 MiB table's model adds at least its table at load."""
+    inference reads a few of its rows (issue 42 asked which is resident). LiteRT pages most of the file in when it
+    loads the model, before any row is looked up: measured as the process's file-backed resident pages
+    (``RssFile``), a 4 MiB table's model added 3.67 to 4.1 MB at load in three runs (87-98%: the kernel maps
+    pages around each fault, and what else the process maps moves the figure), far from the rows one inference
+    reads (2 KiB)."""
     import numpy as np
 
     from tflite_builder import FLOAT32, INT32, build_model
@@ -853,7 +855,7 @@ def test_an_embedding_table_is_resident_from_the_load_on_as_the_headline_counts_
     run = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     measured = json.loads(run.stdout.strip().splitlines()[-1])
-    assert measured["load_file"] >= 0.95 * (4 << 20), measured  # the whole table, at load
+    assert measured["load_file"] >= 0.75 * (4 << 20), measured  # most of the table, at load
 
 
 _BUILT_CHILD = """
