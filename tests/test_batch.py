@@ -268,6 +268,14 @@ def test_shards_cover_a_zoo_once_and_a_jsonl_log_resumes_it(tmp_path, capsys):
     assert [r["model"] for r in rows] == paths and all(r["status"] != "error" for r in rows)
     assert set(read_done(str(log))) == set(paths)
     # a line that is not a row, in the middle of the log, is one error line
-    log.write_text('{"model": "x", "status": "ok"}\nnot json\n{"model": "y", "status": "ok"}\n')
+    row = {"model": "x", "status": "ok", "macs": 1, "flops": 2, "params": 3, "param_bytes": 4, "size_bytes": 5}
+    log.write_text(json.dumps(row) + '\nnot json\n{"model": "y", "status": "ok"}\n')
     with pytest.raises(InputSpecError, match="line 2 is not a batch row"):
         read_done(str(log))
+    # a row whose figures are not what the outputs format is refused, never rendered (the log is untrusted input)
+    for bad in ({"macs": "many"}, {"flops": -1}, {"params": True}, {"note": [1]}, {"macs": 1e400}):
+        log.write_text(json.dumps({**row, **bad}) + "\n")
+        with pytest.raises(InputSpecError, match="line 1: '"):
+            read_done(str(log))
+    log.write_text(json.dumps(row) + "\n")
+    assert read_done(str(log)) == {"x": row}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -308,9 +309,31 @@ def read_done(path: str) -> dict[str, dict[str, Any]]:
         if not isinstance(row, dict) or not isinstance(row.get("model"), str) or row.get("status") not in \
                 ("ok", "partial", "error"):
             raise InputSpecError(f"{path}: line {number} is not a batch row (no model path or status)")
+        problem = _row_problem(row)
+        if problem:
+            raise InputSpecError(f"{path}: line {number}: {problem}")
         if row["status"] != "error":
             done[row["model"]] = row
     return done
+
+
+# the figures every rendered row formats as numbers (render/batch.py): a count, never a string or a negative
+_ROW_COUNTS = ("macs", "flops", "params", "param_bytes", "size_bytes")
+
+
+def _row_problem(row: Mapping[str, Any]) -> str | None:
+    """Why a row read back from a log cannot be shown (None: it can): every value a plain JSON scalar (a finite
+    number, a string, a bool, null), and the counts the outputs format non-negative integers."""
+    for key, value in row.items():
+        if not (value is None or isinstance(value, (str, bool, int)) or
+                (isinstance(value, float) and math.isfinite(value))):
+            return f"{key!r} is not a plain value"
+    if row["status"] != "error":
+        for key in _ROW_COUNTS:
+            value = row.get(key)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                return f"{key!r} is not a count (expected an integer >= 0, got {value!r:.40})"
+    return None
 
 
 def drop_cut_line(path: str) -> None:
