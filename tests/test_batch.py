@@ -275,7 +275,7 @@ def test_shards_cover_a_zoo_once_and_a_jsonl_log_resumes_it(tmp_path, capsys):
     # a row whose figures are not what the outputs format is refused, never rendered (the log is untrusted input)
     for bad in ({"macs": "many"}, {"flops": -1}, {"params": True}, {"note": [1]}, {"macs": 1e400}):
         log.write_text(json.dumps({**row, **bad}) + "\n")
-        with pytest.raises(InputSpecError, match="line 1: '"):
+        with pytest.raises(InputSpecError, match="line 1"):  # Infinity: not a row at all
             read_done(str(log))
     log.write_text(json.dumps(row) + "\n")
     assert read_done(str(log)) == {"x": row}
