@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..units import grouped, human, human_bytes
 from .columns import columns_for
 from .headline import runtime_total
+from .summary import MEMORY
 from .records import VIEWS
 
 if TYPE_CHECKING:
@@ -39,10 +40,10 @@ def memory_headline(report: "Report") -> tuple[str, int] | None:
     The declared memory headline (:data:`tflite_flops.report.summary.MEMORY`): LiteRT's default configuration,
     XNNPACK on, with the weights mapped from the file, as the table, the JSON and ``--max-memory`` read it.
     """
-    total = runtime_total(report.memory)
-    if total is None:
+    total, value = runtime_total(report.memory), MEMORY.read(report)  # the declared figure, its configuration
+    if total is None or value is None:
         return None
-    return f"{total.config}, weights mapped", total.total_bytes
+    return f"{total.config}, weights mapped", value
 
 
 def latency_headline(report: "Report") -> tuple[str, float] | None:
