@@ -27,7 +27,7 @@ P = "tflite_flops"
 
 # the latency package's modules that write and time models (the rest of latency/ is static: analysis layer)
 LATENCY_MEASURE = (f"{P}.latency.suite", f"{P}.latency.suite_models", f"{P}.latency.calibrate", f"{P}.latency.pack",
-                   f"{P}.latency.pack_manifest", f"{P}.latency.pack_files")
+                   f"{P}.latency.pack_manifest", f"{P}.latency.pack_files", f"{P}.latency.results")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaves", (f"{P}._version", f"{P}.errors", f"{P}.units", f"{P}.files", f"{P}.settings", f"{P}.targets")),
     ("reader", (f"{P}.reader",)),

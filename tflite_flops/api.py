@@ -209,7 +209,7 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
         ProfileError: missing, unreadable, not a profile, or of another profile version.
         ProfileMismatchError: another runtime version, thread count or XNNPACK setting, unless ``force``.
     """
-    from .latency.profile import DeviceProfile
+    from .latency.profile import DEVICE_SOURCES, WHOLE_MODEL_SOURCE, DeviceProfile
     from .measure.runtime import runtime_version
 
     if not isinstance(profile, (DeviceProfile, str, os.PathLike)):
@@ -224,9 +224,10 @@ def load_profile(profile: DeviceProfile | str | os.PathLike, *, runtime: Runtime
     force, threads = settings.force, settings.threads
     runtime_settings = settings.runtime
     m, note = profile.machine, None
-    if profile.source == "import":  # calibrate --import: the laws of a device, timed by its benchmark_model
+    if profile.source in DEVICE_SOURCES:  # calibrate --import or --from-results: a device's own runtime timed it
         version = m.runtime_version  # the device's runtime, not one installed here: nothing to compare
-        note = (f"prediction: a profile imported from {m.cpu} ({m.runtime}): the device's runtime version is not "
+        how = "fitted from whole-model times of" if profile.source == WHOLE_MODEL_SOURCE else "imported from"
+        note = (f"prediction: a profile {how} {m.cpu} ({m.runtime}): the device's runtime version is not "
                 "compared with one installed here (threads and XNNPACK were)")
     else:
         version = None

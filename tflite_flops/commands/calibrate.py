@@ -5,6 +5,7 @@ suite here and save a device profile (``analyze --predict PROFILE`` reads it); `
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..settings import MAX_THREADS
@@ -33,11 +34,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     what.add_argument("--import", dest="import_dir", metavar="DIR",
                       help="fit the profile from what came back into an exported pack's profiles/: benchmark_model "
                            "logs, logcat captures of the benchmark app, or litert-benchmark --result_json files")
+    what.add_argument("--from-results", metavar="RESULTS", action="append",
+                      help="fit a device's profile from its whole-model times, on --base's laws: a JSON Lines file "
+                           "of result rows (file, device, accelerator, latency_ms.median: a device farm's or "
+                           "LiteRT's leaderboard), benchmark_model logs, or a folder of them (repeatable); the "
+                           "models they name are read from --models")
+    p.add_argument("--models", metavar="DIR", help="with --from-results: the folder of the .tflite files the results "
+                                                   "name")
+    p.add_argument("--base", metavar="PROFILE.json", help="with --from-results: the profile whose laws are scaled "
+                                                         "(a calibrate of a host)")
+    p.add_argument("--target", metavar="NAME", help="with --from-results: the device's CPU target (tflite_flops "
+                                                    "targets; e.g. arm-i8mm for a Cortex-X2 or later): the tiles "
+                                                    "the fit and every prediction see")
     p.add_argument("--points", metavar="PREFIX[,PREFIX...]", type=_prefixes, default=(),
                    help="only the suite's models whose id starts with one of these (e.g. ADD-float32,overhead): a "
                         "smaller calibration or pack")
     p.add_argument("--device", help="with --import: the device's name in the profile (default: the Android model "
-                                    "or architecture the runner recorded, else 'device')")
+                                    "or architecture the runner recorded, else 'device'); with --from-results: the "
+                                    "device whose rows are fitted (needed when the results hold several, and for logs)")
 
 
 def _prefixes(text: str) -> tuple[str, ...]:
@@ -58,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.from_results:
+        return _from_results(args)
     settings = analysis_settings(args)  # the configuration calibrated (--runtime, --threads, --no-xnnpack)
     if args.export_pack:
         from ..latency.pack import README, SCRIPT, export_pack
@@ -101,4 +117,33 @@ def _run(args: argparse.Namespace) -> int:
           + (f"; {timed} point(s) timed in this run" if timed is not None else ""))
     for note in profile.notes[1:]:
         print(f"note: {printable(note)}", file=sys.stderr)
+    return 0
+
+
+def _from_results(args: argparse.Namespace) -> int:
+    """``--from-results``: fit, save, and print the fit and its leave-one-model-out accuracy."""
+    from ..errors import InputSpecError
+    from ..files import check_output
+    from ..latency.profile import DeviceProfile
+    from ..latency.results import fit_from_results, read_results
+    from ..units import printable
+    from ..render.results import fit_lines
+
+    for option, value in (("--models DIR", args.models), ("--base PROFILE.json", args.base)):
+        if not value:
+            raise InputSpecError(f"--from-results needs {option}")
+    if not os.path.isdir(args.models):
+        raise InputSpecError(f"--models {printable(args.models)}: not a folder")
+    check_output(args.output, args.overwrite)
+    base = DeviceProfile.load(args.base)
+    device, results = read_results(args.from_results, args.device)
+    fit = fit_from_results(results, args.models, device, base, args.target)
+    fit.profile.save(args.output)
+    for line in fit_lines(args.output, fit):
+        print(line)
+    for why in fit.left_out:
+        print(f"note: left out {why}", file=sys.stderr)
+    if not args.target:
+        print("note: no --target: the profile names no CPU target (its laws see the default tiles); name the "
+              "device's (tflite_flops targets)", file=sys.stderr)
     return 0

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..analysis.placement import xnnpack_placer
-from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
+from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, DEVICE_SOURCES, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
                       Machine)
 from .predict import feature_context
 from ..reader.load import load_model
@@ -659,8 +659,8 @@ def check_drift(profile: DeviceProfile, runtime: RuntimeSettings, timer: Timer |
     if not profile.reference:
         return Drift(False, why="the profile has no reference measurement (calibrated before drift checks, or "
                                 "imported): calibrate again to have one")
-    if profile.source == "import":
-        return Drift(False, why=f"the profile was imported from {m.cpu}: its reference cannot be timed here")
+    if profile.source in DEVICE_SOURCES:
+        return Drift(False, why=f"the profile was made on {m.cpu}: its reference cannot be timed here")
     try:
         runtime_version(runtime.runtime)
     except RuntimeUnavailableError:

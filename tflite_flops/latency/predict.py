@@ -39,14 +39,14 @@ from typing import Any, Callable, Mapping, Sequence
 from ..reader.model import Model, Subgraph
 from ..report import OpRecord, Prediction, ProfileInfo, Report
 from ..report.prediction import (DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET, PARTIAL,
-                                 QUICK_PROFILE, STAND_IN_LAWS)
+                                 QUICK_PROFILE, STAND_IN_LAWS, WHOLE_MODEL_FIT)
 from ..ops.facts import (ABSORBS_PAD, BINARY_NODE, CLAMP, MIN_MAX_CLAMP, OUTPUT_CLAMP, RESHAPE_IN_PLACE, UNARY_NODE,
                          WHILE_LOOP, ZERO_PAD, facts_of)
 from ..ops.placement import XNNPACK
 from ..ops.registry import MEMORY_FACTS
 from .kernels import cpu_target, law_tile, leaves_qd8_state
 from .features import op_features
-from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements)
+from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, WHOLE_MODEL_SOURCE, XNNPACK_PLACEMENT, DeviceProfile, Law, OpFeatures, elements)
 from .cache import invoke_penalty_us, whole_model_penalties
 
 OpKey = tuple[int, int]  # (subgraph, op index)
@@ -634,7 +634,8 @@ def prediction_flags(profile: DeviceProfile, p: OpPredictions, forced: str | Non
     return tuple(flag for flag, on in ((PARTIAL, bool(p.not_predicted)), (QUICK_PROFILE, profile.suite == "quick"),
                                        (STAND_IN_LAWS, p.fallback_ops > 0),
                                        (FOREIGN_PROFILE, bool(forced)), (DOMAINS_UNKNOWN, not profile.domains_known),
-                                       (NO_TARGET, cpu_target(m.target) is None), (NO_CACHES, not m.caches))
+                                       (NO_TARGET, cpu_target(m.target) is None), (NO_CACHES, not m.caches),
+                                       (WHOLE_MODEL_FIT, profile.source == WHOLE_MODEL_SOURCE))
                  if on)
 
 

@@ -41,6 +41,11 @@ PROFILE_FORMAT = "tflite_flops.device_profile"
 PROFILE_VERSION = 1
 DRIFT_FACTOR_MAX = 100.0  # a drift check's factor (now / then) applied between 1/100 and 100 (DeviceProfile.drifted)
 
+# DeviceProfile.source of the profiles a device's own runtime timed: "import" (a calibration pack's op
+# profiles) and WHOLE_MODEL_SOURCE (whole-model results, calibrate --from-results: latency/results.py)
+WHOLE_MODEL_SOURCE = "results"
+DEVICE_SOURCES = ("import", WHOLE_MODEL_SOURCE)
+
 XNNPACK_PLACEMENT = "xnnpack"
 BUILTIN_PLACEMENT = "builtin"
 # A builtin op that runs right after one of XNNPACK's dynamically quantized (qd8) GEMM kernels, as a dynamic-range
@@ -169,7 +174,7 @@ class DeviceProfile:
     invoke_overhead_us: float = 0.0  # once per invoke()
     partition_overhead_us: float = 0.0  # once per delegate partition (DELEGATE node) per invoke
     created: str = ""  # ISO 8601 time of the calibration
-    source: str = ""  # "calibrate" (timed here) or "import" (benchmark_model op profiles)
+    source: str = ""  # "calibrate" (timed here), "import" (benchmark_model op profiles) or WHOLE_MODEL_SOURCE
     notes: tuple[str, ...] = ()
     version: int = PROFILE_VERSION
     suite: str = ""  # the suite timed: "full", "quick" (calibrate --quick) or "import" (a pack); "" not recorded

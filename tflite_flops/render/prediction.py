@@ -12,13 +12,14 @@ from typing import Any, Sequence
 from ..report import OpRecord, Prediction, Report, error_pct
 from ..report.columns import column
 from ..report.prediction import (BUSY_SHARE, DOMAIN_FACTOR, DOMAINS_UNKNOWN, FOREIGN_PROFILE, NO_CACHES, NO_TARGET,
-                                 PARTIAL, QUICK_PROFILE, STAND_IN_LAWS)
+                                 PARTIAL, QUICK_PROFILE, STAND_IN_LAWS, WHOLE_MODEL_FIT)
 from ..units import printable
 from .text import clip
 
 _FLAG_SHORT = {PARTIAL: "partial", QUICK_PROFILE: "quick profile", STAND_IN_LAWS: "stand-in laws",
                FOREIGN_PROFILE: "foreign profile (--force)",
-               DOMAINS_UNKNOWN: "domains unknown", NO_TARGET: "no CPU target", NO_CACHES: "no cache sizes"}
+               DOMAINS_UNKNOWN: "domains unknown", NO_TARGET: "no CPU target", NO_CACHES: "no cache sizes",
+               WHOLE_MODEL_FIT: "fitted from whole models"}
 
 
 def range_label(p: Any) -> str:
@@ -41,7 +42,9 @@ def flag_lines(p: Prediction, skip: Sequence[str] = ()) -> list[str]:
                              "law was fitted on cannot be flagged",
             NO_TARGET: "profile without a CPU target: its laws see the default tiles, and the placement and memory "
                        "figures are this CPU's, not the device's",
-            NO_CACHES: "profile without cache sizes: the cost of weights past the caches is left out (0), not known"}
+            NO_CACHES: "profile without cache sizes: the cost of weights past the caches is left out (0), not known",
+            WHOLE_MODEL_FIT: "profile fitted from whole-model times (calibrate --from-results): the model's time is "
+                             "the device's, scaled per op class; the split between ops is the base machine's"}
     return [f"! {text.get(flag, flag)}" for flag in p.flags if flag not in skip]
 
 
@@ -68,8 +71,10 @@ def confidence_short(p: Prediction | None) -> str:
 
 HEADERS = ["op", "type", "output", "predicted ms", "share", "confidence"]
 MEASURED_HEADERS = ["measured ms", "error"]
-_MADE = {"calibrate": "calibrated", "import": "imported from device profiles"}
-_SUITE = {"full": "full suite", "quick": "quick suite", "import": "imported pack", "": "suite not recorded"}
+_MADE = {"calibrate": "calibrated", "import": "imported from device profiles",
+         "results": "fitted from whole-model times"}
+_SUITE = {"full": "full suite", "quick": "quick suite", "import": "imported pack", "results": "whole models",
+          "": "suite not recorded"}
 
 
 def _pct(value: float | None) -> str:

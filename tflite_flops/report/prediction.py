@@ -35,7 +35,8 @@ class ProfileInfo:
     xnnpack: bool
     system: str = ""
     created: str = ""  # ISO 8601 time of the calibration
-    source: str = ""  # "calibrate" (timed on the machine) or "import" (benchmark_model op profiles)
+    source: str = ""  # "calibrate" (timed on the machine), "import" (benchmark_model op profiles) or "results"
+    # (calibrate --from-results: whole-model times)
     laws: int = 0  # fitted laws in the profile
     suite: str = ""  # the suite it timed: "full", "quick" (calibrate --quick), "import"; "" not recorded (older profile)
     range_rate: float | None = None  # the nominal coverage of the laws' ranges (0.8); None: not recorded
@@ -112,7 +113,10 @@ FOREIGN_PROFILE = "foreign_profile"  # made for another configuration, used with
 DOMAINS_UNKNOWN = "domains_unknown"  # an older profile without fitted domains: out-of-domain ops cannot be told
 NO_TARGET = "no_target"  # the profile names no CPU target: the laws' tiles are the defaults, the figures this CPU's
 NO_CACHES = "no_caches"  # the profile records no cache sizes: the terms of weights past the caches are 0
-FLAGS = (PARTIAL, QUICK_PROFILE, STAND_IN_LAWS, FOREIGN_PROFILE, DOMAINS_UNKNOWN, NO_TARGET, NO_CACHES)
+# fitted from whole-model times (calibrate --from-results): a base profile's laws scaled per op class, so the split
+# of the time between ops is the base machine's
+WHOLE_MODEL_FIT = "whole_model_fit"
+FLAGS = (PARTIAL, QUICK_PROFILE, STAND_IN_LAWS, FOREIGN_PROFILE, DOMAINS_UNKNOWN, NO_TARGET, NO_CACHES, WHOLE_MODEL_FIT)
 
 
 def error_pct(predicted_ms: float | None, measured_ms: float | None) -> float | None:
