@@ -163,6 +163,9 @@ def test_devices_rows_and_logs(tmp_path):
         R.read_results([path])
     device, got = R.read_results([path], "Phone X")
     assert device == "Phone X" and [(r.file, r.ms) for r in got] == [("cnn_float.tflite", 1.5)]
+    # a path keeps its last part: the model is looked up inside --models DIR, never outside it
+    away = _rows(tmp_path, _row(file="../../etc/x.tflite"), _row(file="/data/local/tmp/y.tflite"), name="away.jsonl")
+    assert [r.file for r in R.read_results([away])[1]] == ["x.tflite", "y.tflite"]
     with pytest.raises(ModelFormatError, match="no cpu row of the device 'C'"):
         R.read_results([path], "C")
     twice = _rows(tmp_path, _row(), _row(), name="twice.jsonl")
