@@ -28,7 +28,7 @@ SAMPLES = ROOT / "sample_models"
 BASE = Path(__file__).resolve().parent / "fixtures" / "predict_profile.json"
 MODELS = ("cnn_float.tflite", "lstm.tflite", "tiny_decoder.tflite", "tiny_decoder_kv.tflite", "transformer_block.tflite",
           "mlp_dynamic_batch.tflite", "fcn_dynamic.tflite")
-TRUE = {"gemm float": 0.5, "depthwise float": 0.8, "other float": 1.5, "overhead": 2.0}
+TRUE = {"gemm float": 0.5, "depthwise float": 0.8, "elementwise float": 1.5, "data float": 1.2, "overhead": 2.0}
 TARGET = "arm-i8mm"
 
 
@@ -83,15 +83,15 @@ def test_the_fit_finds_the_device_factors_and_its_profile_predicts_what_it_claim
     assert "cnn_float.tflite" in printed and "12 / 12" in printed and "5 / 12  (differs)" in printed
     phone = DeviceProfile.load(str(out))
     assert phone.source == R.SOURCE and phone.machine.target == TARGET and phone.machine.runtime_version == "2.2.0"
-    # the classes the models exercise get their factor back (every model's time is exactly their sum)
+    # the classes the models exercise get their factor back (every model's time is exactly their sum), within the
+    # pull towards the common factor the leave-one-out chose (exact without it: test_leave_one_out...)
     by_class = {R.law_class(law): law for law in phone.laws}
     base = {law.key: law for law in DeviceProfile.load(str(BASE)).laws}
-    for c, f in TRUE.items():
-        if c in (R.OVERHEAD,):
-            continue
+    for c in ("gemm float", "depthwise float"):  # the classes most of the time is in
+        f = TRUE[c]
         law = by_class[c]
         k, v = next(iter(law.coefficients.items()))
-        assert v == pytest.approx(f * base[law.key].coefficients[k], rel=0.02), c
+        assert v == pytest.approx(f * base[law.key].coefficients[k], rel=0.1), c
     assert phone.invoke_overhead_us / DeviceProfile.load(str(BASE)).invoke_overhead_us == pytest.approx(2.0, rel=0.05)
     # analyze --predict with the profile gives the device's time, flagged as a whole-model fit
     import tflite_flops
@@ -116,6 +116,8 @@ def test_leave_one_out_predicts_each_row_from_the_others_alone():
         assert by_class[i] == pytest.approx(float(t[i] @ R.fit_factors(t[keep], y[keep], lam)))
         assert by_scale[i] == pytest.approx(float(t[i].sum() * R.one_scale(t[keep], y[keep])))
     assert R.within(by_class, y) > R.within(by_scale, y)
+    exact = t @ f
+    assert R.fit_factors(t, exact, 1e-12) == pytest.approx(f, rel=1e-6)
     # a class no row exercises keeps the one-scale factor
     t0 = np.hstack([t, np.zeros((9, 1))])
     assert R.fit_factors(t0, y, 1.0)[-1] == pytest.approx(R.one_scale(t0, y))

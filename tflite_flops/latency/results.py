@@ -6,8 +6,8 @@ models on it, from their own lab or a device farm (LiteRT's leaderboard rows: ``
 
 1. Each measured model is analysed at the device's CPU target and predicted with the base profile's laws (a
    host's ``calibrate``). That prediction is split by class (:func:`law_class`: the GEMM kernels, the depthwise
-   convolutions and the other ops, per precision; the per-invoke and per-partition overheads; the whole-model
-   cache costs): ``T[m, c]``, the base's milliseconds of class ``c`` in model ``m``.
+   convolutions, the element-wise ops and the ops that move data, per precision; the per-invoke and
+   per-partition overheads; the whole-model cache costs): ``T[m, c]``, the base's milliseconds of class ``c`` in model ``m``.
 2. The device's time of model ``m`` is taken as ``sum_c f[c] * T[m, c]``: ``f[c]`` is how class ``c`` scales
    from the base machine to the device. The factors are non-negative least squares on the relative error, each
    pulled towards one common factor (the one-scale fit) by a weight chosen by leave-one-out over the models: a
@@ -49,6 +49,7 @@ LAMBDAS = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)  # the pull towar
 SOURCE = WHOLE_MODEL_SOURCE  # DeviceProfile.source of a profile fitted here
 
 GEMM_GROUPS = ("conv", "matmul")
+ELEMENTWISE_GROUPS = ("binary", "unary", "normalize", "convert")
 OVERHEAD, CACHE = "overhead", "cache"
 
 
@@ -218,20 +219,26 @@ def _precision_class(precision: str) -> str:
 
 
 def law_class(law: Law) -> str:
-    """The class a law's time scales with: its kind (``gemm``: convolutions, transposed convolutions and matrix
-    products; ``depthwise``; ``other``) and its precision (``float``, ``int8``, ``hybrid``)."""
+    """The class a law's time scales with: its kind and its precision (``float``, ``int8``, ``hybrid``). The kinds
+    are the kernels that scale apart between two CPUs: ``gemm`` (convolutions, transposed convolutions, matrix
+    products: multiply-adds), ``depthwise`` (few multiply-adds per byte), ``elementwise`` (arithmetic and
+    transcendental functions per element: the binary, unary, normalising and converting ops) and ``data`` (moving
+    data: layout, pooling, reductions and the rest)."""
     family = law.family
+    group = family if family in GEMM_GROUPS + ELEMENTWISE_GROUPS else group_of(family)
     if family == "DEPTHWISE_CONV_2D":
         kind = "depthwise"
-    elif family in GEMM_GROUPS or group_of(family) in GEMM_GROUPS:
+    elif group in GEMM_GROUPS:
         kind = "gemm"
+    elif group in ELEMENTWISE_GROUPS:
+        kind = "elementwise"
     else:
-        kind = "other"
+        kind = "data"
     return f"{kind} {_precision_class(law.precision)}"
 
 
-CLASSES = tuple(f"{k} {p}" for k in ("gemm", "depthwise", "other") for p in ("float", "int8", "hybrid")) + \
-    (OVERHEAD, CACHE)
+CLASSES = tuple(f"{k} {p}" for k in ("gemm", "depthwise", "elementwise", "data") for p in ("float", "int8", "hybrid")) \
+    + (OVERHEAD, CACHE)
 
 
 def scaled(base: DeviceProfile, factors: Mapping[str, float]) -> DeviceProfile:
