@@ -8,6 +8,8 @@ environment: litert-torch pins its own ai-edge-litert and pulls torch, JAX and t
     python benchmarks/torch_models.py --mediapipe DIR            # copy the .tflite files MediaPipe ships
     python benchmarks/torch_models.py --manifest DIR             # (project env) DIR/manifest.json for
                                                                  # predict_accuracy.py --external DIR
+    python benchmarks/torch_models.py --leaderboard DIR          # the leaderboard's torchvision files, rebuilt
+                                                                 # (benchmarks/leaderboard.py)
 
 Torch models (random weights, ``weights=None``, seeded; nothing is downloaded), each converted with
 ``litert_torch.convert(model.eval(), (sample,))`` and written with ``.export(path)``:
@@ -195,6 +197,88 @@ def convert_all(out_dir: Path, only: str | None, seed: int, force: bool) -> int:
     return failures
 
 
+# LiteRT's leaderboard (shared reference): its torchvision files, named as its rows' ``file``, at their inputs
+# (builder keyword arguments, resolution); torchvision's GoogLeNet and Inception-V3 without their auxiliary heads,
+# the segmentation models' "out" alone. Rebuilt with random weights: the rows' latency and memory do not depend on
+# weight values. MobileNetV2's two quantized rows come from the float file by ai-edge-quantizer.
+LEADERBOARD: dict[str, tuple[dict[str, Any], int]] = {
+    "mobilenet_v2": ({}, 224), "mobilenet_v3_small": ({}, 224), "mobilenet_v3_large": ({}, 224),
+    "efficientnet_b0": ({}, 224), "resnet18": ({}, 224), "resnet50": ({}, 224), "squeezenet1_1": ({}, 224),
+    "shufflenet_v2_x0_5": ({}, 224), "googlenet": ({"aux_logits": False, "init_weights": True}, 224),
+    "inception_v3": ({"aux_logits": False, "init_weights": True}, 299), "convnext_tiny": ({}, 224),
+    "efficientnet_v2_s": ({}, 384),
+    "lraspp_mobilenet_v3_large": ({"weights_backbone": None}, 520),
+    "deeplabv3_resnet50": ({"weights_backbone": None, "aux_loss": False}, 520),
+}
+SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_resnet50")
+
+
+def leaderboard_model(torch: Any, name: str) -> tuple[Any, tuple[Any, ...]]:
+    """(model, sample) of one leaderboard architecture."""
+    import torchvision
+
+    kwargs, res = LEADERBOARD[name]
+    if name not in SEGMENTATION:
+        return getattr(torchvision.models, name)(weights=None, **kwargs).eval(), (torch.randn(1, 3, res, res),)
+    inner = getattr(torchvision.models.segmentation, name)(weights=None, **kwargs)
+
+    class OutOnly(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x: Any) -> Any:
+            return self.inner(x)["out"]
+
+    return OutOnly().eval(), (torch.randn(1, 3, res, res),)
+
+
+def static_int8_file(src: Path, dst: Path, seed: int) -> None:
+    """Full int8 (ai-edge-quantizer's static_wi8_ai8 recipe) of an already converted float file, calibrated on 8
+    random N(0, 1) images."""
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+    from ai_edge_quantizer import quantizer, recipe
+
+    signature, spec = next(iter(Interpreter(model_path=str(src)).get_signature_list().items()))
+    rng = np.random.default_rng(seed)
+    data = {signature: [{spec["inputs"][0]: rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+                        for _ in range(8)]}
+    qt = quantizer.Quantizer(str(src))
+    qt.load_quantization_recipe(recipe.static_wi8_ai8())
+    qt.quantize(qt.calibrate(data)).export_model(str(dst), overwrite=True)
+
+
+def convert_leaderboard(out_dir: Path, seed: int, force: bool) -> int:
+    """Rebuilds the leaderboard's files into ``out_dir``; returns the number of failures."""
+    import litert_torch
+    import torch
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    quantized = {"mobilenet_v2_dynamic_wi8_afp32": quantize_file,
+                 "mobilenet_v2_int8_channelwise": lambda src, dst: static_int8_file(src, dst, seed)}
+    for name in (*LEADERBOARD, *quantized):
+        path = out_dir / f"{name}.tflite"
+        if path.exists() and not force:
+            print(f"{name}: kept ({path.stat().st_size:,} bytes)")
+            continue
+        torch.manual_seed(seed)
+        start = time.perf_counter()
+        try:
+            if name in quantized:
+                quantized[name](out_dir / "mobilenet_v2.tflite", path)
+            else:
+                model, sample = leaderboard_model(torch, name)
+                litert_torch.convert(model, sample).export(str(path))
+        except Exception as err:  # one model's failure must not stop the others
+            failures += 1
+            print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
+            continue
+        print(f"{name}: {path.stat().st_size:,} bytes in {time.perf_counter() - start:.0f} s", flush=True)
+    return failures
+
+
 def copy_mediapipe(out_dir: Path) -> int:
     """Copies every .tflite inside the installed mediapipe package; returns how many were copied."""
     spec = importlib.util.find_spec("mediapipe")
@@ -268,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write the converted torch models here")
     parser.add_argument("--mediapipe", type=Path, metavar="DIR", help="copy MediaPipe's bundled models here")
+    parser.add_argument("--leaderboard", type=Path, metavar="DIR",
+                        help="rebuild the leaderboard's torchvision files here (benchmarks/leaderboard.py)")
     parser.add_argument("--only", help="convert only the models whose name contains this")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--force", action="store_true", help="convert again even when the output exists")
@@ -275,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write DIR/manifest.json for benchmarks/predict_accuracy.py --external (run in the "
                              "project's environment: it reads the models with tflite_flops and ai_edge_litert)")
     args = parser.parse_args(argv)
+    if args.leaderboard is not None:
+        return 1 if convert_leaderboard(args.leaderboard, args.seed, args.force) else 0
     if args.out is None and args.mediapipe is None and args.manifest is None:
         parser.error("give --out DIR, --mediapipe DIR and/or --manifest DIR")
     if args.manifest is not None:
