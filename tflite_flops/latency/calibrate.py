@@ -41,8 +41,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..analysis import analyze_model
 from ..analysis.placement import xnnpack_placer
-from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, DEVICE_SOURCES, LAW_FEATURES, XNNPACK_PLACEMENT, DeviceProfile, Drift, Law,
-                      Machine)
+from .profile import (AFTER_QD8_PLACEMENTS, BUILTIN_PLACEMENT, DEVICE_SOURCES, LAW_FEATURES, XNNPACK_PLACEMENT,
+                      DeviceProfile, Drift, Law, Machine)
 from .predict import feature_context
 from ..reader.load import load_model
 from ..errors import RuntimeUnavailableError

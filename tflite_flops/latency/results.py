@@ -7,7 +7,8 @@ models on it, from their own lab or a device farm (LiteRT's leaderboard rows: ``
 1. Each measured model is analysed at the device's CPU target and predicted with the base profile's laws (a
    host's ``calibrate``). That prediction is split by class (:func:`law_class`: the GEMM kernels, the depthwise
    convolutions, the element-wise ops and the ops that move data, per precision; the per-invoke and
-   per-partition overheads; the whole-model cache costs): ``T[m, c]``, the base's milliseconds of class ``c`` in model ``m``.
+   per-partition overheads; the whole-model cache costs): ``T[m, c]``, the base's milliseconds of class ``c``
+   in model ``m``.
 2. The device's time of model ``m`` is taken as ``sum_c f[c] * T[m, c]``: ``f[c]`` is how class ``c`` scales
    from the base machine to the device. The factors are non-negative least squares on the relative error, each
    pulled towards one common factor (the one-scale fit) by a weight chosen by leave-one-out over the models: a
