@@ -170,7 +170,8 @@ def _item(kind: str, ops: Sequence[OpRecord], text: str, saving: float | None, s
 
 
 def _fraction(part: int, whole: int) -> float | None:
-    return None if whole <= 0 else min(part / whole, 1.0)
+    """``part / whole`` at most 1, rounded as the JSON writes it (a report read back equals the one written)."""
+    return None if whole <= 0 else round(min(part / whole, 1.0), 6)
 
 
 def _op_share(report: Report, ops: Sequence[OpRecord]) -> Share:

@@ -31,7 +31,7 @@ from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..prediction import prediction_lines, prediction_rows
 from ..page import page
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
-from ..memory import ALTERNATIVES, memory_caveat, memory_rows, memory_title
+from ..memory import ALTERNATIVES, class_guess, memory_caveat, memory_rows, memory_title
 from ...report import summary
 from ...report.headline import target_class
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
@@ -250,7 +250,10 @@ def _memory(report: Report) -> str:
     rows = "".join(f'<tr{ALT if label == ALTERNATIVES else ""}><td>{esc(label)}</td>'
                    f'<td class="n">{esc(value)}</td><td class="n">{esc(exact)}</td></tr>'
                    for label, value, exact in memory_rows(mem, target))
-    parts = [f'<section id="memory"><h2>{esc(memory_title(report))}</h2><table><thead><tr><th></th><th class="n">value'
+    guess = class_guess(report)
+    parts = [f'<section id="memory"><h2>{esc(memory_title(report))}</h2>'
+             + (f'<p class="guess" id="class-guess">{esc(guess)}</p>' if guess else "")
+             + '<table><thead><tr><th></th><th class="n">value'
              f'</th><th class="n">exact</th></tr></thead><tbody>{rows}</tbody></table>'
              f'<p class="muted">{esc(memory_caveat(mem, target))}.</p>']
     config = (f"LiteRT, XNNPACK off, {mem.runtime.threads} thread{'s' if mem.runtime.threads != 1 else ''}"
