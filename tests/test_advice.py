@@ -315,7 +315,7 @@ def _advice_part(out: str, fmt: str) -> str:
     """The advice section of a rendered report (the whole output for JSON)."""
     if fmt == "json":
         return out
-    start = out.index("What to change")
+    start = out.index('<section id="advice">' if fmt == "html" else "What to change")  # (the HTML's cards before)
     end = out.find({"table": "\n\n", "md": "\n\n**", "html": "</section>"}[fmt], start + len("What to change") + 4)
     return out[start:end if end >= 0 else len(out)]
 
@@ -383,3 +383,17 @@ def test_no_sample_item_prints_an_exponent_or_a_negative_saving(name):
     for fmt in ("table", "md", "html"):
         part = _advice_part(render(r, fmt), fmt)
         assert not re.search(r"\d[eE][-+]?\d", part) and "~-" not in part, part
+
+
+def test_the_html_cards_lead_with_the_change_that_saves_the_most():
+    """Issue 45: the page's first cards hold the top item with its saving (linked to the section), before the
+    model's details; with no item worth a line, a card says so."""
+    from tflite_flops.render.formats.html import render_html
+
+    page = render_html(sample_report("cnn_int8.tflite"))
+    cards = page[page.index('<section id="totals"'):page.index('<div class="cards details">')]
+    assert '<a class="card wide advice-card" href="#advice"' in cards
+    assert '<div class="v">6.9% <span class="u">of the model&#x27;s bytes moved</span></div>' in cards
+    assert "[unsupported_op] 2 ops (0:8, 0:11" in cards
+    none = render_html(sample_report("cnn_float.tflite"))  # no finding
+    assert '<div class="k">What to change first</div><div class="v">nothing to change</div>' in none
