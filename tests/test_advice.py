@@ -87,6 +87,7 @@ def test_static_shape_and_partitions_with_predicted_saving():
     # SHAPE, SLICE, MUL fold away (3 × 2 µs); RESIZE_BILINEAR moves to XNNPACK (2 − 1 µs): 7 µs
     assert static.saving_source == "predicted" and static.saving_ms == pytest.approx(0.007)
     assert "~0.007 ms predicted" in static.text
+    assert static.share_of == "flops" and "of the model's" not in static.text  # the time said; the share in the JSON
     # 2 partitions become 1: one partition overhead (3 µs)
     assert r.delegation["xnnpack"].partitions == 2
     assert parts.saving_ms == pytest.approx(0.003) and "would be 1" in parts.text
@@ -111,6 +112,7 @@ def test_unsupported_op_names_the_nearest_form_and_measured_saving():
     m = _kinds(with_measured_savings(timed))["unsupported_op"]
     assert m.saving_source == "measured" and m.saving_ms == pytest.approx(0.5)  # 2 ops × 0.25 ms
     assert "up to ~0.5 ms measured" in m.text
+    assert "bytes moved" not in m.text and m.share_of == "bytes_moved"  # the time replaces the share in the text
 
 
 def test_zero_weights():
@@ -164,7 +166,8 @@ def test_advice_in_every_output_format(fmt):
 def test_advice_json_round_trip():
     r = analyze_model(SAMPLES / "fcn_dynamic.tflite", Settings(predict=profile(laws=FLAT)))
     d = json.loads(r.to_json())
-    assert [set(a) for a in d["advice"]] == [{"kind", "ops", "saving_ms", "saving_source", "text"}] * len(r.advice)
+    assert [set(a) for a in d["advice"]] == [{"kind", "ops", "saving_ms", "saving_source", "text", "saving_share",
+                                              "share_of"}] * len(r.advice)
     again = Report.from_json(r.to_json())
     assert [a.kind for a in again.advice] == [a.kind for a in r.advice]
     assert "advice" not in json.loads(sample_report("cnn_float.tflite").to_json())  # none: no key
@@ -257,7 +260,140 @@ def test_items_that_save_nothing_worth_a_line_are_folded_into_one():
              Advice("full_integer", ("0:3",), 0.0004, "predicted", "c"), Advice("zero_weights", ("0:4",), None, None, "d")]
     # model time 10 ms: 1% is 0.1 ms, so the 0.02 and 0.0004 ms items fold; the unknown saving stays, last
     assert advice_lines(items, 10.0) == ["[static_shape] b", "[zero_weights] d",
-                                         "[2 more] change(s) that save under 0.1 ms each (partitions, full_integer): "
+                                         "[2 more] changes that save under 0.1 ms each (partitions, full_integer): "
                                          "see the JSON"]
     assert advice_lines(items) == ["[static_shape] b", "[partitions] a", "[zero_weights] d",
-                                   "[1 more] change(s) that save under 0.001 ms each (full_integer): see the JSON"]
+                                   "[1 more] a change that saves under 0.001 ms (full_integer): see the JSON"]
+
+
+# ---- issue 45: every item carries a saving (a share of the model without a time), in every output format ----------
+
+def _zero_weights_report() -> Report:
+    return analyze_model(int8_fc_model(np.zeros((8, 16)), 0.01))
+
+
+def _degenerate_scale_report() -> Report:
+    return analyze_model(int8_fc_model(np.ones((8, 16)), 0.0))
+
+
+# each kind, on a model built to show it (no profile, no run): its share and what it is of
+KIND_CASES = {
+    # SHAPE → SLICE → MUL → RESIZE_BILINEAR: the resize's FLOPs (at the placeholder shape) are 11% of the model's
+    "static_shape": (lambda: sample_report("fcn_dynamic.tflite"), "flops", "11% of the model's FLOPs"),
+    "partitions": (lambda: sample_report("fcn_dynamic.tflite"), "partitions", "50% of XNNPACK's partitions"),  # 2 → 1
+    "gpu_rejected": (lambda: sample_report("fcn_dynamic.tflite"), "flops", "24% of the model's FLOPs"),
+    # RELU [1,16,16,8] int8: 2,048 B read + 2,048 written; SOFTMAX [1,10]: 10 + 10; of 35,802 + 23,580 B moved
+    "unsupported_op": (lambda: sample_report("cnn_int8.tflite"), "bytes_moved", "6.9% of the model's bytes moved"),
+    # the depthwise conv: 2·(8·8·4·9) MACs + 8·8·4 bias = 4,864 FLOPs of 4,864 + 2·256 (the ADDs) = 5,376: 90%
+    "full_integer": (lambda: analyze_model(hybrid_depthwise_model()), "flops", "90% of the model's FLOPs"),
+    # the [8,16] int8 weight: 128 B of 128 + 32 (the int32 bias) = 160 B of weights: 80%
+    "zero_weights": (_zero_weights_report, "weight_bytes", "80% of the model's weight bytes"),
+    "degenerate_scale": (_degenerate_scale_report, "weight_bytes", "80% of the model's weight bytes"),
+}
+
+
+def test_every_kind_of_the_analysis_has_a_case():
+    from tflite_flops.report.advice import KINDS
+
+    assert set(KIND_CASES) == set(KINDS) - {"quantized_slower"}  # compare's kind: always a time (its own test)
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_CASES))
+def test_every_kind_carries_a_share_without_a_profile(kind):
+    """Without --predict, no item had a time or even a share of the MACs (issue 45): each carries its share of the
+    model figure it is about, and its text says it."""
+    from tflite_flops.report.advice import SHARE_OF
+
+    make, share_of, said = KIND_CASES[kind]
+    a = _kinds(make())[kind]
+    assert a.saving_ms is None and a.saving_source is None  # no profile, no run
+    assert a.share_of == share_of and share_of in SHARE_OF and 0 < a.saving_share <= 1
+    assert a.text.endswith(f" ({said})"), a.text
+
+
+def _advice_part(out: str, fmt: str) -> str:
+    """The advice section of a rendered report (the whole output for JSON)."""
+    if fmt == "json":
+        return out
+    start = out.index('<section id="advice">' if fmt == "html" else "What to change")  # (the HTML's cards before)
+    end = out.find({"table": "\n\n", "md": "\n\n**", "html": "</section>"}[fmt], start + len("What to change") + 4)
+    return out[start:end if end >= 0 else len(out)]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv", "md", "html"])
+@pytest.mark.parametrize("kind", sorted(KIND_CASES))
+def test_every_kind_in_every_output_format(kind, fmt):
+    """Each kind, on its model, in every format: its line with the saving (or the folded line naming it); the JSON
+    record with its share; the CSV has no advice (one row per op)."""
+    make, share_of, said = KIND_CASES[kind]
+    r = make()
+    a = _kinds(r)[kind]
+    out = render(r, fmt)
+    if fmt == "csv":
+        assert "What to change" not in out and a.text not in out
+        return
+    if fmt == "json":
+        (item,) = [x for x in json.loads(out)["advice"] if x["kind"] == kind]
+        assert item["share_of"] == share_of and item["saving_share"] == pytest.approx(a.saving_share, abs=1e-6)
+        assert item["text"].endswith(f"({said})") and item["saving_ms"] is None
+        return
+    part = _advice_part(out, fmt)
+    if fmt == "md":
+        kind, said = kind.replace("_", "\\_"), said.replace("_", "\\_")
+        assert f"\\[{kind}\\]" in part or f"({kind}" in part  # its own line, or named in the folded one
+    else:
+        said = said.replace("'", "&#x27;") if fmt == "html" else said
+        assert f"[{kind}]" in part or f"({kind}" in part
+    assert said in part
+
+
+def test_a_share_reads_as_a_person_writes_it():
+    from tflite_flops.report.advice import percent_text
+
+    cases = {0.0: "0%", 1e-6: "< 0.01%", 0.000123: "0.012%", 0.0033: "0.33%", 0.025: "2.5%", 0.0996: "10%",
+             0.27: "27%", 0.999: "> 99%", 1.0: "100%"}
+    assert {s: percent_text(s) for s in cases} == cases
+
+
+def test_items_sort_by_time_then_share_and_small_shares_fold():
+    """Sorted by saving: a time first (largest first), then a share; a share under 1% folds, its line naming what
+    it is a share of; no saving is written with an exponent or a minus sign."""
+    from tflite_flops.render.advice import advice_lines, top_advice
+
+    items = [Advice("gpu_rejected", ("0:1",), None, None, "a (2.5% of the model's FLOPs)", 0.025, "flops"),
+             Advice("zero_weights", ("0:2",), None, None, "b (80% of the model's weight bytes)", 0.8, "weight_bytes"),
+             Advice("unsupported_op", ("0:3",), 0.5, "predicted", "c (~0.5 ms predicted)", 0.001, "bytes_moved"),
+             Advice("partitions", ("0:4",), None, None, "d (0.5% of XNNPACK's partitions)", 0.005, "partitions"),
+             Advice("static_shape", ("0:5",), None, None, "e (0.0091% of the model's FLOPs)", 0.000091, "flops")]
+    lines = advice_lines(items, 10.0)
+    assert lines == ["[unsupported_op] c (~0.5 ms predicted)", "[zero_weights] b (80% of the model's weight bytes)",
+                     "[gpu_rejected] a (2.5% of the model's FLOPs)",
+                     "[2 more] changes that save under 1% of XNNPACK's partitions or the model's FLOPs each "
+                     "(partitions, static_shape): see the JSON"]
+    assert top_advice(items, 10.0).kind == "unsupported_op"
+    assert top_advice(items[3:4]) is None  # every item folds: no top
+
+
+@pytest.mark.parametrize("name", ["cnn_int8", "fcn_dynamic", "lstm", "tiny_decoder", "tiny_decoder_kv"])
+def test_no_sample_item_prints_an_exponent_or_a_negative_saving(name):
+    import re
+
+    r = sample_report(f"{name}.tflite")
+    assert r.advice and all(a.saving_share is not None for a in r.advice)
+    for fmt in ("table", "md", "html"):
+        part = _advice_part(render(r, fmt), fmt)
+        assert not re.search(r"\d[eE][-+]?\d", part) and "~-" not in part, part
+
+
+def test_the_html_cards_lead_with_the_change_that_saves_the_most():
+    """Issue 45: the page's first cards hold the top item with its saving (linked to the section), before the
+    model's details; with no item worth a line, a card says so."""
+    from tflite_flops.render.formats.html import render_html
+
+    page = render_html(sample_report("cnn_int8.tflite"))
+    cards = page[page.index('<section id="totals"'):page.index('<div class="cards details">')]
+    assert '<a class="card wide advice-card" href="#advice"' in cards
+    assert '<div class="v">6.9% <span class="u">of the model&#x27;s bytes moved</span></div>' in cards
+    assert "[unsupported_op] 2 ops (0:8, 0:11" in cards
+    none = render_html(sample_report("cnn_float.tflite"))  # no finding
+    assert '<div class="k">What to change first</div><div class="v">nothing to change</div>' in none

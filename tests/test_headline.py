@@ -208,3 +208,27 @@ def test_a_phone_core_named_makes_a_small_int8_model_a_phone_model():
                                                f"{target})")
     assert target_class(tflite_flops.analyze(int8))[0] == MCU
     assert target_class(tflite_flops.analyze(int8, target="x86-avx2"))[0] == MCU
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "html"])
+def test_without_target_the_class_says_it_is_a_guess_and_names_the_option(fmt):
+    """Issue 45, item 4: without --target the memory section's device class (MCU or phone) is a guess from the model;
+    it says so in one line that names --target (and --tflm-target for an MCU model). Named, the line goes."""
+    from tflite_flops.render.memory import class_guess
+
+    int8, float_ = SAMPLES / "cnn_int8.tflite", SAMPLES / "cnn_float.tflite"
+    mcu_guess = class_guess(tflite_flops.analyze(int8))
+    assert mcu_guess.startswith("a guess (no --target): integer ops only") and "\n" not in mcu_guess
+    assert "--target NAME (a phone's CPU" in mcu_guess and "--tflm-target NAME" in mcu_guess
+    phone_guess = class_guess(tflite_flops.analyze(float_))
+    assert phone_guess.startswith("a guess (no --target): a phone model, float ops") and "--target NAME" in phone_guess
+    assert "--tflm-target" not in phone_guess  # a float model is never an MCU model here: only the CPU to name
+    for path, guess in ((int8, mcu_guess), (float_, phone_guess)):
+        out = render(tflite_flops.analyze(path), fmt)
+        memory = out[out.index({"table": "\nMemory at run time", "md": "**Memory at run time",
+                                "html": '<section id="memory">'}[fmt]):]
+        shown = {"table": guess, "md": guess.replace("_", "\\_"), "html": guess.replace("'", "&#x27;")}[fmt]
+        assert shown in memory[:600], memory[:600]  # right under the section's title
+        for target in ("arm-dotprod-fp16", "x86-avx2"):  # a CPU named: whose model it is, no guess
+            named = render(tflite_flops.analyze(path, target=target), fmt)
+            assert "a guess (no --target)" not in named

@@ -99,6 +99,77 @@ def test_screenshot(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real picture, not a blank page
 
 
+# ---- issue 45: the page leads with the answers ---------------------------------------------------------------
+
+FOLD = (1280, 800)  # the window: the cards must be on its first screen
+
+
+def _console_errors(stderr: str) -> list[str]:
+    """The page's console messages in Chromium's log (``--enable-logging=stderr``, every level at INFO): an uncaught
+    exception, a resource the page's policy refused, a console call. The page writes none of its own."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+def test_page_leads_with_the_answers_above_the_fold(tmp_path):
+    """Issue 45: the header cards hold the declared figures (the memory headline, MACs, the time, XNNPACK's
+    partitions and kept ops) and the top advice with its saving, all on the first screen at 1280×800; the per-op
+    table of a 150-op model shows its top 20 ops by FLOPs with a button for the others; no console error; and a
+    screenshot to look at."""
+    from tflite_flops.render.advice import top_advice, saving_parts
+    from tflite_flops.report import summary
+
+    report = sample_report("tiny_decoder.tflite")  # 150 ops in two subgraphs, two delegates' kept ops, advice
+    text = render_html(report)
+    page = tmp_path / "report.html"
+    page.write_text(text, encoding="utf-8")
+    size = f"--window-size={FOLD[0]},{FOLD[1]}"
+    proc = _chromium(tmp_path, size, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri() + "#selftest")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    attrs = _body_attrs(proc.stdout)
+    assert attrs.get("data-selftest") == "pass", attrs
+    assert attrs["data-selftest-errors"] == "0" and not _console_errors(proc.stderr), proc.stderr[-2000:]
+    assert int(attrs["data-selftest-cards-bottom"]) <= FOLD[1], attrs  # every card above the fold
+    # the cards: each declared figure's label and text, and the top change's saving
+    cards = proc.stdout[proc.stdout.index('<section id="totals"'):proc.stdout.index("</section>",
+                                                                                  proc.stdout.index('id="totals"'))]
+    for key in ("runtime_total_bytes", "macs", "xnnpack_partitions"):
+        f = summary.BY_KEY[key]
+        assert f'<div class="k">{f.label}</div><div class="v">{f.text(summary.value(report, key))}</div>' in cards
+    assert f"{summary.BY_KEY['xnnpack_kept_ops'].label}: {summary.value(report, 'xnnpack_kept_ops')}" in cards
+    assert "not timed" in cards and "--latency" in cards  # no time: the card says how to get one
+    top = top_advice(report.advice)
+    value, what = saving_parts(top)
+    assert "What to change first" in cards and f"{value} <span" in cards and what in cards  # (the DOM: plain quotes)
+    assert f"[{top.kind}]" in cards
+    # the per-op table: its top 20 ops first (by FLOPs, the ops run per inference first), a button for all 150
+    assert attrs["data-selftest-rows"] == "150" and attrs["data-selftest-rows-shown"] == "20", attrs
+    assert attrs["data-selftest-rows-all"] == "150" and attrs["data-selftest-rows-again"] == "20", attrs
+    assert "show all 150 ops" in proc.stdout
+    assert int(attrs["data-selftest-ops-height"]) <= FOLD[1], attrs  # 150 rows were a page of their own
+    assert int(attrs["data-selftest-height"]) < 6000, attrs  # the whole page: 6,900 px with every kept op listed
+    shot = tmp_path / "report.png"
+    proc = _chromium(tmp_path, size, f"--screenshot={shot}", page.as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real picture, not a blank page
+    assert int.from_bytes(data[16:20], "big") == FOLD[0] and int.from_bytes(data[20:24], "big") == FOLD[1]
+
+
+@pytest.mark.parametrize("name", ["cnn_int8.tflite", "cnn_float.tflite"])
+def test_small_pages_keep_every_row_and_their_cards_above_the_fold(tmp_path, name):
+    """A 12-op model's table shows every op in execution order (nothing to collapse); an MCU model's cards (TFLite
+    Micro's arena first) still fit the first screen."""
+    report = sample_report(name)
+    page = tmp_path / "small.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    proc = _chromium(tmp_path, f"--window-size={FOLD[0]},{FOLD[1]}", "--dump-dom", page.as_uri() + "#selftest")
+    attrs = _body_attrs(proc.stdout)
+    assert attrs.get("data-selftest") == "pass" and attrs["data-selftest-errors"] == "0", attrs
+    assert int(attrs["data-selftest-cards-bottom"]) <= FOLD[1], attrs
+    assert attrs["data-selftest-rows-shown"] == attrs["data-selftest-rows"] == str(len(report.ops))
+    assert "show all" not in proc.stdout
+
+
 # ---- issue 12: layout, legends, colours and sweep order, checked in the browser ---------------------------
 
 

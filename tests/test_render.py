@@ -396,3 +396,12 @@ def test_the_markdown_memory_table_keeps_its_indent_and_says_every_reason_it_lea
     assert "| &nbsp;&nbsp;LiteRT arena (XNNPACK on) |" in md and "| &nbsp;&nbsp;&nbsp;&nbsp;workspace |" in md
     gpu = next(line for line in md.splitlines() if line.startswith("| The GPU delegate |"))
     assert "2 more reason(s) (" in gpu and "see the JSON or the HTML page" in gpu  # 5 reasons, 3 listed
+
+
+def test_a_long_html_op_table_opens_on_its_top_ops():
+    """Issue 45: a 150-op model's per-op table is marked to open on its top 20 ops (by FLOPs without a time) with a
+    button for all; a 12-op model's is not (tests/test_html_browser.py checks it in Chromium)."""
+    long, short = render_html(sample_report("tiny_decoder.tflite")), render_html(sample_report("cnn_float.tflite"))
+    assert 'id="ops-table" class="sortable-table" data-rank-key="flops" data-limit=20>' in long
+    assert '>show all 150 ops</button>' in long
+    assert 'data-rank-key="flops"><thead>' in short and ">show all" not in short

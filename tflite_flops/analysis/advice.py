@@ -22,6 +22,18 @@ report's ``advice``. It reads op facts through the records (placement reasons an
 predicted time on XNNPACK (0 for an op a static shape folds away), plus the partition overheads saved:
 source ``"predicted"``. Without one, with ``--per-op`` (:func:`with_measured_savings`, after the run): the
 measured time of those ops now, the most the change can save: source ``"measured"``. Else None.
+
+``saving_share``: every item's share of the model figure it is about (``share_of``), known from the file alone,
+and the saving its text gives when no time is known:
+
+* ops kept off a delegate (``static_shape``, ``full_integer``, ``unsupported_op``, ``gpu_rejected``): the larger of
+  their shares of the model's FLOPs and of its bytes moved (``"flops"`` or ``"bytes_moved"``): an op runs as
+  long as its arithmetic or its memory traffic takes, and the ops kept off are most often elementwise ones whose
+  bytes, not FLOPs, set their time;
+* ``partitions``: the boundaries a static shape removes, as a share of XNNPACK's partitions (``"partitions"``);
+* ``zero_weights`` and ``degenerate_scale``: the weights concerned (the weights of rank >= 2 of the ops whose
+  weights are all zero; the tensors with a bad scale), as a share of the model's weight bytes
+  (``"weight_bytes"``).
 """
 
 from __future__ import annotations
@@ -30,13 +42,14 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+from ..ops.registry import INIT_ON_CONSTANT_OPS
 from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
                              CATEGORY_QUANT, category_of)
 from ..reader.model import Model
 from ..settings import DelegateConfig
 from ..report import OpRecord, Report
 from ..report import lazy
-from ..report.advice import Advice, op_ranges, saving_text
+from ..report.advice import Advice, op_ranges, saving_text, share_text
 from .placement import xnnpack_placer
 
 if TYPE_CHECKING:  # the latency model is imported only when a profile is given (a prediction)
@@ -146,10 +159,36 @@ def _predicted_saving(fold: Sequence[OpRecord], take: Sequence[OpRecord], merged
     return total + merged * pricing.profile.partition_overhead_us / 1000.0
 
 
-def _item(kind: str, ops: Sequence[OpRecord], text: str, saving: float | None) -> Advice:
+Share = tuple[float | None, str | None]  # (saving_share, share_of)
+
+
+def _item(kind: str, ops: Sequence[OpRecord], text: str, saving: float | None, share: Share) -> Advice:
+    """One item; its text ends with the saving: the time where predicted, else the share."""
     source = None if saving is None else "predicted"
-    said = saving_text(saving, source)
-    return Advice(kind, tuple(_key(o) for o in ops), saving, source, text + (f" ({said})" if said else ""))
+    said = saving_text(saving, source) or share_text(*share)
+    return Advice(kind, tuple(_key(o) for o in ops), saving, source, text + (f" ({said})" if said else ""), *share)
+
+
+def _fraction(part: int, whole: int) -> float | None:
+    """``part / whole`` at most 1, rounded as the JSON writes it (a report read back equals the one written)."""
+    return None if whole <= 0 else round(min(part / whole, 1.0), 6)
+
+
+def _op_share(report: Report, ops: Sequence[OpRecord]) -> Share:
+    """The larger of ``ops``' shares of the model's FLOPs and bytes moved (per inference; module docstring)."""
+    t = report.totals
+    flops = _fraction(sum(o.flops for o in ops), t.flops)
+    moved = _fraction(sum(o.bytes_moved for o in ops), t.bytes_read + t.bytes_written)
+    if moved is not None and (flops is None or moved > flops):
+        return moved, "bytes_moved"
+    return (flops, "flops") if flops is not None else (None, None)
+
+
+def _weight_share(report: Report, model: Model, tensors: Iterable[tuple[int, int]]) -> Share:
+    """The bytes stored of the distinct (subgraph, tensor) ``tensors``, as a share of the model's weight bytes."""
+    stored = sum(model.subgraphs[sg].tensors[t].data_size for sg, t in set(tensors))
+    share = _fraction(stored, report.totals.param_bytes)
+    return (share, "weight_bytes") if share is not None else (None, None)
 
 
 def _output_dtypes(model: Model, o: OpRecord) -> list[str]:
@@ -184,13 +223,14 @@ def _xnnpack_items(report: Report, model: Model, pricing: Pricing | None) -> lis
                 f"their shapes are computed at run time (dynamic input dims: {', '.join(dynamic_dims)}): export with "
                 f"a static batch and shape (a fixed input signature), which folds {len(fold)} of them to constants"
                 + (f" and lets XNNPACK take the other {len(take)}" if take else ""))
-        out.append(_item("static_shape", shape_ops, text, saving))
+        out.append(_item("static_shape", shape_ops, text, saving, _op_share(report, shape_ops)))
         if merged:
             overhead = _predicted_saving((), (), merged, pricing)
             out.append(_item("partitions", shape_ops,
                              f"these run-time shape ops cut the graph into {partitions} XNNPACK partitions; with a static "
                              f"shape they would be {after} ({merged} boundar{'ies' if merged != 1 else 'y'} fewer, each a "
-                             "copy in and out of the delegate)", overhead))
+                             "copy in and out of the delegate)", overhead,
+                             (_fraction(merged, partitions), "partitions") if partitions else (None, None)))
     done = {id(o) for o in fold + take}
     rest = [o for o in kept if id(o) not in done]
     hybrid = [o for o in rest if category_of(o.xnnpack_reason or "") == CATEGORY_HYBRID]
@@ -199,7 +239,8 @@ def _xnnpack_items(report: Report, model: Model, pricing: Pricing | None) -> lis
         text = (f"{_what(hybrid, 'are')} dynamic-range (float activations, int8 weights) and XNNPACK keeps them off "
                 f"({hybrid[0].xnnpack_reason}), cutting the graph into {partitions} partitions: quantize to full "
                 "integer (int8 activations, with a representative dataset), or keep these ops' weights in float")
-        out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, pricing)))
+        out.append(_item("full_integer", hybrid, text, _predicted_saving((), hybrid, merged, pricing),
+                         _op_share(report, hybrid)))
     groups: dict[str, list[OpRecord]] = {}
     done |= {id(h) for h in hybrid}
     for o in rest:
@@ -213,7 +254,28 @@ def _xnnpack_items(report: Report, model: Model, pricing: Pricing | None) -> lis
         text = (f"{_what(group, 'are kept')} off XNNPACK ({category}: {'; '.join(details[:3])}"
                 f"{' …' if len(details) > 3 else ''})" + (f", {merged} partition boundar{'ies' if merged != 1 else 'y'} "
                                                           "with them" if merged else "") + f": {change}")
-        out.append(_item("unsupported_op", group, text, _predicted_saving((), group, merged, pricing)))
+        out.append(_item("unsupported_op", group, text, _predicted_saving((), group, merged, pricing),
+                         _op_share(report, group)))
+    return out
+
+
+def _stored_weights(model: Model, ops: Sequence[OpRecord]) -> list[tuple[int, int]]:
+    """(subgraph, tensor) of the weights of ``ops`` as the weight density counts them (their inputs of rank >= 2
+    stored in the file, or made at init from one: a DEQUANTIZE's or DENSIFY's constant input)."""
+    out = []
+    for o in ops:
+        sg = model.subgraphs[o.subgraph]
+        made: dict[int, int] | None = None
+        for t in sg.operators[o.index].inputs:
+            if t < 0 or len(sg.tensors[t].shape) < 2:
+                continue
+            if not sg.tensors[t].is_constant:
+                if made is None:
+                    made = {out_t: op.inputs[0] for op in sg.operators if op.op_type in INIT_ON_CONSTANT_OPS
+                            and op.inputs and op.inputs[0] >= 0 for out_t in op.outputs}
+                t = made.get(t, -1)
+            if t >= 0 and sg.tensors[t].is_constant:
+                out.append((o.subgraph, t))
     return out
 
 
@@ -222,11 +284,13 @@ def _weight_items(report: Report, model: Model) -> list[Advice]:
     out = []
     zero = [o for o in report.ops if o.phase == "inference" and o.weight_density == 0.0]
     if zero:
+        share = _weight_share(report, model, _stored_weights(model, zero))
         out.append(Advice("zero_weights", tuple(_key(o) for o in zero), None, None,
                           f"{_what(zero, 'have')} every weight at zero: their outputs are their biases alone, whatever "
                           "the input; a broken quantization (scales too small for the weights) or a layer pruned to "
-                          "nothing: quantize again from the float weights, or remove the layers"))
-    bad: list[tuple[OpRecord, float]] = []
+                          f"nothing: quantize again from the float weights, or remove the layers ({share_text(*share)})",
+                          *share))
+    bad: list[tuple[OpRecord, float, int]] = []
     for o in report.ops:
         if o.phase != "inference":
             continue
@@ -238,15 +302,17 @@ def _weight_items(report: Report, model: Model) -> list[Advice]:
             q = tensor.quantization  # (whether the tensor is a constant is asked only of a bad scale)
             if (q is not None and q.scale is not None and not (math.isfinite(q.scale) and q.scale >= _MIN_NORMAL)
                     and tensor.is_constant):
-                bad.append((o, q.scale))
+                bad.append((o, q.scale, t))
                 break
     if bad:
-        ops = [o for o, _ in bad]
-        scales = ", ".join(sorted({f"{s:g}" for _, s in bad})[:3])
+        ops = [o for o, _, _ in bad]
+        scales = ", ".join(sorted({f"{s:g}" for _, s, _ in bad})[:3])
+        share = _weight_share(report, model, ((o.subgraph, t) for o, _, t in bad))
         out.append(Advice("degenerate_scale", tuple(_key(o) for o in ops), None, None,
                           f"{_what(ops, 'have')} a weight quantized with a scale that is zero, negative or denormal "
                           f"({scales}): the channel's values are lost (and XNNPACK refuses the op): quantize again "
-                          "with positive normal scales (a calibration that sees the weights' range)"))
+                          f"with positive normal scales (a calibration that sees the weights' range) "
+                          f"({share_text(*share)})", *share))
     return out
 
 
@@ -261,11 +327,11 @@ def _gpu_items(report: Report) -> list[Advice]:
         c = category_of(o.gpu_reason or "")
         by[c] = by.get(c, 0) + 1
     cats = ", ".join(f"{c} ×{n}" for c, n in sorted(by.items(), key=lambda kv: -kv[1]))
-    return [Advice("gpu_rejected", tuple(_key(o) for o in kept), None, None,
-                   f"the GPU delegate keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
-                   f"partition{'s' if d.partitions != 1 else ''}: each boundary copies tensors between GPU and CPU; "
-                   "change the dtypes and shapes the reasons name, or run on XNNPACK (placement predicted from the "
-                   "delegate's rules, never checked on a real GPU)")]
+    return [_item("gpu_rejected", kept,
+                  f"the GPU delegate keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
+                  f"partition{'s' if d.partitions != 1 else ''}: each boundary copies tensors between GPU and CPU; "
+                  "change the dtypes and shapes the reasons name, or run on XNNPACK (placement predicted from the "
+                  "delegate's rules, never checked on a real GPU)", None, _op_share(report, kept))]
 
 
 def advise(report: Report, model: Model, profile: DeviceProfile | None = None,
@@ -301,7 +367,9 @@ def with_measured_savings(report: Report) -> Report:
         times = [timed.get(k) for k in a.ops]
         if a.saving_ms is None and a.kind in _TIMED_KINDS and times and all(t is not None for t in times):
             ms = float(sum(times))  # type: ignore[arg-type]
+            share = f" ({share_text(a.saving_share, a.share_of)})"  # the saving said without a time: the time now
+            text = a.text[:-len(share)] if a.saving_share is not None and a.text.endswith(share) else a.text
             a = replace(a, saving_ms=ms, saving_source="measured",
-                        text=f"{a.text} (up to {saving_text(ms, 'measured')}: their time now)")
+                        text=f"{text} (up to {saving_text(ms, 'measured')}: their time now)")
         items.append(a)
     return replace(report, advice=tuple(items))

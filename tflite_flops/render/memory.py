@@ -36,6 +36,20 @@ def memory_title(report: Report) -> str:
     return "Memory at run time" if total is None else f"Memory at run time ({total.config}{cpu})"
 
 
+def class_guess(report: Report) -> str:
+    """One line when the user named no CPU (no ``--target``): the device class the section leads with is a guess
+    from the model (issue 45), and the options that name the device; ``""`` when a CPU was named."""
+    if report.memory is None or (report.settings or {}).get("cpu_target"):
+        return ""
+    cls, why = target_class(report)
+    if cls == MCU:
+        return (f"a guess (no --target): {why}; name the device with --target NAME (a phone's CPU: LiteRT's memory "
+                "leads) or --tflm-target NAME (an MCU's TFLite Micro build)")
+    cpu = f", figures for this CPU ({report.memory.target})" if report.memory.target else ""
+    return (f"a guess (no --target): a phone model, {why}{cpu}; name the device's CPU with --target NAME "
+            "(tflite_flops targets lists them)")
+
+
 def memory_rows(memory: MemorySummary, target: str = PHONE, every: bool = False) -> list[tuple[str, str, str]]:
     """(label, value, exact) for the figures of :class:`MemorySummary`, in reading order: the configuration
     the model's ``target`` class runs first (a phone model: LiteRT's default, XNNPACK on, its parts and their

@@ -9,13 +9,22 @@ made by :mod:`tflite_flops.analysis.advice` (and, for a quantized model slower t
 * ``saving_ms``: the time the change would save per inference, or None when not known;
 * ``saving_source``: ``"measured"`` (from ``--latency`` / ``--per-op``), ``"predicted"`` (from
   ``--predict``) or None;
-* ``text``: the advice as a person reads it, with the ops' ranges, counts and the time.
+* ``saving_share``: what the change is about as a share (0 to 1) of the model's figure ``share_of`` names
+  (:data:`SHARE_OF`): the saving every item carries, known without a profile or a run (issue 45: "without
+  ``--predict``, no item has a time or even a share of the MACs"); None only in a report of an earlier version
+  and in ``compare``'s items, which always have a time;
+* ``share_of``: the figure the share is of, a key of :data:`SHARE_OF`;
+* ``text``: the advice as a person reads it, with the ops' ranges, counts and the saving (the time where known,
+  else the share).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+from ..units import printable
 
 # the kinds of advice, each with what it is about
 KINDS: dict[str, str] = {
@@ -29,6 +38,13 @@ KINDS: dict[str, str] = {
     "quantized_slower": "a quantized model slower than its float twin",
 }
 SOURCES = ("measured", "predicted")
+# what an item's share is of: the model's figure the item is about (analysis/advice.py says which for each kind)
+SHARE_OF: dict[str, str] = {
+    "flops": "the model's FLOPs",
+    "bytes_moved": "the model's bytes moved",
+    "weight_bytes": "the model's weight bytes",
+    "partitions": "XNNPACK's partitions",
+}
 
 
 @dataclass(frozen=True)
@@ -40,18 +56,23 @@ class Advice:
     saving_ms: float | None
     saving_source: str | None
     text: str
+    saving_share: float | None = None
+    share_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``kind``, ``ops``, ``saving_ms``, ``saving_source``, ``text``."""
+        """The JSON form: ``kind``, ``ops``, ``saving_ms``, ``saving_source``, ``text``, ``saving_share``,
+        ``share_of``."""
         return {"kind": self.kind, "ops": list(self.ops),
                 "saving_ms": None if self.saving_ms is None else round(self.saving_ms, 4),
-                "saving_source": self.saving_source, "text": self.text}
+                "saving_source": self.saving_source, "text": self.text,
+                "saving_share": None if self.saving_share is None else round(self.saving_share, 6),
+                "share_of": self.share_of}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Advice":
-        """Rebuild from :meth:`to_dict` output."""
+        """Rebuild from :meth:`to_dict` output (a report of an earlier version has no share)."""
         return cls(str(d["kind"]), tuple(str(o) for o in d.get("ops") or ()), d.get("saving_ms"),
-                   d.get("saving_source"), str(d.get("text", "")))
+                   d.get("saving_source"), str(d.get("text", "")), d.get("saving_share"), d.get("share_of"))
 
 
 def op_ranges(ops: "list[str] | tuple[str, ...]") -> str:
@@ -67,6 +88,14 @@ def op_ranges(ops: "list[str] | tuple[str, ...]") -> str:
     return ", ".join(parts[:6]) + (f" … ({len(parts) - 6} more)" if len(parts) > 6 else "")
 
 
+def two_digits(v: float) -> str:
+    """``v`` (> 0, finite) with two significant digits and never an exponent, as a person writes it: ``0.0073``,
+    ``0.39``, ``9.1``, ``13``, ``120``, ``1,200``."""
+    digits = 1 - math.floor(math.log10(v))
+    text = f"{round(v, digits):,.{max(digits, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def saving_text(saving_ms: float | None, source: str | None) -> str:
     """The time at stake as a person writes it (issue 45: "~-0.000386 ms", "~9.13e-06 ms"): two significant digits
     and never an exponent ("~0.39 ms predicted", "~9.1 ms", "~120 ms"), "< 0.001 ms" below that, "no time saved"
@@ -77,9 +106,26 @@ def saving_text(saving_ms: float | None, source: str | None) -> str:
         return f"no time saved ({source})"
     if saving_ms < 0.001:
         return f"< 0.001 ms {source}"
-    if saving_ms >= 10:
-        return f"~{round(saving_ms, -1 if saving_ms >= 100 else 0):,.0f} ms {source}"
-    return f"~{float(f'{saving_ms:.2g}'):g} ms {source}"
+    return f"~{two_digits(saving_ms)} ms {source}"
+
+
+def percent_text(share: float) -> str:
+    """A share (0 to 1) as a person writes a percentage: two significant digits, never an exponent ("27%", "2.5%",
+    "0.33%"), "< 0.01%" below that, "0%" for none, "> 99%" for almost all."""
+    pct = 100 * share
+    if pct <= 0:
+        return "0%"
+    if pct < 0.01:
+        return "< 0.01%"
+    text = f"{two_digits(pct)}%"
+    return "> 99%" if text == "100%" and share < 1 else text
+
+
+def share_text(share: float | None, share_of: str | None) -> str:
+    """The share at stake as a person writes it ("6.9% of the model's bytes moved"); ``""`` when not known."""
+    if share is None or share_of is None:
+        return ""
+    return f"{percent_text(share)} of {SHARE_OF.get(share_of, printable(str(share_of)))}"  # (a newer version's key)
 
 
 _INTEGER = ("int8", "uint8", "int16", "int4")

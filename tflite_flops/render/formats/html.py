@@ -24,19 +24,19 @@ import os
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ...report.completeness import latency_flag, partial_note
-from ..text import steadiness
 from ...report import STATUSES, OpRecord, Report
 from ...report.columns import Column, columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..prediction import prediction_lines, prediction_rows
 from ..page import page
 from ..charts import area_chart, color_map, esc, hbar_chart, line_chart, scatter_chart, sequence_chart
-from ..memory import ALTERNATIVES, memory_caveat, memory_rows, memory_title
+from ..memory import ALTERNATIVES, class_guess, memory_caveat, memory_rows, memory_title
 from ...report import summary
 from ...report.headline import target_class
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
                          why_kept)
 from ..advice import advice_html
+from ..cards import cards_html
 from ..opaque import not_counted_line, opaque_line
 from ..bundle import bundle_html
 from ..signatures import signatures_html
@@ -73,19 +73,9 @@ def breakable(text: str, run: int = 28) -> str:
     return "".join(out)
 
 
-def card(label: str, value: str, extra: str = "") -> str:
-    """One summary card (arguments are plain text; escaped here)."""
-    return (f'<div class="card"><div class="k">{esc(label)}</div><div class="v">{esc(value)}</div>'
-            f'<div class="x">{esc(extra)}</div></div>')
-
-
 def shape_text(shape: Sequence[int]) -> str:
     """'1×224×224×3' ('scalar' for a rank-0 tensor)."""
     return "×".join(str(d) for d in shape) if shape else "scalar"
-
-
-def _fmt_ms(v: float) -> str:
-    return f"{v:.3g} ms" if v < 1 else f"{v:.1f} ms"
 
 
 def _fmt_value(key: str, value: Any) -> str:
@@ -132,54 +122,6 @@ def _summary(report: Report) -> str:
     return (f'<section id="summary"><h2>Model</h2><div class="grid2"><div>{kv_table(pairs)}</div>'
             f'<div><table><thead><tr><th></th><th>tensor</th><th>dtype</th><th>shape</th><th>signature</th></tr>'
             f'</thead><tbody>{io_rows}</tbody></table></div></div></section>')
-
-
-def _answer_cards(report: Report) -> list[str]:
-    """The cards of the figures a reader came for, as every output declares them (report/summary.py): the memory
-    headline, the predicted time and XNNPACK's partitions."""
-    out = []
-    memory, predicted = summary.value(report, "runtime_total_bytes"), summary.value(report, "predicted_ms")
-    if memory is not None:
-        out.append(card(summary.MEMORY.label, summary.MEMORY.text(memory),
-                        f"{summary.MEMORY.exact(memory)} · arena + XNNPACK + weights mapped"))
-    if predicted is not None:
-        p = report.prediction
-        out.append(card(summary.BY_KEY["predicted_ms"].label, summary.BY_KEY["predicted_ms"].text(predicted),
-                        f"range {p.low_ms:.3f}-{p.high_ms:.3f} ms" + ("" if p.complete else " · partial")))
-    parts = summary.value(report, "xnnpack_partitions")
-    if parts is not None:
-        kept = summary.value(report, "xnnpack_kept_ops") or 0
-        out.append(card(summary.BY_KEY["xnnpack_partitions"].label, str(parts), f"{kept} op(s) kept off"))
-    return out
-
-
-def _cards(report: Report) -> str:
-    t = report.totals
-    cards = [card("MACs", human(t.macs), grouped(t.macs)), card("FLOPs", human(t.flops), grouped(t.flops)),
-             card("Params", human(t.params), f"{grouped(t.params)} · {human_bytes(t.param_bytes)}"),
-             card("Bytes read", human_bytes(t.bytes_read), grouped(t.bytes_read)),
-             card("Bytes written", human_bytes(t.bytes_written), grouped(t.bytes_written))]
-    cards += _answer_cards(report)
-    from ...report.measured import LatencyStats, Throughput  # loaded here: a static run's table never needs them
-
-    lat = report.latency or LatencyStats()
-    if lat.median_ms is not None:
-        p90 = float("nan") if lat.p90_ms is None else lat.p90_ms
-        steady = steadiness(lat)
-        cards.append(card("Latency (median)", _fmt_ms(lat.median_ms),
-                          f"p90 {p90:.3f} ms · {'?' if lat.threads is None else lat.threads} thread(s)"
-                          + (f" · {steady}" if steady else "") + (" · NOISY" if lat.noisy else "")))
-    elif lat.mean_ms is not None:  # a device's log that gives the mean alone
-        cards.append(card("Latency (mean)", _fmt_ms(lat.mean_ms), lat.runtime or ""))
-    tp = report.throughput or Throughput()
-    if tp.flops_per_s is not None:
-        cards.append(card("Throughput", f"{human_unit(tp.flops_per_s, 'FLOP/s')}",
-                          f"{tp.inferences_per_s or 0:.1f} inferences/s"))
-    n_unsup = sum(report.unsupported.values())
-    cards.append(card("Ops not counted", str(n_unsup), "every op has a formula" if not n_unsup else
-                      f"{len(report.unsupported)} type(s)"))
-    return f'<section id="totals" style="background:none;border:none;padding:0"><div class="cards">{"".join(cards)}' \
-           f'</div></section>'
 
 
 def _precision(report: Report) -> str:
@@ -250,7 +192,10 @@ def _memory(report: Report) -> str:
     rows = "".join(f'<tr{ALT if label == ALTERNATIVES else ""}><td>{esc(label)}</td>'
                    f'<td class="n">{esc(value)}</td><td class="n">{esc(exact)}</td></tr>'
                    for label, value, exact in memory_rows(mem, target))
-    parts = [f'<section id="memory"><h2>{esc(memory_title(report))}</h2><table><thead><tr><th></th><th class="n">value'
+    guess = class_guess(report)
+    parts = [f'<section id="memory"><h2>{esc(memory_title(report))}</h2>'
+             + (f'<p class="guess" id="class-guess">{esc(guess)}</p>' if guess else "")
+             + '<table><thead><tr><th></th><th class="n">value'
              f'</th><th class="n">exact</th></tr></thead><tbody>{rows}</tbody></table>'
              f'<p class="muted">{esc(memory_caveat(mem, target))}.</p>']
     config = (f"LiteRT, XNNPACK off, {mem.runtime.threads} thread{'s' if mem.runtime.threads != 1 else ''}"
@@ -321,12 +266,29 @@ def _placement(report: Report) -> str:
                 rows.append(f"<tr><td>{esc(category)}</td><td>{esc(op_type)}</td><td class=\"n\">{len(ops)}</td>"
                             f'<td class="mono">{esc(at)}</td><td>{esc(detail)}</td></tr>')
         if rows:
-            parts.append('<table><thead><tr><th>kept because</th><th>type</th><th class="n">ops</th><th>ops</th>'
-                         f'<th>detail</th></tr></thead><tbody>{"".join(rows[:60])}</tbody></table>')
+            parts.append(_kept_table(rows[:KEPT_ROWS_MAX]))
     parts.append(_legend([("delegated (a shade per partition)", _PARTITION_SHADES[0], ""),
                           ("kept off the delegate", _KEPT, "")]))
     parts.append("</section>")
     return "".join(parts)
+
+
+KEPT_ROWS = 8  # the kept ops' rows shown at first, per delegate; the others open under them (a page of 150 ops was
+KEPT_ROWS_MAX = 60  # 2,500 px of GPU reasons)
+
+
+def _kept_table(rows: Sequence[str]) -> str:
+    """The kept ops by reason: the first :data:`KEPT_ROWS` rows, the others in a ``<details>`` under them."""
+    head = ('<colgroup><col style="width:13%"><col style="width:14%"><col style="width:5%"><col style="width:20%">'
+            '<col></colgroup><thead><tr><th>kept because</th><th>type</th><th class="n">ops</th><th>ops</th>'
+            '<th>detail</th></tr></thead>')
+    out = f'<table class="kept">{head}<tbody>{"".join(rows[:KEPT_ROWS])}</tbody></table>'
+    rest = rows[KEPT_ROWS:]
+    if rest:
+        out += (f'<details class="kept-more"><summary>{len(rest)} more row{"s" if len(rest) != 1 else ""} of kept '
+                f'ops</summary><table class="kept">{head.replace("<thead>", "<thead hidden>")}<tbody>{"".join(rest)}'
+                '</tbody></table></details>')
+    return out
 
 
 _THROUGHPUT_LABELS = {"flops_per_s": ("FLOP/s (all)", "FLOP/s"), "macs_per_s": ("MAC/s", "MAC/s"),
@@ -584,6 +546,11 @@ def _figure_cell(c: Column, o: OpRecord, report: Report) -> str:
     return f'<td{css} data-v="{"" if value is None else value}"{title}>{text}</td>'
 
 
+OPS_SHOWN = 20  # the per-op table's rows shown at first (the top ops by RANK_KEYS); a button shows every op
+# what the table is sorted by at first, the first column it has: the measured time, the predicted time, the FLOPs
+RANK_KEYS = (("latency", "measured time"), ("predicted", "predicted time"), ("flops", "FLOPs"))
+
+
 def _op_table(report: Report) -> str:
     columns = columns_for("html", report)
     heads = [("#", "num", "order"), ("op", "num", "op"), ("type", "text", "type"), ("output tensor", "text", "name"),
@@ -597,12 +564,19 @@ def _op_table(report: Report) -> str:
     more = _first_ops(len(report.ops), "listed")
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in STATUSES)
     phases = "".join(f'<option value="{p}">{p}</option>' for p in ("inference", "init", "not_executed"))
+    keys = {c.sort_key for c in columns}
+    rank, by = next(((k, by) for k, by in RANK_KEYS if k in keys), ("flops", "FLOPs"))
+    collapse = len(shown) > OPS_SHOWN  # the script shows the top ops by `rank` first, and a button for the others
+    button = (f'<button type="button" id="show-all" class="show-all" data-all="show all {len(shown):,} ops" '
+              f'data-top="show the top {OPS_SHOWN} only">show all {len(shown):,} ops</button>' if collapse else "")
     return ('<section id="ops"><h2>Per-op table</h2><div class="controls">'
             '<input type="search" id="op-filter" placeholder="filter by type, name, precision…" aria-label="filter">'
             f'<select id="status-filter" aria-label="status"><option value="">any status</option>{statuses}</select>'
             f'<select id="phase-filter" aria-label="phase"><option value="">any phase</option>{phases}</select>'
-            '<span id="op-count" class="muted"></span><span class="muted">· click a header to sort</span></div>'
-            f'<div class="scroll"><table id="ops-table" class="sortable-table"><thead><tr>{th}</tr></thead>'
+            f'<span id="op-count" class="muted" data-by="{esc(by)}"></span>{button}'
+            '<span class="muted">· click a header to sort</span></div>'
+            f'<div class="scroll"><table id="ops-table" class="sortable-table" data-rank-key="{rank}"'
+            f'{f" data-limit={OPS_SHOWN}" if collapse else ""}><thead><tr>{th}</tr></thead>'
             f'<tbody>{rows}</tbody></table></div>{more}</section>')
 
 
@@ -651,7 +625,7 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
     subtitle = esc(f"{report.tool.get('name', 'tflite_flops')} {report.tool.get('version', '')} · "
                    f"{human_bytes(m.size_bytes)} · {m.subgraphs} subgraph(s) · {m.operators} op(s) · "
                    f"sha256 {m.sha256[:16]}…")
-    body = "\n".join(s for s in (_cards(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
+    body = "\n".join(s for s in (cards_html(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
                                  signatures_html(report), _charts(report, colors), _placement(report),
                                  advice_html(report.advice, summary.model_ms(report)), _memory(report),
                                  _latency(report, colors), _prediction(report), sweep_section(sweep),

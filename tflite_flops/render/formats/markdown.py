@@ -16,7 +16,7 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import Report
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows, memory_title, rss_line
+from ..memory import class_guess, memory_caveat, memory_rows, memory_title, rss_line
 from ...report.headline import target_class
 from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import delegate_name, kept_groups
@@ -104,8 +104,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
         target = target_class(report)[0]
         # a cell's leading spaces are dropped by Markdown: each level of a part's indent is two no-break spaces
         rows = [[_indented(label), value, exact] for label, value, exact in memory_rows(report.memory, target)]
-        out += ["", f"**{md_text(memory_title(report))}**", ""] + md_table(["", "value", "exact"], rows,
-                                                                         [False, True, False])
+        guess = class_guess(report)
+        out += ["", f"**{md_text(memory_title(report))}**", ""] + ([f"_{md_text(guess)}_", ""] if guess else [])
+        out += md_table(["", "value", "exact"], rows, [False, True, False])
         out += ["", f"_{md_text(memory_caveat(report.memory, target))}_"]
 
     if report.prediction is not None:

@@ -11,7 +11,7 @@ from ...report.completeness import latency_flag, partial_note
 from ...report import Report
 from ...report.columns import columns_for
 from ...units import grouped, human, human_bytes, human_unit, precision_unit
-from ..memory import memory_caveat, memory_rows, memory_title, rss_line
+from ..memory import class_guess, memory_caveat, memory_rows, memory_title, rss_line
 from ...report.headline import target_class
 from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import placement_lines
@@ -138,7 +138,7 @@ def render_table(report: Report, top: int = 10) -> str:
 
     if report.memory is not None:
         target = target_class(report)[0]
-        out += ["", memory_title(report)]
+        out += ["", memory_title(report)] + [f"  {line}" for line in (class_guess(report),) if line]
         out += ["  " + line for line in text_table(["", "value", "exact"], memory_rows(report.memory, target),
                                                [False, True, False])]
         out.append(f"  ({memory_caveat(report.memory, target)})")
