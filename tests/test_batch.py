@@ -279,3 +279,45 @@ def test_shards_cover_a_zoo_once_and_a_jsonl_log_resumes_it(tmp_path, capsys):
             read_done(str(log))
     log.write_text(json.dumps(row) + "\n")
     assert read_done(str(log)) == {"x": row}
+
+
+@pytest.mark.slow  # 200 models in ten shards, real processes: about a minute on 2 cores
+def test_a_zoo_of_200_models_in_ten_shards_one_killed_and_resumed_gives_one_runs_table(tmp_path):
+    """Issue 45's zoo check: ten ``--shard I/10 --jsonl`` runs, one killed mid-run and run again, their logs
+    joined, read back by ``batch --jsonl``: the same table as one run over the whole zoo."""
+    import os
+    import signal
+    import time
+
+    zoo = tmp_path / "zoo"
+    zoo.mkdir()
+    samples = sorted(SAMPLES.glob("*.tflite"))
+    for i in range(200):
+        src = samples[i % len(samples)]
+        shutil.copy(src, zoo / f"m{i:03d}_{src.name}")
+    cmd = [sys.executable, "-m", "tflite_flops", "batch", str(zoo), "-j", "1"]
+    logs = [tmp_path / f"shard{i}.jsonl" for i in range(1, 11)]
+    for i, log in enumerate(logs, 1):
+        if i == 4:  # this runner dies: killed once its log holds a few rows, in the middle of its shard
+            proc = subprocess.Popen([*cmd, "--shard", f"{i}/10", "--jsonl", str(log)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, cwd=tmp_path)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None and (
+                    not log.exists() or len(log.read_text().splitlines()) < 5):
+                time.sleep(0.05)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            assert 0 < len(log.read_text().splitlines()) < 20
+        run = subprocess.run([*cmd, "--shard", f"{i}/10", "--jsonl", str(log)], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=600)
+        assert run.returncode == 0, run.stderr[-2000:]
+        if i == 4:
+            assert "already done, not analysed again" in run.stderr
+    joined = tmp_path / "zoo.jsonl"
+    joined.write_text("".join(log.read_text() for log in logs))
+    assert len(joined.read_text().splitlines()) == 200
+    merged = subprocess.run([*cmd, "--jsonl", str(joined)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert merged.returncode == 0 and "200 of 200 model(s) already done" in merged.stderr, merged.stderr[-2000:]
+    one = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert one.returncode == 0, one.stderr[-2000:]
+    assert merged.stdout == one.stdout and one.stdout.count("\n") > 200
