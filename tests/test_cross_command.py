@@ -92,3 +92,20 @@ def test_a_profile_without_a_target_or_caches_says_so_in_every_output(tmp_path):
     assert d["prediction"]["flags"][-2:] == ["no_target", "no_caches"]
     table = cli_process.run(["analyze", str(MODEL), "--predict", profile]).stdout
     assert "profile without a CPU target" in table and "profile without cache sizes" in table
+
+
+def test_the_command_line_and_the_library_build_settings_with_one_builder():
+    """``commands.common.analysis_settings`` hands the options to ``api.make_settings``: the same options give the
+    same Settings from the command line and from the library (issue 42)."""
+    from tflite_flops.api import make_settings
+    from tflite_flops.cli import build_parser
+    from tflite_flops.commands.common import analysis_settings
+    from tflite_flops.settings import RuntimeSettings, tflm_target
+
+    args = build_parser().parse_args(["analyze", str(MODEL), "--input-shape", "1x32x32x3", "--batch", "2",
+                                      "--threads", "3", "--no-xnnpack", "--target", "arm-i8mm",
+                                      "--tflm-target", "host-64", "--while-trips", "4", "--force"])
+    lib = make_settings(["1x32x32x3"], 2, threads=3, runtime=RuntimeSettings("litert", 1, False), target="arm-i8mm",
+                        tflm_target="host-64", while_trips=4, force=True)
+    assert analysis_settings(args) == lib
+    assert analysis_settings(args).target.tflm == tflm_target("host-64") and lib.runtime.threads == 3

@@ -281,16 +281,20 @@ def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_t
                   signature: str | None = None, cost_overrides: Mapping[str, CostOverride] | None = None,
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None,
                   runtime: RuntimeSettings | str | None = None, threads: int | None = None,
-                  force: bool = False, target: str | None = None, drift_check: bool = False) -> Settings:
-    """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings):
+                  force: bool = False, target: str | None = None, drift_check: bool = False,
+                  tflm_target: str | None = None) -> Settings:
+    """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings): the one
+    builder of the library and of the command line (``commands.common.analysis_settings`` hands it the options).
     ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1);
-    ``target``: the CPU target's name (``tflite_flops targets``; None: this CPU's)."""
+    ``target``: the CPU target's name (``tflite_flops targets``; None: this CPU's); ``tflm_target``: the TFLite
+    Micro build (``settings.TFLM_TARGETS``; None: a Cortex-M's)."""
     run = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
     if threads is not None:
         run = replace(run, threads=int(threads))
     return Settings(input_shapes=input_shapes, batch=batch, while_trips=while_trips, signature=signature,
                     runtime=run, trust_stored_shapes=trust_stored_shapes, count_zeros=count_zeros,
-                    cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target), drift_check=drift_check)
+                    cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target, tflm=tflm_target),
+                    drift_check=drift_check)
 
 
 _LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,

@@ -146,25 +146,25 @@ def analysis_settings(args: argparse.Namespace, **points):
     down whole: input shapes, batch, while trips, signature, ``--count-zeros``, the runtime (``--runtime``,
     ``--threads``, ``--no-xnnpack``), ``--force`` and ``--target``; an option a command lacks keeps its default.
     ``points``: fields the command sets itself (a sweep's points are not one input shape)."""
-    from ..settings import RuntimeSettings, Settings, Target
+    from ..api import make_settings
+    from ..settings import RuntimeSettings
 
     if getattr(args, "threads", 1) < 1:
         from ..errors import InputSpecError
 
         raise InputSpecError("--threads must be at least 1")
-    values = {"input_shapes": getattr(args, "input_shape", None), "batch": getattr(args, "batch", None),
-              "while_trips": getattr(args, "while_trips", 1), "signature": getattr(args, "signature", None),
-              "count_zeros": getattr(args, "count_zeros", None), "force": getattr(args, "force", False),
-              "drift_check": getattr(args, "drift_check", False),
-              "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
-                                         not getattr(args, "no_xnnpack", False)),
-              "target": Target(xnnpack=getattr(args, "target", None), tflm=getattr(args, "tflm_target", None))}
-    values.update(points)
-    if values["drift_check"] and not getattr(args, "predict", None):
+    if getattr(args, "drift_check", False) and not getattr(args, "predict", None):
         from ..errors import InputSpecError
 
         raise InputSpecError("--drift-check checks a device profile's reference: give it with --predict PROFILE.json")
-    return Settings(**values)
+    options = {"input_shapes": getattr(args, "input_shape", None), "batch": getattr(args, "batch", None),
+               "while_trips": getattr(args, "while_trips", 1), "signature": getattr(args, "signature", None),
+               "count_zeros": getattr(args, "count_zeros", None), "force": getattr(args, "force", False),
+               "drift_check": getattr(args, "drift_check", False),
+               "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
+                                          not getattr(args, "no_xnnpack", False)),
+               "target": getattr(args, "target", None), "tflm_target": getattr(args, "tflm_target", None)}
+    return make_settings(**{**options, **points})  # the library's builder: the command line's settings are its
 
 
 def checked_profile(args: argparse.Namespace, settings):
