@@ -81,6 +81,7 @@ def test_the_fit_finds_the_device_factors_and_its_profile_predicts_what_it_claim
     got = re.search(r"(\d+) of (\d+) within ±10%, median signed [^;]+; one scale: (\d+) of", printed)
     assert got and int(got[2]) == len(MODELS) and int(got[1]) >= len(MODELS) - 1 and int(got[3]) < int(got[1])
     assert "cnn_float.tflite" in printed and "12 / 12" in printed and "5 / 12  (differs)" in printed
+    assert "! factors that rest on one model (leaving it out cannot check them): depthwise float" in printed
     phone = DeviceProfile.load(str(out))
     assert phone.source == R.SOURCE and phone.machine.target == TARGET and phone.machine.runtime_version == "2.2.0"
     # the classes the models exercise get their factor back (every model's time is exactly their sum), within the

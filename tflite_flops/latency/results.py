@@ -418,6 +418,19 @@ def fit_from_results(results: Sequence[Result], models_dir: str, device: str, ba
     return Fit(profile, tuple(fitted), factors, s, lam, tuple(left_out))
 
 
+def thin_classes(fitted: Sequence[Fitted], share: float = 0.05) -> list[str]:
+    """The classes (of :data:`CLASSES`, overheads and cache aside) that fewer than two models spend ``share`` of
+    their base time in: their factors come from one model or none."""
+    out = []
+    for c in CLASSES:
+        if c in (OVERHEAD, CACHE):
+            continue
+        n = sum(1 for f in fitted if f.base_ms > 0 and f.classes.get(c, 0.0) >= share * f.base_ms)
+        if n == 1:
+            out.append(c)
+    return out
+
+
 def _profile(at_target: DeviceProfile, factors: dict[str, float], s: float, fitted: Sequence[Fitted], lam: float,
              device: str, base: DeviceProfile) -> DeviceProfile:
     """The profile written: the base's laws at the device's target, scaled by class (a class no model had: the
@@ -442,5 +455,9 @@ def _profile(at_target: DeviceProfile, factors: dict[str, float], s: float, fitt
              f"the laws' ranges widened by its 10%..90% errors ({lo:+.3f}..{hi:+.3f} in ln)",
              f"the split between ops is {m.cpu}'s, and so are the cache sizes (whole-model times do not give the "
              f"device's)" if m.caches else f"the split between ops is {m.cpu}'s")
+    thin = thin_classes(fitted)
+    if thin:
+        notes += (f"factors that rest on one model, which leaving it out cannot check: {', '.join(thin)}: give "
+                  "results of more models of those kinds and precisions",)
     return replace(out, machine=machine, laws=laws, source=SOURCE, suite=SOURCE, notes=notes, reference={},
                    created=datetime.now(timezone.utc).isoformat(timespec="seconds"))

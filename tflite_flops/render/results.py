@@ -29,7 +29,7 @@ def _nodes(f: Any) -> str:
 
 def fit_lines(output: str, fit: Any) -> list[str]:
     """The lines printed for ``fit`` (written to ``output``)."""
-    from ..latency.results import within
+    from ..latency.results import thin_classes, within
 
     p, fitted = fit.profile, fit.fitted
     m = p.machine
@@ -44,7 +44,11 @@ def fit_lines(output: str, fit: Any) -> list[str]:
              f"  leave-one-model-out (each model predicted by a fit on the others): "
              f"{within(*zip(*by_class))} of {n} within ±10%, median signed {_median_signed(by_class)}; "
              f"one scale: {within(*zip(*by_scale))} of {n}, {_median_signed(by_scale)}",
-             ""]
+             ]
+    thin = thin_classes(fitted)
+    if thin:
+        lines.append(f"  ! factors that rest on one model (leaving it out cannot check them): {', '.join(thin)}")
+    lines.append("")
     rows = [[f.file, f"{f.measured_ms:,.3g}", f"{f.loo_ms:,.3g}", _signed(f.loo_ms, f.measured_ms),
              _signed(f.loo_scale_ms, f.measured_ms), _nodes(f)] for f in fitted]
     lines += ["  " + line for line in text_table(
