@@ -52,13 +52,23 @@ def partition_of(o: OpRecord, key: str) -> int | None:
     return declared.partition(o, key)
 
 
+def subsets_text(d: DelegatePlacement) -> str | None:
+    """``3 node subsets (benchmark_model's "partitions")``: every subset of TFLite's partitioning, the
+    delegated ones and the runs left on the CPU (None when not known: a device's placement, an older report)."""
+    if d.subsets is None:
+        return None
+    return f"{d.subsets} node subset{'s' if d.subsets != 1 else ''} (benchmark_model's \"partitions\")"
+
+
 def placement_summary(report: Report, key: str) -> str:
-    """One line: delegated ops, partitions, kept ops."""
+    """One line: delegated ops, partitions, node subsets, kept ops."""
     d = report.delegation[key]
     total = d.delegated_ops + d.kept_ops
     where = "the CPU" if key == "gpu" else "builtin kernels"
     parts = f"{d.partitions} partition{'s' if d.partitions != 1 else ''}"
-    return f"{d.delegated_ops} of {total} ops delegated · {parts} · {d.kept_ops} kept on {where}"
+    subsets = subsets_text(d)
+    return (f"{d.delegated_ops} of {total} ops delegated · {parts}" + (f" · {subsets}" if subsets else "")
+            + f" · {d.kept_ops} kept on {where}")
 
 
 def kept_groups(report: Report, key: str) -> list[tuple[str, list[tuple[str, str, list[OpRecord]]]]]:
@@ -91,6 +101,8 @@ def placement_lines(report: Report) -> list[str]:
                           if differ else ""))
         if len(d.partitions_by_subgraph) > 1:
             out.append(f"  partitions per subgraph: {_per_subgraph(d.partitions_by_subgraph)}")
+        if len(d.subsets_by_subgraph) > 1:
+            out.append(f"  node subsets per subgraph: {_per_subgraph(d.subsets_by_subgraph)}")
         for category, items in kept_groups(report, key):
             n = sum(len(ops) for _, _, ops in items)
             out.append(f"  kept, {category} ({n} op{'s' if n != 1 else ''}):")
@@ -106,8 +118,8 @@ _MAX_SUBGRAPHS = 8  # subgraphs listed on the "partitions per subgraph" line; th
 
 
 def _per_subgraph(partitions: Mapping[str, int]) -> str:
-    """"subgraph 0: 3, subgraph 1: 3": the first subgraphs with partitions, folded for a model of many (an LLM
-    bundle's 1,700-character line): the rest as one count."""
+    """"subgraph 0: 3, subgraph 1: 3": the first subgraphs' counts (partitions, node subsets), folded for a model of
+    many (an LLM bundle's 1,700-character line): the rest as one count."""
     items = list(partitions.items())
     shown = ", ".join(f"subgraph {s}: {n}" for s, n in items[:_MAX_SUBGRAPHS])
     rest = items[_MAX_SUBGRAPHS:]

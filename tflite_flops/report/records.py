@@ -285,6 +285,10 @@ class DelegatePlacement:
     """One delegate's placement of the report's ops: what it takes, what it keeps off, how the graph is cut.
 
     ``partitions`` counts the DELEGATE nodes the runtime creates over the report's subgraphs;
+    ``subsets`` counts every node subset of TFLite's partitioning, the delegated ones and the runs of
+    ops left on the CPU between them: what ``benchmark_model`` logs as "yielding N partitions" (0 in a
+    subgraph the delegate takes nothing of: nothing is partitioned there; None: not known, as for the
+    device's placement or a report of an older version);
     ``kept_by_reason`` counts the kept ops per reason category ("op type", "dtype", ...).
     ``source`` is ``"predicted"`` (the delegate's rules, docs/placement.md) or ``"device"``
     (imported from benchmark_model's runtime details).
@@ -295,6 +299,8 @@ class DelegatePlacement:
     partitions: int
     kept_by_reason: Mapping[str, int] = field(default_factory=dict)
     partitions_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> partitions
+    subsets: int | None = None  # node subsets, delegated and not: benchmark_model's "partitions"
+    subsets_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> node subsets
     source: str = "predicted"
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
