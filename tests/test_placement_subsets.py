@@ -18,7 +18,7 @@ from tflite_flops.analysis.placement import place_subgraph
 from tflite_flops.ops.placement import XNNPACK, DelegateConfig
 from tflite_flops.reader.load import load_model
 
-CLASSIC = DelegateConfig()
+CLASSIC = DelegateConfig(gpu_delegate="classic")
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
@@ -53,7 +53,7 @@ def _chain(g: Graph, kinds: list[str]) -> None:
 
 
 def test_gpu_island_between_cpu_ops_is_three_subsets():
-    # CEIL has no classic GPU parser: CEIL, ABS, ABS, CEIL is CPU (op 0), GPU (ops 1-2), CPU (op 3) = 1 + 1 + 1 = 3
+    # CEIL has no classic GPU parser (ML Drift has one): CEIL, ABS, ABS, CEIL is CPU (op 0), GPU (ops 1-2), CPU (op 3) = 1 + 1 + 1 = 3
     # subsets for 1 partition: the ShuffleNet V2 and ViT rows of the leaderboard (one LITERT_CL kernel, "yielding
     # 3 partitions").
     g = Graph()

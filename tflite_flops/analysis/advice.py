@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
-                             CATEGORY_QUANT, category_of)
+                             CATEGORY_QUANT, GPU, category_of, delegate_display)
 from ..reader.model import Model
 from ..settings import DelegateConfig
 from ..report import OpRecord, Report
@@ -262,10 +262,10 @@ def _gpu_items(report: Report) -> list[Advice]:
         by[c] = by.get(c, 0) + 1
     cats = ", ".join(f"{c} ×{n}" for c, n in sorted(by.items(), key=lambda kv: -kv[1]))
     return [Advice("gpu_rejected", tuple(_key(o) for o in kept), None, None,
-                   f"the GPU delegate keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
+                   f"{delegate_display(GPU, d.rules)} keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
                    f"partition{'s' if d.partitions != 1 else ''}: each boundary copies tensors between GPU and CPU; "
                    "change the dtypes and shapes the reasons name, or run on XNNPACK (placement predicted from the "
-                   "delegate's rules, never checked on a real GPU)")]
+                   "delegate's rules, never checked on a phone's GPU)")]
 
 
 def advise(report: Report, model: Model, profile: DeviceProfile | None = None,

@@ -43,6 +43,7 @@ from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CA
                              GPU, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
 from ..report import DelegatePlacement
+from ..settings import GPU_ML_DRIFT
 from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
@@ -280,7 +281,8 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         # Scenario 2: the largest max_delegated_partitions partitions of the supported ops (std::sort by size,
         # descending; ties are kept in run order here, std::sort does not promise one), the fp16 DEQUANTIZEs
         # on the CPU.
-        limit = config.gpu_max_partitions if config.gpu_max_partitions > 0 else 1  # Delegate::Delegate
+        # Delegate::Delegate (classic); ML Drift's delegates pass the literal 1 to GetOpsToReplace
+        limit = 1 if config.gpu_delegate == GPU_ML_DRIFT else max(config.gpu_max_partitions, 1)
         preview_subsets = node_subsets(sg, supported, graph) if supported else ()
         preview = tuple(part for taken, part in preview_subsets if taken)
         ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
@@ -453,8 +455,9 @@ def delegate_shapes(delegate: str, model: Model, states: Mapping[int, object], s
 
 
 def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tuple[int, int]], prefix: str,
-                      ) -> tuple[dict[str, dict[tuple[int, int], object]], DelegatePlacement]:
-    """The per-op fields ``<prefix>``, ``<prefix>_reason``, ``<prefix>_partition`` of the ops ``keys``, and the summary."""
+                      rules: str | None = None) -> tuple[dict[str, dict[tuple[int, int], object]], DelegatePlacement]:
+    """The per-op fields ``<prefix>``, ``<prefix>_reason``, ``<prefix>_partition`` of the ops ``keys``, and the summary
+    (``rules``: the GPU's model the placement followed, ``DelegateConfig.gpu_delegate``)."""
     taken: dict[tuple[int, int], object] = {}
     why: dict[tuple[int, int], object] = {}
     where: dict[tuple[int, int], object] = {}
@@ -475,6 +478,6 @@ def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tu
         kept_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
         partitions_by_subgraph={str(i): len(p.partitions) for i, p in sorted(placed.items())},
         subsets=sum(len(p.subsets) for p in placed.values()),
-        subsets_by_subgraph={str(i): len(p.subsets) for i, p in sorted(placed.items())})
+        subsets_by_subgraph={str(i): len(p.subsets) for i, p in sorted(placed.items())}, rules=rules)
     fields = DELEGATE_FIELDS[prefix]  # the delegate's per-op figures, as declared
     return {fields.taken: taken, fields.reason: why, fields.partition: where}, summary

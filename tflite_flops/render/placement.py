@@ -5,30 +5,37 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..ops.placement import DELEGATE_NAMES
+from ..ops.placement import GPU_MODELS, delegate_display
 from ..report import DelegatePlacement, OpRecord, Report
 from ..report import columns as declared
 
 _MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
 
 
-def delegate_name(key: str) -> str:
-    """The display name of a delegation key, as a heading ("XNNPACK", "The GPU delegate", "On the device")."""
+def delegate_name(key: str, d: DelegatePlacement | None = None) -> str:
+    """The display name of a delegation key, as a heading ("XNNPACK", "The LiteRT GPU accelerator (ML Drift:
+    LITERT_CL, LITERT_METAL)", "The classic GPU delegate (TfLiteGpuDelegateV2)", "On the device"): a GPU
+    figure always says whose rules it follows (``d.rules``)."""
     if key == "device":
         return "On the device"
-    name = DELEGATE_NAMES.get(key, key)
+    name = delegate_display(key, None if d is None else d.rules)
     return name[:1].upper() + name[1:]
 
 
-UNCHECKED = {"gpu": "never checked on a real GPU"}  # predicted placements no runtime has confirmed (docs/placement.md)
+# predicted placements no phone has confirmed (docs/placement.md): the classic delegate's were read off its source
+# only; ML Drift's are held, where a Vulkan device exists, to the accelerator's own WebGPU build (tests/litert_gpu.py)
+UNCHECKED = {"gpu": "never checked on a real GPU"}
+UNCHECKED_RULES = {"ml_drift": "not checked on a phone's GPU"}
 
 
 def placement_source(d: DelegatePlacement, key: str = "") -> str:
     """Where a placement comes from, as the reports say it; a prediction no runtime has checked says so (the
-    GPU delegate's: XNNPACK's is held to LiteRT's own plan by the tests)."""
+    GPU's: XNNPACK's is held to LiteRT's own plan by the tests)."""
     if d.source == "device":
         return "as measured on the device"
-    return "predicted from the delegate's rules" + (f"; {UNCHECKED[key]}" if key in UNCHECKED else "")
+    caveat = UNCHECKED_RULES.get(d.rules or "", UNCHECKED.get(key)) if d.rules in GPU_MODELS or key in UNCHECKED \
+        else None
+    return "predicted from the delegate's rules" + (f"; {caveat}" if caveat else "")
 
 
 def taken(o: OpRecord, key: str) -> bool | None:
@@ -93,7 +100,7 @@ def placement_lines(report: Report) -> list[str]:
         source = placement_source(d, key)
         names = d.extra.get("delegates") if key == "device" else None
         by = f" by {', '.join(names)}" if names else ""
-        out.append(f"{delegate_name(key)} ({source}{by}): {placement_summary(report, key)}")
+        out.append(f"{delegate_name(key, d)} ({source}{by}): {placement_summary(report, key)}")
         differ = d.extra.get("differs_from_xnnpack_prediction")
         if differ is not None:
             out.append(f"  against the XNNPACK prediction: {'the same placement' if not differ else ''}"

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..ops.placement import DELEGATE_NAMES, DELEGATES
+from ..ops.placement import DELEGATES, delegate_display
 from . import OpRecord, Report
 from .advice import Advice, quantized_slower
 from . import summary
@@ -255,7 +255,9 @@ def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:
         da, db = a.delegation[key], b.delegation.get(key)
         if db is None:
             continue
-        name = DELEGATE_NAMES.get(key, key).removeprefix("the ")
+        name = delegate_display(key, da.rules, short=True)
+        if db.rules != da.rules:  # two GPU models: the rows say both
+            name = f"{name} / {delegate_display(key, db.rules, short=True)}"
         fields = [("delegated_ops", "ops delegated"), ("kept_ops", "ops kept off"), ("partitions", "partitions")]
         if da.subsets is not None or db.subsets is not None:
             fields.append(("subsets", "node subsets"))

@@ -290,6 +290,8 @@ class DelegatePlacement:
     subgraph the delegate takes nothing of: nothing is partitioned there; None: not known, as for the
     device's placement or a report of an older version);
     ``kept_by_reason`` counts the kept ops per reason category ("op type", "dtype", ...).
+    ``rules`` names whose rules a prediction follows where a delegate has more than one model: the GPU's
+    ``"ml_drift"`` (LiteRT 2.x's GPU accelerator) or ``"classic"`` (``TfLiteGpuDelegateV2``); None otherwise.
     ``source`` is ``"predicted"`` (the delegate's rules, docs/placement.md) or ``"device"``
     (imported from benchmark_model's runtime details).
     """
@@ -301,6 +303,7 @@ class DelegatePlacement:
     partitions_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> partitions
     subsets: int | None = None  # node subsets, delegated and not: benchmark_model's "partitions"
     subsets_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> node subsets
+    rules: str | None = None  # the GPU's model: "ml_drift" or "classic" (settings.GPU_DELEGATES)
     source: str = "predicted"
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 
