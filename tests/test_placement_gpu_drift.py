@@ -263,3 +263,14 @@ def test_tiny_decoder_sample():
         assert len(p.partitions) == 1 and [taken for taken, _ in p.subsets] == [False, True]
     classic = place_subgraph(model, 0, GPU, CLASSIC)
     assert sum(r is None for r in classic.reasons.values()) < 67
+
+
+def test_int64_parameters_refused():
+    # ML Drift's parsers read their parameters in IsSupported (PadOperationParser: PreReadTensor of an INT32 HW
+    # tensor): INT64 paddings, as litert-torch 0.9.4 writes for PADV2, fail "src has wrong size". The classic
+    # delegate reads them only in Parse, after the partitions are fixed (not modelled).
+    pads = [[0, 0], [1, 1], [1, 1], [0, 0]]
+    out = [((1, 10, 10, 4), F)]
+    assert one("PADV2", [X4, ((4, 2), "INT32", pads), ((), F, 0.0)], out, config=DRIFT) is None
+    drift, classic = both("PADV2", [X4, ((4, 2), "INT64", pads), ((), F, 0.0)], out)
+    assert refused(drift, CATEGORY_DTYPE, "paddings are INT64") and classic is None

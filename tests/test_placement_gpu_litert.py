@@ -74,7 +74,18 @@ def _shuffle() -> Graph:
     return g
 
 
+def _padv2_int64() -> Graph:
+    g = Graph()
+    x, y = g.t((1, 8, 8, 4)), g.t((1, 10, 10, 4))
+    g.op("ABS", [x], [x2 := g.t((1, 8, 8, 4))])
+    g.op("PADV2", [x2, g.t((4, 2), "INT64", [[0, 0], [1, 1], [1, 1], [0, 0]]), g.t((), F, 0.0)], [y])
+    g.op("ABS", [y], [y2 := g.t((1, 10, 10, 4))])
+    g.op("ABS", [y2], [g.t((1, 10, 10, 4))])
+    return g
+
+
 CASES = {
+    "PADV2 with INT64 paddings": _padv2_int64,
     "int32 ADD chain (IsIntSupportedOp)": lambda: _binary("ADD", "INT32", tail=["ABS", "NEG"]),
     "bool LOGICAL_AND (IsLogicalOpCode types)": lambda: _binary("LOGICAL_AND", "BOOL", tail=["LOGICAL_NOT"]),
     "EQUAL read by no CAST": lambda: _binary("EQUAL", F, "BOOL"),

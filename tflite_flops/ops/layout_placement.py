@@ -11,8 +11,8 @@ from __future__ import annotations
 from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, CATEGORY_SHAPE,
                         XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, DelegateTensor, float_or_q8, ints, num_io, rank_in,
                         reason, register_placement, static)
-from .placement import (CATEGORY_OP_TYPE, GPU, gpu_comparison_types, gpu_drift, gpu_drift_only, gpu_io, gpu_io_either,
-                        gpu_version)
+from .placement import (CATEGORY_OP_TYPE, GPU, gpu_comparison_types, gpu_drift, gpu_drift_int32, gpu_drift_only, gpu_io,
+                        gpu_io_either, gpu_version)
 
 
 # ---- XNNPACK placement (xnnpack_delegate.cc, the Visit*Node of each op) ----------------------------------------------
@@ -225,7 +225,7 @@ def _gpu_reshape(op: DelegateOp) -> str | None:
                     + _DRIFT + "PadOperationParser::IsSupported")
 def _gpu_pad(op: DelegateOp) -> str | None:
     """Up to v2 (ML Drift v5); MIRROR_PAD in REFLECT mode; one runtime input, one output; constant 3x2 or 4x2
-    paddings."""
+    paddings (ML Drift reads them as INT32 in IsSupported: INT64 paddings are refused)."""
     found = gpu_version(op, 2, 5)
     if found:
         return found
@@ -242,7 +242,7 @@ def _gpu_pad(op: DelegateOp) -> str | None:
     if pads.shape[0] not in (3, 4) or pads.shape[1] != 2:
         return reason(CATEGORY_SHAPE, f"paddings {pads.shape[0]}x{pads.shape[1]} (the GPU delegate pads 3-D or 4-D "
                                       f"tensors: 3x2 or 4x2)")
-    return None
+    return gpu_drift_int32(op, 1, "paddings") if gpu_drift(op) else None
 
 
 def _gpu_rank_3_or_4(op: DelegateOp) -> str | None:
@@ -280,9 +280,9 @@ def _drift_slice(op: DelegateOp) -> str | None:
     x, begin, size = op.inputs[:3]
     if x is None or x.static:
         return reason(CATEGORY_INPUTS, "input 1 is a constant (the GPU delegate slices a computed tensor)")
-    for t, where in ((begin, "begin"), (size, "size")):
-        if t is None or not t.static:
-            return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+    found = gpu_drift_int32(op, 1, "begin values") or gpu_drift_int32(op, 2, "sizes")
+    if found:
+        return found
     if begin.shape != size.shape:
         return reason(CATEGORY_SHAPE, f"begin {list(begin.shape)} and size {list(size.shape)} differ")
     n = begin.shape[0] if begin.rank == 1 else 1
@@ -313,10 +313,10 @@ def _gpu_strided_slice(op: DelegateOp) -> str | None:
         return reason(CATEGORY_SHAPE, f"{begin.shape[0] if begin is not None and begin.rank == 1 else None} begin "
                                       f"values for a {x.rank if x is not None else None}-D input (the GPU delegate "
                                       f"wants one per dimension, or per dimension but the batch)")
-    for i, where in ((1, "begin"), (2, "end"), (3, "strides")):
-        t = op.input(i)
-        if t is None or not t.static:
-            return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+    found = (gpu_drift_int32(op, 1, "begin values") or gpu_drift_int32(op, 2, "end values")
+             or gpu_drift_int32(op, 3, "strides"))
+    if found:
+        return found
     strides = ints(op.input(3))
     if strides is not None and any(v <= 0 for v in strides):
         return reason(CATEGORY_OPTIONS, f"strides {strides} (the GPU delegate wants them above 0: no reverse slice)")
@@ -344,9 +344,10 @@ def _gpu_transpose(op: DelegateOp) -> str | None:
     found = gpu_version(op, 4, 9) or gpu_io(op, 1, 1)
     if found or not gpu_drift(op):
         return found
+    found = gpu_drift_int32(op, 1, "the permutation's values")
+    if found:
+        return found
     perm = op.input(1)
-    if perm is None or not perm.static:
-        return reason(CATEGORY_DYNAMIC, "the permutation is not a constant of the file")
     n = perm.shape[0] if perm.rank == 1 else 1
     if not 2 <= n <= 4:
         return reason(CATEGORY_SHAPE, f"a permutation of {n} axes (the GPU delegate transposes 2 to 4)")

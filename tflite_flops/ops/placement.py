@@ -434,6 +434,17 @@ def gpu_drift_only(op: DelegateOp) -> str | None:
                                     f"accelerator, ML Drift, has)")
 
 
+def gpu_drift_int32(op: DelegateOp, i: int, where: str) -> str | None:
+    """ML Drift's ``PreReadTensor`` of an INT32 parameter in ``IsSupported`` (paddings, begin/size, permutations):
+    input ``i`` a constant of the file whose bytes are INT32 values (an INT64 one fails "src has wrong size")."""
+    t = op.input(i)
+    if t is None or not t.static:
+        return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+    if t.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"{where} are {t.dtype} (the GPU delegate reads them as INT32)")
+    return None
+
+
 def gpu_classic_only(op: DelegateOp) -> str | None:
     """None under the classic delegate; under ML Drift, the refusal of an op type only the classic delegate
     parses (ML Drift's ``NewOperationParser`` has no case for it)."""
