@@ -148,7 +148,7 @@ def test_slice_of_rank_one_to_four():
     drift, classic = both("SLICE", ins, [((4, 4), F)], version=4)
     assert drift is None and refused(classic, CATEGORY_VERSION, "up to v2")
     assert refused(one("SLICE", [((8, 8), F), ((2,), "INT32"), ((2,), "INT32", [4, 4])], [((4, 4), F)],
-                       config=DRIFT), CATEGORY_DYNAMIC, "begin")
+                       config=DRIFT), CATEGORY_DYNAMIC, "the begin input")
 
 
 def test_batch_matmul_constant_second_input_of_rank_two_to_four():
@@ -273,4 +273,4 @@ def test_int64_parameters_refused():
     out = [((1, 10, 10, 4), F)]
     assert one("PADV2", [X4, ((4, 2), "INT32", pads), ((), F, 0.0)], out, config=DRIFT) is None
     drift, classic = both("PADV2", [X4, ((4, 2), "INT64", pads), ((), F, 0.0)], out)
-    assert refused(drift, CATEGORY_DTYPE, "paddings are INT64") and classic is None
+    assert refused(drift, CATEGORY_DTYPE, "paddings input is INT64") and classic is None

@@ -280,7 +280,7 @@ def _drift_slice(op: DelegateOp) -> str | None:
     x, begin, size = op.inputs[:3]
     if x is None or x.static:
         return reason(CATEGORY_INPUTS, "input 1 is a constant (the GPU delegate slices a computed tensor)")
-    found = gpu_drift_int32(op, 1, "begin values") or gpu_drift_int32(op, 2, "sizes")
+    found = gpu_drift_int32(op, 1, "begin") or gpu_drift_int32(op, 2, "size")
     if found:
         return found
     if begin.shape != size.shape:
@@ -313,7 +313,7 @@ def _gpu_strided_slice(op: DelegateOp) -> str | None:
         return reason(CATEGORY_SHAPE, f"{begin.shape[0] if begin is not None and begin.rank == 1 else None} begin "
                                       f"values for a {x.rank if x is not None else None}-D input (the GPU delegate "
                                       f"wants one per dimension, or per dimension but the batch)")
-    found = (gpu_drift_int32(op, 1, "begin values") or gpu_drift_int32(op, 2, "end values")
+    found = (gpu_drift_int32(op, 1, "begin") or gpu_drift_int32(op, 2, "end")
              or gpu_drift_int32(op, 3, "strides"))
     if found:
         return found
@@ -344,7 +344,7 @@ def _gpu_transpose(op: DelegateOp) -> str | None:
     found = gpu_version(op, 4, 9) or gpu_io(op, 1, 1)
     if found or not gpu_drift(op):
         return found
-    found = gpu_drift_int32(op, 1, "the permutation's values")
+    found = gpu_drift_int32(op, 1, "permutation")
     if found:
         return found
     perm = op.input(1)

@@ -439,9 +439,9 @@ def gpu_drift_int32(op: DelegateOp, i: int, where: str) -> str | None:
     input ``i`` a constant of the file whose bytes are INT32 values (an INT64 one fails "src has wrong size")."""
     t = op.input(i)
     if t is None or not t.static:
-        return reason(CATEGORY_DYNAMIC, f"{where} is not a constant of the file")
+        return reason(CATEGORY_DYNAMIC, f"the {where} input is not a constant of the file")
     if t.dtype != "INT32":
-        return reason(CATEGORY_DTYPE, f"{where} are {t.dtype} (the GPU delegate reads them as INT32)")
+        return reason(CATEGORY_DTYPE, f"the {where} input is {t.dtype} (the GPU delegate reads it as INT32)")
     return None
 
 
