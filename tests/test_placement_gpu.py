@@ -1,4 +1,6 @@
-"""GPU delegate placement, op by op, against the rules of LiteRT's GPU delegate source.
+"""The classic GPU delegate's placement (TfLiteGpuDelegateV2, ``gpu_delegate="classic"``), op by op, against the
+rules of its source. The LiteRT GPU accelerator's (ML Drift, the default) differences are in
+tests/test_placement_gpu_drift.py.
 
 There is no GPU on the machines that run this suite, so nothing here runs the real delegate: each
 test builds a tiny model in memory, asks ``place_subgraph(model, 0, GPU)`` where each op goes, and
@@ -40,6 +42,7 @@ from tflite_flops.reader.load import load_model
 _NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "INT8": np.int8, "UINT8": np.uint8,
        "INT16": np.int16, "BOOL": np.bool_, "INT64": np.int64}
 ACT = tflite.ActivationFunctionType
+CLASSIC = DelegateConfig(gpu_delegate="classic")  # every test here places with the classic delegate's rules
 
 
 class Graph:
@@ -80,22 +83,25 @@ class Graph:
         self.ops.append(spec)
         return len(self.ops) - 1
 
-    def place(self, config: DelegateConfig = DelegateConfig(), outputs=None):
-        """Where the GPU delegate puts each op (graph inputs: computed tensors no op writes; outputs: the
-        written tensors no op reads, unless given)."""
+    def build(self, outputs=None) -> bytes:
+        """The model's bytes (graph inputs: computed tensors no op writes; outputs: the written tensors no op
+        reads, unless given)."""
         written = {t for op in self.ops for t in op["outputs"]}
         read = {t for op in self.ops for t in op["inputs"]}
         consts = {i for i, t in enumerate(self.tensors) if "buffer" in t}
         inputs = [i for i in range(len(self.tensors)) if i not in written and i not in consts and i in read]
         if outputs is None:
             outputs = [t for t in sorted(written) if t not in read]
-        data = build_model([{"tensors": self.tensors, "operators": self.ops, "inputs": inputs, "outputs": outputs}],
+        return build_model([{"tensors": self.tensors, "operators": self.ops, "inputs": inputs, "outputs": outputs}],
                            self.codes, buffers=self.buffers)
-        return place_subgraph(load_model(data), 0, GPU, config)
+
+    def place(self, config: DelegateConfig = CLASSIC, outputs=None):
+        """Where the GPU delegate puts each op (inputs and outputs as :meth:`build` makes them)."""
+        return place_subgraph(load_model(self.build(outputs)), 0, GPU, config)
 
 
 def one(op_type: str, inputs: list[tuple], outputs: list[tuple], options: tuple | None = None, version: int = 1,
-        config: DelegateConfig = DelegateConfig(), custom_options: bytes | None = None) -> str | None:
+        config: DelegateConfig = CLASSIC, custom_options: bytes | None = None) -> str | None:
     """The GPU decision on a model of one op; tensors given as (shape, dtype[, value]); None in inputs
     is an omitted optional input."""
     g = Graph()
@@ -124,8 +130,13 @@ def conv_inputs():
 def test_every_parsed_op_type_has_a_rule_citing_its_source():
     # model_builder.cc NewOperationParser: 80 builtin cases, 4 custom names; MediaPipe's 5 names via its
     # NewCustomOperationParser. Each rule names the source function it follows.
+    # The registry also holds ML Drift's 32 op types the classic delegate has no parser for (20 builtins,
+    # STABLEHLO_COMPOSITE, 11 custom names: tests/test_placement_gpu_drift.py): refused here as "op type".
     types = placed_op_types(GPU)
-    assert len(types) == 89
+    assert len(types) == 89 + 32
+    drift_only = {t for t in types if "classic GPU delegate has no parser" in (
+        decide(GPU, DelegateOp(t, 1, {"name": "odml.rms_norm"}, (), (), CLASSIC)) or "")}
+    assert len(drift_only) == 32 and "CEIL" in drift_only and "CONV_2D" not in drift_only
     for name in ("CONV_2D", "RESIZE_NEAREST_NEIGHBOR", "RELU_0_TO_1", "CUSTOM:Convolution2DTransposeBias",
                  "CUSTOM:Resampler", "CUSTOM:TransformLandmarks"):
         assert name in types
@@ -143,7 +154,7 @@ def test_op_types_without_a_parser_are_refused(op_type):
     # DYNAMIC_UPDATE_SLICE, REVERSE_V2, TOPK_V2, LOGICAL_OR have a CheckGpuDelegateCompatibility case, so the
     # offline check (what tf.lite.experimental.Analyzer's gpu_compatibility reports) accepts them while the
     # delegate does not.
-    found = decide(GPU, DelegateOp(op_type, 1, {}, (), ()))
+    found = decide(GPU, DelegateOp(op_type, 1, {}, (), (), CLASSIC))
     assert refused(found, CATEGORY_OP_TYPE, op_type)
 
 
@@ -373,7 +384,7 @@ def test_computed_tensor_types():
     q = {"scale": [0.1], "zero_point": [0]}
     i8 = ((1, 4), "INT8", None, q)
     assert one("ADD", [i8, i8], [i8]) is None
-    no_quant = DelegateConfig(gpu_quant_ops=False)
+    no_quant = CLASSIC._replace(gpu_quant_ops=False)
     assert refused(one("ADD", [i8, i8], [i8], config=no_quant), CATEGORY_DTYPE, "input 1 is INT8")
     assert refused(one("ADD", [((1, 4), "INT32"), ((1, 4), "INT32")], [((1, 4), "INT32")]), CATEGORY_DTYPE,
                    "input 1 is INT32")
@@ -396,7 +407,7 @@ def test_dequantize_quantize():
     assert one("DEQUANTIZE", [((1, 4), "INT8", None, q)], [((1, 4), F)]) is None
     assert refused(one("DEQUANTIZE", [((1, 4), "INT16", None, q)], [((1, 4), F)]), CATEGORY_DTYPE, "INT16")
     assert one("QUANTIZE", [((1, 4), F)], [((1, 4), "INT8", None, q)]) is None
-    assert refused(one("QUANTIZE", [((1, 4), F)], [((1, 4), "INT8", None, q)], config=DelegateConfig(
+    assert refused(one("QUANTIZE", [((1, 4), F)], [((1, 4), "INT8", None, q)], config=CLASSIC._replace(
         gpu_quant_ops=False)), CATEGORY_OP_TYPE, "ENABLE_QUANT")
 
 
@@ -404,7 +415,7 @@ def test_split_excluded_without_opencl():
     # delegate.cc DelegatePrepare: SPLIT and SPLIT_V go to excluded_ops when OpenCL is not supported.
     ins, outs = [((), "INT32", 3), X4], [((1, 8, 8, 2), F), ((1, 8, 8, 2), F)]
     assert one("SPLIT", ins, outs, ("SplitOptions", {"num_splits": 2})) is None
-    assert refused(one("SPLIT", ins, outs, ("SplitOptions", {"num_splits": 2}), config=DelegateConfig(
+    assert refused(one("SPLIT", ins, outs, ("SplitOptions", {"num_splits": 2}), config=CLASSIC._replace(
         gpu_opencl=False)), CATEGORY_OP_TYPE, "OpenCL")
 
 
@@ -480,7 +491,7 @@ def test_mediapipe_ops_need_mediapipes_build():
     # inputs, 1 output) and friends.
     ins, out = [((1, 5, 3), F), ((1, 4, 4), F)], [((1, 5, 3), F)]
     assert refused(one("CUSTOM:TransformLandmarks", ins, out), CATEGORY_OP_TYPE, "MediaPipe")
-    mediapipe = DelegateConfig(gpu_mediapipe_ops=True)
+    mediapipe = CLASSIC._replace(gpu_mediapipe_ops=True)
     assert one("CUSTOM:TransformLandmarks", ins, out, config=mediapipe) is None
     assert refused(one("CUSTOM:TransformLandmarks", ins, out, version=3, config=mediapipe), CATEGORY_VERSION)
     assert refused(one("CUSTOM:SomethingElse", ins, out), CATEGORY_OP_TYPE)
@@ -499,10 +510,10 @@ def test_lstm_basic_kernel():
            _tensor(4, (32,), static=True))
     outs = (_tensor(5, (1, 8)), _tensor(6, (1, 8)), _tensor(7, (1, 32)), _tensor(8, (1, 32)))
     opts = {"kernel_type": "BASIC", "fused_activation_function": "TANH", "cell_clip": 0.0, "proj_clip": 0.0}
-    assert decide(GPU, DelegateOp("LSTM", 2, opts, ins, outs)) is None
-    assert refused(decide(GPU, DelegateOp("LSTM", 2, {**opts, "cell_clip": 3.0}, ins, outs)), CATEGORY_OPTIONS,
-                   "cell_clip")
-    assert refused(decide(GPU, DelegateOp("LSTM", 5, opts, ins, outs)), CATEGORY_VERSION)
+    assert decide(GPU, DelegateOp("LSTM", 2, opts, ins, outs, CLASSIC)) is None
+    assert refused(decide(GPU, DelegateOp("LSTM", 2, {**opts, "cell_clip": 3.0}, ins, outs, CLASSIC)),
+                   CATEGORY_OPTIONS, "cell_clip")
+    assert refused(decide(GPU, DelegateOp("LSTM", 5, opts, ins, outs, CLASSIC)), CATEGORY_VERSION)
 
 
 # ---- fp16 weights and partitions (FP16GraphPartitionHelper, GetOpsToReplace) -----------------------------
@@ -574,10 +585,10 @@ def test_partition_limit_raised():
     # max_delegated_partitions = 2 keeps both; a limit <= 0 counts as 1 (Delegate::Delegate).
     g = Graph()
     _two_runs(g, 3, 2)
-    p = g.place(DelegateConfig(gpu_max_partitions=2))
+    p = g.place(CLASSIC._replace(gpu_max_partitions=2))
     assert [part.ops for part in p.partitions] == [(0, 1, 2), (4, 5)]
     assert all(type(i) is int for part in p.partitions for i in part.ops)
-    p = g.place(DelegateConfig(gpu_max_partitions=0))
+    p = g.place(CLASSIC._replace(gpu_max_partitions=0))
     assert [part.ops for part in p.partitions] == [(0, 1, 2)]
     assert refused(p.reasons[4], CATEGORY_PARTITION_LIMIT, "largest 1")
 
@@ -606,14 +617,15 @@ def test_nothing_supported_no_partition():
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
 
 
+@pytest.mark.parametrize("config", [CLASSIC, DelegateConfig()], ids=["classic", "ml_drift"])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
-def test_samples_respect_the_partition_limit(path):
+def test_samples_respect_the_partition_limit(path, config):
     # GetOpsToReplace: at most max_delegated_partitions (1) partitions, unless every op but the fp16
     # DEQUANTIZEs is supported (FP16GraphPartitionHelper scenario 1); every op has a decision, every
     # refusal a known category.
     model = load_model(str(path))
     for i, sg in enumerate(model.subgraphs):
-        p = place_subgraph(model, i, GPU)
+        p = place_subgraph(model, i, GPU, config)
         assert sorted(p.reasons) == list(range(len(sg.operators)))
         taken = [op for op, r in p.reasons.items() if r is None]
         assert sorted(op for part in p.partitions for op in part.ops) == taken
@@ -627,11 +639,11 @@ def test_fp16_sample_fully_delegated():
     # partition (FP16GraphPartitionHelper scenario 1); the decoder sample is cut to its largest partition.
     root = Path(__file__).resolve().parent.parent / "sample_models"
     model = load_model(str(root / "cnn_fp16.tflite"))
-    p = place_subgraph(model, 0, GPU)
+    p = place_subgraph(model, 0, GPU, CLASSIC)
     assert all(r is None for r in p.reasons.values()) and len(p.partitions) == 1
     assert any(op.op_type == "DEQUANTIZE" for op in model.subgraphs[0].operators)
     model = load_model(str(root / "tiny_decoder.tflite"))
-    one_part = place_subgraph(model, 0, GPU)
-    more = place_subgraph(model, 0, GPU, DelegateConfig(gpu_max_partitions=8))
+    one_part = place_subgraph(model, 0, GPU, CLASSIC)
+    more = place_subgraph(model, 0, GPU, CLASSIC._replace(gpu_max_partitions=8))
     assert len(one_part.partitions) == 1 and len(more.partitions) > 1
     assert len(one_part.partitions[0].ops) == max(len(part.ops) for part in more.partitions)

@@ -56,6 +56,14 @@ def compare(path: Path, *, unobservable: frozenset[str] = frozenset()) -> Subgra
     assert {frozenset(p.ops) - skip for p in ours.partitions} == set(plan.partitions), \
         f"{path.name}: partition contents"
     assert len(ours.reasons) == plan.ops
+    # The node subsets (benchmark_model's "partitions"): LiteRT's DELEGATE nodes are the delegated ones, and the
+    # ops left between them form the CPU subsets of the same greedy epochs, each kind after the other, every op in
+    # exactly one of them.
+    assert [p for taken, p in ours.subsets if taken] == list(ours.partitions), f"{path.name}: subsets"
+    kinds = [taken for taken, _ in ours.subsets]
+    assert all(a != b for a, b in zip(kinds, kinds[1:])), f"{path.name}: subsets alternate"
+    covered = sorted(i for _, p in ours.subsets for i in p.ops)
+    assert covered == (list(range(plan.ops)) if plan.partitions else []), f"{path.name}: subsets cover the ops"
     return ours
 
 

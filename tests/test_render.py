@@ -394,7 +394,13 @@ def test_the_markdown_memory_table_keeps_its_indent_and_says_every_reason_it_lea
 
     md = render(sample_report("fcn_dynamic.tflite"), "md")
     assert "| &nbsp;&nbsp;LiteRT arena (XNNPACK on) |" in md and "| &nbsp;&nbsp;&nbsp;&nbsp;workspace |" in md
-    gpu = next(line for line in md.splitlines() if line.startswith("| The GPU delegate |"))
+    from pathlib import Path
+
+    from tflite_flops import analyze
+
+    md = render(analyze(str(Path(__file__).resolve().parent.parent / "sample_models" / "fcn_dynamic.tflite"),
+                        gpu_delegate="classic"), "md")
+    gpu = next(line for line in md.splitlines() if line.startswith("| The classic GPU delegate (TfLiteGpuDelegateV2) |"))
     assert "2 more reason(s) (" in gpu and "see the JSON or the HTML page" in gpu  # 5 reasons, 3 listed
 
 

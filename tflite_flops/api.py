@@ -21,7 +21,7 @@ from .reader.load import load_model
 from .reader.model import Model
 from .report import Report, lazy
 from .report.completeness import check_strict
-from .settings import RuntimeSettings, Settings, Target
+from .settings import GPU_ML_DRIFT, DelegateConfig, RuntimeSettings, Settings, Target
 
 if TYPE_CHECKING:  # the measurement modules are imported when a measurement is asked for
     from .latency.profile import DeviceProfile  # and the latency model when a prediction is
@@ -38,7 +38,8 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             inputs: Mapping[str, Any] | None = None, progress: bool = False, threads: int | None = None,
             section: str | int | None = None, all_sections: bool = False,
             predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False,
-            target: str | None = None, drift_check: bool = False, settings: Settings | None = None) -> Report:
+            target: str | None = None, drift_check: bool = False, gpu_delegate: str | None = None,
+            settings: Settings | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
     Args:
@@ -89,10 +90,13 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
         drift_check: with ``predict``, time the profile's drift reference here (about a second) and scale the
             prediction by the drift found, when the runtime is installed and the CPU model is the profile's
             (``--drift-check``): ``report.prediction.drift`` says what was found and whether it was applied.
+        gpu_delegate: whose rules the GPU placement follows: ``"ml_drift"`` (None: the default, LiteRT 2.x's GPU
+            accelerator) or ``"classic"`` (``TfLiteGpuDelegateV2``); docs/placement.md.
         settings: every choice that changes a figure in one :class:`~tflite_flops.settings.Settings` (the
             delegate flags and the target too), instead of the keywords ``input_shapes``, ``batch``,
             ``while_trips``, ``signature``, ``cost_overrides``, ``trust_stored_shapes``, ``count_zeros``,
-            ``runtime``, ``threads``, ``force``, ``target`` and ``drift_check`` (an error to pass both). Without it, those keywords make it.
+            ``runtime``, ``threads``, ``force``, ``target``, ``drift_check`` and ``gpu_delegate`` (an error to
+            pass both). Without it, those keywords make it.
 
     Returns:
         The :class:`Report`.
@@ -110,7 +114,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     loose = {"input_shapes": input_shapes, "batch": batch, "while_trips": while_trips, "signature": signature,
              "cost_overrides": cost_overrides, "trust_stored_shapes": trust_stored_shapes,
              "count_zeros": count_zeros, "runtime": runtime, "threads": threads, "force": force, "target": target,
-             "drift_check": drift_check}
+             "drift_check": drift_check, "gpu_delegate": gpu_delegate}
     if settings is None:
         settings = make_settings(**loose)  # built once: everything below reads these
     else:
@@ -282,24 +286,25 @@ def make_settings(input_shapes: Any = None, batch: int | None = None, *, while_t
                   trust_stored_shapes: bool = True, count_zeros: bool | None = None,
                   runtime: RuntimeSettings | str | None = None, threads: int | None = None,
                   force: bool = False, target: str | None = None, drift_check: bool = False,
-                  tflm_target: str | None = None) -> Settings:
+                  tflm_target: str | None = None, gpu_delegate: str | None = None) -> Settings:
     """The :class:`~tflite_flops.settings.Settings` of :func:`analyze`'s keywords (same meanings): the one
     builder of the library and of the command line (``commands.common.analysis_settings`` hands it the options).
     ``threads``, when given, overrides the ``runtime`` settings' threads (default: theirs, else 1);
     ``target``: the CPU target's name (``tflite_flops targets``; None: this CPU's); ``tflm_target``: the TFLite
-    Micro build (``settings.TFLM_TARGETS``; None: a Cortex-M's)."""
+    Micro build (``settings.TFLM_TARGETS``; None: a Cortex-M's); ``gpu_delegate``: the GPU's rules (None: ML
+    Drift's)."""
     run = RuntimeSettings(runtime) if isinstance(runtime, str) else runtime or RuntimeSettings()
     if threads is not None:
         run = replace(run, threads=int(threads))
     return Settings(input_shapes=input_shapes, batch=batch, while_trips=while_trips, signature=signature,
                     runtime=run, trust_stored_shapes=trust_stored_shapes, count_zeros=count_zeros,
                     cost_overrides=cost_overrides, force=force, target=Target(xnnpack=target, tflm=tflm_target),
-                    drift_check=drift_check)
+                    drift_check=drift_check, delegate=DelegateConfig(gpu_delegate=gpu_delegate or GPU_ML_DRIFT))
 
 
 _LOOSE_DEFAULTS = {"input_shapes": None, "batch": None, "while_trips": 1, "signature": None, "cost_overrides": None,
                    "trust_stored_shapes": True, "count_zeros": None, "runtime": None, "threads": None, "force": False,
-                   "target": None, "drift_check": False}
+                   "target": None, "drift_check": False, "gpu_delegate": None}
 
 
 def _given(value: Any, default: Any) -> bool:

@@ -101,11 +101,22 @@ def tflm_target_name(target: TflmTarget) -> str:
     return next((key for key, t in TFLM_TARGETS.items() if t == target), target.name)
 
 
+GPU_ML_DRIFT = "ml_drift"  # LiteRT 2.x's GPU accelerator: the ML Drift delegate (LITERT_CL, LITERT_METAL, LITERT_WEBGPU)
+GPU_CLASSIC = "classic"  # TFLite's GPU delegate, TfLiteGpuDelegateV2 (tflite/delegates/gpu)
+GPU_DELEGATES = (GPU_ML_DRIFT, GPU_CLASSIC)
+
+
 class DelegateConfig(NamedTuple):
     """The delegate's configuration. The defaults are what LiteRT applies by default (XNNPACK with
     signed and unsigned 8-bit quantized kernels, dynamic range quantized kernels on, fully connected
-    weights computed at run time off, read off ai-edge-litert 2.3 by the placement tests; the GPU
-    delegate with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one partition).
+    weights computed at run time off, read off ai-edge-litert 2.3 by the placement tests; the GPU: LiteRT
+    2.x's GPU accelerator, the ML Drift delegate, whose options are fixed at its call of ``GetOpsToReplace``).
+
+    ``gpu_delegate`` picks the GPU's rules: :data:`GPU_ML_DRIFT` (default; what ``benchmark_model --use_gpu``
+    and the CompiledModel API of LiteRT 2.x apply) or :data:`GPU_CLASSIC` (``TfLiteGpuDelegateV2``, the
+    classic interpreter's GPU delegate, with ``TfLiteGpuDelegateOptionsV2Default()``: quantized ops on, one
+    partition). The other ``gpu_*`` flags are the classic delegate's options: ML Drift hard-codes them
+    (quantized ops on, one partition, no op excluded), and :class:`Settings` refuses them with it.
     Within :class:`Settings`, ``threads`` is always the runtime's."""
 
     qs8: bool = True  # TFLITE_XNNPACK_DELEGATE_FLAG_QS8
@@ -117,6 +128,7 @@ class DelegateConfig(NamedTuple):
     gpu_quant_ops: bool = True  # TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT: DEQUANTIZE/QUANTIZE and 8-bit tensors
     gpu_opencl: bool = True  # OpenCL available; without it (OpenGL backend) SPLIT and SPLIT_V are excluded
     gpu_mediapipe_ops: bool = False  # MediaPipe's build of the delegate, with its landmark/transform custom parsers
+    gpu_delegate: str = GPU_ML_DRIFT  # whose rules the GPU placement follows: GPU_ML_DRIFT or GPU_CLASSIC
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,7 @@ class Settings:
                 raise InputSpecError(f"{name}: expected True or False, got {getattr(self, name)!r}")
         if self.count_zeros is not None and not isinstance(self.count_zeros, bool):
             raise InputSpecError(f"count_zeros: expected None, True or False, got {self.count_zeros!r}")
+        _check_gpu(self.delegate)
 
     @property
     def threads(self) -> int:
@@ -238,3 +251,19 @@ class Settings:
         """These settings with another entry: the input shapes, batch and signature of one point of a
         sweep (or one signature or section of a model); everything else is kept."""
         return replace(self, input_shapes=input_shapes, batch=batch, signature=signature)
+
+
+_CLASSIC_ONLY = {"gpu_max_partitions": 1, "gpu_quant_ops": True, "gpu_opencl": True, "gpu_mediapipe_ops": False}
+
+
+def _check_gpu(config: DelegateConfig) -> None:
+    """The GPU model is one of :data:`GPU_DELEGATES`, and the classic delegate's options keep ML Drift's values
+    with it (ML Drift's ``GetOpsToReplace`` call fixes them: a limit of 1, quantized ops on, nothing excluded)."""
+    if config.gpu_delegate not in GPU_DELEGATES:
+        raise InputSpecError(f"gpu_delegate: expected one of {', '.join(GPU_DELEGATES)}, got {config.gpu_delegate!r}")
+    if config.gpu_delegate == GPU_ML_DRIFT:
+        for name, fixed in _CLASSIC_ONLY.items():
+            if getattr(config, name) != fixed:
+                raise InputSpecError(f"{name}={getattr(config, name)!r} is an option of the classic GPU delegate: the "
+                                     f"LiteRT GPU accelerator (ML Drift) fixes it at {fixed!r}; give "
+                                     f"gpu_delegate={GPU_CLASSIC!r} with it")

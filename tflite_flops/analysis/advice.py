@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..ops.registry import INIT_ON_CONSTANT_OPS
 from ..ops.placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_HYBRID, CATEGORY_OP_TYPE, CATEGORY_OPTIONS,
-                             CATEGORY_QUANT, category_of)
+                             CATEGORY_QUANT, GPU, category_of, delegate_display)
 from ..reader.model import Model
 from ..settings import DelegateConfig
 from ..report import OpRecord, Report
@@ -328,10 +328,10 @@ def _gpu_items(report: Report) -> list[Advice]:
         by[c] = by.get(c, 0) + 1
     cats = ", ".join(f"{c} ×{n}" for c, n in sorted(by.items(), key=lambda kv: -kv[1]))
     return [_item("gpu_rejected", kept,
-                  f"the GPU delegate keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
+                  f"{delegate_display(GPU, d.rules)} keeps {_what(kept)} on the CPU ({cats}), in {d.partitions} GPU "
                   f"partition{'s' if d.partitions != 1 else ''}: each boundary copies tensors between GPU and CPU; "
                   "change the dtypes and shapes the reasons name, or run on XNNPACK (placement predicted from the "
-                  "delegate's rules, never checked on a real GPU)", None, _op_share(report, kept))]
+                  "delegate's rules, never checked on a phone's GPU)", None, _op_share(report, kept))]
 
 
 def advise(report: Report, model: Model, profile: DeviceProfile | None = None,

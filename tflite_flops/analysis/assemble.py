@@ -20,7 +20,7 @@ from ..targets import HOST
 from ..report import lazy
 from ..report import (DelegatePlacement, MemorySummary, ModelInfo, OpRecord, OpTypeSummary, Report, TensorSummary,
                       Totals)
-from ..ops.placement import DELEGATES, XNNPACK
+from ..ops.placement import DELEGATES, GPU, XNNPACK
 from .figures import PASSES as OP_PASSES
 from .memory import analyze_memory
 from .temporaries import kernel_temporaries
@@ -222,7 +222,8 @@ def placement_pass(given: PassInput) -> PassResult:
         placed = place_model(walk.model, delegate_shapes(delegate, walk.model, walk.states, subgraphs, given.entry),
                              delegate, walk.settings.delegate)
         given.placements[delegate] = placed
-        per_op, delegation[delegate] = placement_figures(placed, given.keys, delegate)
+        rules = walk.settings.delegate.gpu_delegate if delegate == GPU else None  # whose GPU rules
+        per_op, delegation[delegate] = placement_figures(placed, given.keys, delegate, rules)
         found.update(per_op)
     return PassResult(figures=found, delegation=delegation)
 

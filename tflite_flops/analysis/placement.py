@@ -43,6 +43,7 @@ from ..ops.placement import (CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_PARTIAL, CA
                              GPU, XNNPACK, DelegateConfig, DelegateOp, DelegateTensor, category_of, decide, reason)
 from ..reader.model import Model, Subgraph
 from ..report import DelegatePlacement
+from ..settings import GPU_ML_DRIFT
 from ..report.columns import DELEGATE_FIELDS
 
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
@@ -112,7 +113,9 @@ class SubgraphPlacement:
     reasons: Mapping[int, str | None]  # op index -> None (taken) or why the delegate keeps it off
     partitions: tuple[Partition, ...]  # in the order the runtime runs them
     partition_of: Mapping[int, int]  # op index -> position in ``partitions`` (delegated ops only)
-    # every node subset in run order, delegated (True) or kept, when XNNPACK's placement made them
+    # every node subset of the partitioning in run order, delegated (True) or left on the CPU (False): the
+    # execution plan ``ReplaceNodeSubsetsWithDelegateKernels`` builds, whose size benchmark_model logs as
+    # "yielding N partitions"; empty when the delegate takes nothing (nothing is partitioned)
     subsets: tuple[tuple[bool, Partition], ...] = ()
 
 
@@ -268,7 +271,7 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         reasons[op.index] = decide(GPU, dop)
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)
-    reuse: tuple[Partition, ...] | None = None  # the final partitions, when they are the preview's
+    reuse: tuple[tuple[bool, Partition], ...] | None = None  # the final subsets, when they are the preview's
     if n_ops and len(supported) + len(fp16_nodes) == n_ops:
         # Scenario 1, full delegation: every node, the fp16 DEQUANTIZEs too, whatever the partition limit.
         for i in fp16_nodes:
@@ -278,13 +281,15 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
         # Scenario 2: the largest max_delegated_partitions partitions of the supported ops (std::sort by size,
         # descending; ties are kept in run order here, std::sort does not promise one), the fp16 DEQUANTIZEs
         # on the CPU.
-        limit = config.gpu_max_partitions if config.gpu_max_partitions > 0 else 1  # Delegate::Delegate
-        preview = partition(sg, supported, graph) if supported else ()
+        # Delegate::Delegate (classic); ML Drift's delegates pass the literal 1 to GetOpsToReplace
+        limit = 1 if config.gpu_delegate == GPU_ML_DRIFT else max(config.gpu_max_partitions, 1)
+        preview_subsets = node_subsets(sg, supported, graph) if supported else ()
+        preview = tuple(part for taken, part in preview_subsets if taken)
         ranked = sorted(range(len(preview)), key=lambda p: -len(preview[p].ops))
         kept = set(ranked[:limit])
         chosen = sorted(op for p in kept for op in preview[p].ops)
         if not fp16_source and len(kept) == len(preview):
-            reuse = preview  # every previewed partition kept: the same ops of the same graph, partitioned again
+            reuse = preview_subsets  # every previewed partition kept: the same ops of the same graph, partitioned again
         for p in ranked[limit:]:
             for op in preview[p].ops:
                 reasons[op] = reason(CATEGORY_PARTITION_LIMIT,
@@ -297,11 +302,12 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
     reasons = dict(sorted(reasons.items()))
     if reuse is None:
         remapped = _remap_fp16(sg, fp16_source, set(chosen))  # the graph itself when no fp16 input is remapped
-        partitions = partition(remapped, chosen, graph if remapped is sg else None) if chosen else ()
+        subsets = node_subsets(remapped, chosen, graph if remapped is sg else None) if chosen else ()
     else:
-        partitions = reuse
+        subsets = reuse
+    partitions = tuple(part for taken, part in subsets if taken)
     partition_of = {op: p for p, part in enumerate(partitions) for op in part.ops}
-    return SubgraphPlacement(sg.index, GPU, reasons, partitions, partition_of)
+    return SubgraphPlacement(sg.index, GPU, reasons, partitions, partition_of, subsets)
 
 
 def _remap_fp16(sg: Subgraph, fp16_source: Mapping[int, int], chosen: set[int]) -> Subgraph:
@@ -449,8 +455,9 @@ def delegate_shapes(delegate: str, model: Model, states: Mapping[int, object], s
 
 
 def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tuple[int, int]], prefix: str,
-                      ) -> tuple[dict[str, dict[tuple[int, int], object]], DelegatePlacement]:
-    """The per-op fields ``<prefix>``, ``<prefix>_reason``, ``<prefix>_partition`` of the ops ``keys``, and the summary."""
+                      rules: str | None = None) -> tuple[dict[str, dict[tuple[int, int], object]], DelegatePlacement]:
+    """The per-op fields ``<prefix>``, ``<prefix>_reason``, ``<prefix>_partition`` of the ops ``keys``, and the summary
+    (``rules``: the GPU's model the placement followed, ``DelegateConfig.gpu_delegate``)."""
     taken: dict[tuple[int, int], object] = {}
     why: dict[tuple[int, int], object] = {}
     where: dict[tuple[int, int], object] = {}
@@ -469,6 +476,8 @@ def placement_figures(placed: Mapping[int, SubgraphPlacement], keys: Sequence[tu
         delegated_ops=delegated, kept_ops=len(taken) - delegated,
         partitions=sum(len(p.partitions) for p in placed.values()),
         kept_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
-        partitions_by_subgraph={str(i): len(p.partitions) for i, p in sorted(placed.items())})
+        partitions_by_subgraph={str(i): len(p.partitions) for i, p in sorted(placed.items())},
+        subsets=sum(len(p.subsets) for p in placed.values()),
+        subsets_by_subgraph={str(i): len(p.subsets) for i, p in sorted(placed.items())}, rules=rules)
     fields = DELEGATE_FIELDS[prefix]  # the delegate's per-op figures, as declared
     return {fields.taken: taken, fields.reason: why, fields.partition: where}, summary

@@ -52,8 +52,9 @@ def add_shape_options(p: argparse.ArgumentParser) -> None:
 
 def add_target_option(p: argparse.ArgumentParser) -> None:
     """``--target NAME``: the CPU target of the memory figures and the latency law's tile (``tflite_flops
-    targets`` lists them; default ``host``, this CPU's); ``--tflm-target NAME``: the TFLite Micro build of
-    the TFLM arena (``settings.TFLM_TARGETS``). An unknown name fails in one line listing the valid ones."""
+    targets`` lists them; default ``host``, this CPU's); ``--gpu-delegate``: whose rules the GPU placement
+    follows (``settings.GPU_DELEGATES``); ``--tflm-target NAME``: the TFLite Micro build of the TFLM arena
+    (``settings.TFLM_TARGETS``). An unknown name fails in one line listing the valid ones."""
     from ..targets import names
 
     p.add_argument("--target", metavar="NAME", default=None,
@@ -61,6 +62,12 @@ def add_target_option(p: argparse.ArgumentParser) -> None:
                         "CPU, detected; tflite_flops targets lists them with their sources)")
     from ..settings import DEFAULT_TFLM_TARGET, TFLM_TARGETS
 
+    from ..settings import GPU_DELEGATES
+
+    p.add_argument("--gpu-delegate", choices=GPU_DELEGATES, default=None,
+                   help="whose rules the GPU placement follows: ml_drift (default: LiteRT 2.x's GPU accelerator, "
+                        "the ML Drift delegate of benchmark_model --use_gpu, LITERT_CL / LITERT_METAL) or classic "
+                        "(TfLiteGpuDelegateV2, the classic interpreter's GPU delegate)")
     p.add_argument("--tflm-target", metavar="NAME", default=None,
                    help=f"the TFLite Micro build the TFLM arena is for: {', '.join(TFLM_TARGETS)} (default "
                         f"{DEFAULT_TFLM_TARGET}: a 32-bit MCU with the reference kernels; *-cmsis-nn: CMSIS-NN's "
@@ -144,7 +151,8 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
 def analysis_settings(args: argparse.Namespace, **points):
     """The :class:`~tflite_flops.settings.Settings` of the parsed options, built once per command and handed
     down whole: input shapes, batch, while trips, signature, ``--count-zeros``, the runtime (``--runtime``,
-    ``--threads``, ``--no-xnnpack``), ``--force`` and ``--target``; an option a command lacks keeps its default.
+    ``--threads``, ``--no-xnnpack``), ``--force``, ``--target`` and ``--gpu-delegate``; an option a command lacks
+    keeps its default.
     ``points``: fields the command sets itself (a sweep's points are not one input shape)."""
     from ..api import make_settings
     from ..settings import RuntimeSettings
@@ -163,7 +171,8 @@ def analysis_settings(args: argparse.Namespace, **points):
                "drift_check": getattr(args, "drift_check", False),
                "runtime": RuntimeSettings(getattr(args, "runtime", "litert"), getattr(args, "threads", 1),
                                           not getattr(args, "no_xnnpack", False)),
-               "target": getattr(args, "target", None), "tflm_target": getattr(args, "tflm_target", None)}
+               "target": getattr(args, "target", None), "tflm_target": getattr(args, "tflm_target", None),
+               "gpu_delegate": getattr(args, "gpu_delegate", None)}
     return make_settings(**{**options, **points})  # the library's builder: the command line's settings are its
 
 

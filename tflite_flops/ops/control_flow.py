@@ -11,7 +11,8 @@ from __future__ import annotations
 from .custom import SDPA, xnn_dot_attention
 from .facts import (CALL_ONCE_INIT, CALL_SUBGRAPH, CASE_BRANCHES, COUNTER_ABOVE, COUNTER_BELOW, COUNTER_STEP,
                     IF_ELSE, STABLEHLO_LOOP, WHILE_LOOP, register_facts)
-from .placement import CATEGORY_OP_TYPE, XNNPACK, DelegateOp, reason, register_placement
+from .placement import (CATEGORY_OP_TYPE, DRIFT_INT_COMPOSITES, GPU, XNNPACK, DelegateOp, gpu_drift_only, reason,
+                        register_placement)
 from .registry import OpContext, Shape, register_traits, register_zero, shape_fn
 from .tflm import c_struct, fixed, register_tflm
 
@@ -49,6 +50,30 @@ def _xnn_composite(op: DelegateOp) -> str | None:
     if name != SDPA.split(":", 1)[1]:
         return reason(CATEGORY_OP_TYPE, f"XNNPACK has no kernel for the composite {name!r}")
     return xnn_dot_attention(op)
+
+
+# ---- GPU placement: the LiteRT GPU accelerator (ml_drift_delegate/tflite/model_builder.cc NewOperationParser,
+# kTfLiteBuiltinStablehloComposite) parses the composites it has kernels for by name, in place of their
+# decomposition; the classic delegate parses none.
+_DRIFT_COMPOSITES = frozenset({"odml.group_norm", "odml.rms_norm", "custom_call.rotary_positional_embedding",
+                               "odml.scaled_dot_product_attention"}) | DRIFT_INT_COMPOSITES
+
+
+@register_placement(GPU, "STABLEHLO_COMPOSITE",
+                    source="ml_drift_delegate/tflite/model_builder.cc NewOperationParser "
+                           "(kTfLiteBuiltinStablehloComposite), delegate/composite/custom_parsers.cc "
+                           "CustomOperationParserFactory::Create")
+def _gpu_composite(op: DelegateOp) -> str | None:
+    """ML Drift only: the composites ``odml.group_norm``, ``odml.rms_norm``, ``odml.scaled_dot_product_attention``,
+    ``custom_call.rotary_positional_embedding``, ``odml.cache_update``, ``odml.runtime_bmm``,
+    ``odml.sdpa_transposed``, ``odml.rope`` and ``moe``; every other runs its decomposition on the CPU."""
+    found = gpu_drift_only(op)
+    if found:
+        return found
+    name = op.opt("name")
+    if name not in _DRIFT_COMPOSITES:
+        return reason(CATEGORY_OP_TYPE, f"the LiteRT GPU accelerator has no parser for the composite {name!r}")
+    return None
 
 
 # TensorFlow Lite Micro: while.cc WhileInit and if.cc IfInit allocate an OpData of two subgraph indices;

@@ -18,9 +18,9 @@ from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .conv import conv_out_dim, transpose_conv_padding, transposed_conv2d_cost
 from .facts import register_facts
-from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp,
-                        float_only, gpu_activation, gpu_io, gpu_positive, gpu_version, num_io, rank_in, reason,
-                        register_placement, static)
+from .placement import (CATEGORY_INPUTS, CATEGORY_OP_TYPE, CATEGORY_OPTIONS, CATEGORY_SHAPE, DRIFT_INT_COMPOSITES, GPU,
+                        XNNPACK, DelegateOp, float_only, gpu_activation, gpu_drift, gpu_drift_only, gpu_io,
+                        gpu_positive, gpu_version, num_io, rank_in, reason, register_placement, static)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, register, register_traits, register_zero,
                        shape_fn)
 
@@ -370,12 +370,40 @@ _MEDIAPIPE_RUNTIME_INPUTS = {TRANSFORM_BILINEAR: 2, "CUSTOM:TransformTensor": 2,
                            "build: TransformTensorBilinear / TransformLandmarks / LandmarksToTransformMatrix "
                            "OperationParser::IsSupported")
 def _gpu_mediapipe(op: DelegateOp) -> str | None:
-    """Refused by LiteRT's GPU delegate (no parser for these names). With MediaPipe's parsers: up to
-    v2; two runtime inputs (one for Landmarks2TransformMatrix and its V2) and one output."""
+    """Refused by LiteRT's GPU delegates (no parser for these names). With MediaPipe's parsers (a build of the
+    classic delegate): up to v2; two runtime inputs (one for Landmarks2TransformMatrix and its V2) and one output."""
+    if gpu_drift(op):
+        return reason(CATEGORY_OP_TYPE, f"the LiteRT GPU accelerator (ML Drift) has no parser for {op.op_type[7:]}")
     if not op.config.gpu_mediapipe_ops:
         return reason(CATEGORY_OP_TYPE, f"LiteRT's GPU delegate has no parser for {op.op_type[7:]} (only MediaPipe's "
                                         f"build of the delegate has)")
     return gpu_version(op, 2) or gpu_io(op, _MEDIAPIPE_RUNTIME_INPUTS[op.op_type], 1)
+
+
+# The LiteRT GPU accelerator's own custom names (ml_drift_delegate/tflite/model_builder.cc NewOperationParser,
+# kTfLiteBuiltinCustom: the custom_call.* parsers; then CustomOperationParserFactory for the names it
+# SupportsIntegerTypes): none of them in the classic delegate.
+_DRIFT_CUSTOM = ("CUSTOM:custom_call.GroupNorm", "CUSTOM:custom_call.LayerNorm", "CUSTOM:custom_call.RmsNorm",
+                 "CUSTOM:custom_call.PixelShuffle", "CUSTOM:custom_call.absolute_positional_embedding",
+                 "CUSTOM:custom_call.rotary_positional_embedding") + tuple(f"CUSTOM:{n}" for n in sorted(DRIFT_INT_COMPOSITES))
+
+
+@register_placement(GPU, _DRIFT_CUSTOM, source="ml_drift_delegate/tflite/model_builder.cc NewOperationParser "
+                                               "(kTfLiteBuiltinCustom), GroupNormParser / LayerNormParser / "
+                                               "RmsNormParser / PixelShuffleParser / PositionalEmbeddingParser / "
+                                               "RoPEParser::IsSupported; delegate/composite/custom_parsers.cc")
+def _gpu_drift_custom(op: DelegateOp) -> str | None:
+    """ML Drift only. The positional embedding: two inputs, one output; the rotary one: two inputs and one
+    output, or three and two; the others: their tensors read as the kernel wants (not modelled further)."""
+    found = gpu_drift_only(op)
+    if found:
+        return found
+    name = op.op_type[7:]
+    if name == "custom_call.absolute_positional_embedding" and (len(op.inputs), len(op.outputs)) != (2, 1):
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (2 and 1)")
+    if name == "custom_call.rotary_positional_embedding" and (len(op.inputs), len(op.outputs)) not in ((2, 1), (3, 2)):
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (2 and 1, or 3 and 2)")
+    return None
 
 
 # ---- XNNPACK placement (xnnpack_delegate.cc, VisitNode's custom ops: VisitMediaPipeDeconvolutionNode,

@@ -16,8 +16,9 @@ from .facts import BINARY_NODE, CLAMP, DEQUANTIZE_WEIGHTS, MIN_MAX_CLAMP, UNARY_
 from .placement import (CATEGORY_DTYPE, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, XNN_MAX_TENSOR_DIMS, XNNPACK,
                         DelegateOp, DelegateTensor, activation, float_only, float_or_q8, num_io, q8_only, rank_in,
                         reason, register_placement, same_type, scale, scale_ratio, static)
-from .placement import (CATEGORY_OP_TYPE, GPU, gpu_activation, gpu_broadcast, gpu_comparison_feeds_select, gpu_io,
-                        gpu_io_either, gpu_version)
+from .placement import (CATEGORY_OP_TYPE, CATEGORY_SHAPE, GPU, gpu_activation, gpu_broadcast,
+                        gpu_comparison_feeds_select, gpu_drift, gpu_drift_only, gpu_io, gpu_io_either,
+                        gpu_runtime_inputs, gpu_version, broadcastable)
 from .registry import (EXP_LIKE, TRANSCENDENTAL, Cost, OpContext, Shape, broadcast_shapes, fused_activation,
                        register, register_memory, register_traits, same_as_input, shape_fn, value_fn)
 from .tflm import CLayout, TflmKernel, TflmTarget, c_struct, fixed, register_tflm
@@ -311,35 +312,124 @@ _GPU_ONE_OPERAND = ("ABS", "COS", "ELU", "EXP", "FLOOR", "GELU", "LOG", "LOGISTI
 _GPU_TWO_OPERANDS = ("DIV", "FLOOR_DIV", "FLOOR_MOD", "LOGICAL_AND", "MAXIMUM", "MINIMUM", "POW", "SQUARED_DIFFERENCE",
                      "SUB")
 _GPU_COMPARE = ("EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "NOT_EQUAL")
+# ML Drift's ElementwiseOperationParser also takes these (NewOperationParser of ml_drift_delegate/tflite/model_builder.cc)
+_DRIFT_ONE_OPERAND = ("CEIL", "LOGICAL_NOT", "ROUND")
+_DRIFT_TWO_OPERANDS = ("ATAN2", "LOGICAL_OR", "RIGHT_SHIFT", "STABLEHLO_SHIFT_LEFT")
+# ML Drift's ElementwiseOperationParser::IsSupported: kSupportedOpVersion per operation (2 for the others; ADD_N is
+# its ADD)
+_DRIFT_VERSIONS = {"ABS": 5, "FLOOR_DIV": 3, "MAXIMUM": 4, "MINIMUM": 4, "MUL": 8, "ADD": 6, "ADD_N": 6, "GELU": 3}
+_DRIFT_SRC = ("; ml_drift_delegate/tflite/model_builder.cc ElementwiseOperationParser::IsSupported "
+              "(kEnhancedBroadcast)")
 
 
-@register_placement(GPU, ("ADD", "ADD_N", "MUL") + _GPU_ONE_OPERAND + _GPU_TWO_OPERANDS + _GPU_COMPARE,
+@register_placement(GPU, ("ADD", "ADD_N", "MUL") + _GPU_ONE_OPERAND + _GPU_TWO_OPERANDS + _GPU_COMPARE
+                    + _DRIFT_ONE_OPERAND + _DRIFT_TWO_OPERANDS,
                     source=_GPU_SRC + "ElementwiseOperationParser::IsSupported, gpu_compatibility.cc "
-                                      "CheckGpuDelegateCompatibility")
+                                      "CheckGpuDelegateCompatibility" + _DRIFT_SRC)
 def _gpu_elementwise(op: DelegateOp) -> str | None:
-    """Up to v2 (MUL v3). A comparison only feeding a CAST or SELECT to float; ADD and MUL two inputs
-    broadcast the delegate's way (ADD's fused activation is not checked here: the parser fuses it
+    """Classic: up to v2 (MUL v3). A comparison only feeding a CAST or SELECT to float; ADD and MUL two
+    inputs broadcast the delegate's way (ADD's fused activation is not checked here: the parser fuses it
     later); ADD_N two inputs; unary ops one runtime input; binary ops two operands, at most one
-    constant; no SIGN_BIT activation on MUL, DIV, SUB."""
+    constant; no SIGN_BIT activation on MUL, DIV, SUB. ML Drift: its version per operation (ADD 6, MUL 8,
+    ABS 5, MAXIMUM/MINIMUM 4, FLOOR_DIV/GELU 3, others 2), the same operand checks with any numpy-style
+    broadcast, comparisons checked as any binary op, and two runtime inputs neither one tensor twice (but
+    for ADD and MUL) nor of ranks that do not broadcast; CEIL, ROUND, LOGICAL_NOT, ATAN2, LOGICAL_OR,
+    RIGHT_SHIFT and STABLEHLO_SHIFT_LEFT too."""
     kind = op.op_type
-    found = gpu_version(op, 3 if kind == "MUL" else 2)
+    drift = gpu_drift(op)
+    if kind in _DRIFT_ONE_OPERAND or kind in _DRIFT_TWO_OPERANDS:
+        found = gpu_drift_only(op)
+        if found:
+            return found
+    found = gpu_version(op, 3 if kind == "MUL" else 2, _DRIFT_VERSIONS.get(kind, 2))
     if found:
         return found
-    if kind in _GPU_COMPARE:
+    if kind in _GPU_COMPARE and not drift:
         return gpu_comparison_feeds_select(op)
     if kind in ("ADD", "MUL"):
         if len(op.inputs) != 2:
             return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs ({kind} on the GPU wants two)")
         a, b = op.input(0), op.input(1)
-        found = gpu_broadcast(a, b) if a is not None and b is not None else None
-        return found or (gpu_activation(op) if kind == "MUL" else None)
-    if kind == "ADD_N":
-        return None if len(op.inputs) == 2 else reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (ADD_N on the "
-                                                                        f"GPU takes 2)")
-    if kind in _GPU_ONE_OPERAND:
+        found = gpu_broadcast(a, b, enhanced=drift) if a is not None and b is not None else None
+        found = found or (gpu_activation(op) if kind == "MUL" else None)
+    elif kind == "ADD_N":
+        found = None if len(op.inputs) == 2 else reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs (ADD_N on the "
+                                                                         f"GPU takes 2)")
+    elif kind in _GPU_ONE_OPERAND or kind in _DRIFT_ONE_OPERAND:
         return gpu_io(op, 1, 1, consts=0)
-    found = gpu_io_either(op)
-    return found or (gpu_activation(op) if kind in ("DIV", "SUB") else None)
+    else:
+        found = gpu_io_either(op) or (gpu_activation(op) if kind in ("DIV", "SUB") else None)
+    if found or not drift:
+        return found
+    return _drift_two_runtime_inputs(op)
+
+
+def _drift_two_runtime_inputs(op: DelegateOp) -> str | None:
+    """ML Drift's ElementwiseOperationParser::IsSupported on a binary op with two runtime inputs: one tensor
+    read twice only by ADD and MUL ("No support of few identical inputs"), inputs of different ranks only
+    when they broadcast (``IsBroadcastable``)."""
+    if len(op.inputs) != 2 or gpu_runtime_inputs(op) != 2:
+        return None
+    a, b = op.inputs
+    if a.index == b.index:
+        if op.op_type not in ("ADD", "ADD_N", "MUL"):
+            return reason(CATEGORY_INPUTS, f"one tensor as both inputs (the GPU delegate takes that for ADD and "
+                                           f"MUL only)")
+        return None
+    if a.rank != b.rank and not broadcastable(a.shape, b.shape):
+        return reason(CATEGORY_SHAPE, f"inputs {list(a.shape)} and {list(b.shape)} do not broadcast")
+    return None
+
+
+@register_placement(GPU, "BITWISE_XOR", source="ml_drift_delegate/tflite/model_builder.cc NewOperationParser "
+                                               "(ElementwiseOperationParser), ValidateSupport, gpu_compatibility.cc "
+                                               "CheckGpuDelegateCompatibility (no case)")
+def _gpu_bitwise_xor(op: DelegateOp) -> str | None:
+    """Refused by both: ML Drift parses it, but its parser's ValidateSupport calls CheckGpuDelegateCompatibility,
+    which has no case for it ("Not supported op")."""
+    return gpu_drift_only(op) or reason(CATEGORY_OP_TYPE, "CheckGpuDelegateCompatibility has no case for "
+                                                          "BITWISE_XOR (the parser's own check refuses it)")
+
+
+@register_placement(GPU, "STABLEHLO_REMAINDER", source="ml_drift_delegate/tflite/model_builder.cc "
+                                                       "RemainderOperationParser::IsSupported, gpu_compatibility.cc "
+                                                       "CheckGpuDelegateCompatibility")
+def _gpu_remainder(op: DelegateOp) -> str | None:
+    """ML Drift only: two operands (at most one constant), one output."""
+    return gpu_drift_only(op) or gpu_io_either(op)
+
+
+@register_placement(GPU, "STABLEHLO_CBRT", source="ml_drift_delegate/tflite/model_builder.cc "
+                                                  "CbrtOperationParser::IsSupported, gpu_compatibility.cc "
+                                                  "CheckGpuDelegateCompatibility")
+def _gpu_cbrt(op: DelegateOp) -> str | None:
+    """ML Drift only: one runtime input, one output, float (or bfloat16) in and the same type out."""
+    found = gpu_drift_only(op) or gpu_io(op, 1, 1, consts=0)
+    if found:
+        return found
+    x, y = op.input(0), op.outputs[0]
+    if x.dtype not in ("FLOAT32", "FLOAT16", "BFLOAT16") or x.dtype != y.dtype:
+        return reason(CATEGORY_DTYPE, f"input {x.dtype} and output {y.dtype} (one float type)")
+    return None
+
+
+@register_placement(GPU, "STABLEHLO_CLAMP", source="ml_drift_delegate/tflite/model_builder.cc "
+                                                   "ClampOperationsParser::IsSupported, gpu_compatibility.cc "
+                                                   "CheckGpuDelegateCompatibility")
+def _gpu_clamp(op: DelegateOp) -> str | None:
+    """ML Drift only: three runtime inputs (min, operand, max) of one type, one output; min and max the
+    operand's shape or a single element."""
+    found = gpu_drift_only(op) or gpu_io(op, 3, 1, consts=0)
+    if found:
+        return found
+    lo, x, hi = op.inputs
+    if not lo.dtype == x.dtype == hi.dtype:
+        return reason(CATEGORY_DTYPE, f"min {lo.dtype}, operand {x.dtype}, max {hi.dtype} (one type)")
+    for t, where in ((lo, "min"), (hi, "max")):
+        if t.shape != x.shape and math.prod(t.shape) != 1:
+            return reason(CATEGORY_SHAPE, f"{where} {list(t.shape)} is neither the operand's shape "
+                                          f"{list(x.shape)} nor a single element")
+    return None
 
 
 @register_placement(GPU, "HARD_SWISH", source=_GPU_SRC + "HardSwishOperationParser::IsSupported, "
@@ -350,10 +440,18 @@ def _gpu_hard_swish(op: DelegateOp) -> str | None:
 
 
 @register_placement(GPU, ("RELU", "RELU6", "RELU_0_TO_1", "RELU_N1_TO_1", "LEAKY_RELU"),
-                    source=_GPU_SRC + "ReLUOperationParser::IsSupported")
+                    source=_GPU_SRC + "ReLUOperationParser::IsSupported; ml_drift_delegate/tflite/model_builder.cc "
+                                      "ReLUOperationParser::IsSupported (ValidateSupport)")
 def _gpu_relu(op: DelegateOp) -> str | None:
-    """Up to v2; nothing else is checked."""
-    return gpu_version(op, 2)
+    """Up to v2; nothing else is checked by the classic delegate. ML Drift: one runtime input, no constant,
+    one output, and CheckGpuDelegateCompatibility, which has no case for RELU_0_TO_1 (refused)."""
+    found = gpu_version(op, 2)
+    if found or not gpu_drift(op):
+        return found
+    if op.op_type == "RELU_0_TO_1":
+        return reason(CATEGORY_OP_TYPE, "CheckGpuDelegateCompatibility has no case for RELU_0_TO_1 (the LiteRT GPU "
+                                        "accelerator's ReLU parser calls it)")
+    return gpu_io(op, 1, 1, consts=0)
 
 
 @register_placement(GPU, "PRELU", source=_GPU_SRC + "PReLUOperationParser::IsSupported")
@@ -365,15 +463,16 @@ def _gpu_prelu(op: DelegateOp) -> str | None:
 @register_placement(GPU, "SOFTMAX", source=_GPU_SRC + "SoftmaxOperationParser::IsSupported, gpu_compatibility.cc "
                                                       "CheckGpuDelegateCompatibility")
 def _gpu_softmax(op: DelegateOp) -> str | None:
-    """Up to v2, beta 1."""
+    """Up to v2 (ML Drift v4, with one runtime input, no constant, one output), beta 1."""
     beta = float(op.opt("beta", 0.0) or 0.0)
-    return gpu_version(op, 2) or (reason(CATEGORY_OPTIONS, f"beta {beta:g} (the GPU delegate wants 1)")
-                                  if beta != 1.0 else None)
+    found = gpu_version(op, 2, 4) or (gpu_io(op, 1, 1, consts=0) if gpu_drift(op) else None)
+    return found or (reason(CATEGORY_OPTIONS, f"beta {beta:g} (the GPU delegate wants 1)") if beta != 1.0 else None)
 
 
 def _gpu_quant_ops(op: DelegateOp) -> str | None:
-    """``NewOperationParser``: DEQUANTIZE and QUANTIZE have a parser only with quantized ops allowed."""
-    if not op.config.gpu_quant_ops:
+    """``NewOperationParser``: DEQUANTIZE and QUANTIZE have a parser only with quantized ops allowed (always, under
+    ML Drift)."""
+    if not op.config.gpu_quant_ops and not gpu_drift(op):
         return reason(CATEGORY_OP_TYPE, f"the GPU delegate parses {op.op_type} only with quantized ops enabled "
                                         f"(TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT)")
     return None
@@ -382,8 +481,9 @@ def _gpu_quant_ops(op: DelegateOp) -> str | None:
 @register_placement(GPU, "DEQUANTIZE", source=_GPU_SRC + "DequantizeOperationParser::IsSupported, "
                                                          "gpu_compatibility.cc CheckGpuDelegateCompatibility")
 def _gpu_dequantize(op: DelegateOp) -> str | None:
-    """With quantized ops on: up to v3, one input and one output, not INT16. (A DEQUANTIZE of constant
-    fp16 weights never reaches this rule: see :mod:`tflite_flops.analysis.placement`.)"""
+    """With quantized ops on: up to v3, one input and one output, not INT16; ML Drift: a constant input of
+    rank 2 to 4, a computed one with a single scale. (A DEQUANTIZE of constant fp16 weights never reaches
+    this rule: see :mod:`tflite_flops.analysis.placement`.)"""
     found = _gpu_quant_ops(op) or gpu_version(op, 3)
     if found:
         return found
@@ -392,6 +492,13 @@ def _gpu_dequantize(op: DelegateOp) -> str | None:
     x = op.input(0)
     if x is not None and x.dtype == "INT16":
         return reason(CATEGORY_DTYPE, "INT16 input (the GPU delegate does not dequantize INT16)")
+    if x is not None and gpu_drift(op):
+        if x.static and not 2 <= x.rank <= 4:
+            return reason(CATEGORY_SHAPE, f"constant input of rank {x.rank} (the GPU delegate dequantizes "
+                                          f"constants of rank 2 to 4)")
+        if not x.static and x.quantization is not None and x.quantization.num_scales > 1:
+            return reason(CATEGORY_QUANT, f"{x.quantization.num_scales} scales (the GPU delegate dequantizes a "
+                                          f"computed tensor with one)")
     return None
 
 

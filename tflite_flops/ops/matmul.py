@@ -9,7 +9,7 @@ from .placement import (CATEGORY_DTYPE, CATEGORY_HYBRID, CATEGORY_INPUTS, CATEGO
                         CATEGORY_SHAPE, CATEGORY_VERSION, XNNPACK, DelegateOp, DelegateTensor, activation, bias_type,
                         filter_and_bias, filter_type, float_or_q8, float_or_qc8, num_io, rank_in, reason,
                         register_placement, static)
-from .placement import GPU, gpu_runtime_inputs, gpu_version
+from .placement import GPU, gpu_drift, gpu_runtime_inputs, gpu_version
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, broadcast_shapes, fused_activation, join_notes,
                        register, register_temporaries, register_traits, shape_fn)
 from .tflm import CLayout, TflmKernel, TflmTarget, c_struct, register_tflm
@@ -169,12 +169,14 @@ def _xnn_datatype(t: DelegateTensor) -> str:
 # gpu_compatibility.cc CheckGpuDelegateCompatibility) ----------------------------------------------------------
 
 @register_placement(GPU, "FULLY_CONNECTED", source="model_builder.cc FullyConnectedOperationParser::IsSupported, "
-                                                   "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+                                                   "gpu_compatibility.cc CheckGpuDelegateCompatibility; "
+                                                   "ml_drift_delegate/tflite/model_builder.cc "
+                                                   "FullyConnectedOperationParser::IsSupported")
 def _gpu_fully_connected(op: DelegateOp) -> str | None:
-    """Up to v9; default weights format; at most two runtime inputs, a runtime input 0; with
+    """Up to v9 (ML Drift v14); default weights format; at most two runtime inputs, a runtime input 0; with
     keep_num_dims, input and output of one rank. Hybrid and fp16 weights pass (constants are not
     type-checked)."""
-    found = gpu_version(op, 9)
+    found = gpu_version(op, 9, 14)
     if found:
         return found
     if not op.inputs:
@@ -197,12 +199,28 @@ def _gpu_fully_connected(op: DelegateOp) -> str | None:
 
 
 @register_placement(GPU, "BATCH_MATMUL", source="model_builder.cc BatchedMatMulOperationParser::IsSupported, "
-                                                "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+                                                "gpu_compatibility.cc CheckGpuDelegateCompatibility; "
+                                                "ml_drift_delegate/tflite/model_builder.cc "
+                                                "BatchedMatMulOperationParser::IsSupported")
 def _gpu_batch_matmul(op: DelegateOp) -> str | None:
-    """Two inputs and one output (any version)."""
+    """Two inputs and one output (any version). ML Drift: two runtime inputs, or a runtime first input and
+    a constant second one of rank 2 to 4 (the classic delegate's parser converts a constant second input
+    only when 2-D, after the partitions are fixed: not modelled)."""
     if len(op.inputs) != 2 or len(op.outputs) != 1:
         return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (the GPU delegate "
                                        f"wants 2 and 1)")
+    if not gpu_drift(op):
+        return None
+    runtime = gpu_runtime_inputs(op)
+    a, b = op.inputs
+    if runtime == 1:
+        if b is None or not b.static:
+            return reason(CATEGORY_INPUTS, "input 1 is a constant and input 2 computed (the GPU delegate wants "
+                                           "the constant second)")
+        if not 2 <= b.rank <= 4:
+            return reason(CATEGORY_SHAPE, f"constant second input of rank {b.rank} (the GPU delegate takes 2 to 4)")
+    elif runtime != 2:
+        return reason(CATEGORY_INPUTS, f"{runtime} runtime inputs (the GPU delegate wants 1 or 2)")
     return None
 
 

@@ -15,8 +15,8 @@ from ..errors import ShapeError
 from .custom import IOU_FLOPS
 from .facts import DENSIFY_WEIGHTS, VARIABLE_ASSIGN, VARIABLE_HANDLE, VARIABLE_READ, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_DYNAMIC, CATEGORY_FED, CATEGORY_INPUTS, CATEGORY_OPTIONS,
-                        CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp, float_or_q8, gpu_io, gpu_version, reason,
-                        register_placement)
+                        CATEGORY_SHAPE, GPU, XNNPACK, DelegateOp, float_or_q8, gpu_classic_only, gpu_drift,
+                        gpu_drift_only, gpu_io, gpu_version, reason, register_placement)
 from .registry import (Cost, OpContext, Shape, register, register_memory, register_not_costed, register_traits,
                        register_zero, same_as_input, shape_fn, value_fn)
 
@@ -326,10 +326,21 @@ def _gpu_cumsum(op: DelegateOp) -> str | None:
 def _gpu_one_hot(op: DelegateOp) -> str | None:
     """v1; four inputs, one output; int32 indices, all but the batch (rank > 3) and last dimension 1;
     axis -1 (or equal to the last index dimension, as the source compares); constant scalar float
-    on/off values."""
+    on/off values. ML Drift (no CheckGpuDelegateCompatibility): at least four inputs, one output, axis -1
+    (or the last index dimension), indices of rank 4 with a last dimension of 1."""
     found = gpu_version(op, 1)
     if found:
         return found
+    if gpu_drift(op):
+        if len(op.inputs) < 4 or len(op.outputs) != 1:
+            return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (4 and 1)")
+        dims = op.input(0).shape if op.input(0) is not None else ()
+        axis = int(op.opt("axis", -1))
+        if axis != -1 and (not dims or axis != dims[-1]):
+            return reason(CATEGORY_OPTIONS, f"axis {axis} (the GPU delegate wants -1)")
+        if len(dims) >= 4 and dims[3] != 1:
+            return reason(CATEGORY_SHAPE, f"indices {list(dims)}: dimension 3 is not 1")
+        return None
     if len(op.inputs) != 4 or len(op.outputs) != 1:
         return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (4 and 1)")
     idx, on, off = op.input(0), op.input(2), op.input(3)
@@ -358,8 +369,46 @@ def _gpu_one_hot(op: DelegateOp) -> str | None:
 @register_placement(GPU, "DENSIFY", source="model_builder.cc DensifyOperationParser::IsSupported, gpu_compatibility.cc "
                                            "CheckGpuDelegateCompatibility")
 def _gpu_densify(op: DelegateOp) -> str | None:
-    """v1; no runtime input (a constant sparse tensor), one output."""
-    return gpu_version(op, 1) or gpu_io(op, 0, 1)
+    """Classic delegate only: v1; no runtime input (a constant sparse tensor), one output."""
+    return gpu_classic_only(op) or gpu_version(op, 1) or gpu_io(op, 0, 1)
+
+
+@register_placement(GPU, "DYNAMIC_UPDATE_SLICE", source="ml_drift_delegate/tflite/model_builder.cc "
+                                                        "DynamicUpdateSliceOperationParser::IsSupported, "
+                                                        "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_dynamic_update_slice(op: DelegateOp) -> str | None:
+    """ML Drift only: three inputs, one output; operand and update of one type and rank; 1-D int32 start
+    indices computed at run time."""
+    found = gpu_drift_only(op)
+    if found:
+        return found
+    if len(op.inputs) != 3 or len(op.outputs) != 1 or any(t is None for t in op.inputs):
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (3 and 1)")
+    operand, update, start = op.inputs
+    if operand.dtype != update.dtype:
+        return reason(CATEGORY_DTYPE, f"operand {operand.dtype} and update {update.dtype} (one type)")
+    if start.rank != 1 or start.dtype != "INT32":
+        return reason(CATEGORY_SHAPE, f"start indices {start.dtype}{list(start.shape)} (1-D INT32)")
+    if update.rank != operand.rank:
+        return reason(CATEGORY_SHAPE, f"operand rank {operand.rank} and update rank {update.rank}")
+    if start.static:
+        return reason(CATEGORY_INPUTS, "start indices are a constant (the GPU delegate wants them computed)")
+    return None
+
+
+@register_placement(GPU, "TOPK_V2", source="ml_drift_delegate/tflite/model_builder.cc TopKOperationParser::IsSupported, "
+                                           "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_topk(op: DelegateOp) -> str | None:
+    """ML Drift only: v1; one runtime input, two outputs; a constant k of one element."""
+    found = gpu_drift_only(op) or gpu_version(op, 1) or gpu_io(op, 1, 2)
+    if found:
+        return found
+    k = op.input(1)
+    if k is None or not k.static:
+        return reason(CATEGORY_DYNAMIC, "k is not a constant of the file")
+    if math.prod(k.shape) != 1:
+        return reason(CATEGORY_SHAPE, f"k has shape {list(k.shape)} (one element)")
+    return None
 
 
 # ---- XNNPACK placement (xnnpack_delegate.cc, VisitVarHandleNode / VisitReadVariableNode / VisitAssignVariableNode)

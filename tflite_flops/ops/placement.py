@@ -27,11 +27,24 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 
 from ..reader.model import Quantization
-from ..settings import DelegateConfig  # noqa: F401 - the delegates' flags, a setting; rules read op.config
+from ..settings import GPU_CLASSIC, GPU_ML_DRIFT, DelegateConfig  # the delegates' flags, a setting; rules read op.config
 from .facts import DELEGATES, GPU, XNNPACK, add_placement  # the delegates' names: the records key their rules by them
 from .registry import _names, _site
 
 DELEGATE_NAMES = {XNNPACK: "XNNPACK", GPU: "the GPU delegate"}  # in reasons and reports
+# The GPU's two models (DelegateConfig.gpu_delegate): what every output names a GPU figure by
+GPU_MODELS = {GPU_ML_DRIFT: "the LiteRT GPU accelerator (ML Drift: LITERT_CL, LITERT_METAL)",
+              GPU_CLASSIC: "the classic GPU delegate (TfLiteGpuDelegateV2)"}
+GPU_MODELS_SHORT = {GPU_ML_DRIFT: "GPU (ML Drift)", GPU_CLASSIC: "GPU (classic delegate)"}  # compare's row labels
+
+
+def delegate_display(key: str, rules: str | None = None, short: bool = False) -> str:
+    """How the outputs name a delegation ``key``: ``"XNNPACK"``, the GPU model of ``rules`` (``"the LiteRT GPU
+    accelerator (ML Drift: ...)"``; ``short``: ``"GPU (ML Drift)"``), or ``"the GPU delegate"`` when not known."""
+    if key == GPU and rules in GPU_MODELS:
+        return (GPU_MODELS_SHORT if short else GPU_MODELS)[rules]
+    name = DELEGATE_NAMES.get(key, key)
+    return name.removeprefix("the ") if short else name
 
 CATEGORY_OP_TYPE = "op type"  # no kernel for this op type (or custom op)
 CATEGORY_DTYPE = "dtype"  # a tensor type or type combination it does not take
@@ -392,16 +405,61 @@ def ints(t: DelegateTensor | None) -> list[int] | None:
 # (:func:`gpu_allowed_tensors`, which :func:`decide` applies after each GPU rule). Each check below
 # returns None when it passes, else the reason; rules chain them with ``or`` in the source's order.
 
+# The LiteRT GPU accelerator (ML Drift, ml_drift_delegate/tflite/model_builder.cc) keeps the classic delegate's
+# partitioning and its tensor check's rank limit, and calls the same CheckGpuDelegateCompatibility from most of its
+# parsers; where its parsers differ (newer op versions, wider types, parsers of its own, STRIDED_SLICE, SLICE,
+# BATCH_MATMUL, CAST and comparisons checked otherwise), a rule asks :func:`gpu_drift` and follows the parser named
+# in its source line. The ML Drift delegate hard-codes ``allow_quant_ops = true`` and ``max_delegated_partitions = 1``
+# and excludes no op (delegate_opencl.cc, delegate_metal.mm, delegate_webgpu.cc: ``GetOpsToReplace``), so the
+# classic delegate's options (``gpu_quant_ops``, ``gpu_max_partitions``, ``gpu_opencl``, ``gpu_mediapipe_ops``) are
+# read only under :data:`~tflite_flops.settings.GPU_CLASSIC`.
+
 GPU_MAX_RANK = 4  # IsAllAllowedTensors: a tensor of rank 5 or more is refused
 _GPU_SIGN_BIT = ("SIGN_BIT", 5)  # IsActivationSupported refuses kTfLiteActSignBit (schema name, C enum value)
 _GPU_COMPARISONS = frozenset({"GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "EQUAL", "NOT_EQUAL"})  # IsLogicalCode
 _GPU_FLOATS = ("FLOAT32", "FLOAT16")
 
 
-def gpu_version(op: DelegateOp, max_version: int) -> str | None:
-    """``CheckMaxSupportedOpVersion`` (operation_parser.cc): the op's version at most ``max_version``."""
-    if op.version > max_version:
-        return reason(CATEGORY_VERSION, f"{op.op_type} v{op.version} (the GPU delegate supports up to v{max_version})")
+def gpu_drift(op: DelegateOp) -> bool:
+    """Whether the op is placed by the LiteRT GPU accelerator's rules (ML Drift), not the classic delegate's."""
+    return op.config.gpu_delegate == GPU_ML_DRIFT
+
+
+def gpu_drift_only(op: DelegateOp) -> str | None:
+    """None under ML Drift; under the classic delegate, the refusal of an op type only ML Drift parses
+    (``NewOperationParser`` of tflite/delegates/gpu/common/model_builder.cc has no case for it)."""
+    if gpu_drift(op):
+        return None
+    return reason(CATEGORY_OP_TYPE, f"the classic GPU delegate has no parser for {op.op_type} (the LiteRT GPU "
+                                    f"accelerator, ML Drift, has)")
+
+
+def gpu_drift_int32(op: DelegateOp, i: int, where: str) -> str | None:
+    """ML Drift's ``PreReadTensor`` of an INT32 parameter in ``IsSupported`` (paddings, begin/size, permutations):
+    input ``i`` a constant of the file whose bytes are INT32 values (an INT64 one fails "src has wrong size")."""
+    t = op.input(i)
+    if t is None or not t.static:
+        return reason(CATEGORY_DYNAMIC, f"the {where} input is not a constant of the file")
+    if t.dtype != "INT32":
+        return reason(CATEGORY_DTYPE, f"the {where} input is {t.dtype} (the GPU delegate reads it as INT32)")
+    return None
+
+
+def gpu_classic_only(op: DelegateOp) -> str | None:
+    """None under the classic delegate; under ML Drift, the refusal of an op type only the classic delegate
+    parses (ML Drift's ``NewOperationParser`` has no case for it)."""
+    if not gpu_drift(op):
+        return None
+    return reason(CATEGORY_OP_TYPE, f"the LiteRT GPU accelerator (ML Drift) has no parser for {op.op_type} (the "
+                                    f"classic GPU delegate has)")
+
+
+def gpu_version(op: DelegateOp, max_version: int, drift_version: int | None = None) -> str | None:
+    """``CheckMaxSupportedOpVersion`` (operation_parser.cc): the op's version at most ``max_version``
+    (``drift_version`` instead under ML Drift, when its parser's limit differs)."""
+    top = drift_version if drift_version is not None and gpu_drift(op) else max_version
+    if op.version > top:
+        return reason(CATEGORY_VERSION, f"{op.op_type} v{op.version} (the GPU delegate supports up to v{top})")
     return None
 
 
@@ -491,24 +549,103 @@ def gpu_axes(op: DelegateOp, i: int) -> str | None:
     return None
 
 
-def gpu_broadcast(a: DelegateTensor, b: DelegateTensor) -> str | None:
-    """``CheckAddMulBroadcastCompatibility`` with ``GpuCompatibilityFlags::kStandard`` (what the delegate
-    passes): inputs of different ranks, both above 1, broadcast only 3-D to 4-D with batch 1, 2-D
-    [1, 1] to 4-D with batch 1, or 2-D [b, c] to 4-D [b, x, y, c]."""
+def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """``CheckIsBroadcastable`` (gpu_compatibility.cc) / ``IsBroadcastable`` (ML Drift's model_builder_helper.cc):
+    aligned from the last dimension, each pair equal or one of them 1."""
+    return all(x == y or x == 1 or y == 1 for x, y in zip(reversed(a), reversed(b)))
+
+
+def gpu_broadcast(a: DelegateTensor, b: DelegateTensor, enhanced: bool = False) -> str | None:
+    """``CheckAddMulBroadcastCompatibility`` with ``GpuCompatibilityFlags::kStandard`` (what the classic
+    delegate passes): inputs of different ranks, both above 1, broadcast only 3-D to 4-D with batch 1, 2-D
+    [1, 1] to 4-D with batch 1, or 2-D [b, c] to 4-D [b, x, y, c]. ``enhanced``
+    (``kEnhancedBroadcast``, what ML Drift's ElementwiseOperationParser passes): any numpy-style broadcast."""
     if a.rank <= 1 or b.rank <= 1 or a.rank == b.rank:
         return None
     long, short = (a.shape, b.shape) if a.rank >= b.rank else (b.shape, a.shape)
-    ok = ((len(long) == 4 and len(short) == 3 and long[0] == 1)
-          or (len(long) == 4 and len(short) == 2 and long[0] == 1 and short[0] == 1 and short[1] == 1)
-          or (len(long) == 4 and len(short) == 2 and long[0] == short[0] and long[3] == short[1]))
+    if enhanced:
+        ok = broadcastable(long, short)
+    else:
+        ok = ((len(long) == 4 and len(short) == 3 and long[0] == 1)
+              or (len(long) == 4 and len(short) == 2 and long[0] == 1 and short[0] == 1 and short[1] == 1)
+              or (len(long) == 4 and len(short) == 2 and long[0] == short[0] and long[3] == short[1]))
     if not ok:
         return reason(CATEGORY_SHAPE, f"broadcast of {list(a.shape)} and {list(b.shape)} (the GPU delegate "
                                       f"broadcasts only 3-D or 2-D to 4-D)")
     return None
 
 
+# ML Drift's type classes (ml_drift_delegate/tflite/model_builder.cc)
+_DRIFT_INTS = ("INT8", "INT16", "INT32")  # add_int_types
+_DRIFT_UINTS = ("UINT8", "UINT16", "UINT32")  # add_uint_types
+_DRIFT_LOGICAL = frozenset({"LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "BITWISE_XOR"})  # IsLogicalOpCode
+_DRIFT_BF16 = frozenset({"ABS", "ADD", "ATAN2", "STABLEHLO_CBRT", "CEIL", "STABLEHLO_CLAMP", "CONV_2D", "COS", "DIV",
+                         "EXP", "FLOOR", "GATHER", "LOG", "LOGISTIC", "MAXIMUM", "MINIMUM", "MUL", "NEG", "POW",
+                         "ROUND", "RSQRT", "SIGN", "SIN", "SQRT", "SUB", "TANH"})  # IsBf16SupportedOp
+_DRIFT_INT_OPS = frozenset({"ABS", "ADD", "ATAN2", "COS", "DIV", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM", "MUL",
+                            "NEG", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "RIGHT_SHIFT", "SIGN", "SIN",
+                            "STABLEHLO_CLAMP", "SUB", "SUM", "STABLEHLO_REMAINDER", "TILE"})  # IsIntSupportedOp
+_DRIFT_ALL_PRECISION = frozenset({"STABLEHLO_BROADCAST_IN_DIM", "BITCAST", "CAST", "CONCATENATION",
+                                  "DYNAMIC_UPDATE_SLICE", "GATHER", "PACK", "PAD", "PADV2", "RESHAPE", "REVERSE_V2",
+                                  "SELECT", "SELECT_V2", "SLICE", "STRIDED_SLICE", "TRANSPOSE"})  # SupportAllPrecisionOp
+# CustomOperationParserFactory (ml_drift_delegate/delegate/composite/custom_parsers.cc): the composite or custom
+# names that take int32 inputs (SupportsIntegerTypes) and bool tensors (SupportsBoolTypes)
+DRIFT_INT_COMPOSITES = frozenset({"odml.cache_update", "odml.runtime_bmm", "moe", "odml.rope", "odml.sdpa_transposed"})
+_DRIFT_BOOL_COMPOSITES = frozenset({"odml.sdpa_transposed"})
+
+
+def _composite_name(op: DelegateOp) -> str | None:
+    """The name a composite or custom op goes by in ML Drift's parser factory."""
+    if op.op_type == "STABLEHLO_COMPOSITE":
+        return str(op.opt("name") or "")
+    return op.op_type[7:] if op.op_type.startswith("CUSTOM:") else None
+
+
+def _drift_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The types ML Drift's ``GetOpsToReplaceWithOptions`` allows for the op's non-constant tensors, in its order
+    (``allow_quant_ops`` and ``allow_bool_tensors`` true, as every LiteRT accelerator calls it)."""
+    kind = op.op_type
+    ins = [*_GPU_FLOATS, "BOOL", "INT2", "INT4", "INT8", "UINT8"]
+    outs = [*_GPU_FLOATS, "INT8", "UINT8"]
+    if kind == "ARG_MAX":
+        outs = ["INT32"]
+    if kind in ("REDUCE_ALL", "REDUCE_ANY"):
+        ins, outs = ["BOOL"], ["BOOL"]
+    if kind in ("EMBEDDING_LOOKUP", "ONE_HOT", "DYNAMIC_UPDATE_SLICE"):
+        ins.append("INT32")
+    if kind in _GPU_COMPARISONS:
+        ins += [*_DRIFT_INTS, *_DRIFT_UINTS]
+        outs.append("BOOL")
+    if kind in _DRIFT_LOGICAL:
+        ins, outs = ["BOOL", *_DRIFT_INTS], ["BOOL", *_DRIFT_INTS]
+    if kind == "TOPK_V2":
+        outs.append("INT32")
+    if kind in _DRIFT_BF16:
+        ins.append("BFLOAT16")
+        outs.append("BFLOAT16")
+    if kind in _DRIFT_INT_OPS:
+        ins += _DRIFT_INTS
+        outs += _DRIFT_INTS
+    name = _composite_name(op)
+    if kind == "STABLEHLO_COMPOSITE" and name in _DRIFT_BOOL_COMPOSITES:
+        ins.append("BOOL")
+        outs.append("BOOL")
+    if name in DRIFT_INT_COMPOSITES:
+        ins.append("INT32")
+    if kind in _DRIFT_ALL_PRECISION:
+        ins += [*_DRIFT_INTS, *_DRIFT_UINTS, "BOOL", "BFLOAT16"]
+        outs += [*_DRIFT_INTS, *_DRIFT_UINTS, "BOOL", "BFLOAT16"]
+    if kind == "STABLEHLO_SHIFT_LEFT":
+        ins += _DRIFT_INTS
+        outs += _DRIFT_INTS
+    return tuple(ins), tuple(outs)
+
+
 def gpu_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The types ``GetOpsToReplace`` allows for the op's non-constant inputs and outputs."""
+    """The types ``GetOpsToReplace`` allows for the op's non-constant inputs and outputs (ML Drift's
+    ``GetOpsToReplaceWithOptions`` under :data:`~tflite_flops.settings.GPU_ML_DRIFT`)."""
+    if gpu_drift(op):
+        return _drift_allowed_types(op)
     ins: list[str] = list(_GPU_FLOATS)
     outs: list[str] = list(_GPU_FLOATS)
     if op.config.gpu_quant_ops:
@@ -533,7 +670,8 @@ def gpu_allowed_types(op: DelegateOp) -> tuple[tuple[str, ...], tuple[str, ...]]
 def gpu_allowed_tensors(op: DelegateOp) -> str | None:
     """``IsAllAllowedTensors`` as ``GetOpsToReplace`` calls it on inputs then outputs: no tensor of rank 5
     or more (constants included), and every non-constant tensor of an allowed type."""
-    key = (op.op_type, op.config.gpu_quant_ops)  # all that gpu_allowed_types reads
+    key = (op.op_type, op.config.gpu_quant_ops, op.config.gpu_delegate,  # all that gpu_allowed_types reads
+           op.opt("name") if op.op_type == "STABLEHLO_COMPOSITE" else None)
     allowed_types = _ALLOWED_TYPES.get(key)
     if allowed_types is None:
         allowed_types = _ALLOWED_TYPES[key] = gpu_allowed_types(op)
@@ -546,13 +684,15 @@ def gpu_allowed_tensors(op: DelegateOp) -> str | None:
                 return reason(CATEGORY_SHAPE, f"{where} {i + 1} has rank {t.rank} (the GPU delegate takes rank "
                                               f"{GPU_MAX_RANK} at most)")
             if not t.static and t.dtype not in allowed:
+                shown = [d for d in dict.fromkeys(allowed) if d != "INT2"]  # no tensor type of the schema we read
                 return reason(CATEGORY_DTYPE, f"{where} {i + 1} is {t.dtype} (the GPU delegate takes "
-                                              f"{', '.join(dict.fromkeys(allowed))} for {op.op_type})")
+                                              f"{', '.join(shown)} for {op.op_type})")
     return None
 
 
-# gpu_allowed_types per (op type, config.gpu_quant_ops): the same for every op of a type
-_ALLOWED_TYPES: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+# gpu_allowed_types per (op type, config.gpu_quant_ops, config.gpu_delegate, composite name): the same for every
+# op of a type
+_ALLOWED_TYPES: dict[tuple[str, bool, str, Any], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def gpu_comparison_types() -> frozenset[str]:

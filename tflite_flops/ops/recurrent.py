@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from ..errors import ShapeError
 from ..units import FLOPS_PER_MAC
 from .facts import register_facts
-from .placement import (CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_SHAPE, GPU, DelegateOp, gpu_io, gpu_version, reason,
-                        register_placement)
+from .placement import (CATEGORY_DTYPE, CATEGORY_INPUTS, CATEGORY_OPTIONS, CATEGORY_QUANT, CATEGORY_SHAPE, GPU,
+                        DelegateOp, gpu_drift_only, gpu_io, gpu_version, reason, register_placement)
 from .registry import (FUSED_ACTIVATION_COST, TRANSCENDENTAL, Cost, KernelSetup, OpContext, Shape, Temporary,
                        TensorInfo, join_notes, register, register_temporaries, register_traits, shape_fn)
 
@@ -370,6 +370,30 @@ def _embedding_sparse_shape(ctx: OpContext) -> list[Shape]:
 
 # ---- GPU delegate placement (model_builder.cc LSTMOperationParser, gpu_compatibility.cc
 # CheckGpuDelegateCompatibility) --------------------------------------------------------------------------------
+
+@register_placement(GPU, "EMBEDDING_LOOKUP", source="ml_drift_delegate/tflite/model_builder.cc "
+                                                    "EmbeddingLookupOperationParser::IsSupported, gpu_compatibility.cc "
+                                                    "CheckGpuDelegateCompatibility")
+def _gpu_embedding_lookup(op: DelegateOp) -> str | None:
+    """ML Drift only: two inputs (1-D ids, a table of rank 2 or more), one output of the table's rank and
+    row shape; a float32 table, or int8/int4 with quantization."""
+    found = gpu_drift_only(op)
+    if found:
+        return found
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or any(t is None for t in op.inputs):
+        return reason(CATEGORY_INPUTS, f"{len(op.inputs)} inputs and {len(op.outputs)} outputs (2 and 1)")
+    ids, table = op.inputs
+    y = op.outputs[0]
+    if ids.rank != 1:
+        return reason(CATEGORY_SHAPE, f"ids have rank {ids.rank} (the GPU delegate wants 1)")
+    if table.rank < 2 or y.rank != table.rank or y.shape[1:] != table.shape[1:]:
+        return reason(CATEGORY_SHAPE, f"table {list(table.shape)} and output {list(y.shape)}")
+    if table.dtype not in ("FLOAT32", "INT8", "INT4"):
+        return reason(CATEGORY_DTYPE, f"table is {table.dtype} (FLOAT32, INT8 or INT4)")
+    if table.dtype != "FLOAT32" and table.quantization is None:
+        return reason(CATEGORY_QUANT, f"{table.dtype} table without quantization")
+    return None
+
 
 @register_placement(GPU, "LSTM", source="model_builder.cc LSTMOperationParser::IsSupported, gpu_compatibility.cc "
                                         "CheckGpuDelegateCompatibility")

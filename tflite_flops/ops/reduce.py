@@ -13,7 +13,7 @@ from ..units import dense_bytes
 from .facts import INT8_ACCUMULATORS, REDUCTION_ACCUMULATORS, XnnpackFacts, register_facts
 from .placement import (CATEGORY_DTYPE, CATEGORY_SHAPE, XNN_MAX_TENSOR_DIMS, XNNPACK, DelegateOp, float_or_q8, ints,
                         num_io, reason, register_placement, static)
-from .placement import GPU, gpu_axes, gpu_io
+from .placement import CATEGORY_INPUTS, GPU, gpu_axes, gpu_drift_only, gpu_io, reason
 from .registry import (Cost, KernelSetup, OpContext, Shape, Temporary, register, register_temporaries, shape_fn,
                        value_fn)
 from .tflm import TflmKernel, TflmTarget, c_struct, fixed, register_tflm
@@ -133,6 +133,26 @@ def _xnn_reduce(op: DelegateOp) -> str | None:
 def _gpu_reduce(op: DelegateOp) -> str | None:
     """One runtime input, one constant input (the axes, int32), one output (any version)."""
     return gpu_io(op, 1, 1, consts=1) or gpu_axes(op, 1)
+
+
+@register_placement(GPU, ("REDUCE_ALL", "REDUCE_ANY"),
+                    source="ml_drift_delegate/tflite/model_builder.cc ReduceOperationParser::IsSupported, "
+                           "gpu_compatibility.cc CheckGpuDelegateCompatibility")
+def _gpu_reduce_logical(op: DelegateOp) -> str | None:
+    """ML Drift only (bool tensors, its tensor check): one runtime input, constant int32 axes, one output."""
+    return gpu_drift_only(op) or gpu_io(op, 1, 1, consts=1) or gpu_axes(op, 1)
+
+
+@register_placement(GPU, "ARG_MAX", source="ml_drift_delegate/tflite/model_builder.cc ArgMaxOperationParser::IsSupported "
+                                           "(no CheckGpuDelegateCompatibility)")
+def _gpu_arg_max(op: DelegateOp) -> str | None:
+    """ML Drift only: one runtime input, one constant input (the axis), one output (int32, its tensor check)."""
+    found = gpu_drift_only(op)
+    if found:
+        return found
+    if len(op.outputs) != 1:
+        return reason(CATEGORY_INPUTS, f"{len(op.outputs)} outputs (1)")
+    return gpu_io(op, 1, 1, consts=1)
 
 
 # ---- kernel temporaries (LiteRT's builtin kernels, XNNPACK off) ------------------------------------

@@ -11,7 +11,7 @@ import io
 import json
 from typing import Any, Sequence
 
-from ..ops.placement import DELEGATE_NAMES
+from ..ops.placement import delegate_display
 from ..report.compare import Comparison, MetricDelta, OpPair, ratio
 from ..report.completeness import latency_flag, partial_note
 from ..report import OpRecord
@@ -116,7 +116,8 @@ def placement_change_lines(c: Comparison, limit: int = 12) -> list[str]:
     """The ops a delegate takes on one side only, grouped by delegate, direction and op type with B's (or A's) reason."""
     out = []
     for key in dict.fromkeys(ch.delegate for ch in c.placement):
-        name = DELEGATE_NAMES.get(key, key)
+        d = c.a.delegation.get(key)
+        name = delegate_display(key, None if d is None else d.rules)
         for lost in (True, False):
             changes = [ch for ch in c.placement if ch.delegate == key and ch.lost == lost]
             if not changes:

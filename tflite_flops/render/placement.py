@@ -5,30 +5,37 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..ops.placement import DELEGATE_NAMES
+from ..ops.placement import GPU_MODELS, delegate_display
 from ..report import DelegatePlacement, OpRecord, Report
 from ..report import columns as declared
 
 _MAX_GROUPS = 6  # distinct (op type, detail) pairs listed per reason category
 
 
-def delegate_name(key: str) -> str:
-    """The display name of a delegation key, as a heading ("XNNPACK", "The GPU delegate", "On the device")."""
+def delegate_name(key: str, d: DelegatePlacement | None = None) -> str:
+    """The display name of a delegation key, as a heading ("XNNPACK", "The LiteRT GPU accelerator (ML Drift:
+    LITERT_CL, LITERT_METAL)", "The classic GPU delegate (TfLiteGpuDelegateV2)", "On the device"): a GPU
+    figure always says whose rules it follows (``d.rules``)."""
     if key == "device":
         return "On the device"
-    name = DELEGATE_NAMES.get(key, key)
+    name = delegate_display(key, None if d is None else d.rules)
     return name[:1].upper() + name[1:]
 
 
-UNCHECKED = {"gpu": "never checked on a real GPU"}  # predicted placements no runtime has confirmed (docs/placement.md)
+# predicted placements no phone has confirmed (docs/placement.md): the classic delegate's were read off its source
+# only; ML Drift's are held, where a Vulkan device exists, to the accelerator's own WebGPU build (tests/litert_gpu.py)
+UNCHECKED = {"gpu": "never checked on a real GPU"}
+UNCHECKED_RULES = {"ml_drift": "not checked on a phone's GPU"}
 
 
 def placement_source(d: DelegatePlacement, key: str = "") -> str:
     """Where a placement comes from, as the reports say it; a prediction no runtime has checked says so (the
-    GPU delegate's: XNNPACK's is held to LiteRT's own plan by the tests)."""
+    GPU's: XNNPACK's is held to LiteRT's own plan by the tests)."""
     if d.source == "device":
         return "as measured on the device"
-    return "predicted from the delegate's rules" + (f"; {UNCHECKED[key]}" if key in UNCHECKED else "")
+    caveat = UNCHECKED_RULES.get(d.rules or "", UNCHECKED.get(key)) if d.rules in GPU_MODELS or key in UNCHECKED \
+        else None
+    return "predicted from the delegate's rules" + (f"; {caveat}" if caveat else "")
 
 
 def taken(o: OpRecord, key: str) -> bool | None:
@@ -52,13 +59,23 @@ def partition_of(o: OpRecord, key: str) -> int | None:
     return declared.partition(o, key)
 
 
+def subsets_text(d: DelegatePlacement) -> str | None:
+    """``3 node subsets (benchmark_model's "partitions")``: every subset of TFLite's partitioning, the
+    delegated ones and the runs left on the CPU (None when not known: a device's placement, an older report)."""
+    if d.subsets is None:
+        return None
+    return f"{d.subsets} node subset{'s' if d.subsets != 1 else ''} (benchmark_model's \"partitions\")"
+
+
 def placement_summary(report: Report, key: str) -> str:
-    """One line: delegated ops, partitions, kept ops."""
+    """One line: delegated ops, partitions, node subsets, kept ops."""
     d = report.delegation[key]
     total = d.delegated_ops + d.kept_ops
     where = "the CPU" if key == "gpu" else "builtin kernels"
     parts = f"{d.partitions} partition{'s' if d.partitions != 1 else ''}"
-    return f"{d.delegated_ops} of {total} ops delegated · {parts} · {d.kept_ops} kept on {where}"
+    subsets = subsets_text(d)
+    return (f"{d.delegated_ops} of {total} ops delegated · {parts}" + (f" · {subsets}" if subsets else "")
+            + f" · {d.kept_ops} kept on {where}")
 
 
 def kept_groups(report: Report, key: str) -> list[tuple[str, list[tuple[str, str, list[OpRecord]]]]]:
@@ -83,7 +100,7 @@ def placement_lines(report: Report) -> list[str]:
         source = placement_source(d, key)
         names = d.extra.get("delegates") if key == "device" else None
         by = f" by {', '.join(names)}" if names else ""
-        out.append(f"{delegate_name(key)} ({source}{by}): {placement_summary(report, key)}")
+        out.append(f"{delegate_name(key, d)} ({source}{by}): {placement_summary(report, key)}")
         differ = d.extra.get("differs_from_xnnpack_prediction")
         if differ is not None:
             out.append(f"  against the XNNPACK prediction: {'the same placement' if not differ else ''}"
@@ -91,6 +108,8 @@ def placement_lines(report: Report) -> list[str]:
                           if differ else ""))
         if len(d.partitions_by_subgraph) > 1:
             out.append(f"  partitions per subgraph: {_per_subgraph(d.partitions_by_subgraph)}")
+        if len(d.subsets_by_subgraph) > 1:
+            out.append(f"  node subsets per subgraph: {_per_subgraph(d.subsets_by_subgraph)}")
         for category, items in kept_groups(report, key):
             n = sum(len(ops) for _, _, ops in items)
             out.append(f"  kept, {category} ({n} op{'s' if n != 1 else ''}):")
@@ -106,8 +125,8 @@ _MAX_SUBGRAPHS = 8  # subgraphs listed on the "partitions per subgraph" line; th
 
 
 def _per_subgraph(partitions: Mapping[str, int]) -> str:
-    """"subgraph 0: 3, subgraph 1: 3": the first subgraphs with partitions, folded for a model of many (an LLM
-    bundle's 1,700-character line): the rest as one count."""
+    """"subgraph 0: 3, subgraph 1: 3": the first subgraphs' counts (partitions, node subsets), folded for a model of
+    many (an LLM bundle's 1,700-character line): the rest as one count."""
     items = list(partitions.items())
     shown = ", ".join(f"subgraph {s}: {n}" for s, n in items[:_MAX_SUBGRAPHS])
     rest = items[_MAX_SUBGRAPHS:]

@@ -165,7 +165,8 @@ class DelegateFields:
 DELEGATE_FIELDS: dict[str, DelegateFields] = {d.key: d for d in (
     DelegateFields("xnnpack", "on XNNPACK (1) or kept off (0)", "xnnpack", "xnnpack_reason", "xnnpack_partition",
                    batch=("partitions", "kept_ops")),
-    DelegateFields("gpu", "on the GPU delegate (1) or kept off (0)", "gpu", "gpu_reason", "gpu_partition"),
+    DelegateFields("gpu", "on the GPU delegate (1) or kept off (0)", "gpu", "gpu_reason", "gpu_partition",
+                   batch=("kept_ops", "rules")),
 )}
 
 

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..ops.placement import DELEGATE_NAMES, DELEGATES
+from ..ops.placement import DELEGATES, delegate_display
 from . import OpRecord, Report
 from .advice import Advice, quantized_slower
 from . import summary
@@ -248,16 +248,21 @@ def _figure_rows(a: Report, b: Report) -> list[MetricDelta]:
 
 
 def _delegation_rows(a: Report, b: Report) -> list[MetricDelta]:
-    """Per delegate both reports placed: ops delegated, ops kept off, partitions."""
+    """Per delegate both reports placed: ops delegated, ops kept off, partitions, node subsets (benchmark_model's
+    "partitions": delegated and CPU subsets; the row only when either side knows it)."""
     rows = []
     for key in a.delegation:
         da, db = a.delegation[key], b.delegation.get(key)
         if db is None:
             continue
-        name = DELEGATE_NAMES.get(key, key).removeprefix("the ")
+        name = delegate_display(key, da.rules, short=True)
+        if db.rules != da.rules:  # two GPU models: the rows say both
+            name = f"{name} / {delegate_display(key, db.rules, short=True)}"
+        fields = [("delegated_ops", "ops delegated"), ("kept_ops", "ops kept off"), ("partitions", "partitions")]
+        if da.subsets is not None or db.subsets is not None:
+            fields.append(("subsets", "node subsets"))
         rows += [MetricDelta(f"delegation.{key}.{field}", f"{name} {label}", getattr(da, field), getattr(db, field))
-                 for field, label in (("delegated_ops", "ops delegated"), ("kept_ops", "ops kept off"),
-                                      ("partitions", "partitions"))]
+                 for field, label in fields]
     return rows
 
 

@@ -285,7 +285,13 @@ class DelegatePlacement:
     """One delegate's placement of the report's ops: what it takes, what it keeps off, how the graph is cut.
 
     ``partitions`` counts the DELEGATE nodes the runtime creates over the report's subgraphs;
+    ``subsets`` counts every node subset of TFLite's partitioning, the delegated ones and the runs of
+    ops left on the CPU between them: what ``benchmark_model`` logs as "yielding N partitions" (0 in a
+    subgraph the delegate takes nothing of: nothing is partitioned there; None: not known, as for the
+    device's placement or a report of an older version);
     ``kept_by_reason`` counts the kept ops per reason category ("op type", "dtype", ...).
+    ``rules`` names whose rules a prediction follows where a delegate has more than one model: the GPU's
+    ``"ml_drift"`` (LiteRT 2.x's GPU accelerator) or ``"classic"`` (``TfLiteGpuDelegateV2``); None otherwise.
     ``source`` is ``"predicted"`` (the delegate's rules, docs/placement.md) or ``"device"``
     (imported from benchmark_model's runtime details).
     """
@@ -295,6 +301,9 @@ class DelegatePlacement:
     partitions: int
     kept_by_reason: Mapping[str, int] = field(default_factory=dict)
     partitions_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> partitions
+    subsets: int | None = None  # node subsets, delegated and not: benchmark_model's "partitions"
+    subsets_by_subgraph: Mapping[str, int] = field(default_factory=dict)  # subgraph index (str) -> node subsets
+    rules: str | None = None  # the GPU's model: "ml_drift" or "classic" (settings.GPU_DELEGATES)
     source: str = "predicted"
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this version does not know (kept)
 

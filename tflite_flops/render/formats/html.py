@@ -241,7 +241,7 @@ def _placement(report: Report) -> str:
     parts = ['<section id="placement"><h2>Where it runs</h2>']
     for key, d in report.delegation.items():
         source = placement_source(d, key)
-        parts.append(f'<h3>{esc(delegate_name(key))} <span class="muted">({esc(source)})</span></h3>'
+        parts.append(f'<h3>{esc(delegate_name(key, d))} <span class="muted">({esc(source)})</span></h3>'
                      f'<p>{esc(placement_summary(report, key))}</p>')
         by_sg: dict[int, list[OpRecord]] = {}
         for o in report.ops:

@@ -131,10 +131,14 @@ def render_markdown(report: Report, top: int = 10) -> str:
                 rest = sum(len(ops) for _, items in groups[3:] for _, _, ops in items)
                 parts.append(f"{len(groups) - 3} more reason(s) ({rest} op(s)): see the JSON or the HTML page")
             kept = "; ".join(parts)
-            rows.append([delegate_name(key) + (" (device)" if d.source == "device" else ""), str(d.delegated_ops),
-                         str(d.kept_ops), str(d.partitions), md_text(kept or "-")])
-        out += ["", "**Where it runs**", ""] + md_table(["delegate", "delegated", "kept", "partitions", "kept, by reason"],
-                                                         rows, [False, True, True, True, False])
+            rows.append([delegate_name(key, d) + (" (device)" if d.source == "device" else ""), str(d.delegated_ops),
+                         str(d.kept_ops), str(d.partitions), "-" if d.subsets is None else str(d.subsets),
+                         md_text(kept or "-")])
+        out += ["", "**Where it runs**", ""] + md_table(["delegate", "delegated", "kept", "partitions",
+                                                         "node subsets", "kept, by reason"],
+                                                        rows, [False, True, True, True, True, False])
+        out += ["", "Node subsets: the delegated partitions and the runs of ops left on the CPU between them, what "
+                    "benchmark_model logs as \"yielding N partitions\"."]
 
     if report.advice:
         out += ["", f"**{ADVICE_TITLE}**", ""] + [f"- {md_text(line)}" for line in
