@@ -204,8 +204,9 @@ def convert_all(out_dir: Path, only: str | None, seed: int, force: bool) -> int:
 LEADERBOARD: dict[str, tuple[dict[str, Any], int]] = {
     "mobilenet_v2": ({}, 224), "mobilenet_v3_small": ({}, 224), "mobilenet_v3_large": ({}, 224),
     "efficientnet_b0": ({}, 224), "resnet18": ({}, 224), "resnet50": ({}, 224), "squeezenet1_1": ({}, 224),
-    "shufflenet_v2_x0_5": ({}, 224), "googlenet": ({"aux_logits": False, "init_weights": True}, 224),
-    "inception_v3": ({"aux_logits": False, "init_weights": True}, 299), "convnext_tiny": ({}, 224),
+    "shufflenet_v2_x0_5": ({}, 224), "googlenet": ({"aux_logits": False, "init_weights": True, "transform_input": True}, 224),
+    "inception_v3": ({"aux_logits": False, "init_weights": True, "transform_input": True}, 299),
+    "convnext_tiny": ({}, 224),
     "efficientnet_v2_s": ({}, 384),
     "lraspp_mobilenet_v3_large": ({"weights_backbone": None}, 520),
     "deeplabv3_resnet50": ({"weights_backbone": None, "aux_loss": False}, 520),
