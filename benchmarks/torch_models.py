@@ -169,32 +169,20 @@ def convert_all(out_dir: Path, only: str | None, seed: int, force: bool) -> int:
     import litert_torch
     import torch
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    failures = 0
-    for name, make, variant in jobs(torch):
-        path = out_dir / f"{name}.tflite"
-        if only and only not in name:
-            continue
-        if path.exists() and not force:
-            print(f"{name}: kept ({path.stat().st_size:,} bytes)")
-            continue
-        torch.manual_seed(seed)
-        start = time.perf_counter()
-        try:
+    def step(name: str, make: Callable[[], tuple[Any, tuple[Any, ...]]], variant: str) -> Callable[[Path], None]:
+        def run(path: Path) -> None:
             if variant.startswith("aeq:"):
                 quantize_file(out_dir / f"{name.removesuffix(variant[4:])}float32.tflite", path)
-            else:
-                model, sample = make()
-                kwargs: dict[str, Any] = {}
-                if variant != "float32":
-                    model, kwargs["quant_config"] = quantize(torch, model, sample, variant)
-                litert_torch.convert(model, sample, **kwargs).export(str(path))
-        except Exception as err:  # one model's failure must not stop the others
-            failures += 1
-            print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
-            continue
-        print(f"{name}: {path.stat().st_size:,} bytes in {time.perf_counter() - start:.0f} s", flush=True)
-    return failures
+                return
+            model, sample = make()
+            kwargs: dict[str, Any] = {}
+            if variant != "float32":
+                model, kwargs["quant_config"] = quantize(torch, model, sample, variant)
+            litert_torch.convert(model, sample, **kwargs).export(str(path))
+        return run
+
+    return sum(not _converted(torch, out_dir / f"{name}.tflite", step(name, make, variant), seed, force)
+               for name, make, variant in jobs(torch) if not only or only in name)
 
 
 # LiteRT's leaderboard (shared reference): its torchvision files, named as its rows' ``file``, at their inputs
@@ -255,29 +243,36 @@ def convert_leaderboard(out_dir: Path, seed: int, force: bool) -> int:
     import litert_torch
     import torch
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    failures = 0
-    quantized = {"mobilenet_v2_dynamic_wi8_afp32": quantize_file,
-                 "mobilenet_v2_int8_channelwise": lambda src, dst: static_int8_file(src, dst, seed)}
-    for name in (*LEADERBOARD, *quantized):
-        path = out_dir / f"{name}.tflite"
-        if path.exists() and not force:
-            print(f"{name}: kept ({path.stat().st_size:,} bytes)")
-            continue
-        torch.manual_seed(seed)
-        start = time.perf_counter()
-        try:
-            if name in quantized:
-                quantized[name](out_dir / "mobilenet_v2.tflite", path)
-            else:
-                model, sample = leaderboard_model(torch, name)
-                litert_torch.convert(model, sample).export(str(path))
-        except Exception as err:  # one model's failure must not stop the others
-            failures += 1
-            print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
-            continue
-        print(f"{name}: {path.stat().st_size:,} bytes in {time.perf_counter() - start:.0f} s", flush=True)
-    return failures
+    def convert(name: str) -> Callable[[Path], None]:
+        def run(path: Path) -> None:
+            model, sample = leaderboard_model(torch, name)
+            litert_torch.convert(model, sample).export(str(path))
+        return run
+
+    float_file = out_dir / "mobilenet_v2.tflite"
+    steps: dict[str, Callable[[Path], None]] = {name: convert(name) for name in LEADERBOARD}
+    steps["mobilenet_v2_dynamic_wi8_afp32"] = lambda path: quantize_file(float_file, path)
+    steps["mobilenet_v2_int8_channelwise"] = lambda path: static_int8_file(float_file, path, seed)
+    return sum(not _converted(torch, out_dir / f"{name}.tflite", step, seed, force) for name, step in steps.items())
+
+
+def _converted(torch: Any, path: Path, step: Callable[[Path], None], seed: int, force: bool) -> bool:
+    """Runs ``step(path)`` unless ``path`` exists (and not ``force``), seeded, timed and printed; False when it
+    failed (one model's failure must not stop the others)."""
+    name = path.stem
+    if path.exists() and not force:
+        print(f"{name}: kept ({path.stat().st_size:,} bytes)")
+        return True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    start = time.perf_counter()
+    try:
+        step(path)
+    except Exception as err:  # noqa: BLE001 (reported, and counted as a failure)
+        print(f"{name}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
+        return False
+    print(f"{name}: {path.stat().st_size:,} bytes in {time.perf_counter() - start:.0f} s", flush=True)
+    return True
 
 
 def copy_mediapipe(out_dir: Path) -> int:
