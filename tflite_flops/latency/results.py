@@ -454,7 +454,8 @@ def _profile(at_target: DeviceProfile, factors: dict[str, float], s: float, fitt
              f"leave-one-model-out: {n_class} of {len(fitted)} within ±10% (one scale: {n_scale} of {len(fitted)}); "
              f"the laws' ranges widened by its 10%..90% errors ({lo:+.3f}..{hi:+.3f} in ln)",
              f"the split between ops is {m.cpu}'s, and so are the cache sizes (whole-model times do not give the "
-             f"device's)" if m.caches else f"the split between ops is {m.cpu}'s")
+             f"device's)" if m.caches else f"the split between ops is {m.cpu}'s",
+             "the device's core count is not in whole-model results: the thread count stands in")
     thin = thin_classes(fitted)
     if thin:
         notes += (f"factors that rest on one model, which leaving it out cannot check: {', '.join(thin)}: give "
