@@ -499,3 +499,7 @@ register_facts("SOFTMAX", law_group="normalize", xnnpack=XnnpackFacts(operator_b
 register_facts(("LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"), law_group="normalize")
 register_facts("QUANTIZE", law_group="convert", fusion=(UNARY_NODE,))
 register_facts("DEQUANTIZE", law_group="convert", fusion=(UNARY_NODE,), weight_unpacking=DEQUANTIZE_WEIGHTS)
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "RELU", "RELU6", "LOGISTIC", "TANH", "SOFTMAX",
+                "LOG_SOFTMAX"), int8_version=2)

@@ -612,3 +612,7 @@ register_facts(("PADV2", "MIRROR_PAD"), law_group="layout", xnnpack=XnnpackFacts
 register_facts(("PACK", "CONCATENATION"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_INPUT))
 register_facts(("UNPACK", "SPLIT", "SPLIT_V"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_OUTPUT))
 register_facts("CAST", law_group="convert")
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("CONCATENATION", "PAD", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "GATHER", "SPLIT", "PACK", "UNPACK"),
+               int8_version=2)

@@ -298,3 +298,7 @@ register_facts("FULLY_CONNECTED", law_group="matmul", fusion=(OUTPUT_CLAMP,),
                xnnpack=XnnpackFacts(operator_bytes=1_896, weights=FULLY_CONNECTED))
 register_facts("BATCH_MATMUL", law_group="matmul",
                xnnpack=XnnpackFacts(operator_bytes=1_760, workspace=PACKED_OPERAND))
+
+# What the converter writes (the what-if of another precision): int8 weights per output channel, an int32
+# bias in a full-integer model; op_version.cc's versions of the hybrid and the int8 kernels.
+register_facts("FULLY_CONNECTED", quantized_weights=((1, 0),), quantized_bias=2, hybrid_version=3, int8_version=4)

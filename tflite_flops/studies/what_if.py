@@ -1,0 +1,253 @@
+"""What if the model were converted in another precision, or with a static shape? (``analyze --predict P --what-if``)
+
+Nothing is converted. For each precision the user could convert a float model to, the graph is rewritten in
+memory the way the TFLite converter writes that precision, and the rewritten graph goes through the same
+analysis and prediction as any model: its laws, placement rules and memory plan are those of the precision.
+Only what the analysis reads is rewritten (dtypes, quantization kinds and axes, op versions, the ops the
+converter adds); the weights' values are not converted, so zeros are not counted in a variant.
+
+The variants (each only where it changes something):
+
+* ``fp16``: ``supported_types=[float16]``: every float32 constant an op reads is stored as float16, and one
+  DEQUANTIZE (an init-time op) feeds its readers with float32;
+* ``dynamic_range``: ``Optimize.DEFAULT``: the weights of the ops with a hybrid kernel
+  (``OpFacts.quantized_weights`` and ``hybrid_version``) are int8 per channel when they hold at least
+  ``DYNAMIC_RANGE_MIN_ELEMENTS`` values (the converter's threshold; smaller ones stay float32);
+  activations stay float32, and those ops run their hybrid kernels;
+* ``int8``: full integer, as ``tflite_flops.convert.to_tflite(..., "int8")`` converts (int8 inputs and
+  outputs): every float32 tensor is int8 (activations per tensor, weights per channel, a bias int32),
+  each op at its int8 kernel's version (``OpFacts.int8_version``). A converter with float inputs and
+  outputs adds one QUANTIZE per input and one DEQUANTIZE per output, which the variant does not have.
+  The variant assumes each op has an int8 kernel: the converter refuses a model whose op has none;
+* ``static_shape``: where an input's shape is dynamic (-1 in its signature), every tensor at the shape
+  the analysis resolved, with no -1 left (the GPU delegate takes no dynamic tensor, XNNPACK none either).
+
+Each variant is summarised in a :class:`~tflite_flops.report.what_if.WhatIf` row: its predicted time, the
+memory headline, the XNNPACK and GPU placement, and what changes against the model as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Callable
+
+from ..analysis import analyze_model
+from ..analysis.run import resolve_shapes
+from ..ops.facts import facts_of
+from ..reader.model import Model, Operator, Quantization, Subgraph, Tensor
+from ..report import Report
+from ..report.headline import runtime_total
+from ..report.what_if import WhatIf
+from ..settings import Settings
+from ..units import tensor_bytes
+
+DYNAMIC_RANGE_MIN_ELEMENTS = 1024  # the converter's default: smaller weights are left float in dynamic range
+FP16_DEQUANTIZE_VERSION = 3  # op_version.cc: DEQUANTIZE of a float16 input
+VARIANTS = ("fp16", "dynamic_range", "int8", "static_shape")
+
+# The scales are not calibrated: every activation and weight gets one scale, a bias their product, so that each
+# ratio of scales XNNPACK's rules check (an output's to an input's, a product's to an output's) is within range.
+# A calibrated model may have a ratio out of range, and that op kept off XNNPACK: the what-if cannot see it.
+SCALE = 2.0 ** -7  # an 8-bit value of [-1, 1)
+_FLOAT = "FLOAT32"
+_PER_TENSOR = Quantization("per_tensor", 0, 1, SCALE, 0)
+
+
+def _per_axis(shape: tuple[int, ...], axis: int, scale: float = SCALE) -> Quantization:
+    """A per-channel quantization along ``axis`` (what the reader summarises: the first scale, zero point 0)."""
+    return Quantization("per_axis", axis, shape[axis] if 0 <= axis < len(shape) else 1, scale, 0, False)
+
+
+def _retyped(t: Tensor, dtype: str, quantization: Quantization | None) -> Tensor:
+    """``t`` stored as ``dtype``: a constant keeps its place in the file, its size that of the new dtype."""
+    size = t.data_size
+    if t.is_constant and not t.is_external:
+        size = min(t.data_size, tensor_bytes(t.shape, dtype))
+    return t._replace(dtype=dtype, quantization=quantization, data_size=size)
+
+
+def _float_constants_read(sg: Subgraph) -> list[int]:
+    """The float32 constants the subgraph's ops read, in the order first read."""
+    seen: dict[int, None] = {}
+    for op in sg.operators:
+        for i in op.inputs:
+            if i >= 0 and sg.tensors[i].dtype == _FLOAT and sg.tensors[i].is_constant and not sg.tensors[i].is_variable:
+                seen.setdefault(i)
+    return list(seen)
+
+
+def fp16_subgraph(sg: Subgraph) -> Subgraph:
+    """``sg`` as the converter writes it with float16 weights: each float32 constant stored as float16, read
+    through one DEQUANTIZE placed before the ops (as the converter orders them)."""
+    constants = _float_constants_read(sg)
+    if not constants:
+        return sg
+    tensors = list(sg.tensors)
+    dequantized: dict[int, int] = {}
+    new_ops: list[Operator] = []
+    for i in constants:
+        t = tensors[i]
+        tensors[i] = _retyped(t, "FLOAT16", None)
+        out = len(tensors)
+        tensors.append(Tensor(out, t.name + "_dequantized", _FLOAT, t.shape, t.shape_signature, 0, 0, 0, False,
+                              None, None))
+        dequantized[i] = out
+        new_ops.append(Operator(0, "DEQUANTIZE", 6, FP16_DEQUANTIZE_VERSION, (i,), (out,), (), {}))
+    for op in sg.operators:
+        new_ops.append(op._replace(inputs=tuple(dequantized.get(i, i) for i in op.inputs)))
+    ops = tuple(op._replace(index=k) for k, op in enumerate(new_ops))
+    return replace(sg, tensors=tuple(tensors), operators=ops)
+
+
+def dynamic_range_subgraph(sg: Subgraph) -> Subgraph:
+    """``sg`` as the converter writes it with ``Optimize.DEFAULT`` alone: int8 weights (per channel) for the
+    ops with a hybrid kernel, when they hold at least DYNAMIC_RANGE_MIN_ELEMENTS values."""
+    tensors = list(sg.tensors)
+    ops = []
+    for op in sg.operators:
+        facts = facts_of(op.op_type)
+        changed = False
+        if facts.hybrid_version:
+            for pos, axis in facts.quantized_weights:
+                i = op.inputs[pos] if pos < len(op.inputs) else -1
+                t = tensors[i] if i >= 0 else None
+                if t is None or not t.is_constant:
+                    continue
+                if t.dtype == "INT8":
+                    changed = True  # shared with an op already rewritten
+                elif t.dtype == _FLOAT and math.prod(t.shape) >= DYNAMIC_RANGE_MIN_ELEMENTS:
+                    tensors[i] = _retyped(t, "INT8", _per_axis(t.shape, axis))
+                    changed = True
+        ops.append(op._replace(version=max(op.version, facts.hybrid_version)) if changed else op)
+    return replace(sg, tensors=tuple(tensors), operators=tuple(ops))
+
+
+def int8_subgraph(sg: Subgraph) -> Subgraph:
+    """``sg`` as the converter writes it in full integer with int8 inputs and outputs: every float32 tensor int8
+    (per tensor; a weight per channel, a bias int32 per channel), each op at its int8 kernel's version."""
+    tensors = list(sg.tensors)
+    done: set[int] = set()
+    ops = []
+    for op in sg.operators:
+        facts = facts_of(op.op_type)
+        special = dict(facts.quantized_weights)
+        for pos, i in enumerate(op.inputs):
+            if i < 0 or i in done or tensors[i].dtype != _FLOAT:
+                continue
+            t = tensors[i]
+            if pos in special and t.is_constant:
+                tensors[i] = _retyped(t, "INT8", _per_axis(t.shape, special[pos]))
+            elif pos == facts.quantized_bias and t.is_constant:
+                tensors[i] = _retyped(t, "INT32", _per_axis(t.shape, 0, SCALE * SCALE))
+            else:
+                tensors[i] = _retyped(t, "INT8", _PER_TENSOR)
+            done.add(i)
+        for i in op.outputs:
+            if i >= 0 and i not in done and tensors[i].dtype == _FLOAT:
+                tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
+                done.add(i)
+        floats = any(i >= 0 and sg.tensors[i].dtype == _FLOAT for i in op.inputs + op.outputs)
+        ops.append(op._replace(version=max(op.version, facts.int8_version)) if floats else op)
+    for i in sg.inputs + sg.outputs:  # an input or output no op reads or writes
+        if i >= 0 and tensors[i].dtype == _FLOAT:
+            tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
+    return replace(sg, tensors=tuple(tensors), operators=tuple(ops))
+
+
+def static_model(model: Model, settings: Settings) -> Model:
+    """``model`` with every tensor of a reached subgraph at the shape the analysis resolves at ``settings``,
+    and no dynamic dim left (what the converter writes from a model of static input shapes)."""
+    states = resolve_shapes(model, settings)
+    subgraphs = list(model.subgraphs)
+    for index, state in states.items():
+        sg = subgraphs[index]
+        tensors = tuple(t._replace(shape=tuple(state.shapes[t.index]), shape_signature=None)
+                        if t.is_dynamic and state.resolved[t.index] else t for t in sg.tensors)
+        subgraphs[index] = replace(sg, tensors=tensors)
+    return replace(model, subgraphs=tuple(subgraphs))
+
+
+def _each_subgraph(model: Model, rewrite: Callable[[Subgraph], Subgraph]) -> Model:
+    return replace(model, subgraphs=tuple(rewrite(sg) for sg in model.subgraphs))
+
+
+def applicable(model: Model) -> tuple[str, ...]:
+    """The variants that change ``model``: a precision only from a float32 model (float32 weights read by its
+    ops, none already int8 or float16), the static shape only where an input is dynamic."""
+    out = []
+    main = model.main
+    quantized = any(t.is_constant and t.dtype in ("INT8", "FLOAT16", "UINT8") and t.quantization is not None
+                    or t.dtype == "FLOAT16" for sg in model.subgraphs for t in sg.tensors)
+    floats = any(_float_constants_read(sg) for sg in model.subgraphs)
+    if floats and not quantized:
+        out.append("fp16")
+        if dynamic_range_subgraph(main) is not main and any(
+                a is not b for a, b in zip(dynamic_range_subgraph(main).tensors, main.tensors)):
+            out.append("dynamic_range")
+        out.append("int8")
+    if any(main.tensors[i].is_dynamic for i in main.inputs if i >= 0):
+        out.append("static_shape")
+    return tuple(out)
+
+
+def rewrite(model: Model, variant: str, settings: Settings) -> Model:
+    """``model`` as the converter would write it in ``variant`` (one of VARIANTS)."""
+    if variant == "fp16":
+        return _each_subgraph(model, fp16_subgraph)
+    if variant == "dynamic_range":
+        return _each_subgraph(model, dynamic_range_subgraph)
+    if variant == "int8":
+        return _each_subgraph(model, int8_subgraph)
+    if variant == "static_shape":
+        return static_model(model, settings)
+    raise ValueError(f"unknown what-if variant {variant!r} (one of {', '.join(VARIANTS)})")
+
+
+def summarize(variant: str, report: Report, base: Report | None = None) -> WhatIf:
+    """The row of one variant's report, with what changes against ``base`` (the model as it is)."""
+    xnn = report.delegation.get("xnnpack")
+    gpu = report.delegation.get("gpu")
+    total = runtime_total(report.memory)
+    pred = report.prediction
+    row = WhatIf(variant=variant, predicted_ms=None if pred is None else pred.latency_ms,
+                 prediction_complete=None if pred is None else pred.complete,
+                 memory_bytes=None if total is None else total.total_bytes,
+                 weights_bytes=None if report.memory is None else report.memory.weights_bytes,
+                 ops=len(report.ops),
+                 xnnpack_delegated=None if xnn is None else xnn.delegated_ops,
+                 xnnpack_kept=None if xnn is None else xnn.kept_ops,
+                 xnnpack_partitions=None if xnn is None else xnn.partitions,
+                 gpu_delegated=None if gpu is None else gpu.delegated_ops,
+                 gpu_partitions=None if gpu is None else gpu.partitions)
+    return row if base is None else replace(row, changes=changes(row, summarize("as is", base)))
+
+
+def changes(row: WhatIf, base: WhatIf) -> tuple[str, ...]:
+    """What a variant changes against the model as it is, one phrase per figure that differs."""
+    out = []
+    if row.predicted_ms is not None and base.predicted_ms:
+        ratio = row.predicted_ms / base.predicted_ms
+        out.append(f"time {ratio:.2f}x ({base.predicted_ms:.3f} -> {row.predicted_ms:.3f} ms)")
+    if row.memory_bytes is not None and base.memory_bytes:
+        out.append(f"memory {row.memory_bytes / base.memory_bytes:.2f}x")
+    if (row.xnnpack_delegated, row.xnnpack_partitions) != (base.xnnpack_delegated, base.xnnpack_partitions):
+        out.append(f"XNNPACK {base.xnnpack_delegated} -> {row.xnnpack_delegated} ops delegated, "
+                   f"{base.xnnpack_partitions} -> {row.xnnpack_partitions} partitions")
+    if (row.gpu_delegated, row.gpu_partitions) != (base.gpu_delegated, base.gpu_partitions):
+        out.append(f"GPU {base.gpu_delegated} -> {row.gpu_delegated} ops delegated, "
+                   f"{base.gpu_partitions} -> {row.gpu_partitions} partitions")
+    if row.ops != base.ops:
+        out.append(f"{row.ops - base.ops:+d} ops")
+    return tuple(out)
+
+
+def what_if(model: Model, report: Report, settings: Settings) -> tuple[WhatIf, ...]:
+    """The rows of every variant that applies to ``model`` (:func:`applicable`), each re-analysed (and
+    predicted when ``settings.predict`` holds a profile) at ``settings``; ``report`` is the model as it is."""
+    quiet = replace(settings, count_zeros=False)  # a variant's weights keep the float values' bytes
+    rows = []
+    for variant in applicable(model):
+        variant_report = analyze_model(rewrite(model, variant, settings), quiet)
+        rows.append(summarize(variant, variant_report, report))
+    return tuple(rows)
