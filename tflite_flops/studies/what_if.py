@@ -35,7 +35,9 @@ from typing import Callable
 from ..analysis import analyze_model
 from ..analysis.run import resolve_shapes
 from ..ops.facts import facts_of
-from ..reader.model import Model, Operator, Quantization, Subgraph, Tensor
+import numpy as np
+
+from ..reader.model import _NP_DTYPES, Model, Operator, Quantization, Subgraph, Tensor
 from ..report import Report
 from ..report.headline import runtime_total
 from ..report.what_if import WhatIf
@@ -156,16 +158,38 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
 
 
 def static_model(model: Model, settings: Settings) -> Model:
-    """``model`` with every tensor of a reached subgraph at the shape the analysis resolves at ``settings``,
-    and no dynamic dim left (what the converter writes from a model of static input shapes)."""
+    """``model`` as the converter writes it from static input shapes: every tensor of a reached subgraph at the
+    shape the analysis resolves at ``settings``, no dynamic dim left, and the ops whose outputs the shapes
+    alone determine (a SHAPE and the arithmetic on it) folded into constants, as the converter folds them."""
     states = resolve_shapes(model, settings)
     subgraphs = list(model.subgraphs)
+    extra = bytearray()
+    base = model.size_bytes if model.bundle is None else -1  # a bundle's section: nothing is folded
     for index, state in states.items():
         sg = subgraphs[index]
-        tensors = tuple(t._replace(shape=tuple(state.shapes[t.index]), shape_signature=None)
-                        if t.is_dynamic and state.resolved[t.index] else t for t in sg.tensors)
-        subgraphs[index] = replace(sg, tensors=tensors)
-    return replace(model, subgraphs=tuple(subgraphs))
+        tensors = [t._replace(shape=tuple(state.shapes[t.index]), shape_signature=None)
+                   if t.is_dynamic and state.resolved[t.index] else t for t in sg.tensors]
+        ops = []
+        folded: set[int] = set()  # outputs of the ops folded: what reads only them and shapes folds too
+        for op in sg.operators:
+            values = [state.values[o] if o >= 0 else None for o in op.outputs]
+            if (base < 0 or op.subgraph_refs or not op.outputs or any(v is None for v in values)
+                    or not any(i in folded or sg.tensors[i].is_dynamic for i in op.inputs if i >= 0)):
+                ops.append(op)
+                continue
+            folded.update(op.outputs)
+            for o, v in zip(op.outputs, values):  # folded: the output is a constant of the file
+                data = np.ascontiguousarray(v, dtype=_NP_DTYPES.get(tensors[o].dtype, v.dtype)).tobytes()
+                extra += bytes(-(base + len(extra)) % 16)
+                tensors[o] = tensors[o]._replace(shape=tuple(np.shape(v)), data_offset=base + len(extra),
+                                                 data_size=len(data))
+                extra += data
+        ops = [op._replace(index=k) for k, op in enumerate(ops)]
+        subgraphs[index] = replace(sg, tensors=tuple(tensors), operators=tuple(ops))
+    if not extra:
+        return replace(model, subgraphs=tuple(subgraphs))
+    buf = bytes(model._buf[:base]) + bytes(extra)
+    return replace(model, subgraphs=tuple(subgraphs), _buf=buf, size_bytes=len(buf))
 
 
 def _each_subgraph(model: Model, rewrite: Callable[[Subgraph], Subgraph]) -> Model:
@@ -229,8 +253,9 @@ def changes(row: WhatIf, base: WhatIf) -> tuple[str, ...]:
     if row.predicted_ms is not None and base.predicted_ms:
         ratio = row.predicted_ms / base.predicted_ms
         out.append(f"time {ratio:.2f}x ({base.predicted_ms:.3f} -> {row.predicted_ms:.3f} ms)")
-    if row.memory_bytes is not None and base.memory_bytes:
-        out.append(f"memory {row.memory_bytes / base.memory_bytes:.2f}x")
+    if row.memory_bytes is not None and base.memory_bytes and abs(row.memory_bytes / base.memory_bytes - 1) >= 0.005:
+        out.append(f"memory {row.memory_bytes / base.memory_bytes:.2f}x ({_mib(base.memory_bytes)} -> "
+                   f"{_mib(row.memory_bytes)})")
     if (row.xnnpack_delegated, row.xnnpack_partitions) != (base.xnnpack_delegated, base.xnnpack_partitions):
         out.append(f"XNNPACK {base.xnnpack_delegated} -> {row.xnnpack_delegated} ops delegated, "
                    f"{base.xnnpack_partitions} -> {row.xnnpack_partitions} partitions")
@@ -240,6 +265,10 @@ def changes(row: WhatIf, base: WhatIf) -> tuple[str, ...]:
     if row.ops != base.ops:
         out.append(f"{row.ops - base.ops:+d} ops")
     return tuple(out)
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.2f} MiB"
 
 
 def what_if(model: Model, report: Report, settings: Settings) -> tuple[WhatIf, ...]:

@@ -1,0 +1,113 @@
+"""The what-if of other precisions (studies/what_if.py): cnn_float rewritten in memory as the converter writes
+fp16, dynamic-range and full int8 is held to the twins make_samples.py converted from the same Keras model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import cli_process
+import tflite_flops
+from tflite_flops.analysis import analyze_model
+from tflite_flops.latency.profile import DeviceProfile
+from tflite_flops.reader.load import load_model
+from tflite_flops.render import render
+from tflite_flops.report import Report
+from tflite_flops.settings import Settings
+from tflite_flops.studies.what_if import DYNAMIC_RANGE_MIN_ELEMENTS, applicable, rewrite
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_models"
+PROFILE = ROOT / "tests" / "fixtures" / "predict_profile.json"
+TWINS = {"fp16": "cnn_fp16", "dynamic_range": "cnn_dynamic_range", "int8": "cnn_int8"}
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return Settings(predict=DeviceProfile.load(str(PROFILE)))
+
+
+@pytest.fixture(scope="module")
+def cnn_float():
+    return load_model(SAMPLES / "cnn_float.tflite")
+
+
+def _placement(report: Report) -> dict[str, tuple[int, int, int]]:
+    return {k: (d.delegated_ops, d.kept_ops, d.partitions) for k, d in report.delegation.items()}
+
+
+@pytest.mark.parametrize("variant", sorted(TWINS))
+def test_the_what_if_is_the_twin(variant, settings, cnn_float):
+    """Same ops (type, precision, phase), same placement per op and per delegate, same predicted time."""
+    what_if = analyze_model(rewrite(cnn_float, variant, settings), settings)
+    twin = analyze_model(SAMPLES / f"{TWINS[variant]}.tflite", settings)
+    assert [(o.op_type, o.precision, o.phase) for o in what_if.ops] == [(o.op_type, o.precision, o.phase)
+                                                                       for o in twin.ops]
+    assert [o.xnnpack for o in what_if.ops] == [o.xnnpack for o in twin.ops]
+    assert _placement(what_if) == _placement(twin)
+    assert what_if.prediction.latency_ms == pytest.approx(twin.prediction.latency_ms, rel=0.15)
+    assert what_if.memory.weights_bytes == twin.memory.weights_bytes
+
+
+def test_which_weights_dynamic_range_quantizes(settings, cnn_float):
+    """The converter's threshold: weights of at least 1,024 values become int8 per output channel."""
+    model = rewrite(cnn_float, "dynamic_range", settings)
+    int8 = sorted(t.shape for t in model.main.tensors if t.dtype == "INT8")
+    # 8·3·3·16 = 1,152 and 8·3·3·24 = 1,728 are quantized; 16·3·3·3 = 432, 16·1·1·16 = 256, 3·3·16 = 144 and
+    # 10·8 = 80 stay float32
+    assert DYNAMIC_RANGE_MIN_ELEMENTS == 1024
+    assert int8 == [(8, 3, 3, 16), (8, 3, 3, 24)]
+    assert {t.quantization.num_scales for t in model.main.tensors if t.dtype == "INT8"} == {8}  # one per channel
+
+
+def test_fp16_dequantizes_every_float_constant(settings, cnn_float):
+    """9 float32 constants (5 filters or weights, 4 biases: the FC has none) -> 9 DEQUANTIZE ops, run at init."""
+    report = analyze_model(rewrite(cnn_float, "fp16", settings), settings)
+    dequantize = [o for o in report.ops if o.op_type == "DEQUANTIZE"]
+    assert len(dequantize) == 9 and {o.phase for o in dequantize} == {"init"}
+    assert len(report.ops) == 12 + 9
+
+
+def test_static_shape_folds_the_shape_arithmetic():
+    """fcn_dynamic (input [-1, -1, -1, 3]) at 1x64x64x3: SHAPE, SLICE and MUL (the resize's size) fold into a
+    constant, as a static conversion folds them; no tensor stays dynamic, and XNNPACK takes all 8 ops in 1
+    partition where it kept the 3 shape ops and the resize (whose size was computed) off."""
+    settings = Settings(input_shapes="1x64x64x3")
+    model = load_model(SAMPLES / "fcn_dynamic.tflite")
+    assert "static_shape" in applicable(model)
+    static = rewrite(model, "static_shape", settings)
+    assert not any(t.is_dynamic for t in static.main.tensors if any(t.index in op.inputs + op.outputs
+                                                                     for op in static.main.operators))
+    before, after = analyze_model(model, settings), analyze_model(static, settings)
+    assert [o.op_type for o in after.ops] == [o.op_type for o in before.ops if o.op_type not in ("SHAPE", "SLICE", "MUL")]
+    assert (after.delegation["xnnpack"].delegated_ops, after.delegation["xnnpack"].partitions) == (8, 1)
+    assert before.totals.macs == after.totals.macs
+
+
+def test_variants_that_apply():
+    assert applicable(load_model(SAMPLES / "cnn_float.tflite")) == ("fp16", "dynamic_range", "int8")
+    assert applicable(load_model(SAMPLES / "cnn_int8.tflite")) == ()
+    assert applicable(load_model(SAMPLES / "cnn_fp16.tflite")) == ()
+    assert applicable(load_model(SAMPLES / "fcn_dynamic.tflite"))[-1] == "static_shape"
+
+
+def test_analyze_what_if_rows_round_trip_and_render():
+    report = tflite_flops.analyze(SAMPLES / "cnn_float.tflite", predict=PROFILE, what_if=True)
+    rows = {w.variant: w for w in report.what_if}
+    assert list(rows) == ["fp16", "dynamic_range", "int8"]
+    twin = tflite_flops.analyze(SAMPLES / "cnn_int8.tflite", predict=PROFILE)
+    assert rows["int8"].predicted_ms == pytest.approx(twin.prediction.latency_ms)
+    assert (rows["int8"].xnnpack_delegated, rows["int8"].xnnpack_partitions) == (10, 2)
+    assert any(c.startswith("time ") for c in rows["int8"].changes)
+    assert [w.to_dict() for w in Report.from_json(report.to_json()).what_if] == [w.to_dict() for w in report.what_if]
+    for fmt in ("table", "md", "html"):
+        assert "What if you convert it" in render(report, fmt)
+    assert "what_if" not in tflite_flops.analyze(SAMPLES / "cnn_float.tflite", predict=PROFILE).to_dict()
+
+
+def test_cli_what_if():
+    proc = cli_process.run(["analyze", str(SAMPLES / "cnn_float.tflite"), "--predict", str(PROFILE), "--what-if"],
+                           cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "What if you convert it" in proc.stdout and "full int8" in proc.stdout
