@@ -59,6 +59,10 @@ def test_which_weights_dynamic_range_quantizes(settings, cnn_float):
     assert DYNAMIC_RANGE_MIN_ELEMENTS == 1024
     assert int8 == [(8, 3, 3, 16), (8, 3, 3, 24)]
     assert {t.quantization.num_scales for t in model.main.tensors if t.dtype == "INT8"} == {8}  # one per channel
+    # one version per op type, as the converter writes it: every CONV_2D at its hybrid kernel's 5 once one is
+    # hybrid (its float ones too), the DEPTHWISE_CONV_2D (no weights quantized) left at 1; the twin's versions
+    twin = load_model(SAMPLES / "cnn_dynamic_range.tflite")
+    assert [op.version for op in model.main.operators] == [op.version for op in twin.main.operators]
 
 
 def test_fp16_dequantizes_every_float_constant(settings, cnn_float):

@@ -122,7 +122,16 @@ def dynamic_range_subgraph(sg: Subgraph) -> Subgraph:
                     tensors[i] = _retyped(t, "INT8", _per_axis(t.shape, axis))
                     changed = True
         ops.append(op._replace(version=max(op.version, facts.hybrid_version)) if changed else op)
-    return replace(sg, tensors=tuple(tensors), operators=tuple(ops))
+    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)))
+
+
+def _one_version_per_type(ops: list[Operator]) -> list[Operator]:
+    """The ops with one version per op type, the highest: the converter writes one operator code per op type
+    (seen in its dynamic-range output: once one CONV_2D is hybrid, every CONV_2D of the model is version 5)."""
+    top: dict[str, int] = {}
+    for op in ops:
+        top[op.op_type] = max(top.get(op.op_type, 0), op.version)
+    return [op if op.version == top[op.op_type] else op._replace(version=top[op.op_type]) for op in ops]
 
 
 def int8_subgraph(sg: Subgraph) -> Subgraph:
@@ -154,7 +163,7 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
     for i in sg.inputs + sg.outputs:  # an input or output no op reads or writes
         if i >= 0 and tensors[i].dtype == _FLOAT:
             tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
-    return replace(sg, tensors=tuple(tensors), operators=tuple(ops))
+    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)))
 
 
 def static_model(model: Model, settings: Settings) -> Model:
