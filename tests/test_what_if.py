@@ -115,3 +115,20 @@ def test_cli_what_if():
                            cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "What if you convert it" in proc.stdout and "full int8" in proc.stdout
+
+
+def test_compare_shows_the_what_if_beside_the_twin():
+    """compare float int8 --predict: A's full-int8 what-if beside B's own prediction, the same time and placement."""
+    proc = cli_process.run(["compare", str(SAMPLES / "cnn_float.tflite"), str(SAMPLES / "cnn_int8.tflite"),
+                            "--predict", str(PROFILE), "--format", "json"], cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    rows = json.loads(proc.stdout)["what_if"]
+    a, b = rows["a_predicted"], rows["b"]
+    assert a["variant"] == b["variant"] == "int8"
+    for key in ("predicted_ms", "xnnpack_delegated", "xnnpack_partitions", "gpu_delegated", "gpu_partitions", "ops"):
+        assert a[key] == b[key], key
+    plain = cli_process.run(["compare", str(SAMPLES / "cnn_float.tflite"), str(SAMPLES / "cnn_int8.tflite"),
+                             "--format", "json"], cwd=ROOT)
+    assert "what_if" not in json.loads(plain.stdout)  # without a profile: unchanged

@@ -31,12 +31,15 @@ def what_if_rows(rows: Sequence[WhatIf]) -> list[list[str]]:
              _count(w.gpu_partitions), "; ".join(w.changes) or "-"] for w in rows]
 
 
-def what_if_html(rows: Sequence[WhatIf]) -> str:
-    """The what-if section of an HTML page ('' when there is none)."""
+def what_if_html(rows: Sequence[WhatIf], labels: Sequence[str] = (), title: str = TITLE) -> str:
+    """The what-if section of an HTML page ('' when there is none); ``labels``: a first column naming each row."""
     if not rows:
         return ""
-    head = "".join(f"<th>{esc(h)}</th>" for h in HEADERS)
-    body = "".join("<tr>" + "".join(f'<td class="{"num" if r else ""}">{esc(c)}</td>' for c, r in zip(cells, RIGHT))
-                   + "</tr>" for cells in what_if_rows(rows))
-    return (f'<section id="what-if"><h2>{esc(TITLE)}</h2><table class="what-if"><thead><tr>{head}</tr></thead>'
+    heads = (["", *HEADERS] if labels else HEADERS)
+    right = ([False, *RIGHT] if labels else RIGHT)
+    cells = [[label, *row] for label, row in zip(labels, what_if_rows(rows))] if labels else what_if_rows(rows)
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
+    body = "".join("<tr>" + "".join(f'<td class="{"num" if r else ""}">{esc(c)}</td>' for c, r in zip(row, right))
+                   + "</tr>" for row in cells)
+    return (f'<section id="what-if"><h2>{esc(title)}</h2><table class="what-if"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></section>")

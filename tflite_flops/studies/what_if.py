@@ -289,3 +289,28 @@ def what_if(model: Model, report: Report, settings: Settings) -> tuple[WhatIf, .
         variant_report = analyze_model(rewrite(model, variant, settings), quiet)
         rows.append(summarize(variant, variant_report, report))
     return tuple(rows)
+
+
+def converted_variant(model: Model) -> str | None:
+    """The precision ``model`` was converted in, as a what-if variant: ``fp16`` (float16 constants), ``int8``
+    (int8 activations), ``dynamic_range`` (int8 weights, float activations), or None (float32, or another)."""
+    tensors = [t for sg in model.subgraphs for t in sg.tensors]
+    if any(t.is_constant and t.dtype == "FLOAT16" for t in tensors):
+        return "fp16"
+    if any(not t.is_constant and t.dtype == "INT8" and t.quantization is not None for t in tensors):
+        return "int8"
+    if any(t.is_constant and t.dtype == "INT8" and t.quantization is not None for t in tensors):
+        return "dynamic_range"
+    return None
+
+
+def twin_rows(model_a: Model, report_a: Report, model_b: Model, report_b: Report, settings: Settings
+              ) -> tuple[WhatIf, WhatIf] | None:
+    """(A's what-if row in B's precision, B's own row) when B is a conversion of float A into a precision the
+    what-if predicts (``compare A B``), else None. Both rows' changes are against A as it is."""
+    variant = converted_variant(model_b)
+    if variant is None or variant not in applicable(model_a):
+        return None
+    quiet = replace(settings, count_zeros=False)
+    predicted = summarize(variant, analyze_model(rewrite(model_a, variant, settings), quiet), report_a)
+    return predicted, summarize(variant, report_b, report_a)
