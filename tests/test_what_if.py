@@ -54,8 +54,8 @@ def test_which_weights_dynamic_range_quantizes(settings, cnn_float):
     """The converter's threshold: weights of at least 1,024 values become int8 per output channel."""
     model = rewrite(cnn_float, "dynamic_range", settings)
     int8 = sorted(t.shape for t in model.main.tensors if t.dtype == "INT8")
-    # 8·3·3·16 = 1,152 and 8·3·3·24 = 1,728 are quantized; 16·3·3·3 = 432, 16·1·1·16 = 256, 3·3·16 = 144 and
-    # 10·8 = 80 stay float32
+    # 8·3·3·16 = 1,152 and 8·3·3·24 = 1,728 are quantized;
+    # 16·3·3·3 = 432, 16·1·1·16 = 256, 3·3·16 = 144 and 10·8 = 80 stay float32
     assert DYNAMIC_RANGE_MIN_ELEMENTS == 1024
     assert int8 == [(8, 3, 3, 16), (8, 3, 3, 24)]
     assert {t.quantization.num_scales for t in model.main.tensors if t.dtype == "INT8"} == {8}  # one per channel
@@ -84,7 +84,8 @@ def test_static_shape_folds_the_shape_arithmetic():
     assert not any(t.is_dynamic for t in static.main.tensors if any(t.index in op.inputs + op.outputs
                                                                      for op in static.main.operators))
     before, after = analyze_model(model, settings), analyze_model(static, settings)
-    assert [o.op_type for o in after.ops] == [o.op_type for o in before.ops if o.op_type not in ("SHAPE", "SLICE", "MUL")]
+    folded = ("SHAPE", "SLICE", "MUL")
+    assert [o.op_type for o in after.ops] == [o.op_type for o in before.ops if o.op_type not in folded]
     assert (after.delegation["xnnpack"].delegated_ops, after.delegation["xnnpack"].partitions) == (8, 1)
     assert before.totals.macs == after.totals.macs
 
