@@ -206,19 +206,18 @@ def _each_subgraph(model: Model, rewrite: Callable[[Subgraph], Subgraph]) -> Mod
 
 
 def applicable(model: Model) -> tuple[str, ...]:
-    """The variants that change ``model``: a precision only from a float32 model (float32 weights read by its
-    ops, none already int8 or float16), the static shape only where an input is dynamic."""
+    """The variants that change ``model``: a precision only from a float32 model (float32 constants read by its
+    ops, no quantized or float16 tensor), the static shape only where an input of the entry is dynamic."""
     out = []
-    main = model.main
-    quantized = any(t.is_constant and t.dtype in ("INT8", "FLOAT16", "UINT8") and t.quantization is not None
-                    or t.dtype == "FLOAT16" for sg in model.subgraphs for t in sg.tensors)
-    floats = any(_float_constants_read(sg) for sg in model.subgraphs)
-    if floats and not quantized:
+    tensors = [t for sg in model.subgraphs for t in sg.tensors]
+    quantized = any(t.dtype == "FLOAT16" or (t.dtype in ("INT8", "UINT8") and t.quantization is not None)
+                    for t in tensors)
+    if not quantized and any(_float_constants_read(sg) for sg in model.subgraphs):
         out.append("fp16")
-        if dynamic_range_subgraph(main) is not main and any(
-                a is not b for a, b in zip(dynamic_range_subgraph(main).tensors, main.tensors)):
-            out.append("dynamic_range")
+        if any(a is not b for sg in model.subgraphs for a, b in zip(dynamic_range_subgraph(sg).tensors, sg.tensors)):
+            out.append("dynamic_range")  # some weight is large enough to quantize
         out.append("int8")
+    main = model.main
     if any(main.tensors[i].is_dynamic for i in main.inputs if i >= 0):
         out.append("static_shape")
     return tuple(out)
