@@ -221,6 +221,8 @@ class OpFacts:
     quantized_bias: int | None = None
     hybrid_version: int = 0
     int8_version: int = 0
+    dequantized_output: bool = False  # in dynamic range it has no hybrid kernel: it reads its int8 weight and
+    # writes int8, and a DEQUANTIZE after it gives its readers float32 (an embedding lookup's GATHER)
 
 
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
@@ -254,7 +256,7 @@ def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``law_as=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
     ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``, ``quantized_weights=``,
-    ``quantized_bias=``, ``hybrid_version=``, ``int8_version=``. Each fact once per op type."""
+    ``quantized_bias=``, ``hybrid_version=``, ``int8_version=``, ``dequantized_output=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

@@ -34,7 +34,7 @@ from typing import Callable
 
 from ..analysis import analyze_model
 from ..analysis.run import resolve_shapes
-from ..ops.facts import facts_of
+from ..ops.facts import facts_of, xnnpack_facts
 import numpy as np
 
 from ..reader.model import _NP_DTYPES, Model, Operator, Quantization, Subgraph, Tensor
@@ -46,6 +46,7 @@ from ..units import tensor_bytes
 
 DYNAMIC_RANGE_MIN_ELEMENTS = 1024  # the converter's default: smaller weights are left float in dynamic range
 FP16_DEQUANTIZE_VERSION = 3  # op_version.cc: DEQUANTIZE of a float16 input
+DEQUANTIZE_INT8_VERSION = 2  # op_version.cc: DEQUANTIZE of an int8 input
 VARIANTS = ("fp16", "dynamic_range", "int8", "static_shape")
 
 # The scales are not calibrated: every activation and weight gets one scale, a bias their product, so that each
@@ -57,8 +58,11 @@ _PER_TENSOR = Quantization("per_tensor", 0, 1, SCALE, 0)
 
 
 def _per_axis(shape: tuple[int, ...], axis: int, scale: float = SCALE) -> Quantization:
-    """A per-channel quantization along ``axis`` (what the reader summarises: the first scale, zero point 0)."""
-    return Quantization("per_axis", axis, shape[axis] if 0 <= axis < len(shape) else 1, scale, 0, False)
+    """A per-channel quantization along ``axis`` (what the reader summarises: the first scale, zero point 0);
+    ``axis`` -1: one scale for the tensor."""
+    if axis < 0:
+        return Quantization("per_tensor", 0, 1, scale, 0)
+    return Quantization("per_axis", axis, shape[axis] if axis < len(shape) else 1, scale, 0, False)
 
 
 def _retyped(t: Tensor, dtype: str, quantization: Quantization | None) -> Tensor:
@@ -85,6 +89,15 @@ def fp16_subgraph(sg: Subgraph) -> Subgraph:
     constants = _float_constants_read(sg)
     if not constants:
         return sg
+    readers: dict[int, list[Operator]] = {}
+    for op in sg.operators:
+        for i in dict.fromkeys(op.inputs):
+            readers.setdefault(i, []).append(op)
+    # the DEQUANTIZE of a GEMM's weights first (XNNPACK takes it with the GEMM: analysis/placement.py's fp16
+    # weights), the others after: the order TensorFlow 2.21's converter writes them in, which decides the
+    # partitions they join
+    constants.sort(key=lambda i: not all(xnnpack_facts(op.op_type).gemm and op.inputs[0] != i
+                                         for op in readers.get(i, ())))
     tensors = list(sg.tensors)
     dequantized: dict[int, int] = {}
     new_ops: list[Operator] = []
@@ -104,10 +117,14 @@ def fp16_subgraph(sg: Subgraph) -> Subgraph:
 
 def dynamic_range_subgraph(sg: Subgraph) -> Subgraph:
     """``sg`` as the converter writes it with ``Optimize.DEFAULT`` alone: int8 weights (per channel) for the
-    ops with a hybrid kernel, when they hold at least DYNAMIC_RANGE_MIN_ELEMENTS values."""
+    ops with a hybrid kernel, when they hold at least DYNAMIC_RANGE_MIN_ELEMENTS values; an op without one
+    (``dequantized_output``) runs in int8 and a DEQUANTIZE after it gives its readers float32."""
     tensors = list(sg.tensors)
-    ops = []
+    ops: list[Operator] = []
+    renamed: dict[int, int] = {}  # an output now int8 -> the float32 tensor its DEQUANTIZE writes
+    outputs = list(sg.outputs)
     for op in sg.operators:
+        op = op._replace(inputs=tuple(renamed.get(i, i) for i in op.inputs)) if renamed else op
         facts = facts_of(op.op_type)
         changed = False
         if facts.hybrid_version:
@@ -121,8 +138,23 @@ def dynamic_range_subgraph(sg: Subgraph) -> Subgraph:
                 elif t.dtype == _FLOAT and math.prod(t.shape) >= DYNAMIC_RANGE_MIN_ELEMENTS:
                     tensors[i] = _retyped(t, "INT8", _per_axis(t.shape, axis))
                     changed = True
-        ops.append(op._replace(version=max(op.version, facts.hybrid_version)) if changed else op)
-    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)))
+        if not changed:
+            ops.append(op)
+            continue
+        ops.append(op._replace(version=max(op.version, facts.hybrid_version)))
+        if facts.dequantized_output:
+            for o in op.outputs:
+                if o < 0 or tensors[o].dtype != _FLOAT:
+                    continue
+                t = tensors[o]
+                tensors[o] = _retyped(t, "INT8", _PER_TENSOR)
+                out = len(tensors)
+                tensors.append(t._replace(index=out, name=t.name + "_dequantized"))
+                renamed[o] = out
+                ops.append(Operator(0, "DEQUANTIZE", 6, DEQUANTIZE_INT8_VERSION, (o,), (out,), (), {}))
+                outputs = [out if x == o else x for x in outputs]
+    ops = [op._replace(index=k) for k, op in enumerate(ops)]
+    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)), outputs=tuple(outputs))
 
 
 def _one_version_per_type(ops: list[Operator]) -> list[Operator]:
