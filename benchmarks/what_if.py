@@ -30,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PRECISIONS = ("float", "fp16", "dynamic_range", "int8")
-MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet50", "lstm_text", "transformer_encoder")
+MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet50", "lstm_text", "text_cnn",
+          "transformer_encoder")
 
 CONVERT = r'''
 import os, sys
@@ -55,6 +56,14 @@ def build(name):
         x = L.LSTM(96)(x)
         out = L.Dense(4, activation="softmax")(L.Dense(64, activation="relu")(x))
         return keras.Model(inp, out, name=name)
+    if name == "text_cnn":  # token ids -> embedding -> two 1-D convolutions -> max over time -> dense
+        inp = keras.Input((64,), batch_size=1, dtype="float32")
+        x = L.Embedding(2000, 64)(inp)
+        x = L.Conv1D(128, 5, activation="relu")(x)
+        x = L.MaxPooling1D(2)(x)
+        x = L.Conv1D(128, 3, activation="relu")(x)
+        out = L.Dense(4, activation="softmax")(L.GlobalMaxPooling1D()(x))
+        return keras.Model(inp, out, name=name)
     if name == "transformer_encoder":  # two encoder layers: self-attention, layer norm, a GELU feed-forward
         inp = keras.Input((64, 128), batch_size=1)
         x = inp
@@ -67,13 +76,24 @@ def build(name):
         return keras.Model(inp, out, name=name)
     raise SystemExit(f"unknown model {name}")
 
+def representative(name):
+    """Calibration data: random images (to_tflite's default), but token ids within the vocabulary for the
+    text model (random floats as ids would read outside the embedding table while calibrating)."""
+    if name not in ("lstm_text", "text_cnn"):
+        return None
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    length = 32 if name == "lstm_text" else 64
+    return lambda: ([rng.integers(0, 2000, (1, length)).astype("float32")] for _ in range(8))
+
 name, folder = sys.argv[1], sys.argv[2]
 tf.keras.utils.set_random_seed(0)
 model = build(name)
 for quant in ("float", "fp16", "dynamic_range", "int8"):
     path = os.path.join(folder, f"{name}_{quant}.tflite")
     if not os.path.exists(path):
-        data = to_tflite(model, quant)
+        data = to_tflite(model, quant, representative(name) if quant == "int8" else None)
         with open(path + ".part", "wb") as f:
             f.write(data)
         os.replace(path + ".part", path)
@@ -87,7 +107,9 @@ def convert(cache: Path) -> None:
     for name in MODELS:
         if all((cache / f"{name}_{q}.tflite").exists() for q in PRECISIONS):
             continue
-        subprocess.run([sys.executable, "-c", CONVERT, name, str(cache)], check=True, env=env)
+        done = subprocess.run([sys.executable, "-c", CONVERT, name, str(cache)], env=env)
+        if done.returncode:  # the converter crashed (TensorFlow 2.21 on lstm_text's full int8): the row says so
+            print(f"{name}: the converter exited with {done.returncode}", file=sys.stderr)
 
 
 def main() -> None:
@@ -128,12 +150,17 @@ def compare(cache: Path, profile: str, detail: bool) -> None:
     print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(head))) + "|")
     timings = []
     for name in MODELS:
+        if not (cache / f"{name}_float.tflite").exists():
+            continue
         model = load_model(cache / f"{name}_float.tflite")
         start = time.perf_counter()
         analyze_model(model, settings)
         plain = time.perf_counter() - start
         spent = 0.0
         for quant in PRECISIONS:
+            if not (cache / f"{name}_{quant}.tflite").exists():
+                print(f"| {name} | {quant} | - | - | - | - | - | - | - | - |  (the converter crashed)")
+                continue
             real = analyze_model(cache / f"{name}_{quant}.tflite", settings)
             start = time.perf_counter()
             what = analyze_model(model if quant == "float" else rewrite(model, quant, settings), settings)

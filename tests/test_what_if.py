@@ -133,3 +133,37 @@ def test_compare_shows_the_what_if_beside_the_twin():
     plain = cli_process.run(["compare", str(SAMPLES / "cnn_float.tflite"), str(SAMPLES / "cnn_int8.tflite"),
                              "--format", "json"], cwd=ROOT)
     assert "what_if" not in json.loads(plain.stdout)  # without a profile: unchanged
+
+
+def _embedding_model() -> bytes:
+    """ids[1,8] (int32) -> GATHER(table[2000, 16]) -> [1, 8, 16] -> FULLY_CONNECTED(W[4, 16]) -> [1, 8, 4]."""
+    import numpy as np
+    from tflite_builder import FULLY_CONNECTED, build_model
+
+    gather, int32 = 36, 2  # BuiltinOperator.GATHER, TensorType.INT32
+    table = np.ones((2000, 16), np.float32)
+    w = np.ones((4, 16), np.float32)
+    sg = {"tensors": [{"name": "ids", "shape": [1, 8], "type": int32},
+                      {"name": "table", "shape": [2000, 16], "buffer": 1},
+                      {"name": "rows", "shape": [1, 8, 16]},
+                      {"name": "w", "shape": [4, 16], "buffer": 2},
+                      {"name": "y", "shape": [1, 8, 4]}],
+          "operators": [{"opcode": 0, "inputs": [1, 0], "outputs": [2]},
+                        {"opcode": 1, "inputs": [2, 3, -1], "outputs": [4],
+                         "options": ("FullyConnectedOptions", {"keep_num_dims": True})}],
+          "inputs": [0], "outputs": [4], "name": "main"}
+    return build_model([sg], [gather, FULLY_CONNECTED], buffers=[None, table.tobytes(), w.tobytes()])
+
+
+def test_dynamic_range_embedding_table():
+    """The table (2000·16 = 32,000 values >= 1,024) is int8 with one scale, GATHER reads it in int8 (version 2)
+    and a DEQUANTIZE after it gives the FULLY_CONNECTED float32; the FC's 4·16 = 64 weights stay float32."""
+    model = load_model(_embedding_model())
+    main = rewrite(model, "dynamic_range", Settings()).main
+    assert [(op.op_type, op.version) for op in main.operators] == [("GATHER", 2), ("DEQUANTIZE", 2),
+                                                                    ("FULLY_CONNECTED", 1)]
+    table = main.tensors[main.operators[0].inputs[0]]
+    assert (table.dtype, table.quantization.kind, table.data_size) == ("INT8", "per_tensor", 2000 * 16)
+    assert main.tensors[main.operators[0].outputs[0]].dtype == "INT8"
+    assert main.operators[2].inputs[0] == main.operators[1].outputs[0]
+    assert main.tensors[main.operators[2].inputs[1]].dtype == "FLOAT32"
