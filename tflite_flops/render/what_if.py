@@ -39,7 +39,7 @@ def what_if_html(rows: Sequence[WhatIf], labels: Sequence[str] = (), title: str 
     right = ([False, *RIGHT] if labels else RIGHT)
     cells = [[label, *row] for label, row in zip(labels, what_if_rows(rows))] if labels else what_if_rows(rows)
     head = "".join(f"<th>{esc(h)}</th>" for h in heads)
-    body = "".join("<tr>" + "".join(f'<td class="{"num" if r else ""}">{esc(c)}</td>' for c, r in zip(row, right))
-                   + "</tr>" for row in cells)
+    body = "".join("<tr>" + "".join(f'<td class="n">{esc(c)}</td>' if r else f"<td>{esc(c)}</td>"
+                                    for c, r in zip(row, right)) + "</tr>" for row in cells)
     return (f'<section id="what-if"><h2>{esc(title)}</h2><table class="what-if"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></section>")
