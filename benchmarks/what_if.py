@@ -30,8 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PRECISIONS = ("float", "fp16", "dynamic_range", "int8")
-MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet50", "lstm_text", "text_cnn",
-          "transformer_encoder")
+MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "resnet50", "densenet121", "lstm_text",
+          "text_cnn", "transformer_encoder")
 
 CONVERT = r'''
 import os, sys
@@ -49,6 +49,8 @@ def build(name):
         return keras.applications.EfficientNetB0(input_shape=(160, 160, 3), weights=None)
     if name == "resnet50":
         return keras.applications.ResNet50(input_shape=(128, 128, 3), weights=None)
+    if name == "densenet121":
+        return keras.applications.DenseNet121(input_shape=(96, 96, 3), weights=None)
     L = keras.layers
     if name == "lstm_text":  # token ids -> embedding -> LSTM -> dense: a small text classifier
         inp = keras.Input((32,), batch_size=1, dtype="float32")

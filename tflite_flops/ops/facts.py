@@ -223,6 +223,8 @@ class OpFacts:
     int8_version: int = 0
     dequantized_output: bool = False  # in dynamic range it has no hybrid kernel: it reads its int8 weight and
     # writes int8, and a DEQUANTIZE after it gives its readers float32 (an embedding lookup's GATHER)
+    float_in_int8: bool = False  # a full-integer model keeps its float32 tensors: a DEQUANTIZE before each float
+    # input, a QUANTIZE after each float output (the converter quantizes no CAST)
 
 
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
@@ -256,7 +258,8 @@ def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``law_as=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
     ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``, ``quantized_weights=``,
-    ``quantized_bias=``, ``hybrid_version=``, ``int8_version=``, ``dequantized_output=``. Each fact once per op type."""
+    ``quantized_bias=``, ``hybrid_version=``, ``int8_version=``, ``dequantized_output=``,
+    ``float_in_int8=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

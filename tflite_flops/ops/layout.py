@@ -619,3 +619,6 @@ register_facts(("CONCATENATION", "PAD", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "
 # An embedding table (GATHER's params): int8 with one scale in a dynamic-range model, read by the int8 kernel
 # (version 2) and its output dequantized after it, as TensorFlow 2.21's converter writes a Keras Embedding.
 register_facts("GATHER", quantized_weights=((0, -1),), hybrid_version=2, int8_version=2, dequantized_output=True)
+# A CAST stays float in a full-integer model: TensorFlow 2.21's converter dequantizes its int8 input before it
+# (a text model's float token ids cast to int32).
+register_facts("CAST", float_in_int8=True)

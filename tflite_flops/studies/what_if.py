@@ -168,12 +168,41 @@ def _one_version_per_type(ops: list[Operator]) -> list[Operator]:
 
 def int8_subgraph(sg: Subgraph) -> Subgraph:
     """``sg`` as the converter writes it in full integer with int8 inputs and outputs: every float32 tensor int8
-    (per tensor; a weight per channel, a bias int32 per channel), each op at its int8 kernel's version."""
+    (per tensor; a weight per channel, a bias int32 per channel), each op at its int8 kernel's version; an op the
+    converter leaves float (``float_in_int8``) reads through a DEQUANTIZE and writes through a QUANTIZE."""
     tensors = list(sg.tensors)
     done: set[int] = set()
-    ops = []
+    ops: list[Operator] = []
+    renamed: dict[int, int] = {}  # a float output of an op left float -> the int8 tensor its QUANTIZE writes
+    outputs = list(sg.outputs)
+
+    def converted(kind: str, source: int, dtype: str, quantization: Quantization | None) -> int:
+        out = len(tensors)
+        tensors.append(sg.tensors[source]._replace(index=out, name=sg.tensors[source].name + "_" + kind.lower(),
+                                                   dtype=dtype, quantization=quantization, buffer=0,
+                                                   data_offset=0, data_size=0))
+        return out
+
     for op in sg.operators:
+        op = op._replace(inputs=tuple(renamed.get(i, i) for i in op.inputs)) if renamed else op
         facts = facts_of(op.op_type)
+        if facts.float_in_int8:
+            inputs = list(op.inputs)
+            for pos, i in enumerate(op.inputs):
+                if i >= 0 and sg.tensors[i].dtype == _FLOAT and not sg.tensors[i].is_constant:
+                    if i not in done:
+                        tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
+                        done.add(i)
+                    inputs[pos] = converted("DEQUANTIZE", i, _FLOAT, None)
+                    ops.append(Operator(0, "DEQUANTIZE", 6, DEQUANTIZE_INT8_VERSION, (i,), (inputs[pos],), (), {}))
+            ops.append(op._replace(inputs=tuple(inputs)))
+            for o in op.outputs:
+                if o >= 0 and sg.tensors[o].dtype == _FLOAT:
+                    done.add(o)  # stays float32
+                    renamed[o] = converted("QUANTIZE", o, "INT8", _PER_TENSOR)
+                    ops.append(Operator(0, "QUANTIZE", 114, 1, (o,), (renamed[o],), (), {}))
+                    outputs = [renamed[o] if x == o else x for x in outputs]
+            continue
         special = dict(facts.quantized_weights)
         for pos, i in enumerate(op.inputs):
             if i < 0 or i in done or tensors[i].dtype != _FLOAT:
@@ -192,10 +221,11 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
                 done.add(i)
         floats = any(i >= 0 and sg.tensors[i].dtype == _FLOAT for i in op.inputs + op.outputs)
         ops.append(op._replace(version=max(op.version, facts.int8_version)) if floats else op)
-    for i in sg.inputs + sg.outputs:  # an input or output no op reads or writes
-        if i >= 0 and tensors[i].dtype == _FLOAT:
+    for i in sg.inputs + tuple(outputs):  # an input or output no op reads or writes
+        if i >= 0 and i not in done and tensors[i].dtype == _FLOAT:
             tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
-    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)))
+    ops = [op._replace(index=k) for k, op in enumerate(ops)]
+    return replace(sg, tensors=tuple(tensors), operators=tuple(_one_version_per_type(ops)), outputs=tuple(outputs))
 
 
 def static_model(model: Model, settings: Settings) -> Model:
