@@ -167,3 +167,28 @@ def test_dynamic_range_embedding_table():
     assert main.tensors[main.operators[0].outputs[0]].dtype == "INT8"
     assert main.operators[2].inputs[0] == main.operators[1].outputs[0]
     assert main.tensors[main.operators[2].inputs[1]].dtype == "FLOAT32"
+
+
+def _cast_model() -> bytes:
+    """ids[1,8] (float32) -> CAST -> int32 -> GATHER(table[2000, 16]) -> [1, 8, 16]: a Keras Embedding of float ids."""
+    import numpy as np
+    from tflite_builder import build_model
+
+    cast, gather, int32 = 53, 36, 2  # BuiltinOperator.CAST, GATHER; TensorType.INT32
+    sg = {"tensors": [{"name": "ids", "shape": [1, 8]}, {"name": "ids_int", "shape": [1, 8], "type": int32},
+                      {"name": "table", "shape": [2000, 16], "buffer": 1}, {"name": "rows", "shape": [1, 8, 16]}],
+          "operators": [{"opcode": 0, "inputs": [0], "outputs": [1]},
+                        {"opcode": 1, "inputs": [2, 1], "outputs": [3]}],
+          "inputs": [0], "outputs": [3], "name": "main"}
+    return build_model([sg], [cast, gather], buffers=[None, np.ones((2000, 16), np.float32).tobytes()])
+
+
+def test_full_int8_leaves_cast_float():
+    """The int8 input is dequantized before the CAST (the converter quantizes no CAST); the GATHER and its table
+    are int8, and so is the output."""
+    main = rewrite(load_model(_cast_model()), "int8", Settings()).main
+    assert [op.op_type for op in main.operators] == ["DEQUANTIZE", "CAST", "GATHER"]
+    dequantize, cast, gather = main.operators
+    assert [main.tensors[i].dtype for i in (*dequantize.inputs, *dequantize.outputs)] == ["INT8", "FLOAT32"]
+    assert cast.inputs == dequantize.outputs
+    assert [main.tensors[i].dtype for i in gather.inputs + gather.outputs] == ["INT8", "INT32", "INT8"]
