@@ -49,12 +49,17 @@ FP16_DEQUANTIZE_VERSION = 3  # op_version.cc: DEQUANTIZE of a float16 input
 DEQUANTIZE_INT8_VERSION = 2  # op_version.cc: DEQUANTIZE of an int8 input
 VARIANTS = ("fp16", "dynamic_range", "int8", "static_shape")
 
-# The scales are not calibrated: every activation and weight gets one scale, a bias their product, so that each
-# ratio of scales XNNPACK's rules check (an output's to an input's, a product's to an output's) is within range.
-# A calibrated model may have a ratio out of range, and that op kept off XNNPACK: the what-if cannot see it.
+# The activations' scales are not calibrated: every activation and weight gets one scale, a bias their product,
+# so that each ratio of scales XNNPACK's rules check between activations (an output's to an input's, a product's
+# to an output's) is within range; a calibrated model may have one out of range, and that op kept off XNNPACK.
+# An activation's zero point is not 0 (a calibrated range is asymmetric: XNNPACK's int8 BATCH_MATMUL refuses a
+# computed operand for it), a weight's is 0 (symmetric), and a constant that is no weight (an epsilon added, a
+# scale multiplied) gets the scale and zero point of its own values, as the converter computes them.
 SCALE = 2.0 ** -7  # an 8-bit value of [-1, 1)
+ACTIVATION_ZERO_POINT = -128  # [0, 2): a range that starts at 0, as after a ReLU
 _FLOAT = "FLOAT32"
-_PER_TENSOR = Quantization("per_tensor", 0, 1, SCALE, 0)
+_PER_TENSOR = Quantization("per_tensor", 0, 1, SCALE, ACTIVATION_ZERO_POINT)
+_VALUES_READ = 1 << 16  # a constant's values are read for its scale up to this many elements
 
 
 def _per_axis(shape: tuple[int, ...], axis: int, scale: float = SCALE) -> Quantization:
@@ -166,7 +171,19 @@ def _one_version_per_type(ops: list[Operator]) -> list[Operator]:
     return [op if op.version == top[op.op_type] else op._replace(version=top[op.op_type]) for op in ops]
 
 
-def int8_subgraph(sg: Subgraph) -> Subgraph:
+def _constant_quantization(t: Tensor, values: Callable[[Tensor], "np.ndarray | None"]) -> Quantization:
+    """A constant's per-tensor quantization from its values: the range [min(v, 0), max(v, 0)] in 255 steps."""
+    v = values(t) if 0 < t.num_elements <= _VALUES_READ else None
+    if v is None or not np.all(np.isfinite(v)):
+        return _PER_TENSOR
+    lo, hi = min(float(v.min()), 0.0), max(float(v.max()), 0.0)
+    if hi == lo:
+        return _PER_TENSOR
+    scale = (hi - lo) / 255
+    return Quantization("per_tensor", 0, 1, scale, int(round(-128 - lo / scale)))
+
+
+def int8_subgraph(sg: Subgraph, values: Callable[[Tensor], "np.ndarray | None"] = lambda t: None) -> Subgraph:
     """``sg`` as the converter writes it in full integer with int8 inputs and outputs: every float32 tensor int8
     (per tensor; a weight per channel, a bias int32 per channel), each op at its int8 kernel's version; an op the
     converter leaves float (``float_in_int8``) reads through a DEQUANTIZE and writes through a QUANTIZE."""
@@ -183,13 +200,13 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
                                                    data_offset=0, data_size=0))
         return out
 
-    for op in sg.operators:
-        op = op._replace(inputs=tuple(renamed.get(i, i) for i in op.inputs)) if renamed else op
-        facts = facts_of(op.op_type)
+    for original in sg.operators:
+        facts = facts_of(original.op_type)
         if facts.float_in_int8:
+            op = original  # reads float32: the float output of an op left float too, as it is
             inputs = list(op.inputs)
             for pos, i in enumerate(op.inputs):
-                if i >= 0 and sg.tensors[i].dtype == _FLOAT and not sg.tensors[i].is_constant:
+                if i >= 0 and i not in renamed and sg.tensors[i].dtype == _FLOAT and not sg.tensors[i].is_constant:
                     if i not in done:
                         tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
                         done.add(i)
@@ -203,6 +220,7 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
                     ops.append(Operator(0, "QUANTIZE", 114, 1, (o,), (renamed[o],), (), {}))
                     outputs = [renamed[o] if x == o else x for x in outputs]
             continue
+        op = original._replace(inputs=tuple(renamed.get(i, i) for i in original.inputs)) if renamed else original
         special = dict(facts.quantized_weights)
         for pos, i in enumerate(op.inputs):
             if i < 0 or i in done or tensors[i].dtype != _FLOAT:
@@ -212,6 +230,8 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
                 tensors[i] = _retyped(t, "INT8", _per_axis(t.shape, special[pos]))
             elif pos == facts.quantized_bias and t.is_constant:
                 tensors[i] = _retyped(t, "INT32", _per_axis(t.shape, 0, SCALE * SCALE))
+            elif t.is_constant:
+                tensors[i] = _retyped(t, "INT8", _constant_quantization(t, values))
             else:
                 tensors[i] = _retyped(t, "INT8", _PER_TENSOR)
             done.add(i)
@@ -219,7 +239,7 @@ def int8_subgraph(sg: Subgraph) -> Subgraph:
             if i >= 0 and i not in done and tensors[i].dtype == _FLOAT:
                 tensors[i] = _retyped(tensors[i], "INT8", _PER_TENSOR)
                 done.add(i)
-        floats = any(i >= 0 and sg.tensors[i].dtype == _FLOAT for i in op.inputs + op.outputs)
+        floats = any(i >= 0 and sg.tensors[i].dtype == _FLOAT for i in original.inputs + original.outputs)
         ops.append(op._replace(version=max(op.version, facts.int8_version)) if floats else op)
     for i in sg.inputs + tuple(outputs):  # an input or output no op reads or writes
         if i >= 0 and i not in done and tensors[i].dtype == _FLOAT:
@@ -292,7 +312,7 @@ def rewrite(model: Model, variant: str, settings: Settings) -> Model:
     if variant == "dynamic_range":
         return _each_subgraph(model, dynamic_range_subgraph)
     if variant == "int8":
-        return _each_subgraph(model, int8_subgraph)
+        return _each_subgraph(model, lambda sg: int8_subgraph(sg, model.constant))
     if variant == "static_shape":
         return static_model(model, settings)
     raise ValueError(f"unknown what-if variant {variant!r} (one of {', '.join(VARIANTS)})")
