@@ -13,14 +13,19 @@ The variants (each only where it changes something):
 * ``dynamic_range``: ``Optimize.DEFAULT``: the weights of the ops with a hybrid kernel
   (``OpFacts.quantized_weights`` and ``hybrid_version``) are int8 per channel when they hold at least
   ``DYNAMIC_RANGE_MIN_ELEMENTS`` values (the converter's threshold; smaller ones stay float32);
-  activations stay float32, and those ops run their hybrid kernels;
+  activations stay float32, and those ops run their hybrid kernels; an op without one whose table the
+  converter quantizes (``dequantized_output``: an embedding's GATHER) runs in int8 with a DEQUANTIZE after it;
 * ``int8``: full integer, as ``tflite_flops.convert.to_tflite(..., "int8")`` converts (int8 inputs and
   outputs): every float32 tensor is int8 (activations per tensor, weights per channel, a bias int32),
-  each op at its int8 kernel's version (``OpFacts.int8_version``). A converter with float inputs and
-  outputs adds one QUANTIZE per input and one DEQUANTIZE per output, which the variant does not have.
-  The variant assumes each op has an int8 kernel: the converter refuses a model whose op has none;
+  each op at its int8 kernel's version (``OpFacts.int8_version``); an op the converter leaves float
+  (``float_in_int8``) reads through a DEQUANTIZE and writes through a QUANTIZE. A converter with float
+  inputs and outputs adds one QUANTIZE per input and one DEQUANTIZE per output, which the variant does not
+  have. The variant assumes each other op has an int8 kernel: the converter refuses a model whose op has none;
 * ``static_shape``: where an input's shape is dynamic (-1 in its signature), every tensor at the shape
-  the analysis resolved, with no -1 left (the GPU delegate takes no dynamic tensor, XNNPACK none either).
+  the analysis resolved, with no -1 left (the GPU delegate takes no dynamic tensor, XNNPACK none either),
+  and the shape arithmetic folded into constants.
+
+``benchmarks/what_if.py`` holds each variant to real conversions of eight Keras models (docs/predict.md).
 
 Each variant is summarised in a :class:`~tflite_flops.report.what_if.WhatIf` row: its predicted time, the
 memory headline, the XNNPACK and GPU placement, and what changes against the model as it is.
@@ -32,12 +37,12 @@ import math
 from dataclasses import replace
 from typing import Callable
 
+import numpy as np
+
 from ..analysis import analyze_model
 from ..analysis.run import resolve_shapes
 from ..ops.facts import facts_of, xnnpack_facts
-import numpy as np
-
-from ..reader.model import _NP_DTYPES, Model, Operator, Quantization, Subgraph, Tensor
+from ..reader.model import Model, Operator, Quantization, Subgraph, Tensor
 from ..report import Report
 from ..report.headline import runtime_total
 from ..report.what_if import WhatIf
@@ -60,6 +65,7 @@ ACTIVATION_ZERO_POINT = -128  # [0, 2): a range that starts at 0, as after a ReL
 _FLOAT = "FLOAT32"
 _PER_TENSOR = Quantization("per_tensor", 0, 1, SCALE, ACTIVATION_ZERO_POINT)
 _VALUES_READ = 1 << 16  # a constant's values are read for its scale up to this many elements
+_FOLDED_DTYPES = {"INT32": "<i4", "INT64": "<i8", "FLOAT32": "<f4"}  # a folded shape value as the file stores it
 
 
 def _per_axis(shape: tuple[int, ...], axis: int, scale: float = SCALE) -> Quantization:
@@ -270,7 +276,7 @@ def static_model(model: Model, settings: Settings) -> Model:
                 continue
             folded.update(op.outputs)
             for o, v in zip(op.outputs, values):  # folded: the output is a constant of the file
-                data = np.ascontiguousarray(v, dtype=_NP_DTYPES.get(tensors[o].dtype, v.dtype)).tobytes()
+                data = np.ascontiguousarray(v, dtype=_FOLDED_DTYPES.get(tensors[o].dtype, v.dtype)).tobytes()
                 extra += bytes(-(base + len(extra)) % 16)
                 tensors[o] = tensors[o]._replace(shape=tuple(np.shape(v)), data_offset=base + len(extra),
                                                  data_size=len(data))
