@@ -267,20 +267,28 @@ def static_model(model: Model, settings: Settings) -> Model:
         tensors = [t._replace(shape=tuple(state.shapes[t.index]), shape_signature=None)
                    if t.is_dynamic and state.resolved[t.index] else t for t in sg.tensors]
         ops = []
-        folded: set[int] = set()  # outputs of the ops folded: what reads only them and shapes folds too
+        folded: dict[int, np.ndarray] = {}  # outputs of the ops folded: what reads only them and shapes folds too
+        gone: set[int] = set()  # the inputs of the ops folded
         for op in sg.operators:
             values = [state.values[o] if o >= 0 else None for o in op.outputs]
             if (base < 0 or op.subgraph_refs or not op.outputs or any(v is None for v in values)
                     or not any(i in folded or sg.tensors[i].is_dynamic for i in op.inputs if i >= 0)):
                 ops.append(op)
                 continue
-            folded.update(op.outputs)
-            for o, v in zip(op.outputs, values):  # folded: the output is a constant of the file
-                data = np.ascontiguousarray(v, dtype=_FOLDED_DTYPES.get(tensors[o].dtype, v.dtype)).tobytes()
-                extra += bytes(-(base + len(extra)) % 16)
-                tensors[o] = tensors[o]._replace(shape=tuple(np.shape(v)), data_offset=base + len(extra),
-                                                 data_size=len(data))
-                extra += data
+            folded.update(zip(op.outputs, values))
+            gone.update(op.inputs)
+        read = {i for op in ops for i in op.inputs} | set(sg.outputs)
+        for i in gone - read:  # a constant only the folded ops read is gone with them
+            if i >= 0 and tensors[i].is_constant:
+                tensors[i] = tensors[i]._replace(buffer=0, data_offset=0, data_size=0)
+        for o, v in folded.items():  # a folded output still read is a constant of the file (the others are gone)
+            if o not in read:
+                continue
+            data = np.ascontiguousarray(v, dtype=_FOLDED_DTYPES.get(tensors[o].dtype, v.dtype)).tobytes()
+            extra += bytes(-(base + len(extra)) % 16)
+            tensors[o] = tensors[o]._replace(shape=tuple(np.shape(v)), data_offset=base + len(extra),
+                                             data_size=len(data))
+            extra += data
         ops = [op._replace(index=k) for k, op in enumerate(ops)]
         subgraphs[index] = replace(sg, tensors=tuple(tensors), operators=tuple(ops))
     if not extra:
