@@ -55,6 +55,9 @@ def cases(chain: str = CHAIN) -> dict[str, list[str]]:
             out[f"analyze/{name}.{fmt}"] = ["analyze", f"sample_models/{name}.tflite", "--format", fmt]
     out["analyze/fcn_dynamic-224.json"] = ["analyze", "sample_models/fcn_dynamic.tflite", "--format", "json",
                                            "--input-shape", "image=1x224x224x3"]
+    for fmt in ["table", "json", "md"]:  # the what-if without a profile: placement and memory of each precision
+        out[f"analyze/fcn_dynamic-what-if.{fmt}"] = ["analyze", "sample_models/fcn_dynamic.tflite", "--what-if",
+                                                     "--input-shape", "image=1x64x64x3", "--format", fmt]
     out["analyze/mlp_dynamic_batch-b8.table"] = ["analyze", "sample_models/mlp_dynamic_batch.tflite", "--batch", "8"]
     out["analyze/tiny_decoder-all.json"] = ["analyze", "sample_models/tiny_decoder.tflite", "--all-signatures",
                                             "--format", "json"]

@@ -43,7 +43,7 @@ from tflite_flops.report.schema import SCHEMA_FILE  # noqa: E402
 
 # keys a record's JSON form leaves out unless set (Report.to_dict and the records' own to_dict)
 OPTIONAL: dict[str, set[str]] = {
-    "Report": {"notes", "bundle", "prediction", "advice"},
+    "Report": {"notes", "bundle", "prediction", "advice", "what_if"},
     "OpRecord": {"predicted_ms"},
     "Prediction": {"cache_ms", "drift"},
     "SignatureReport": {"prediction"},

@@ -39,6 +39,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             section: str | int | None = None, all_sections: bool = False,
             predict: DeviceProfile | str | os.PathLike | None = None, force: bool = False,
             target: str | None = None, drift_check: bool = False, gpu_delegate: str | None = None,
+            what_if: bool = False,
             settings: Settings | None = None) -> Report:
     """Analyze a TFLite model: per-op MACs, FLOPs, bytes, params, memory and totals; measure if asked.
 
@@ -92,6 +93,10 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
             (``--drift-check``): ``report.prediction.drift`` says what was found and whether it was applied.
         gpu_delegate: whose rules the GPU placement follows: ``"ml_drift"`` (None: the default, LiteRT 2.x's GPU
             accelerator) or ``"classic"`` (``TfLiteGpuDelegateV2``); docs/placement.md.
+        what_if: also analyse the model as the converter would write it in each precision it could be converted
+            to (fp16 weights, dynamic-range int8, full int8) and with a static shape where an input is dynamic,
+            nothing converted (``--what-if``; :mod:`tflite_flops.studies.what_if`): ``report.what_if``, one row per
+            variant with its predicted time (with ``predict``), memory headline and placement.
         settings: every choice that changes a figure in one :class:`~tflite_flops.settings.Settings` (the
             delegate flags and the target too), instead of the keywords ``input_shapes``, ``batch``,
             ``while_trips``, ``signature``, ``cost_overrides``, ``trust_stored_shapes``, ``count_zeros``,
@@ -136,7 +141,7 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
     with collector_paused():  # reading and walking allocate many small objects that the collector need not scan
         model = source if isinstance(source, Model) else load_model(source, section)  # read once
         report = analyze_model(model, settings, name=name)  # the entry
-        report = _studies(report, model, settings, all_signatures, prefill, decode, all_sections)
+        report = _studies(report, model, settings, all_signatures, prefill, decode, all_sections, what_if)
         if timed is not None and model.bundle is not None:
             timed = bytes(model.bundle.view(model.section))  # the runtime runs the section, not the container
         del model  # freed before the collector runs again (a Model given by the caller stays the caller's)
@@ -166,11 +171,16 @@ def analyze(source: str | os.PathLike | bytes | bytearray | Model | Any, input_s
 
 
 def _studies(report: Report, model: Model, settings: Settings, all_signatures: bool, prefill: str | None,
-             decode: str | None, all_sections: bool) -> Report:
+             decode: str | None, all_sections: bool, what_if: bool = False) -> Report:
     """``report`` (of the model's entry) with the studies of its other entries that :func:`analyze` composes:
     every signature (``all_signatures``: :mod:`tflite_flops.studies.signatures`) and, for a model read from
     a LiteRT-LM bundle, the bundle's sections (:mod:`tflite_flops.studies.sections`; every other model
-    section analysed with ``all_sections``). Each study is imported only when it runs."""
+    section analysed with ``all_sections``), and the what-if of other precisions (``what_if``:
+    :mod:`tflite_flops.studies.what_if`). Each study is imported only when it runs."""
+    if what_if:
+        from .studies.what_if import what_if as what_if_rows
+
+        report = lazy.replace(report, what_if=what_if_rows(model, report, settings))
     if all_signatures:
         from .studies.signatures import add_signatures
 

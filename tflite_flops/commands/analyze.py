@@ -48,6 +48,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also analyse every other model section of the bundle (their totals in the report)")
     add_latency_options(p)
     add_predict_options(p)
+    p.add_argument("--what-if", action="store_true",
+                   help="also predict the model as the converter would write it in each precision it could be "
+                        "converted to (fp16 weights, dynamic-range int8, full int8), and with a static shape where "
+                        "an input is dynamic: time (with --predict), memory, placement, partitions; nothing is "
+                        "converted")
     add_budget_arguments(p)
 
 
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             report = analyze(model, settings=settings, all_signatures=all_signatures, prefill=args.prefill,
                              decode=args.decode, latency=args.latency, per_op=args.per_op, roofline=args.roofline,
                              bench=bench, inputs=inputs, progress=True, section=args.section,
-                             all_sections=args.all_sections, predict=args.predict)
+                             all_sections=args.all_sections, predict=args.predict, what_if=args.what_if)
         except RuntimeMissingError as exc:
             if exc.report is None:
                 raise

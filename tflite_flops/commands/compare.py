@@ -58,7 +58,18 @@ def run(args: argparse.Namespace) -> int:
     print_warnings([f"A: {w}" for w in a.warnings] + [f"B: {w}" for w in b.warnings])
     shared = [n for n in check_notes(check, settings) if n != (check.note if check else None)]  # said once
     print_notes(shared + [f"A: {n}" for n in a.notes if n not in shared] + [f"B: {n}" for n in b.notes if n not in shared])
-    c = compare_reports(a, b)
+    c = compare_reports(a, b, what_if=_twin_rows(args, a, b, settings))
     emit(lambda fmt: render_compare_table(c, top=args.top) if fmt == "table" else render_comparison(c, fmt),
          args.format, targets)
     return 0
+
+
+def _twin_rows(args: argparse.Namespace, a, b, settings):
+    """With --predict, when B is a conversion of float A (two model files): A's what-if row in B's precision
+    beside B's own (:func:`tflite_flops.studies.what_if.twin_rows`), else None."""
+    if settings.predict is None or any(p.lower().endswith(".json") for p in (args.a, args.b)):
+        return None
+    from ..reader.load import load_model
+    from ..studies.what_if import twin_rows
+
+    return twin_rows(load_model(args.a), a, load_model(args.b), b, settings)

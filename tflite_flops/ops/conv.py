@@ -553,3 +553,10 @@ register_facts("TRANSPOSE_CONV", law_group="conv", law_features=("1", "tiled_mac
                xnnpack=XnnpackFacts(operator_bytes=1_620, weights=TRANSPOSED_CONV,
                                     reshape_buffers=TRANSPOSED_INDIRECTION, gemm_as="CONV_2D"))
 register_facts(("CONV_3D", "CONV_3D_TRANSPOSE"), law_group="conv")
+
+# What the converter writes (the what-if of another precision): int8 filters per output channel (a depthwise
+# filter's channels are its last axis), an int32 bias in a full-integer model, and the versions op_version.cc
+# gives a per-channel hybrid and a per-channel int8 kernel.
+register_facts("CONV_2D", quantized_weights=((1, 0),), quantized_bias=2, hybrid_version=5, int8_version=3)
+register_facts("DEPTHWISE_CONV_2D", quantized_weights=((1, 3),), quantized_bias=2, hybrid_version=6, int8_version=3)
+register_facts("TRANSPOSE_CONV", quantized_weights=((1, 0),), quantized_bias=3, hybrid_version=2, int8_version=2)

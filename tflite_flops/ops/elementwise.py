@@ -606,3 +606,10 @@ register_facts("SOFTMAX", law_group="normalize", xnnpack=XnnpackFacts(operator_b
 register_facts(("LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION"), law_group="normalize")
 register_facts("QUANTIZE", law_group="convert", fusion=(UNARY_NODE,))
 register_facts("DEQUANTIZE", law_group="convert", fusion=(UNARY_NODE,), weight_unpacking=DEQUANTIZE_WEIGHTS)
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "RELU", "RELU6", "LOGISTIC", "TANH", "SOFTMAX",
+                "LOG_SOFTMAX"), int8_version=2)
+# A NEG stays float in a full-integer model: TensorFlow 2.21's converter dequantizes before it and quantizes
+# after it (a Keras GELU's, in a transformer encoder).
+register_facts("NEG", float_in_int8=True)

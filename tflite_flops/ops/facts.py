@@ -212,6 +212,19 @@ class OpFacts:
     # of the operand (how a generative model writes its KV cache: the signatures study reads its length)
     row_lookup: tuple[int, int] | None = None  # (table, ids) inputs: reads only the rows of the table the ids
     # name (an embedding lookup: the signatures study counts those rows, not the table, in the bytes per token)
+    # What the TFLite converter writes for it (the what-if of another precision, studies/what_if.py; versions
+    # from tflite/tools/versioning/op_version.cc): the constant weights it quantizes to int8, each (input,
+    # per-channel axis); the bias input that becomes int32 in a full-integer model; the version of its
+    # dynamic-range (hybrid) kernel (0: none, its weights stay float in a dynamic-range model); the version of
+    # its int8 kernel (0: the float version is kept).
+    quantized_weights: tuple[tuple[int, int], ...] = ()
+    quantized_bias: int | None = None
+    hybrid_version: int = 0
+    int8_version: int = 0
+    dequantized_output: bool = False  # in dynamic range it has no hybrid kernel: it reads its int8 weight and
+    # writes int8, and a DEQUANTIZE after it gives its readers float32 (an embedding lookup's GATHER)
+    float_in_int8: bool = False  # a full-integer model keeps its float32 tensors: a DEQUANTIZE before each float
+    # input, a QUANTIZE after each float output (the converter quantizes no CAST)
 
 
 _FIELDS = frozenset(f.name for f in fields(OpFacts)) - {"op_type"}
@@ -244,7 +257,9 @@ def register_facts(op_types: str | Iterable[str], **facts: Any) -> None:
     """Register the facts of op types that the analysis reads beyond their formulas (module docstring):
     ``xnnpack=XnnpackFacts(...)``, ``fusion=``, ``law_group=``, ``law_features=``, ``law_as=``, ``taps_weight=``,
     ``tiled_macs=``, ``control_flow=``, ``loop_counter=``, ``precision_from_weight=``, ``side_effects=``,
-    ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``. Each fact once per op type."""
+    ``weight_unpacking=``, ``resource_variable=``, ``slice_update=``, ``row_lookup=``, ``quantized_weights=``,
+    ``quantized_bias=``, ``hybrid_version=``, ``int8_version=``, ``dequantized_output=``,
+    ``float_in_int8=``. Each fact once per op type."""
     if "fusion" in facts:
         facts["fusion"] = frozenset(facts["fusion"])
     for name in [op_types] if isinstance(op_types, str) else op_types:

@@ -612,3 +612,13 @@ register_facts(("PADV2", "MIRROR_PAD"), law_group="layout", xnnpack=XnnpackFacts
 register_facts(("PACK", "CONCATENATION"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_INPUT))
 register_facts(("UNPACK", "SPLIT", "SPLIT_V"), law_group="layout", xnnpack=XnnpackFacts(copies_per=PER_OUTPUT))
 register_facts("CAST", law_group="convert")
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("CONCATENATION", "PAD", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "SPLIT", "PACK", "UNPACK"),
+               int8_version=2)
+# An embedding table (GATHER's params): int8 with one scale in a dynamic-range model, read by the int8 kernel
+# (version 2) and its output dequantized after it, as TensorFlow 2.21's converter writes a Keras Embedding.
+register_facts("GATHER", quantized_weights=((0, -1),), hybrid_version=2, int8_version=2, dequantized_output=True)
+# A CAST stays float in a full-integer model: TensorFlow 2.21's converter dequantizes its int8 input before it
+# (a text model's float token ids cast to int32).
+register_facts("CAST", float_in_int8=True)

@@ -316,3 +316,9 @@ register_facts("FULLY_CONNECTED", law_group="matmul", fusion=(OUTPUT_CLAMP,),
                xnnpack=XnnpackFacts(operator_bytes=1_896, weights=FULLY_CONNECTED))
 register_facts("BATCH_MATMUL", law_group="matmul",
                xnnpack=XnnpackFacts(operator_bytes=1_760, workspace=PACKED_OPERAND))
+
+# What the converter writes (the what-if of another precision): int8 weights per output channel (in a dynamic-
+# range model too: the converter of TensorFlow 2.21 writes 1000 scales for MobileNetV2's [1000, 1280] weights),
+# an int32 bias in a full-integer model; op_version.cc's versions of the per-channel hybrid kernel (12, which the
+# GPU delegate refuses) and of the int8 kernel.
+register_facts("FULLY_CONNECTED", quantized_weights=((1, 0),), quantized_bias=2, hybrid_version=12, int8_version=4)

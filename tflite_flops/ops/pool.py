@@ -176,3 +176,6 @@ register_facts("RESIZE_BILINEAR", law_group="layout", law_features=RESIZE_FEATUR
                xnnpack=XnnpackFacts(operator_bytes=920, reshape_buffers=BILINEAR_WEIGHTS))
 register_facts("RESIZE_NEAREST_NEIGHBOR", law_group="layout", law_features=RESIZE_FEATURES,
                xnnpack=XnnpackFacts(operator_bytes=920))
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("MAX_POOL_2D", "AVERAGE_POOL_2D", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), int8_version=2)

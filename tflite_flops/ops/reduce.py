@@ -211,3 +211,6 @@ register_facts(("MEAN", "SUM"), law_group="reduce",
 register_facts(("REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN"), law_group="reduce",
                xnnpack=XnnpackFacts(operator_bytes=920, reshape_buffers=REDUCTION_ACCUMULATORS))
 register_facts(("REDUCE_ANY", "REDUCE_ALL", "ARG_MAX", "ARG_MIN"), law_group="reduce")
+
+# The version op_version.cc gives the int8 kernel (the what-if of a full-integer model, studies/what_if.py).
+register_facts(("MEAN", "SUM", "REDUCE_MAX"), int8_version=2)

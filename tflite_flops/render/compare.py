@@ -18,6 +18,7 @@ from ..report import OpRecord
 from ..report.columns import OP_COLUMNS, reason, taken
 from ..units import human, human_bytes
 from .advice import TITLE, advice_html, advice_lines
+from .what_if import HEADERS as WHAT_IF_HEADERS, RIGHT as WHAT_IF_RIGHT, what_if_html, what_if_rows
 from .charts import esc, paired_hbar_chart
 from .formats import RendererTable
 from .formats.csv import safe_cell
@@ -109,7 +110,19 @@ def render_compare_table(c: Comparison, top: int = 20) -> str:
                                          [False] * 5 + [True] * 3)]
     if c.advice:
         out += ["", TITLE] + ["  " + line for line in advice_lines(c.advice)]
+    if c.what_if is not None:
+        out += ["", WHAT_IF_TITLE] + ["  " + s for s in text_table(["", *WHAT_IF_HEADERS], _what_if_cells(c),
+                                                                  [False, *WHAT_IF_RIGHT])]
     return "\n".join(out) + "\n"
+
+
+WHAT_IF_TITLE = "A's what-if in B's precision beside B (both predicted)"
+WHAT_IF_LABELS = ("A, what-if", "B, as converted")
+
+
+def _what_if_cells(c: Comparison) -> list[list[str]]:
+    """Two rows: A predicted as converted (the what-if), and B's own prediction."""
+    return [[label, *row] for label, row in zip(WHAT_IF_LABELS, what_if_rows(c.what_if or ()))]
 
 
 def placement_change_lines(c: Comparison, limit: int = 12) -> list[str]:
@@ -212,6 +225,10 @@ def render_compare_md(c: Comparison, top: int = 15) -> str:
             f"{'  ' if line.startswith('  ') else ''}- {md_text(line.strip())}" for line in moved]
     if c.advice:
         out += ["", f"**{TITLE}**", ""] + [f"- {md_text(line)}" for line in advice_lines(c.advice)]
+    if c.what_if is not None:
+        out += ["", f"**{WHAT_IF_TITLE}**", ""] + md_table(["", *WHAT_IF_HEADERS],
+                                                            [[md_text(x) for x in r] for r in _what_if_cells(c)],
+                                                            [False, *WHAT_IF_RIGHT])
     diff = _interesting(c, top)
     if diff:
         rows = [[p.match, _op_ref(p.a) or "-", _op_ref(p.b) or "-",
@@ -300,6 +317,7 @@ def render_compare_html(c: Comparison) -> str:
             f'{type_heads}'
             f'</tr></thead><tbody>{types}</tbody></table></section>'
             f'{_placement_html(c)}{advice_html(c.advice)}'
+            f'{what_if_html(c.what_if or (), WHAT_IF_LABELS, WHAT_IF_TITLE)}'
             f'<section><h2>Ops matched by type and position</h2><p class="muted">{counts["same"]} same type, '
             f'{counts["changed"]} changed type, {counts["only_a"]} only in A, {counts["only_b"]} only in B. '
             f'Click a header to sort.</p><div class="scroll"><table class="sortable-table"><thead><tr>'

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from ..ops.placement import DELEGATES, delegate_display
 from . import OpRecord, Report
 from .advice import Advice, quantized_slower
+from .what_if import WhatIf
 from . import summary
 from .headline import runtime_total
 from .columns import ALWAYS, OP_COLUMNS, reason, taken, total_columns
@@ -108,6 +109,8 @@ class Comparison:
     ops: tuple[OpPair, ...]
     placement: tuple[PlacementChange, ...] = ()
     advice: tuple[Advice, ...] = ()  # a quantized model slower than its float twin (report/advice.py)
+    # B a conversion of float A: (A's what-if row in B's precision, B's own row), studies/what_if.py
+    what_if: tuple[WhatIf, WhatIf] | None = None
 
     def match_counts(self) -> dict[str, int]:
         """How many pairs of each kind."""
@@ -149,6 +152,8 @@ class Comparison:
         }
         if self.advice:  # only when there is some: the comparisons without any are unchanged
             out["advice"] = [a.to_dict() for a in self.advice]
+        if self.what_if is not None:  # only when B is a conversion of A the what-if predicts
+            out["what_if"] = {"a_predicted": self.what_if[0].to_dict(), "b": self.what_if[1].to_dict()}
         return out
 
 
@@ -331,8 +336,9 @@ def match_ops(a: Sequence[OpRecord], b: Sequence[OpRecord]) -> list[OpPair]:
     return pairs
 
 
-def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: str | None = None) -> Comparison:
-    """Compare report ``b`` against report ``a``."""
+def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: str | None = None,
+                    what_if: tuple[WhatIf, WhatIf] | None = None) -> Comparison:
+    """Compare report ``b`` against report ``a``; ``what_if``: A's what-if row in B's precision and B's own."""
     la, lb = label_a or _label(a, "A"), label_b or _label(b, "B")
     if la == lb:
         la, lb = f"A: {la}", f"B: {lb}"
@@ -343,4 +349,4 @@ def compare_reports(a: Report, b: Report, label_a: str | None = None, label_b: s
     lost_a = [ch.a for ch in moved if ch.delegate == "xnnpack" and not ch.lost]  # kept off XNNPACK in A only
     slower = quantized_slower(a, b, la, lb, lost_a, lost_b)
     return Comparison(la, lb, a, b, tuple(_totals(a, b)), tuple(_by_type(a, b)), pairs, moved,
-                      () if slower is None else (slower,))
+                      () if slower is None else (slower,), what_if)

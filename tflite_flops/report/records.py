@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..errors import ReportFormatError
 from .advice import Advice
+from .what_if import WhatIf
 from .headline import DERIVED_KEYS, memory_json
 from .jsontext import PLAIN, dumps_with_list, jsonable, split_known
 from .lazy import LazyText, lazy_fields
@@ -362,6 +363,8 @@ class Report:
     prediction: Prediction | None = None
     # what to change, with the time at stake (analysis/advice.py); JSON key "advice", only when any
     advice: tuple[Advice, ...] = ()
+    # the model predicted in another precision or a static shape (studies/what_if.py); JSON "what_if", only when any
+    what_if: tuple[WhatIf, ...] = ()
 
     # ---- serialisation --------------------------------------------------------------------
 
@@ -403,6 +406,9 @@ class Report:
         if self.advice:  # written only when there is advice: the reports without any are unchanged
             order.insert(order.index("warnings"), "advice")
             d["advice"] = [a.to_dict() for a in self.advice]
+        if self.what_if:  # written only when asked for (--what-if): the other reports are unchanged
+            order.insert(order.index("advice") if self.advice else order.index("warnings"), "what_if")
+            d["what_if"] = [w.to_dict() for w in self.what_if]
         if self.signatures:
             from .generative import predicted_signature_json
 
@@ -492,6 +498,7 @@ class Report:
             bundle=None if d.get("bundle") is None else BundleInfo.from_dict(d["bundle"], _totals),
             prediction=_record(Prediction, d.get("prediction")),
             advice=tuple(Advice.from_dict(a) for a in d.get("advice") or ()),
+            what_if=tuple(WhatIf.from_dict(w) for w in d.get("what_if") or ()),
             schema_version=version,
             signatures={k: signature_from_dict(v, summary, totals, _memory)
                         for k, v in (d.get("signatures") or {}).items()})

@@ -36,6 +36,7 @@ from ...report.headline import target_class
 from ..placement import (delegate_name, kept_groups, partition_of, placement_source, placement_summary, taken,
                          why_kept)
 from ..advice import advice_html
+from ..what_if import what_if_html
 from ..cards import cards_html
 from ..opaque import not_counted_line, opaque_line
 from ..bundle import bundle_html
@@ -627,7 +628,8 @@ def render_html(report: Report, *, sweep: SweepResult | None = None,
                    f"sha256 {m.sha256[:16]}…")
     body = "\n".join(s for s in (cards_html(report), _notes(report), _summary(report), _precision(report), bundle_html(report),
                                  signatures_html(report), _charts(report, colors), _placement(report),
-                                 advice_html(report.advice, summary.model_ms(report)), _memory(report),
+                                 advice_html(report.advice, summary.model_ms(report)), what_if_html(report.what_if),
+                                 _memory(report),
                                  _latency(report, colors), _prediction(report), sweep_section(sweep),
                                  roofline_section(report, roofline, colors), _op_table(report)) if s)
     data = report.json_head()

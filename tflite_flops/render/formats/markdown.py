@@ -19,6 +19,7 @@ from ...units import grouped, human, human_bytes, human_unit, precision_unit
 from ..memory import class_guess, memory_caveat, memory_rows, memory_title, rss_line
 from ...report.headline import target_class
 from ..advice import TITLE as ADVICE_TITLE, advice_lines
+from ..what_if import HEADERS as WHAT_IF_HEADERS, RIGHT as WHAT_IF_RIGHT, TITLE as WHAT_IF_TITLE, what_if_rows
 from ..placement import delegate_name, kept_groups
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
@@ -143,6 +144,9 @@ def render_markdown(report: Report, top: int = 10) -> str:
     if report.advice:
         out += ["", f"**{ADVICE_TITLE}**", ""] + [f"- {md_text(line)}" for line in
                                                         advice_lines(report.advice, summary.model_ms(report))]
+    if report.what_if:
+        out += ["", f"**{WHAT_IF_TITLE}**", ""] + md_table(
+            WHAT_IF_HEADERS, [[md_text(c) for c in row] for row in what_if_rows(report.what_if)], WHAT_IF_RIGHT)
 
     if report.by_op_type:
         total = t.flops or 1

@@ -15,6 +15,7 @@ from ..memory import class_guess, memory_caveat, memory_rows, memory_title, rss_
 from ...report.headline import target_class
 from ..advice import TITLE as ADVICE_TITLE, advice_lines
 from ..placement import placement_lines
+from ..what_if import HEADERS as WHAT_IF_HEADERS, RIGHT as WHAT_IF_RIGHT, TITLE as WHAT_IF_TITLE, what_if_rows
 from ..prediction import prediction_lines, prediction_rows
 from ..opaque import not_counted_line, opaque_line
 from ..text import clip, steadiness, text_table
@@ -148,6 +149,9 @@ def render_table(report: Report, top: int = 10) -> str:
         out += ["", "Where it runs"] + ["  " + line for line in where]
     if report.advice:
         out += ["", ADVICE_TITLE] + ["  " + line for line in advice_lines(report.advice, summary.model_ms(report))]
+    if report.what_if:
+        out += ["", WHAT_IF_TITLE] + ["  " + line for line in text_table(WHAT_IF_HEADERS, what_if_rows(report.what_if),
+                                                                         WHAT_IF_RIGHT)]
 
     if report.by_op_type:
         out += ["", "By op type (per inference)"]
