@@ -189,6 +189,10 @@ def test_the_command_refuses_what_it_cannot_fit(tmp_path, capsys):
     assert "needs --models DIR" in capsys.readouterr().err
     assert main([*base, "--models", str(SAMPLES), "--base", str(BASE), "--target", "z80"]) == 2
     assert "not a CPU target" in capsys.readouterr().err
+    assert main([*base, "--models", str(SAMPLES), "--base", str(BASE), "--quick", "--threads", "4"]) == 2
+    assert "--quick, --threads: not read by --from-results" in capsys.readouterr().err
+    assert main(["calibrate", "--import", str(tmp_path), "--base", str(BASE)]) == 2
+    assert "--base: only read with --from-results" in capsys.readouterr().err
     assert main([*base, "--models", str(SAMPLES), "--base", str(BASE)]) == 1
     err = capsys.readouterr().err
     assert "1 of 2 models could be fitted; at least 3 are needed (missing.tflite: not in" in err

@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _check_combination(args)
     if args.from_results:
         return _from_results(args)
     settings = analysis_settings(args)  # the configuration calibrated (--runtime, --threads, --no-xnnpack)
@@ -118,6 +119,24 @@ def _run(args: argparse.Namespace) -> int:
     for note in profile.notes[1:]:
         print(f"note: {printable(note)}", file=sys.stderr)
     return 0
+
+
+def _check_combination(args: argparse.Namespace) -> None:
+    """Refuse an option the mode given does not read, rather than ignore it (exit 2)."""
+    from ..errors import InputSpecError
+
+    if args.from_results:
+        extra = [name for name, on in (("--quick", args.quick), ("--points", args.points),
+                                       ("--threads", args.threads != 1), ("--no-xnnpack", args.no_xnnpack),
+                                       ("--runtime", args.runtime != "litert")) if on]
+        if extra:
+            raise InputSpecError(f"{', '.join(extra)}: not read by --from-results (the profile keeps the base "
+                                 "profile's configuration)")
+    else:
+        extra = [name for name, on in (("--models", args.models), ("--base", args.base), ("--target", args.target))
+                 if on]
+        if extra:
+            raise InputSpecError(f"{', '.join(extra)}: only read with --from-results")
 
 
 def _from_results(args: argparse.Namespace) -> int:
