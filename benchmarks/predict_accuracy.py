@@ -67,6 +67,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fresh_models  # noqa: E402 (beside this script)
+import fresh_models_r8  # noqa: E402 (beside this script)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_CACHE = os.path.join(ROOT, "benchmarks", ".cache", "predict_accuracy")
@@ -130,6 +131,33 @@ SPECS: tuple[Spec, ...] = (
     Spec("blazeface", "blazeface_128", (128, 128, 3),
          "BlazeFace-like detector written in Keras: 5x5 depthwise BlazeBlocks, max-pooled residuals with "
          "zero-padded channels, two heads (benchmarks/fresh_models.py)"),
+    Spec("speech_conformer", "conformer_4x144_t200", (200, 80),
+         "Conformer speech encoder written in Keras: two stride-2 3x3 convs on 200x80 log-mels, 4 blocks d=144 (half "
+         "FFNs, 4-head self-attention, GLU + depthwise 15-tap conv module) (benchmarks/fresh_models_r8.py)"),
+    Spec("audio_tagger", "audio_tagger_tcn_256x64", (256, 64),
+         "audio event tagger written in Keras: Conv1D over 256 log-mel frames (64 bins as channels), residual dilated "
+         "blocks 1-8, mean+max pooling, 527 sigmoid tags (benchmarks/fresh_models_r8.py)"),
+    Spec("super_resolution", "fsrcnn_x2_128", (128, 128, 1),
+         "FSRCNN-like x2 super-resolution written in Keras: 5x5 extract, 1x1 shrink, 4 3x3 maps, 1x1 expand, PReLU, "
+         "depth-to-space up-sampling (benchmarks/fresh_models_r8.py)"),
+    Spec("bisenet", "bisenet_lite_128", (128, 128, 3),
+         "BiSeNet-like two-path segmenter written in Keras: spatial path, depthwise-separable context path with "
+         "attention refinement, feature fusion, 19 classes, bilinear up-sampling (benchmarks/fresh_models_r8.py)"),
+    Spec("ssdlite", "ssdlite_160", (160, 160, 3),
+         "SSDLite-like detector written in Keras: depthwise-separable backbone and extra layers, depthwise-separable "
+         "box and class predictors on 5 scales, 6 anchors, 21 classes (benchmarks/fresh_models_r8.py)"),
+    Spec("pointnet", "pointnet_1024", (1024, 3),
+         "PointNet classifier written in Keras: per-point dense MLPs on 1,024 points, a T-Net 64x64 feature transform "
+         "(batched matmul), max pooling, 40 classes (benchmarks/fresh_models_r8.py)"),
+    Spec("dlrm", "dlrm_13d_26s", (39,),
+         "DLRM-like recommender written in Keras: 13 dense features through a bottom MLP, 26 categorical ids cast from "
+         "the input into one embedding table, dot-product interactions, top MLP (benchmarks/fresh_models_r8.py)"),
+    Spec("crnn_ocr", "crnn_ocr_32x128", (32, 128, 1),
+         "CRNN text recognizer written in Keras: VGG-like convs and pools to one row of 32 columns, a bidirectional "
+         "LSTM of 128 units, 37 CTC classes (benchmarks/fresh_models_r8.py)"),
+    Spec("llm_block", "llm_block_4x256_t64", (64, 256),
+         "Llama-like decoder stack written in Keras: 4 blocks d=256 on 64 positions, RMSNorm, rotary positions, causal "
+         "4-head attention, SiLU-gated MLP of 688 (benchmarks/fresh_models_r8.py)"),
     Spec("rnn", "lstm_2x128_t64", (64, 64), "2 Keras LSTM layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("rnn", "gru_2x128_t64", (64, 64), "2 Keras GRU layers (128 units) + Dense, 64 steps of 64 features"),
     Spec("transformer", "encoder_4x64x128", (64, 128),
@@ -344,6 +372,8 @@ def keras_model(name: str) -> Any:
     L = keras.layers
     if name in fresh_models.BUILDERS:
         return fresh_models.BUILDERS[name](keras, spec.input, name)
+    if name in fresh_models_r8.BUILDERS:
+        return fresh_models_r8.BUILDERS[name](keras, spec.input, name)
     if spec.what.startswith("keras.applications."):
         application = getattr(keras.applications, spec.what.split()[0].rstrip(",").split(".")[-1])
         return application(input_shape=spec.input, weights=None)
