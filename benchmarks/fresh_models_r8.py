@@ -20,7 +20,8 @@ The kinds of model people ship that the project had never built:
   read from its float by a cast into an id of its 1,000-row slice of one embedding table; pairwise dot-product
   interactions by a batched matrix product, their lower triangle gathered; a top MLP, a click probability);
 * ``crnn_ocr_32x128``: a CRNN text recognizer on a 32x128 grey line (VGG-like convolutions and pools down to one
-  row, a bidirectional LSTM of 128 units over the 32 columns, 37 CTC classes per column);
+  row, a bidirectional LSTM of 128 units over the 32 columns, unrolled, 37 CTC classes per column: TensorFlow
+  2.21's converter dies (a segmentation fault) on the full-int8 WHILE loop of the LSTM that is not unrolled);
 * ``llm_block_4x256_t64``: a small decoder-only LLM stack on 64 positions of d=256 (four Llama-like blocks: RMSNorm,
   rotary positions, causal multi-head attention of 4 heads, SiLU-gated MLP of 688), without the token embedding.
 
@@ -219,7 +220,7 @@ def crnn(keras: Any, shape: tuple[int, ...], name: str) -> Any:
     x = L.MaxPooling2D((2, 1))(conv(conv(x, 256, bn=True), 256, bn=True))  # 2x32
     x = _bn(L, L.Conv2D(256, (2, 1), use_bias=False)(x))  # 1x32
     x = L.Reshape((x.shape[2], x.shape[3]))(x)
-    x = L.Bidirectional(L.LSTM(128, return_sequences=True))(x)
+    x = L.Bidirectional(L.LSTM(128, return_sequences=True, unroll=True))(x)  # unrolled: the int8 WHILE crashes
     return keras.Model(inp, L.Dense(37)(x), name=name)
 
 
