@@ -87,9 +87,7 @@ def placement_and_memory(rows_file: str, models: str, device: str, target: str) 
         x = d["delegation"]["xnnpack"]
         ops = sum(1 for o in d["ops"] if o.get("subgraph", 0) == 0)
         same = ops == r["nodes_total"]
-        subsets = x.get("subsets")
-        if subsets is None:  # before the analysis counted the CPU subsets: the delegated partitions and kept runs
-            subsets = "-"
+        subsets = x["subsets"]  # every node subset, as benchmark_model's "partitions" counts them
         head = d["memory"]["runtime_total_bytes"] / 2**20
         foot = r["memory_mb"]["overall_footprint"]
         ratios.append(head / foot)

@@ -77,8 +77,6 @@ class Fitted:
     loo_ms: float | None = None  # predicted by the factors fitted on the other models
     loo_scale_ms: float | None = None  # predicted by the one scale fitted on the other models
     ops: int = 0  # the model's ops (subgraph 0), to set beside the device's nodes_total
-    delegated: int = 0  # ops XNNPACK takes, and its partitions, as the analysis places them
-    partitions: int = 0
     result: Result | None = None
 
     @property
@@ -316,10 +314,9 @@ def within(pred: Iterable[float], measured: Iterable[float], tol: float = 0.10) 
 
 # ---- the whole command -------------------------------------------------------------------------------------
 
-def _base_split(path: str, base: DeviceProfile, settings: Settings) -> tuple[dict[str, float], tuple[int, int, int],
-                                                                         str | None]:
+def _base_split(path: str, base: DeviceProfile, settings: Settings) -> tuple[dict[str, float], int, str | None]:
     """The base's ms of each class for the model at ``path`` (``{}`` and why when it cannot be predicted whole),
-    and its (ops, ops XNNPACK takes, partitions) as the analysis places them."""
+    and its ops in subgraph 0 (to set beside the device's node count)."""
     from ..analysis.placement import xnnpack_placer
     from ..analysis.run import analyze_entry, collector_paused
     from ..reader.load import load_model
@@ -335,20 +332,18 @@ def _base_split(path: str, base: DeviceProfile, settings: Settings) -> tuple[dic
             return p.latency_ms, p
 
         ref, p = total(base)
-        ops = [o for o in report.ops if o.subgraph == 0]
-        counts = (len(ops), sum(1 for o in ops if o.xnnpack), len({o.xnnpack_partition for o in ops
-                                                                   if o.xnnpack and o.xnnpack_partition is not None}))
+        ops = sum(1 for o in report.ops if o.subgraph == 0)
         if not p.complete:
             missing = ", ".join(f"{k} ×{v}" for k, v in sorted(p.ops_not_predicted.items()))
-            return {}, counts, f"the base profile cannot predict all of it ({missing})"
+            return {}, ops, f"the base profile cannot predict all of it ({missing})"
         split = {}
         for c in CLASSES:
             doubled = total(scaled(base, {c: 2.0}))[0]
             if doubled - ref > 1e-9 * max(ref, 1.0):
                 split[c] = doubled - ref
     if not split or not math.isfinite(sum(split.values())):
-        return {}, counts, "the base profile predicts no time for it"
-    return split, counts, None
+        return {}, ops, "the base profile predicts no time for it"
+    return split, ops, None
 
 
 @dataclass(frozen=True)
@@ -394,15 +389,14 @@ def fit_from_results(results: Sequence[Result], models_dir: str, device: str, ba
             left_out.append(f"{r.file}: not in {printable(models_dir)}")
             continue
         try:
-            split, counts, why = _base_split(path, at_target, settings)
+            split, ops, why = _base_split(path, at_target, settings)
         except (ModelFormatError, ModelLoadError) as exc:
             left_out.append(f"{r.file}: {printable(str(exc))[:200]}")
             continue
         if why is not None:
             left_out.append(f"{r.file}: {why}")
             continue
-        fitted.append(Fitted(r.file, r.ms, split, ops=counts[0], delegated=counts[1], partitions=counts[2],
-                             result=r))
+        fitted.append(Fitted(r.file, r.ms, split, ops=ops, result=r))
     if len(fitted) < MIN_MODELS:
         raise ProfileError(f"{len(fitted)} of {len(results)} models could be fitted; at least {MIN_MODELS} are "
                            "needed" + (f" ({'; '.join(left_out[:3])})" if left_out else ""))
