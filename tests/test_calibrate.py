@@ -548,3 +548,45 @@ def test_mediapipe_s_transposed_convolution_is_predicted_by_the_transpose_conv_l
     same = SimpleNamespace(**{**vars(custom), "inputs": ((1, 16, 16, 8), (4, 3, 3, 8), (4,)),
                               "outputs": ((1, 16, 16, 4),)})
     assert op_features(same, "xnnpack", cpu=cpu_target("x86-avx512")).family == "CONV_2D"
+
+
+def test_a_large_suite_model_is_written_once_kept_in_a_file_between_passes_and_the_file_removed(tmp_path, monkeypatch):
+    import ai_edge_litert  # noqa: F401
+
+    from tflite_flops.latency import calibrate as cal
+    from tflite_flops.latency.suite import suite
+    from tflite_flops.measure.runtime import RuntimeSettings
+
+    points = [p for p in suite(quick=True) if p.id.startswith(("ADD-float32", "overhead"))]
+    built, folders, seen = collections.Counter(), [], collections.defaultdict(set)
+    real_build = cal.build
+
+    def counting_build(fb, point):
+        built[point.id] += 1
+        return real_build(fb, point)
+
+    real_get = cal.Blobs.get
+
+    def get(self, point):
+        blob = real_get(self, point)
+        folders.append(self.folder)
+        seen[point.id].add(blob)
+        return blob
+
+    monkeypatch.setattr(cal, "build", counting_build)
+    monkeypatch.setattr(cal.Blobs, "get", get)
+    monkeypatch.setattr(cal, "BIG_MODEL", 0)  # every model "large": each kept in a file after it is written
+    timed = []
+
+    def fake_timer(blob, settings, quick):
+        timed.append(blob)
+        return 10.0
+
+    cal.calibrate(str(tmp_path / "p.json"), RuntimeSettings(), quick=True, progress=False, timer=fake_timer,
+                  points=points, passes=3)
+    ids = {p.id for p in points}
+    assert set(built) == ids and set(built.values()) == {1}  # 3 passes and the analysis: each written once
+    assert len(timed) == 3 * len(points)
+    assert all(len(blobs) == 1 for blobs in seen.values())  # what is read back is what was written
+    folder = next(f for f in folders if f)
+    assert not os.path.exists(folder)  # removed once the profile is written

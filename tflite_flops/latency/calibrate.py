@@ -57,8 +57,12 @@ from .cache import CacheCurve, OpData, cost_at, evictions, op_data, per_inferenc
 from ..measure.progress import progress_bar
 from ..measure.runtime import RuntimeSettings, cpu_model, fill_inputs, make_interpreter, resize_and_allocate, runtime_version
 
-POINT_SECONDS, QUICK_POINT_SECONDS = 0.25, 0.08
-MIN_RUNS, MAX_RUNS = 5, 400
+# A law point's seconds of invokes over its passes, its runs per pass: measured paired (each point timed both ways
+# in turn, in one run, 2026-12-08), 0.036 s and 3-100 runs put every prediction of 16 real models within 2.7% of
+# what 0.25 s and 5-400 runs gave (median 0.8%, no common shift), for a quarter of the timing's CPU time
+# (docs/predict.md, "The calibration suite")
+POINT_SECONDS, QUICK_POINT_SECONDS = 0.036, 0.015
+MIN_RUNS, MAX_RUNS = 3, 100
 ORDER_SEED = 29  # the seed of the order the points are timed in (a fixed shuffle: a calibration is repeatable)
 REFERENCE_SECONDS, REFERENCE_MAX_RUNS = 0.2, 1_000_000  # each drift reference point (5 of them: about a second)
 SIDE_SUFFIX = ".points.jsonl"
@@ -69,7 +73,7 @@ Timer = Callable[[bytes, RuntimeSettings, bool], float]
 # cold timer(model bytes, runtime settings of the point, bytes read before each cold run)
 #   -> (warm median, cold median) in microseconds, timed in turn in the same run
 ColdTimer = Callable[[bytes, RuntimeSettings, int], "tuple[float, float]"]
-COLD_RUNS = 7  # timed cold runs of a point (each after an eviction: up to 2x the last-level cache read)
+COLD_RUNS = 4  # timed cold runs of a point (each after an eviction: up to 2x the last-level cache read)
 MIN_CURVE_POINTS = 8  # cold points per eviction size for a precision to get a cache curve of its own
 CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
 
@@ -163,7 +167,7 @@ def time_cold(blob: bytes, settings: RuntimeSettings, evict: int, runs: int = CO
 
 def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seconds: float | None = None,
                max_runs: int = MAX_RUNS) -> float:
-    """The median of one ``invoke()`` of a model, in microseconds: a few runs to size the loop, then
+    """The median of one ``invoke()`` of a model, in microseconds: a warm-up run and one run to size the loop, then
     enough timed runs to fill about ``seconds`` (default ``POINT_SECONDS``, ``QUICK_POINT_SECONDS`` when
     ``quick``), at least MIN_RUNS and at most ``max_runs``."""
     interpreter = make_interpreter(blob, settings)
@@ -172,7 +176,7 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
     if seconds is None:
         seconds = QUICK_POINT_SECONDS if quick else POINT_SECONDS
     try:
-        _, probe = time_invokes(interpreter.invoke, BenchSettings(runs=3, warmup=2))
+        _, probe = time_invokes(interpreter.invoke, BenchSettings(runs=1, warmup=1))
         each = max(min(probe), 1e-4) / 1e3  # seconds
         runs = int(min(max(seconds / each, MIN_RUNS), max_runs))
         _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=0))
@@ -181,8 +185,55 @@ def time_model(blob: bytes, settings: RuntimeSettings, quick: bool = False, seco
     return summarize_ms(samples)["median_ms"] * 1e3
 
 
-STREAM_ROUNDS, STREAM_RUNS = 15, 5
-BIG_MODEL = 16 * 2**20  # a suite model of more bytes is not held between its timing and its analysis
+STREAM_ROUNDS, STREAM_RUNS = 5, 2
+BIG_MODEL = 16 * 2**20  # a suite model of more bytes is kept in a file between its passes, not in memory
+
+
+class Blobs:
+    """The suite's model bytes by point id, each written once: a small one held in memory, one of more than
+    BIG_MODEL bytes (the streaming chains, the one-row layers past the L3: 15 models, about 800 MiB here) kept in a
+    file of a temporary folder and read back for its next pass and its analysis. Writing those again for every
+    pass took a fifth of the calibration's CPU time; holding them would double its memory. :meth:`close` removes
+    the folder."""
+
+    def __init__(self, fb: Any) -> None:
+        self.fb = fb
+        self.held: dict[str, bytes] = {}
+        self.files: dict[str, str] = {}  # point id -> the file of a model past BIG_MODEL
+        self.folder: str | None = None
+
+    def get(self, point: SuitePoint) -> bytes:
+        if point.id in self.held:
+            return self.held[point.id]
+        if point.id in self.files:
+            with open(self.files[point.id], "rb") as f:
+                return f.read()
+        blob = build(self.fb, point)
+        if len(blob) <= BIG_MODEL:
+            self.held[point.id] = blob
+            return blob
+        if self.folder is None:
+            import tempfile
+
+            try:
+                self.folder = tempfile.mkdtemp(prefix="tflite_flops-calibrate-")
+            except OSError:
+                return blob
+        path = os.path.join(self.folder, f"{len(self.files)}.tflite")
+        try:
+            with open(path, "wb") as f:
+                f.write(blob)
+        except OSError:  # no room for it: written again when next needed, as before
+            return blob
+        self.files[point.id] = path
+        return blob
+
+    def close(self) -> None:
+        if self.folder is not None:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder, self.files = None, {}
 
 
 def time_streams(blobs: Mapping[str, bytes], settings: RuntimeSettings, rounds: int = STREAM_ROUNDS,
@@ -200,9 +251,10 @@ def time_streams(blobs: Mapping[str, bytes], settings: RuntimeSettings, rounds: 
         interpreters[key] = interpreter
     medians: dict[str, list[float]] = {key: [] for key in interpreters}
     try:
-        for _ in range(rounds):
+        for k in range(rounds):  # a warm-up run in the first round only: a chain's weights come from memory anyway
             for key, interpreter in interpreters.items():
-                _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=1), clock=time.thread_time_ns)
+                _, samples = time_invokes(interpreter.invoke, BenchSettings(runs=runs, warmup=int(k == 0)),
+                                          clock=time.thread_time_ns)
                 medians[key].append(summarize_ms(samples)["median_ms"] * 1e3)
     except (ValueError, RuntimeError) as exc:
         raise RuntimeUnavailableError(f"the runtime failed on a streaming chain: {exc}") from exc
@@ -572,56 +624,57 @@ def calibrate(output: str, runtime: RuntimeSettings, quick: bool = False, progre
         batches.append(batch)
     todo = [job for batch in batches for job in batch]
     show = progress_bar("calibrate") if progress else None
-    blobs: dict[str, bytes] = {}
-    failed: list[str] = []
-    done = 0
-    for k, batch in enumerate(batches):
-        for key, point, level, is_reference in batch:
-            done += 1
-            blob = blobs.get(point.id) or blobs.setdefault(point.id, build(fb, point))
-            settings = replace(runtime, xnnpack=point.delegate)
-            try:
-                if level is not None:
-                    warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
-                    append_side(side, config, cold_key(point, level, warm=True), warm)
-                    medians[cold_key(point, level, warm=True)] = warm
-                elif is_reference:
-                    median = reference_timer(blob, settings, False)
-                else:
-                    median = timer(blob, settings, quick)
-            except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
-                failed.append(f"{key}: {exc}")
-                continue
-            append_side(side, config, key, median)
-            medians[key] = median
-            if key != point.key and level is None and not is_reference:  # one pass of a law point: its median so far
-                medians[point.key] = passes_median(medians, point.key, passes)
-            if len(blob) > BIG_MODEL:  # written again for the analysis rather than held
-                blobs.pop(point.id, None)
-            if show is not None:
-                show(done, len(todo), point.id)
-        _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
-        # the streaming chains once per pass too: what weights cost from memory moves with what else the machine's
-        # memory serves, more than any op's time (docs/notes/predict-atrous-audio.md)
-        failed += time_stream_pass(streams, k, passes, medians, side, config, runtime, fb,
-                                   (lambda blob, settings: timer(blob, settings, quick)) if injected else None)
-    for p in streams:
-        if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
-            medians[p.key] = passes_median(medians, p.key, passes)
-    analysing = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
-    analysed_streams = [analyse(p, build(fb, p), analysing, where.caches) for p in streams if p.key in medians]
-    analysed = [analyse(p, blobs.get(p.id) or build(fb, p), analysing, where.caches) for p in points] + analysed_streams
-    notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
-    refs = {p.key: passes_median(medians, reference_key(p), passes) for p in reference
-            if any(k in medians for k in pass_keys(reference_key(p), passes))}
-    profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
-                            reference=refs)
-    profile.save(output)
-    return profile, len({point.key for _, point, level, is_reference in todo if level is None and not is_reference})
+    blobs = Blobs(fb)
+    try:
+        failed: list[str] = []
+        done = 0
+        for k, batch in enumerate(batches):
+            for key, point, level, is_reference in batch:
+                done += 1
+                blob = blobs.get(point)
+                settings = replace(runtime, xnnpack=point.delegate)
+                try:
+                    if level is not None:
+                        warm, median = cold_timer(blob, settings, level)  # type: ignore[misc]
+                        append_side(side, config, cold_key(point, level, warm=True), warm)
+                        medians[cold_key(point, level, warm=True)] = warm
+                    elif is_reference:
+                        median = reference_timer(blob, settings, False)
+                    else:
+                        median = timer(blob, settings, quick)
+                except RuntimeUnavailableError as exc:  # one model the runtime refuses does not stop the calibration
+                    failed.append(f"{key}: {exc}")
+                    continue
+                append_side(side, config, key, median)
+                medians[key] = median
+                if key != point.key and level is None and not is_reference:  # one pass of a law point: its median
+                    medians[point.key] = passes_median(medians, point.key, passes)
+                if show is not None:
+                    show(done, len(todo), point.id)
+            _BUFFERS.clear()  # the eviction buffers (up to 2x the L3 each) are not kept past the timing
+            # the streaming chains once per pass too: what weights cost from memory moves with what else the machine's
+            # memory serves, more than any op's time (docs/notes/predict-atrous-audio.md)
+            failed += time_stream_pass(streams, k, passes, medians, side, config, runtime, blobs,
+                                       (lambda blob, settings: timer(blob, settings, quick)) if injected else None)
+        for p in streams:
+            if p.key not in medians and any(k in medians for k in pass_keys(p.key, passes)):
+                medians[p.key] = passes_median(medians, p.key, passes)
+        analysing = Settings(runtime=runtime)  # the configuration a prediction with this profile analyses in
+        analysed_streams = [analyse(p, blobs.get(p), analysing, where.caches) for p in streams if p.key in medians]
+        analysed = [analyse(p, blobs.get(p), analysing, where.caches) for p in points] + analysed_streams
+        notes = (("quick suite",) if quick else ()) + tuple(f"not timed: {f}" for f in failed)
+        refs = {p.key: passes_median(medians, reference_key(p), passes) for p in reference
+                if any(k in medians for k in pass_keys(reference_key(p), passes))}
+        profile = build_profile(analysed, medians, where, "calibrate", notes=notes, suite="quick" if quick else "full",
+                                reference=refs)
+        profile.save(output)
+        return profile, len({point.key for _, point, level, is_reference in todo if level is None and not is_reference})
+    finally:
+        blobs.close()
 
 
 def time_stream_pass(streams: Sequence[SuitePoint], k: int, passes: int, medians: dict[str, float], side: str,
-                     config: Mapping[str, Any], runtime: RuntimeSettings, fb: Any,
+                     config: Mapping[str, Any], runtime: RuntimeSettings, blobs: Blobs,
                      timer: Callable[[bytes, RuntimeSettings], float] | None) -> list[str]:
     """Time pass ``k`` of the streaming chains ``streams`` not timed yet (``medians``, the side file ``side``),
     each precision's chains in interleaved rounds (:func:`time_streams`; ``timer``, an injected one, times each
@@ -632,11 +685,11 @@ def time_stream_pass(streams: Sequence[SuitePoint], k: int, passes: int, medians
         group = [key for key in chains if key not in medians]
         if not group:
             continue
-        blobs = {key: build(fb, chains[key]) for key in group}  # written for the pass, then let go
+        models = {key: blobs.get(chains[key]) for key in group}  # read back from their files after the first pass
         settings = replace(runtime, xnnpack=chains[group[0]].delegate)
         try:
-            got = {key: timer(blobs[key], settings) for key in group} if timer is not None else \
-                time_streams(blobs, settings)
+            got = {key: timer(models[key], settings) for key in group} if timer is not None else \
+                time_streams(models, settings)
         except RuntimeUnavailableError as exc:
             failed.append(f"the {precision} streaming chains: {exc}")
             continue

@@ -30,10 +30,32 @@ def _act(w: ModelWriter, shape: tuple[int, ...], prec: str, out: bool = False) -
     return w.tensor(shape, "float32")
 
 
+TILE = 1 << 18  # random values per tensor; a larger one repeats them (what a weight holds does not change its time)
+
+
+def _uniform(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` float32 values uniform in [-1, 1): at most TILE drawn, repeated to ``n`` (drawing every value of the
+    100 MiB streaming chains cost more than their timing)."""
+    values = rng.random(min(n, TILE), dtype=np.float32)
+    values *= 2
+    values -= 1
+    return np.resize(values, n)
+
+
+def _int8(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` int8 weights in [-127, 127] (random bytes, -128 moved to -127: symmetric weights never hold it), about
+    what float weights in [-1, 1) quantized by 1/127 give; at most TILE drawn, repeated to ``n``."""
+    values = np.frombuffer(rng.bytes(min(n, TILE)), np.int8).copy()
+    np.maximum(values, -127, out=values)
+    return np.resize(values, n)
+
+
 def _weights(w: ModelWriter, shape: tuple[int, ...], prec: str, axis: int) -> int:
     """A constant weight tensor in ``prec``: float32; float16 behind a DEQUANTIZE; int8 per channel along ``axis``."""
     n = int(np.prod(shape))
-    values = _rng(n, len(shape)).uniform(-1, 1, n).astype(np.float32)
+    if prec not in ("float32", "fp16"):
+        return w.tensor(shape, "int8", _int8(_rng(n, len(shape)), n), quant=Quant.of([W_SCALE] * shape[axis], 0, axis))
+    values = _uniform(_rng(n, len(shape)), n)
     if prec == "float32":
         return w.tensor(shape, "float32", values)
     if prec == "fp16":
@@ -41,8 +63,7 @@ def _weights(w: ModelWriter, shape: tuple[int, ...], prec: str, axis: int) -> in
         full = w.tensor(shape, "float32")
         w.op("DEQUANTIZE", [half], [full])
         return full
-    q = np.clip(np.round(values * 127), -127, 127).astype(np.int8)
-    return w.tensor(shape, "int8", q, quant=Quant.of([W_SCALE] * shape[axis], 0, axis))
+    raise AssertionError(prec)
 
 
 def _bias(w: ModelWriter, n: int, prec: str) -> int:
@@ -312,12 +333,10 @@ def stream(n: int, h: int, c: int, prec: str, k: int = 1) -> Callable[[ModelWrit
         x = _act(w, (1, h, h, c), prec)
         cur = x
         for i in range(n):
-            values = _rng(i, n, c).uniform(-1, 1, c * c * k * k).astype(np.float32).reshape(c, k, k, c)
             if prec == "int8":
-                q = np.clip(np.round(values * 127), -127, 127).astype(np.int8)
-                wt = w.tensor((c, k, k, c), "int8", q, quant=Quant.of([W_SCALE] * c, 0, 0))
+                wt = w.tensor((c, k, k, c), "int8", _int8(_rng(i, n, c), c * c * k * k), quant=Quant.of([W_SCALE] * c, 0, 0))
             else:
-                wt = w.tensor((c, k, k, c), "float32", values)
+                wt = w.tensor((c, k, k, c), "float32", _uniform(_rng(i, n, c), c * c * k * k))
             nxt = _act(w, (1, h, h, c), prec, out=True) if prec != "int8" else \
                 w.tensor((1, h, h, c), "int8", quant=Quant.of(IN_SCALE, 0))  # the next conv's input scale
             w.op("CONV_2D", [cur, wt, _bias(w, c, prec)], [nxt], "Conv2DOptions", padding=PADDING["SAME"], strideW=1,

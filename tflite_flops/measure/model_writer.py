@@ -101,7 +101,9 @@ class ModelWriter:
             t.shapeSignature = list(signature)
         if quant is not None:
             q = fb.QuantizationParametersT()
-            q.scale, q.zeroPoint, q.quantizedDimension = list(quant.scale), list(quant.zero_point), quant.axis
+            # numpy vectors: the object API writes a list element by element, an array in one copy
+            q.scale, q.zeroPoint = np.asarray(quant.scale, np.float32), np.asarray(quant.zero_point, np.int64)
+            q.quantizedDimension = quant.axis
             t.quantization = q
         return self.copy_tensor(t, buffer)
 
@@ -152,7 +154,9 @@ class ModelWriter:
         model.version, model.description = SCHEMA_VERSION, description
         model.operatorCodes, model.buffers = list(self.opcodes), list(self.buffers)
         model.subgraphs = [_subgraph(fb, self.tensors, self.operators, inputs, outputs, name), *self._more]
-        builder = flatbuffers.Builder(1024)
+        # sized for the constants up front: a builder that starts small copies its whole buffer at each doubling
+        data = sum(len(b.data) for b in self.buffers if b.data is not None)
+        builder = flatbuffers.Builder(data + 4096 * (len(self.tensors) + len(self.operators) + 1))
         builder.Finish(model.Pack(builder), file_identifier=FILE_IDENTIFIER)
         return bytes(builder.Output())
 
