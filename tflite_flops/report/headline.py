@@ -73,7 +73,8 @@ def _float_op(precision: str) -> bool:
 def target_class(report: Any) -> tuple[str, str]:
     """(``"mcu"`` or ``"phone"``, why): the runtime the model is built for (the rule of the module docstring)."""
     memory = report.memory
-    floats = sorted({o.op_type for o in report.ops if o.phase == "inference" and o.flops and _float_op(o.precision)})
+    counted = {(o.op_type, o.precision) for o in report.ops if o.phase == "inference" and o.flops}
+    floats = sorted({kind for kind, precision in counted if _float_op(precision)})  # each precision tested once
     if floats:
         return PHONE, f"float ops ({', '.join(floats[:3])}{' …' if len(floats) > 3 else ''})"
     named = (report.settings or {}).get("cpu_target")  # a CPU the user named (--target, a device profile's)
