@@ -96,14 +96,18 @@ class DeferredColumn:
     :class:`Deferred` ``{(subgraph, op index): value}`` that every record shares (an op it lacks: None).
     Pickled as the computed values (once per pickle: the records share it)."""
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "_table")
 
     def __init__(self, values: Deferred) -> None:
         self.values = values
+        self._table: Any = None  # the values once computed
 
     def of(self, op: Any) -> Any:
         """The value of the record ``op`` (its ``subgraph`` and ``index``)."""
-        return self.values.get().get((op.subgraph, op.index))
+        table = self._table
+        if table is None:
+            table = self._table = self.values.get()
+        return table.get((op.subgraph, op.index))
 
     def __reduce__(self) -> tuple[Any, tuple[Any]]:
         return _computed_column, (self.values.get(),)
