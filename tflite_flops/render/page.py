@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .charts import esc
 
@@ -46,9 +46,38 @@ def script_json(data: Any, ops: Iterable[Any] | None = None) -> str:
         if len(parts) != 2:  # a model's own strings hold the slot's text: encode the whole list at once
             text = _compact(_finite({**data, "ops": list(ops)}))
         else:
-            text = parts[0] + "[" + ",".join([_compact(_finite(op)) for op in ops]) + "]" + parts[1]
+            text = parts[0] + "[" + ",".join(_compact_ops(ops)) + "]" + parts[1]
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+# _compact's encoder, made once: a list of ops is encoded in one call of its C encoder
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+_CHUNK = 512  # ops encoded at once (their dicts held meanwhile)
+
+
+def _compact_ops(ops: Iterable[Any]) -> Iterator[str]:
+    """``_compact(_finite(op))`` of each op, joined by commas a chunk at a time: the chunk's list is encoded at
+    once (its text between the brackets is its ops' texts joined by commas), and the chunk holding a NaN or an
+    infinity, which the encoder refuses, op by op through :func:`_finite` (``_finite`` changes nothing else that
+    the encoder writes: an op's dict holds dicts, lists and numbers, ``Report.op_dicts``)."""
+    chunk: list[Any] = []
+    for op in ops:
+        chunk.append(op)
+        if len(chunk) == _CHUNK:
+            yield _compact_chunk(chunk)
+            chunk = []
+    if chunk:
+        yield _compact_chunk(chunk)
+
+
+def _compact_chunk(chunk: list[Any]) -> str:
+    if all(type(op) is dict for op in chunk):
+        try:
+            return _ENCODER.encode(chunk)[1:-1]
+        except ValueError:  # a NaN or an infinity: null, op by op
+            pass
+    return ",".join([_compact(_finite(op)) for op in chunk])
 
 
 def page(title: str, subtitle: str, body: str, data: Any = None, ops: Iterable[Any] | None = None) -> str:
