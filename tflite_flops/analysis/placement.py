@@ -35,6 +35,7 @@ applied), except the entry subgraph's inputs, which carry the analysed shapes (a
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
@@ -319,6 +320,10 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
     fp16_nodes: list[int] = []
     reasons: dict[int, str | None] = {}
     alike = _Alike([*views, None])
+    # an omitted input is None to the rule, -1 to the key (an index below -1, which the reader refuses, too); an
+    # omitted output is tensor 0's view to the rule (then an op's outputs are read through max(t, 0))
+    odd_inputs = min(chain.from_iterable(op.inputs for op in sg.operators), default=0) < -1
+    odd_outputs = min(chain.from_iterable(op.outputs for op in sg.operators), default=0) < 0
     for op in sg.operators:
         if facts_of(op.op_type).weight_unpacking == DEQUANTIZE_WEIGHTS and op.inputs and op.inputs[0] >= 0:
             src = views[op.inputs[0]]
@@ -328,9 +333,9 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                 fp16_nodes.append(op.index)
                 continue
         ins = op.inputs
-        if fp16_source or min(ins, default=0) < -1:  # an omitted input is None to the rule: -1 to the key
+        if fp16_source or odd_inputs:
             ins = tuple([-1 if t < 0 else fp16_source.get(t, t) for t in ins])
-        outs = op.outputs if min(op.outputs, default=0) >= 0 else tuple([max(t, 0) for t in op.outputs])
+        outs = tuple([max(t, 0) for t in op.outputs]) if odd_outputs else op.outputs
         key = alike.key(op.op_type, op.version, op.options, ins, outs)
         found = alike.found.get(key, _UNDECIDED)
         if found is _UNDECIDED:
