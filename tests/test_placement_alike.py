@@ -145,3 +145,18 @@ def test_shared_decisions_are_each_ops_own(monkeypatch, config):
         # each crafted graph has ops alike but for what it varies, which a rule tells apart (two decisions, not one)
         for model in shared[-len(_crafted()):]:
             assert any(len(set(reasons.values())) > 1 for reasons, _, _ in model)
+
+
+def test_classes_tell_apart_what_equality_does_not():
+    # -0.0 equals 0.0 and 1 equals True, but a reason may write them differently: each is a class of its own
+    from tflite_flops.ops.placement import DelegateTensor
+    from tflite_flops.reader.model import Quantization
+
+    def view(index: int, scale: float) -> DelegateTensor:
+        return DelegateTensor(index, "INT8", (1, 4), True, quantization=Quantization("per_tensor", 0, 1, scale, 0))
+
+    alike = placement._Alike([view(0, 0.0), view(1, -0.0), view(2, 0.0), view(3, float("nan")), view(4, float("nan"))])
+    assert alike.of[0] == alike.of[2] != alike.of[1]
+    assert alike.of[3] == alike.of[4]  # two NaNs of the same bits: one class
+    keys = [alike.key("ADD", 1, options, (0,), (2,)) for options in ({"a": 1}, {"a": True}, {"a": 1.0}, {"a": 1})]
+    assert keys[0] == keys[3] and len({keys[0], keys[1], keys[2]}) == 3

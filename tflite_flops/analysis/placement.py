@@ -179,11 +179,13 @@ class _Alike:
     def _class(self, v: DelegateTensor | None) -> int:
         if v is None:
             content: object = None
-        elif v.value is None:
+        elif v.value is None and v.quantization is None:
             content = v[1:]  # all but the index
-        else:  # a small constant's values, by their bytes
-            value = v.value
-            content = (v[1:7], value.dtype.str, value.shape, value.tobytes(), v[8:])
+        else:  # a small constant's values by their bytes, a quantization's numbers exactly (-0.0 is not 0.0 to a reason)
+            value, q = v.value, v.quantization
+            content = (v[1:5], None if q is None else tuple(map(_exact, (q.kind, q.axis, q.num_scales, q.scale,
+                                                                        q.zero_point, q.uniform_scales))),
+                       v[6], None if value is None else (value.dtype.str, value.shape, value.tobytes()), v[8:])
         return self.classes.setdefault(content, len(self.classes))
 
     def update(self, index: int, view: DelegateTensor) -> None:
@@ -197,7 +199,7 @@ class _Alike:
         opt = self.options.get(id(options))
         if opt is None:
             try:
-                content: object = tuple(options.items())
+                content: object = tuple([(k, _exact(v)) for k, v in options.items()])
                 hash(content)
             except TypeError:  # an unhashable option value (a list): this mapping is a class of its own
                 content = ("id", id(options))
@@ -208,6 +210,15 @@ class _Alike:
         if len(set(tensors)) != len(tensors):  # a tensor in two slots: which slots, as a rule comparing indices sees
             shape = (shape, tuple([tensors.index(t) for t in tensors]))
         return op_type, version, opt, len(inputs), shape
+
+
+def _exact(x: object) -> object:
+    """``x`` as a class's content tells it apart: by its type too (1, 1.0 and True are equal, and a reason may
+    write them differently) and a float by its bits (-0.0 equals 0.0; a NaN is not equal to itself)."""
+    kind = type(x)
+    if kind is float:
+        return float, x.hex()
+    return (tuple, tuple(map(_exact, x))) if kind is tuple else (kind, x)
 
 
 def xnnpack_placer(model: Model, config: DelegateConfig = DelegateConfig()) -> Callable[[int], SubgraphPlacement]:
