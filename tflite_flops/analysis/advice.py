@@ -291,10 +291,17 @@ def _weight_items(report: Report, model: Model) -> list[Advice]:
                           f"nothing: quantize again from the float weights, or remove the layers ({share_text(*share)})",
                           *share))
     bad: list[tuple[OpRecord, float, int]] = []
+    quantized: dict[int, bool] = {}  # subgraph -> whether any of its tensors has a scale (else no op of it is bad)
     for o in report.ops:
         if o.phase != "inference":
             continue
         sg = model.subgraphs[o.subgraph]
+        scaled = quantized.get(o.subgraph)
+        if scaled is None:
+            scaled = quantized[o.subgraph] = any(
+                t.quantization is not None and t.quantization.scale is not None for t in sg.tensors)
+        if not scaled:
+            continue
         for t in sg.operators[o.index].inputs:
             if t < 0:
                 continue

@@ -50,6 +50,10 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
     as_fields = [(name, (lambda _key, column=by_op: column) if type(by_op) is lazy.DeferredColumn else by_op.get)
                  for name, by_op in figures.items() if name in _FIELDS]
     as_figures = [(name, by_op.get) for name, by_op in figures.items() if name not in _FIELDS]
+    tail = _shared_tail(figures)
+    if tail is not None:  # every record field a pass gives is one column shared by all: each record's dict made at once
+        as_fields = []
+        new, set_attribute = object.__new__, object.__setattr__
     for key in sorted(walk.entries):
         e = walk.entries[key]
         if e.inference:
@@ -73,8 +77,60 @@ def records(walk: Walk, figures: Mapping[str, Mapping[OpKey, Any]],
         for name, get in as_fields:
             values[name] = get(key)
         values["figures"] = {name: get(key) for name, get in as_figures}  # a declared per-op column without a field
-        out.append(make(values))
+        if tail is None:
+            out.append(make(values))
+        else:
+            values.update(tail)
+            record = new(OpRecord)
+            set_attribute(record, "__dict__", values)
+            out.append(record)
     return out
+
+
+_EXPLICIT = ("subgraph", "index", "op_type", "name", "inputs", "outputs", "macs", "flops", "bytes_read",
+             "bytes_written", "params", "status", "formula", "note", "precision", "phase", "executions",
+             "shapes_resolved", "effective_macs", "weight_density", "latency_ms", "figures")  # what records() sets
+
+
+def _shared_tail(figures: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What :func:`records` adds to each record's dict after the fields it sets, when every record field of
+    ``figures`` is a :class:`~tflite_flops.report.lazy.DeferredColumn` of a lazy field (the analysis' case): the
+    other fields at their defaults, then each lazy field's slot with its column or default, in the order
+    :func:`_record_maker`'s object gets them (the same dict). None otherwise, or when OpRecord is not made
+    by its dict."""
+    fields_ = dataclasses.fields(OpRecord)
+    if not _by_dict(OpRecord) or not set(_EXPLICIT) <= {f.name for f in fields_}:
+        return None
+    slots = {f.name: holder.slot for f in fields_
+             if type(holder := OpRecord.__dict__.get(f.name)) is lazy.LazyField}
+    given = {name: by_op for name, by_op in figures.items() if name in _FIELDS}
+    if any(name not in slots or type(by_op) is not lazy.DeferredColumn for name, by_op in given.items()):
+        return None
+    tail: dict[str, Any] = {}
+    for f in fields_:  # the defaults of the fields not set, in field order
+        if f.name not in _EXPLICIT and f.name not in slots:
+            if f.default is dataclasses.MISSING:
+                return None
+            tail[f.name] = f.default
+    for f in fields_:  # then every lazy field's slot, in field order
+        if f.name in slots and f.name not in _EXPLICIT:
+            if f.name in given:
+                tail[slots[f.name]] = given[f.name]
+            elif f.default is not dataclasses.MISSING:
+                tail[slots[f.name]] = f.default
+            else:
+                return None
+    return tail
+
+
+def _by_dict(cls: type) -> bool:
+    """Whether an object of the frozen dataclass ``cls`` may be made by handing it its attribute dict
+    (:func:`_record_maker`): no ``__post_init__``, no slots, every field in ``__init__``, no descriptor field
+    but :class:`~tflite_flops.report.lazy.LazyField`."""
+    fields_ = dataclasses.fields(cls)
+    return not (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
+                or any(not f.init or (hasattr(type(cls.__dict__.get(f.name)), "__set__")
+                                      and type(cls.__dict__.get(f.name)) is not lazy.LazyField) for f in fields_))
 
 
 def _record_maker(cls: type) -> Any:
@@ -87,9 +143,7 @@ def _record_maker(cls: type) -> Any:
     fields = dataclasses.fields(cls)
     names = {f.name for f in fields}
     slots = [(f.name, holder.slot) for f in fields if type(holder := cls.__dict__.get(f.name)) is lazy.LazyField]
-    if (hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__
-            or any(not f.init or (hasattr(type(cls.__dict__.get(f.name)), "__set__")
-                                  and type(cls.__dict__.get(f.name)) is not lazy.LazyField) for f in fields)):
+    if not _by_dict(cls):
         return lambda values: cls(**values)
     defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING}

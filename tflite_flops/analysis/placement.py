@@ -35,6 +35,7 @@ applied), except the entry subgraph's inputs, which carry the analysed shapes (a
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
@@ -46,6 +47,7 @@ from ..report import DelegatePlacement
 from ..settings import GPU_ML_DRIFT
 from ..report.columns import DELEGATE_FIELDS
 
+_UNDECIDED = object()
 _SMALL = 64  # static int tensors up to this many elements carry their values to the rules
 # a subgraph's op dependencies as node_subsets reads them (_dependencies): per op, its count of inputs to
 # wait for, the tensors it reads and writes, and the ops it releases
@@ -153,6 +155,72 @@ def _unpacked_at_init(unpacking: str, src: DelegateTensor, dst: DelegateTensor) 
     return src.static and src.sparse and src.dtype in ("FLOAT16", "INT8", "FLOAT32") and dst.dtype == src.dtype
 
 
+class _Alike:
+    """One delegate's decisions within one placement call, shared by the ops it sees alike.
+
+    A rule is a pure function of its :class:`DelegateOp`: the op type, version and options, and each
+    tensor as the delegate sees it, where only a tensor's index tells it apart from another of the same
+    type, shape, quantization, constness, values and neighbours (a rule compares indices, never reads
+    one: one tensor read as both inputs). Two ops alike in all of that, tensors read twice in the same
+    slots included, get the same decision, so it is made once: a model of 100,000 identical ops calls
+    its rule once, not 100,000 times (a real model's repeated blocks, a few times). A tensor's class
+    is the content of its view, interned; the views replaced during the pass (an unpacked weight) get
+    theirs again with :meth:`update`.
+    """
+
+    __slots__ = ("classes", "of", "options", "found")
+
+    def __init__(self, views: Sequence[DelegateTensor | None]) -> None:
+        self.classes: dict[object, int] = {}
+        self.options: dict[int, object] = {}  # id of an options mapping (the ops keep it alive) -> its class
+        self.found: dict[object, str | None] = {}  # an op's class -> the decision
+        self.of = [self._class(v) for v in views]  # per tensor index (-1: the last, an omitted tensor)
+
+    def _class(self, v: DelegateTensor | None) -> int:
+        if v is None:
+            content: object = None
+        elif v.value is None and v.quantization is None:
+            content = v[1:]  # all but the index
+        else:  # a small constant's values by their bytes, a quantization's numbers exactly (-0.0 is not 0.0 to a reason)
+            value, q = v.value, v.quantization
+            content = (v[1:5], None if q is None else tuple(map(_exact, (q.kind, q.axis, q.num_scales, q.scale,
+                                                                        q.zero_point, q.uniform_scales))),
+                       v[6], None if value is None else (value.dtype.str, value.shape, value.tobytes()), v[8:])
+        return self.classes.setdefault(content, len(self.classes))
+
+    def update(self, index: int, view: DelegateTensor) -> None:
+        """The view of tensor ``index`` was replaced by ``view``."""
+        self.of[index] = self._class(view)
+
+    def key(self, op_type: str, version: int, options: Mapping[str, object], inputs: tuple[int, ...],
+            outputs: tuple[int, ...]) -> object:
+        """The class of an op reading ``inputs`` and writing ``outputs`` (tensor indices as its DelegateOp
+        holds them: -1 for an omitted one)."""
+        opt = self.options.get(id(options))
+        if opt is None:
+            try:
+                content: object = tuple([(k, _exact(v)) for k, v in options.items()])
+                hash(content)
+            except TypeError:  # an unhashable option value (a list): this mapping is a class of its own
+                content = ("id", id(options))
+            opt = self.options[id(options)] = self.classes.setdefault(("options", content), len(self.classes))
+        of = self.of
+        tensors = inputs + outputs
+        shape = tuple([of[t] for t in tensors])
+        if len(set(tensors)) != len(tensors):  # a tensor in two slots: which slots, as a rule comparing indices sees
+            shape = (shape, tuple([tensors.index(t) for t in tensors]))
+        return op_type, version, opt, len(inputs), shape
+
+
+def _exact(x: object) -> object:
+    """``x`` as a class's content tells it apart: by its type too (1, 1.0 and True are equal, and a reason may
+    write them differently) and a float by its bits (-0.0 equals 0.0; a NaN is not equal to itself)."""
+    kind = type(x)
+    if kind is float:
+        return float, x.hex()
+    return (tuple, tuple(map(_exact, x))) if kind is tuple else (kind, x)
+
+
 def xnnpack_placer(model: Model, config: DelegateConfig = DelegateConfig()) -> Callable[[int], SubgraphPlacement]:
     """``subgraph index -> its XNNPACK placement`` with the delegate's flags ``config`` (the settings'): what the
     prediction is handed to see which ops of a loop's body XNNPACK re-prepares (``latency.predict.Placer``)."""
@@ -185,6 +253,7 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
     reasons: dict[int, str | None] = {}
     consumers: dict[int, list[int]] | None = None  # built when an fp16 DEQUANTIZE asks
     variables = _Variables()
+    alike = _Alike(views)
 
     for op in sg.operators:
         kind = op.op_type
@@ -203,14 +272,21 @@ def place_subgraph(model: Model, index: int, delegate: str = XNNPACK, config: De
                     fp16_weights = all(xnnpack_facts(sg.operators[c].op_type).gemm
                                        and sg.operators[c].inputs[0] != dst.index for c in consumers.get(dst.index, ()))
                 views[dst.index] = dst._replace(quasi_static=True, fp16_weights=fp16_weights)
+                alike.update(dst.index, views[dst.index])
                 unpack[dst.index] = op.index
                 unpack_nodes[op.index] = None
                 continue
-        dop = DelegateOp(kind, op.version, op.options, tuple([views[t] for t in op.inputs]),
-                         tuple([views[t] for t in op.outputs]), config)  # type: ignore[arg-type]
-        found = decide(delegate, dop)
-        if delegate == XNNPACK and facts.resource_variable:
-            found = variables.visit(op, dop, found)
+        if delegate == XNNPACK and facts.resource_variable:  # the pass' variables decide too: no sharing
+            dop = DelegateOp(kind, op.version, op.options, tuple([views[t] for t in op.inputs]),
+                             tuple([views[t] for t in op.outputs]), config)  # type: ignore[arg-type]
+            found = variables.visit(op, dop, decide(delegate, dop))
+        else:
+            key = alike.key(kind, op.version, op.options, op.inputs, op.outputs)
+            found = alike.found.get(key, _UNDECIDED)
+            if found is _UNDECIDED:
+                dop = DelegateOp(kind, op.version, op.options, tuple([views[t] for t in op.inputs]),
+                                 tuple([views[t] for t in op.outputs]), config)  # type: ignore[arg-type]
+                found = alike.found[key] = decide(delegate, dop)
         reasons[op.index] = found
         if found is not None and unpack:
             for t in op.inputs:
@@ -254,6 +330,11 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
     fp16_source: dict[int, int] = {}  # output of a constant-fp16 DEQUANTIZE -> its fp16 constant
     fp16_nodes: list[int] = []
     reasons: dict[int, str | None] = {}
+    alike = _Alike([*views, None])
+    # an omitted input is None to the rule, -1 to the key (an index below -1, which the reader refuses, too); an
+    # omitted output is tensor 0's view to the rule (then an op's outputs are read through max(t, 0))
+    odd_inputs = min(chain.from_iterable(op.inputs for op in sg.operators), default=0) < -1
+    odd_outputs = min(chain.from_iterable(op.outputs for op in sg.operators), default=0) < 0
     for op in sg.operators:
         if facts_of(op.op_type).weight_unpacking == DEQUANTIZE_WEIGHTS and op.inputs and op.inputs[0] >= 0:
             src = views[op.inputs[0]]
@@ -262,13 +343,17 @@ def _place_gpu(sg: Subgraph, views: list[DelegateTensor], config: DelegateConfig
                     fp16_source[t] = src.index
                 fp16_nodes.append(op.index)
                 continue
-        if fp16_source:
-            inputs = tuple([None if t < 0 else views[fp16_source.get(t, t)] for t in op.inputs])
-        else:
-            inputs = tuple([None if t < 0 else views[t] for t in op.inputs])
-        dop = DelegateOp(op.op_type, op.version, op.options, inputs,
-                         tuple([views[t] if t >= 0 else views[0] for t in op.outputs]), config)
-        reasons[op.index] = decide(GPU, dop)
+        ins = op.inputs
+        if fp16_source or odd_inputs:
+            ins = tuple([-1 if t < 0 else fp16_source.get(t, t) for t in ins])
+        outs = tuple([max(t, 0) for t in op.outputs]) if odd_outputs else op.outputs
+        key = alike.key(op.op_type, op.version, op.options, ins, outs)
+        found = alike.found.get(key, _UNDECIDED)
+        if found is _UNDECIDED:
+            dop = DelegateOp(op.op_type, op.version, op.options, tuple([None if t < 0 else views[t] for t in ins]),
+                             tuple([views[t] for t in outs]), config)
+            found = alike.found[key] = decide(GPU, dop)
+        reasons[op.index] = found
     supported = [i for i, r in reasons.items() if r is None]
     n_ops = len(sg.operators)
     reuse: tuple[tuple[bool, Partition], ...] | None = None  # the final subsets, when they are the preview's

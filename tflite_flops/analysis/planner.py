@@ -44,8 +44,9 @@ class Arena:
 
     def __init__(self, steps: int, alignment: int = 0, floor: int = 0) -> None:
         # (offset, end, first step) of the placed buffers alive at each step, and of those that start at each step
-        self.alive: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
-        self.starts: list[list[tuple[int, int, int]]] = [[] for _ in range(steps)]
+        # (None until one is: a step's list is made when a buffer first joins it, not one per step up front)
+        self.alive: list[list[tuple[int, int, int]] | None] = [None] * steps
+        self.starts: list[list[tuple[int, int, int]] | None] = [None] * steps
         # 1 at the steps where a placed buffer starts: found by bytearray.find (memchr), where a sorted list of
         # the steps cost a memmove per insertion (quadratic: seconds on a 100,000-op chain)
         self.start_steps = bytearray(steps)
@@ -56,8 +57,8 @@ class Arena:
     def fork(self) -> "Arena":
         """An independent copy (placing into one does not change the other)."""
         other = Arena.__new__(Arena)
-        other.alive = [list(at) for at in self.alive]
-        other.starts = [list(at) for at in self.starts]
+        other.alive = [None if at is None else list(at) for at in self.alive]
+        other.starts = [None if at is None else list(at) for at in self.starts]
         other.start_steps = bytearray(self.start_steps)
         other.latest, other.high, other.steps, other.alignment, other.floor = (
             self.latest, self.high, self.steps, self.alignment, self.floor)
@@ -78,7 +79,10 @@ class Arena:
                 continue
             # A placed buffer overlaps [lo, hi] when it is alive at lo or starts within (lo, hi]: two
             # disjoint sets, so no buffer is seen twice. Only the steps where some buffer starts are visited.
-            here = others = alive[lo]
+            here = alive[lo]
+            if here is None:
+                here = alive[lo] = []
+            others = here
             if hi > lo < latest:
                 step = start_steps.find(1, lo + 1, hi + 1)
                 if step >= 0:
@@ -110,14 +114,18 @@ class Arena:
             entry = (at, end, lo)
             here.append(entry)
             started = starts[lo]
-            if not started:
+            if started is None:
+                starts[lo] = [entry]
                 start_steps[lo] = 1
-            started.append(entry)
-            if hi == lo + 1:
-                alive[hi].append(entry)
-            elif hi > lo:
+            else:
+                started.append(entry)
+            if hi > lo:
                 for step in range(lo + 1, hi + 1):
-                    alive[step].append(entry)
+                    at_step = alive[step]
+                    if at_step is None:
+                        alive[step] = [entry]
+                    else:
+                        at_step.append(entry)
             if lo > latest:
                 latest = lo
             if end > high:

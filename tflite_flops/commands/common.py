@@ -233,10 +233,12 @@ def emit(render_fn, stdout_format: str, targets, to_stdout: bool = True) -> None
 
     ``render_fn(fmt) -> str``. Files are written before anything reaches stdout.
     """
+    from ..analysis.run import collector_paused
     from ..files import write_chunked
     from ..render import write_atomic
 
-    texts = {fmt: render_fn(fmt) for fmt in {stdout_format, *(f for _, f in targets)}}
+    with collector_paused():  # a large model's rows, lines and JSON dicts, which reference counting frees
+        texts = {fmt: render_fn(fmt) for fmt in {stdout_format, *(f for _, f in targets)}}
     for path, fmt in targets:
         write_atomic(path, texts[fmt])
     if to_stdout:  # a terminal gets no escape sequence from a model's names, descriptions or metadata

@@ -24,9 +24,21 @@ Fmt = Callable[[float], str]
 
 def esc(value: object) -> str:
     """HTML/XML-escape any value (quotes too, so it is safe inside attributes)."""
-    from html import escape  # here: a run that writes no HTML never loads the module (1 ms)
-
+    escape = _ESCAPE
+    if escape is None:  # here: a run that writes no HTML never loads the module (1 ms); then kept (a page of a large
+        escape = _escape()  # model escapes 300,000 values)
     return escape(str(value), quote=True)
+
+
+_ESCAPE: Callable[..., str] | None = None
+
+
+def _escape() -> Callable[..., str]:
+    global _ESCAPE
+    from html import escape
+
+    _ESCAPE = escape
+    return escape
 
 
 def color_map(keys: Sequence[str]) -> dict[str, str]:

@@ -3,6 +3,7 @@ the kept ops grouped by reason."""
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Mapping
 
 from ..ops.placement import GPU_MODELS, delegate_display
@@ -81,8 +82,10 @@ def placement_summary(report: Report, key: str) -> str:
 def kept_groups(report: Report, key: str) -> list[tuple[str, list[tuple[str, str, list[OpRecord]]]]]:
     """The kept ops per reason category (most ops first), each as (op type, detail, ops) groups."""
     groups: dict[str, dict[tuple[str, str], list[OpRecord]]] = {}
+    # why_kept(o, key): a delegate's reason field read straight (the device's reasons are made per op)
+    reason_of = attrgetter(declared.DELEGATE_FIELDS[key].reason) if key in declared.DELEGATE_FIELDS else None
     for o in report.ops:
-        why = why_kept(o, key)
+        why = why_kept(o, key) if reason_of is None else reason_of(o)
         if why is None:
             continue
         category, _, detail = why.partition(": ")

@@ -21,6 +21,7 @@ The reports lead with the class's runtime; the rows of the other class stay in t
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,10 +71,29 @@ def _float_op(precision: str) -> bool:
     return any(precision.startswith(p) or f"+{p}" in precision for p in _FLOAT_PRECISIONS)
 
 
+def _float_op_types(report: Any) -> list[str]:
+    """The op types that compute in floating point per inference, sorted: read from every op once per report (a
+    renderer asks up to three times; the report's ops never change: the last report's answer is kept, weakly)."""
+    global _LAST_FLOATS
+    last, floats = _LAST_FLOATS
+    if last() is report:
+        return floats
+    counted = {(o.op_type, o.precision) for o in report.ops if o.phase == "inference" and o.flops}
+    floats = sorted({kind for kind, precision in counted if _float_op(precision)})  # each precision tested once
+    try:
+        _LAST_FLOATS = weakref.ref(report), floats
+    except TypeError:  # an object without weak references (a stand-in of the tests): not kept
+        pass
+    return floats
+
+
+_LAST_FLOATS: tuple[Any, list[str]] = (lambda: None, [])
+
+
 def target_class(report: Any) -> tuple[str, str]:
     """(``"mcu"`` or ``"phone"``, why): the runtime the model is built for (the rule of the module docstring)."""
     memory = report.memory
-    floats = sorted({o.op_type for o in report.ops if o.phase == "inference" and o.flops and _float_op(o.precision)})
+    floats = _float_op_types(report)
     if floats:
         return PHONE, f"float ops ({', '.join(floats[:3])}{' …' if len(floats) > 3 else ''})"
     named = (report.settings or {}).get("cpu_target")  # a CPU the user named (--target, a device profile's)

@@ -165,3 +165,16 @@ def split_known(cls: type, d: Mapping[str, Any]) -> tuple[dict[str, Any], dict[s
     """``d`` split into the fields of ``cls`` and the rest (keys of a newer version: kept, not lost)."""
     names = {f.name for f in fields(cls)} - {"extra"}
     return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+
+
+# For a writer that encodes a record's fields itself (report.records' ops): the same pieces dumps uses.
+Raw = _Raw  # text already encoded, written as it is by dumps and dumps_with_list
+encode = _encode  # (value, level) -> its text
+encode_str = _encode_str
+int_repr = _INT_REPR
+indent = _indent
+
+
+def key_text(key: Any) -> str:
+    """The text of a dict's key as :func:`dumps` writes it, ``": "`` included (its value follows)."""
+    return _key(key)

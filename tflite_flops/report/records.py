@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from operator import attrgetter
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
@@ -14,7 +15,8 @@ from ..errors import ReportFormatError
 from .advice import Advice
 from .what_if import WhatIf
 from .headline import DERIVED_KEYS, memory_json
-from .jsontext import PLAIN, dumps_with_list, jsonable, split_known
+from .jsontext import (PLAIN, Raw, dumps_with_list, encode, encode_str, indent, int_repr, jsonable, key_text,
+                       split_known)
 from .lazy import LazyText, lazy_fields
 
 # loaded by a report that holds them (a timed, predicted or generative run, a JSON file), not by every run
@@ -423,7 +425,8 @@ class Report:
         at once (``report.jsontext``: the same text as ``json.dumps``)."""
         if indent != 2:
             return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + end
-        return dumps_with_list(self.json_head(), "ops", self.op_dicts(), end)
+        predicted = self.prediction is not None
+        return dumps_with_list(self.json_head(), "ops", (Raw(_op_text(o, predicted)) for o in self.ops), end)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, source: str | None = None) -> "Report":
@@ -581,17 +584,86 @@ def _record(cls: Any, d: Mapping[str, Any] | None) -> Any:
 
 
 _OP_FIELDS = tuple(f.name for f in fields(OpRecord) if f.name != "figures")
+_OP_FIELD_SET = frozenset(_OP_FIELDS)
+# every field of an op at once (one C call), and the names of the JSON form without a prediction
+_ALL_FIELDS = attrgetter(*_OP_FIELDS)
+_UNPREDICTED = tuple(name if name != "predicted_ms" else None for name in _OP_FIELDS)
 
 
 def _op_json(op: OpRecord, predicted: bool) -> dict[str, Any]:
     """An op's JSON form, built straight from its fields: the fields in order (``predicted_ms`` only when the
     report was predicted), then its :attr:`OpRecord.figures` as keys like the fields; shapes as lists."""
     out: dict[str, Any] = {}
-    for name in _OP_FIELDS:
-        if name == "predicted_ms" and not predicted:
-            continue
-        value = getattr(op, name)
-        out[name] = value if type(value) in PLAIN else jsonable(value)
+    plain = _PLAIN_SHAPES
+    for name, value in zip(_OP_FIELDS if predicted else _UNPREDICTED, _ALL_FIELDS(op)):
+        if name is not None:
+            t = type(value)
+            if t in PLAIN:
+                out[name] = value
+            elif t is tuple and _plain_shapes(value, plain):  # what jsonable makes of them, faster
+                out[name] = [list(s) for s in value]
+            else:
+                out[name] = jsonable(value)
     for name, value in op.figures.items():
         out[str(name)] = value if type(value) in PLAIN else jsonable(value)
     return out
+
+
+_PLAIN_SHAPES: dict[tuple, None] = {}  # tuples of tuples of ints seen (an op's inputs or outputs)
+
+
+def _plain_shapes(value: tuple, seen: dict[tuple, None]) -> bool:
+    """Whether ``value`` is a tuple of tuples of ints (an op's shapes), remembered in ``seen``."""
+    try:
+        if value in seen:
+            return True
+    except TypeError:  # an unhashable element
+        return False
+    if all(type(s) is tuple and all(type(d) is int for d in s) for s in value):
+        if len(seen) < _MAX_TEXTS:
+            seen[value] = None
+        return True
+    return False
+
+
+_OP_LEVEL = 2  # an op's dict in the report's "ops" list
+_FIELD_KEYS = tuple(key_text(name) for name in _OP_FIELDS)
+_TEXTS: dict[Any, str] = {}  # a tuple field's value (shapes) -> its text at the fields' level
+_MAX_TEXTS = 65_536
+
+
+def _op_text(op: OpRecord, predicted: bool) -> str:
+    """``dumps(_op_json(op, predicted), 2)``, the op's text in the report's ``"ops"`` list, made without the dict:
+    each field's key text made once, each shapes tuple's text once per distinct tuple."""
+    figures = op.figures
+    if figures and any(type(k) is not str or k in _OP_FIELD_SET for k in figures):
+        return encode(_op_json(op, predicted), _OP_LEVEL)  # a figure named like a field replaces it: the dict's way
+    level = _OP_LEVEL + 1
+    texts = _TEXTS
+    parts = []
+    for key, name, value in zip(_FIELD_KEYS, _OP_FIELDS if predicted else _UNPREDICTED, _ALL_FIELDS(op)):
+        t = type(value)
+        if name is None:  # predicted_ms, in a report without a prediction
+            continue
+        if t is str:
+            parts.append(key + encode_str(value))
+        elif t is int:
+            parts.append(key + int_repr(value))
+        elif value is None:
+            parts.append(key + "null")
+        elif t is tuple:
+            try:
+                text = texts.get(value)
+            except TypeError:  # an unhashable element
+                text = encode(jsonable(value), level)
+            if text is None:
+                text = encode(jsonable(value), level)
+                if len(texts) < _MAX_TEXTS:
+                    texts[value] = text
+            parts.append(key + text)
+        else:
+            parts.append(key + encode(value if t in PLAIN else jsonable(value), level))
+    for name, value in figures.items():
+        parts.append(key_text(name) + encode(value if type(value) in PLAIN else jsonable(value), level))
+    inner = indent(level)
+    return "{" + inner + ("," + inner).join(parts) + indent(_OP_LEVEL) + "}"
