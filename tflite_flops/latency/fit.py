@@ -27,6 +27,7 @@ import numpy as np
 
 from .cache import cost_per_byte
 from .profile import GENERIC_FAMILY, Law, OpFeatures, group_of, law_features
+from .profile_schema import LOG_RANGE_MAX
 
 OUTLIER_LOG = 0.35  # drop points whose ln(measured/predicted) is further than this from the median (and 4 MADs)
 LOW_Q, HIGH_Q = 10, 90
@@ -139,9 +140,14 @@ def fit_law(family: str, precision: str, placement: str, rows: Sequence[Sample])
     res = np.array(residuals(coef, used))
     own = op_residuals(coef, used)  # the range is applied to the op's part only (Law.range_us)
     kept_ids = {id(s) for s in used}
+    # Within what a profile holds (profile_schema.LOG_RANGE_MAX: e^10 either way). Beyond it only where the op's
+    # part is below the timing's noise: int32 shape arithmetic whose law prices the op at a few thousandths of a
+    # microsecond over its overhead, so that a point timed 0.5 us over its overhead reads 90,000x (a calibration
+    # of 2026-12-08 wrote log_high 11.4, and the tool then refused its own profile).
+    low, high = (float(np.clip(np.percentile(own, q), -LOG_RANGE_MAX, LOG_RANGE_MAX)) if own else 0.0
+                 for q in (LOW_Q, HIGH_Q))
     return Law(family=family, precision=precision, placement=placement, coefficients=coef,
-               log_low=float(np.percentile(own, LOW_Q)) if own else 0.0,
-               log_high=float(np.percentile(own, HIGH_Q)) if own else 0.0,
+               log_low=low, log_high=high,
                points=len(used), median_abs_error=float(np.median(np.abs(np.exp(res) - 1.0))),
                domain=domain_of(family, used), dropped=tuple(s.key for s in rows if id(s) not in kept_ids))
 
