@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time"}
 MARKERS = {"runtime", "tf", "micro", "bundle", "engine"}
@@ -41,22 +43,32 @@ def _marks(decorators: list[ast.expr]) -> set[str]:
     return out
 
 
-def test_no_test_reads_a_clock():
-    found = [f"{path.name}:{c.lineno}" for path in _modules()
-             for c in _calls(ast.parse(path.read_text(encoding="utf-8"))) if _attr_call(c, "time", CLOCKS)]
+@pytest.fixture(scope="module")
+def trees() -> dict[Path, tuple[ast.Module, list[ast.AST]]]:
+    """{path: (syntax tree, its nodes in ``ast.walk`` order)} of every module of tests/, parsed once for the
+    rules below (parsing and walking them takes seconds on a 2-core machine)."""
+    found = {}
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found[path] = (tree, list(ast.walk(tree)))
+    return found
+
+
+def test_no_test_reads_a_clock(trees):
+    found = [f"{path.name}:{c.lineno}" for path, (_, nodes) in trees.items()
+             for c in nodes if isinstance(c, ast.Call) and _attr_call(c, "time", CLOCKS)]
     assert not found, f"wall-clock reads in tests (count work instead, see work_counter.py): {found}"
 
 
-def test_marked_tests_do_not_importorskip():
+def test_marked_tests_do_not_importorskip(trees):
     found = []
-    for path in _modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for path, (tree, nodes) in trees.items():
         module_marks = set()
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                                     for t in node.targets):
                 module_marks |= _marks([node.value])
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 if (module_marks | _marks(node.decorator_list)) & MARKERS and any(
                         _attr_call(c, "pytest", {"importorskip"}) for c in _calls(node)):
