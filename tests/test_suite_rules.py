@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
+import source_trees
 
 TESTS = Path(__file__).resolve().parent
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time"}
@@ -43,28 +43,18 @@ def _marks(decorators: list[ast.expr]) -> set[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def trees() -> dict[Path, tuple[ast.Module, list[ast.AST]]]:
-    """{path: (syntax tree, its nodes in ``ast.walk`` order)} of every module of tests/, parsed once for the
-    rules below (parsing and walking them takes seconds on a 2-core machine)."""
-    found = {}
-    for path in _modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        found[path] = (tree, list(ast.walk(tree)))
-    return found
-
-
-def test_no_test_reads_a_clock(trees):
-    found = [f"{path.name}:{c.lineno}" for path, (_, nodes) in trees.items()
-             for c in nodes if isinstance(c, ast.Call) and _attr_call(c, "time", CLOCKS)]
+def test_no_test_reads_a_clock():
+    found = [f"{path.name}:{c.lineno}" for path in _modules()
+             for c in source_trees.nodes(path) if isinstance(c, ast.Call) and _attr_call(c, "time", CLOCKS)]
     assert not found, f"wall-clock reads in tests (count work instead, see work_counter.py): {found}"
 
 
-def test_marked_tests_do_not_importorskip(trees):
+def test_marked_tests_do_not_importorskip():
     found = []
-    for path, (tree, nodes) in trees.items():
+    for path in _modules():
+        nodes = source_trees.nodes(path)
         module_marks = set()
-        for node in tree.body:
+        for node in nodes[0].body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                                     for t in node.targets):
                 module_marks |= _marks([node.value])
