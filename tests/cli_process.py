@@ -41,7 +41,7 @@ ENTRY = [sys.executable, "-m", "tflite_flops"]
 # The server: imports the package, then for each request line (JSON) forks a child that runs the
 # CLI; replies with a line holding the child's pid, then one holding its exit status.
 _SERVER = r'''
-import atexit, importlib, json, os, pkgutil, runpy, sys
+import atexit, gc, importlib, json, os, pkgutil, runpy, sys
 # Import what a run of tflite_flops.__main__ imports (its main() is guarded; the package loads the analysis
 # and the renderers when a command first needs them), then every other module of the package, which a command
 # imports when it needs it (the targets, the runtimes' adapters, the latency model): a child then compiles
@@ -108,6 +108,9 @@ def child(req):
         os._exit(code & 0xFF)
 
 
+# What the server holds lives as long as it does: out of the collector's sight, a child's collections do not walk
+# (and copy, page by page) the server's objects (the pattern the gc module's documentation gives for fork).
+gc.freeze()
 buf = b""
 while True:
     while b"\n" not in buf:

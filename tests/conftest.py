@@ -11,9 +11,9 @@
 * Every ``tf`` test is also ``slow``: importing TensorFlow takes seconds and each of these tests
   converts a Keras model (or runs TensorFlow) on top of it, so ``pytest -m "not slow"`` (the quick
   lane) leaves them all out, including those of a module that forgot the marker.
-* Once the tests are collected, the objects that exist then (the modules, the collected tests) are moved out of
-  the garbage collector's sight (``gc.freeze``): they live as long as the session, and every full collection
-  walked them again. The syntax trees a test module read through ``source_trees`` are freed after its tests.
+* The garbage collector is off while the tests are collected; then the objects that exist (the modules, the
+  collected tests) are moved out of its sight (``gc.freeze``): they live as long as the session, and every full
+  collection walked them again. The syntax trees a test module read through ``source_trees`` are freed after its tests.
 * ``samples_dir``: the repository's ``sample_models/`` directory.
 """
 
@@ -61,9 +61,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_configure(config):
+    gc.disable()  # until the tests are collected: importing and collecting them makes no garbage cycle worth a pass
+
+
 def pytest_collection_finish(session):
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 def pytest_runtest_setup(item):
