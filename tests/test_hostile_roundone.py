@@ -146,6 +146,7 @@ def test_a_dense_valid_model_is_read_whole():
     assert len(load_model(data).subgraphs[0].operators) == 12_000
 
 
+@pytest.mark.slow
 def test_distinct_operators_are_bounded_by_the_bytes_that_hold_them():
     from redteam_roundone import distinct_operators
     from tflite_flops.reader import columnar

@@ -71,6 +71,7 @@ def _ours(path: str, shape, threads: int):
 @pytest.mark.runtime
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("name, shape", CASES)
+@pytest.mark.slow
 def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, threads):
     path = str(samples_dir / f"{name}.tflite")
     report, reached = _ours(path, shape, threads)
@@ -377,6 +378,7 @@ def _sequence_lstm(cifg: bool) -> bytes:
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("cifg", [False, True])
+@pytest.mark.slow
 def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     # scratch: 1 batch × (8 cells · 5 gates + 16) floats = 224 B (CIFG: 8 · 4 + 16 = 48 floats = 192 B)
     path = tmp_path / "lstm.tflite"
@@ -420,6 +422,7 @@ def _int4_fully_connected(rows: int, depth: int, units: int, block: int) -> byte
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_int4_fully_connected_temporaries_are_litert_s(tmp_path):
     """Constant int4 weights (per channel or blockwise) with an even depth of at least 32 and at least
     4 units take LiteRT's optimized 4-bit kernel (PrepareImpl4Bit): its quantized input, scaling
@@ -663,6 +666,7 @@ def test_runtime_arena_of_every_op_kind_is_litert_s(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_stablehlo_case_branches_are_planned_as_if_branches(tmp_path):
     """STABLEHLO_CASE's Prepare (stablehlo_case.cc) makes its branches' inputs kTfLiteCustom, as IF
     does: each branch's arena holds its output alone (1·256 floats), not its input as well."""
@@ -784,6 +788,7 @@ def _int8_weights(kept_first: bool) -> bytes:
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("kept_first", [False, True])
+@pytest.mark.slow
 def test_int8_weights_xnnpack_unpacks(tmp_path, kept_first):
     # Without XNNPACK the DEQUANTIZE's output (1024 · 512 floats = 2,097,152 B) is persistent. With
     # it, XNNPACK claims the DEQUANTIZE: inside the FULLY_CONNECTED's partition the output gets no
@@ -837,6 +842,7 @@ def _emulated() -> bool:
 
 @pytest.mark.runtime
 @pytest.mark.skipif(_emulated(), reason="under qemu-user the resident pages are the emulator's")
+@pytest.mark.slow
 def test_an_embedding_table_is_resident_from_the_load_on_as_the_headline_counts_it(tmp_path):
     """The memory headline counts the weights mapped from the file whole, an embedding table too, though one
     inference reads a few of its rows (issue 42 asked which is resident). LiteRT pages most of the file in when it
@@ -878,6 +884,7 @@ print(json.dumps({p: read_allocation(p, 1).built_heap_bytes for p in json.loads(
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_the_interpreters_own_structures_against_the_heap_it_holds_once_built(samples_dir):
     """The headline's fourth part (issue 43: an int8 MobileNetV2's heap grew 0.46 MB past arena + XNNPACK): the heap
     the interpreter holds once built (glibc's bytes in use, before any arena or delegate), on every sample, within
