@@ -71,7 +71,6 @@ def _ours(path: str, shape, threads: int):
 @pytest.mark.runtime
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("name, shape", CASES)
-@pytest.mark.slow
 def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, threads):
     path = str(samples_dir / f"{name}.tflite")
     report, reached = _ours(path, shape, threads)
