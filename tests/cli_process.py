@@ -3,7 +3,7 @@ Python's start-up each time.
 
 The CLI tests run the tool as users do: a separate process, its exit code, its stdout and stderr
 apart, its working directory and environment. Starting Python and importing the package costs
-~0.4 s of CPU a run, and the quick lane makes ~150 runs: most of its time. :func:`run` starts
+~0.4 s of CPU a run, and the quick lane makes ~270 runs: most of its time. :func:`run` starts
 one server process that imports the package once (a fresh interpreter that no test has touched),
 then forks a child of it for each run. The child does what ``python -m tflite_flops`` does after
 its imports: ``runpy`` runs ``tflite_flops.__main__`` with ``sys.argv``, in the requested working
