@@ -360,6 +360,7 @@ def test_sweep_and_batch_accept_bundles(tmp_path):
     assert rows["a.litertlm"]["status"] == "ok" and rows["a.litertlm"]["macs"] == rows["b.tflite"]["macs"] == 98_304
 
 
+@pytest.mark.slow
 def test_the_budget_gate_reads_a_bundle():
     over = _run([str(BUNDLE), "--max-macs", "1000"])
     assert over.returncode == 3

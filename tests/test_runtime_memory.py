@@ -57,6 +57,8 @@ def _real(jobs: list[tuple]) -> dict:
 
 @pytest.fixture(scope="module")
 def real_allocations(samples_dir):
+    # LiteRT's own arenas, read in one child process for every test that compares with them (all slow: an
+    # end-to-end interpreter run; the quick lane keeps the kernels' temporaries and XNNPACK's arithmetic)
     jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads, xnnpack) for name, shape in CASES
             for threads in (1, 4) for xnnpack in (False, True)]
     return _real(jobs)
@@ -71,6 +73,7 @@ def _ours(path: str, shape, threads: int):
 @pytest.mark.runtime
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("name, shape", CASES)
+@pytest.mark.slow
 def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, threads):
     path = str(samples_dir / f"{name}.tflite")
     report, reached = _ours(path, shape, threads)
@@ -103,6 +106,7 @@ def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, t
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_threads_trade_im2col_for_persistent_transposed_weights(samples_dir, real_allocations):
     # cnn_float at 1 thread: im2col of the stem (16·16 × 3·3·3 floats = 27,648 B) and the branch
     # conv (8·8 × 3·3·16 floats = 36,864 B) push the arena from 61,440 to 72,704 B. At 4 threads
@@ -188,6 +192,7 @@ def test_every_temporary_cites_its_kernel_source(samples_dir):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocations):
     """lstm.tflite: two WHILE loops (cond 1 and 3, bodies 2 and 4), checked subgraph by subgraph.
 

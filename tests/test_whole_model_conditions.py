@@ -172,6 +172,7 @@ def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_path):
     from tflite_flops.latency.calibrate import calibrate
     from tflite_flops.latency.suite import cold_points, reference_points, suite
