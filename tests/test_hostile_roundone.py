@@ -84,6 +84,7 @@ def _announce_then_sleep() -> None:
     return "done"
 
 
+@pytest.mark.slow
 def test_the_first_run_has_a_limit_of_its_own():
     from tflite_flops.measure.isolate import MeasurementTimeout, first_run_limit, run_in_child
 

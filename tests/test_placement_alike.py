@@ -63,6 +63,7 @@ def test_a_chain_of_alike_ops_calls_the_rule_once_per_class(monkeypatch, delegat
         assert all(r is None for r in p.reasons.values()) and len(p.reasons) == n
 
 
+@pytest.mark.slow
 def test_placing_a_chain_is_linear_in_its_ops():
     # the whole placement of both delegates (views, dependencies, decisions, partitions), counted in calls
     counts = []
