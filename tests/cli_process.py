@@ -3,7 +3,7 @@ Python's start-up each time.
 
 The CLI tests run the tool as users do: a separate process, its exit code, its stdout and stderr
 apart, its working directory and environment. Starting Python and importing the package costs
-~0.4 s of CPU a run, and the quick lane makes ~150 runs: most of its time. :func:`run` starts
+~0.4 s of CPU a run, and the quick lane makes ~270 runs: most of its time. :func:`run` starts
 one server process that imports the package once (a fresh interpreter that no test has touched),
 then forks a child of it for each run. The child does what ``python -m tflite_flops`` does after
 its imports: ``runpy`` runs ``tflite_flops.__main__`` with ``sys.argv``, in the requested working
@@ -41,13 +41,22 @@ ENTRY = [sys.executable, "-m", "tflite_flops"]
 # The server: imports the package, then for each request line (JSON) forks a child that runs the
 # CLI; replies with a line holding the child's pid, then one holding its exit status.
 _SERVER = r'''
-import atexit, importlib, json, os, runpy, sys
+import atexit, gc, importlib, json, os, pkgutil, runpy, sys
 # Import what a run of tflite_flops.__main__ imports (its main() is guarded; the package loads the analysis
-# and the renderers when a command first needs them), then forget the module itself: each child runs it
-# afresh as __main__, as python -m does.
+# and the renderers when a command first needs them), then every other module of the package, which a command
+# imports when it needs it (the targets, the runtimes' adapters, the latency model): a child then compiles
+# none of them (without cached bytecode, PYTHONDONTWRITEBYTECODE or a read-only checkout, that was about half
+# of a child's time). None of them imports an optional package at its top. Then forget the module itself: each
+# child runs it afresh as __main__, as python -m does.
 importlib.import_module("tflite_flops.__main__")
 for name in ("api", "render", *(f"commands.{c}" for c in sys.modules["tflite_flops.cli"].COMMANDS.values())):
     importlib.import_module(f"tflite_flops.{name}")
+for info in pkgutil.walk_packages(sys.modules["tflite_flops"].__path__, "tflite_flops."):
+    if info.name != "tflite_flops.__main__":
+        try:
+            importlib.import_module(info.name)
+        except Exception:  # a module that cannot import fails in the child that needs it, as in python -m
+            pass
 del sys.modules["tflite_flops.__main__"]
 delattr(sys.modules["tflite_flops"], "__main__")
 sys.stdout.flush(); sys.stderr.flush()
@@ -99,6 +108,9 @@ def child(req):
         os._exit(code & 0xFF)
 
 
+# What the server holds lives as long as it does: out of the collector's sight, a child's collections do not walk
+# (and copy, page by page) the server's objects (the pattern the gc module's documentation gives for fork).
+gc.freeze()
 buf = b""
 while True:
     while b"\n" not in buf:

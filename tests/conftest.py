@@ -11,6 +11,9 @@
 * Every ``tf`` test is also ``slow``: importing TensorFlow takes seconds and each of these tests
   converts a Keras model (or runs TensorFlow) on top of it, so ``pytest -m "not slow"`` (the quick
   lane) leaves them all out, including those of a module that forgot the marker.
+* The garbage collector is off while the tests are collected; then the objects that exist (the modules, the
+  collected tests) are moved out of its sight (``gc.freeze``): they live as long as the session, and every full
+  collection walked them again. The syntax trees a test module read through ``source_trees`` are freed after its tests.
 * ``samples_dir``: the repository's ``sample_models/`` directory.
 """
 
@@ -20,11 +23,14 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import gc  # noqa: E402
 import importlib  # noqa: E402
 from functools import lru_cache  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+
+import source_trees  # noqa: E402
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_models"
 
@@ -55,6 +61,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_configure(config):
+    gc.disable()  # until the tests are collected: importing and collecting them makes no garbage cycle worth a pass
+
+
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+
+
 def pytest_runtest_setup(item):
     # Only a test that runs imports the (slow) optional module it needs; a deselected one does not.
     # In CI (CI=true) a missing optional package is an install bug, not a reason to skip:
@@ -64,6 +80,13 @@ def pytest_runtest_setup(item):
     for marker, (module, reason) in _OPTIONAL.items():
         if item.get_closest_marker(marker) is not None and not _importable(module):
             pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_source_trees():
+    """The syntax trees a test module parsed (``source_trees``) are freed with it."""
+    yield
+    source_trees.forget()
 
 
 @pytest.fixture(scope="session")

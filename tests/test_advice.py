@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from lanes import slow_cases
 from render_helpers import SAMPLES, sample_report
 from test_predict import law, profile
 from tflite_flops.analysis.advice import with_measured_savings
@@ -375,7 +376,8 @@ def test_items_sort_by_time_then_share_and_small_shares_fold():
     assert top_advice(items[3:4]) is None  # every item folds: no top
 
 
-@pytest.mark.parametrize("name", ["cnn_int8", "fcn_dynamic", "lstm", "tiny_decoder", "tiny_decoder_kv"])
+@pytest.mark.parametrize("name", slow_cases(["cnn_int8", "fcn_dynamic", "lstm", "tiny_decoder", "tiny_decoder_kv"],
+                                             {"tiny_decoder", "tiny_decoder_kv"}))
 def test_no_sample_item_prints_an_exponent_or_a_negative_saving(name):
     import re
 

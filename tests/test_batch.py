@@ -39,6 +39,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return cli_process.run(["batch", *args], timeout=300)
 
 
+@pytest.mark.slow
 def test_directory_with_a_broken_model(zoo, tmp_path):
     out = tmp_path / "zoo.csv"
     proc = _cli(str(zoo), "-o", str(out), "--jobs", "2")
@@ -122,6 +123,7 @@ def test_analyze_one_options(zoo):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal(zoo, tmp_path):
     import os
     import pty
@@ -150,6 +152,7 @@ def test_progress_bar_on_a_terminal(zoo, tmp_path):
 # ---- budget limits and per-model shapes (issue 31) ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_budget_limits_mark_the_rows_and_exit_3(zoo, tmp_path):
     # cnn_int8: 397,392 MACs, within 1M; kws_ds_cnn: 2,657,344 MACs, over; broken.tflite: not checked
     kws = SAMPLES / "mcu" / "kws_ds_cnn.tflite"
@@ -193,6 +196,7 @@ def test_budget_file_and_every_limit_of_analyze(zoo, tmp_path):
     assert bad.returncode == 2 and "--predict" in bad.stderr
 
 
+@pytest.mark.slow
 def test_shapes_file_gives_each_model_its_shapes(zoo, tmp_path):
     shapes = tmp_path / "shapes.json"
     # fcn_dynamic: MACs = 176·H·W = 176·64·64 = 720,896 at 1x64x64x3 (tests/test_shapes.py)

@@ -59,6 +59,7 @@ def refused(fn, *args, limit: int, needle: str, **kwargs) -> int:
 # The reader: tables, subgraphs and operators in proportion to the file
 
 
+@pytest.mark.slow
 def test_one_subgraph_table_named_240k_times_is_refused_before_it_is_read():
     # 960 KB: one subgraph per 4 bytes, where a real model needs several KiB (columnar.TYPE_LIMITS).
     # Before the bound: 42 s and 1.7 GB.
@@ -89,6 +90,7 @@ def test_chained_ifs_are_refused_with_work_linear_in_the_file():
     refused(tflite_flops.analyze, data, limit=300_000, needle="expand into a walk over more than 16,428 operators")
 
 
+@pytest.mark.slow
 def test_nesting_past_the_limit_is_one_clear_error_not_a_recursion_error():
     refused(tflite_flops.analyze, while_chain(MAX_NESTING + 1), limit=300_000,
             needle=f"subgraphs nest more than {MAX_NESTING} levels deep through control flow")
@@ -129,6 +131,7 @@ def test_a_chain_that_subgraph_0_does_not_reach_is_refused_at_load():
 # --all-signatures and --all-sections
 
 
+@pytest.mark.slow
 def test_signatures_out_of_proportion_are_refused_for_all_signatures_and_analyzed_alone():
     data = many_signatures(2_000)  # 168 KB
     refused(tflite_flops.analyze, data, all_signatures=True, limit=1_000_000, needle="2,000 signatures over 1 operators")
@@ -156,6 +159,7 @@ def test_repeated_and_overlapping_sections_are_refused():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a fresh process")
+@pytest.mark.slow
 def test_the_cli_says_one_line_for_each_bound(tmp_path):
     cases = {"ifs.tflite": (if_chain(22), "expand into a walk"),
              "subgraphs.tflite": (repeated_subgraphs(240_000), "refusing to walk further")}

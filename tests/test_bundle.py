@@ -27,6 +27,7 @@ import cli_process
 import pytest
 from bundle_helpers import (LLM_METADATA, SP_TOKENIZER, TFLITE_MODEL, TFLITE_WEIGHTS, bundle_bytes, externalise,
                             header_flatbuffer)
+from lanes import slow_cases
 
 import tflite_flops
 from tflite_flops.errors import InputSpecError, ModelFormatError, TfliteFlopsError
@@ -67,6 +68,7 @@ def test_the_hash_is_the_bundles_whether_read_from_its_file_or_its_bytes():
     assert tflite_flops.analyze(BUNDLE).model.sha256 == tflite_flops.analyze(BUNDLE.read_bytes()).model.sha256 == whole
 
 
+@pytest.mark.slow
 def test_bundle_all_signatures_equal_the_model_inside():
     """The done-when of issue 23: per-signature MACs, bytes and memory of the bundle = of its model."""
     bundle = tflite_flops.analyze(BUNDLE, all_signatures=True)
@@ -80,6 +82,7 @@ def test_bundle_all_signatures_equal_the_model_inside():
 
 
 @pytest.mark.bundle
+@pytest.mark.slow
 def test_the_section_extracted_by_the_official_tool_gives_identical_figures(tmp_path):
     from litert_lm_builder import litertlm_peek
 
@@ -127,6 +130,7 @@ def test_the_header_agrees_with_the_official_bindings():
 
 
 @pytest.mark.bundle
+@pytest.mark.slow
 def test_two_model_sections_built_by_the_official_builder(tmp_path):
     from litert_lm_builder import litertlm_builder as lb
 
@@ -164,7 +168,8 @@ def test_a_hand_built_bundle_reads_with_its_metadata():
     assert [s.kind for s in report.bundle.sections] == ["TFLiteModel", "unknown(200)"]
 
 
-@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.tflite")))
+@pytest.mark.parametrize("sample", slow_cases(sorted(p.name for p in SAMPLES.glob("*.tflite")),
+                                             {"lstm.tflite", "tiny_decoder.tflite", "tiny_decoder_kv.tflite"}))
 def test_every_sample_in_a_bundle_is_analysed_like_its_tflite_file(sample):
     """A model section is read from a view of the bundle (a memoryview), the file from bytes or a map: every
     sample, the per-channel quantized ones (cnn_int8, cnn_dynamic_range) among them, gives the same report."""
@@ -175,6 +180,7 @@ def test_every_sample_in_a_bundle_is_analysed_like_its_tflite_file(sample):
     assert (bundled.ops, bundled.totals, bundled.memory) == (alone.ops, alone.totals, alone.memory)
 
 
+@pytest.mark.slow
 def test_externalised_weights_count_for_params_and_bytes_but_are_not_read():
     model, weights = externalise(DECODER.read_bytes())
     assert len(model) < 32 * 1024 < len(weights)  # the weights really left the model
@@ -270,6 +276,7 @@ def test_a_section_that_cannot_be_analysed_is_named_with_its_reason():
     assert any("section 1 not analysed" in line for line in render(report, "table").splitlines())
 
 
+@pytest.mark.slow
 def test_the_bundle_record_round_trips_through_json():
     data = bundle_bytes([(TFLITE_MODEL, DECODER.read_bytes(), PD), (TFLITE_MODEL, MLP.read_bytes(), EMB),
                          (LLM_METADATA, BUNDLE_LLM_METADATA, {})], {"Authors": "tests", "n": 3})
@@ -330,6 +337,7 @@ def test_analyze_a_bundle_on_the_command_line():
         "error: no model section 'embedder'; model sections: #0 tf_lite_prefill_decode"]
 
 
+@pytest.mark.slow
 def test_compare_a_bundle_with_its_model_and_with_itself():
     for other in (DECODER, BUNDLE):
         done = _run(["compare", str(BUNDLE), str(other), "--format", "json"])
@@ -338,6 +346,7 @@ def test_compare_a_bundle_with_its_model_and_with_itself():
         assert (macs["a"], macs["b"], macs["delta"]) == (98_304, 98_304, 0)
 
 
+@pytest.mark.slow
 def test_sweep_and_batch_accept_bundles(tmp_path):
     sweep = _run(["sweep", str(BUNDLE), "--signature", "decode", "--input-shape", "tokens=1x1", "--format", "json"])
     assert sweep.returncode == 0, sweep.stderr
@@ -351,6 +360,7 @@ def test_sweep_and_batch_accept_bundles(tmp_path):
     assert rows["a.litertlm"]["status"] == "ok" and rows["a.litertlm"]["macs"] == rows["b.tflite"]["macs"] == 98_304
 
 
+@pytest.mark.slow
 def test_the_budget_gate_reads_a_bundle():
     over = _run([str(BUNDLE), "--max-macs", "1000"])
     assert over.returncode == 3
@@ -391,6 +401,7 @@ def test_sweep_latency_on_a_bundle_times_its_model():
 ENGINE_BUNDLE = SAMPLES / "tiny_decoder_engine.litertlm"
 
 
+@pytest.mark.slow
 def test_the_engine_sample_is_the_same_decoder_with_heads_first_caches():
     engine = tflite_flops.analyze(ENGINE_BUNDLE, all_signatures=True)
     plain = tflite_flops.analyze(DECODER, all_signatures=True)
@@ -472,6 +483,7 @@ def _fuzz_bundles(cases: int) -> dict[str, int]:
     return outcomes
 
 
+@pytest.mark.slow
 def test_fuzzing_the_container_only_raises_our_errors():
     outcomes = _fuzz_bundles(100)
     assert outcomes["read"] and outcomes["refused"] and sum(outcomes.values()) == 100
@@ -552,6 +564,7 @@ def test_truncation_at_every_point_of_a_bundle():
     assert loaded == 0  # a section always ends at the end of the file (the metadata section): any cut breaks it
 
 
+@pytest.mark.slow
 def test_analysing_a_bundle_imports_no_runtime_nor_the_official_tools():
     import subprocess
     import sys

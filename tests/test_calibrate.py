@@ -1,5 +1,6 @@
 """Calibration (issue 22): the suite's coverage, the law fit, the profile, resuming, the phone pack. No clock:
-timing is injected, except in the one end-to-end run marked slow."""
+timing is injected, except in the one end-to-end run marked slow. The checks that build the whole suite (its
+coverage, the exported pack) are slow too: the quick lane keeps the fit, the profile and resuming."""
 
 from __future__ import annotations
 
@@ -110,6 +111,7 @@ def test_group_and_generic_laws_and_the_profile_round_trip(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_the_suite_covers_every_family_precision_and_placement_it_claims():
     import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
 
@@ -258,6 +260,7 @@ def test_a_bad_profile_is_refused_in_one_line(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_export_pack_writes_runnable_models_and_a_script_naming_each_and_import_reads_the_profiles(tmp_path):
     from ai_edge_litert.interpreter import Interpreter
 
@@ -464,6 +467,7 @@ def test_the_range_is_the_op_part_s_error_as_prediction_applies_it():
     assert fitted.log_high == pytest.approx(float(np.percentile(own, 90)))
 
 
+@pytest.mark.slow
 def test_the_suite_has_convolutions_with_large_weights_at_few_positions_in_every_precision():
     """The laws must see weights read from beyond the L2 at few output positions (ResNet's and Inception's last
     stages), apart from their MACs: without such points the cost folds into the cost per MAC (the real-family

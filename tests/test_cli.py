@@ -107,6 +107,7 @@ def test_ops_lists_every_builtin():
         assert name in r.stdout
 
 
+@pytest.mark.slow
 def test_the_package_loads_its_names_when_first_used():
     """``import tflite_flops`` imports neither numpy nor the analysis (a run of the command line sets up its
     process first); every public name still resolves, and an unknown one is an AttributeError."""
@@ -122,8 +123,8 @@ def test_the_package_loads_its_names_when_first_used():
 
 @pytest.mark.parametrize("preset, numpy_first, expected", [
     (None, False, "1"),  # a run of the command line: one BLAS thread
-    ("4", False, "4"),  # the user's choice stands
-    (None, True, None),  # numpy already imported (a notebook): the process is left as it is
+    pytest.param("4", False, "4", marks=pytest.mark.slow),  # the user's choice stands
+    pytest.param(None, True, None, marks=pytest.mark.slow),  # numpy already imported (a notebook): left as it is
 ])
 def test_the_process_entry_sets_up_its_process(preset, numpy_first, expected):
     """``console()`` (``python -m tflite_flops``, the ``tflite-flops`` script) asks for one OpenBLAS thread
@@ -233,6 +234,7 @@ def test_library_batch_below_one_is_an_input_spec_error():
         tflite_flops.analyze(CNN, batch=0)
 
 
+@pytest.mark.slow
 def test_a_run_builds_only_its_own_command():
     """``analyze`` builds only its own options: the other commands' renderers and studies (the worker pool,
     the sweep and its exact fits) are not imported, so every CLI run does not pay for them. Nor does a static

@@ -164,6 +164,7 @@ def _differential(cases: int, seed: int) -> tuple[int, int]:
     return cases, accepted
 
 
+@pytest.mark.slow
 def test_differential_fuzz_smoke():
     _, accepted = _differential(SMOKE_MUTATIONS, 20261122)
     print(f"\ndifferential fuzz: {SMOKE_MUTATIONS} mutations, {accepted} accepted by both, 0 disagreements")

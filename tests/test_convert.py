@@ -123,6 +123,7 @@ def test_plain_sources_are_not_converted(tmp_path):
     assert not needs_conversion(tmp_path)  # a directory without saved_model.pb
 
 
+@pytest.mark.slow
 def test_static_analysis_does_not_import_tensorflow():
     code = ("import sys, tflite_flops; tflite_flops.analyze(sys.argv[1]); "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'ai_edge_litert')]; "

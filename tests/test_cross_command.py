@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cli_process
+from lanes import slow_cases
 import tflite_flops
 from test_settings import MODEL, _profile
 from tflite_flops.analysis import analyze_model
@@ -61,7 +62,7 @@ def _arm_profile(path: Path, target: str = "arm-i8mm", caches: bool = True) -> s
     return str(path)
 
 
-@pytest.mark.parametrize("command", ["analyze", "batch", "sweep", "compare"])
+@pytest.mark.parametrize("command", slow_cases(["analyze", "batch", "sweep", "compare"], {"batch", "sweep", "compare"}))
 def test_a_phone_profiles_target_governs_every_figure_and_a_contradicting_target_is_refused(command, tmp_path):
     """``--predict`` with a profile made on an Arm phone: the features, the placement and the memory figures are
     the phone's target's, not this host's (issue 43); a ``--target`` that contradicts it is one line, exit 2."""

@@ -73,6 +73,7 @@ def test_a_device_placement_other_than_the_prediction_is_named(samples_dir, tmp_
     assert "On the device (as measured on the device by TfLiteXNNPackDelegate): 9 of 12 ops delegated" in table
 
 
+@pytest.mark.slow
 def test_runtime_details_of_another_model_are_refused_unless_forced(samples_dir, tmp_path):
     rt = tmp_path / "fp16.pb"
     rt.write_bytes(_runtime_details(str(samples_dir / "cnn_fp16.tflite")))

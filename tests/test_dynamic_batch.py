@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 import numpy as np
 import pytest
 from tflite_builder import ADD, FULLY_CONNECTED, build_model
@@ -38,8 +38,7 @@ NOTE = "input 'features' has a dynamic batch (signature [-1,64]): analysed per s
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tflite_flops", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return cli_process.run(args, cwd=ROOT, timeout=120)
 
 
 def two_inputs(b_signature: list[int], b_stored: list[int]) -> bytes:

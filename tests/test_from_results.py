@@ -58,6 +58,7 @@ def results_file(splits, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_the_split_adds_up_to_the_base_prediction(splits):
     """The classes' milliseconds add up to the base profile's whole-model prediction (nothing lost, nothing twice)."""
     import tflite_flops
@@ -70,6 +71,7 @@ def test_the_split_adds_up_to_the_base_prediction(splits):
         assert set(split) <= set(R.CLASSES)
 
 
+@pytest.mark.slow
 def test_the_fit_finds_the_device_factors_and_its_profile_predicts_what_it_claims(results_file, tmp_path, splits,
                                                                                   capsys):
     out = tmp_path / "phone.json"

@@ -45,6 +45,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return cli_process.run(["analyze", str(DECODER), *args], cwd=ROOT, timeout=300)
 
 
+@pytest.mark.slow
 def test_all_signatures_json_matches_the_hand_derivation():
     run = _cli("--all-signatures", "--format", "json")
     assert run.returncode == 0, run.stderr
@@ -95,6 +96,7 @@ def test_token_figures():
     assert decode_memory.peak_live_bytes >= sigs["decode"].tokens.kv_cache_bytes == 65_536
 
 
+@pytest.mark.slow
 def test_report_round_trips_with_signatures():
     report = tflite_flops.analyze(DECODER, all_signatures=True)
     again = Report.from_json(report.to_json())

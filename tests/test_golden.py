@@ -14,8 +14,19 @@ import pytest
 
 from golden_outputs import (CHAIN, EXIT_CODES, ROOT, Chain, cases, diff, from_stored, golden_files, golden_path,
                             golden_paths, joined, run, stored_form)
+from lanes import slow_cases
 
 UPDATE = "python tests/golden_outputs.py --update"
+
+
+# The quick lane's sample of the cases (pytest -m "not slow"): every format of one model, every other sample
+# model in JSON (all its figures), and one case of each other command and option; CI compares every case.
+QUICK = {*(f"analyze/cnn_float.{fmt}" for fmt in ("table", "json", "csv", "md", "html", "model-explorer")),
+         *(f"analyze/{name}.json" for name in ("cnn_int8", "cnn_fp16", "cnn_dynamic_range", "fcn_dynamic",
+                                               "mlp_dynamic_batch", "transformer_block", "lstm", "tiny_decoder",
+                                               "tiny_decoder_kv")),
+         "analyze/fcn_dynamic-what-if.table", "analyze/mlp_dynamic_batch-b8.table", "analyze/tiny_decoder-bundle.table",
+         "compare/float-int8.table", "sweep/mlp-batch.table", "ops/catalog.table"}
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +44,14 @@ def test_every_golden_file_belongs_to_a_case():
         sorted(p.relative_to(ROOT).as_posix() for p in recorded - expected))
 
 
-@pytest.mark.parametrize("name", list(cases()))
-def test_output_is_the_recorded_one(name, chain):
+def test_the_quick_sample_names_cases():
+    assert QUICK <= set(cases()), sorted(QUICK - set(cases()))
+
+
+@pytest.mark.parametrize("name", slow_cases(cases(), set(cases()) - QUICK))
+def test_output_is_the_recorded_one(name, request):
+    # the generated chain is made (once for the module) for the cases that read it, not for the quick lane's
+    chain = request.getfixturevalue("chain") if CHAIN in cases()[name] else CHAIN
     args = cases(chain)[name]
     found, status = run(args, chain)
     assert status == EXIT_CODES.get(name, 0)

@@ -120,6 +120,7 @@ def test_the_suite_has_grouped_and_wide_depthwise_points_in_every_precision(quic
     assert {c for _, c, *_ in GROUPED_CONVS} | {c for _, c, *_ in WIDE_DEPTHWISES} >= {32, 768}
 
 
+@pytest.mark.slow
 def test_the_analysis_keys_each_grouped_point_to_the_kernel_s_law():
     import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import cli_process
 import pytest
 
 from render_helpers import SAMPLES, sample_report
@@ -137,12 +138,12 @@ def test_max_tflm_arena(mcu, tmp_path):
 
 
 def test_max_memory_cli_exit_code():
-    run = [sys.executable, "-m", "tflite_flops", "analyze", str(SAMPLES / "cnn_float.tflite"), "-f", "json"]
-    over = subprocess.run(run + ["--max-memory", "200KiB", "--target", "x86-avx512"],  # its XNNPACK bytes below
-                          capture_output=True, text=True, timeout=120)
+    run = ["analyze", str(SAMPLES / "cnn_float.tflite"), "-f", "json"]
+    over = cli_process.run(run + ["--max-memory", "200KiB", "--target", "x86-avx512"],  # its XNNPACK bytes below
+                           timeout=120)
     assert over.returncode == 3 and "budget exceeded: memory (LiteRT default: XNNPACK on" in over.stderr
     assert json.loads(over.stdout)["memory"]["runtime_total_bytes"] == 289_768
-    help_text = subprocess.run(run[:4] + ["--help"], capture_output=True, text=True, timeout=60).stdout
+    help_text = cli_process.run(run[:1] + ["--help"], timeout=60).stdout
     assert "--max-memory" in help_text and "--max-tflm-arena" in help_text and "XNNPACK off" in help_text
 
 

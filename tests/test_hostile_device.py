@@ -157,6 +157,7 @@ def test_names_and_node_types_are_made_printable():
     assert (row.node_type, row.name) == ("ADD\\x1b[31m", "res\\rforged")
 
 
+@pytest.mark.slow
 def test_the_join_is_linear_in_rows_and_ops():
     def work(n: int) -> int:
         report = tflite_flops.analyze(shared_operator(n, pad=(n - 4096) * 128 + 4096 if n > 4096 else 0))

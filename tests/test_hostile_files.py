@@ -117,13 +117,14 @@ def _shell(command: str, **env: str):
 
 @pytest.mark.parametrize("redirect, needle", [
     ("> /dev/full", "cannot write the output (No space left on device)"),
-    (">&-", "standard output is closed"),
+    pytest.param(">&-", "standard output is closed", marks=pytest.mark.slow),
 ])
 def test_a_stdout_that_cannot_be_written_is_one_line_exit_1(redirect, needle):
     r = _shell(f'"{sys.executable}" -m tflite_flops analyze "{CNN}" {redirect}')
     one_line_error(r, {1}, needle)
 
 
+@pytest.mark.slow
 def test_an_ascii_stdout_gets_escapes_not_an_encoding_error():
     r = _shell(f'"{sys.executable}" -m tflite_flops analyze "{CNN}"', PYTHONIOENCODING="ascii")
     assert r.returncode == 0, r.stderr

@@ -164,6 +164,7 @@ def test_the_file_is_capped_its_digits_and_depth_bounded(tmp_path):
         DeviceProfile.load(str(deep))
 
 
+@pytest.mark.slow
 def test_reading_a_profile_is_linear_work():
     # a profile of 100 laws, then one of 1,000: about ten times the function calls, not a hundred
     def profile_of(n):

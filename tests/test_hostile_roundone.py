@@ -84,6 +84,7 @@ def _announce_then_sleep() -> None:
     return "done"
 
 
+@pytest.mark.slow
 def test_the_first_run_has_a_limit_of_its_own():
     from tflite_flops.measure.isolate import MeasurementTimeout, first_run_limit, run_in_child
 
@@ -146,6 +147,7 @@ def test_a_dense_valid_model_is_read_whole():
     assert len(load_model(data).subgraphs[0].operators) == 12_000
 
 
+@pytest.mark.slow
 def test_distinct_operators_are_bounded_by_the_bytes_that_hold_them():
     from redteam_roundone import distinct_operators
     from tflite_flops.reader import columnar

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
+
 PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
 
 # Cycles that are known and waiting for a fix (each with the reason); the test fails when one disappears
@@ -19,10 +21,10 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_only(tree: ast.AST) -> set[int]:
-    """The ids of the imports under ``if TYPE_CHECKING:``: a type checker's, never run."""
+def _type_only(nodes) -> set[int]:
+    """The ids of the imports under ``if TYPE_CHECKING:`` among a tree's ``nodes``: a type checker's, never run."""
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     return out
@@ -34,9 +36,9 @@ def _imports(path: Path) -> set[str]:
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = _type_only(tree)
-    for node in ast.walk(tree):
+    nodes = source_trees.nodes(path)
+    type_only = _type_only(nodes)
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.level and id(node) not in type_only:
             base = package.split(".")
             base = base[:len(base) - node.level + 1]

@@ -27,6 +27,7 @@ def decode_macs(s: int) -> int:
     return 81_920 + 256 * s
 
 
+@pytest.mark.slow
 def test_one_signature_per_length():
     result = kv_sweep(KV_MODEL, [32, 64, 128])
     # 81,920 + 256·32 = 90,112; + 256·64 = 98,304; + 256·128 = 114,688
@@ -41,6 +42,7 @@ def test_one_signature_per_length():
     assert result.points[0].totals.flops_by_precision["hybrid"] > 0
 
 
+@pytest.mark.slow
 def test_dynamic_cache_dim():
     result = kv_sweep(KV_MODEL, [32, 256, 1024])  # 256 and 1024 have no signature of their own
     assert [p.totals.macs for p in result.points] == [decode_macs(s) for s in (32, 256, 1024)]

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+import source_trees
+
 PACKAGE = Path(__file__).resolve().parent.parent / "tflite_flops"
 P = "tflite_flops"
 
@@ -79,7 +81,7 @@ def layer(module: str) -> int:
 
 def edges(path: Path) -> set[tuple[str, int]]:
     """(imported package module, line) for every import of ``path``, anywhere in the file."""
-    return edges_of(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+    return _edges_in(source_trees.nodes(path), module_name(path), path.name == "__init__.py")
 
 
 def edges_of(source: str, name: str, is_init: bool) -> set[tuple[str, int]]:
@@ -88,9 +90,14 @@ def edges_of(source: str, name: str, is_init: bool) -> set[tuple[str, int]]:
     ``from X import a`` imports the module ``X.a`` when that is a module, else ``X`` itself
     (its ``__init__``): so ``from . import __version__`` in the package is an edge to the package.
     """
+    return _edges_in(ast.walk(ast.parse(source)), name, is_init)
+
+
+def _edges_in(nodes, name: str, is_init: bool) -> set[tuple[str, int]]:
+    """:func:`edges_of` on the nodes of a module's syntax tree."""
     package = name if is_init else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -151,14 +158,12 @@ MAX_TOP_LEVEL_MODULES = 10  # the rest lives in the layer subpackages
 
 
 def test_no_function_outgrows_a_reading_and_no_module_holds_several_concepts():
-    import ast
-
     long_functions, long_modules = {}, {}
     for name, path in MODULES.items():
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > MAX_MODULE_LINES:
             long_modules[name] = len(text.splitlines())
-        for node in ast.walk(ast.parse(text)):
+        for node in source_trees.nodes(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                     node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
                 long_functions[f"{name}.{node.name}"] = node.end_lineno - node.lineno + 1

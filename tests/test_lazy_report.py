@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from lanes import slow_cases
 import tflite_flops
 from tflite_flops.analysis import advice as advice_module
 from tflite_flops.analysis import assemble, memory as memory_module
@@ -97,7 +98,7 @@ def test_copies_share_what_is_not_computed_yet(calls):
     assert calls == {"place": 2, "memory": 1, "tflm": 1, "xnnpack_memory": 1, "advise": 1}  # once for both
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", slow_cases(MODELS, {"tiny_decoder.tflite", "tiny_decoder_kv.tflite"}))
 def test_a_lazy_report_equals_an_eager_one(name, monkeypatch):
     path = SAMPLES / name
     read_first = tflite_flops.analyze(path)  # the sections read in another order than the JSON's

@@ -177,6 +177,7 @@ def test_cli_json_has_memory_and_live_bytes(samples_dir):
     assert all(isinstance(o["live_bytes"], int) for o in data["ops"] if o["phase"] == "inference")
 
 
+@pytest.mark.slow
 def test_max_arena_gate(samples_dir, tmp_path):
     # The gate reads LiteRT's arena with the kernel temporaries: at 1 thread 72,704 bytes (the
     # tensors alone: 61,440); at 4 threads the float CONV_2Ds drop im2col: 61,440.
@@ -253,6 +254,7 @@ def _random_buffers(rng, steps, count, sizes=None):
     return buffers
 
 
+@pytest.mark.slow
 def test_place_buffers_is_the_brute_force_planner():
     rng = random.Random(20240611)
     for _ in range(1500):

@@ -243,6 +243,7 @@ def test_latency_of_an_inconsistent_graph_is_flagged():
     assert "shapes_consistent" not in ok["latency"]
 
 
+@pytest.mark.slow
 def test_batch_flags_dynamic_models_as_partial():
     r = run("batch", str(ROOT / "sample_models"), "-j", "1", "-f", "json")
     assert r.returncode == 0, r.stderr

@@ -68,6 +68,7 @@ def test_a_gate_on_a_noisy_measurement_fails_with_a_line_that_says_so(noisy):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_a_real_measurement_reports_its_spread_and_cpu_share():
     from tflite_flops.measure.bench import BenchSettings, measure_model
     from tflite_flops.measure.runtime import RuntimeSettings

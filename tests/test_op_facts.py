@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import source_trees
 import tflite_flops.ops  # noqa: F401  # (every family registers)
 from op_facts_missing import LISTING, diff, listing
 from tflite_flops.ops import registry, tflm
@@ -39,13 +40,17 @@ def _op_type_names() -> set[str]:
 
 def _literals(path: Path, names: set[str]) -> list[tuple[int, str]]:
     """(line, literal) of each string constant of ``path`` that is an op type's name."""
-    return _literals_of(path.read_text(encoding="utf-8"), names)
+    return _literals_in(source_trees.nodes(path), names)
 
 
 def _literals_of(source: str, names: set[str]) -> list[tuple[int, str]]:
     """(line, literal) of each string constant of Python ``source`` that is an op type's name (a docstring
     is one constant, never equal to a name)."""
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+    return _literals_in(ast.walk(ast.parse(source)), names)
+
+
+def _literals_in(nodes, names: set[str]) -> list[tuple[int, str]]:
+    return [(node.lineno, node.value) for node in nodes
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names]
 
 

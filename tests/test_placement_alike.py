@@ -11,6 +11,7 @@ rules look at, an unpacked weight).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,9 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 CONFIGS = (DelegateConfig(), DelegateConfig(gpu_delegate="classic"))
 
 
+@lru_cache(maxsize=None)
 def chain(n: int) -> bytes:
-    """``n`` ADDs, each adding its input to itself (tests/redteam_roundone.py's chain)."""
+    """``n`` ADDs, each adding its input to itself (tests/redteam_roundone.py's chain); built once a session."""
     tensors = [{"name": f"t{i}", "shape": [1, 4]} for i in range(n + 1)]
     ops = [{"opcode": 0, "inputs": [i, i], "outputs": [i + 1]} for i in range(n)]
     return build_model([{"tensors": tensors, "operators": ops, "inputs": [0], "outputs": [n]}], [ADD])
@@ -63,6 +65,7 @@ def test_a_chain_of_alike_ops_calls_the_rule_once_per_class(monkeypatch, delegat
         assert all(r is None for r in p.reasons.values()) and len(p.reasons) == n
 
 
+@pytest.mark.slow
 def test_placing_a_chain_is_linear_in_its_ops():
     # the whole placement of both delegates (views, dependencies, decisions, partitions), counted in calls
     counts = []

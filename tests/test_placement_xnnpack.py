@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import tflite
 
+from lanes import slow_cases
 from litert_plan import litert_plan
 from tflite_builder import build_model
 from tflite_flops.analysis.placement import SubgraphPlacement, place_subgraph
@@ -1456,8 +1457,8 @@ def extract_subgraph(data: bytes, index: int) -> bytes:
 _CALLS_SUBGRAPHS = {"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_COMPOSITE", "STABLEHLO_WHILE", "STABLEHLO_CASE"}
 
 
-@pytest.mark.parametrize("path", [p for p in SAMPLES if len(load_model(p).subgraphs) > 1],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", slow_cases([p for p in SAMPLES if len(load_model(p).subgraphs) > 1],
+                                            {"tiny_decoder_kv"}, key=lambda p: p.stem), ids=lambda p: p.stem)
 def test_non_primary_subgraphs_match_litert(path, tmp_path):
     """Every other subgraph of the multi-subgraph samples (WHILE conditions and bodies, the second signature's
     subgraphs), made the primary subgraph of a model of its own: ours on the original equals LiteRT on it."""
@@ -1546,6 +1547,7 @@ def _random_graph(seed: int, n_ops: int = 14) -> bytes:
     return g.build()
 
 
+@pytest.mark.slow
 def test_random_graphs_partition_as_litert(tmp_path):
     """PartitionGraphIntoIndependentNodeSubsets (greedy) on 40 random graphs: the same delegated ops and the same
     partitions, op for op."""

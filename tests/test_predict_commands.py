@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import cli_process
+from lanes import slow_cases
 from profile_helpers import installed_version
 import tflite_flops
 from tflite_flops.latency.profile import DeviceProfile, Law, Machine
@@ -63,6 +64,7 @@ def _partitions(key: str) -> int:
 # ---- signatures ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_signature_has_its_own_prediction(signatures):
     pre, dec = signatures.signatures["prefill"], signatures.signatures["decode"]
     assert _partitions("prefill") == _partitions("decode") == 3
@@ -102,7 +104,7 @@ def test_signature_predictions_in_json_and_back(signatures):
     assert "prediction" not in plain and not any(k.startswith("predicted") for k in plain["tokens"])
 
 
-@pytest.mark.parametrize("fmt", ["table", "md", "html"])
+@pytest.mark.parametrize("fmt", slow_cases(["table", "md", "html"], {"html"}))
 def test_signature_predictions_rendered(signatures, fmt):
     text = render(signatures, fmt)
     assert "predicted tokens/s" in text and "8,524.9" in text and "10,051.1" in text
@@ -121,6 +123,7 @@ def test_predicted_against_measured_per_signature(signatures):
     assert "error" in text.splitlines()[[i for i, line in enumerate(text.splitlines()) if "Signatures" in line][0] + 1]
 
 
+@pytest.mark.slow
 def test_cli_all_signatures_predict(tmp_path):
     path = tmp_path / "p.json"
     macs_profile().save(str(path))
@@ -192,6 +195,7 @@ def test_cli_batch_refuses_a_foreign_profile_with_one_line(tmp_path):
 # ---- KV sweep --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_kv_sweep_predicts_the_decode_step_per_length():
     from tflite_flops.render.sweep import render_sweep
     from tflite_flops.studies.kv_sweep import kv_sweep
@@ -209,6 +213,7 @@ def test_kv_sweep_predicts_the_decode_step_per_length():
     assert "predicted ms" in render_sweep(result) and "0.134" in render_sweep(result)
 
 
+@pytest.mark.slow
 def test_cli_kv_sweep_predict(tmp_path):
     path = tmp_path / "p.json"
     macs_profile().save(str(path))
@@ -236,6 +241,7 @@ def test_budget_gates_the_point_estimate(signatures):
         "it cannot be shown to be within 10 ms"]
 
 
+@pytest.mark.slow
 def test_cli_budget_gate(tmp_path):
     path = tmp_path / "p.json"
     macs_profile().save(str(path))

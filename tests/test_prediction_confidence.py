@@ -187,6 +187,7 @@ def test_a_bad_domain_or_rate_is_refused_in_one_line(change, match):
         DeviceProfile.from_dict(d, where="p.json")
 
 
+@pytest.mark.slow
 def test_calibration_records_the_suite_the_rate_and_every_law_s_domain(tmp_path):
     import ai_edge_litert  # noqa: F401  (the points are written with its schema: CI fails, never skips)
 

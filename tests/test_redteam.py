@@ -212,6 +212,7 @@ def _raise_spec_error() -> None:
     raise InputSpecError("bad input arrays")
 
 
+@pytest.mark.slow
 def test_a_measurement_runs_in_a_child_and_its_result_or_error_comes_back():
     from tflite_flops.errors import InputSpecError, RuntimeUnavailableError
     from tflite_flops.measure.isolate import MeasurementTimeout, map_parents_file_pages, run_in_child

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lanes import slow_cases
 import tflite_flops
 from tflite_flops.render import render, write
 from tflite_flops.report import Report
@@ -18,7 +19,7 @@ from tflite_flops.report import Report
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "sample_models").glob("*.tflite"))
 
 
-@pytest.fixture(scope="module", params=[p.name for p in SAMPLES])
+@pytest.fixture(scope="module", params=slow_cases([p.name for p in SAMPLES], {"tiny_decoder_kv.tflite"}))
 def report(request) -> Report:
     return tflite_flops.analyze(Path(__file__).resolve().parent.parent / "sample_models" / request.param)
 

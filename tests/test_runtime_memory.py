@@ -57,6 +57,8 @@ def _real(jobs: list[tuple]) -> dict:
 
 @pytest.fixture(scope="module")
 def real_allocations(samples_dir):
+    # LiteRT's own arenas, read in one child process for every test that compares with them (all slow: an
+    # end-to-end interpreter run; the quick lane keeps the kernels' temporaries and XNNPACK's arithmetic)
     jobs = [(str(samples_dir / f"{name}.tflite"), shape, threads, xnnpack) for name, shape in CASES
             for threads in (1, 4) for xnnpack in (False, True)]
     return _real(jobs)
@@ -71,6 +73,7 @@ def _ours(path: str, shape, threads: int):
 @pytest.mark.runtime
 @pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("name, shape", CASES)
+@pytest.mark.slow
 def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, threads):
     path = str(samples_dir / f"{name}.tflite")
     report, reached = _ours(path, shape, threads)
@@ -103,6 +106,7 @@ def test_runtime_arena_is_litert_s(samples_dir, real_allocations, name, shape, t
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_threads_trade_im2col_for_persistent_transposed_weights(samples_dir, real_allocations):
     # cnn_float at 1 thread: im2col of the stem (16·16 × 3·3·3 floats = 27,648 B) and the branch
     # conv (8·8 × 3·3·16 floats = 36,864 B) push the arena from 61,440 to 72,704 B. At 4 threads
@@ -188,6 +192,7 @@ def test_every_temporary_cites_its_kernel_source(samples_dir):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_while_loops_follow_the_control_flow_kernels(samples_dir, real_allocations):
     """lstm.tflite: two WHILE loops (cond 1 and 3, bodies 2 and 4), checked subgraph by subgraph.
 
@@ -377,6 +382,7 @@ def _sequence_lstm(cifg: bool) -> bytes:
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("cifg", [False, True])
+@pytest.mark.slow
 def test_sequence_lstm_scratch_is_litert_s(tmp_path, cifg):
     # scratch: 1 batch × (8 cells · 5 gates + 16) floats = 224 B (CIFG: 8 · 4 + 16 = 48 floats = 192 B)
     path = tmp_path / "lstm.tflite"
@@ -420,6 +426,7 @@ def _int4_fully_connected(rows: int, depth: int, units: int, block: int) -> byte
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_int4_fully_connected_temporaries_are_litert_s(tmp_path):
     """Constant int4 weights (per channel or blockwise) with an even depth of at least 32 and at least
     4 units take LiteRT's optimized 4-bit kernel (PrepareImpl4Bit): its quantized input, scaling
@@ -663,6 +670,7 @@ def test_runtime_arena_of_every_op_kind_is_litert_s(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_stablehlo_case_branches_are_planned_as_if_branches(tmp_path):
     """STABLEHLO_CASE's Prepare (stablehlo_case.cc) makes its branches' inputs kTfLiteCustom, as IF
     does: each branch's arena holds its output alone (1·256 floats), not its input as well."""
@@ -784,6 +792,7 @@ def _int8_weights(kept_first: bool) -> bytes:
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("kept_first", [False, True])
+@pytest.mark.slow
 def test_int8_weights_xnnpack_unpacks(tmp_path, kept_first):
     # Without XNNPACK the DEQUANTIZE's output (1024 · 512 floats = 2,097,152 B) is persistent. With
     # it, XNNPACK claims the DEQUANTIZE: inside the FULLY_CONNECTED's partition the output gets no
@@ -837,6 +846,7 @@ def _emulated() -> bool:
 
 @pytest.mark.runtime
 @pytest.mark.skipif(_emulated(), reason="under qemu-user the resident pages are the emulator's")
+@pytest.mark.slow
 def test_an_embedding_table_is_resident_from_the_load_on_as_the_headline_counts_it(tmp_path):
     """The memory headline counts the weights mapped from the file whole, an embedding table too, though one
     inference reads a few of its rows (issue 42 asked which is resident). LiteRT pages most of the file in when it
@@ -878,6 +888,7 @@ print(json.dumps({p: read_allocation(p, 1).built_heap_bytes for p in json.loads(
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_the_interpreters_own_structures_against_the_heap_it_holds_once_built(samples_dir):
     """The headline's fourth part (issue 43: an int8 MobileNetV2's heap grew 0.46 MB past arena + XNNPACK): the heap
     the interpreter holds once built (glibc's bytes in use, before any arena or delegate), on every sample, within

@@ -21,6 +21,7 @@ import pytest
 import render_helpers
 import report_schema
 
+from lanes import slow_cases
 import tflite_flops
 from tflite_flops.report import SCHEMA_VERSION
 from tflite_flops.report.schema import SCHEMA_FILE, report_schema as shipped
@@ -78,13 +79,22 @@ def _json_reports(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.json") if not p.name.endswith((".me.json", ".html.json")))
 
 
-@pytest.mark.parametrize("path", _json_reports(GOLDEN), ids=lambda p: p.name)
+# the decoders' reports and the 600-op chain are the costly ones to validate: the slow lane's
+_SLOW_GOLDEN = {"chain_600.json", "tiny_decoder.json", "tiny_decoder_kv.json", "tiny_decoder-all.json",
+                "tiny_decoder-bundle.json"}
+_SLOW_SAMPLES = {"tiny_decoder.tflite", "tiny_decoder_kv.tflite", "tiny_decoder.litertlm",
+                 "tiny_decoder_engine.litertlm"}
+
+
+@pytest.mark.parametrize("path", slow_cases(_json_reports(GOLDEN), _SLOW_GOLDEN, key=lambda p: p.name),
+                         ids=lambda p: p.name)
 def test_every_golden_json_report_validates(validator, path):
     # every sample model, --all-signatures, a bundle, a dynamic model at a shape, the 600-op chain
     assert errors(validator, json.loads(path.read_text(encoding="utf-8"))) == []
 
 
-@pytest.mark.parametrize("path", sorted(SAMPLES.glob("**/*.tflite")) + sorted(SAMPLES.glob("*.litertlm")),
+@pytest.mark.parametrize("path", slow_cases(sorted(SAMPLES.glob("**/*.tflite")) + sorted(SAMPLES.glob("*.litertlm")),
+                                            _SLOW_SAMPLES, key=lambda p: p.relative_to(SAMPLES).as_posix()),
                          ids=lambda p: p.relative_to(SAMPLES).as_posix())
 def test_every_sample_with_every_signature_validates(validator, path):
     kwargs = {"all_sections": True} if path.suffix == ".litertlm" else {}

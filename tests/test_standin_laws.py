@@ -50,6 +50,7 @@ def test_every_standin_family_has_suite_points(quick):
     assert len({p.key for p in points}) == len(points)
 
 
+@pytest.mark.slow
 def test_standin_points_are_one_op_each_and_a_profile_fitted_on_them_has_their_own_laws():
     import ai_edge_litert  # noqa: F401  (the schema module the models are written with)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import cli_process
 import pytest
+from lanes import slow_cases
 from tflite_builder import CUSTOM, build_model, fc_model
 
 import tflite_flops
@@ -67,7 +68,7 @@ def _cli(path: Path, *args: str) -> subprocess.CompletedProcess:
     return cli_process.run_code(code, ["analyze", str(path), *args], cwd=ROOT, timeout=120)
 
 
-@pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.parametrize("kind", slow_cases(CASES, {"accelerator-compiled", "formula raised"}))
 def test_library_and_cli_refuse_the_same_problem_with_the_same_reason(kind, tmp_path):
     model, args, error, reason = CASES[kind]
     path = _model_path(model, tmp_path)

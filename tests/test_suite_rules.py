@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import source_trees
+
 TESTS = Path(__file__).resolve().parent
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time"}
 MARKERS = {"runtime", "tf", "micro", "bundle", "engine"}
@@ -43,20 +45,20 @@ def _marks(decorators: list[ast.expr]) -> set[str]:
 
 def test_no_test_reads_a_clock():
     found = [f"{path.name}:{c.lineno}" for path in _modules()
-             for c in _calls(ast.parse(path.read_text(encoding="utf-8"))) if _attr_call(c, "time", CLOCKS)]
+             for c in source_trees.nodes(path) if isinstance(c, ast.Call) and _attr_call(c, "time", CLOCKS)]
     assert not found, f"wall-clock reads in tests (count work instead, see work_counter.py): {found}"
 
 
 def test_marked_tests_do_not_importorskip():
     found = []
     for path in _modules():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = source_trees.nodes(path)
         module_marks = set()
-        for node in tree.body:
+        for node in nodes[0].body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                                     for t in node.targets):
                 module_marks |= _marks([node.value])
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 if (module_marks | _marks(node.decorator_list)) & MARKERS and any(
                         _attr_call(c, "pytest", {"importorskip"}) for c in _calls(node)):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lanes import slow_cases
 import tflite_flops
 from profile_helpers import installed_version
 from tflite_flops.latency.profile import DeviceProfile, Law, Machine
@@ -107,7 +108,7 @@ def check_every_output(path: Path, settings: Settings) -> dict[str, summary.Valu
     return want
 
 
-@pytest.mark.parametrize("sample", SAMPLES)
+@pytest.mark.parametrize("sample", slow_cases(SAMPLES, {"tiny_decoder.tflite", "tiny_decoder_kv.tflite"}))
 def test_each_figure_reads_one_number_in_every_output(sample):
     check_every_output(ROOT / "sample_models" / sample, Settings(predict=_profile()))
 

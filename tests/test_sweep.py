@@ -143,6 +143,7 @@ def test_sweep_square_sizes_merge_h_and_w():
     assert any("H and W are equal" in n for n in result.fit.notes)
 
 
+@pytest.mark.slow
 def test_sweep_batch_and_size_together():
     result = sweep(FCN, make_points(["1x64x64x3", "1x128x96x3", "1x32x48x3"], [1, 2]))
     assert result.fit.laws["macs"].formula == "MACs = 176·B·H·W"

@@ -94,6 +94,7 @@ def decode_subgraph(report) -> int:
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_a_measured_call_is_split_into_the_model_and_the_runners_copies(samples_dir):
     """``--latency``: each signature's runner call and its invoke alone (the model's own time) are timed."""
     import json

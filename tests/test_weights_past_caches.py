@@ -37,6 +37,7 @@ def test_the_weights_past_each_cache_level():
     assert weights_past(300_000, "float16", MiB) == 300_000 - MiB // 4  # float16 weights are read as float32
 
 
+@pytest.mark.slow
 def test_a_one_row_fully_connected_layer_s_features():
     fc = _record(2048, 1024)  # 2,097,152 weights and 1,024 biases: 8 MiB of float32
     params = 2048 * 1024 + 1024
@@ -85,6 +86,7 @@ def test_gemv_points_are_sized_by_the_caches():
     assert gemv_points({}) == [] and gemv_points({"L2": MiB}) != []
 
 
+@pytest.mark.slow
 def test_calibration_times_them_and_the_fit_prices_weights_past_the_l2(tmp_path, monkeypatch):
     # A machine with a 64 KiB L2 and a 1 MiB L3, timed by a fake clock: an invoke 20 us, 1 us per KiB of the
     # model's bytes (its weights, nearly all of it), 3 us more per KiB past the L2. The suite is cut to its

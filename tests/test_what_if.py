@@ -123,6 +123,7 @@ def test_cli_what_if():
     assert "What if you convert it" in proc.stdout and "full int8" in proc.stdout
 
 
+@pytest.mark.slow
 def test_compare_shows_the_what_if_beside_the_twin():
     """compare float int8 --predict: A's full-int8 what-if beside B's own prediction, the same time and placement."""
     proc = cli_process.run(["compare", str(SAMPLES / "cnn_float.tflite"), str(SAMPLES / "cnn_int8.tflite"),

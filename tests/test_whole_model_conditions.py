@@ -172,6 +172,7 @@ def test_check_drift_scales_by_the_median_ratio_on_the_same_cpu_only(monkeypatch
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_calibrate_times_cold_points_and_the_reference_with_injected_timers(tmp_path):
     from tflite_flops.latency.calibrate import calibrate
     from tflite_flops.latency.suite import cold_points, reference_points, suite
@@ -237,6 +238,7 @@ def test_the_reference_is_timed_in_every_pass_and_keeps_their_median(tmp_path):
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_calibrate_times_streaming_chains_into_the_cache_curves(tmp_path):
     from tflite_flops.latency.calibrate import calibrate
     from tflite_flops.latency.suite import STREAM, SuitePoint, suite
@@ -312,6 +314,7 @@ def test_the_prediction_adds_the_cache_penalty_and_says_so():
 
 
 @pytest.mark.runtime
+@pytest.mark.slow
 def test_analyze_drift_check_scales_the_whole_prediction_and_says_so(monkeypatch):
     import tflite_flops
     from tflite_flops.latency import calibrate as cal
