@@ -3,26 +3,17 @@ claims (its MACs, from the analysis, equal the configuration's, written here as 
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import random
-import sys
 
 import pytest
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "law_coverage.py")
+from bench_module import bench_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("law_coverage_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
+    with bench_module("law_coverage.py", "law_coverage_bench") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 def test_draws_stay_in_their_bounds_and_cover_each_family(bench):

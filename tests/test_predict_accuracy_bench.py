@@ -3,27 +3,19 @@ corrections and drift ratios (no TensorFlow, no model run, no timing)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "predict_accuracy.py")
+from bench_module import BENCHMARKS, bench_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("predict_accuracy_bench", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
+    with bench_module("predict_accuracy.py", "predict_accuracy_bench") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 def result(bench, family, predicted, measured, low=None, high=None, precision="float32", rounds=()):
@@ -192,7 +184,7 @@ def test_cut_points_never_cut_through_a_shape(bench):
 
     fb = runtimes.schema_module("litert")
     for name in ("transformer_block", "cnn_float", "tiny_decoder", "cnn_fp16"):
-        path = os.path.join(os.path.dirname(PATH), "..", "sample_models", f"{name}.tflite")
+        path = os.path.join(BENCHMARKS, "..", "sample_models", f"{name}.tflite")
         with open(path, "rb") as f:
             model_obj = read_model(fb, f.read())
         sg = model_obj.subgraphs[0]
