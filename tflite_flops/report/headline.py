@@ -21,7 +21,6 @@ The reports lead with the class's runtime; the rows of the other class stay in t
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,22 +71,9 @@ def _float_op(precision: str) -> bool:
 
 
 def _float_op_types(report: Any) -> list[str]:
-    """The op types that compute in floating point per inference, sorted: read from every op once per report (a
-    renderer asks up to three times; the report's ops never change: the last report's answer is kept, weakly)."""
-    global _LAST_FLOATS
-    last, floats = _LAST_FLOATS
-    if last() is report:
-        return floats
+    """The op types that compute in floating point per inference, sorted (each precision tested once)."""
     counted = {(o.op_type, o.precision) for o in report.ops if o.phase == "inference" and o.flops}
-    floats = sorted({kind for kind, precision in counted if _float_op(precision)})  # each precision tested once
-    try:
-        _LAST_FLOATS = weakref.ref(report), floats
-    except TypeError:  # an object without weak references (a stand-in of the tests): not kept
-        pass
-    return floats
-
-
-_LAST_FLOATS: tuple[Any, list[str]] = (lambda: None, [])
+    return sorted({kind for kind, precision in counted if _float_op(precision)})
 
 
 def target_class(report: Any) -> tuple[str, str]:
